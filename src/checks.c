@@ -1,0 +1,37 @@
+/* checks.c: the catalogue of every finding ID: core rows here, probe rows in each probe. */
+#include "checks.h"
+
+#include <string.h>
+
+#include "probe.h"
+
+static const struct check checks_core[] = {
+    {"core.probe-failed", REPORT_SEV_WARNING, "A probe could not complete; what it checks is unknown",
+     "Run again with --verbose; if it persists, report a bug with the JSON output (--json)."},
+    {"core.isolated-child-failed", REPORT_SEV_WARNING,
+     "An isolated child process could not be started (fork or pipe failed)",
+     "Check the process and file-descriptor limits (ulimit -u, ulimit -n) and free memory."},
+    {"require.unmet", REPORT_SEV_ERROR, "A requirement given with --require is not met",
+     "See the finding's message for what is missing; the other findings say why."},
+};
+
+const struct check *checks_find(const char *id)
+{
+    for (size_t i = 0; i < sizeof(checks_core) / sizeof(checks_core[0]); i++)
+        if (strcmp(checks_core[i].id, id) == 0)
+            return &checks_core[i];
+    for (size_t p = 0; probe_registry[p]; p++)
+        for (size_t i = 0; i < probe_registry[p]->n_checks; i++)
+            if (strcmp(probe_registry[p]->checks[i].id, id) == 0)
+                return &probe_registry[p]->checks[i];
+    return NULL;
+}
+
+void checks_foreach(void (*fn)(const struct check *c, const char *owner, void *arg), void *arg)
+{
+    for (size_t i = 0; i < sizeof(checks_core) / sizeof(checks_core[0]); i++)
+        fn(&checks_core[i], "core", arg);
+    for (size_t p = 0; probe_registry[p]; p++)
+        for (size_t i = 0; i < probe_registry[p]->n_checks; i++)
+            fn(&probe_registry[p]->checks[i], probe_registry[p]->name, arg);
+}

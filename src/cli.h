@@ -1,0 +1,54 @@
+/* cli.h: command-line options of gpucheckup, parsed with getopt_long into one struct. */
+#ifndef GPUCHECKUP_CLI_H
+#define GPUCHECKUP_CLI_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdio.h>
+
+enum cli_format { CLI_FORMAT_TEXT = 0, CLI_FORMAT_JSON };
+enum cli_color { CLI_COLOR_AUTO = 0, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
+enum cli_smoke { CLI_SMOKE_ALL = 0, CLI_SMOKE_GPU, CLI_SMOKE_NONE };
+
+#define CLI_DEFAULT_TIMEOUT_S 15.0
+#define CLI_MAX_TIMEOUT_S 3600.0
+#define CLI_DEFAULT_SMOKE_SIZE 256u
+#define CLI_MAX_SMOKE_SIZE 4096u
+
+struct cli_options {
+    const char *command;     /* "check" (default) or a probe name, or "list" */
+    enum cli_format format;
+    bool compact;
+    const char *output;      /* -o FILE, or NULL for stdout */
+    const char *root;        /* --root DIR, or NULL for the live system */
+    bool live;               /* --live: run live-only probes even under --root */
+    double timeout_s;        /* per isolated child */
+    enum cli_color color;
+    bool quiet;
+    int verbose;
+    bool help, version, list_checks;
+    /* probe options */
+    const char *cpuid_dump;  /* --cpuid-dump FILE */
+    const char *save_cpuid;  /* --save-cpuid FILE */
+    const char *pci_dump;    /* --pci-dump FILE */
+    enum cli_smoke smoke;    /* --smoke=all|gpu|none, --no-smoke */
+    unsigned smoke_size;     /* --smoke-size N */
+    int device_platform;     /* --device P[:D]: platform index, or -1 */
+    int device_index;        /* device index within it, or -1 for all */
+    const char *prop;        /* --prop TEXT: only properties whose name contains TEXT */
+    char **requires;         /* --require items, split on commas, each trimmed (owned) */
+    size_t n_requires;
+};
+
+/* The commands gpucheckup accepts (NULL-terminated). */
+extern const char *const cli_commands[];
+
+/* Parse ARGV into O (defaults first). Returns 0, or -1 with a message naming the option and what is
+ * wrong in ERR. Strings in O point into ARGV except the requires array (free with cli_options_free). */
+int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t errlen);
+void cli_options_free(struct cli_options *o);
+/* True when ARGV asks for JSON output (used to shape error output when parsing fails). */
+bool cli_wants_json(int argc, char **argv);
+void cli_print_help(FILE *out);
+
+#endif

@@ -1,0 +1,291 @@
+/* hostfs.c: the one way gpucheckup reads /sys, /proc, /dev and /etc, re-rootable with --root. */
+#include "hostfs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#ifdef __has_include
+#if __has_include(<linux/openat2.h>)
+#include <linux/openat2.h>
+#define HOSTFS_HAVE_OPENAT2 1
+#endif
+#endif
+
+#include "strutil.h"
+
+int hostfs_open(struct hostfs *fs, const char *root)
+{
+    memset(fs, 0, sizeof(*fs));
+    fs->root_fd = -1;
+    if (!root || !*root)
+        root = "/";
+    int fd = open(root, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    struct stat a, b;
+    bool live = false;
+    if (fstat(fd, &a) == 0 && stat("/", &b) == 0)
+        live = a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+    fs->root_fd = fd;
+    fs->root = strdup(root);
+    fs->live = live;
+    if (!fs->root) {
+        close(fd);
+        fs->root_fd = -1;
+        return -ENOMEM;
+    }
+    return 0;
+}
+
+void hostfs_close(struct hostfs *fs)
+{
+    if (fs->root_fd >= 0)
+        close(fs->root_fd);
+    free(fs->root);
+    fs->root_fd = -1;
+    fs->root = NULL;
+}
+
+/* PATH relative to the root: strip leading slashes; "" becomes ".". */
+static const char *hostfs_rel(const char *path)
+{
+    while (*path == '/')
+        path++;
+    return *path ? path : ".";
+}
+
+static void hostfs_trace(const struct hostfs *fs, const char *path)
+{
+    if (fs->trace)
+        fprintf(fs->trace, "%s\n", path);
+}
+
+int hostfs_openat(const struct hostfs *fs, const char *path, int flags)
+{
+    hostfs_trace(fs, path);
+    const char *rel = hostfs_rel(path);
+    int fd;
+    if (fs->live) {
+        fd = openat(fs->root_fd, rel, flags | O_CLOEXEC);
+        return fd < 0 ? -errno : fd;
+    }
+#ifdef HOSTFS_HAVE_OPENAT2
+    struct open_how how;
+    memset(&how, 0, sizeof(how));
+    how.flags = (uint64_t)(flags | O_CLOEXEC);
+    how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
+    fd = (int)syscall(SYS_openat2, fs->root_fd, rel, &how, sizeof(how));
+    if (fd >= 0)
+        return fd;
+    if (errno != ENOSYS && errno != EPERM)
+        return -errno;
+#endif
+    /* Old kernel: plain openat. Absolute symlinks in a captured tree could then point at the host;
+     * refuse any path with ".." at least. */
+    if (strstr(rel, "..") && (strcmp(rel, "..") == 0 || strstr(rel, "../") || str_ends_with(rel, "/..")))
+        return -EACCES;
+    fd = openat(fs->root_fd, rel, flags | O_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int hostfs_read_file(const struct hostfs *fs, const char *path, size_t max, char **out, size_t *len)
+{
+    *out = NULL;
+    if (len)
+        *len = 0;
+    if (max == 0)
+        max = HOSTFS_MAX_READ;
+    int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    if (fstat(fd, &st) == 0) {
+        if (S_ISDIR(st.st_mode)) {
+            close(fd);
+            return -EISDIR;
+        }
+        if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+            close(fd);
+            return -EINVAL;
+        }
+        /* Reading a device node could block or have side effects: never. */
+        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
+            close(fd);
+            return -EINVAL;
+        }
+    }
+    size_t cap = 4096, n = 0;
+    char *buf = malloc(cap + 1);
+    if (!buf) {
+        close(fd);
+        return -ENOMEM;
+    }
+    for (;;) {
+        if (n == cap) {
+            if (cap > max) {
+                free(buf);
+                close(fd);
+                return -EFBIG;
+            }
+            size_t ncap = cap * 2;
+            char *nb = realloc(buf, ncap + 1);
+            if (!nb) {
+                free(buf);
+                close(fd);
+                return -ENOMEM;
+            }
+            buf = nb;
+            cap = ncap;
+        }
+        ssize_t r = read(fd, buf + n, cap - n);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            int e = -errno;
+            free(buf);
+            close(fd);
+            return e;
+        }
+        if (r == 0)
+            break;
+        n += (size_t)r;
+        if (n > max) {
+            free(buf);
+            close(fd);
+            return -EFBIG;
+        }
+    }
+    close(fd);
+    buf[n] = '\0';
+    *out = buf;
+    if (len)
+        *len = n;
+    return 0;
+}
+
+int hostfs_read_attr(const struct hostfs *fs, const char *path, char **out)
+{
+    size_t len;
+    int rc = hostfs_read_file(fs, path, 64 * 1024, out, &len);
+    if (rc < 0)
+        return rc;
+    if (strlen(*out) != len) { /* embedded NUL: keep what precedes it */
+        (*out)[strlen(*out)] = '\0';
+    }
+    str_sanitize(str_trim(*out));
+    return 0;
+}
+
+int hostfs_read_u64(const struct hostfs *fs, const char *path, uint64_t *out)
+{
+    char *s = NULL;
+    int rc = hostfs_read_attr(fs, path, &s);
+    if (rc < 0)
+        return rc;
+    rc = str_to_u64(s, 0, out) == 0 ? 0 : -EINVAL;
+    free(s);
+    return rc;
+}
+
+/* Open the parent directory of PATH (inside the root) and return the base name in *BASE. */
+static int hostfs_open_parent(const struct hostfs *fs, const char *path, const char **base)
+{
+    const char *rel = hostfs_rel(path);
+    const char *slash = strrchr(rel, '/');
+    if (!slash) {
+        *base = rel;
+        int fd = dup(fs->root_fd);
+        return fd < 0 ? -errno : fd;
+    }
+    char *dir = strndup(rel, (size_t)(slash - rel));
+    if (!dir)
+        return -ENOMEM;
+    char *abs = str_printf("/%s", dir);
+    free(dir);
+    if (!abs)
+        return -ENOMEM;
+    int fd = hostfs_openat(fs, abs, O_RDONLY | O_DIRECTORY | O_PATH);
+    free(abs);
+    *base = slash + 1;
+    return fd;
+}
+
+int hostfs_readlink(const struct hostfs *fs, const char *path, char **out)
+{
+    *out = NULL;
+    hostfs_trace(fs, path);
+    const char *base;
+    int dfd = hostfs_open_parent(fs, path, &base);
+    if (dfd < 0)
+        return dfd;
+    char buf[4096];
+    ssize_t n = readlinkat(dfd, base, buf, sizeof(buf) - 1);
+    int e = errno;
+    close(dfd);
+    if (n < 0)
+        return -e;
+    buf[n] = '\0';
+    *out = strdup(buf);
+    return *out ? 0 : -ENOMEM;
+}
+
+int hostfs_stat(const struct hostfs *fs, const char *path, struct stat *st, bool follow)
+{
+    if (follow) {
+        int fd = hostfs_openat(fs, path, O_PATH);
+        if (fd < 0)
+            return fd;
+        int rc = fstat(fd, st) == 0 ? 0 : -errno;
+        close(fd);
+        return rc;
+    }
+    hostfs_trace(fs, path);
+    const char *base;
+    int dfd = hostfs_open_parent(fs, path, &base);
+    if (dfd < 0)
+        return dfd;
+    int rc = fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+    close(dfd);
+    return rc;
+}
+
+int hostfs_access(const struct hostfs *fs, const char *path, int mode)
+{
+    hostfs_trace(fs, path);
+    const char *base;
+    int dfd = hostfs_open_parent(fs, path, &base);
+    if (dfd < 0)
+        return dfd;
+    int rc = faccessat(dfd, base, mode, AT_EACCESS) == 0 ? 0 : -errno;
+    close(dfd);
+    return rc;
+}
+
+DIR *hostfs_opendir(const struct hostfs *fs, const char *path)
+{
+    int fd = hostfs_openat(fs, path, O_RDONLY | O_DIRECTORY);
+    if (fd < 0) {
+        errno = -fd;
+        return NULL;
+    }
+    DIR *d = fdopendir(fd);
+    if (!d) {
+        int e = errno;
+        close(fd);
+        errno = e;
+    }
+    return d;
+}
+
+char *hostfs_real_path(const struct hostfs *fs, const char *path)
+{
+    const char *rel = hostfs_rel(path);
+    if (fs->live)
+        return str_printf("/%s", strcmp(rel, ".") == 0 ? "" : rel);
+    size_t rl = strlen(fs->root);
+    const char *sep = (rl > 0 && fs->root[rl - 1] == '/') ? "" : "/";
+    return str_printf("%s%s%s", fs->root, sep, strcmp(rel, ".") == 0 ? "" : rel);
+}

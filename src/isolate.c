@@ -1,0 +1,388 @@
+/* isolate.c: run untrusted work (vendor drivers) in forked children with a timeout; JSON comes back. */
+#include "isolate.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "strutil.h"
+
+#define ISOLATE_TAIL_MAX 4096
+
+static const struct {
+    int sig;
+    const char *name;
+} isolate_signals[] = {
+    {SIGSEGV, "SIGSEGV"}, {SIGABRT, "SIGABRT"}, {SIGBUS, "SIGBUS"},   {SIGFPE, "SIGFPE"},
+    {SIGILL, "SIGILL"},   {SIGKILL, "SIGKILL"}, {SIGTERM, "SIGTERM"}, {SIGTRAP, "SIGTRAP"},
+    {SIGSYS, "SIGSYS"},   {SIGPIPE, "SIGPIPE"}, {SIGINT, "SIGINT"},   {SIGHUP, "SIGHUP"},
+    {SIGQUIT, "SIGQUIT"}, {SIGXCPU, "SIGXCPU"}, {SIGXFSZ, "SIGXFSZ"}, {SIGALRM, "SIGALRM"},
+    {SIGUSR1, "SIGUSR1"}, {SIGUSR2, "SIGUSR2"},
+};
+
+const char *isolate_signal_name(int sig)
+{
+    for (size_t i = 0; i < sizeof(isolate_signals) / sizeof(isolate_signals[0]); i++)
+        if (isolate_signals[i].sig == sig)
+            return isolate_signals[i].name;
+    static char buf[32];
+    snprintf(buf, sizeof(buf), "signal %d", sig);
+    return buf;
+}
+
+const char *isolate_status_name(enum isolate_status s)
+{
+    static const char *const names[] = {"ok", "signal", "exit", "timeout", "bad-output", "spawn-failed"};
+    return (unsigned)s < sizeof(names) / sizeof(names[0]) ? names[s] : "spawn-failed";
+}
+
+void isolate_result_clear(struct isolate_result *res)
+{
+    json_object_put(res->value);
+    free(res->stderr_tail);
+    free(res->detail);
+    memset(res, 0, sizeof(*res));
+}
+
+static double isolate_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* Write all of BUF to FD; 0 or -1. */
+static int isolate_write_all(int fd, const char *buf, size_t len)
+{
+    while (len > 0) {
+        ssize_t w = write(fd, buf, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -1;
+        }
+        buf += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+/* In the child: never returns. */
+static void isolate_child(isolate_fn fn, void *arg, int out_fd, int err_fd)
+{
+    setpgid(0, 0);
+    /* Default dispositions: a crash must be reported as a crash. */
+    for (size_t i = 0; i < sizeof(isolate_signals) / sizeof(isolate_signals[0]); i++)
+        signal(isolate_signals[i].sig, SIG_DFL);
+    int devnull = open("/dev/null", O_RDONLY);
+    if (devnull >= 0) {
+        dup2(devnull, STDIN_FILENO);
+        close(devnull);
+    }
+    dup2(err_fd, STDOUT_FILENO);
+    dup2(err_fd, STDERR_FILENO);
+    if (err_fd > STDERR_FILENO)
+        close(err_fd);
+    json_object *v = fn(arg);
+    fflush(NULL);
+    if (!v)
+        _exit(0);
+    size_t len = 0;
+    const char *s = json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN, &len);
+    int rc = (s && isolate_write_all(out_fd, s, len) == 0) ? 0 : 70;
+    /* No json_object_put: the process ends here, and freeing could run into a driver's broken heap. */
+    _exit(rc);
+}
+
+struct isolate_child_state {
+    pid_t pid;
+    int out_fd, err_fd;
+    char *out;
+    size_t out_len, out_cap;
+    bool out_overflow;
+    char tail[ISOLATE_TAIL_MAX];
+    size_t tail_len;
+    bool exited;
+    int wstatus;
+    bool timed_out;
+    double start;
+};
+
+/* Read what is available on FD into the state; returns false at EOF or error. */
+static bool isolate_drain(struct isolate_child_state *c, int fd, bool is_out)
+{
+    char buf[65536];
+    ssize_t r = read(fd, buf, sizeof(buf));
+    if (r < 0)
+        return errno == EINTR || errno == EAGAIN;
+    if (r == 0)
+        return false;
+    size_t n = (size_t)r;
+    if (is_out) {
+        if (c->out_overflow || c->out_len + n > ISOLATE_MAX_OUTPUT) {
+            c->out_overflow = true;
+            return true;
+        }
+        if (c->out_len + n + 1 > c->out_cap) {
+            size_t cap = c->out_cap ? c->out_cap : 8192;
+            while (cap < c->out_len + n + 1)
+                cap *= 2;
+            char *p = realloc(c->out, cap);
+            if (!p) {
+                c->out_overflow = true;
+                return true;
+            }
+            c->out = p;
+            c->out_cap = cap;
+        }
+        memcpy(c->out + c->out_len, buf, n);
+        c->out_len += n;
+        c->out[c->out_len] = '\0';
+    } else {
+        /* Keep the last ISOLATE_TAIL_MAX bytes. */
+        if (n >= ISOLATE_TAIL_MAX) {
+            memcpy(c->tail, buf + n - ISOLATE_TAIL_MAX, ISOLATE_TAIL_MAX);
+            c->tail_len = ISOLATE_TAIL_MAX;
+        } else {
+            size_t keep = c->tail_len + n > ISOLATE_TAIL_MAX ? ISOLATE_TAIL_MAX - n : c->tail_len;
+            memmove(c->tail, c->tail + c->tail_len - keep, keep);
+            memcpy(c->tail + keep, buf, n);
+            c->tail_len = keep + n;
+        }
+    }
+    return true;
+}
+
+static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, int timeout_ms)
+{
+    res->elapsed_ms = isolate_now_ms() - c->start;
+    if (c->tail_len > 0) {
+        res->stderr_tail = strndup(c->tail, c->tail_len);
+        str_sanitize(res->stderr_tail);
+    }
+    if (c->timed_out) {
+        res->status = ISOLATE_TIMEOUT;
+        res->detail = str_printf("timed out after %.1f s", timeout_ms / 1000.0);
+    } else if (WIFSIGNALED(c->wstatus)) {
+        res->status = ISOLATE_SIGNAL;
+        res->signal = WTERMSIG(c->wstatus);
+        res->detail = str_printf("killed by %s", isolate_signal_name(res->signal));
+    } else if (WIFEXITED(c->wstatus) && WEXITSTATUS(c->wstatus) != 0) {
+        res->status = ISOLATE_EXIT;
+        res->exit_code = WEXITSTATUS(c->wstatus);
+        res->detail = str_printf("exited with status %d", res->exit_code);
+    } else if (c->out_len == 0 && !c->out_overflow) {
+        res->status = ISOLATE_EXIT;
+        res->exit_code = 0;
+        res->detail = str_printf("exited without a result");
+    } else {
+        enum json_tokener_error jerr = json_tokener_success;
+        json_object *v = NULL;
+        if (!c->out_overflow) {
+            json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
+            if (tok) {
+                v = json_tokener_parse_ex(tok, c->out, (int)c->out_len);
+                jerr = json_tokener_get_error(tok);
+                if (jerr == json_tokener_success && tok->char_offset != (int)c->out_len) {
+                    json_object_put(v);
+                    v = NULL;
+                    jerr = json_tokener_error_parse_unexpected;
+                }
+                json_tokener_free(tok);
+            }
+        }
+        if (v && jerr == json_tokener_success) {
+            res->status = ISOLATE_OK;
+            res->value = v;
+        } else {
+            json_object_put(v);
+            res->status = ISOLATE_BAD_OUTPUT;
+            res->detail = c->out_overflow
+                              ? str_printf("returned more than %u bytes", ISOLATE_MAX_OUTPUT)
+                              : str_printf("returned malformed output (%s)", json_tokener_error_desc(jerr));
+        }
+    }
+}
+
+int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
+{
+    if (n == 0)
+        return 0;
+    if (timeout_ms <= 0)
+        timeout_ms = 1;
+    struct isolate_child_state *cs = calloc(n, sizeof(*cs));
+    if (!cs) {
+        for (size_t i = 0; i < n; i++) {
+            memset(&jobs[i].result, 0, sizeof(jobs[i].result));
+            jobs[i].result.status = ISOLATE_SPAWN_FAILED;
+            jobs[i].result.error = ENOMEM;
+            jobs[i].result.detail = str_printf("out of memory");
+        }
+        return -1;
+    }
+    fflush(NULL); /* nothing buffered may be written twice */
+    size_t started = 0;
+    for (size_t i = 0; i < n; i++) {
+        struct isolate_result *res = &jobs[i].result;
+        memset(res, 0, sizeof(*res));
+        cs[i].pid = -1;
+        cs[i].out_fd = cs[i].err_fd = -1;
+        int po[2], pe[2];
+        if (pipe2(po, O_CLOEXEC) < 0) {
+            res->status = ISOLATE_SPAWN_FAILED;
+            res->error = errno;
+            res->detail = str_printf("pipe: %s", strerror(errno));
+            continue;
+        }
+        if (pipe2(pe, O_CLOEXEC) < 0) {
+            res->status = ISOLATE_SPAWN_FAILED;
+            res->error = errno;
+            res->detail = str_printf("pipe: %s", strerror(errno));
+            close(po[0]);
+            close(po[1]);
+            continue;
+        }
+        cs[i].start = isolate_now_ms();
+        pid_t pid = fork();
+        if (pid < 0) {
+            res->status = ISOLATE_SPAWN_FAILED;
+            res->error = errno;
+            res->detail = str_printf("fork: %s", strerror(errno));
+            close(po[0]);
+            close(po[1]);
+            close(pe[0]);
+            close(pe[1]);
+            continue;
+        }
+        if (pid == 0) {
+            close(po[0]);
+            close(pe[0]);
+            /* Close the read ends of earlier siblings' pipes: they are not ours. */
+            for (size_t j = 0; j < i; j++) {
+                if (cs[j].out_fd >= 0)
+                    close(cs[j].out_fd);
+                if (cs[j].err_fd >= 0)
+                    close(cs[j].err_fd);
+            }
+            isolate_child(jobs[i].fn, jobs[i].arg, po[1], pe[1]);
+        }
+        setpgid(pid, pid); /* also done in the child; whichever runs first wins */
+        close(po[1]);
+        close(pe[1]);
+        fcntl(po[0], F_SETFL, O_NONBLOCK);
+        fcntl(pe[0], F_SETFL, O_NONBLOCK);
+        cs[i].pid = pid;
+        cs[i].out_fd = po[0];
+        cs[i].err_fd = pe[0];
+        started++;
+    }
+
+    double deadline = isolate_now_ms() + timeout_ms;
+    struct pollfd *pfd = calloc(2 * n, sizeof(*pfd));
+    for (;;) {
+        size_t np = 0, alive = 0;
+        for (size_t i = 0; i < n; i++) {
+            if (cs[i].pid < 0)
+                continue;
+            if (!cs[i].exited) {
+                int st;
+                pid_t w = waitpid(cs[i].pid, &st, WNOHANG);
+                if (w == cs[i].pid) {
+                    cs[i].exited = true;
+                    cs[i].wstatus = st;
+                }
+            }
+            if (!cs[i].exited)
+                alive++;
+            if (pfd && cs[i].out_fd >= 0)
+                pfd[np++] = (struct pollfd){.fd = cs[i].out_fd, .events = POLLIN};
+            if (pfd && cs[i].err_fd >= 0)
+                pfd[np++] = (struct pollfd){.fd = cs[i].err_fd, .events = POLLIN};
+        }
+        double now = isolate_now_ms();
+        if (alive == 0 && np == 0)
+            break;
+        if (now >= deadline)
+            break;
+        if (alive == 0) {
+            /* Every child is gone; a pipe still open belongs to a grandchild: read what is there. */
+            for (size_t i = 0; i < n; i++) {
+                if (cs[i].out_fd >= 0 && !isolate_drain(&cs[i], cs[i].out_fd, true)) {
+                    close(cs[i].out_fd);
+                    cs[i].out_fd = -1;
+                }
+                if (cs[i].err_fd >= 0 && !isolate_drain(&cs[i], cs[i].err_fd, false)) {
+                    close(cs[i].err_fd);
+                    cs[i].err_fd = -1;
+                }
+            }
+            break;
+        }
+        int wait_ms = (int)(deadline - now);
+        if (wait_ms > 20)
+            wait_ms = 20; /* re-check exits: a child may die while a grandchild keeps its pipes */
+        if (!pfd) {
+            struct timespec ts = {0, 20 * 1000000L};
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        int pr = poll(pfd, np, wait_ms);
+        if (pr <= 0)
+            continue;
+        for (size_t k = 0; k < np; k++) {
+            if (!(pfd[k].revents & (POLLIN | POLLHUP | POLLERR)))
+                continue;
+            for (size_t i = 0; i < n; i++) {
+                bool is_out = cs[i].out_fd == pfd[k].fd;
+                if (!is_out && cs[i].err_fd != pfd[k].fd)
+                    continue;
+                if (!isolate_drain(&cs[i], pfd[k].fd, is_out)) {
+                    close(pfd[k].fd);
+                    if (is_out)
+                        cs[i].out_fd = -1;
+                    else
+                        cs[i].err_fd = -1;
+                }
+                break;
+            }
+        }
+    }
+    free(pfd);
+
+    for (size_t i = 0; i < n; i++) {
+        if (cs[i].pid < 0)
+            continue;
+        /* Kill the whole group: the child at the deadline, and anything it left behind. */
+        if (!cs[i].exited)
+            cs[i].timed_out = true;
+        kill(-cs[i].pid, SIGKILL);
+        if (!cs[i].exited) {
+            while (waitpid(cs[i].pid, &cs[i].wstatus, 0) < 0 && errno == EINTR)
+                ;
+            cs[i].exited = true;
+        }
+        if (cs[i].out_fd >= 0)
+            close(cs[i].out_fd);
+        if (cs[i].err_fd >= 0)
+            close(cs[i].err_fd);
+        isolate_finish(&cs[i], &jobs[i].result, timeout_ms);
+        free(cs[i].out);
+    }
+    free(cs);
+    return started > 0 ? 0 : -1;
+}
+
+enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct isolate_result *res)
+{
+    struct isolate_job job = {.fn = fn, .arg = arg};
+    isolate_run_many(&job, 1, timeout_ms);
+    *res = job.result;
+    return res->status;
+}

@@ -1,0 +1,59 @@
+/* isolate.h: run untrusted work (vendor drivers) in forked children with a timeout; JSON comes back. */
+#ifndef GPUCHECKUP_ISOLATE_H
+#define GPUCHECKUP_ISOLATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+enum isolate_status {
+    ISOLATE_OK = 0,     /* the child returned a JSON value and exited 0 */
+    ISOLATE_SIGNAL,     /* killed by a signal (crash): see .signal */
+    ISOLATE_EXIT,       /* exited with a non-zero status, or exited 0 without returning a value */
+    ISOLATE_TIMEOUT,    /* still running at the deadline: killed with SIGKILL */
+    ISOLATE_BAD_OUTPUT, /* exited 0 but wrote something that is not JSON */
+    ISOLATE_SPAWN_FAILED, /* fork or pipe failed: see .error */
+};
+
+/* Work to run in the child. It returns a new JSON value (ownership passes to the helper), or NULL
+ * when it has nothing to say (the job then ends ISOLATE_EXIT). It may call _exit, crash or hang:
+ * that is what the helper is for. */
+typedef json_object *(*isolate_fn)(void *arg);
+
+struct isolate_result {
+    enum isolate_status status;
+    json_object *value;  /* the child's JSON (ISOLATE_OK only); owned by the result */
+    int signal;          /* ISOLATE_SIGNAL: the signal number */
+    int exit_code;       /* ISOLATE_EXIT: the exit status */
+    int error;           /* ISOLATE_SPAWN_FAILED: errno */
+    double elapsed_ms;
+    char *stderr_tail;   /* the last few KiB the child wrote to stdout/stderr (sanitised), or NULL */
+    char *detail;        /* one human line: "killed by SIGSEGV", "timed out after 5.0 s"... */
+};
+
+struct isolate_job {
+    isolate_fn fn;
+    void *arg;
+    struct isolate_result result; /* filled by isolate_run_many */
+};
+
+/* Run every job in its own child process, all at once, each with TIMEOUT_MS (> 0). Children get
+ * their own process group (killed whole on timeout), stdin from /dev/null, and stdout+stderr
+ * captured into stderr_tail. Returns 0 when every job ran (whatever its outcome), or -1 when none
+ * could be started. Always fills every job's result; free each with isolate_result_clear(). */
+int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms);
+
+/* One job. Returns its status. */
+enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct isolate_result *res);
+
+void isolate_result_clear(struct isolate_result *res);
+
+/* "ok", "signal", "exit", "timeout", "bad-output", "spawn-failed". */
+const char *isolate_status_name(enum isolate_status s);
+/* "SIGSEGV" for SIGSEGV, "signal 42" style fallback (static or thread-unsafe buffer). */
+const char *isolate_signal_name(int sig);
+
+/* Maximum bytes of JSON a child may return (larger output is cut and reported as bad output). */
+#define ISOLATE_MAX_OUTPUT (64u * 1024u * 1024u)
+
+#endif

@@ -1,0 +1,222 @@
+/* main.c: gpucheckup's entry point: parse options, run the diagnosis, write the report, exit. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "checks.h"
+#include "cli.h"
+#include "hostfs.h"
+#include "probe.h"
+#include "run.h"
+#include "strutil.h"
+#include "writer.h"
+
+/* Emit DOC or TEXT to the output (file or stdout). Returns 0 or GC_EXIT_INTERNAL. */
+static int main_emit(const char *path, const char *buf, size_t len)
+{
+    char *err = NULL;
+    if (output_emit(path, buf, len, &err) < 0) {
+        fprintf(stderr, "gpucheckup: %s\n", err ? err : "cannot write the output");
+        free(err);
+        return GC_EXIT_INTERNAL;
+    }
+    return 0;
+}
+
+static int main_emit_json(const char *path, json_object *doc, bool compact)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m) {
+        json_object_put(doc);
+        return GC_EXIT_INTERNAL;
+    }
+    int rc = write_json_to(m, doc, compact);
+    fclose(m);
+    json_object_put(doc);
+    if (rc == 0)
+        rc = main_emit(path, buf, len);
+    else
+        rc = GC_EXIT_INTERNAL;
+    free(buf);
+    return rc;
+}
+
+/* Report a run that produced no report: message on stderr, and a JSON error document when JSON was
+ * asked for. Returns EXIT_CODE. */
+static int main_fail(bool json, const char *path, bool compact, const char *kind, const char *msg, int exit_code)
+{
+    fprintf(stderr, "gpucheckup: %s\n", msg);
+    if (json)
+        main_emit_json(path, write_json_error(kind, msg, exit_code), compact);
+    return exit_code;
+}
+
+static void main_list_check_json(const struct check *c, const char *owner, void *arg)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "id", json_object_new_string(c->id));
+    json_object_object_add(o, "severity", json_object_new_string(report_severity_name(c->severity)));
+    json_object_object_add(o, "probe", json_object_new_string(owner));
+    json_object_object_add(o, "description", json_object_new_string(c->title));
+    json_object_object_add(o, "hint", c->hint ? json_object_new_string(c->hint) : NULL);
+    json_object_array_add((json_object *)arg, o);
+}
+
+static void main_list_check_text(const struct check *c, const char *owner, void *arg)
+{
+    (void)owner;
+    fprintf((FILE *)arg, "%-32s %-8s %s\n", c->id, report_severity_name(c->severity), c->title);
+}
+
+static int main_list_checks(const struct cli_options *o)
+{
+    if (o->format == CLI_FORMAT_JSON) {
+        json_object *doc = json_object_new_object();
+        json_object *arr = json_object_new_array();
+        checks_foreach(main_list_check_json, arr);
+        json_object_object_add(doc, "schema_version", json_object_new_int(GC_SCHEMA_VERSION));
+        json_object_object_add(doc, "checks", arr);
+        return main_emit_json(o->output, doc, o->compact);
+    }
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&buf, &len);
+    if (!m)
+        return GC_EXIT_INTERNAL;
+    checks_foreach(main_list_check_text, m);
+    fclose(m);
+    int rc = main_emit(o->output, buf, len);
+    free(buf);
+    return rc;
+}
+
+/* Check early that --output can be created, so a bad path is a usage error before any work. */
+static int main_check_output(const char *path, char *err, size_t errlen)
+{
+    if (!path || strcmp(path, "-") == 0)
+        return 0;
+    char *copy = strdup(path);
+    if (!copy)
+        return -1;
+    const char *slash = strrchr(copy, '/');
+    const char *dir = ".";
+    if (slash == copy)
+        dir = "/";
+    else if (slash) {
+        copy[slash - copy] = '\0';
+        dir = copy;
+    }
+    struct stat st;
+    int rc = 0;
+    if (stat(dir, &st) < 0) {
+        snprintf(err, errlen, "--output %s: directory %s: %s", path, dir, strerror(errno));
+        rc = -1;
+    } else if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "--output %s: %s is not a directory", path, dir);
+        rc = -1;
+    } else if (access(dir, W_OK) < 0) {
+        snprintf(err, errlen, "--output %s: directory %s is not writable: %s", path, dir, strerror(errno));
+        rc = -1;
+    } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "--output %s: is a directory", path);
+        rc = -1;
+    }
+    free(copy);
+    return rc;
+}
+
+static bool main_use_color(const struct cli_options *o)
+{
+    if (o->color == CLI_COLOR_ALWAYS)
+        return true;
+    if (o->color == CLI_COLOR_NEVER || (o->output && strcmp(o->output, "-") != 0))
+        return false;
+    const char *nc = getenv("NO_COLOR");
+    if (nc && *nc)
+        return false;
+    const char *term = getenv("TERM");
+    if (term && strcmp(term, "dumb") == 0)
+        return false;
+    return isatty(STDOUT_FILENO);
+}
+
+int main(int argc, char **argv)
+{
+    bool json = cli_wants_json(argc, argv);
+    struct cli_options o;
+    char err[512];
+    if (cli_parse(argc, argv, &o, err, sizeof(err)) < 0) {
+        cli_options_free(&o);
+        return main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE);
+    }
+    json = o.format == CLI_FORMAT_JSON;
+    if (o.help) {
+        cli_print_help(stdout);
+        cli_options_free(&o);
+        return 0;
+    }
+    if (o.version) {
+        printf("gpucheckup %s\n", GPUCHECKUP_VERSION);
+        cli_options_free(&o);
+        return 0;
+    }
+    if (main_check_output(o.output, err, sizeof(err)) < 0) {
+        cli_options_free(&o);
+        return main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE);
+    }
+    if (o.list_checks) {
+        int rc = main_list_checks(&o);
+        cli_options_free(&o);
+        return rc;
+    }
+
+    struct hostfs fs;
+    int frc = hostfs_open(&fs, o.root);
+    if (frc < 0) {
+        snprintf(err, sizeof(err), "--root %s: %s", o.root ? o.root : "/", strerror(-frc));
+        int rc = main_fail(json, o.output, o.compact, "usage", err, GC_EXIT_USAGE);
+        cli_options_free(&o);
+        return rc;
+    }
+    const char *trace = getenv("GPUCHECKUP_FS_TRACE");
+    if (trace && *trace)
+        fs.trace = fopen(trace, "we");
+
+    struct report *r = NULL;
+    char *error = NULL;
+    int rc = run_diagnosis(&o, &fs, &r, &error);
+    if (rc == GC_EXIT_USAGE || rc == GC_EXIT_INTERNAL) {
+        rc = main_fail(json, o.output, o.compact, rc == GC_EXIT_USAGE ? "input" : "internal",
+                       error ? error : "failed", rc);
+    } else if (json) {
+        int wrc = main_emit_json(o.output, write_json_document(r, &o, rc), o.compact);
+        if (wrc)
+            rc = wrc;
+    } else {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (m) {
+            write_text(m, r, &o, rc, main_use_color(&o));
+            fclose(m);
+            int wrc = main_emit(o.output, buf, len);
+            if (wrc)
+                rc = wrc;
+            free(buf);
+        } else {
+            rc = GC_EXIT_INTERNAL;
+        }
+    }
+    free(error);
+    report_free(r);
+    if (fs.trace)
+        fclose(fs.trace);
+    hostfs_close(&fs);
+    cli_options_free(&o);
+    return rc;
+}

@@ -1,0 +1,66 @@
+/* probe.h: the probe interface: each probes/NAME.c exports one `const struct probe`, listed in registry.c. */
+#ifndef GPUCHECKUP_PROBE_H
+#define GPUCHECKUP_PROBE_H
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "checks.h"
+#include "cli.h"
+#include "hostfs.h"
+#include "report.h"
+
+/* What a probe gets to work with. */
+struct probe_ctx {
+    const struct cli_options *opts;
+    const struct hostfs *fs;  /* every host file read goes through this */
+    struct report *report;    /* earlier probes' sections are there (report_find_section) */
+    int timeout_ms;           /* for each isolated child */
+    char *error;              /* set (heap) by a probe returning PROBE_INPUT_ERROR: the message */
+};
+
+/* Return values of probe.run. */
+enum {
+    PROBE_DONE = 0,           /* the section's status says how it went (ok, skipped, failed...) */
+    PROBE_INPUT_ERROR = -2,   /* unusable user input (e.g. a garbage --cpuid-dump): exit 2, ctx->error */
+    PROBE_INTERNAL_ERROR = -3 /* gpucheckup itself failed (out of memory): exit 3, ctx->error */
+};
+
+/* Text output state handed to writers and probe printers. */
+struct text_out {
+    FILE *f;
+    bool color;
+    int verbose;
+};
+
+struct probe {
+    const char *name;         /* command name and JSON key: "cpu" */
+    const char *title;        /* one line for --help-like listings */
+    bool needs_live;          /* uses this machine (drivers, CPUID): skipped under --root unless --live */
+    const char *const *deps;  /* probes whose sections this one reads (NULL-terminated, may be NULL):
+                                 they run first, also for a single-probe command */
+    const struct check *checks; /* finding IDs this probe can emit */
+    size_t n_checks;
+    /* Fill SEC (status, data, summary lines) and add findings to ctx->report. Never exits, never
+     * calls report_add_section. Returns PROBE_DONE, PROBE_INPUT_ERROR or PROBE_INTERNAL_ERROR. */
+    int (*run)(struct probe_ctx *ctx, struct report_section *sec);
+    /* Print the section's details for people (walks SEC->data only). May be NULL. */
+    void (*print_text)(const struct report_section *sec, const struct report *r, struct text_out *t);
+};
+
+/* The registry: every probe in the order they run (NULL-terminated). */
+extern const struct probe *const probe_registry[];
+/* The probe called NAME, or NULL. */
+const struct probe *probe_find(const char *name);
+
+/* Text helpers for probe printers: colour only when T->color. */
+void text_heading(struct text_out *t, const char *title);
+/* "  key: value" with the key padded to a column. */
+void text_kv(struct text_out *t, const char *key, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+/* A mark such as "[ ok ]" (coloured), as text. */
+const char *text_mark(const struct text_out *t, enum report_mark m);
+/* SGR colour start/end for a mark (empty strings without colour). */
+const char *text_color_on(const struct text_out *t, enum report_mark m);
+const char *text_color_off(const struct text_out *t);
+
+#endif

@@ -1,0 +1,320 @@
+/* report.c: the report model: sections, findings, requirements and verdict targets. */
+#include "report.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "checks.h"
+#include "strutil.h"
+
+static const char *const report_severity_names[] = {"info", "warning", "error"};
+static const char *const report_status_names[] = {"ok", "skipped", "not-applicable", "failed"};
+
+const char *report_severity_name(enum report_severity s)
+{
+    return (unsigned)s < 3 ? report_severity_names[s] : "error";
+}
+
+const char *report_status_name(enum report_status s)
+{
+    return (unsigned)s < 4 ? report_status_names[s] : "failed";
+}
+
+/* Grow *ARR (of *N elements of SIZE bytes) by one zeroed element; returns it or NULL. */
+static void *report_grow(void **arr, size_t *n, size_t size)
+{
+    void *p = realloc(*arr, (*n + 1) * size);
+    if (!p)
+        return NULL;
+    *arr = p;
+    void *elem = (char *)p + *n * size;
+    memset(elem, 0, size);
+    (*n)++;
+    return elem;
+}
+
+struct report *report_new(void)
+{
+    struct report *r = calloc(1, sizeof(*r));
+    if (!r)
+        return NULL;
+    r->host = json_object_new_object();
+    if (!r->host) {
+        free(r);
+        return NULL;
+    }
+    return r;
+}
+
+static void report_finding_clear(struct report_finding *f)
+{
+    free(f->id);
+    free(f->subject);
+    free(f->message);
+    free(f->hint);
+    for (size_t i = 0; i < f->n_evidence; i++) {
+        free(f->evidence[i].source);
+        free(f->evidence[i].value);
+    }
+    free(f->evidence);
+    free(f->caused_by_id);
+    free(f->caused_by_subject);
+}
+
+void report_free(struct report *r)
+{
+    if (!r)
+        return;
+    json_object_put(r->host);
+    for (size_t i = 0; i < r->n_sections; i++) {
+        struct report_section *s = &r->sections[i];
+        free(s->name);
+        free(s->reason);
+        json_object_put(s->data);
+        for (size_t j = 0; j < s->n_lines; j++) {
+            free(s->lines[j].label);
+            free(s->lines[j].text);
+        }
+        free(s->lines);
+    }
+    free(r->sections);
+    for (size_t i = 0; i < r->n_findings; i++)
+        report_finding_clear(&r->findings[i]);
+    free(r->findings);
+    for (size_t i = 0; i < r->n_requirements; i++) {
+        free(r->requirements[i].name);
+        free(r->requirements[i].detail);
+    }
+    free(r->requirements);
+    json_object_put(r->targets);
+    free(r->verdict_text);
+    free(r);
+}
+
+struct report_section *report_add_section(struct report *r, const char *name)
+{
+    json_object *data = json_object_new_object();
+    char *n = str_dup(name);
+    struct report_section *s = NULL;
+    if (data && n)
+        s = report_grow((void **)&r->sections, &r->n_sections, sizeof(*s));
+    if (!s) {
+        json_object_put(data);
+        free(n);
+        return NULL;
+    }
+    s->name = n;
+    s->data = data;
+    s->status = REPORT_STATUS_OK;
+    return s;
+}
+
+struct report_section *report_find_section(const struct report *r, const char *name)
+{
+    for (size_t i = 0; i < r->n_sections; i++)
+        if (strcmp(r->sections[i].name, name) == 0)
+            return &r->sections[i];
+    return NULL;
+}
+
+void report_section_set_status(struct report_section *s, enum report_status st, const char *fmt, ...)
+{
+    s->status = st;
+    free(s->reason);
+    s->reason = NULL;
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        s->reason = str_sanitize(str_vprintf(fmt, ap));
+        va_end(ap);
+    }
+}
+
+void report_section_add_line(struct report_section *s, enum report_mark mark, const char *label,
+                             const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = str_sanitize(str_vprintf(fmt, ap));
+    va_end(ap);
+    char *lab = str_dup(label ? label : "");
+    struct report_line *l = NULL;
+    if (text && lab)
+        l = report_grow((void **)&s->lines, &s->n_lines, sizeof(*l));
+    if (!l) {
+        free(text);
+        free(lab);
+        return;
+    }
+    l->mark = mark;
+    l->label = lab;
+    l->text = text;
+}
+
+void report_section_add_note(struct report_section *s, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *text = str_sanitize(str_vprintf(fmt, ap));
+    va_end(ap);
+    if (!text)
+        return;
+    json_object *notes = NULL;
+    if (!json_object_object_get_ex(s->data, "notes", &notes)) {
+        notes = json_object_new_array();
+        json_object_object_add(s->data, "notes", notes);
+    }
+    json_object_array_add(notes, json_object_new_string(text));
+    free(text);
+}
+
+struct report_finding *report_add_finding(struct report *r, const char *id, const char *subject,
+                                          const char *fmt, ...)
+{
+    const struct check *c = checks_find(id);
+    if (!c)
+        fprintf(stderr, "gpucheckup: internal: finding ID '%s' is not in the check catalogue\n", id);
+    va_list ap;
+    va_start(ap, fmt);
+    char *msg = str_sanitize(str_vprintf(fmt, ap));
+    va_end(ap);
+    struct report_finding *f = report_grow((void **)&r->findings, &r->n_findings, sizeof(*f));
+    if (!f) {
+        free(msg);
+        return NULL;
+    }
+    f->id = str_dup(id);
+    f->severity = c ? c->severity : REPORT_SEV_ERROR;
+    f->subject = str_sanitize(str_dup(subject));
+    f->message = msg;
+    f->hint = str_dup(c ? c->hint : NULL);
+    return f;
+}
+
+void report_finding_set_hint(struct report_finding *f, const char *fmt, ...)
+{
+    if (!f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *h = str_sanitize(str_vprintf(fmt, ap));
+    va_end(ap);
+    free(f->hint);
+    f->hint = h;
+}
+
+void report_finding_add_evidence(struct report_finding *f, const char *source, const char *fmt, ...)
+{
+    if (!f)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    char *v = str_sanitize(str_vprintf(fmt, ap));
+    va_end(ap);
+    char *src = str_sanitize(str_dup(source ? source : ""));
+    struct report_evidence *e = NULL;
+    if (v && src)
+        e = report_grow((void **)&f->evidence, &f->n_evidence, sizeof(*e));
+    if (!e) {
+        free(v);
+        free(src);
+        return;
+    }
+    e->source = src;
+    e->value = v;
+}
+
+void report_finding_set_cause(struct report_finding *f, const char *cause_id, const char *cause_subject)
+{
+    if (!f)
+        return;
+    free(f->caused_by_id);
+    free(f->caused_by_subject);
+    f->caused_by_id = str_dup(cause_id);
+    f->caused_by_subject = str_dup(cause_subject);
+}
+
+struct report_finding *report_find_finding(const struct report *r, const char *id, const char *subject)
+{
+    for (size_t i = 0; i < r->n_findings; i++) {
+        struct report_finding *f = &r->findings[i];
+        if (strcmp(f->id, id) != 0)
+            continue;
+        if (subject && (!f->subject || strcmp(f->subject, subject) != 0))
+            continue;
+        return f;
+    }
+    return NULL;
+}
+
+size_t report_count_severity(const struct report *r, enum report_severity sev)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < r->n_findings; i++)
+        if (r->findings[i].severity == sev)
+            n++;
+    return n;
+}
+
+void report_add_requirement(struct report *r, const char *name, bool met, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    char *d = str_sanitize(str_vprintf(fmt, ap));
+    va_end(ap);
+    char *n = str_dup(name);
+    struct report_requirement *q = NULL;
+    if (d && n)
+        q = report_grow((void **)&r->requirements, &r->n_requirements, sizeof(*q));
+    if (!q) {
+        free(d);
+        free(n);
+        return;
+    }
+    q->name = n;
+    q->met = met;
+    q->detail = d;
+}
+
+void report_set_target(struct report *r, const char *name, bool ready, const char *detail,
+                       const char *const *reasons)
+{
+    if (!r->targets)
+        r->targets = json_object_new_object();
+    json_object *t = json_object_new_object();
+    json_object_object_add(t, "ready", json_object_new_boolean(ready));
+    json_object_object_add(t, "detail", detail ? json_object_new_string(detail) : NULL);
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; reasons && reasons[i]; i++)
+        json_object_array_add(arr, json_object_new_string(reasons[i]));
+    json_object_object_add(t, "reasons", arr);
+    json_object_object_add(r->targets, name, t);
+}
+
+bool report_is_ready(const struct report *r)
+{
+    if (report_count_severity(r, REPORT_SEV_ERROR) > 0)
+        return false;
+    for (size_t i = 0; i < r->n_requirements; i++)
+        if (!r->requirements[i].met)
+            return false;
+    return true;
+}
+
+const struct report_finding **report_sorted_findings(const struct report *r, size_t *n)
+{
+    *n = 0;
+    if (r->n_findings == 0)
+        return NULL;
+    const struct report_finding **out = malloc(r->n_findings * sizeof(*out));
+    if (!out)
+        return NULL;
+    /* Stable: errors, then warnings, then info; root causes before their consequences. */
+    for (int sev = REPORT_SEV_ERROR; sev >= REPORT_SEV_INFO; sev--)
+        for (int caused = 0; caused < 2; caused++)
+            for (size_t i = 0; i < r->n_findings; i++)
+                if ((int)r->findings[i].severity == sev && (r->findings[i].caused_by_id != NULL) == caused)
+                    out[(*n)++] = &r->findings[i];
+    return out;
+}

@@ -1,0 +1,140 @@
+/* report.h: the report model: per-probe sections of facts, findings, verdict. Writers only walk it. */
+#ifndef GPUCHECKUP_REPORT_H
+#define GPUCHECKUP_REPORT_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+enum report_severity {
+    REPORT_SEV_INFO = 0,
+    REPORT_SEV_WARNING = 1,
+    REPORT_SEV_ERROR = 2,
+};
+
+enum report_status {
+    REPORT_STATUS_OK = 0,
+    REPORT_STATUS_SKIPPED,
+    REPORT_STATUS_NOT_APPLICABLE,
+    REPORT_STATUS_FAILED,
+};
+
+/* Mark shown in front of a summary line. */
+enum report_mark {
+    REPORT_MARK_OK = 0,
+    REPORT_MARK_INFO,
+    REPORT_MARK_WARN,
+    REPORT_MARK_ERROR,
+    REPORT_MARK_SKIP,
+};
+
+struct report_evidence {
+    char *source; /* a file path, a command, a property name */
+    char *value;
+};
+
+struct report_finding {
+    char *id;        /* "area.name", from the check catalogue */
+    enum report_severity severity;
+    char *subject;   /* what it is about: a PCI address, an .icd path, a device; may be NULL */
+    char *message;
+    char *hint;      /* how to fix; may be NULL */
+    struct report_evidence *evidence;
+    size_t n_evidence;
+    char *caused_by_id;      /* root cause finding, or NULL */
+    char *caused_by_subject; /* its subject, may be NULL */
+};
+
+struct report_line {
+    enum report_mark mark;
+    char *label; /* short area name: "CPU", "GPU 0000:01:00.0" */
+    char *text;
+};
+
+struct report_section {
+    char *name;                /* probe name: "cpu", "pci"... */
+    enum report_status status;
+    char *reason;              /* why skipped/failed/not applicable; NULL when ok */
+    json_object *data;         /* the probe's facts (an object), owned by the section */
+    struct report_line *lines; /* summary lines, in order */
+    size_t n_lines;
+    double duration_ms;
+};
+
+struct report_requirement {
+    char *name;   /* as given: "avx", "gpus>=2" */
+    bool met;
+    char *detail; /* why (un)met */
+};
+
+struct report {
+    json_object *host;                /* host identification, owned */
+    struct report_section *sections;
+    size_t n_sections;
+    struct report_finding *findings;
+    size_t n_findings;
+    struct report_requirement *requirements;
+    size_t n_requirements;
+    json_object *targets;             /* verdict targets (object name -> {ready, reasons}); owned, may be NULL */
+    char *verdict_text;               /* one-line verdict for people; may be NULL (derived) */
+};
+
+/* Allocate an empty report. Returns NULL on allocation failure. Free with report_free(). */
+struct report *report_new(void);
+void report_free(struct report *r);
+
+/* Add a section for probe NAME (data starts as an empty object). Returned pointer stays valid
+ * until the next report_add_section() call; owned by the report. NULL on allocation failure. */
+struct report_section *report_add_section(struct report *r, const char *name);
+/* The section named NAME, or NULL. */
+struct report_section *report_find_section(const struct report *r, const char *name);
+
+/* Set status and (printf-style, may be NULL) reason of a section. */
+void report_section_set_status(struct report_section *s, enum report_status st, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Append a summary line. */
+void report_section_add_line(struct report_section *s, enum report_mark mark, const char *label,
+                             const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Append a note (something that could not be read, an assumption) to data["notes"]. */
+void report_section_add_note(struct report_section *s, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+/* Add a finding with ID from the check catalogue; its severity and default hint come from there.
+ * SUBJECT may be NULL. Returns the finding (valid until the next report_add_finding) or NULL on
+ * allocation failure. An ID missing from the catalogue is a programming error: it is still recorded,
+ * with severity error, and a message saying so on stderr. */
+struct report_finding *report_add_finding(struct report *r, const char *id, const char *subject,
+                                          const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* Replace the hint of F (printf-style). */
+void report_finding_set_hint(struct report_finding *f, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Append evidence to F: SOURCE (file, property) and a printf-style value. */
+void report_finding_add_evidence(struct report_finding *f, const char *source, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* Mark F as a consequence of the finding (CAUSE_ID, CAUSE_SUBJECT). */
+void report_finding_set_cause(struct report_finding *f, const char *cause_id, const char *cause_subject);
+/* First finding with ID (and SUBJECT, unless NULL), or NULL. */
+struct report_finding *report_find_finding(const struct report *r, const char *id, const char *subject);
+/* Count of findings at severity SEV (consequences included). */
+size_t report_count_severity(const struct report *r, enum report_severity sev);
+
+/* Record a --require outcome. */
+void report_add_requirement(struct report *r, const char *name, bool met, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Record a verdict target (e.g. "opencl", "gpu", "cpu_avx"): READY and the finding IDs behind it
+ * (REASONS: NULL-terminated, may be NULL). */
+void report_set_target(struct report *r, const char *name, bool ready, const char *detail,
+                       const char *const *reasons);
+
+/* True when no error finding exists and every requirement is met. */
+bool report_is_ready(const struct report *r);
+
+/* Findings sorted by severity (errors first), stable otherwise. Returns a malloc'ed array of
+ * pointers into R (caller frees the array only), with *N set; NULL when there are none. */
+const struct report_finding **report_sorted_findings(const struct report *r, size_t *n);
+
+const char *report_severity_name(enum report_severity s);
+const char *report_status_name(enum report_status s);
+
+#endif

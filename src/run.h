@@ -1,0 +1,32 @@
+/* run.h: one diagnosis: pick the probes for the command, run them in order, correlate, decide. */
+#ifndef GPUCHECKUP_RUN_H
+#define GPUCHECKUP_RUN_H
+
+#include "cli.h"
+#include "hostfs.h"
+#include "report.h"
+
+/* Exit codes, as documented in --help, the man page and the README. */
+enum {
+    GC_EXIT_READY = 0,
+    GC_EXIT_NOT_READY = 1,
+    GC_EXIT_USAGE = 2,
+    GC_EXIT_INTERNAL = 3,
+};
+
+/* Run the diagnosis asked for by O against FS. On GC_EXIT_READY or GC_EXIT_NOT_READY, *OUT is the
+ * report (caller frees with report_free). On GC_EXIT_USAGE or GC_EXIT_INTERNAL, *OUT is NULL and
+ * *ERROR holds a message (caller frees). */
+int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct report **out, char **error);
+
+/* True if probe NAME runs for command COMMAND (itself, "check", or as a dependency). */
+bool run_selects(const char *command, const char *name);
+
+/* Fill R->host: hostname, kernel, OS release, architecture, user, root. */
+void host_collect(const struct hostfs *fs, json_object *host);
+
+/* The verdict step after every probe: correlation, --require, verdict text (src/doctor.c).
+ * Returns 0, or GC_EXIT_USAGE with *ERROR set for an unknown requirement name. */
+int doctor_run(const struct cli_options *o, struct report *r, char **error);
+
+#endif

@@ -1,0 +1,32 @@
+/* strutil.h: small string helpers shared by every module (printf to heap, trimming, parsing). */
+#ifndef GPUCHECKUP_STRUTIL_H
+#define GPUCHECKUP_STRUTIL_H
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* printf into a new heap string; NULL on failure. Caller frees. */
+char *str_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+char *str_vprintf(const char *fmt, va_list ap);
+/* strdup that accepts NULL (returns NULL). */
+char *str_dup(const char *s);
+/* Remove leading and trailing whitespace in place; returns S. */
+char *str_trim(char *s);
+/* True if S starts with PREFIX. */
+bool str_starts_with(const char *s, const char *prefix);
+/* True if S ends with SUFFIX. */
+bool str_ends_with(const char *s, const char *suffix);
+/* Parse a whole string as an unsigned integer in BASE (0 = auto). Leading/trailing whitespace allowed.
+ * Returns 0 and sets *OUT, or -1 if S is empty, has junk, or overflows. */
+int str_to_u64(const char *s, int base, uint64_t *out);
+/* Parse a whole string as a signed integer; same rules as str_to_u64. */
+int str_to_i64(const char *s, int base, int64_t *out);
+/* Parse a whole string as a finite double; 0 or -1. */
+int str_to_double(const char *s, double *out);
+/* Replace non-printable bytes with '?', in place; returns S. Used on everything read from outside
+ * before it goes into a report. */
+char *str_sanitize(char *s);
+
+#endif

@@ -1,0 +1,145 @@
+/* write_text.c: the text writer for people: summary, findings with hints, details, verdict. */
+#include "writer.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "probe.h"
+
+static const char *const text_marks[] = {"[ ok ]", "[info]", "[warn]", "[FAIL]", "[skip]"};
+static const char *const text_colors[] = {"\033[32m", "\033[36m", "\033[33m", "\033[1;31m", "\033[2m"};
+
+const char *text_color_on(const struct text_out *t, enum report_mark m)
+{
+    return t->color ? text_colors[m] : "";
+}
+
+const char *text_color_off(const struct text_out *t)
+{
+    return t->color ? "\033[0m" : "";
+}
+
+const char *text_mark(const struct text_out *t, enum report_mark m)
+{
+    static char buf[5][32];
+    snprintf(buf[m], sizeof(buf[m]), "%s%s%s", text_color_on(t, m), text_marks[m], text_color_off(t));
+    return buf[m];
+}
+
+void text_heading(struct text_out *t, const char *title)
+{
+    fprintf(t->f, "\n%s%s%s\n", t->color ? "\033[1m" : "", title, t->color ? "\033[0m" : "");
+}
+
+void text_kv(struct text_out *t, const char *key, const char *fmt, ...)
+{
+    fprintf(t->f, "  %-22s ", key);
+    va_list ap;
+    va_start(ap, fmt);
+    vfprintf(t->f, fmt, ap);
+    va_end(ap);
+    fputc('\n', t->f);
+}
+
+static enum report_mark text_severity_mark(enum report_severity s)
+{
+    return s == REPORT_SEV_ERROR ? REPORT_MARK_ERROR : s == REPORT_SEV_WARNING ? REPORT_MARK_WARN : REPORT_MARK_INFO;
+}
+
+static void write_text_findings(struct text_out *t, const struct report *r)
+{
+    size_t n = 0;
+    const struct report_finding **fs = report_sorted_findings(r, &n);
+    if (n == 0) {
+        free(fs);
+        return;
+    }
+    text_heading(t, "Findings");
+    for (size_t i = 0; i < n; i++) {
+        const struct report_finding *f = fs[i];
+        fprintf(t->f, "  %s %s%s%s%s\n", text_mark(t, text_severity_mark(f->severity)), f->id,
+                f->subject ? " (" : "", f->subject ? f->subject : "", f->subject ? ")" : "");
+        fprintf(t->f, "         %s\n", f->message);
+        if (f->caused_by_id)
+            fprintf(t->f, "         caused by: %s%s%s%s\n", f->caused_by_id, f->caused_by_subject ? " (" : "",
+                    f->caused_by_subject ? f->caused_by_subject : "", f->caused_by_subject ? ")" : "");
+        if (f->hint && !f->caused_by_id)
+            fprintf(t->f, "         fix: %s\n", f->hint);
+        if (t->verbose > 0)
+            for (size_t j = 0; j < f->n_evidence; j++)
+                fprintf(t->f, "         evidence: %s = %s\n", f->evidence[j].source, f->evidence[j].value);
+    }
+    free(fs);
+}
+
+static void write_text_verdict(struct text_out *t, const struct report *r, int exit_code)
+{
+    bool ready = report_is_ready(r);
+    size_t ne = report_count_severity(r, REPORT_SEV_ERROR), nw = report_count_severity(r, REPORT_SEV_WARNING);
+    for (size_t i = 0; i < r->n_requirements; i++)
+        fprintf(t->f, "  %s require %s: %s\n", text_mark(t, r->requirements[i].met ? REPORT_MARK_OK : REPORT_MARK_ERROR),
+                r->requirements[i].name, r->requirements[i].detail ? r->requirements[i].detail : "");
+    if (r->verdict_text)
+        fprintf(t->f, "%s%s%s\n", text_color_on(t, ready ? REPORT_MARK_OK : REPORT_MARK_ERROR), r->verdict_text,
+                text_color_off(t));
+    else
+        fprintf(t->f, "%sVerdict: %s%s (%zu error%s, %zu warning%s; exit %d)\n",
+                text_color_on(t, ready ? REPORT_MARK_OK : REPORT_MARK_ERROR), ready ? "ready" : "not ready",
+                text_color_off(t), ne, ne == 1 ? "" : "s", nw, nw == 1 ? "" : "s", exit_code);
+}
+
+void write_text(FILE *f, const struct report *r, const struct cli_options *o, int exit_code, bool color)
+{
+    struct text_out t = {.f = f, .color = color, .verbose = o->verbose};
+    bool single = strcmp(o->command, "check") != 0;
+
+    if (o->quiet) {
+        if (r->n_findings == 0 && report_is_ready(r)) {
+            write_text_verdict(&t, r, exit_code);
+            return;
+        }
+        write_text_findings(&t, r);
+        fputc('\n', f);
+        write_text_verdict(&t, r, exit_code);
+        return;
+    }
+
+    const char *host = json_object_get_string(json_object_object_get(r->host, "hostname"));
+    const char *os = json_object_get_string(json_object_object_get(r->host, "os"));
+    const char *kern = json_object_get_string(json_object_object_get(r->host, "kernel"));
+    fprintf(f, "gpucheckup %s on %s (%s%s%s)\n", GPUCHECKUP_VERSION, host ? host : "unknown host",
+            os ? os : "unknown OS", kern ? ", kernel " : "", kern ? kern : "");
+    if (!json_object_get_boolean(json_object_object_get(r->host, "live")))
+        fprintf(f, "Reading a captured tree: %s\n",
+                json_object_get_string(json_object_object_get(r->host, "root")));
+
+    text_heading(&t, "Summary");
+    for (size_t i = 0; i < r->n_sections; i++) {
+        const struct report_section *s = &r->sections[i];
+        if (s->status != REPORT_STATUS_OK) {
+            fprintf(f, "  %s %-10s %s%s%s\n",
+                    text_mark(&t, s->status == REPORT_STATUS_FAILED ? REPORT_MARK_ERROR : REPORT_MARK_SKIP), s->name,
+                    report_status_name(s->status), s->reason ? ": " : "", s->reason ? s->reason : "");
+            continue;
+        }
+        for (size_t j = 0; j < s->n_lines; j++)
+            fprintf(f, "  %s %-10s %s\n", text_mark(&t, s->lines[j].mark), s->lines[j].label, s->lines[j].text);
+    }
+
+    write_text_findings(&t, r);
+
+    if (single || o->verbose > 0) {
+        for (size_t i = 0; i < r->n_sections; i++) {
+            const struct report_section *s = &r->sections[i];
+            const struct probe *p = probe_find(s->name);
+            bool wanted = o->verbose > 0 || strcmp(s->name, o->command) == 0 ||
+                          (strcmp(o->command, "list") == 0 && strcmp(s->name, "opencl") == 0);
+            if (!p || !p->print_text || !wanted || s->status != REPORT_STATUS_OK)
+                continue;
+            p->print_text(s, r, &t);
+        }
+    }
+    fputc('\n', f);
+    write_text_verdict(&t, r, exit_code);
+}

@@ -1,0 +1,201 @@
+/* test_hostfs.c: unit tests of the host filesystem module on a tree made under a temp dir. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "hostfs.h"
+
+static char tree[256];
+
+static void put(const char *rel, const char *content)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", tree, rel);
+    /* mkdir -p of the parent */
+    for (char *p = path + strlen(tree) + 1; (p = strchr(p, '/')); p++) {
+        *p = '\0';
+        mkdir(path, 0755);
+        *p = '/';
+    }
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(content, f);
+    fclose(f);
+}
+
+static void link_at(const char *target, const char *rel)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", tree, rel);
+    assert_int_equal(symlink(target, path), 0);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tree, sizeof(tree), "/tmp/gc-hostfs-XXXXXX");
+    assert_non_null(mkdtemp(tree));
+    put("sys/devices/pci0000:00/0000:00:02.0/vendor", "0x10de\n");
+    put("sys/devices/pci0000:00/0000:00:02.0/class", "0x030200\n");
+    put("sys/devices/pci0000:00/0000:00:02.0/label", "  spaced\tvalue \n");
+    put("sys/devices/pci0000:00/0000:00:02.0/garbage", "zz\n");
+    put("sys/bus/pci/drivers/.keep", "");
+    put("sys/bus/pci/devices/.keep", "");
+    link_at("../../../devices/pci0000:00/0000:00:02.0", "sys/bus/pci/devices/0000:00:02.0");
+    /* a captured driver link whose target was not captured */
+    link_at("../../../bus/pci/drivers/nvidia", "sys/devices/pci0000:00/0000:00:02.0/driver");
+    /* an absolute link, as a careless capture may contain: must stay inside the root */
+    link_at("/etc/secret", "sys/abs");
+    put("etc/secret", "inside\n");
+    link_at("loop2", "sys/loop1");
+    link_at("loop1", "sys/loop2");
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[300];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tree);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static void test_open_errors(void **state)
+{
+    (void)state;
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, "/nonexistent-gpucheckup"), -ENOENT);
+    char file[300];
+    snprintf(file, sizeof(file), "%s/etc/secret", tree);
+    assert_int_equal(hostfs_open(&fs, file), -ENOTDIR);
+    assert_int_equal(hostfs_open(&fs, NULL), 0);
+    assert_true(fs.live);
+    hostfs_close(&fs);
+}
+
+static void test_reads_through_links(void **state)
+{
+    (void)state;
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    assert_false(fs.live);
+    uint64_t v = 0;
+    assert_int_equal(hostfs_read_u64(&fs, "/sys/bus/pci/devices/0000:00:02.0/vendor", &v), 0);
+    assert_int_equal(v, 0x10de);
+    assert_int_equal(hostfs_read_u64(&fs, "/sys/devices/pci0000:00/0000:00:02.0/garbage", &v), -EINVAL);
+    char *s = NULL;
+    assert_int_equal(hostfs_read_attr(&fs, "/sys/devices/pci0000:00/0000:00:02.0/label", &s), 0);
+    assert_string_equal(s, "spaced\tvalue");
+    free(s);
+    assert_int_equal(hostfs_read_attr(&fs, "/sys/nothing/here", &s), -ENOENT);
+    assert_null(s);
+    hostfs_close(&fs);
+}
+
+static void test_dangling_driver_link_readable(void **state)
+{
+    (void)state;
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    char *t = NULL;
+    assert_int_equal(hostfs_readlink(&fs, "/sys/bus/pci/devices/0000:00:02.0/driver", &t), 0);
+    assert_string_equal(t, "../../../bus/pci/drivers/nvidia");
+    free(t);
+    struct stat st;
+    assert_int_equal(hostfs_stat(&fs, "/sys/devices/pci0000:00/0000:00:02.0/driver", &st, false), 0);
+    assert_true(S_ISLNK(st.st_mode));
+    assert_true(hostfs_stat(&fs, "/sys/devices/pci0000:00/0000:00:02.0/driver", &st, true) < 0);
+    hostfs_close(&fs);
+}
+
+static void test_cannot_escape_root(void **state)
+{
+    (void)state;
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    char *s = NULL;
+    /* The absolute link resolves inside the tree (openat2), or is refused: never the host's /etc. */
+    int rc = hostfs_read_attr(&fs, "/sys/abs", &s);
+    if (rc == 0)
+        assert_string_equal(s, "inside");
+    free(s);
+    s = NULL;
+    rc = hostfs_read_file(&fs, "/../../../../etc/passwd", 0, &s, NULL);
+    assert_true(rc < 0 || strstr(s, "root:") == NULL);
+    free(s);
+    s = NULL;
+    assert_true(hostfs_read_attr(&fs, "/sys/loop1", &s) < 0); /* ELOOP, no hang */
+    hostfs_close(&fs);
+}
+
+static void test_size_cap_and_directories(void **state)
+{
+    (void)state;
+    char big[5000];
+    memset(big, 'x', sizeof(big) - 1);
+    big[sizeof(big) - 1] = '\0';
+    put("proc/big", big);
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    char *s = NULL;
+    size_t len = 0;
+    assert_int_equal(hostfs_read_file(&fs, "/proc/big", 1000, &s, &len), -EFBIG);
+    assert_int_equal(hostfs_read_file(&fs, "/proc/big", 0, &s, &len), 0);
+    assert_int_equal(len, sizeof(big) - 1);
+    free(s);
+    assert_int_equal(hostfs_read_file(&fs, "/sys", 0, &s, &len), -EISDIR);
+    DIR *d = hostfs_opendir(&fs, "/sys/bus/pci/devices");
+    assert_non_null(d);
+    int found = 0;
+    struct dirent *e;
+    while ((e = readdir(d)))
+        found += strcmp(e->d_name, "0000:00:02.0") == 0;
+    closedir(d);
+    assert_int_equal(found, 1);
+    char *rp = hostfs_real_path(&fs, "/sys/bus/pci");
+    char want[400];
+    snprintf(want, sizeof(want), "%s/sys/bus/pci", tree);
+    assert_string_equal(rp, want);
+    free(rp);
+    hostfs_close(&fs);
+}
+
+static void test_trace_lists_paths(void **state)
+{
+    (void)state;
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    char *buf = NULL;
+    size_t len = 0;
+    fs.trace = open_memstream(&buf, &len);
+    uint64_t v;
+    hostfs_read_u64(&fs, "/sys/bus/pci/devices/0000:00:02.0/vendor", &v);
+    fclose(fs.trace);
+    fs.trace = NULL;
+    assert_non_null(strstr(buf, "/sys/bus/pci/devices/0000:00:02.0/vendor\n"));
+    free(buf);
+    hostfs_close(&fs);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_open_errors),
+        cmocka_unit_test(test_reads_through_links),
+        cmocka_unit_test(test_dangling_driver_link_readable),
+        cmocka_unit_test(test_cannot_escape_root),
+        cmocka_unit_test(test_size_cap_and_directories),
+        cmocka_unit_test(test_trace_lists_paths),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

@@ -1,0 +1,198 @@
+/* test_isolate.c: unit tests of the isolation helper: crashes, hangs, garbage, parallel children. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "isolate.h"
+
+static json_object *child_ok(void *arg)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "answer", json_object_new_int(*(int *)arg));
+    fprintf(stderr, "driver chatter\n");
+    return o;
+}
+
+static json_object *child_segv(void *arg)
+{
+    (void)arg;
+    raise(SIGSEGV);
+    return NULL;
+}
+
+static json_object *child_abort(void *arg)
+{
+    (void)arg;
+    abort();
+}
+
+static json_object *child_hang(void *arg)
+{
+    (void)arg;
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static json_object *child_hang_with_grandchild(void *arg)
+{
+    (void)arg;
+    if (fork() == 0)
+        for (;;)
+            pause();
+    for (;;)
+        pause();
+    return NULL;
+}
+
+static json_object *child_no_value(void *arg)
+{
+    (void)arg;
+    return NULL;
+}
+
+static json_object *child_exit7(void *arg)
+{
+    (void)arg;
+    _exit(7);
+}
+
+static json_object *child_big(void *arg)
+{
+    (void)arg;
+    json_object *a = json_object_new_array();
+    for (int i = 0; i < 200000; i++)
+        json_object_array_add(a, json_object_new_int(i));
+    return a;
+}
+
+static void test_ok_value_and_stderr(void **state)
+{
+    (void)state;
+    int v = 42;
+    struct isolate_result r;
+    assert_int_equal(isolate_run(child_ok, &v, 5000, &r), ISOLATE_OK);
+    assert_int_equal(json_object_get_int(json_object_object_get(r.value, "answer")), 42);
+    assert_non_null(r.stderr_tail);
+    assert_non_null(strstr(r.stderr_tail, "driver chatter"));
+    isolate_result_clear(&r);
+}
+
+static void test_signals_named(void **state)
+{
+    (void)state;
+    struct isolate_result r;
+    assert_int_equal(isolate_run(child_segv, NULL, 5000, &r), ISOLATE_SIGNAL);
+    assert_int_equal(r.signal, SIGSEGV);
+    assert_string_equal(r.detail, "killed by SIGSEGV");
+    isolate_result_clear(&r);
+    assert_int_equal(isolate_run(child_abort, NULL, 5000, &r), ISOLATE_SIGNAL);
+    assert_string_equal(isolate_signal_name(r.signal), "SIGABRT");
+    isolate_result_clear(&r);
+}
+
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void test_timeout_kills_group(void **state)
+{
+    (void)state;
+    struct isolate_result r;
+    double t0 = now_ms();
+    assert_int_equal(isolate_run(child_hang_with_grandchild, NULL, 300, &r), ISOLATE_TIMEOUT);
+    double dt = now_ms() - t0;
+    assert_true(dt >= 290 && dt < 3000);
+    assert_non_null(strstr(r.detail, "timed out"));
+    isolate_result_clear(&r);
+}
+
+static void test_exit_and_no_value(void **state)
+{
+    (void)state;
+    struct isolate_result r;
+    assert_int_equal(isolate_run(child_exit7, NULL, 5000, &r), ISOLATE_EXIT);
+    assert_int_equal(r.exit_code, 7);
+    isolate_result_clear(&r);
+    assert_int_equal(isolate_run(child_no_value, NULL, 5000, &r), ISOLATE_EXIT);
+    assert_string_equal(r.detail, "exited without a result");
+    isolate_result_clear(&r);
+}
+
+/* A child whose result pipe carries garbage: replace the helper's serialisation by writing to every
+ * descriptor above stderr that is a pipe, then exiting 0. */
+static json_object *child_writes_garbage(void *arg)
+{
+    (void)arg;
+    for (int fd = 3; fd < 64; fd++)
+        if (write(fd, "{\"not\": json", 12) > 0)
+            break;
+    _exit(0);
+}
+
+static void test_garbage_output(void **state)
+{
+    (void)state;
+    struct isolate_result r;
+    assert_int_equal(isolate_run(child_writes_garbage, NULL, 5000, &r), ISOLATE_BAD_OUTPUT);
+    assert_non_null(strstr(r.detail, "malformed"));
+    assert_null(r.value);
+    isolate_result_clear(&r);
+}
+
+static void test_large_output(void **state)
+{
+    (void)state;
+    struct isolate_result r;
+    assert_int_equal(isolate_run(child_big, NULL, 10000, &r), ISOLATE_OK);
+    assert_int_equal(json_object_array_length(r.value), 200000);
+    isolate_result_clear(&r);
+}
+
+static void test_parallel_mixed(void **state)
+{
+    (void)state;
+    int v = 1;
+    struct isolate_job jobs[4] = {
+        {.fn = child_ok, .arg = &v},
+        {.fn = child_hang, .arg = NULL},
+        {.fn = child_segv, .arg = NULL},
+        {.fn = child_ok, .arg = &v},
+    };
+    double t0 = now_ms();
+    assert_int_equal(isolate_run_many(jobs, 4, 400), 0);
+    double dt = now_ms() - t0;
+    assert_true(dt < 3000); /* one shared deadline, not one per child */
+    assert_int_equal(jobs[0].result.status, ISOLATE_OK);
+    assert_int_equal(jobs[1].result.status, ISOLATE_TIMEOUT);
+    assert_int_equal(jobs[2].result.status, ISOLATE_SIGNAL);
+    assert_int_equal(jobs[3].result.status, ISOLATE_OK);
+    for (int i = 0; i < 4; i++)
+        isolate_result_clear(&jobs[i].result);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_ok_value_and_stderr),
+        cmocka_unit_test(test_signals_named),
+        cmocka_unit_test(test_timeout_kills_group),
+        cmocka_unit_test(test_exit_and_no_value),
+        cmocka_unit_test(test_garbage_output),
+        cmocka_unit_test(test_large_output),
+        cmocka_unit_test(test_parallel_mixed),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
