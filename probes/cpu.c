@@ -11,6 +11,6 @@ static int cpu_run(struct probe_ctx *ctx, struct report_section *sec)
 const struct probe probe_cpu = {
     .name = "cpu",
     .title = "CPU identification, usable SIMD flags, x86-64 level",
-    .needs_live = true,
+    .needs_live = false,
     .run = cpu_run,
 };

@@ -31,6 +31,7 @@ struct text_out {
     FILE *f;
     bool color;
     int verbose;
+    const char *command; /* the command being run ("check", "opencl", "list"...) */
 };
 
 struct probe {

@@ -91,7 +91,7 @@ static void write_text_verdict(struct text_out *t, const struct report *r, int e
 
 void write_text(FILE *f, const struct report *r, const struct cli_options *o, int exit_code, bool color)
 {
-    struct text_out t = {.f = f, .color = color, .verbose = o->verbose};
+    struct text_out t = {.f = f, .color = color, .verbose = o->verbose, .command = o->command};
     bool single = strcmp(o->command, "check") != 0;
 
     if (o->quiet) {
