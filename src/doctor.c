@@ -1,23 +1,602 @@
-/* doctor.c: the verdict step after every probe: correlation, --require, the verdict line. */
+/* doctor.c: the step after every probe: root causes, --require, verdict targets and verdict text. */
+#include "doctor.h"
+
+#include <ctype.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "run.h"
 #include "strutil.h"
 
+/* ---- reading the sections' facts (the probes' JSON contracts) ---- */
+
+/* DATA of section NAME when it ran ok, else NULL. */
+static json_object *doctor_data(const struct report *r, const char *name)
+{
+    const struct report_section *s = report_find_section(r, name);
+    return s && s->status == REPORT_STATUS_OK ? s->data : NULL;
+}
+
+static json_object *doctor_get(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *doctor_str(json_object *o, const char *key)
+{
+    json_object *v = doctor_get(o, key);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static bool doctor_type_has(json_object *dev, const char *type)
+{
+    json_object *t = doctor_get(dev, "type");
+    if (t && json_object_is_type(t, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(t); i++)
+            if (strcasecmp(json_object_get_string(json_object_array_get_idx(t, i)), type) == 0)
+                return true;
+    } else if (t && json_object_is_type(t, json_type_string)) {
+        return strcasestr(json_object_get_string(t), type) != NULL;
+    }
+    return false;
+}
+
+/* Smoke-tested devices that passed, optionally only GPUs; calls FN for each. Returns the count. */
+static size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
+                                    json_object **first)
+{
+    json_object *devs = doctor_get(doctor_data(r, "smoke"), "devices");
+    size_t n = 0;
+    if (first)
+        *first = NULL;
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *st = doctor_str(d, "status");
+        if (!st || strcmp(st, "pass") != 0)
+            continue;
+        if (gpu_only && !doctor_type_has(d, "GPU"))
+            continue;
+        if (want && !want(d))
+            continue;
+        if (first && !*first)
+            *first = d;
+        n++;
+    }
+    return n;
+}
+
+static bool doctor_fp64_passed(json_object *dev)
+{
+    const char *p = doctor_str(doctor_get(dev, "precisions"), "fp64");
+    return p && strcmp(p, "pass") == 0;
+}
+
+/* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
+static size_t doctor_gpu_count(const struct report *r)
+{
+    json_object *devs = doctor_get(doctor_data(r, "smoke"), "devices");
+    size_t n = 0;
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *st = doctor_str(d, "status");
+        if (!st || strcmp(st, "pass") != 0 || !doctor_type_has(d, "GPU"))
+            continue;
+        const char *addr = doctor_str(d, "pci_address");
+        bool seen = false;
+        for (size_t j = 0; addr && j < i; j++) {
+            json_object *e = json_object_array_get_idx(devs, j);
+            const char *a2 = doctor_str(e, "pci_address"), *s2 = doctor_str(e, "status");
+            seen |= a2 && s2 && strcmp(s2, "pass") == 0 && doctor_type_has(e, "GPU") && strcmp(a2, addr) == 0;
+        }
+        if (!seen)
+            n++;
+    }
+    return n;
+}
+
+/* Highest OpenCL version (major*100+minor) of any device, or -1 if none known. */
+static int doctor_best_opencl_version(const struct report *r, const char **name)
+{
+    json_object *plats = doctor_get(doctor_data(r, "opencl"), "platforms");
+    int best = -1;
+    for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
+        json_object *devs = doctor_get(json_object_array_get_idx(plats, i), "devices");
+        for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
+            json_object *d = json_object_array_get_idx(devs, j);
+            const char *v = doctor_str(d, "opencl_version");
+            unsigned maj = 0, min = 0;
+            if (v && sscanf(v, "%u.%u", &maj, &min) == 2 && maj < 100 && min < 100 && (int)(maj * 100 + min) > best) {
+                best = (int)(maj * 100 + min);
+                if (name)
+                    *name = doctor_str(d, "name");
+            }
+        }
+    }
+    return best;
+}
+
+/* ---- requirements ---- */
+
+/* CPU flags a requirement may name: the CPU probe's table (issue 3). */
+static const char *const doctor_cpu_flags[] = {
+    "sse", "sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi1", "bmi2",
+    "movbe", "avx512f", "avx512cd", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "amx_tile",
+    NULL,
+};
+
+enum doctor_req_kind { REQ_GPU, REQ_OPENCL, REQ_FP64, REQ_GPUS, REQ_CLVER, REQ_LEVEL, REQ_FLAG, REQ_BAD };
+
+/* Parse NAME; *ARG gets the number for gpus>=N, version*100 for opencl-version, the level. */
+static enum doctor_req_kind doctor_parse_require(const char *name, int *arg)
+{
+    *arg = 0;
+    if (strcmp(name, "gpu") == 0)
+        return REQ_GPU;
+    if (strcmp(name, "opencl") == 0)
+        return REQ_OPENCL;
+    if (strcmp(name, "fp64") == 0)
+        return REQ_FP64;
+    if (str_starts_with(name, "gpus>=")) {
+        uint64_t n;
+        if (str_to_u64(name + 6, 10, &n) < 0 || n < 1 || n > 4096)
+            return REQ_BAD;
+        *arg = (int)n;
+        return REQ_GPUS;
+    }
+    if (str_starts_with(name, "opencl-version>=")) {
+        const char *v = name + 16;
+        unsigned maj, min;
+        char tail;
+        if (sscanf(v, "%u.%u%c", &maj, &min, &tail) != 2 || maj < 1 || maj > 9 || min > 9 || !isdigit((unsigned char)v[0]))
+            return REQ_BAD;
+        *arg = (int)(maj * 100 + min);
+        return REQ_CLVER;
+    }
+    if (str_starts_with(name, "x86-64-v") && strlen(name) == 9 && name[8] >= '1' && name[8] <= '4') {
+        *arg = name[8] - '0';
+        return REQ_LEVEL;
+    }
+    for (size_t i = 0; doctor_cpu_flags[i]; i++)
+        if (strcmp(name, doctor_cpu_flags[i]) == 0)
+            return REQ_FLAG;
+    return REQ_BAD;
+}
+
+int doctor_validate_requires(char *const *names, size_t n, char **error)
+{
+    for (size_t i = 0; i < n; i++) {
+        int arg;
+        if (doctor_parse_require(names[i], &arg) != REQ_BAD)
+            continue;
+        size_t len = 0;
+        for (size_t j = 0; doctor_cpu_flags[j]; j++)
+            len += strlen(doctor_cpu_flags[j]) + 2;
+        char *flags = calloc(1, len + 1);
+        for (size_t j = 0; flags && doctor_cpu_flags[j]; j++) {
+            if (j)
+                strcat(flags, ", ");
+            strcat(flags, doctor_cpu_flags[j]);
+        }
+        *error = str_printf("--require: unknown requirement '%s'; valid: gpu, opencl, fp64, gpus>=N, "
+                            "opencl-version>=X.Y, x86-64-v1..x86-64-v4, or a CPU flag (%s)",
+                            names[i], flags ? flags : "");
+        free(flags);
+        return -1;
+    }
+    return 0;
+}
+
+static const char *doctor_dev_label(json_object *d, char *buf, size_t len)
+{
+    const char *name = doctor_str(d, "name"), *addr = doctor_str(d, "pci_address");
+    snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
+    return buf;
+}
+
+bool doctor_eval_require(const struct report *r, const char *name, char **detail)
+{
+    int arg;
+    enum doctor_req_kind k = doctor_parse_require(name, &arg);
+    bool smoke_ran = doctor_data(r, "smoke") != NULL;
+    json_object *first = NULL;
+    char label[256];
+    *detail = NULL;
+    switch (k) {
+    case REQ_GPU:
+    case REQ_OPENCL:
+    case REQ_FP64: {
+        if (!smoke_ran) {
+            *detail = str_printf("the smoke test did not run, so no device is proven to compute");
+            return false;
+        }
+        size_t n = doctor_passed_devices(r, k == REQ_GPU, k == REQ_FP64 ? doctor_fp64_passed : NULL, &first);
+        if (n == 0) {
+            *detail = str_printf(k == REQ_GPU      ? "no GPU passed the smoke test"
+                                 : k == REQ_FP64   ? "no device passed the smoke test in fp64"
+                                                   : "no OpenCL device passed the smoke test");
+            return false;
+        }
+        *detail = str_printf("%zu device%s passed, e.g. %s", n, n == 1 ? "" : "s",
+                             doctor_dev_label(first, label, sizeof(label)));
+        return true;
+    }
+    case REQ_GPUS: {
+        if (!smoke_ran) {
+            *detail = str_printf("the smoke test did not run, so no GPU is proven to compute");
+            return false;
+        }
+        size_t n = doctor_gpu_count(r);
+        *detail = str_printf("%zu GPU%s passed the smoke test, %d needed", n, n == 1 ? "" : "s", arg);
+        return (int)n >= arg;
+    }
+    case REQ_CLVER: {
+        const char *dev = NULL;
+        int best = doctor_best_opencl_version(r, &dev);
+        if (best < 0) {
+            *detail = str_printf("no OpenCL device found");
+            return false;
+        }
+        *detail = str_printf("best device supports OpenCL %d.%d (%s), %d.%d needed", best / 100, best % 100,
+                             dev ? dev : "unnamed", arg / 100, arg % 100);
+        return best >= arg;
+    }
+    case REQ_LEVEL: {
+        json_object *lv = doctor_get(doctor_data(r, "cpu"), "x86_64_level");
+        if (!lv || !json_object_is_type(lv, json_type_int)) {
+            *detail = str_printf("the x86-64 level of this CPU is unknown");
+            return false;
+        }
+        int level = json_object_get_int(lv);
+        *detail = str_printf("CPU is x86-64-v%d", level);
+        return level >= arg;
+    }
+    case REQ_FLAG: {
+        json_object *flags = doctor_get(doctor_data(r, "cpu"), "flags");
+        json_object *f = doctor_get(flags, name);
+        if (!f || !json_object_is_type(f, json_type_boolean)) {
+            *detail = str_printf("CPU flag %s is unknown (the CPU probe did not report it)", name);
+            return false;
+        }
+        bool ok = json_object_get_boolean(f);
+        *detail = str_printf("%s is %s", name, ok ? "usable" : "not usable");
+        return ok;
+    }
+    case REQ_BAD:
+    default:
+        *detail = str_printf("unknown requirement");
+        return false;
+    }
+}
+
+/* ---- root causes ---- */
+
+static const char *doctor_vendor_from_id(const char *vid)
+{
+    if (!vid)
+        return NULL;
+    if (strcasecmp(vid, "10de") == 0 || strcasecmp(vid, "0x10de") == 0)
+        return "nvidia";
+    if (strcasecmp(vid, "1002") == 0 || strcasecmp(vid, "0x1002") == 0 || strcasecmp(vid, "1022") == 0)
+        return "amd";
+    if (strcasecmp(vid, "8086") == 0 || strcasecmp(vid, "0x8086") == 0)
+        return "intel";
+    return NULL;
+}
+
+static const char *doctor_vendor_from_text(const char *s)
+{
+    if (!s)
+        return NULL;
+    static const struct {
+        const char *word, *vendor;
+    } words[] = {
+        {"nvidia", "nvidia"}, {"nouveau", "nvidia"}, {"geforce", "nvidia"}, {"cuda", "nvidia"},
+        {"amdgpu", "amd"},    {"radeon", "amd"},     {"/dev/kfd", "amd"},   {"advanced micro", "amd"},
+        {"amd", "amd"},       {"rocm", "amd"},       {"intel", "intel"},    {"i915", "intel"},
+    };
+    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
+        if (strcasestr(s, words[i].word))
+            return words[i].vendor;
+    return NULL;
+}
+
+const char *doctor_finding_vendor(const struct report *r, const struct report_finding *f)
+{
+    const char *subj = f->subject;
+    if (subj) {
+        /* A PCI address: the device's vendor. */
+        json_object *devs = doctor_get(doctor_data(r, "pci"), "devices");
+        for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+            json_object *d = json_object_array_get_idx(devs, i);
+            const char *a = doctor_str(d, "address");
+            if (a && strcmp(a, subj) == 0) {
+                const char *v = doctor_vendor_from_id(doctor_str(d, "vendor_id"));
+                if (v)
+                    return v;
+            }
+        }
+        /* An .icd file: the vendor the ICD probe recognised. */
+        json_object *icds = doctor_get(doctor_data(r, "icd"), "icds");
+        for (size_t i = 0; icds && json_object_is_type(icds, json_type_array) && i < json_object_array_length(icds); i++) {
+            json_object *d = json_object_array_get_idx(icds, i);
+            const char *file = doctor_str(d, "file");
+            if (file && strcmp(file, subj) == 0) {
+                const char *v = doctor_str(d, "vendor");
+                if (v && (strcmp(v, "nvidia") == 0 || strcmp(v, "amd") == 0 || strcmp(v, "intel") == 0))
+                    return strcmp(v, "nvidia") == 0 ? "nvidia" : strcmp(v, "amd") == 0 ? "amd" : "intel";
+                return doctor_vendor_from_text(doctor_str(d, "library"));
+            }
+        }
+        const char *v = doctor_vendor_from_text(subj);
+        if (v)
+            return v;
+    }
+    return doctor_vendor_from_text(f->message);
+}
+
+/* Tiers: a finding can only be caused by one in an earlier tier. 0 = not part of the GPU chain. */
+static int doctor_tier(const char *id)
+{
+    static const struct {
+        const char *prefix;
+        int tier;
+    } tiers[] = {
+        {"pci.not-responding", 1},
+        {"pci.", 2},
+        {"drv.", 2},
+        {"dev.", 2},
+        {"icd.no-loader", 3},
+        {"icd.", 4},
+        {"cl.", 5},
+        {"smoke.", 6},
+    };
+    for (size_t i = 0; i < sizeof(tiers) / sizeof(tiers[0]); i++)
+        if (str_starts_with(id, tiers[i].prefix))
+            return tiers[i].tier;
+    return 0;
+}
+
+/* Findings that cannot cause anything else (informational, or about link speed/insecurity). */
+static bool doctor_can_cause(const struct report_finding *f)
+{
+    static const char *const never[] = {"pci.no-gpu", "pci.link-degraded", "pci.link-slow", "icd.insecure",
+                                        "icd.multiple-loaders", "icd.duplicate", NULL};
+    if (f->severity == REPORT_SEV_INFO)
+        return false;
+    for (size_t i = 0; never[i]; i++)
+        if (strcmp(f->id, never[i]) == 0)
+            return false;
+    return true;
+}
+
+/* Findings that speak of every vendor at once: any earlier cause explains them. */
+static bool doctor_is_aggregate(const char *id)
+{
+    return strcmp(id, "cl.no-platforms") == 0 || strcmp(id, "cl.cpu-only") == 0;
+}
+
+static struct report_finding *doctor_root_of(struct report *r, struct report_finding *f)
+{
+    for (int hops = 0; f && f->caused_by_id && hops < 16; hops++) {
+        struct report_finding *c = report_find_finding(r, f->caused_by_id, f->caused_by_subject);
+        if (!c || c == f)
+            break;
+        f = c;
+    }
+    return f;
+}
+
+void doctor_link_causes(struct report *r)
+{
+    /* CPU: the reason AVX is missing explains cpu.no-avx. */
+    struct report_finding *no_avx = report_find_finding(r, "cpu.no-avx", NULL);
+    if (no_avx && !no_avx->caused_by_id) {
+        static const char *const cpu_causes[] = {"cpu.avx-hidden-by-hypervisor", "cpu.avx-disabled-by-os", NULL};
+        for (size_t i = 0; cpu_causes[i]; i++) {
+            struct report_finding *c = report_find_finding(r, cpu_causes[i], NULL);
+            if (c) {
+                report_finding_set_cause(no_avx, c->id, c->subject);
+                break;
+            }
+        }
+    }
+
+    /* The GPU chain: PCI/driver/node problems, then ICDs, then OpenCL, then smoke. */
+    for (size_t e = 0; e < r->n_findings; e++) {
+        struct report_finding *eff = &r->findings[e];
+        int te = doctor_tier(eff->id);
+        if (te == 0 || eff->caused_by_id)
+            continue;
+        const char *ve = doctor_finding_vendor(r, eff);
+        struct report_finding *best = NULL;
+        int best_tier = 99;
+        for (size_t c = 0; c < r->n_findings; c++) {
+            struct report_finding *cause = &r->findings[c];
+            int tc = doctor_tier(cause->id);
+            if (c == e || tc == 0 || tc >= te || !doctor_can_cause(cause))
+                continue;
+            const char *vc = doctor_finding_vendor(r, cause);
+            bool same_subject = cause->subject && eff->subject && strcmp(cause->subject, eff->subject) == 0;
+            bool match = same_subject || (vc && ve && strcmp(vc, ve) == 0) ||
+                         (doctor_is_aggregate(eff->id)) || strcmp(cause->id, "icd.no-loader") == 0;
+            if (!match)
+                continue;
+            if (tc < best_tier) {
+                best = cause;
+                best_tier = tc;
+            }
+        }
+        if (best) {
+            struct report_finding *root = doctor_root_of(r, best);
+            /* Re-fetch: report_find_finding returns pointers into r->findings, which do not move here. */
+            report_finding_set_cause(eff, root->id, root->subject);
+        }
+    }
+    /* Requirements: an unmet GPU need is explained by the GPU chain's first root cause. */
+    for (size_t i = 0; i < r->n_findings; i++) {
+        struct report_finding *f = &r->findings[i];
+        if (strcmp(f->id, "require.unmet") != 0 || f->caused_by_id || !f->subject)
+            continue;
+        int arg;
+        enum doctor_req_kind k = doctor_parse_require(f->subject, &arg);
+        const struct report_finding *root = NULL;
+        for (size_t j = 0; j < r->n_findings && !root; j++) {
+            const struct report_finding *c = &r->findings[j];
+            if (c->caused_by_id || c->severity != REPORT_SEV_ERROR || !doctor_can_cause(c))
+                continue;
+            bool gpu_chain = doctor_tier(c->id) > 0;
+            bool cpu_chain = str_starts_with(c->id, "cpu.");
+            if (((k == REQ_GPU || k == REQ_OPENCL || k == REQ_FP64 || k == REQ_GPUS || k == REQ_CLVER) && gpu_chain) ||
+                ((k == REQ_FLAG || k == REQ_LEVEL) && cpu_chain))
+                root = c;
+        }
+        if (root)
+            report_finding_set_cause(f, root->id, root->subject);
+    }
+}
+
+/* ---- verdict ---- */
+
+/* IDs of root-cause findings (not caused by another) whose ID starts with one of PREFIXES. */
+static const char **doctor_reasons(const struct report *r, const char *const *prefixes, size_t *n)
+{
+    const char **ids = calloc(r->n_findings + 1, sizeof(*ids));
+    *n = 0;
+    for (size_t i = 0; ids && i < r->n_findings; i++) {
+        const struct report_finding *f = &r->findings[i];
+        if (f->caused_by_id || f->severity == REPORT_SEV_INFO)
+            continue;
+        bool want = false;
+        for (size_t p = 0; prefixes[p]; p++)
+            want |= str_starts_with(f->id, prefixes[p]);
+        bool dup = false;
+        for (size_t j = 0; j < *n; j++)
+            dup |= strcmp(ids[j], f->id) == 0;
+        if (want && !dup)
+            ids[(*n)++] = f->id;
+    }
+    return ids;
+}
+
+/* The message of the first error root cause among PREFIXES, or NULL. */
+static const struct report_finding *doctor_first_root(const struct report *r, const char *const *prefixes)
+{
+    size_t n = 0;
+    const struct report_finding **sorted = report_sorted_findings(r, &n);
+    const struct report_finding *found = NULL;
+    for (size_t i = 0; i < n && !found; i++) {
+        if (sorted[i]->caused_by_id || sorted[i]->severity == REPORT_SEV_INFO)
+            continue;
+        for (size_t p = 0; prefixes[p] && !found; p++)
+            if (str_starts_with(sorted[i]->id, prefixes[p]))
+                found = sorted[i];
+    }
+    free(sorted);
+    return found;
+}
+
+void doctor_verdict(struct report *r)
+{
+    static const char *const gpu_prefixes[] = {"pci.", "drv.", "dev.", "icd.", "cl.", "smoke.", NULL};
+    static const char *const cpu_prefixes[] = {"cpu.", NULL};
+    char *lines[4] = {NULL, NULL, NULL, NULL};
+    size_t nl = 0;
+    char label[256];
+    size_t nreasons;
+
+    bool smoke_ran = doctor_data(r, "smoke") != NULL;
+    bool opencl_ran = doctor_data(r, "opencl") != NULL;
+    if (smoke_ran || opencl_ran) {
+        const char **reasons = doctor_reasons(r, gpu_prefixes, &nreasons);
+        const struct report_finding *root = doctor_first_root(r, gpu_prefixes);
+        json_object *gpu = NULL, *any = NULL;
+        size_t ngpu = 0, nany = 0;
+        if (smoke_ran) {
+            ngpu = doctor_passed_devices(r, true, NULL, &gpu);
+            nany = doctor_passed_devices(r, false, NULL, &any);
+        }
+        char *detail;
+        if (!smoke_ran) {
+            detail = str_printf("the smoke test did not run: no device is proven to compute");
+            report_set_target(r, "gpu", false, detail, reasons);
+            lines[nl++] = str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)");
+            free(detail);
+        } else if (ngpu > 0) {
+            detail = str_printf("ready on %s", doctor_dev_label(gpu, label, sizeof(label)));
+            report_set_target(r, "gpu", true, detail, reasons);
+            lines[nl++] = str_printf("GPU compute (OpenCL): %s%s", detail, ngpu > 1 ? " and more" : "");
+            free(detail);
+        } else {
+            detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
+            report_set_target(r, "gpu", false, detail, reasons);
+            lines[nl++] = str_printf("GPU compute (OpenCL): not ready: %s", detail);
+            free(detail);
+        }
+        if (smoke_ran) {
+            detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
+                                           doctor_dev_label(any, label, sizeof(label)))
+                              : str_printf("no OpenCL device passed the smoke test");
+            report_set_target(r, "opencl", nany > 0, detail, reasons);
+            lines[nl++] = str_printf("OpenCL: %s", detail);
+            free(detail);
+        }
+        free(reasons);
+    }
+    json_object *flags = doctor_get(doctor_data(r, "cpu"), "flags");
+    json_object *avx = doctor_get(flags, "avx");
+    if (avx && json_object_is_type(avx, json_type_boolean)) {
+        const char **reasons = doctor_reasons(r, cpu_prefixes, &nreasons);
+        bool ok = json_object_get_boolean(avx);
+        const struct report_finding *root = ok ? NULL : doctor_first_root(r, cpu_prefixes);
+        char *detail = ok ? str_printf("AVX is usable") : str_printf("AVX is not usable%s%s%s", root ? ": " : "",
+                                                                       root ? root->message : "", "");
+        report_set_target(r, "cpu_avx", ok, detail, reasons);
+        lines[nl++] = str_printf("CPU for prebuilt TensorFlow (AVX): %s", ok ? "ok" : detail);
+        free(detail);
+        free(reasons);
+    }
+
+    size_t ne = report_count_severity(r, REPORT_SEV_ERROR), nw = report_count_severity(r, REPORT_SEV_WARNING);
+    char *verdict = report_is_ready(r)
+                        ? str_printf("Verdict: ready (%zu warning%s)", nw, nw == 1 ? "" : "s")
+                        : str_printf("Verdict: not ready (%zu error%s, %zu warning%s)", ne, ne == 1 ? "" : "s", nw,
+                                     nw == 1 ? "" : "s");
+    size_t len = strlen(verdict ? verdict : "") + 1;
+    for (size_t i = 0; i < nl; i++)
+        len += strlen(lines[i] ? lines[i] : "") + 1;
+    char *text = calloc(1, len);
+    for (size_t i = 0; text && i < nl; i++) {
+        if (lines[i]) {
+            strcat(text, lines[i]);
+            strcat(text, "\n");
+        }
+    }
+    if (text && verdict)
+        strcat(text, verdict);
+    for (size_t i = 0; i < nl; i++)
+        free(lines[i]);
+    free(verdict);
+    free(r->verdict_text);
+    r->verdict_text = text;
+}
+
 int doctor_run(const struct cli_options *o, struct report *r, char **error)
 {
-    if (o->n_requires > 0) {
-        *error = str_printf("--require %s: requirements are not supported by this build yet", o->requires[0]);
+    if (doctor_validate_requires(o->requires, o->n_requires, error) < 0)
         return GC_EXIT_USAGE;
+    for (size_t i = 0; i < o->n_requires; i++) {
+        char *detail = NULL;
+        bool met = doctor_eval_require(r, o->requires[i], &detail);
+        report_add_requirement(r, o->requires[i], met, "%s", detail ? detail : "");
+        if (!met)
+            report_add_finding(r, "require.unmet", o->requires[i], "Requirement '%s' is not met: %s", o->requires[i],
+                               detail ? detail : "");
+        free(detail);
     }
-    size_t ne = report_count_severity(r, REPORT_SEV_ERROR);
-    size_t nw = report_count_severity(r, REPORT_SEV_WARNING);
-    free(r->verdict_text);
-    if (report_is_ready(r))
-        r->verdict_text = str_printf("Verdict: ready (%zu warning%s)", nw, nw == 1 ? "" : "s");
-    else
-        r->verdict_text = str_printf("Verdict: not ready (%zu error%s, %zu warning%s)", ne, ne == 1 ? "" : "s", nw,
-                                     nw == 1 ? "" : "s");
+    doctor_link_causes(r);
+    doctor_verdict(r);
     return 0;
 }

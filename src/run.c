@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "doctor.h"
 #include "probe.h"
 #include "strutil.h"
 
@@ -42,6 +43,9 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
 {
     *out = NULL;
     *error = NULL;
+    /* Unknown --require names fail before any probe runs. */
+    if (doctor_validate_requires(o->requires, o->n_requires, error) < 0)
+        return GC_EXIT_USAGE;
     struct report *r = report_new();
     if (!r) {
         *error = str_dup("out of memory");
