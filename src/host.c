@@ -9,8 +9,7 @@
 #include "run.h"
 #include "strutil.h"
 
-/* PRETTY_NAME (or NAME) from an os-release file's content, unquoted; heap string or NULL. */
-static char *host_os_release(const char *text)
+char *host_os_release(const char *text)
 {
     char *best = NULL;
     int best_rank = 0;

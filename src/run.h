@@ -22,6 +22,10 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
 /* True if probe NAME runs for command COMMAND (itself, "check", or as a dependency). */
 bool run_selects(const char *command, const char *name);
 
+/* PRETTY_NAME (or NAME) from an os-release file's TEXT, unquoted and sanitised; heap string
+ * (caller frees) or NULL when neither is there. */
+char *host_os_release(const char *text);
+
 /* Fill R->host: hostname, kernel, OS release, architecture, user, root. */
 void host_collect(const struct hostfs *fs, json_object *host);
 
