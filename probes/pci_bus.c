@@ -423,8 +423,14 @@ static void pci_read_drm(struct pci_state *st, struct pci_gpu *g)
         if (!nd)
             break;
         g->drm = nd;
-        if ((g->drm[g->n_drm] = str_dup(n)))
+        if ((g->drm[g->n_drm] = str_dup(n))) {
+            char *tp = pci_sys_path(g, "drm/");
+            char *full = tp ? str_printf("%s%s", tp, n) : NULL;
+            pci_trace(st->ctx->fs, full);
+            free(full);
+            free(tp);
             g->n_drm++;
+        }
     }
     closedir(d);
     if (g->n_drm > 1)
@@ -467,9 +473,31 @@ static void pci_read_sysfs_facts(struct pci_state *st, struct pci_gpu *g)
     pci_read_drm(st, g);
 }
 
+void pci_trace(const struct hostfs *fs, const char *path)
+{
+    if (fs->trace && path)
+        fprintf(fs->trace, "%s\n", path);
+}
+
+/* libpci opens these sysfs files itself, not through hostfs: list them too, so a capture made
+ * from the trace has what libpci needs. */
+static void pci_trace_lib_reads(struct pci_state *st, const struct pci_gpu *g)
+{
+    static const char *const files[] = {"vendor", "device", "class", "subsystem_vendor", "subsystem_device",
+                                        "config", NULL};
+    if (!st->ctx->fs->trace || st->dump)
+        return;
+    for (size_t i = 0; files[i]; i++) {
+        char *p = pci_sys_path(g, files[i]);
+        pci_trace(st->ctx->fs, p);
+        free(p);
+    }
+}
+
 /* Identify D with libpci; fill G. Returns true when G is a device to report. */
 static bool pci_identify(struct pci_state *st, struct pci_access *a, struct pci_dev *d, struct pci_gpu *g)
 {
+    pci_trace_lib_reads(st, g);
     if (pci_lib_fill(d, PCI_FILL_IDENT | PCI_FILL_CLASS) == 0) {
         g->vendor = d->vendor_id;
         g->device = d->device_id;

@@ -314,6 +314,7 @@ static void pci_nvlibs_collect(struct pci_state *st)
             st->nvlibs = nl;
             nl[st->n_nvlibs].path = str_sanitize(str_printf("%s/%s", st->lib_dirs[i], e->d_name));
             nl[st->n_nvlibs].version = v;
+            pci_trace(st->ctx->fs, nl[st->n_nvlibs].path);
             if (nl[st->n_nvlibs].path)
                 st->n_nvlibs++;
             else

@@ -456,6 +456,43 @@ class PciTests(gctest.TestCase):
         self.assertEqual(d["numa_node"], 1)
         self.assertEqual(d["driver"], "nvidia")
 
+    def test_fs_trace_lists_what_a_capture_needs(self):
+        t = self.tree()
+        t.healthy_nvidia()
+        t.device("0000:02:00.0", 0x1002, 0x73bf, 0x030000, driver="amdgpu", drm=("card1", "renderD129"),
+                 link=("8.0 GT/s PCIe", 16, "16.0 GT/s PCIe", 16))
+        t.module("amdgpu")
+        t.node("/dev/dri/renderD129", 0o666)
+        t.node("/dev/kfd", 0o666)
+        trace = os.path.join(t.root, "..", os.path.basename(t.root) + ".trace")
+        self.addCleanup(lambda: os.path.exists(trace) and os.unlink(trace))
+        first = self.run_json("pci", "--root", t.root, env={"GPUCHECKUP_FS_TRACE": trace})
+        with open(trace) as f:
+            paths = [l.rstrip("\n") for l in f if l.strip()]
+        for p in ("/sys/bus/pci/devices/0000:01:00.0/config", "/sys/bus/pci/devices/0000:01:00.0/vendor",
+                  "/sys/bus/pci/devices/0000:01:00.0/driver", "/proc/modules", "/proc/driver/nvidia/version",
+                  "/dev/nvidiactl"):
+            self.assertIn(p, paths)
+        # copy only those paths, as `cp -a --parents` would, and diagnose the copy: same answer
+        cap = self.make_tree()
+        for p in paths:
+            src = t.t.path(p)
+            dst = cap.path(p)
+            if not os.path.lexists(src) or os.path.lexists(dst):
+                continue
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.islink(src):
+                os.symlink(os.readlink(src), dst)
+            elif os.path.isdir(src):
+                os.makedirs(dst, exist_ok=True)
+            else:
+                shutil.copy2(src, dst)
+        second = self.run_json("pci", "--root", cap.root)
+        strip = lambda doc: {k: v for k, v in doc["pci"].items() if k not in ("access_path", "duration_ms")}
+        self.assertEqual(strip(second.json), strip(first.json))
+        self.assertEqual(self.ids(second), self.ids(first))
+        self.assertEqual(self.ids(first), ["pci.link-slow"])
+
     # ---- this machine and dumps -----------------------------------------------------------
 
     def test_this_machine(self):
