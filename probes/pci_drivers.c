@@ -288,6 +288,87 @@ static const char *const pci_std_lib_dirs[] = {
     "/usr/lib64", "/lib64", "/usr/lib", "/lib", NULL,
 };
 
+/* Drop "." and "dir/.." segments from an absolute PATH, in place. */
+static void pci_path_normalize(char *path)
+{
+    char *out = path, *p = path;
+    while (*p) {
+        while (*p == '/')
+            p++;
+        char *seg = p;
+        while (*p && *p != '/')
+            p++;
+        size_t len = (size_t)(p - seg);
+        if (len == 0 || (len == 1 && seg[0] == '.'))
+            continue;
+        if (len == 2 && seg[0] == '.' && seg[1] == '.') {
+            while (out > path && *--out != '/')
+                ;
+            continue;
+        }
+        *out++ = '/';
+        memmove(out, seg, len);
+        out += len;
+    }
+    if (out == path)
+        *out++ = '/';
+    *out = '\0';
+}
+
+/* Follow the symlink chain from PATH (inside the root), as the dynamic loader would: Debian points
+ * libcuda.so.1 and friends through /etc/alternatives into nvidia/current/. Heap path or NULL. */
+static char *pci_follow_links(const struct hostfs *fs, const char *path)
+{
+    char *cur = str_dup(path);
+    for (int i = 0; cur && i < 8; i++) {
+        char *t = NULL;
+        if (hostfs_readlink(fs, cur, &t) != 0)
+            return cur;
+        pci_trace(fs, cur);
+        char *next;
+        if (t[0] == '/') {
+            next = str_dup(t);
+        } else {
+            const char *slash = strrchr(cur, '/');
+            next = str_printf("%.*s/%s", (int)(slash - cur), cur, t);
+        }
+        free(t);
+        free(cur);
+        cur = next;
+        if (cur)
+            pci_path_normalize(cur);
+    }
+    free(cur);
+    return NULL; /* a loop */
+}
+
+static void pci_nvlib_add(struct pci_state *st, char *path, char *version)
+{
+    bool dup = false;
+    for (size_t i = 0; i < st->n_nvlibs && !dup; i++)
+        dup = strcmp(st->nvlibs[i].path, path) == 0;
+    struct pci_nvlib *nl = dup || st->n_nvlibs >= 64 ? NULL : realloc(st->nvlibs, (st->n_nvlibs + 1) * sizeof(*nl));
+    if (!nl) {
+        free(path);
+        free(version);
+        return;
+    }
+    st->nvlibs = nl;
+    pci_trace(st->ctx->fs, path);
+    nl[st->n_nvlibs].path = str_sanitize(path);
+    nl[st->n_nvlibs].version = version;
+    st->n_nvlibs++;
+}
+
+/* NAME is the soname link of one of the NVIDIA libraries ("libcuda.so.1"). */
+static bool pci_nvidia_soname(const char *name)
+{
+    for (size_t i = 0; pci_nvidia_libs[i]; i++)
+        if (str_starts_with(name, pci_nvidia_libs[i]) && strcmp(name + strlen(pci_nvidia_libs[i]), "1") == 0)
+            return true;
+    return false;
+}
+
 static void pci_nvlibs_collect(struct pci_state *st)
 {
     struct pci_dirset ds = {.st = st};
@@ -304,21 +385,30 @@ static void pci_nvlibs_collect(struct pci_state *st)
         struct dirent *e;
         while ((e = readdir(d)) && st->n_nvlibs < 64) {
             char *v = pci_nvidia_lib_version(e->d_name);
-            if (!v)
+            if (v) {
+                char *path = str_printf("%s/%s", st->lib_dirs[i], e->d_name);
+                if (path)
+                    pci_nvlib_add(st, path, v);
+                else
+                    free(v);
                 continue;
-            struct pci_nvlib *nl = realloc(st->nvlibs, (st->n_nvlibs + 1) * sizeof(*nl));
-            if (!nl) {
-                free(v);
-                break;
             }
-            st->nvlibs = nl;
-            nl[st->n_nvlibs].path = str_sanitize(str_printf("%s/%s", st->lib_dirs[i], e->d_name));
-            nl[st->n_nvlibs].version = v;
-            pci_trace(st->ctx->fs, nl[st->n_nvlibs].path);
-            if (nl[st->n_nvlibs].path)
-                st->n_nvlibs++;
-            else
+            if (!pci_nvidia_soname(e->d_name))
+                continue;
+            char *link = str_printf("%s/%s", st->lib_dirs[i], e->d_name);
+            char *target = link ? pci_follow_links(st->ctx->fs, link) : NULL;
+            const char *base = target ? strrchr(target, '/') : NULL;
+            struct stat sb;
+            if (base && (v = pci_nvidia_lib_version(base + 1)) &&
+                hostfs_stat(st->ctx->fs, target, &sb, true) == 0) {
+                pci_trace(st->ctx->fs, link);
+                pci_nvlib_add(st, target, v);
+                target = NULL;
+            } else {
                 free(v);
+            }
+            free(target);
+            free(link);
         }
         closedir(d);
     }

@@ -329,6 +329,28 @@ class PciTests(gctest.TestCase):
         self.assertIn("/opt/nvidia/lib64", r.json["pci"]["nvidia"]["library_dirs"])
         self.assertIn("reboot", f["hint"])
 
+    def test_debian_alternatives_layout(self):
+        """Debian: lib.so.1 -> /etc/alternatives/... -> nvidia/current/lib.so.VERSION."""
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2204, 0x030000, driver="nvidia")
+        t.module("nvidia")
+        t.nvidia_version("550.90.07")
+        t.node("/dev/nvidiactl")
+        t.node("/dev/nvidia0")
+        multi = "/usr/lib/x86_64-linux-gnu"
+        t.t.write(multi + "/nvidia/current/libnvidia-ml.so.535.183.01", "")
+        t.t.symlink("/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.183.01",
+                    "/etc/alternatives/nvidia--libnvidia-ml.so.1-x86_64-linux-gnu")
+        t.t.symlink("/etc/alternatives/nvidia--libnvidia-ml.so.1-x86_64-linux-gnu", multi + "/libnvidia-ml.so.1")
+        t.t.write(multi + "/libcuda.so.550.90.07", "")
+        t.t.symlink("libcuda.so.550.90.07", multi + "/libcuda.so.1")
+        t.t.symlink("libnvidia-opencl.so.1", multi + "/libnvidia-opencl.so.1")  # a loop: ignored
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nvidia-version-mismatch"])
+        libs = {l["path"]: l["version"] for l in r.json["pci"]["nvidia"]["libraries"]}
+        self.assertEqual(libs, {multi + "/libcuda.so.550.90.07": "550.90.07",
+                                multi + "/nvidia/current/libnvidia-ml.so.535.183.01": "535.183.01"})
+
     def test_open_kernel_module_version(self):
         t = self.tree()
         t.healthy_nvidia()
