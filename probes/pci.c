@@ -1,10 +1,518 @@
-/* pci.c: the pci probe: GPUs on the PCI bus, kernel drivers, device nodes (placeholder until its issue lands). */
-#include "probe.h"
+/* pci.c: the pci probe: GPUs on the PCI bus, their kernel drivers and links, modules, device nodes. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "pci_internal.h"
+#include "strutil.h"
+
+static const struct check pci_checks[] = {
+    {"pci.no-gpu", REPORT_SEV_INFO, "No GPU or accelerator was found on the PCI bus",
+     "If this machine should have one: check that it is seated, powered and enabled in the firmware setup, "
+     "or passed through to this VM or container; `lspci -nn | grep -Ei 'vga|3d|display|accel'` lists what the "
+     "bus shows."},
+    {"pci.no-driver", REPORT_SEV_ERROR, "A GPU or accelerator has no kernel driver bound: nothing can use it",
+     "Install and load the vendor's kernel driver; `lspci -k` shows the candidate modules and `sudo dmesg` why "
+     "binding failed."},
+    {"pci.nouveau-bound", REPORT_SEV_ERROR,
+     "An NVIDIA GPU is driven by nouveau: no CUDA, and no NVIDIA OpenCL",
+     "Install the NVIDIA driver (Debian: `sudo apt install nvidia-driver`, from non-free), which blacklists "
+     "nouveau, then `sudo reboot`; `lspci -k` should then say \"Kernel driver in use: nvidia\"."},
+    {"pci.radeon-bound", REPORT_SEV_WARNING,
+     "An AMD GPU is driven by the legacy radeon driver: compute (ROCm, rusticl) needs amdgpu",
+     "For GCN 1.0/1.1 cards, boot with `radeon.si_support=0 amdgpu.si_support=1 radeon.cik_support=0 "
+     "amdgpu.cik_support=1` (add them to GRUB_CMDLINE_LINUX in /etc/default/grub, `sudo update-grub`, reboot); "
+     "older cards cannot use amdgpu."},
+    {"pci.vfio-bound", REPORT_SEV_WARNING,
+     "A GPU is reserved for virtual machines (vfio-pci or pci-stub): this system cannot compute on it",
+     "To use it here, remove its ID from `vfio-pci.ids=` (kernel command line or /etc/modprobe.d), "
+     "`sudo update-initramfs -u` and reboot."},
+    {"pci.link-degraded", REPORT_SEV_WARNING,
+     "A GPU's PCIe link is narrower than the card supports (wrong slot, riser, poor seating)",
+     "Move the card to a slot wired for its full width, check riser cables and seating; compare LnkCap with "
+     "LnkSta in `sudo lspci -vv -s ADDRESS`."},
+    {"pci.link-slow", REPORT_SEV_INFO,
+     "A GPU's PCIe link runs below its top speed (normal while idle: GPUs slow the link to save power)",
+     "Check again under load (`sudo lspci -vv -s ADDRESS | grep LnkSta`); if it stays low, check the slot's "
+     "PCIe generation and the firmware's link-speed setting."},
+    {"pci.not-responding", REPORT_SEV_ERROR,
+     "A GPU's configuration space reads all ones: it fell off the bus",
+     "Look for the cause with `sudo dmesg | grep -iE 'AER|Xid|fallen off|pcieport'`; a reboot or power cycle "
+     "usually brings it back; check power cables and cooling."},
+    {"drv.nouveau-and-nvidia", REPORT_SEV_WARNING,
+     "Both nouveau and nvidia kernel modules are loaded: they fight over NVIDIA GPUs",
+     "Blacklist nouveau: `echo blacklist nouveau | sudo tee /etc/modprobe.d/blacklist-nouveau.conf`, then "
+     "`sudo update-initramfs -u` and `sudo reboot`."},
+    {"drv.nvidia-version-mismatch", REPORT_SEV_ERROR,
+     "The NVIDIA kernel module and userspace libraries differ in version (\"Driver/library version mismatch\")",
+     "Reboot to load the kernel module that matches the installed libraries (`sudo reboot`); if it persists, "
+     "reinstall the driver so both come from one version (`dpkg -l | grep -i nvidia`)."},
+    {"dev.missing-node", REPORT_SEV_ERROR,
+     "A device node the loaded driver needs is absent (e.g. a container started without GPU access)",
+     "In a container, pass the device through (`docker run --gpus all`, or `--device /dev/...`); on the "
+     "host, check that udev created it (`sudo udevadm trigger`)."},
+    {"dev.no-access", REPORT_SEV_ERROR, "A device node exists but this user cannot open it read-write",
+     "Join the node's group (`sudo usermod -aG render $USER`), then log out and in again."},
+};
+
+/* ---- findings ------------------------------------------------------------------------------- */
+
+static const char *pci_gpu_label(const struct pci_gpu *g)
+{
+    return g->device_name ? g->device_name : g->vendor_name ? g->vendor_name : "unknown device";
+}
+
+static void pci_no_driver_hint(struct pci_state *st, struct report_finding *f, const struct pci_gpu *g)
+{
+    const struct pci_module *m = st->modules;
+    int nv = pci_module_index("nvidia"), amd = pci_module_index("amdgpu");
+    if (g->vendor == 0x10de && m[nv].loaded == 1)
+        report_finding_set_hint(f, "The nvidia module is loaded but did not take %s: `sudo dmesg | grep -i nvrm` "
+                                   "says why (a GPU too new or too old for this driver version, Secure Boot...).",
+                                g->addr);
+    else if (g->vendor == 0x10de)
+        report_finding_set_hint(f, "Install the NVIDIA driver (Debian: `sudo apt install nvidia-driver`, from "
+                                   "non-free) or load it: `sudo modprobe nvidia`; `sudo dmesg | grep -i nvrm` "
+                                   "says why it failed.");
+    else if (g->vendor == 0x1002 && m[amd].loaded == 1)
+        report_finding_set_hint(f, "amdgpu is loaded but did not take %s: `sudo dmesg | grep -i amdgpu` says why "
+                                   "(often missing firmware: `sudo apt install firmware-amd-graphics`).",
+                                g->addr);
+    else if (g->vendor == 0x1002)
+        report_finding_set_hint(f, "Load amdgpu: `sudo modprobe amdgpu` (firmware: `sudo apt install "
+                                   "firmware-amd-graphics`); `sudo dmesg | grep -i amdgpu` says why it failed.");
+    else if (g->vendor == 0x8086)
+        report_finding_set_hint(f, "Load the Intel GPU driver: `sudo modprobe i915` (or `xe` for newer GPUs); "
+                                   "`sudo dmesg | grep -iE 'i915|xe'` says why it failed.");
+    else
+        report_finding_set_hint(f, "Install and load the vendor's kernel driver; `lspci -k -s %s` lists candidate "
+                                   "modules, `sudo dmesg` says why binding failed.",
+                                g->addr);
+}
+
+static void pci_device_findings(struct pci_state *st, const struct pci_gpu *g)
+{
+    struct report *r = st->ctx->report;
+    char *base = str_printf("/sys/bus/pci/devices/%s", g->addr);
+    char src[256];
+    struct report_finding *f;
+    const char *name = pci_gpu_label(g);
+    bool compute = g->kind == PCI_KIND_COMPUTE || g->kind == PCI_KIND_ACCEL;
+
+    if (g->responding == 0) {
+        if (g->power_state && strcmp(g->power_state, "D3cold") == 0) {
+            report_section_add_note(st->sec, "%s reads all ones but is in D3cold (powered off): not judged", g->addr);
+        } else {
+            f = report_add_finding(r, "pci.not-responding", g->addr,
+                                   "%s (%s) does not answer: its configuration space reads all ones", g->addr,
+                                   st->dump ? "in the dump" : name);
+            snprintf(src, sizeof(src), "%s/config", st->dump ? st->access_path : base ? base : "");
+            report_finding_add_evidence(f, st->dump ? st->access_path : src, "ff ff ff ff (vendor ID 0xffff)");
+        }
+        free(base);
+        return;
+    }
+
+    if (compute && g->driver_known && !g->driver) {
+        f = report_add_finding(r, "pci.no-driver", g->addr, "%s %s has no kernel driver bound", g->addr, name);
+        pci_no_driver_hint(st, f, g);
+        snprintf(src, sizeof(src), "%s/driver", base ? base : "");
+        report_finding_add_evidence(f, src, "absent");
+        if (g->modalias) {
+            snprintf(src, sizeof(src), "%s/modalias", base ? base : "");
+            report_finding_add_evidence(f, src, "%s", g->modalias);
+        }
+    }
+    if (g->driver) {
+        snprintf(src, sizeof(src), "%s/driver", base ? base : "");
+        if (g->vendor == 0x10de && strcmp(g->driver, "nouveau") == 0) {
+            f = report_add_finding(r, "pci.nouveau-bound", g->addr, "%s %s is driven by nouveau", g->addr, name);
+            report_finding_add_evidence(f, src, "nouveau");
+        } else if (g->vendor == 0x1002 && strcmp(g->driver, "radeon") == 0) {
+            f = report_add_finding(r, "pci.radeon-bound", g->addr, "%s %s is driven by radeon, not amdgpu", g->addr,
+                                   name);
+            report_finding_add_evidence(f, src, "radeon");
+        } else if (compute && (strcmp(g->driver, "vfio-pci") == 0 || strcmp(g->driver, "pci-stub") == 0)) {
+            f = report_add_finding(r, "pci.vfio-bound", g->addr, "%s %s is bound to %s (reserved for VMs)", g->addr,
+                                   name, g->driver);
+            report_finding_add_evidence(f, src, "%s", g->driver);
+        }
+    }
+
+    bool asleep = g->power_state && str_starts_with(g->power_state, "D3");
+    if (compute && !asleep && g->link_source) {
+        const char *lsrc = strcmp(g->link_source, "config") == 0 ? (st->dump ? st->access_path : "config space")
+                                                                 : NULL;
+        if (g->cur_width > 0 && g->max_width > 0 && g->cur_width < g->max_width) {
+            f = report_add_finding(r, "pci.link-degraded", g->addr, "%s %s runs at x%d of its x%d PCIe lanes",
+                                   g->addr, name, g->cur_width, g->max_width);
+            report_finding_set_hint(f, "Move the card to a slot wired for x%d, check riser cables and seating; "
+                                       "compare LnkCap with LnkSta in `sudo lspci -vv -s %s`.",
+                                    g->max_width, g->addr);
+            if (lsrc) {
+                report_finding_add_evidence(f, lsrc, "link width x%d, capable of x%d", g->cur_width, g->max_width);
+            } else {
+                snprintf(src, sizeof(src), "%s/current_link_width", base ? base : "");
+                report_finding_add_evidence(f, src, "%d", g->cur_width);
+                snprintf(src, sizeof(src), "%s/max_link_width", base ? base : "");
+                report_finding_add_evidence(f, src, "%d", g->max_width);
+            }
+        } else if (g->cur_speed > 0 && g->max_speed > 0 && g->cur_speed + 0.01 < g->max_speed) {
+            f = report_add_finding(r, "pci.link-slow", g->addr, "%s %s links at %.1f GT/s of its %.1f GT/s",
+                                   g->addr, name, g->cur_speed, g->max_speed);
+            report_finding_set_hint(f, "Often normal: idle GPUs slow the link. Check again under load "
+                                       "(`sudo lspci -vv -s %s | grep LnkSta`); if it stays low, check the slot's "
+                                       "PCIe generation and the firmware's link-speed setting.",
+                                    g->addr);
+            if (lsrc) {
+                report_finding_add_evidence(f, lsrc, "link speed %.1f GT/s, capable of %.1f GT/s", g->cur_speed,
+                                            g->max_speed);
+            } else {
+                snprintf(src, sizeof(src), "%s/current_link_speed", base ? base : "");
+                report_finding_add_evidence(f, src, "%.1f GT/s", g->cur_speed);
+                snprintf(src, sizeof(src), "%s/max_link_speed", base ? base : "");
+                report_finding_add_evidence(f, src, "%.1f GT/s", g->max_speed);
+            }
+        }
+    }
+    free(base);
+}
+
+static void pci_kernel_findings(struct pci_state *st)
+{
+    struct report *r = st->ctx->report;
+    const struct pci_module *m = st->modules;
+    struct report_finding *f;
+    if (m[pci_module_index("nouveau")].loaded == 1 && m[pci_module_index("nvidia")].loaded == 1) {
+        f = report_add_finding(r, "drv.nouveau-and-nvidia", "nouveau",
+                               "Both the nouveau and the nvidia kernel modules are loaded");
+        report_finding_add_evidence(f, "/proc/modules", "nouveau");
+        report_finding_add_evidence(f, "/proc/modules", "nvidia");
+    }
+
+    if (st->nv_kmod_version) {
+        size_t bad = 0;
+        const char *other = NULL;
+        for (size_t i = 0; i < st->n_nvlibs; i++)
+            if (strcmp(st->nvlibs[i].version, st->nv_kmod_version) != 0) {
+                bad++;
+                if (!other)
+                    other = st->nvlibs[i].version;
+            }
+        if (bad > 0) {
+            f = report_add_finding(r, "drv.nvidia-version-mismatch", "nvidia",
+                                   "The NVIDIA kernel module is %s but %zu userspace librar%s %s (e.g. %s)",
+                                   st->nv_kmod_version, bad, bad == 1 ? "y is" : "ies are",
+                                   bad == 1 ? "another version" : "other versions", other);
+            report_finding_add_evidence(f, st->nv_kmod_source, "%s", st->nv_kmod_version);
+            for (size_t i = 0; i < st->n_nvlibs; i++)
+                if (strcmp(st->nvlibs[i].version, st->nv_kmod_version) != 0)
+                    report_finding_add_evidence(f, st->nvlibs[i].path, "%s", st->nvlibs[i].version);
+        }
+    }
+
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        const struct pci_node *n = &st->nodes[i];
+        if (!n->present && n->required_by) {
+            f = report_add_finding(r, "dev.missing-node", n->path, "%s does not exist, but %s", n->path,
+                                   n->required_by);
+            report_finding_add_evidence(f, n->path, "absent");
+            if (str_starts_with(n->path, "/dev/nvidia"))
+                report_finding_set_hint(f, "In a container, start it with GPU access (`docker run --gpus all`, or "
+                                           "the NVIDIA container toolkit); on the host, `sudo nvidia-modprobe%s` "
+                                           "creates it (or check the nvidia udev rules).",
+                                        strcmp(n->path, "/dev/nvidia-uvm") == 0 ? " -u -c=0" : " -c=0");
+            else
+                report_finding_set_hint(f, "In a container, pass it through (`docker run --device %s`); on the "
+                                           "host, check that udev created it (`sudo udevadm trigger`, "
+                                           "`ls -l /dev/dri`).",
+                                        str_starts_with(n->path, "/dev/dri/") ? "/dev/dri" : n->path);
+        } else if (n->present && n->compute && n->accessible == 0) {
+            char mode[16];
+            snprintf(mode, sizeof(mode), "%04o", n->mode);
+            f = report_add_finding(r, "dev.no-access", n->path,
+                                   "%s is mode %s, group %s: this user cannot open it read-write", n->path, mode,
+                                   n->group ? n->group : "(unnamed)");
+            report_finding_add_evidence(f, n->path, "mode %s uid %lld gid %lld", mode, (long long)n->uid,
+                                        (long long)n->gid);
+            if (n->group && (n->mode & 060) == 060 && n->in_group == 0 && n->listed_in_group == 1)
+                report_finding_set_hint(f, "You were added to group %s after this session started: log out and "
+                                           "in again (or run `newgrp %s`).",
+                                        n->group, n->group);
+            else if (n->group && (n->mode & 060) == 060 && n->in_group == 0)
+                report_finding_set_hint(f, "Join group %s: `sudo usermod -aG %s $USER`, then log out and in "
+                                           "again.",
+                                        n->group, n->group);
+            else if (!n->group && (n->mode & 060) == 060)
+                report_finding_set_hint(f, "The node's group (gid %lld) has no name in /etc/group: ask the "
+                                           "administrator to give it one and add you to it (`sudo usermod -aG "
+                                           "GROUP $USER`).",
+                                        (long long)n->gid);
+            else
+                report_finding_set_hint(f, "The node's mode does not let its group read and write it: a udev rule "
+                                           "should make it `MODE=\"0660\", GROUP=\"render\"` (then `sudo udevadm "
+                                           "trigger`), and you join that group (`sudo usermod -aG render $USER`).");
+        }
+    }
+}
+
+/* ---- JSON ----------------------------------------------------------------------------------- */
+
+static json_object *pci_json_str(const char *s)
+{
+    return s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *pci_json_hex(int v)
+{
+    if (v < 0)
+        return NULL;
+    char b[16];
+    snprintf(b, sizeof(b), "%04x", (unsigned)v);
+    return json_object_new_string(b);
+}
+
+static json_object *pci_json_speed(double v)
+{
+    if (!(v > 0))
+        return NULL;
+    char b[16];
+    snprintf(b, sizeof(b), "%.1f", v);
+    return json_object_new_double_s(v, b);
+}
+
+static json_object *pci_json_tri(int v)
+{
+    return v < 0 ? NULL : json_object_new_boolean(v);
+}
+
+static json_object *pci_json_gpu(const struct pci_gpu *g)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "address", json_object_new_string(g->addr));
+    json_object_object_add(o, "vendor_id", pci_json_hex(g->vendor));
+    json_object_object_add(o, "device_id", pci_json_hex(g->device));
+    json_object_object_add(o, "subsystem_vendor_id", pci_json_hex(g->sub_vendor));
+    json_object_object_add(o, "subsystem_device_id", pci_json_hex(g->sub_device));
+    json_object_object_add(o, "class", pci_json_hex(g->cls));
+    json_object_object_add(o, "class_name", pci_json_str(g->class_name));
+    json_object_object_add(o, "vendor_name", pci_json_str(g->vendor_name));
+    json_object_object_add(o, "device_name", pci_json_str(g->device_name));
+    json_object_object_add(o, "subsystem_vendor_name", pci_json_str(g->subsystem_vendor_name));
+    json_object_object_add(o, "subsystem_name", pci_json_str(g->subsystem_name));
+    json_object_object_add(o, "driver", pci_json_str(g->driver));
+    json_object_object_add(o, "driver_known", json_object_new_boolean(g->driver_known));
+    json_object_object_add(o, "kind", pci_json_str(pci_kind_name(g->kind)));
+    json_object_object_add(o, "responding", pci_json_tri(g->responding));
+    if (g->link_source) {
+        json_object *l = json_object_new_object();
+        json_object_object_add(l, "current_speed", pci_json_speed(g->cur_speed));
+        json_object_object_add(l, "current_width", g->cur_width > 0 ? json_object_new_int(g->cur_width) : NULL);
+        json_object_object_add(l, "max_speed", pci_json_speed(g->max_speed));
+        json_object_object_add(l, "max_width", g->max_width > 0 ? json_object_new_int(g->max_width) : NULL);
+        json_object_object_add(l, "source", json_object_new_string(g->link_source));
+        json_object_object_add(o, "link", l);
+    } else {
+        json_object_object_add(o, "link", NULL);
+    }
+    json_object_object_add(o, "numa_node", g->has_numa ? json_object_new_int64(g->numa_node) : NULL);
+    json_object_object_add(o, "boot_vga", pci_json_tri(g->boot_vga));
+    json_object_object_add(o, "power_state", pci_json_str(g->power_state));
+    json_object_object_add(o, "modalias", pci_json_str(g->modalias));
+    json_object *drm = json_object_new_array();
+    for (size_t i = 0; i < g->n_drm; i++)
+        json_object_array_add(drm, json_object_new_string(g->drm[i]));
+    json_object_object_add(o, "drm", drm);
+    json_object_object_add(o, "id_source", pci_json_str(g->id_source));
+    return o;
+}
+
+static void pci_json(struct pci_state *st)
+{
+    json_object *data = st->sec->data;
+    json_object_object_add(data, "source", json_object_new_string(st->dump ? "dump" : "sysfs"));
+    json_object_object_add(data, "access_path", pci_json_str(st->access_path));
+    json_object_object_add(data, "bus_visible", json_object_new_boolean(st->bus_visible));
+    json_object_object_add(data, "scanned", json_object_new_int64((int64_t)st->scanned));
+    json_object *devs = json_object_new_array();
+    for (size_t i = 0; i < st->n_gpus; i++)
+        json_object_array_add(devs, pci_json_gpu(&st->gpus[i]));
+    json_object_object_add(data, "devices", devs);
+
+    if (!st->kernel_checked) {
+        json_object_object_add(data, "modules", NULL);
+        json_object_object_add(data, "nvidia", NULL);
+        json_object_object_add(data, "nodes", NULL);
+        return;
+    }
+    json_object *mods = json_object_new_object();
+    for (int i = 0; pci_module_names[i]; i++) {
+        const struct pci_module *m = &st->modules[i];
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "loaded", pci_json_tri(m->loaded));
+        json_object_object_add(o, "builtin", json_object_new_boolean(m->builtin));
+        json_object_object_add(o, "version", pci_json_str(m->version));
+        json_object_object_add(o, "refcount", m->refcount >= 0 ? json_object_new_int64(m->refcount) : NULL);
+        json_object_object_add(mods, pci_module_names[i], o);
+    }
+    json_object_object_add(data, "modules", mods);
+
+    json_object *nv = json_object_new_object();
+    json_object_object_add(nv, "kernel_module_version", pci_json_str(st->nv_kmod_version));
+    json_object_object_add(nv, "kernel_module_open", pci_json_tri(st->nv_kmod_open));
+    json_object_object_add(nv, "kernel_module_source", pci_json_str(st->nv_kmod_source));
+    json_object *libs = json_object_new_array();
+    for (size_t i = 0; i < st->n_nvlibs; i++) {
+        json_object *l = json_object_new_object();
+        json_object_object_add(l, "path", json_object_new_string(st->nvlibs[i].path));
+        json_object_object_add(l, "version", json_object_new_string(st->nvlibs[i].version));
+        json_object_array_add(libs, l);
+    }
+    json_object_object_add(nv, "libraries", libs);
+    json_object *dirs = json_object_new_array();
+    for (size_t i = 0; i < st->n_lib_dirs; i++)
+        json_object_array_add(dirs, json_object_new_string(st->lib_dirs[i]));
+    json_object_object_add(nv, "library_dirs", dirs);
+    json_object_object_add(data, "nvidia", nv);
+
+    json_object *nodes = json_object_new_array();
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        const struct pci_node *n = &st->nodes[i];
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "path", json_object_new_string(n->path));
+        json_object_object_add(o, "present", json_object_new_boolean(n->present));
+        json_object_object_add(o, "type", pci_json_str(n->type));
+        char mode[16];
+        snprintf(mode, sizeof(mode), "%04o", n->mode);
+        json_object_object_add(o, "mode", n->present ? json_object_new_string(mode) : NULL);
+        json_object_object_add(o, "uid", n->present ? json_object_new_int64(n->uid) : NULL);
+        json_object_object_add(o, "gid", n->present ? json_object_new_int64(n->gid) : NULL);
+        json_object_object_add(o, "group", pci_json_str(n->group));
+        json_object_object_add(o, "accessible", pci_json_tri(n->accessible));
+        json_object_object_add(o, "user_in_group", pci_json_tri(n->in_group));
+        json_object_object_add(o, "listed_in_group", pci_json_tri(n->listed_in_group));
+        json_object_object_add(o, "compute", json_object_new_boolean(n->compute));
+        json_object_object_add(o, "required_by", pci_json_str(n->required_by));
+        json_object_object_add(o, "device", pci_json_str(n->device));
+        json_object_array_add(nodes, o);
+    }
+    json_object_object_add(data, "nodes", nodes);
+}
+
+/* ---- summary -------------------------------------------------------------------------------- */
+
+static enum report_mark pci_mark_for(const struct report *r, const char *subject)
+{
+    int worst = -1;
+    for (size_t i = 0; i < r->n_findings; i++)
+        if (r->findings[i].subject && strcmp(r->findings[i].subject, subject) == 0 &&
+            (int)r->findings[i].severity > worst)
+            worst = (int)r->findings[i].severity;
+    return worst == REPORT_SEV_ERROR ? REPORT_MARK_ERROR
+         : worst == REPORT_SEV_WARNING ? REPORT_MARK_WARN
+         : worst == REPORT_SEV_INFO ? REPORT_MARK_INFO
+                                     : REPORT_MARK_OK;
+}
+
+static void pci_summary(struct pci_state *st, size_t n_compute)
+{
+    for (size_t i = 0; i < st->n_gpus; i++) {
+        const struct pci_gpu *g = &st->gpus[i];
+        char link[64] = "";
+        if (g->cur_width > 0 && g->cur_speed > 0)
+            snprintf(link, sizeof(link), ", PCIe %.1f GT/s x%d", g->cur_speed, g->cur_width);
+        const char *drv = !g->driver_known ? "" : g->driver ? g->driver : "none";
+        if (g->responding == 0)
+            report_section_add_line(st->sec, pci_mark_for(st->ctx->report, g->addr), "GPU", "%s not responding%s%s",
+                                    g->addr, g->device_name ? ": " : "", g->device_name ? g->device_name : "");
+        else
+            report_section_add_line(st->sec, pci_mark_for(st->ctx->report, g->addr), "GPU", "%s %s%s%s%s%s%s",
+                                    g->addr, pci_gpu_label(g), g->kind == PCI_KIND_DISPLAY ? " (display only)"
+                                                               : g->kind == PCI_KIND_ACCEL ? " (accelerator)" : "",
+                                    g->driver_known ? ", driver " : "", drv, link, "");
+    }
+    if (n_compute == 0)
+        report_section_add_line(st->sec, REPORT_MARK_INFO, "GPU", "no GPU found (%zu PCI device%s%s)", st->scanned,
+                                st->scanned == 1 ? "" : "s", st->dump ? " in the dump" : "");
+}
+
+static void pci_state_free(struct pci_state *st)
+{
+    for (size_t i = 0; i < st->n_gpus; i++)
+        pci_gpu_free(&st->gpus[i]);
+    free(st->gpus);
+    for (int i = 0; i < PCI_N_MODULES; i++)
+        free(st->modules[i].version);
+    free(st->nv_kmod_version);
+    free(st->nv_kmod_source);
+    for (size_t i = 0; i < st->n_nvlibs; i++) {
+        free(st->nvlibs[i].path);
+        free(st->nvlibs[i].version);
+    }
+    free(st->nvlibs);
+    for (size_t i = 0; i < st->n_lib_dirs; i++)
+        free(st->lib_dirs[i]);
+    free(st->lib_dirs);
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        free(st->nodes[i].path);
+        free(st->nodes[i].group);
+        free(st->nodes[i].required_by);
+        free(st->nodes[i].device);
+    }
+    free(st->nodes);
+    free(st->access_path);
+}
 
 static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
 {
-    (void)ctx;
-    report_section_set_status(sec, REPORT_STATUS_SKIPPED, "not implemented in this build");
+    struct pci_state st;
+    memset(&st, 0, sizeof(st));
+    st.ctx = ctx;
+    st.sec = sec;
+    st.nv_kmod_open = -1;
+    for (int i = 0; i < PCI_N_MODULES; i++)
+        st.modules[i].loaded = st.modules[i].refcount = -1;
+
+    int rc = pci_bus_scan(&st);
+    if (rc != PROBE_DONE || sec->status == REPORT_STATUS_FAILED) {
+        if (rc == PROBE_DONE)
+            pci_json(&st);
+        pci_state_free(&st);
+        return rc;
+    }
+    if (!st.dump) {
+        st.kernel_checked = true;
+        pci_drivers_collect(&st);
+        pci_nodes_collect(&st);
+    } else {
+        report_section_add_note(sec, "read from the dump %s: configuration space only, so no drivers, modules or "
+                                     "device nodes",
+                                st.access_path ? st.access_path : "");
+    }
+
+    size_t n_compute = 0;
+    for (size_t i = 0; i < st.n_gpus; i++) {
+        pci_device_findings(&st, &st.gpus[i]);
+        if (st.gpus[i].kind == PCI_KIND_COMPUTE || st.gpus[i].kind == PCI_KIND_ACCEL || st.gpus[i].responding == 0)
+            n_compute++;
+    }
+    if (st.kernel_checked)
+        pci_kernel_findings(&st);
+    if (n_compute == 0) {
+        size_t display = 0;
+        for (size_t i = 0; i < st.n_gpus; i++)
+            display += st.gpus[i].kind == PCI_KIND_DISPLAY;
+        struct report_finding *f =
+            report_add_finding(ctx->report, "pci.no-gpu", NULL, "No GPU or accelerator among %zu PCI device%s%s%s",
+                               st.scanned, st.scanned == 1 ? "" : "s",
+                               display ? " (only display-only adapters, which cannot compute)" : "",
+                               st.bus_visible ? "" : "; no PCI bus is visible");
+        report_finding_add_evidence(f, st.dump ? st.access_path : "/sys/bus/pci/devices", "%zu device%s scanned",
+                                    st.scanned, st.scanned == 1 ? "" : "s");
+    }
+    pci_json(&st);
+    pci_summary(&st, n_compute);
+    report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    pci_state_free(&st);
     return PROBE_DONE;
 }
 
@@ -12,5 +520,8 @@ const struct probe probe_pci = {
     .name = "pci",
     .title = "GPUs on the PCI bus, kernel drivers, device nodes",
     .needs_live = false,
+    .checks = pci_checks,
+    .n_checks = sizeof(pci_checks) / sizeof(pci_checks[0]),
     .run = pci_run,
+    .print_text = pci_print_text,
 };

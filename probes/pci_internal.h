@@ -1,0 +1,147 @@
+/* pci_internal.h: what the pci probe's files (bus, drivers, nodes, text) share; not a public API. */
+#ifndef GPUCHECKUP_PCI_INTERNAL_H
+#define GPUCHECKUP_PCI_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "probe.h"
+
+/* What a PCI function is for gpucheckup. */
+enum pci_kind {
+    PCI_KIND_NONE = 0,   /* not a GPU or accelerator (or unknown: an unreadable device) */
+    PCI_KIND_COMPUTE,    /* "compute-gpu" */
+    PCI_KIND_DISPLAY,    /* "display-only": BMC or virtual VGA */
+    PCI_KIND_ACCEL,      /* "accelerator": class 0x12xx or 0x0b40 */
+};
+
+/* One GPU or accelerator (or a device that does not answer). Strings are heap, owned, may be NULL. */
+struct pci_gpu {
+    unsigned domain, bus, dev, func;
+    char addr[32];              /* "0000:01:00.0" (the domain may have more digits) */
+    int vendor, device, cls;    /* IDs; cls is the 16-bit class (0x0302); -1 when unknown */
+    int sub_vendor, sub_device; /* -1 when unknown */
+    char *vendor_name, *device_name, *class_name, *subsystem_vendor_name, *subsystem_name;
+    bool driver_known;          /* false with --pci-dump: no kernel there */
+    char *driver;               /* bound driver, NULL when none */
+    enum pci_kind kind;
+    int responding;             /* config space answers: 1, 0 (all ones), -1 unknown */
+    double cur_speed, max_speed; /* GT/s; < 0 unknown */
+    int cur_width, max_width;   /* lanes; < 0 unknown */
+    const char *link_source;    /* "sysfs", "config" or NULL */
+    bool has_numa;
+    int64_t numa_node;
+    int boot_vga;               /* 1, 0, -1 unknown */
+    char *power_state;          /* "D0", "D3cold"... */
+    char *modalias;
+    char *id_source;            /* "libpci" or, when libpci failed, "sysfs" */
+    char **drm;                 /* DRM minors from sysfs drm/: "card0", "renderD128" */
+    size_t n_drm;
+};
+
+/* The kernel modules gpucheckup looks at, in report order (NULL-terminated). */
+extern const char *const pci_module_names[];
+#define PCI_N_MODULES 8
+
+struct pci_module {
+    int loaded;        /* 1, 0, -1 unknown */
+    bool builtin;      /* built into the kernel (no /proc/modules line) */
+    char *version;     /* /sys/module/NAME/version */
+    int64_t refcount;  /* -1 unknown */
+};
+
+struct pci_nvlib {
+    char *path;
+    char *version;
+};
+
+struct pci_node {
+    char *path;            /* "/dev/nvidiactl" */
+    bool present;
+    const char *type;      /* "char", "block", "file", "fifo", "dir", "link", "other"; NULL when absent */
+    unsigned mode;         /* permission bits (07777) */
+    int64_t uid, gid;      /* -1 when absent */
+    char *group;           /* group name from the tree's /etc/group; NULL when unknown */
+    int accessible;        /* read-write for this user: 1, 0, -1 unknown */
+    int in_group;          /* this process is in the node's group: 1, 0, -1 */
+    int listed_in_group;   /* /etc/group lists this user in that group: 1, 0, -1 */
+    char *required_by;     /* why it must exist ("module nvidia is loaded"), NULL when merely present */
+    char *device;          /* PCI address it belongs to, or NULL */
+    bool compute;          /* compute needs it (render nodes, nvidia*, kfd; not card*) */
+};
+
+/* Everything the probe gathered; findings and JSON are made from it. */
+struct pci_state {
+    struct probe_ctx *ctx;
+    struct report_section *sec;
+    bool dump;                 /* --pci-dump */
+    char *access_path;         /* sysfs.path or dump.name handed to libpci */
+    struct pci_gpu *gpus;
+    size_t n_gpus;
+    size_t scanned;            /* PCI functions seen, of any class */
+    bool bus_visible;          /* /sys/bus/pci/devices could be listed (or a dump was read) */
+    /* kernel side (not with --pci-dump) */
+    bool kernel_checked;
+    struct pci_module modules[PCI_N_MODULES];
+    char *nv_kmod_version;
+    int nv_kmod_open;          /* 1 open, 0 proprietary, -1 unknown */
+    char *nv_kmod_source;
+    struct pci_nvlib *nvlibs;
+    size_t n_nvlibs;
+    char **lib_dirs;
+    size_t n_lib_dirs;
+    struct pci_node *nodes;
+    size_t n_nodes;
+    size_t n_notes;            /* libpci messages recorded (capped) */
+};
+
+/* --- pci_bus.c ----------------------------------------------------------------------------- */
+/* Enumerate GPUs and accelerators (libpci: sysfs under the root, or the --pci-dump file) into
+ * ST->gpus. Returns PROBE_DONE, or PROBE_INPUT_ERROR with ctx->error set (unusable dump). */
+int pci_bus_scan(struct pci_state *st);
+/* Classify by class and vendor/device. */
+enum pci_kind pci_classify(int cls, int vendor, int device);
+const char *pci_kind_name(enum pci_kind k);
+/* Parse a sysfs link speed ("8.0 GT/s PCIe", "2.5 GT/s"): GT/s, or -1 when unknown. */
+double pci_parse_link_speed(const char *s);
+/* GT/s for a PCIe link-speed code (LNKCAP/LNKSTA bits 3:0), or -1. */
+double pci_speed_from_code(unsigned code);
+/* Parse "DDDD:BB:DD.F" (the domain with 4 to 8 hex digits); true when canonical. */
+bool pci_parse_address(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn);
+void pci_gpu_free(struct pci_gpu *g);
+/* Name PATH in the GPUCHECKUP_FS_TRACE list (for what is learnt by listing a directory or read by
+ * libpci itself, which hostfs does not see). */
+void pci_trace(const struct hostfs *fs, const char *path);
+
+/* --- pci_drivers.c ------------------------------------------------------------------------- */
+/* Kernel modules, the NVIDIA kernel module version and the NVIDIA userspace libraries. */
+void pci_drivers_collect(struct pci_state *st);
+/* Index of module NAME in pci_module_names, or -1. */
+int pci_module_index(const char *name);
+/* Is NAME listed in /proc/modules content TEXT? Sets *REFCOUNT (or -1). */
+bool pci_modules_has(const char *text, const char *name, int64_t *refcount);
+/* The version in /proc/driver/nvidia/version content TEXT, heap, or NULL; *OPEN = 1 for the open
+ * kernel module, 0 proprietary, -1 unknown. */
+char *pci_nvidia_parse_version(const char *text, int *open);
+/* The version carried by a library file name: "libcuda.so.550.90.07" -> "550.90.07" (heap), NULL
+ * when NAME is not one of the NVIDIA libraries or carries only a soname number ("libcuda.so.1"). */
+char *pci_nvidia_lib_version(const char *name);
+
+/* --- pci_nodes.c --------------------------------------------------------------------------- */
+/* Device nodes: present ones and those the loaded drivers and bound GPUs need. */
+void pci_nodes_collect(struct pci_state *st);
+/* May a process (UID, groups GIDS[N]) open a node (MODE, owner OUID, group OGID) for WANT
+ * (bits of 4 = read, 2 = write)? Classic POSIX rules: root may; else the owner class if UID owns it,
+ * else the group class if one of GIDS is OGID, else the other class. */
+bool pci_mode_allows(unsigned mode, uid_t ouid, gid_t ogid, uid_t uid, const gid_t *gids, size_t n,
+                     unsigned want);
+/* The name of group GID and whether USER is listed as a member, from /etc/group content TEXT.
+ * Returns the heap name or NULL; *LISTED = 1, 0 or -1 (no such group line). */
+char *pci_group_lookup(const char *text, gid_t gid, const char *user, int *listed);
+
+/* --- pci_text.c ---------------------------------------------------------------------------- */
+void pci_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);
+
+#endif

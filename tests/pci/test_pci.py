@@ -1,0 +1,611 @@
+"""End-to-end tests of the pci probe on fake /sys, /proc and /dev trees laid out as the kernel does."""
+import glob
+import os
+import shutil
+import struct
+import subprocess
+
+import gctest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+DUMP = os.path.join(HERE, "dump-allones.txt")
+AREAS = ("pci.", "drv.", "dev.")
+
+
+def config_space(vendor, device, cls, sub=(0, 0), size=64, exp_link=None):
+    """Bytes of a type-0 configuration header; EXP_LINK=(max_code, max_w, cur_code, cur_w) adds a PCIe cap."""
+    c = bytearray(size)
+    struct.pack_into("<HH", c, 0, vendor, device)
+    c[0x0a] = cls & 0xff
+    c[0x0b] = cls >> 8
+    struct.pack_into("<HH", c, 0x2c, *sub)
+    if exp_link:
+        assert size >= 256
+        struct.pack_into("<H", c, 0x06, 0x10)  # status: capability list
+        c[0x34] = 0x60
+        c[0x60:0x64] = bytes([0x10, 0x00, 0x02, 0x00])
+        mc, mw, cc, cw = exp_link
+        struct.pack_into("<I", c, 0x6c, mc | mw << 4)
+        struct.pack_into("<H", c, 0x72, cc | cw << 4)
+    return bytes(c)
+
+
+class PciTree:
+    """A fake host tree with PCI devices, modules, libraries and device nodes."""
+
+    def __init__(self, tree):
+        self.t = tree
+        self.root = tree.root
+        self.modules = []
+        tree.mkdir("/sys/bus/pci/devices")
+        tree.mkdir("/sys/bus/pci/drivers")
+
+    def device(self, addr, vendor, device, cls, driver=None, dangling=True, bridge=None, config=None,
+               link=None, numa=0, boot_vga=None, power="D0", drm=(), sub=(0, 0), skip=()):
+        """Add a PCI function. CLS is 24 bits (0x030000). LINK=(cur_speed, cur_w, max_speed, max_w) strings/ints.
+        BRIDGE puts it behind that bridge's address, as the kernel nests it. SKIP leaves out attribute files."""
+        domain = addr.rsplit(":", 2)[0]
+        rel = "pci%s:00/" % domain + (bridge + "/" if bridge else "") + addr
+        dev = "/sys/devices/" + rel
+        up = "../" * (rel.count("/") + 2)  # from the device directory back up to /sys
+        attrs = {
+            "vendor": "0x%04x\n" % vendor, "device": "0x%04x\n" % device, "class": "0x%06x\n" % cls,
+            "subsystem_vendor": "0x%04x\n" % sub[0], "subsystem_device": "0x%04x\n" % sub[1],
+            "numa_node": "%d\n" % numa, "irq": "16\n", "power_state": power + "\n",
+            "modalias": "pci:v%08Xd%08Xsv%08Xsd%08Xbc%02Xsc%02Xi%02X\n" % (
+                vendor, device, sub[0], sub[1], cls >> 16, (cls >> 8) & 0xff, cls & 0xff),
+        }
+        if boot_vga is not None:
+            attrs["boot_vga"] = "%d\n" % boot_vga
+        if link:
+            attrs["current_link_speed"] = "%s\n" % link[0]
+            attrs["current_link_width"] = "%s\n" % link[1]
+            attrs["max_link_speed"] = "%s\n" % link[2]
+            attrs["max_link_width"] = "%s\n" % link[3]
+        for k, v in attrs.items():
+            if k not in skip:
+                self.t.write(dev + "/" + k, v)
+        if "config" not in skip:
+            self.t.write(dev + "/config", config if config is not None else config_space(vendor, device, cls >> 8, sub))
+        self.t.symlink("../../../devices/" + rel, "/sys/bus/pci/devices/" + addr)
+        if driver:
+            self.t.symlink(up + "bus/pci/drivers/" + driver, dev + "/driver")
+            if not dangling:
+                self.t.mkdir("/sys/bus/pci/drivers/" + driver)
+        for n in drm:
+            self.t.mkdir(dev + "/drm/" + n)
+        return dev
+
+    def module(self, name, refcount=0):
+        self.modules.append("%s 1234567 %d - Live 0x0000000000000000\n" % (name, refcount))
+        self.t.write("/proc/modules", "".join(self.modules))
+
+    def node(self, path, mode=0o666, gid=None, fifo=False):
+        p = self.t.path(path)
+        os.makedirs(os.path.dirname(p), exist_ok=True)
+        if fifo:
+            os.mkfifo(p)
+        else:
+            open(p, "w").close()
+        os.chmod(p, mode)
+        if gid is not None:
+            os.chown(p, 0, gid)
+        return p
+
+    def nvidia_version(self, v, open_module=False):
+        flavor = "NVIDIA UNIX Open Kernel Module for x86_64" if open_module else "NVIDIA UNIX x86_64 Kernel Module"
+        self.t.write("/proc/driver/nvidia/version",
+                     "NVRM version: %s  %s  Release Build  (dvs-builder@U16)  Thu May 30 2024\n"
+                     "GCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n" % (flavor, v))
+
+    def nvidia_libs(self, v, libdir="/usr/lib/x86_64-linux-gnu"):
+        for lib in ("libcuda.so", "libnvidia-opencl.so", "libnvidia-ml.so"):
+            self.t.write("%s/%s.%s" % (libdir, lib, v), "")
+            self.t.symlink("%s.%s" % (lib, v), "%s/%s.1" % (libdir, lib))
+
+    def healthy_nvidia(self, addr="0000:01:00.0", v="550.90.07"):
+        self.device(addr, 0x10de, 0x2204, 0x030000, driver="nvidia", bridge="0000:00:01.0",
+                    link=("16.0 GT/s PCIe", 16, "16.0 GT/s PCIe", 16), boot_vga=1, drm=("card0", "renderD128"))
+        self.module("nvidia", 3)
+        self.module("nvidia_uvm")
+        self.module("nvidia_drm")
+        self.nvidia_version(v)
+        self.nvidia_libs(v)
+        self.node("/dev/nvidiactl")
+        self.node("/dev/nvidia0")
+        self.node("/dev/nvidia-uvm")
+        self.node("/dev/dri/card0", 0o660)
+        self.node("/dev/dri/renderD128", 0o666)
+
+
+class PciTests(gctest.TestCase):
+    def tree(self):
+        return PciTree(self.make_tree())
+
+    def pci(self, t, *extra, expect_rc=None):
+        r = self.run_json("pci", "--root", t.root, *extra, expect_rc=expect_rc)
+        self.assertEqual(r.json["pci"]["status"], "ok", repr(r))
+        return r
+
+    def ids(self, r):
+        return sorted({f["id"] for f in r.json["findings"] if f["id"].startswith(AREAS)})
+
+    def subjects(self, r, fid):
+        return sorted(f["subject"] for f in r.findings(fid))
+
+    # ---- healthy and empty ----------------------------------------------------------------
+
+    def test_healthy_nvidia_gpu(self):
+        t = self.tree()
+        t.healthy_nvidia()
+        r = self.pci(t, expect_rc=0)
+        self.assertEqual(self.ids(r), [])
+        pci = r.json["pci"]
+        self.assertEqual(len(pci["devices"]), 1)
+        d = pci["devices"][0]
+        self.assertEqual(d["address"], "0000:01:00.0")
+        self.assertEqual((d["vendor_id"], d["device_id"], d["class"]), ("10de", "2204", "0300"))
+        # names come from pci.ids through libpci
+        self.assertEqual(d["vendor_name"], "NVIDIA Corporation")
+        self.assertIn("GA102", d["device_name"])
+        # the driver link dangles (its target was not captured): readlink still names it
+        self.assertFalse(os.path.exists(t.t.path("/sys/bus/pci/drivers/nvidia")))
+        self.assertEqual(d["driver"], "nvidia")
+        self.assertEqual(d["kind"], "compute-gpu")
+        self.assertEqual(d["link"]["current_width"], 16)
+        self.assertEqual(d["link"]["max_speed"], 16.0)
+        self.assertEqual(d["link"]["source"], "sysfs")
+        self.assertEqual(d["numa_node"], 0)
+        self.assertIs(d["boot_vga"], True)
+        self.assertEqual(d["power_state"], "D0")
+        self.assertTrue(d["modalias"].startswith("pci:v000010DEd00002204"))
+        self.assertEqual(d["drm"], ["card0", "renderD128"])
+        self.assertEqual(d["id_source"], "libpci")
+        self.assertIs(d["responding"], True)
+        self.assertIs(pci["modules"]["nvidia"]["loaded"], True)
+        self.assertEqual(pci["modules"]["nvidia"]["refcount"], 3)
+        self.assertIs(pci["modules"]["nouveau"]["loaded"], False)
+        self.assertEqual(sorted(pci["modules"]), sorted(
+            ["nvidia", "nvidia_uvm", "nvidia_drm", "nouveau", "amdgpu", "radeon", "i915", "xe"]))
+        self.assertEqual(pci["nvidia"]["kernel_module_version"], "550.90.07")
+        self.assertIs(pci["nvidia"]["kernel_module_open"], False)
+        libs = {os.path.basename(l["path"]): l["version"] for l in pci["nvidia"]["libraries"]}
+        self.assertEqual(libs, {"libcuda.so.550.90.07": "550.90.07", "libnvidia-opencl.so.550.90.07": "550.90.07",
+                                "libnvidia-ml.so.550.90.07": "550.90.07"})
+        nodes = {n["path"]: n for n in pci["nodes"]}
+        for p in ("/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm", "/dev/dri/card0", "/dev/dri/renderD128"):
+            self.assertTrue(nodes[p]["present"], p)
+            self.assertIs(nodes[p]["accessible"], True, p)
+        self.assertEqual(nodes["/dev/nvidiactl"]["mode"], "0666")
+        self.assertEqual(nodes["/dev/dri/renderD128"]["device"], "0000:01:00.0")
+        self.assertEqual(r.json["pci"]["summary"][0]["label"], "GPU")
+        self.assertEqual(r.json["pci"]["summary"][0]["mark"], "ok")
+        # text: like lspci -k
+        text = gctest.run("pci", "--root", t.root)
+        self.assertIn("0000:01:00.0 VGA compatible controller [0300]: NVIDIA Corporation", text.stdout)
+        self.assertIn("Kernel driver in use: nvidia", text.stdout)
+        self.assertIn("Link: 16.0 GT/s x16", text.stdout)
+        self.assertRegex(text.stdout, r"\[ ok \] GPU +0000:01:00.0 .*driver nvidia, PCIe 16.0 GT/s x16")
+
+    def test_empty_tree_is_no_gpu_not_failure(self):
+        t = self.make_tree()
+        r = self.run_json("pci", "--root", t.root, expect_rc=0)
+        self.assertEqual(r.json["pci"]["status"], "ok")
+        self.assertEqual(self.ids(r), ["pci.no-gpu"])
+        self.assertIs(r.json["pci"]["bus_visible"], False)
+        self.assertEqual(r.json["pci"]["devices"], [])
+        self.assertIsNone(r.json["pci"]["modules"]["nvidia"]["loaded"])  # nothing says either way
+        text = gctest.run("pci", "--root", t.root)
+        self.assertRegex(text.stdout, r"\[info\] GPU +no GPU found")
+
+    def test_no_gpu_among_other_devices(self):
+        t = self.tree()
+        t.device("0000:00:00.0", 0x8086, 0x1237, 0x060000)
+        t.device("0000:00:03.0", 0x1af4, 0x1041, 0x020000, driver="virtio-pci")
+        r = self.pci(t, expect_rc=0)
+        self.assertEqual(self.ids(r), ["pci.no-gpu"])
+        self.assertEqual(r.json["pci"]["scanned"], 2)
+        self.assertEqual(r.json["pci"]["devices"], [])
+        self.assertEqual(r.findings("pci.no-gpu")[0]["severity"], "info")
+
+    def test_display_only_without_driver_is_normal(self):
+        t = self.tree()
+        t.device("0000:03:00.0", 0x1a03, 0x2000, 0x030000, boot_vga=1)
+        r = self.pci(t, expect_rc=0)
+        self.assertEqual(self.ids(r), ["pci.no-gpu"])
+        d = r.json["pci"]["devices"][0]
+        self.assertEqual(d["kind"], "display-only")
+        self.assertIsNone(d["driver"])
+        self.assertIn("display-only", r.findings("pci.no-gpu")[0]["message"])
+
+    # ---- one scenario per finding ---------------------------------------------------------
+
+    def test_no_driver(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2204, 0x030000)
+        t.device("0000:02:00.0", 0x1da3, 0x1000, 0x120000)  # Habana accelerator, no driver either
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.no-driver"])
+        self.assertEqual(self.subjects(r, "pci.no-driver"), ["0000:01:00.0", "0000:02:00.0"])
+        f = [f for f in r.findings("pci.no-driver") if f["subject"] == "0000:01:00.0"][0]
+        self.assertIn("modprobe nvidia", f["hint"])
+        self.assertEqual(r.json["pci"]["devices"][1]["kind"], "accelerator")
+
+    def test_nouveau_bound_and_both_modules(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x1b80, 0x030000, driver="nouveau", dangling=False, drm=("card0", "renderD128"))
+        t.module("nouveau", 1)
+        t.module("nvidia")
+        t.node("/dev/dri/card0")
+        t.node("/dev/dri/renderD128")
+        t.node("/dev/nvidiactl")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nouveau-and-nvidia", "pci.nouveau-bound"])
+        self.assertEqual(self.subjects(r, "pci.nouveau-bound"), ["0000:01:00.0"])
+        self.assertEqual(self.subjects(r, "drv.nouveau-and-nvidia"), ["nouveau"])
+        self.assertIn("blacklist", r.findings("drv.nouveau-and-nvidia")[0]["hint"])
+
+    def test_radeon_bound(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x1002, 0x6798, 0x030000, driver="radeon", drm=("card0", "renderD128"))
+        t.module("radeon")
+        t.node("/dev/dri/renderD128")
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.radeon-bound"])
+        self.assertEqual(r.findings("pci.radeon-bound")[0]["subject"], "0000:01:00.0")
+        self.assertIn("amdgpu", r.findings("pci.radeon-bound")[0]["hint"])
+
+    def test_vfio_bound(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2204, 0x030000, driver="vfio-pci")
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.vfio-bound"])
+
+    def test_link_narrower_is_warning_slower_is_info(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2204, 0x030000, driver="nvidia",
+                 link=("16.0 GT/s PCIe", 4, "16.0 GT/s PCIe", 16))
+        t.device("0000:02:00.0", 0x10de, 0x2204, 0x030000, driver="nvidia",
+                 link=("2.5 GT/s PCIe", 16, "16.0 GT/s PCIe", 16))
+        t.device("0000:03:00.0", 0x10de, 0x2204, 0x030000, driver="nvidia",
+                 link=("Unknown", 0, "16.0 GT/s PCIe", 16))  # link down: unknown, not "x0"
+        t.node("/dev/nvidiactl")
+        t.node("/dev/nvidia0")
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.link-degraded", "pci.link-slow"])
+        deg = r.findings("pci.link-degraded")
+        self.assertEqual([f["subject"] for f in deg], ["0000:01:00.0"])
+        self.assertEqual(deg[0]["severity"], "warning")
+        self.assertIn("x4 of its x16", deg[0]["message"])
+        slow = r.findings("pci.link-slow")
+        self.assertEqual([f["subject"] for f in slow], ["0000:02:00.0"])
+        self.assertEqual(slow[0]["severity"], "info")
+        d3 = r.json["pci"]["devices"][2]["link"]
+        self.assertIsNone(d3["current_speed"])
+        self.assertIsNone(d3["current_width"])
+
+    def test_link_from_config_space_when_sysfs_has_none(self):
+        t = self.tree()
+        cfg = config_space(0x1002, 0x73bf, 0x0300, size=256, exp_link=(4, 16, 4, 8))
+        t.device("0000:01:00.0", 0x1002, 0x73bf, 0x030000, driver="amdgpu", config=cfg)
+        r = self.pci(t)
+        self.assertIn("pci.link-degraded", self.ids(r))
+        link = r.json["pci"]["devices"][0]["link"]
+        self.assertEqual((link["current_width"], link["max_width"], link["source"]), (8, 16, "config"))
+
+    def test_not_responding(self):
+        t = self.tree()
+        # the kernel's cached IDs stay in sysfs; the config space libpci reads is all ones
+        t.device("0000:01:00.0", 0x10de, 0x20b0, 0x030200, driver="nvidia", config=b"\xff" * 256)
+        t.node("/dev/nvidiactl")
+        t.node("/dev/nvidia0")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.not-responding"])
+        self.assertEqual(r.findings("pci.not-responding")[0]["subject"], "0000:01:00.0")
+        d = r.json["pci"]["devices"][0]
+        self.assertIs(d["responding"], False)
+        self.assertEqual(d["vendor_id"], "10de")
+        self.assertEqual(r.json["pci"]["summary"][0]["mark"], "error")
+
+    def test_nvidia_version_mismatch_with_ld_so_conf(self):
+        t = self.tree()
+        t.healthy_nvidia(v="550.90.07")
+        # a second driver's libraries in a directory only ld.so.conf.d names
+        t.t.write("/etc/ld.so.conf", "# comment\ninclude /etc/ld.so.conf.d/*.conf\n")
+        t.t.write("/etc/ld.so.conf.d/nvidia.conf", "/opt/nvidia/lib64\n")
+        t.t.write("/etc/ld.so.conf.d/ignored.txt", "/opt/ignored\n")
+        t.nvidia_libs("535.183.01", "/opt/nvidia/lib64")
+        t.nvidia_libs("535.183.01", "/opt/ignored")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nvidia-version-mismatch"])
+        f = r.findings("drv.nvidia-version-mismatch")[0]
+        self.assertEqual(f["subject"], "nvidia")
+        self.assertIn("550.90.07", f["message"])
+        self.assertIn("535.183.01", f["message"])
+        ev = [e["source"] for e in f["evidence"]]
+        self.assertIn("/proc/driver/nvidia/version", ev)
+        self.assertIn("/opt/nvidia/lib64/libcuda.so.535.183.01", ev)
+        self.assertFalse(any(e.startswith("/opt/ignored") for e in ev))
+        self.assertIn("/opt/nvidia/lib64", r.json["pci"]["nvidia"]["library_dirs"])
+        self.assertIn("reboot", f["hint"])
+
+    def test_debian_alternatives_layout(self):
+        """Debian: lib.so.1 -> /etc/alternatives/... -> nvidia/current/lib.so.VERSION."""
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2204, 0x030000, driver="nvidia")
+        t.module("nvidia")
+        t.nvidia_version("550.90.07")
+        t.node("/dev/nvidiactl")
+        t.node("/dev/nvidia0")
+        multi = "/usr/lib/x86_64-linux-gnu"
+        t.t.write(multi + "/nvidia/current/libnvidia-ml.so.535.183.01", "")
+        t.t.symlink("/usr/lib/x86_64-linux-gnu/nvidia/current/libnvidia-ml.so.535.183.01",
+                    "/etc/alternatives/nvidia--libnvidia-ml.so.1-x86_64-linux-gnu")
+        t.t.symlink("/etc/alternatives/nvidia--libnvidia-ml.so.1-x86_64-linux-gnu", multi + "/libnvidia-ml.so.1")
+        t.t.write(multi + "/libcuda.so.550.90.07", "")
+        t.t.symlink("libcuda.so.550.90.07", multi + "/libcuda.so.1")
+        t.t.symlink("libnvidia-opencl.so.1", multi + "/libnvidia-opencl.so.1")  # a loop: ignored
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nvidia-version-mismatch"])
+        libs = {l["path"]: l["version"] for l in r.json["pci"]["nvidia"]["libraries"]}
+        self.assertEqual(libs, {multi + "/libcuda.so.550.90.07": "550.90.07",
+                                multi + "/nvidia/current/libnvidia-ml.so.535.183.01": "535.183.01"})
+
+    def test_open_kernel_module_version(self):
+        t = self.tree()
+        t.healthy_nvidia()
+        t.nvidia_version("550.90.07", open_module=True)
+        r = self.pci(t, expect_rc=0)
+        self.assertIs(r.json["pci"]["nvidia"]["kernel_module_open"], True)
+        self.assertEqual(r.json["pci"]["nvidia"]["kernel_module_version"], "550.90.07")
+
+    def test_missing_nodes_as_in_a_container(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2204, 0x030000, driver="nvidia")
+        t.device("0000:02:00.0", 0x1002, 0x73bf, 0x030000, driver="amdgpu", drm=("card1", "renderD129"))
+        t.module("nvidia")
+        t.module("nvidia_uvm")
+        t.module("amdgpu")
+        t.t.mkdir("/dev")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["dev.missing-node"])
+        self.assertEqual(self.subjects(r, "dev.missing-node"),
+                         ["/dev/dri/renderD129", "/dev/kfd", "/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidiactl"])
+        hints = {f["subject"]: f["hint"] for f in r.findings("dev.missing-node")}
+        self.assertIn("--gpus all", hints["/dev/nvidiactl"])
+        self.assertIn("--device /dev/dri", hints["/dev/dri/renderD129"])
+        nodes = {n["path"]: n for n in r.json["pci"]["nodes"]}
+        self.assertIs(nodes["/dev/kfd"]["present"], False)
+        self.assertEqual(nodes["/dev/kfd"]["device"], "0000:02:00.0")
+        # the card node is not needed for compute: absent, not reported
+        self.assertNotIn("/dev/dri/card1", nodes)
+
+    def test_no_access_names_group_and_command(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x1002, 0x73bf, 0x030000, driver="amdgpu", drm=("card0", "renderD128"))
+        t.module("amdgpu")
+        t.t.write("/etc/group", "root:x:0:\nvideo:x:44:\nrender:x:4242:someoneelse\n")
+        root = os.geteuid() == 0
+        if root:
+            t.node("/dev/dri/renderD128", 0o660, gid=4242)
+            t.node("/dev/kfd", 0o660, gid=4242, fifo=True)
+            t.node("/dev/dri/card0", 0o660, gid=44)
+            # root may open anything: run as nobody, as a normal user would
+            os.chmod(t.root, 0o755)
+            prefix = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"]
+        else:
+            # a normal user owns what it creates: a mode with no owner bits denies the owner
+            t.node("/dev/dri/renderD128", 0o060)
+            t.node("/dev/kfd", 0o060, fifo=True)
+            t.node("/dev/dri/card0", 0o060)
+            prefix = []
+        proc = subprocess.run(prefix + [gctest.GPUCHECKUP, "--json", "pci", "--root", t.root],
+                              capture_output=True, text=True, timeout=120)
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        r = gctest.Result(proc, ["pci"])
+        gctest.validate(r.json)
+        self.assertEqual(self.ids(r), ["dev.no-access"])
+        # the card node is for display: not needed for compute, so not reported
+        self.assertEqual(self.subjects(r, "dev.no-access"), ["/dev/dri/renderD128", "/dev/kfd"])
+        nodes = {n["path"]: n for n in r.json["pci"]["nodes"]}
+        self.assertIs(nodes["/dev/dri/renderD128"]["accessible"], False)
+        self.assertIs(nodes["/dev/dri/card0"]["accessible"], False)
+        if root:
+            f = r.findings("dev.no-access")[0]
+            self.assertIn("group render", f["message"])
+            self.assertIn("sudo usermod -aG render $USER", f["hint"])
+            self.assertEqual(nodes["/dev/kfd"]["group"], "render")
+            self.assertEqual(nodes["/dev/kfd"]["type"], "fifo")
+            self.assertIs(nodes["/dev/kfd"]["user_in_group"], False)
+            self.assertIs(nodes["/dev/kfd"]["listed_in_group"], False)
+            self.assertEqual(nodes["/dev/kfd"]["mode"], "0660")
+
+    # ---- robustness -----------------------------------------------------------------------
+
+    def test_libpci_errors_do_not_end_the_process(self):
+        t = self.tree()
+        # no vendor file: libpci's sysfs backend raises an error for it; we read the config file instead
+        t.device("0000:01:00.0", 0x10de, 0x2204, 0x030000, driver="nvidia", skip=("vendor", "device"))
+        # no config, no class: nothing can be learnt about it
+        t.device("0000:02:00.0", 0x10de, 0x2204, 0x030000, skip=("class", "config", "vendor"))
+        t.node("/dev/nvidiactl")
+        t.node("/dev/nvidia0")
+        r = self.pci(t)
+        devs = r.json["pci"]["devices"]
+        self.assertEqual([d["address"] for d in devs], ["0000:01:00.0"])
+        self.assertEqual((devs[0]["vendor_id"], devs[0]["device_id"], devs[0]["id_source"]), ("10de", "2204", "sysfs"))
+        notes = "\n".join(r.json["pci"]["notes"])
+        self.assertIn("libpci could not identify it", notes)
+        self.assertIn("vendor", notes)
+        self.assertEqual(r.json["pci"]["scanned"], 2)
+
+    def test_garbage_does_not_crash(self):
+        t = self.tree()
+        dev = t.device("0000:01:00.0", 0x10de, 0x2204, 0x030000, driver="nvidia",
+                       link=("fast", "wide", "", "-3"), config=b"\x00\x01")
+        t.t.write(dev + "/numa_node", "abc\n")
+        t.t.write(dev + "/boot_vga", "\x00\x01\x02")
+        t.t.write(dev + "/power_state", "D0\x1b[31m\n")
+        t.t.symlink("loop", "/sys/bus/pci/devices/loop")
+        t.t.symlink("0000:09:00.0", "/sys/bus/pci/devices/0000:09:00.0")  # a link to itself
+        t.t.write("/sys/bus/pci/devices/garbage", "x")
+        t.t.write("/proc/modules", "\x00\xff garbage\nnvidia\n")
+        t.t.write("/proc/driver/nvidia/version", "NVRM version: nothing here\n")
+        t.t.write("/etc/ld.so.conf", "include /etc/ld.so.conf\ninclude ../../../../*\n/nonexistent\n")
+        t.t.symlink("/etc/group", "/etc/group")  # a loop
+        r = self.pci(t)
+        d = r.json["pci"]["devices"][0]
+        self.assertIsNone(d["link"])
+        self.assertIsNone(d["numa_node"])
+        self.assertIsNone(d["boot_vga"])
+        self.assertEqual(d["power_state"], "D0?[31m")
+        self.assertIsNone(d["responding"])  # a 2-byte config file says nothing
+        self.assertIsNone(r.json["pci"]["nvidia"]["kernel_module_version"])
+        self.assertEqual(len(r.json["pci"]["devices"]), 1)
+        notes = "\n".join(r.json["pci"]["notes"])
+        self.assertIn("garbage: not a PCI address", notes)
+
+    def test_wide_domain_and_bridge_layout(self):
+        t = self.tree()
+        t.device("10000:01:00.0", 0x10de, 0x20b0, 0x030200, driver="nvidia", bridge="10000:00:02.0",
+                 link=("16.0 GT/s PCIe", 16, "16.0 GT/s PCIe", 16), numa=1)
+        t.node("/dev/nvidiactl")
+        t.node("/dev/nvidia0")
+        r = self.pci(t, expect_rc=0)
+        d = r.json["pci"]["devices"][0]
+        self.assertEqual(d["address"], "10000:01:00.0")
+        self.assertEqual(d["class"], "0302")
+        self.assertEqual(d["numa_node"], 1)
+        self.assertEqual(d["driver"], "nvidia")
+
+    def test_fs_trace_lists_what_a_capture_needs(self):
+        t = self.tree()
+        t.healthy_nvidia()
+        t.device("0000:02:00.0", 0x1002, 0x73bf, 0x030000, driver="amdgpu", drm=("card1", "renderD129"),
+                 link=("8.0 GT/s PCIe", 16, "16.0 GT/s PCIe", 16))
+        t.module("amdgpu")
+        t.node("/dev/dri/renderD129", 0o666)
+        t.node("/dev/kfd", 0o666)
+        trace = os.path.join(t.root, "..", os.path.basename(t.root) + ".trace")
+        self.addCleanup(lambda: os.path.exists(trace) and os.unlink(trace))
+        first = self.run_json("pci", "--root", t.root, env={"GPUCHECKUP_FS_TRACE": trace})
+        with open(trace) as f:
+            paths = [l.rstrip("\n") for l in f if l.strip()]
+        for p in ("/sys/bus/pci/devices/0000:01:00.0/config", "/sys/bus/pci/devices/0000:01:00.0/vendor",
+                  "/sys/bus/pci/devices/0000:01:00.0/driver", "/proc/modules", "/proc/driver/nvidia/version",
+                  "/dev/nvidiactl"):
+            self.assertIn(p, paths)
+        # copy only those paths, as `cp -a --parents` would, and diagnose the copy: same answer
+        cap = self.make_tree()
+        for p in paths:
+            src = t.t.path(p)
+            dst = cap.path(p)
+            if not os.path.lexists(src) or os.path.lexists(dst):
+                continue
+            os.makedirs(os.path.dirname(dst), exist_ok=True)
+            if os.path.islink(src):
+                os.symlink(os.readlink(src), dst)
+            elif os.path.isdir(src):
+                os.makedirs(dst, exist_ok=True)
+            else:
+                shutil.copy2(src, dst)
+        second = self.run_json("pci", "--root", cap.root)
+        strip = lambda doc: {k: v for k, v in doc["pci"].items() if k not in ("access_path", "duration_ms")}
+        self.assertEqual(strip(second.json), strip(first.json))
+        self.assertEqual(self.ids(second), self.ids(first))
+        self.assertEqual(self.ids(first), ["pci.link-slow"])
+
+    # ---- this machine and dumps -----------------------------------------------------------
+
+    def test_this_machine(self):
+        r = self.run_json("pci")
+        self.assertEqual(r.json["pci"]["status"], "ok", repr(r))
+        expected = []
+        for p in sorted(glob.glob("/sys/bus/pci/devices/*")):
+            try:
+                with open(os.path.join(p, "class")) as f:
+                    cls = int(f.read(), 16) >> 8
+            except (OSError, ValueError):
+                continue
+            if cls >> 8 in (0x03, 0x12) or cls == 0x0b40:
+                expected.append(os.path.basename(p))
+        self.assertEqual(sorted(d["address"] for d in r.json["pci"]["devices"]), expected)
+        self.assertEqual(r.json["pci"]["scanned"], len(glob.glob("/sys/bus/pci/devices/*")))
+        if not any(d["kind"] in ("compute-gpu", "accelerator") for d in r.json["pci"]["devices"]):
+            # no GPU here: only the info finding, nothing alarming
+            self.assertIn("pci.no-gpu", self.ids(r))
+            bad = [f["id"] for f in r.json["findings"] if f["id"].startswith(AREAS) and f["severity"] != "info"]
+            self.assertEqual(bad, [])
+            self.assertEqual(r.json["pci"]["summary"][-1]["text"][:12], "no GPU found")
+        else:
+            self.assertNotIn("pci.no-gpu", self.ids(r))
+
+    def test_pci_dump_with_all_ones_device(self):
+        r = self.run_json("pci", "--pci-dump", DUMP, expect_rc=1)
+        pci = r.json["pci"]
+        self.assertEqual(pci["source"], "dump")
+        self.assertEqual(self.ids(r), ["pci.link-degraded", "pci.not-responding"])
+        self.assertEqual(self.subjects(r, "pci.not-responding"), ["0000:02:00.0"])
+        self.assertEqual(self.subjects(r, "pci.link-degraded"), ["0000:01:00.0"])
+        devs = {d["address"]: d for d in pci["devices"]}
+        self.assertEqual(sorted(devs), ["0000:01:00.0", "0000:02:00.0", "10000:01:00.0"])
+        dead = devs["0000:02:00.0"]
+        self.assertIs(dead["responding"], False)
+        self.assertIsNone(dead["vendor_id"])
+        self.assertIsNone(dead["kind"])
+        gpu = devs["0000:01:00.0"]
+        self.assertEqual((gpu["vendor_id"], gpu["device_id"], gpu["class"]), ("10de", "2204", "0300"))
+        self.assertEqual((gpu["subsystem_vendor_id"], gpu["subsystem_device_id"]), ("1043", "877f"))
+        self.assertEqual(gpu["link"], {"current_speed": 16.0, "current_width": 8, "max_speed": 16.0,
+                                       "max_width": 16, "source": "config"})
+        self.assertIsNone(gpu["driver"])
+        self.assertIs(gpu["driver_known"], False)
+        self.assertEqual(devs["10000:01:00.0"]["class"], "0302")
+        # config space only: no kernel side
+        self.assertIsNone(pci["modules"])
+        self.assertIsNone(pci["nodes"])
+        self.assertIsNone(pci["nvidia"])
+        self.assertNotIn("pci.no-driver", self.ids(r))
+        self.assertEqual(pci["scanned"], 4)
+
+    def test_pci_dump_unusable_exits_2(self):
+        r = gctest.run("pci", "--pci-dump", "/nonexistent/dump.txt")
+        self.assertEqual(r.rc, 2)
+        self.assertIn("/nonexistent/dump.txt", r.stderr)
+        self.assertIn("No such file", r.stderr)
+        t = self.make_tree()
+        bad = t.write("bad.txt", "00:00.0 Host bridge\n00: zz zz\n")
+        r = self.run_json("pci", "--pci-dump", bad, expect_rc=2)
+        self.assertIn("Malformed", r.json["error"]["message"])
+        self.assertIn(bad, r.json["error"]["message"])
+        notdump = t.write("notdump.txt", "hello\n")
+        r = gctest.run("pci", "--pci-dump", notdump)
+        self.assertEqual(r.rc, 2)
+        self.assertIn("no device found", r.stderr)
+        r = gctest.run("pci", "--pci-dump", t.root)
+        self.assertEqual(r.rc, 2)
+        self.assertIn("directory", r.stderr)
+        if os.geteuid() != 0:
+            locked = t.write("locked.txt", "x", mode=0)
+            r = gctest.run("pci", "--pci-dump", locked)
+            self.assertEqual(r.rc, 2)
+            self.assertIn("Permission denied", r.stderr)
+
+    def test_check_lists_pci_ids_in_catalogue(self):
+        r = self.run_json("--list-checks", expect_rc=0)
+        ids = {c["id"]: c["severity"] for c in r.json["checks"]}
+        for fid, sev in (("pci.no-gpu", "info"), ("pci.no-driver", "error"), ("pci.nouveau-bound", "error"),
+                         ("pci.radeon-bound", "warning"), ("pci.link-degraded", "warning"),
+                         ("pci.link-slow", "info"), ("pci.not-responding", "error"),
+                         ("drv.nouveau-and-nvidia", "warning"), ("drv.nvidia-version-mismatch", "error"),
+                         ("dev.missing-node", "error"), ("dev.no-access", "error")):
+            self.assertEqual(ids.get(fid), sev, fid)
+        with open(os.path.join(gctest.SOURCE_ROOT, "man", "gpucheckup.1"), encoding="utf-8") as f:
+            man = f.read().replace("\\-", "-")
+        for fid in ids:
+            if fid.startswith(AREAS):
+                self.assertTrue(".B " + fid in man, "man page lacks " + fid)
+
+
+if __name__ == "__main__":
+    gctest.main()

@@ -1,0 +1,201 @@
+/* test_pci_unit.c: unit tests of the pci probe's pure logic: node access, parsers, classification. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "pci_internal.h"
+
+static void test_mode_allows(void **state)
+{
+    (void)state;
+    const gid_t render = 105, video = 44, mine = 1000;
+    const gid_t in_render[] = {mine, render};
+    const gid_t not_render[] = {mine, video};
+    /* the usual render node: root:render 0660 */
+    assert_true(pci_mode_allows(0660, 0, render, 1000, in_render, 2, 6));
+    assert_false(pci_mode_allows(0660, 0, render, 1000, not_render, 2, 6));
+    /* root may, whatever the mode */
+    assert_true(pci_mode_allows(0000, 5, render, 0, NULL, 0, 6));
+    /* the owner class applies to the owner even when the group class would allow */
+    assert_false(pci_mode_allows(0060, 1000, render, 1000, in_render, 2, 6));
+    assert_true(pci_mode_allows(0600, 1000, render, 1000, not_render, 2, 6));
+    /* the group class applies to members even when "other" would allow */
+    assert_false(pci_mode_allows(0606, 0, render, 1000, in_render, 2, 6));
+    assert_true(pci_mode_allows(0606, 0, render, 1000, not_render, 2, 6));
+    /* read-only is not enough */
+    assert_false(pci_mode_allows(0640, 0, render, 1000, in_render, 2, 6));
+    assert_true(pci_mode_allows(0640, 0, render, 1000, in_render, 2, 4));
+    /* world-writable nvidia nodes */
+    assert_true(pci_mode_allows(0666, 0, 0, 1000, not_render, 2, 6));
+    /* no groups at all */
+    assert_false(pci_mode_allows(0660, 0, render, 1000, NULL, 0, 6));
+}
+
+static void test_group_lookup(void **state)
+{
+    (void)state;
+    const char *etc = "root:x:0:\nvideo:x:44:alice,bob\nrender:x:105:alice\n# junk\n::::\nbad:x:zz:\nlast:x:7";
+    int listed = -2;
+    char *n = pci_group_lookup(etc, 105, "alice", &listed);
+    assert_string_equal(n, "render");
+    assert_int_equal(listed, 1);
+    free(n);
+    n = pci_group_lookup(etc, 105, "carol", &listed);
+    assert_string_equal(n, "render");
+    assert_int_equal(listed, 0);
+    free(n);
+    n = pci_group_lookup(etc, 44, "bob", &listed);
+    assert_string_equal(n, "video");
+    assert_int_equal(listed, 1);
+    free(n);
+    n = pci_group_lookup(etc, 7, NULL, &listed);
+    assert_string_equal(n, "last");
+    assert_int_equal(listed, 0);
+    free(n);
+    assert_null(pci_group_lookup(etc, 4242, "alice", &listed));
+    assert_int_equal(listed, -1);
+    assert_null(pci_group_lookup("", 0, "alice", &listed));
+}
+
+static void test_link_speed(void **state)
+{
+    (void)state;
+    assert_true(pci_parse_link_speed("8.0 GT/s PCIe") == 8.0);
+    assert_true(pci_parse_link_speed("2.5 GT/s") == 2.5);
+    assert_true(pci_parse_link_speed("16 GT/s") == 16.0);
+    assert_true(pci_parse_link_speed("Unknown") < 0);
+    assert_true(pci_parse_link_speed("Unknown speed") < 0);
+    assert_true(pci_parse_link_speed("") < 0);
+    assert_true(pci_parse_link_speed(NULL) < 0);
+    assert_true(pci_parse_link_speed("8.0") < 0);
+    assert_true(pci_parse_link_speed("nan GT/s") < 0);
+    assert_true(pci_parse_link_speed("-5 GT/s") < 0);
+    assert_true(pci_parse_link_speed("1e400 GT/s") < 0);
+    assert_true(pci_speed_from_code(1) == 2.5);
+    assert_true(pci_speed_from_code(4) == 16.0);
+    assert_true(pci_speed_from_code(0) < 0);
+    assert_true(pci_speed_from_code(15) < 0);
+}
+
+static void test_address(void **state)
+{
+    (void)state;
+    unsigned d, b, s, f;
+    assert_true(pci_parse_address("0000:01:00.0", &d, &b, &s, &f));
+    assert_int_equal(b, 1);
+    assert_true(pci_parse_address("10000:e1:1f.7", &d, &b, &s, &f));
+    assert_int_equal(d, 0x10000);
+    assert_int_equal(b, 0xe1);
+    assert_int_equal(s, 0x1f);
+    assert_int_equal(f, 7);
+    assert_false(pci_parse_address("0000:01:20.0", &d, &b, &s, &f)); /* slot > 31 */
+    assert_false(pci_parse_address("0000:01:00.8", &d, &b, &s, &f));
+    assert_false(pci_parse_address("01:00.0", &d, &b, &s, &f));
+    assert_false(pci_parse_address("0000:1:00.0", &d, &b, &s, &f));
+    assert_false(pci_parse_address("0000:01:00.0x", &d, &b, &s, &f));
+    assert_false(pci_parse_address("0000:0A:00.0", &d, &b, &s, &f)); /* not as the kernel writes it */
+    assert_false(pci_parse_address("80000000:00:00.0", &d, &b, &s, &f));
+    assert_false(pci_parse_address("garbage", &d, &b, &s, &f));
+    assert_false(pci_parse_address("", &d, &b, &s, &f));
+}
+
+static void test_classify(void **state)
+{
+    (void)state;
+    assert_int_equal(pci_classify(0x0300, 0x10de, 0x2204), PCI_KIND_COMPUTE);
+    assert_int_equal(pci_classify(0x0302, 0x10de, 0x20b0), PCI_KIND_COMPUTE);
+    assert_int_equal(pci_classify(0x0380, 0x1002, 0x73bf), PCI_KIND_COMPUTE);
+    assert_int_equal(pci_classify(0x0300, 0x1a03, 0x2000), PCI_KIND_DISPLAY);
+    assert_int_equal(pci_classify(0x0300, 0x102b, 0x0522), PCI_KIND_DISPLAY);
+    assert_int_equal(pci_classify(0x0300, 0x1af4, 0x1050), PCI_KIND_DISPLAY);
+    assert_int_equal(pci_classify(0x0300, 0x1b36, 0x0100), PCI_KIND_DISPLAY);
+    assert_int_equal(pci_classify(0x0300, 0x1234, 0x1111), PCI_KIND_DISPLAY);
+    assert_int_equal(pci_classify(0x0300, 0x1af4, 0x1041), PCI_KIND_COMPUTE); /* not the virtio-gpu ID */
+    assert_int_equal(pci_classify(0x1200, 0x1da3, 0x1000), PCI_KIND_ACCEL);
+    assert_int_equal(pci_classify(0x0b40, 0x8086, 0x0b25), PCI_KIND_ACCEL);
+    assert_int_equal(pci_classify(0x0200, 0x10de, 0x1234), PCI_KIND_NONE);
+    assert_int_equal(pci_classify(0x0b00, 0x8086, 0x1234), PCI_KIND_NONE);
+    assert_int_equal(pci_classify(-1, 0x10de, 0x2204), PCI_KIND_NONE);
+    assert_string_equal(pci_kind_name(PCI_KIND_COMPUTE), "compute-gpu");
+    assert_string_equal(pci_kind_name(PCI_KIND_DISPLAY), "display-only");
+    assert_string_equal(pci_kind_name(PCI_KIND_ACCEL), "accelerator");
+    assert_null(pci_kind_name(PCI_KIND_NONE));
+}
+
+static void test_nvidia_versions(void **state)
+{
+    (void)state;
+    int open = -2;
+    char *v = pci_nvidia_parse_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 "
+                                       "09:35:42 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n",
+                                       &open);
+    assert_string_equal(v, "550.90.07");
+    assert_int_equal(open, 0);
+    free(v);
+    v = pci_nvidia_parse_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.183.01  Release "
+                                 "Build  (dvs-builder@U16-I3-B03-4-3)  Thu May 30 2024\n",
+                                 &open);
+    assert_string_equal(v, "535.183.01");
+    assert_int_equal(open, 1);
+    free(v);
+    assert_null(pci_nvidia_parse_version("GCC version: 12.2.0\n", &open));
+    assert_int_equal(open, -1);
+    assert_null(pci_nvidia_parse_version("NVRM version: garbage x86_64 1. .2 1..2\n", &open));
+    assert_null(pci_nvidia_parse_version(NULL, &open));
+
+    v = pci_nvidia_lib_version("libcuda.so.550.90.07");
+    assert_string_equal(v, "550.90.07");
+    free(v);
+    v = pci_nvidia_lib_version("libnvidia-opencl.so.418.56");
+    assert_string_equal(v, "418.56");
+    free(v);
+    v = pci_nvidia_lib_version("libnvidia-ml.so.535.183.01");
+    assert_string_equal(v, "535.183.01");
+    free(v);
+    assert_null(pci_nvidia_lib_version("libcuda.so.1"));
+    assert_null(pci_nvidia_lib_version("libcuda.so"));
+    assert_null(pci_nvidia_lib_version("libcudart.so.12.2.140"));
+    assert_null(pci_nvidia_lib_version("libnvidia-ml.so.550.90.07.bak"));
+    assert_null(pci_nvidia_lib_version("libcuda.so.550..07"));
+}
+
+static void test_proc_modules(void **state)
+{
+    (void)state;
+    const char *text = "nvidia_uvm 1437696 0 - Live 0x0000000000000000 (POE)\n"
+                       "nvidia_drm 77824 3 - Live 0x0000000000000000 (POE)\n"
+                       "nvidia 56823808 45 nvidia_uvm,nvidia_modeset, Live 0x0000000000000000 (POE)\n"
+                       "amdgpu_x 1 2 - Live 0x0\n";
+    int64_t rc = -2;
+    assert_true(pci_modules_has(text, "nvidia", &rc));
+    assert_int_equal(rc, 45);
+    assert_true(pci_modules_has(text, "nvidia_uvm", &rc));
+    assert_int_equal(rc, 0);
+    assert_false(pci_modules_has(text, "amdgpu", &rc)); /* a prefix is not a match */
+    assert_false(pci_modules_has(text, "nouveau", &rc));
+    assert_int_equal(rc, -1);
+    assert_true(pci_modules_has("xe", "xe", &rc) == false);
+    assert_int_equal(pci_module_index("nvidia"), 0);
+    assert_int_equal(pci_module_index("xe"), PCI_N_MODULES - 1);
+    assert_int_equal(pci_module_index("nope"), -1);
+    size_t n = 0;
+    while (pci_module_names[n])
+        n++;
+    assert_int_equal(n, PCI_N_MODULES);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mode_allows),     cmocka_unit_test(test_group_lookup),
+        cmocka_unit_test(test_link_speed),      cmocka_unit_test(test_address),
+        cmocka_unit_test(test_classify),        cmocka_unit_test(test_nvidia_versions),
+        cmocka_unit_test(test_proc_modules),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
