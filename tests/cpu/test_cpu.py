@@ -252,6 +252,21 @@ class DumpTests(CpuTestCase):
         self.assertLess(len(out.splitlines()), 45, out)
 
 
+class DocTests(CpuTestCase):
+    def test_every_cpu_finding_is_documented(self):
+        r = self.run_json("--list-checks", expect_rc=0)
+        ids = [c["id"] for c in r.json["checks"] if c["probe"] == "cpu"]
+        for required in ("cpu.no-avx", "cpu.avx-hidden-by-hypervisor", "cpu.avx-disabled-by-os",
+                         "cpu.below-x86-64-v2", "cpu.flags-disagree"):
+            self.assertIn(required, ids)
+        man = read(os.path.join(gctest.SOURCE_ROOT, "man", "gpucheckup.1")).replace("\\-", "-")
+        cpu_section = man[man.index(".SS CPU"):man.index(".SH JSON OUTPUT")]
+        readme = read(os.path.join(gctest.SOURCE_ROOT, "README.md"))
+        for i in ids:
+            self.assertIn(".B " + i + "\n", cpu_section)
+            self.assertIn("`" + i + "`", readme)
+
+
 class BadDumpTests(CpuTestCase):
     def bad(self, path, words, cmd="cpu"):
         r = gctest.run(cmd, "--cpuid-dump", path)
