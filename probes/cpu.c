@@ -101,6 +101,11 @@ static int cpu_read_live(struct cpu_run *c)
     if (l->basic[0][CPU_EAX] >= 1 && (l->basic[1][CPU_ECX] >> 31) & 1) {
         __cpuid_count(0x40000000u, 0, l->hv[0], l->hv[1], l->hv[2], l->hv[3]);
         l->have_hv = true;
+        /* KVM with Hyper-V enlightenments answers "Microsoft Hv" there and its own name at 0x40000100. */
+        if (l->hv[CPU_EBX] == 0x7263694d && l->hv[CPU_ECX] == 0x666f736f && l->hv[CPU_EDX] == 0x76482074) {
+            __cpuid_count(0x40000100u, 0, l->hv2[0], l->hv2[1], l->hv2[2], l->hv2[3]);
+            l->have_hv2 = true;
+        }
     }
     /* XGETBV faults unless the OS set CR4.OSXSAVE, which CPUID.1:ECX[27] mirrors. */
     if (l->basic[0][CPU_EAX] >= 1 && (l->basic[1][CPU_ECX] >> 27) & 1) {
@@ -140,8 +145,9 @@ static json_object *cpu_lib_str(const char *s)
     return o;
 }
 
-/* Runs in the child: libcpuid decodes untrusted dump data, and reading every logical CPU pins the
- * calling thread to each CPU in turn; neither should touch gpucheckup itself. */
+/* Runs in an isolated child for dumps and hybrid CPUs: libcpuid decodes untrusted dump data, and
+ * reading every logical CPU pins the calling thread to each CPU in turn; neither should touch
+ * gpucheckup itself. Returns a new JSON object (libcpuid's identification, or {"error": ...}). */
 static json_object *cpu_lib_child(void *arg)
 {
     const struct cpu_lib_arg *a = arg;
@@ -214,6 +220,12 @@ static void cpu_run_libcpuid(struct cpu_run *c)
         .multi = c->source == CPU_SRC_DUMP && c->dump.multi,
         .live_all = c->source == CPU_SRC_CPUID && c->view.hybrid,
     };
+    if (c->source == CPU_SRC_CPUID && !a.live_all) {
+        /* This CPU's own leaves, one logical CPU: nothing untrusted, no affinity change, and no fork
+         * (the isolation helper can add up to 20 ms waiting for the child to be reaped). */
+        c->lib = cpu_lib_child(&a);
+        return;
+    }
     struct isolate_result res;
     isolate_run(cpu_lib_child, &a, c->ctx->timeout_ms, &res);
     if (res.status == ISOLATE_OK && json_object_is_type(res.value, json_type_object)) {
@@ -831,6 +843,8 @@ static int cpu_run(struct probe_ctx *ctx, struct report_section *sec)
         memcpy(c.leaves.leaf7_1, c.dump.extras.leaf7_1, sizeof(c.leaves.leaf7_1));
         c.leaves.have_hv = c.dump.extras.have_hv;
         memcpy(c.leaves.hv, c.dump.extras.hv, sizeof(c.leaves.hv));
+        c.leaves.have_hv2 = c.dump.extras.have_hv2;
+        memcpy(c.leaves.hv2, c.dump.extras.hv2, sizeof(c.leaves.hv2));
         c.leaves.have_xcr0 = c.dump.extras.have_xcr0;
         c.leaves.xcr0 = c.dump.extras.xcr0;
         if (c.dump.ignored > 0)

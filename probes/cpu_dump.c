@@ -148,20 +148,23 @@ static int cpu_dump_extra(struct cpu_dump *d, char *line, unsigned lineno, char 
         return 0;
     uint64_t w[4];
     int n;
-    if (strcmp(name, "gpucheckup.cpuid_7_1") == 0 || strcmp(name, "gpucheckup.cpuid_40000000") == 0) {
+    uint32_t *dst = NULL;
+    bool *have = NULL;
+    if (strcmp(name, "gpucheckup.cpuid_7_1") == 0)
+        dst = d->extras.leaf7_1, have = &d->extras.have_7_1;
+    else if (strcmp(name, "gpucheckup.cpuid_40000000") == 0)
+        dst = d->extras.hv, have = &d->extras.have_hv;
+    else if (strcmp(name, "gpucheckup.cpuid_40000100") == 0)
+        dst = d->extras.hv2, have = &d->extras.have_hv2;
+    if (dst) {
         n = cpu_dump_hex_words(rest, w, 4, 8);
         if (n != 4) {
             *err = str_printf("line %u: %s needs four 32-bit hex words", lineno, name);
             return -1;
         }
-        bool leaf7 = strcmp(name, "gpucheckup.cpuid_7_1") == 0;
-        uint32_t *dst = leaf7 ? d->extras.leaf7_1 : d->extras.hv;
         for (int i = 0; i < 4; i++)
             dst[i] = (uint32_t)w[i];
-        if (leaf7)
-            d->extras.have_7_1 = true;
-        else
-            d->extras.have_hv = true;
+        *have = true;
     } else if (strcmp(name, "gpucheckup.xcr0") == 0) {
         n = cpu_dump_hex_words(rest, w, 1, 16);
         if (n != 1) {
@@ -477,6 +480,12 @@ int cpu_dump_save(const char *path, const struct cpu_raw_data_t *raw, const stru
     if (extra && extras->have_hv) {
         char *n = str_printf("%sgpucheckup.cpuid_40000000=%08" PRIx32 " %08" PRIx32 " %08" PRIx32 " %08" PRIx32 "\n",
                              extra, extras->hv[0], extras->hv[1], extras->hv[2], extras->hv[3]);
+        free(extra);
+        extra = n;
+    }
+    if (extra && extras->have_hv2) {
+        char *n = str_printf("%sgpucheckup.cpuid_40000100=%08" PRIx32 " %08" PRIx32 " %08" PRIx32 " %08" PRIx32 "\n",
+                             extra, extras->hv2[0], extras->hv2[1], extras->hv2[2], extras->hv2[3]);
         free(extra);
         extra = n;
     }

@@ -21,7 +21,7 @@ struct cpu_dump {
     struct cpu_raw_data_t *raw;  /* heap array of n_raw logical CPUs; raw[0] is the one decoded */
     size_t n_raw;
     bool multi;                  /* "Logical CPU #N" sections (cpuid_serialize_all_raw_data) */
-    struct cpu_leaves extras;    /* have_7_1 / have_hv / have_xcr0 and their values, for CPU #0 */
+    struct cpu_leaves extras;    /* have_7_1 / have_hv / have_hv2 / have_xcr0 and their values, for CPU #0 */
     size_t ignored;              /* well-formed lines gpucheckup does not use (newer libcpuid leaves) */
 };
 

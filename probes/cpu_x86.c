@@ -308,5 +308,11 @@ void cpu_x86_decode(const struct cpu_leaves *l, struct cpu_x86_view *v)
         static const int hv_order[3] = {CPU_EBX, CPU_ECX, CPU_EDX};
         cpu_x86_regs_text(v->hv_signature, l->hv, hv_order);
         v->hv_vendor = cpu_x86_hypervisor_name(v->hv_signature);
+        if (l->have_hv2 && strcmp(v->hv_signature, "Microsoft Hv") == 0) {
+            char second[13];
+            cpu_x86_regs_text(second, l->hv2, hv_order);
+            if (strcmp(second, "KVMKVMKVM") == 0)
+                v->hv_vendor = "KVM";
+        }
     }
 }

@@ -61,6 +61,9 @@ struct cpu_leaves {
     uint32_t leaf7_1[4];
     bool have_hv;          /* leaf 0x40000000 (hypervisor vendor) was read */
     uint32_t hv[4];
+    bool have_hv2;         /* leaf 0x40000100 was read: KVM's own signature when it poses as
+                              Hyper-V (Hyper-V enlightenments) */
+    uint32_t hv2[4];
     bool have_xcr0;        /* XCR0 was read with xgetbv (live, or a dump written by gpucheckup) */
     uint64_t xcr0;
 };
@@ -91,7 +94,8 @@ struct cpu_x86_view {
     int level;                 /* 0 (lacks the x86-64 baseline) .. 4 */
     bool hypervisor;           /* CPUID.1:ECX[31] */
     char hv_signature[13];     /* leaf 0x40000000 EBX:ECX:EDX (sanitised), "" when not read */
-    const char *hv_vendor;     /* "KVM", "VMware"..., NULL when unknown */
+    const char *hv_vendor;     /* "KVM", "VMware"..., NULL when unknown; "KVM" also when KVM poses as
+                                  Hyper-V (leaf 0x40000100 says KVMKVMKVM) */
     bool hybrid;               /* CPUID.7:EDX[15]: performance and efficiency cores */
 };
 

@@ -69,7 +69,7 @@ class Dump:
         if extras and self.extras:
             out += SEPARATOR + "\n"
             out += "gpucheckup.note=gpucheckup's additions below: libcpuid stops reading at the line above\n"
-            for k in ("cpuid_7_1", "cpuid_40000000", "xcr0"):
+            for k in ("cpuid_7_1", "cpuid_40000000", "cpuid_40000100", "xcr0"):
                 if k in self.extras:
                     out += "gpucheckup.%s=%s\n" % (k, self.extras[k])
         return out

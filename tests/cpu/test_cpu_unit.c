@@ -184,6 +184,19 @@ static void test_hypervisor(void **state)
     assert_string_equal(cpu_x86_hypervisor_name("VMwareVMware"), "VMware");
     assert_string_equal(cpu_x86_hypervisor_name("XenVMMXenVMM"), "Xen");
     assert_null(cpu_x86_hypervisor_name("SomethingNew"));
+    /* KVM with Hyper-V enlightenments: "Microsoft Hv" first, its own name at 0x40000100 */
+    memcpy(&l.hv[CPU_EBX], "Micr", 4);
+    memcpy(&l.hv[CPU_ECX], "osof", 4);
+    memcpy(&l.hv[CPU_EDX], "t Hv", 4);
+    cpu_x86_decode(&l, &v);
+    assert_string_equal(v.hv_vendor, "Hyper-V");
+    l.have_hv2 = true;
+    memcpy(&l.hv2[CPU_EBX], "KVMK", 4);
+    memcpy(&l.hv2[CPU_ECX], "VMKV", 4);
+    memcpy(&l.hv2[CPU_EDX], "M\0\0\0", 4);
+    cpu_x86_decode(&l, &v);
+    assert_string_equal(v.hv_signature, "Microsoft Hv");
+    assert_string_equal(v.hv_vendor, "KVM");
     /* without the hypervisor bit the leaf is not trusted */
     l.basic[1][CPU_ECX] &= ~(1u << 31);
     cpu_x86_decode(&l, &v);
@@ -503,6 +516,8 @@ static void test_dump_save_reads_back_in_libcpuid(void **state)
     raw.amd_fn8000001dh[3][CPU_EBX] = 0xdeadbeef;
     l.have_hv = true;
     l.hv[CPU_EBX] = 0x4b4d564b;
+    l.have_hv2 = true;
+    l.hv2[CPU_EDX] = 0x12345678;
     char *err = NULL;
     assert_int_equal(cpu_dump_save(path, &raw, &l, &err), 0);
     assert_null(err);
@@ -521,6 +536,8 @@ static void test_dump_save_reads_back_in_libcpuid(void **state)
     assert_int_equal(d.extras.xcr0, 0x7);
     assert_true(d.extras.have_hv);
     assert_int_equal(d.extras.hv[CPU_EBX], 0x4b4d564b);
+    assert_true(d.extras.have_hv2);
+    assert_int_equal(d.extras.hv2[CPU_EDX], 0x12345678);
     assert_false(d.extras.have_7_1);
     cpu_dump_free(&d);
 
