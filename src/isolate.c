@@ -326,8 +326,11 @@ int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
             break;
         }
         int wait_ms = (int)(deadline - now);
-        if (wait_ms > 20)
-            wait_ms = 20; /* re-check exits: a child may die while a grandchild keeps its pipes */
+        /* Re-check exits: a child may die while a grandchild keeps its pipes. Once every pipe has
+         * closed, only the reaping is left: check often, so a finished child costs no extra wait. */
+        int cap = np == 0 ? 1 : 20;
+        if (wait_ms > cap)
+            wait_ms = cap;
         if (!pfd) {
             struct timespec ts = {0, 20 * 1000000L};
             nanosleep(&ts, NULL);

@@ -1,0 +1,654 @@
+/* test_cpu_unit.c: unit tests of the cpu probe's decoding (flags, XCR0, levels), dump reader/writer and cpuinfo parser. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <libcpuid/libcpuid.h>
+
+#include "cpu_cpuinfo.h"
+#include "cpu_dump.h"
+#include "cpu_x86.h"
+
+#define IDX(name) cpu_flag_index(name)
+
+/* Leaves of a plain CPU: vendor VENDOR, leaf 1 signature SIG, leaves up to 0xD and 0x80000008. */
+static void leaves_init(struct cpu_leaves *l, const char *vendor, uint32_t sig)
+{
+    memset(l, 0, sizeof(*l));
+    l->basic[0][CPU_EAX] = 0xd;
+    memcpy(&l->basic[0][CPU_EBX], vendor, 4);
+    memcpy(&l->basic[0][CPU_EDX], vendor + 4, 4);
+    memcpy(&l->basic[0][CPU_ECX], vendor + 8, 4);
+    l->basic[1][CPU_EAX] = sig;
+    l->ext[0][CPU_EAX] = 0x80000008u;
+}
+
+/* Set the bit of table row NAME. */
+static void leaves_set(struct cpu_leaves *l, const char *name)
+{
+    const struct cpu_flag_def *f = &cpu_flag_table[IDX(name)];
+    uint32_t bit = 1u << f->bit;
+    switch (f->reg) {
+    case CPU_REG_1_ECX: l->basic[1][CPU_ECX] |= bit; break;
+    case CPU_REG_1_EDX: l->basic[1][CPU_EDX] |= bit; break;
+    case CPU_REG_7_EBX: l->basic[7][CPU_EBX] |= bit; break;
+    case CPU_REG_7_ECX: l->basic[7][CPU_ECX] |= bit; break;
+    case CPU_REG_7_EDX: l->basic[7][CPU_EDX] |= bit; break;
+    case CPU_REG_7_1_EAX:
+        l->basic[7][CPU_EAX] = 1;
+        l->have_7_1 = true;
+        l->leaf7_1[CPU_EAX] |= bit;
+        break;
+    case CPU_REG_E1_ECX: l->ext[1][CPU_ECX] |= bit; break;
+    case CPU_REG_E1_EDX: l->ext[1][CPU_EDX] |= bit; break;
+    }
+}
+
+/* Every flag up to x86-64 level LEVEL, OS state enabled through XCR0 = XCR0. */
+static void leaves_level(struct cpu_leaves *l, int level, uint64_t xcr0)
+{
+    leaves_init(l, "GenuineIntel", 0x000906ea);
+    for (size_t i = 0; i < cpu_flag_count; i++)
+        if (cpu_flag_table[i].level > 0 && cpu_flag_table[i].level <= level)
+            leaves_set(l, cpu_flag_table[i].name);
+    if (level < 3)
+        leaves_set(l, "osxsave"); /* an OS with XSAVE, even on a v2 CPU */
+    l->have_xcr0 = true;
+    l->xcr0 = xcr0;
+    l->basic[0xd][CPU_EAX] = (uint32_t)xcr0;
+}
+
+static void test_table_is_sane(void **state)
+{
+    (void)state;
+    static const char *const required[] = {"sse", "sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "popcnt", "avx",
+                                           "avx2", "fma", "f16c", "bmi1", "bmi2", "movbe", "avx512f", "avx512cd",
+                                           "avx512dq", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16",
+                                           "amx_tile"};
+    for (size_t i = 0; i < sizeof(required) / sizeof(required[0]); i++)
+        assert_true(IDX(required[i]) >= 0);
+    assert_int_equal(IDX("nonexistent"), -1);
+    for (size_t i = 0; i < cpu_flag_count; i++) {
+        assert_non_null(cpu_flag_table[i].kernel);
+        assert_true(cpu_flag_table[i].bit < 32);
+        for (size_t j = i + 1; j < cpu_flag_count; j++) {
+            assert_string_not_equal(cpu_flag_table[i].name, cpu_flag_table[j].name);
+            assert_false(cpu_flag_table[i].reg == cpu_flag_table[j].reg && cpu_flag_table[i].bit == cpu_flag_table[j].bit);
+        }
+    }
+    assert_string_equal(cpu_flag_table[IDX("sse3")].kernel, "pni");
+    /* the psABI level definitions, counted */
+    int per_level[5] = {0};
+    for (size_t i = 0; i < cpu_flag_count; i++)
+        per_level[cpu_flag_table[i].level]++;
+    assert_int_equal(per_level[1], 9);  /* cmov cx8 fpu fxsr mmx sse sse2 + syscall lm */
+    assert_int_equal(per_level[2], 7);  /* cx16 lahf popcnt sse3 sse4.1 sse4.2 ssse3 */
+    assert_int_equal(per_level[3], 9);  /* avx avx2 bmi1 bmi2 f16c fma lzcnt movbe osxsave */
+    assert_int_equal(per_level[4], 5);  /* avx512 f bw cd dq vl */
+}
+
+/* Our bit positions against libcpuid's (an independent table): each flag alone, on an Intel CPU. */
+static void test_bits_agree_with_libcpuid(void **state)
+{
+    (void)state;
+    int checked = 0;
+    for (size_t i = 0; i < cpu_flag_count; i++) {
+        const struct cpu_flag_def *f = &cpu_flag_table[i];
+        if (f->libcpuid < 0)
+            continue;
+        struct cpu_leaves l;
+        leaves_init(&l, "GenuineIntel", 0x000906ea);
+        l.basic[7][CPU_EAX] = 0;
+        leaves_set(&l, f->name);
+        struct cpu_raw_data_t raw;
+        memset(&raw, 0, sizeof(raw));
+        memcpy(raw.basic_cpuid, l.basic, sizeof(l.basic));
+        memcpy(raw.ext_cpuid, l.ext, sizeof(l.ext));
+        struct cpu_id_t id;
+        assert_int_equal(cpu_identify(&raw, &id), 0);
+        if (!id.flags[f->libcpuid])
+            fail_msg("%s: bit %u not decoded by libcpuid as %s", f->name, f->bit, cpu_feature_str(f->libcpuid));
+        struct cpu_x86_view v;
+        cpu_x86_decode(&l, &v);
+        for (size_t j = 0; j < cpu_flag_count; j++)
+            assert_int_equal(v.reported[j], j == i ? CPU_YES : CPU_NO);
+        checked++;
+    }
+    assert_true(checked >= 30);
+}
+
+static void test_identification(void **state)
+{
+    (void)state;
+    struct cpu_leaves l;
+    struct cpu_x86_view v;
+    leaves_init(&l, "GenuineIntel", 0x000906ea); /* Coffee Lake: family 6, model 0x9e, stepping 10 */
+    const char *brand = "       Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz";
+    char b[48] = {0};
+    memcpy(b, brand, strlen(brand));
+    memcpy(l.ext[2], b, 16);
+    memcpy(l.ext[3], b + 16, 16);
+    memcpy(l.ext[4], b + 32, 16);
+    cpu_x86_decode(&l, &v);
+    assert_string_equal(v.vendor, "GenuineIntel");
+    assert_string_equal(v.brand, "Intel(R) Core(TM) i7-8700 CPU @ 3.20GHz");
+    assert_int_equal(v.family, 6);
+    assert_int_equal(v.model, 0x9e);
+    assert_int_equal(v.stepping, 10);
+    assert_false(v.hypervisor);
+
+    leaves_init(&l, "AuthenticAMD", 0x00a00f11); /* EPYC Milan */
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.family, 0x19);
+    assert_int_equal(v.model, 0x01);
+    assert_string_equal(v.brand, "");
+    assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x19, 0x01), "Zen 3");
+    assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x19, 0x11), "Zen 4");
+    assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x17, 0x31), "Zen 2");
+    assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x17, 0x08), "Zen+");
+    assert_null(cpu_x86_microarchitecture("GenuineIntel", 6, 0x9e));
+
+    /* a vendor string with control bytes is sanitised */
+    leaves_init(&l, "Evil\x1b[31mCPU", 0x00000f00);
+    cpu_x86_decode(&l, &v);
+    assert_string_equal(v.vendor, "Evil?[31mCPU");
+}
+
+static void test_hypervisor(void **state)
+{
+    (void)state;
+    struct cpu_leaves l;
+    struct cpu_x86_view v;
+    leaves_init(&l, "AuthenticAMD", 0x00a00f11);
+    leaves_set(&l, "avx");
+    l.basic[1][CPU_ECX] |= 1u << 31;
+    cpu_x86_decode(&l, &v);
+    assert_true(v.hypervisor);
+    assert_null(v.hv_vendor); /* leaf 0x40000000 not read */
+    l.have_hv = true;
+    l.hv[CPU_EAX] = 0x40000001;
+    memcpy(&l.hv[CPU_EBX], "KVMK", 4);
+    memcpy(&l.hv[CPU_ECX], "VMKV", 4);
+    memcpy(&l.hv[CPU_EDX], "M\0\0\0", 4);
+    cpu_x86_decode(&l, &v);
+    assert_string_equal(v.hv_signature, "KVMKVMKVM");
+    assert_string_equal(v.hv_vendor, "KVM");
+    assert_string_equal(cpu_x86_hypervisor_name("Microsoft Hv"), "Hyper-V");
+    assert_string_equal(cpu_x86_hypervisor_name("VMwareVMware"), "VMware");
+    assert_string_equal(cpu_x86_hypervisor_name("XenVMMXenVMM"), "Xen");
+    assert_null(cpu_x86_hypervisor_name("SomethingNew"));
+    /* KVM with Hyper-V enlightenments: "Microsoft Hv" first, its own name at 0x40000100 */
+    memcpy(&l.hv[CPU_EBX], "Micr", 4);
+    memcpy(&l.hv[CPU_ECX], "osof", 4);
+    memcpy(&l.hv[CPU_EDX], "t Hv", 4);
+    cpu_x86_decode(&l, &v);
+    assert_string_equal(v.hv_vendor, "Hyper-V");
+    l.have_hv2 = true;
+    memcpy(&l.hv2[CPU_EBX], "KVMK", 4);
+    memcpy(&l.hv2[CPU_ECX], "VMKV", 4);
+    memcpy(&l.hv2[CPU_EDX], "M\0\0\0", 4);
+    cpu_x86_decode(&l, &v);
+    assert_string_equal(v.hv_signature, "Microsoft Hv");
+    assert_string_equal(v.hv_vendor, "KVM");
+    /* without the hypervisor bit the leaf is not trusted */
+    l.basic[1][CPU_ECX] &= ~(1u << 31);
+    cpu_x86_decode(&l, &v);
+    assert_false(v.hypervisor);
+    assert_string_equal(v.hv_signature, "");
+}
+
+static void test_xcr0_gates_avx(void **state)
+{
+    (void)state;
+    struct cpu_leaves l;
+    struct cpu_x86_view v;
+    leaves_level(&l, 3, 0x7);
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.xcr0_source, CPU_XCR0_READ);
+    assert_true(v.state_avx);
+    assert_int_equal(v.usable[IDX("avx")], CPU_YES);
+    assert_int_equal(v.level, 3);
+
+    /* AVX reported, XCR0 without the AVX state: reported yes, usable no, level 2 */
+    l.xcr0 = 0x3;
+    cpu_x86_decode(&l, &v);
+    assert_false(v.state_avx);
+    assert_int_equal(v.reported[IDX("avx")], CPU_YES);
+    assert_int_equal(v.usable[IDX("avx")], CPU_NO);
+    assert_int_equal(v.usable[IDX("fma")], CPU_NO);
+    assert_int_equal(v.usable[IDX("avx2")], CPU_NO);
+    assert_int_equal(v.usable[IDX("bmi2")], CPU_YES); /* no vector state needed */
+    assert_int_equal(v.level, 2);
+
+    /* only SSE state but not x87: AVX needs bits 1 and 2 both */
+    l.xcr0 = 0x5;
+    cpu_x86_decode(&l, &v);
+    assert_false(v.state_avx);
+
+    /* OSXSAVE clear: nothing enabled, whatever XCR0 says (XGETBV would fault) */
+    l.xcr0 = 0x7;
+    l.basic[1][CPU_ECX] &= ~(1u << 27);
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.xcr0_source, CPU_XCR0_NONE);
+    assert_false(v.state_avx);
+    assert_int_equal(v.usable[IDX("avx")], CPU_NO);
+    assert_int_equal(v.usable[IDX("osxsave")], CPU_NO);
+}
+
+static void test_xcr0_gates_avx512_and_amx(void **state)
+{
+    (void)state;
+    struct cpu_leaves l;
+    struct cpu_x86_view v;
+    leaves_level(&l, 4, 0x600e7);
+    leaves_set(&l, "amx_tile");
+    leaves_set(&l, "avx512_bf16");
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.level, 4);
+    assert_true(v.state_avx512);
+    assert_true(v.state_amx);
+    assert_int_equal(v.usable[IDX("amx_tile")], CPU_YES);
+    assert_int_equal(v.usable[IDX("avx512_bf16")], CPU_YES);
+
+    l.xcr0 = 0x7; /* AVX only */
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.level, 3);
+    assert_int_equal(v.reported[IDX("avx512f")], CPU_YES);
+    assert_int_equal(v.usable[IDX("avx512f")], CPU_NO);
+    assert_int_equal(v.usable[IDX("avx512_bf16")], CPU_NO);
+    assert_int_equal(v.usable[IDX("amx_tile")], CPU_NO);
+
+    l.xcr0 = 0x60007; /* AMX without AVX-512 */
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.usable[IDX("amx_tile")], CPU_YES);
+    assert_int_equal(v.usable[IDX("avx512f")], CPU_NO);
+
+    l.xcr0 = 0x67; /* one AVX-512 state bit missing */
+    cpu_x86_decode(&l, &v);
+    assert_false(v.state_avx512);
+}
+
+static void test_xcr0_assumed_from_leaf_0xd(void **state)
+{
+    (void)state;
+    struct cpu_leaves l;
+    struct cpu_x86_view v;
+    leaves_level(&l, 4, 0xe7);
+    l.have_xcr0 = false;
+    l.basic[0xd][CPU_EAX] = 0x7; /* the CPU supports only AVX state */
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.xcr0_source, CPU_XCR0_ASSUMED);
+    assert_int_equal(v.xcr0, 0x7);
+    assert_int_equal(v.usable[IDX("avx")], CPU_YES);
+    assert_int_equal(v.usable[IDX("avx512f")], CPU_NO);
+    /* no leaf 0xD at all: assume what the flags need */
+    l.basic[0][CPU_EAX] = 7;
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.xcr0 & 0xe7, 0xe7);
+    assert_int_equal(v.usable[IDX("avx512f")], CPU_YES);
+}
+
+static void test_levels(void **state)
+{
+    (void)state;
+    struct cpu_leaves l;
+    struct cpu_x86_view v;
+    for (int level = 1; level <= 4; level++) {
+        leaves_level(&l, level, 0xe7);
+        cpu_x86_decode(&l, &v);
+        assert_int_equal(v.level, level);
+    }
+    /* each v2 requirement alone takes the level down to 1 */
+    static const char *const v2[] = {"cx16", "lahf_lm", "popcnt", "sse3", "sse4_1", "sse4_2", "ssse3"};
+    for (size_t i = 0; i < sizeof(v2) / sizeof(v2[0]); i++) {
+        leaves_level(&l, 4, 0xe7);
+        const struct cpu_flag_def *f = &cpu_flag_table[IDX(v2[i])];
+        if (f->reg == CPU_REG_1_ECX)
+            l.basic[1][CPU_ECX] &= ~(1u << f->bit);
+        else
+            l.ext[1][CPU_ECX] &= ~(1u << f->bit);
+        cpu_x86_decode(&l, &v);
+        assert_int_equal(v.level, 1);
+        const char *missing[CPU_FLAG_MAX];
+        assert_int_equal(cpu_x86_level_missing(v.usable, 2, missing, CPU_FLAG_MAX), 1);
+        assert_string_equal(missing[0], v2[i]);
+    }
+    /* no long mode: not x86-64 at all */
+    leaves_level(&l, 4, 0xe7);
+    l.ext[1][CPU_EDX] &= ~(1u << 29);
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.level, 0);
+    /* lzcnt (abm) is part of v3 */
+    leaves_level(&l, 3, 0x7);
+    l.ext[1][CPU_ECX] &= ~(1u << 5);
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.level, 2);
+}
+
+static void test_missing_leaves(void **state)
+{
+    (void)state;
+    struct cpu_leaves l;
+    struct cpu_x86_view v;
+    leaves_level(&l, 4, 0xe7);
+    leaves_set(&l, "avx512_bf16");
+    /* leaf 7 beyond the highest leaf: its bits are stale, not flags */
+    l.basic[0][CPU_EAX] = 6;
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.reported[IDX("avx2")], CPU_NO);
+    assert_int_equal(v.reported[IDX("avx512_bf16")], CPU_NO);
+    /* subleaf 1 exists (leaf 7 EAX = 1) but was not read: unknown */
+    l.basic[0][CPU_EAX] = 0xd;
+    l.have_7_1 = false;
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.reported[IDX("avx512_bf16")], CPU_UNKNOWN);
+    assert_int_equal(v.usable[IDX("avx512_bf16")], CPU_UNKNOWN);
+    assert_int_equal(v.level, 4); /* unknown extras do not touch the level */
+    /* leaf 7 says it has no subleaf 1: a known no */
+    l.basic[7][CPU_EAX] = 0;
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.reported[IDX("avx512_bf16")], CPU_NO);
+    /* no extended leaves: lm, lahf_lm, abm, syscall are absent */
+    l.ext[0][CPU_EAX] = 0;
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.reported[IDX("lm")], CPU_NO);
+    assert_int_equal(v.level, 0);
+    /* all zeros decodes to nothing and does not crash */
+    memset(&l, 0, sizeof(l));
+    cpu_x86_decode(&l, &v);
+    assert_string_equal(v.vendor, "");
+    assert_int_equal(v.level, 0);
+}
+
+/* ---- dumps ---- */
+
+static char *dump_text(const char *vendor_words, const char *extra)
+{
+    char *s = NULL;
+    size_t n = 0;
+    FILE *m = open_memstream(&s, &n);
+    fprintf(m, "version=0.6.2\n%s\n", vendor_words);
+    fprintf(m, "basic_cpuid[1]=00a00f11 01020800 fffa3203 178bfbff\n");
+    fprintf(m, "ext_cpuid[0]=80000021 68747541 444d4163 69746e65\n");
+    fputs(extra, m);
+    fclose(m);
+    return s;
+}
+
+static const char *const AMD0 = "basic_cpuid[0]=0000000d 68747541 444d4163 69746e65";
+
+static void test_dump_parse_valid(void **state)
+{
+    (void)state;
+    struct cpu_dump d;
+    char *err = NULL;
+    char *t = dump_text(AMD0, "intel_fn4[7]=00000001 00000002 00000003 00000004\r\n"
+                              "newer_leaf[3]=00000001 00000002 00000003 00000004\n"
+                              "basic_cpuid[40]=00000001 00000002 00000003 00000004\n"
+                              "--------------------------------------------------------------------------------\n"
+                              "expected values of a libcpuid test file\n"
+                              "gpucheckup.cpuid_7_1=00000020 0 0 0\n"
+                              "gpucheckup.xcr0=00000000000600e7\n");
+    assert_int_equal(cpu_dump_parse(t, strlen(t), &d, &err), 0);
+    assert_null(err);
+    assert_string_equal(d.version, "0.6.2");
+    assert_int_equal(d.n_raw, 1);
+    assert_false(d.multi);
+    assert_int_equal(d.raw[0].basic_cpuid[1][CPU_ECX], 0xfffa3203u);
+    assert_int_equal(d.raw[0].intel_fn4[7][CPU_EDX], 4);
+    assert_int_equal(d.ignored, 2);
+    assert_true(d.extras.have_7_1);
+    assert_int_equal(d.extras.leaf7_1[CPU_EAX], 0x20);
+    assert_true(d.extras.have_xcr0);
+    assert_int_equal(d.extras.xcr0, 0x600e7);
+    assert_false(d.extras.have_hv);
+    cpu_dump_free(&d);
+    free(t);
+}
+
+/* TEXT must be refused with a message containing WORDS. */
+static void dump_refused(const char *text, size_t len, const char *words)
+{
+    struct cpu_dump d;
+    char *err = NULL;
+    assert_int_equal(cpu_dump_parse(text, len, &d, &err), -1);
+    assert_non_null(err);
+    if (!strstr(err, words))
+        fail_msg("message \"%s\" lacks \"%s\"", err, words);
+    assert_null(d.raw);
+    free(err);
+}
+
+static void test_dump_parse_refuses(void **state)
+{
+    (void)state;
+    dump_refused("", 0, "empty");
+    dump_refused("a\0b", 3, "NUL");
+    dump_refused("hello world\n", 12, "line 1");
+    dump_refused("version=0.6.2\n\n\n", 16, "decodes to nothing");
+    char *t = dump_text(AMD0, "basic_cpuid[2]=1 2 3\n");
+    dump_refused(t, strlen(t), "line 5");
+    free(t);
+    t = dump_text(AMD0, "basic_cpuid[2]=1 2 3 4 5\n");
+    dump_refused(t, strlen(t), "line 5");
+    free(t);
+    t = dump_text(AMD0, "basic_cpuid[2]=123456789 0 0 0\n");
+    dump_refused(t, strlen(t), "line 5");
+    free(t);
+    t = dump_text(AMD0, "basic_cpuid[2]=0000000g 0 0 0\n");
+    dump_refused(t, strlen(t), "line 5");
+    free(t);
+    t = dump_text(AMD0, CPU_DUMP_SEPARATOR "\ngpucheckup.xcr0=zz\n");
+    dump_refused(t, strlen(t), "gpucheckup.xcr0");
+    free(t);
+    /* leaf 0 with no vendor, or no leaf 1 beyond it */
+    t = dump_text("basic_cpuid[0]=0000000d 00000000 00000000 00000000", "");
+    dump_refused(t, strlen(t), "no vendor string");
+    free(t);
+    t = dump_text("basic_cpuid[0]=00000000 68747541 444d4163 69746e65", "");
+    dump_refused(t, strlen(t), "decodes to nothing");
+    free(t);
+    /* only leaf 1, no leaf 0 */
+    const char *no0 = "basic_cpuid[1]=00a00f11 01020800 fffa3203 178bfbff\n";
+    dump_refused(no0, strlen(no0), "decodes to nothing");
+    /* AIDA64 and other tools' formats are not libcpuid's */
+    const char *aida = "------[ Versions ]------\nCPUID 00000000: 0000000D-68747541-69746E65-444D4163\n";
+    dump_refused(aida, strlen(aida), "line 1");
+    const char *arm = "version=0.8.1\narm_midr=00000000413fd0c1\n";
+    dump_refused(arm, strlen(arm), "ARM");
+    /* a multi-CPU dump with a hole */
+    char *m = NULL;
+    size_t mn = 0;
+    FILE *f = open_memstream(&m, &mn);
+    fprintf(f, "version=0.6.2\n_________________ Logical CPU #0 _________________\n%s\n"
+               "basic_cpuid[1]=00a00f11 01020800 fffa3203 178bfbff\n"
+               "_________________ Logical CPU #2 _________________\n%s\n"
+               "basic_cpuid[1]=00a00f11 01020800 fffa3203 178bfbff\n", AMD0, AMD0);
+    fclose(f);
+    dump_refused(m, strlen(m), "logical CPU #1");
+    free(m);
+    const char *many = "_________________ Logical CPU #99999 _________________\n";
+    dump_refused(many, strlen(many), "more than");
+}
+
+static void test_dump_multi(void **state)
+{
+    (void)state;
+    char *m = NULL;
+    size_t mn = 0;
+    FILE *f = open_memstream(&m, &mn);
+    fprintf(f, "version=0.6.2\n");
+    for (int cpu = 0; cpu < 3; cpu++)
+        fprintf(f, "\n_________________ Logical CPU #%d _________________\n%s\n"
+                   "basic_cpuid[1]=00a00f1%d 01020800 fffa3203 178bfbff\n", cpu, AMD0, cpu);
+    fclose(f);
+    struct cpu_dump d;
+    char *err = NULL;
+    assert_int_equal(cpu_dump_parse(m, strlen(m), &d, &err), 0);
+    assert_true(d.multi);
+    assert_int_equal(d.n_raw, 3);
+    assert_int_equal(d.raw[2].basic_cpuid[1][CPU_EAX], 0x00a00f12);
+    cpu_dump_free(&d);
+    free(m);
+}
+
+static void test_dump_save_reads_back_in_libcpuid(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gc-cpu-unit-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof(path), "%s/x.dump", dir);
+
+    struct cpu_raw_data_t raw;
+    memset(&raw, 0, sizeof(raw));
+    struct cpu_leaves l;
+    leaves_level(&l, 3, 0x7);
+    memcpy(raw.basic_cpuid, l.basic, sizeof(l.basic));
+    memcpy(raw.ext_cpuid, l.ext, sizeof(l.ext));
+    raw.amd_fn8000001dh[3][CPU_EBX] = 0xdeadbeef;
+    l.have_hv = true;
+    l.hv[CPU_EBX] = 0x4b4d564b;
+    l.have_hv2 = true;
+    l.hv2[CPU_EDX] = 0x12345678;
+    char *err = NULL;
+    assert_int_equal(cpu_dump_save(path, &raw, &l, &err), 0);
+    assert_null(err);
+
+    /* libcpuid's own reader takes it (it stops at the separator before our extras) */
+    struct cpu_raw_data_t back;
+    memset(&back, 0, sizeof(back));
+    assert_int_equal(cpuid_deserialize_raw_data(&back, path), 0);
+    assert_memory_equal(&back, &raw, sizeof(raw));
+
+    /* and ours gets the extras too */
+    struct cpu_dump d;
+    assert_int_equal(cpu_dump_load(path, &d, &err), 0);
+    assert_memory_equal(&d.raw[0], &raw, sizeof(raw));
+    assert_true(d.extras.have_xcr0);
+    assert_int_equal(d.extras.xcr0, 0x7);
+    assert_true(d.extras.have_hv);
+    assert_int_equal(d.extras.hv[CPU_EBX], 0x4b4d564b);
+    assert_true(d.extras.have_hv2);
+    assert_int_equal(d.extras.hv2[CPU_EDX], 0x12345678);
+    assert_false(d.extras.have_7_1);
+    cpu_dump_free(&d);
+
+    /* errors name the problem, leave nothing behind */
+    assert_int_equal(cpu_dump_save(dir, &raw, &l, &err), -1);
+    assert_non_null(strstr(err, "directory"));
+    free(err);
+    char bad[300];
+    snprintf(bad, sizeof(bad), "%s/missing/x.dump", dir);
+    assert_int_equal(cpu_dump_save(bad, &raw, &l, &err), -1);
+    assert_non_null(strstr(err, "cannot create"));
+    free(err);
+    assert_int_equal(cpu_dump_load(dir, &d, &err), -1);
+    assert_non_null(strstr(err, "directory"));
+    free(err);
+
+    unlink(path);
+    assert_int_equal(rmdir(dir), 0); /* empty: no temporary file left */
+}
+
+/* ---- /proc/cpuinfo ---- */
+
+static void test_cpuinfo_x86(void **state)
+{
+    (void)state;
+    const char *text = "processor\t: 0\nvendor_id\t: GenuineIntel\ncpu family\t: 6\nmodel\t\t: 151\n"
+                       "model name\t: 12th Gen Intel(R) Core(TM) i7-12700K\nstepping\t: 2\nphysical id\t: 0\n"
+                       "core id\t\t: 0\nflags\t\t: fpu sse sse2 avx avx2 lm hybrid_cpu\n\n"
+                       "processor\t: 1\nphysical id\t: 0\ncore id\t\t: 0\nflags\t\t: fpu sse sse2 avx avx2 lm hybrid_cpu\n\n"
+                       "processor\t: 2\nphysical id\t: 0\ncore id\t\t: 16\nflags\t\t: fpu sse sse2 avx lm hybrid_cpu\n";
+    struct cpu_cpuinfo ci;
+    assert_int_equal(cpu_cpuinfo_parse(text, &ci), 0);
+    assert_int_equal(ci.processors, 3);
+    assert_int_equal(ci.cores, 2);
+    assert_int_equal(ci.packages, 1);
+    assert_string_equal(ci.arch, "x86_64");
+    assert_string_equal(ci.vendor, "GenuineIntel");
+    assert_string_equal(ci.model_name, "12th Gen Intel(R) Core(TM) i7-12700K");
+    assert_int_equal(ci.family, 6);
+    assert_int_equal(ci.model, 151);
+    assert_int_equal(ci.stepping, 2);
+    assert_true(ci.flags_differ);
+    assert_true(cpu_cpuinfo_has(&ci, "avx"));
+    assert_false(cpu_cpuinfo_has(&ci, "avx2")); /* not every processor lists it */
+    assert_false(cpu_cpuinfo_has(&ci, "av"));
+    cpu_cpuinfo_free(&ci);
+}
+
+static void test_cpuinfo_other_architectures(void **state)
+{
+    (void)state;
+    struct cpu_cpuinfo ci;
+    const char *arm = "processor\t: 0\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd sve\nCPU implementer\t: 0x41\n"
+                      "CPU architecture: 8\nCPU variant\t: 0x1\nCPU part\t: 0xd40\nCPU revision\t: 1\n";
+    assert_int_equal(cpu_cpuinfo_parse(arm, &ci), 0);
+    assert_string_equal(ci.arch, "aarch64");
+    assert_string_equal(ci.vendor, "ARM");
+    assert_string_equal(ci.model_name, "Neoverse-V1");
+    assert_int_equal(ci.processors, 1);
+    assert_int_equal(ci.cores, -1);
+    assert_true(cpu_cpuinfo_has(&ci, "sve"));
+    cpu_cpuinfo_free(&ci);
+
+    const char *ampere = "processor\t: 0\nFeatures\t: fp asimd\nCPU implementer\t: 0xc0\nCPU architecture: 8\n"
+                         "CPU part\t: 0xac3\n";
+    assert_int_equal(cpu_cpuinfo_parse(ampere, &ci), 0);
+    assert_string_equal(ci.vendor, "Ampere");
+    assert_string_equal(ci.model_name, "part 0xac3");
+    cpu_cpuinfo_free(&ci);
+
+    const char *rv = "processor\t: 0\nhart\t\t: 0\nisa\t\t: rv64imafdc_zicsr_zifencei\nmmu\t\t: sv39\n"
+                     "uarch\t\t: sifive,u74-mc\n";
+    assert_int_equal(cpu_cpuinfo_parse(rv, &ci), 0);
+    assert_string_equal(ci.arch, "riscv64");
+    assert_string_equal(ci.model_name, "sifive,u74-mc");
+    assert_true(cpu_cpuinfo_has(&ci, "rv64imafdc_zicsr_zifencei"));
+    cpu_cpuinfo_free(&ci);
+
+    const char *s390 = "vendor_id       : IBM/S390\n# processors    : 2\nfeatures\t: esan3 zarch stfle msa vx\n";
+    assert_int_equal(cpu_cpuinfo_parse(s390, &ci), 0);
+    assert_string_equal(ci.arch, "s390x");
+    assert_true(cpu_cpuinfo_has(&ci, "vx"));
+    cpu_cpuinfo_free(&ci);
+
+    /* junk: no crash, no facts */
+    assert_int_equal(cpu_cpuinfo_parse(":\n::::\nprocessor: x\nflags:\n\n\nmodel : -3\n", &ci), 0);
+    assert_int_equal(ci.processors, 0);
+    assert_null(ci.arch);
+    assert_int_equal(ci.n_flags, 0);
+    assert_int_equal(ci.model, -1);
+    cpu_cpuinfo_free(&ci);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_table_is_sane),
+        cmocka_unit_test(test_bits_agree_with_libcpuid),
+        cmocka_unit_test(test_identification),
+        cmocka_unit_test(test_hypervisor),
+        cmocka_unit_test(test_xcr0_gates_avx),
+        cmocka_unit_test(test_xcr0_gates_avx512_and_amx),
+        cmocka_unit_test(test_xcr0_assumed_from_leaf_0xd),
+        cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_missing_leaves),
+        cmocka_unit_test(test_dump_parse_valid),
+        cmocka_unit_test(test_dump_parse_refuses),
+        cmocka_unit_test(test_dump_multi),
+        cmocka_unit_test(test_dump_save_reads_back_in_libcpuid),
+        cmocka_unit_test(test_cpuinfo_x86),
+        cmocka_unit_test(test_cpuinfo_other_architectures),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
