@@ -47,17 +47,19 @@ static enum report_mark text_severity_mark(enum report_severity s)
     return s == REPORT_SEV_ERROR ? REPORT_MARK_ERROR : s == REPORT_SEV_WARNING ? REPORT_MARK_WARN : REPORT_MARK_INFO;
 }
 
-static void write_text_findings(struct text_out *t, const struct report *r)
+/* Findings, most severe first; MIN: the least severity shown. */
+static void write_text_findings(struct text_out *t, const struct report *r, enum report_severity min)
 {
     size_t n = 0;
     const struct report_finding **fs = report_sorted_findings(r, &n);
-    if (n == 0) {
-        free(fs);
-        return;
-    }
-    text_heading(t, "Findings");
+    bool heading = false;
     for (size_t i = 0; i < n; i++) {
         const struct report_finding *f = fs[i];
+        if (f->severity < min)
+            continue;
+        if (!heading)
+            text_heading(t, "Findings");
+        heading = true;
         fprintf(t->f, "  %s %s%s%s%s\n", text_mark(t, text_severity_mark(f->severity)), f->id,
                 f->subject ? " (" : "", f->subject ? f->subject : "", f->subject ? ")" : "");
         fprintf(t->f, "         %s\n", f->message);
@@ -95,11 +97,17 @@ void write_text(FILE *f, const struct report *r, const struct cli_options *o, in
     bool single = strcmp(o->command, "check") != 0;
 
     if (o->quiet) {
-        if (r->n_findings == 0 && report_is_ready(r)) {
-            write_text_verdict(&t, r, exit_code);
+        /* Only what needs attention: warnings and errors, then the verdict; all clear is one line. */
+        bool clear = report_is_ready(r) && report_count_severity(r, REPORT_SEV_WARNING) == 0;
+        if (clear) {
+            const char *last = r->verdict_text ? strrchr(r->verdict_text, '\n') : NULL;
+            if (last)
+                fprintf(f, "%s%s%s\n", text_color_on(&t, REPORT_MARK_OK), last + 1, text_color_off(&t));
+            else
+                write_text_verdict(&t, r, exit_code);
             return;
         }
-        write_text_findings(&t, r);
+        write_text_findings(&t, r, REPORT_SEV_WARNING);
         fputc('\n', f);
         write_text_verdict(&t, r, exit_code);
         return;
@@ -127,7 +135,7 @@ void write_text(FILE *f, const struct report *r, const struct cli_options *o, in
             fprintf(f, "  %s %-10s %s\n", text_mark(&t, s->lines[j].mark), s->lines[j].label, s->lines[j].text);
     }
 
-    write_text_findings(&t, r);
+    write_text_findings(&t, r, REPORT_SEV_INFO);
 
     if (single || o->verbose > 0) {
         for (size_t i = 0; i < r->n_sections; i++) {
