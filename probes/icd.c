@@ -715,7 +715,7 @@ static void icd_read_file(struct icd_state *st, struct icd_entry *e)
         char *shown = icd_sanitized(e->library);
         report_finding_add_evidence(f, e->file, "\"%s\" (%zu bytes)", shown ? shown : "", len);
         free(shown);
-        if (clean && *clean)
+        if (clean && *clean && !strchr(clean, '\'') && !(e->bad & (ICD_BAD_BINARY | ICD_BAD_OVERLONG)))
             report_finding_set_hint(f, "Rewrite it as one line: printf '%%s\\n' '%s' > %s", clean, e->file);
         else
             report_finding_set_hint(f, "Remove %s, or write the vendor library's name into it (one line).",
@@ -868,13 +868,13 @@ static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_
         free(why);
         if (hang)
             f = report_add_finding(r, "icd.hang", subj,
-                                   "%s: the driver %s does not answer (%s); every OpenCL program, clinfo "
-                                   "included, hangs the same way",
+                                   "%s: the driver %s hangs when asked for its platforms: %s. Every OpenCL "
+                                   "program, clinfo included, hangs the same way",
                                    who, lib ? lib : "?", e->detail);
         else
             f = report_add_finding(r, "icd.crash", subj,
-                                   "%s: the driver %s crashes (%s); every OpenCL program, clinfo included, "
-                                   "dies the same way",
+                                   "%s: the driver %s crashes when asked for its platforms: %s. Every OpenCL "
+                                   "program, clinfo included, dies the same way",
                                    who, lib ? lib : "?", e->detail);
         if (f) {
             char *tail = icd_output_tail(res->stderr_tail);
@@ -987,22 +987,26 @@ static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_
     json_object *ps = NULL;
     json_object_object_get_ex(v, "platforms", &ps);
     size_t np = ps ? json_object_array_length(ps) : 0, accepted = 0;
+    char *first_why = NULL;
     for (size_t i = 0; i < np; i++) {
         const char *why = NULL;
         json_object *pub = icd_platform_public(st, json_object_array_get_idx(ps, i), &why);
         if (why) {
             const char *pname = icd_jstr(pub, "name");
-            report_add_finding(r, "icd.rejected", subj, "%s: the loader skips platform %s of %s: %s", subj,
+            report_add_finding(r, "icd.rejected", subj, "%s: the loader skips platform %s of %s: %s", who,
                                pname ? pname : "(unnamed)", lib ? lib : "?", why);
+            if (!first_why)
+                first_why = str_printf("the loader skips %s: %s", pname ? pname : "(unnamed)", why);
         } else {
             accepted++;
         }
         json_object_array_add(e->platforms, pub);
     }
     if (np > 0 && accepted == 0)
-        icd_set(e, "rejected", "the loader skips every platform");
+        icd_set(e, "rejected", "%s", first_why ? first_why : "the loader skips every platform");
     else
         icd_set(e, "ok", NULL);
+    free(first_why);
     free(lib);
 }
 
@@ -1188,12 +1192,17 @@ static void icd_check_conflict(struct icd_state *st)
     for (size_t i = 0; i < st->n; i++)
         any = any || (involved && involved[i]);
     char *names = NULL;
+    size_t nnames = 0, total = 0;
+    for (size_t c = 0; c < m; c++)
+        total += !any || involved[cand[c]];
     json_object *arr = json_object_new_array();
     for (size_t c = 0; c < m; c++) {
         size_t i = cand[c];
         if (any && !involved[i])
             continue;
-        char *n2 = str_printf("%s%s%s", names ? names : "", names ? ", " : "", icd_subject(&st->e[i]));
+        nnames++;
+        const char *sep = nnames == 1 ? "" : nnames == total ? " and " : ", ";
+        char *n2 = str_printf("%s%s%s", names ? names : "", sep, icd_subject(&st->e[i]));
         free(names);
         names = n2;
         json_object_array_add(arr, json_object_new_string(icd_subject(&st->e[i])));
@@ -1206,9 +1215,14 @@ static void icd_check_conflict(struct icd_state *st)
         f = report_add_finding(st->ctx->report, "icd.conflict", loader ? loader : "libOpenCL.so.1",
                                "OpenCL programs %s in the loader (%s) though no vendor driver fails alone",
                                strcmp(cs, "hang") == 0 ? "hang" : "crash", detail ? detail : "?");
+    else if (total == 1)
+        f = report_add_finding(st->ctx->report, "icd.conflict", loader ? loader : "libOpenCL.so.1",
+                               "%s works alone, but through the loader, as every OpenCL program loads it, it %ss (%s)",
+                               names ? names : "?", strcmp(cs, "hang") == 0 ? "hang" : "crashe",
+                               detail ? detail : "?");
     else
         f = report_add_finding(st->ctx->report, "icd.conflict", loader ? loader : "libOpenCL.so.1",
-                               "Each of %s works alone, but loaded together, as every OpenCL program loads them, "
+                               "%s each work alone, but loaded together, as every OpenCL program loads them, "
                                "they %s (%s)",
                                names ? names : "?", strcmp(cs, "hang") == 0 ? "hang" : "crash",
                                detail ? detail : "?");
@@ -1530,8 +1544,8 @@ static void icd_print_text(const struct report_section *sec, const struct report
         int lf = (int)strlen(file ? file : icd_cell(icd_jstr(e, "source"))) + (file ? 0 : 2);
         int ll = (int)strlen(icd_cell(icd_jstr(e, "library")));
         int ls = (int)strlen(icd_cell(icd_jstr(e, "status")));
-        wf = lf > wf ? (lf > 48 ? 48 : lf) : wf;
-        wl = ll > wl ? (ll > 36 ? 36 : ll) : wl;
+        wf = lf > wf ? (lf > 64 ? 64 : lf) : wf;
+        wl = ll > wl ? (ll > 64 ? 64 : ll) : wl;
         ws = ls > ws ? ls : ws;
     }
     fprintf(t->f, "  %-*s  %-*s  %-*s  %s\n", wf, "FILE", wl, "LIBRARY", ws, "STATUS", "PLATFORMS");
