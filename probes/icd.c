@@ -17,6 +17,8 @@
 #define ICD_VENDORS_DIR "/etc/OpenCL/vendors"
 /* Largest .icd file read (a real one is a line); larger is "overlong". */
 #define ICD_MAX_FILE (64 * 1024)
+/* Vendor libraries probed (one child each, all at once); more are listed, not loaded. */
+#define ICD_MAX_PROBES 64
 /* Pairwise conflict search: at most this many children. */
 #define ICD_MAX_PAIR_JOBS 32
 
@@ -288,7 +290,7 @@ static void icd_identify(struct icd_state *st)
 {
     size_t n = 1;
     for (size_t i = 0; i < st->n_loaders; i++)
-        if (st->loaders[i].group == (int)i && st->loaders[i].resolved)
+        if (st->loaders[i].group == (int)i && st->loaders[i].resolved && st->loaders[i].loadable)
             n++;
     struct isolate_job *jobs = calloc(n, sizeof(*jobs));
     struct icd_child_arg *args = calloc(n, sizeof(*args));
@@ -308,7 +310,7 @@ static void icd_identify(struct icd_state *st)
     jobs[k] = (struct isolate_job){.fn = icd_child_loader, .arg = &args[k]};
     k++;
     for (size_t i = 0; i < st->n_loaders; i++) {
-        if (st->loaders[i].group != (int)i || !st->loaders[i].resolved)
+        if (st->loaders[i].group != (int)i || !st->loaders[i].resolved || !st->loaders[i].loadable)
             continue;
         which[k] = i;
         args[k] = (struct icd_child_arg){.lib = st->loaders[i].resolved, .stage = stages ? &stages[k] : NULL};
@@ -362,6 +364,23 @@ static const char *icd_loader_kind_of(json_object *info)
     return icd_kind_name(icd_kind_from_info(icd_jstr(info, "name"), icd_jstr(info, "vendor")));
 }
 
+/* When gpucheckup loaded another file than the search predicts, say so (the prediction is ours). */
+static void icd_crosscheck_winner(struct icd_state *st)
+{
+    const char *loaded = st->loader ? icd_jstr(st->loader, "path") : NULL;
+    const char *override = icd_env("GPUCHECKUP_LIBOPENCL");
+    if (!loaded || (override && *override))
+        return;
+    for (size_t i = 0; i < st->n_loaders; i++)
+        if (st->loaders[i].wins) {
+            if (!st->loaders[i].resolved || strcmp(st->loaders[i].resolved, loaded) != 0)
+                report_section_add_note(st->sec, "dlopen loaded %s, but the library search predicts %s", loaded,
+                                        st->loaders[i].resolved ? st->loaders[i].resolved : st->loaders[i].path);
+            return;
+        }
+    report_section_add_note(st->sec, "dlopen loaded %s, which the library search did not predict", loaded);
+}
+
 static void icd_check_loaders(struct icd_state *st)
 {
     struct report *r = st->ctx->report;
@@ -391,7 +410,7 @@ static void icd_check_loaders(struct icd_state *st)
         const struct icd_loader_file *l = &st->loaders[i];
         if (l->wins)
             win = i;
-        if (l->group == (int)i && l->have_id)
+        if (l->group == (int)i && l->have_id && l->loadable)
             for (size_t j = 0; j < st->n_loaders; j++)
                 if (st->loaders[j].group == (int)i && strcmp(icd_basename(st->loaders[j].path), "libOpenCL.so.1") == 0) {
                     distinct++;
@@ -403,7 +422,7 @@ static void icd_check_loaders(struct icd_state *st)
     char *list = NULL;
     for (size_t i = 0; i < st->n_loaders; i++) {
         const struct icd_loader_file *l = &st->loaders[i];
-        if (strcmp(icd_basename(l->path), "libOpenCL.so.1") != 0 || !l->have_id)
+        if (strcmp(icd_basename(l->path), "libOpenCL.so.1") != 0 || !l->have_id || !l->loadable)
             continue;
         const char *kind = icd_loader_kind_of(icd_loader_file_info(st, i));
         char *item = str_printf("%s%s (%s%s%s)", list ? list : "", list ? ", " : "", kind ? kind : "unidentified",
@@ -421,7 +440,8 @@ static void icd_check_loaders(struct icd_state *st)
     free(list);
     if (f) {
         for (size_t i = 0; i < st->n_loaders; i++)
-            if (strcmp(icd_basename(st->loaders[i].path), "libOpenCL.so.1") == 0 && st->loaders[i].have_id)
+            if (strcmp(icd_basename(st->loaders[i].path), "libOpenCL.so.1") == 0 && st->loaders[i].have_id &&
+                st->loaders[i].loadable)
                 report_finding_add_evidence(f, st->loaders[i].path, "%s%s",
                                             st->loaders[i].resolved ? st->loaders[i].resolved : "(dangling)",
                                             st->loaders[i].wins ? " (wins)" : "");
@@ -642,6 +662,13 @@ static void icd_read_file(struct icd_state *st, struct icd_entry *e)
     int rc = hostfs_stat(st->ctx->fs, e->file, &sb, true);
     if (rc == 0 && S_ISDIR(sb.st_mode))
         rc = -EISDIR;
+    if (rc == 0 && !S_ISREG(sb.st_mode)) {
+        /* ocl-icd's fopen blocks forever on a FIFO; the Khronos loader skips anything irregular. */
+        icd_set(e, "unreadable", "not a regular file (%s)",
+                S_ISFIFO(sb.st_mode) ? "a FIFO, on which ocl-icd blocks forever" : S_ISSOCK(sb.st_mode) ? "a socket" : "a device");
+        report_add_finding(r, "icd.unreadable", e->file, "%s is %s", e->file, e->detail);
+        return;
+    }
     char *buf = NULL;
     size_t len = 0;
     if (rc == 0)
@@ -735,12 +762,21 @@ static bool icd_names_loader(const char *name)
 static void icd_precheck(struct icd_state *st)
 {
     struct report *r = st->ctx->report;
+    /* The loader actually loaded (GPUCHECKUP_LIBOPENCL may name one outside the scan). */
+    struct stat loader_st;
+    const char *lpath = st->loader ? icd_jstr(st->loader, "path") : NULL;
+    bool have_loader_id = lpath && lpath[0] == '/' && hostfs_stat(st->libfs, lpath, &loader_st, true) == 0;
+    size_t probes = 0;
     for (size_t i = 0; i < st->n; i++) {
         struct icd_entry *e = &st->e[i];
         if (e->file)
             icd_read_file(st, e);
         if (e->status || !e->library)
             continue;
+        if (++probes > ICD_MAX_PROBES) {
+            icd_set(e, "not-probed", "more than %d drivers: only the first ones were probed", ICD_MAX_PROBES);
+            continue;
+        }
         e->found = icd_search_find(&st->search, e->library, &e->via);
         if (e->found) {
             e->resolved = icd_fs_realpath(st->libfs, e->found);
@@ -755,6 +791,8 @@ static void icd_precheck(struct icd_state *st)
         for (size_t j = 0; !self && e->have_id && j < st->n_loaders; j++)
             if (st->loaders[j].have_id && st->loaders[j].dev == e->dev && st->loaders[j].ino == e->ino)
                 self = true;
+        if (!self && e->have_id && have_loader_id && loader_st.st_dev == e->dev && loader_st.st_ino == e->ino)
+            self = true;
         if (self) {
             char *lib = icd_sanitized(e->library);
             icd_set(e, "self-reference", "names the OpenCL loader %s", e->resolved ? e->resolved : lib ? lib : "?");
@@ -1360,6 +1398,7 @@ static void icd_fill_data(struct icd_state *st)
         json_object_object_add(o, "source", json_object_new_string(l->source));
         json_object_object_add(o, "searched", json_object_new_boolean(l->searched));
         json_object_object_add(o, "wins", json_object_new_boolean(l->wins));
+        json_object_object_add(o, "loadable", json_object_new_boolean(l->loadable));
         json_object_object_add(o, "name", ok ? icd_jnew_str(icd_jstr(info, "name")) : NULL);
         json_object_object_add(o, "version", ok ? icd_jnew_str(icd_jstr(info, "version")) : NULL);
         const char *kind = icd_loader_kind_of(info);
@@ -1617,6 +1656,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
         report_section_add_note(sec, "/etc/ld.so.cache: not a cache file this build understands");
 
     icd_identify(&st);
+    icd_crosscheck_winner(&st);
     icd_check_loaders(&st);
     icd_collect(&st);
     icd_precheck(&st);

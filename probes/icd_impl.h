@@ -120,6 +120,7 @@ struct icd_loader_file {
     dev_t dev;
     ino_t ino;
     bool have_id;       /* dev/ino valid */
+    bool loadable;      /* an ELF library of this machine's architecture (a 32-bit one is not) */
     int group;          /* index of the first file with the same dev/ino (itself when first) */
 };
 

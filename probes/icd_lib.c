@@ -492,7 +492,7 @@ static void icd_scan_add(struct icd_scan *sc, const char *path, const char *sour
     }
     for (size_t i = 0; i < sc->n; i++) {
         if (strcmp(sc->l[i].path, canon) == 0) {
-            sc->l[i].searched = sc->l[i].searched || searched;
+            sc->l[i].searched = sc->l[i].loadable && (sc->l[i].searched || searched);
             free(canon);
             return;
         }
@@ -515,7 +515,10 @@ static void icd_scan_add(struct icd_scan *sc, const char *path, const char *sour
         f->dev = st.st_dev;
         f->ino = st.st_ino;
         f->have_id = true;
+        f->loadable = icd_elf_loadable(sc->s->fs, f->resolved) == 1;
     }
+    if (!f->loadable)
+        f->searched = false;
     f->group = (int)sc->n;
     for (size_t i = 0; i < sc->n; i++)
         if (f->have_id && sc->l[i].have_id && sc->l[i].dev == f->dev && sc->l[i].ino == f->ino) {

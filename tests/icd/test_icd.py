@@ -298,6 +298,7 @@ class HealthyAndEnvironment(IcdTestCase):
         d = self.vendors({"text.icd": "", "big.icd": b"a" * 70000})
         os.symlink("/nonexistent/x.icd", os.path.join(d, "dangling.icd"))
         os.mkdir(os.path.join(d, "dir.icd"))
+        os.mkfifo(os.path.join(d, "fifo.icd"))  # ocl-icd would block on it forever
         notlib = os.path.join(d, "notalib.txt")
         with open(notlib, "w") as f:
             f.write("plain text\n")
@@ -308,6 +309,8 @@ class HealthyAndEnvironment(IcdTestCase):
         self.assertEqual(icds["dangling.icd"]["status"], "unreadable")
         self.assertIn("missing file", icds["dangling.icd"]["detail"])
         self.assertEqual(icds["dir.icd"]["status"], "unreadable")
+        self.assertEqual(icds["fifo.icd"]["status"], "unreadable")
+        self.assertIn("FIFO", icds["fifo.icd"]["detail"])
         self.assertEqual(icds["text.icd"]["status"], "load-failed")
         self.assertEqual(icds["big.icd"]["status"], "malformed")
         self.assertEqual(icds["big.icd"]["malformed"], ["overlong"])
@@ -360,6 +363,8 @@ class Loaders(IcdTestCase):
         self.assertTrue(mine["wins"])
         self.assertEqual(mine["source"], "LD_LIBRARY_PATH")
         self.assertEqual(mine["kind"], "ocl-icd")
+        self.assertTrue(mine["loadable"])
+        self.assertTrue(mine["searched"])
         self.assertEqual(sum(l["wins"] for l in doc["loaders"]), 1)
         f = r.findings("icd.multiple-loaders")
         self.assertEqual(len(f), 1)

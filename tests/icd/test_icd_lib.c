@@ -99,6 +99,11 @@ static int setup(void **state)
         snprintf(rel, sizeof(rel), "%s/libdef.so", multiarch + 1);
         put_elf(rel);
     }
+    /* a loader of the other ELF class in a configured directory */
+    unsigned char elf32[sizeof(elf)];
+    memcpy(elf32, elf, sizeof(elf));
+    elf32[4] = elf[4] == 2 ? 1 : 2; /* EI_CLASS: 64 <-> 32 bits */
+    put("opt/other/libOpenCL.so.1", elf32, sizeof(elf32));
     /* LD_LIBRARY_PATH: a text file posing as a library (skipped), a real one */
     put("ldpath/libOpenCL.so.1", "not an ELF file\n", 16);
     put_elf("ldpath2/libbar.so");
@@ -257,12 +262,18 @@ static void test_loader_scan(void **state)
     const struct icd_loader_file *ld = find(l, n, "/ldpath/libOpenCL.so.1");
     assert_non_null(ld);
     assert_string_equal(ld->source, "LD_LIBRARY_PATH");
-    assert_true(ld->searched);
-    assert_false(ld->wins); /* not an ELF file: dlopen passes over it */
+    assert_false(ld->loadable); /* not an ELF file: dlopen passes over it */
+    assert_false(ld->searched);
+    assert_false(ld->wins);
+    const struct icd_loader_file *l32 = find(l, n, "/opt/other/libOpenCL.so.1");
+    assert_non_null(l32);
+    assert_true(l32->have_id);
+    assert_false(l32->loadable); /* another ELF class: no shadow for this process */
     const struct icd_loader_file *v = find(l, n, "/opt/vendor/lib/libOpenCL.so.1");
     assert_non_null(v);
     assert_string_equal(v->source, "ld.so.cache");
     assert_true(v->wins);
+    assert_true(v->loadable);
     assert_string_equal(v->resolved, "/opt/vendor/lib/libOpenCL.so.1.0.0");
     const struct icd_loader_file *v2 = find(l, n, "/opt/vendor/lib/libOpenCL.so.1.0.0");
     assert_non_null(v2);
