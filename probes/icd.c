@@ -90,6 +90,7 @@ struct icd_entry {
     json_object *probe;     /* the child's answer, owned */
     json_object *platforms; /* array, owned */
     char *output;           /* what the child wrote on stderr (tail), or NULL */
+    bool fifo;              /* the .icd is a FIFO: ocl-icd blocks on it */
 };
 
 struct icd_state {
@@ -663,6 +664,7 @@ static void icd_read_file(struct icd_state *st, struct icd_entry *e)
     if (rc == 0 && S_ISDIR(sb.st_mode))
         rc = -EISDIR;
     if (rc == 0 && !S_ISREG(sb.st_mode)) {
+        e->fifo = S_ISFIFO(sb.st_mode);
         /* ocl-icd's fopen blocks forever on a FIFO; the Khronos loader skips anything irregular. */
         icd_set(e, "unreadable", "not a regular file (%s)",
                 S_ISFIFO(sb.st_mode) ? "a FIFO, on which ocl-icd blocks forever" : S_ISSOCK(sb.st_mode) ? "a socket" : "a device");
@@ -1166,7 +1168,7 @@ static void icd_check_conflict(struct icd_state *st)
     json_object *expl = json_object_new_array();
     for (size_t i = 0; i < st->n; i++) {
         const struct icd_entry *e = &st->e[i];
-        if (icd_status_is(e->status, "crash", "hang", "self-reference", NULL) ||
+        if (icd_status_is(e->status, "crash", "hang", "self-reference", NULL) || (ocl && e->fifo) ||
             (!ocl && icd_status_is(e->status, "malformed", NULL, NULL, NULL) && (e->fatal & ICD_BAD_EMPTY)))
             json_object_array_add(expl, json_object_new_string(icd_subject(e)));
     }

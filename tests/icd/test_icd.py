@@ -304,8 +304,11 @@ class HealthyAndEnvironment(IcdTestCase):
             f.write("plain text\n")
         with open(os.path.join(d, "text.icd"), "w") as f:
             f.write(notlib + "\n")
-        r = self.icd(env={"OCL_ICD_VENDORS": d}, expect_rc=1)
+        r = self.icd("--timeout", "2", env={"OCL_ICD_VENDORS": d}, expect_rc=1)
         icds = self.by_file(r.json)
+        # the real loader blocks on the FIFO: that explains why programs hang
+        self.assertEqual(r.json["icd"]["combined"]["status"], "hang")
+        self.assertEqual(r.json["icd"]["combined"]["explained_by"], [os.path.join(d, "fifo.icd")])
         self.assertEqual(icds["dangling.icd"]["status"], "unreadable")
         self.assertIn("missing file", icds["dangling.icd"]["detail"])
         self.assertEqual(icds["dir.icd"]["status"], "unreadable")
