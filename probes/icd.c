@@ -87,7 +87,6 @@ struct icd_entry {
     int dup_of;
     bool probed;
     double elapsed_ms;
-    json_object *probe;     /* the child's answer, owned */
     json_object *platforms; /* array, owned */
     char *output;           /* what the child wrote on stderr (tail), or NULL */
     bool fifo;              /* the .icd is a FIFO: ocl-icd blocks on it */
@@ -207,7 +206,6 @@ static void icd_entry_clear(struct icd_entry *e)
     free(e->resolved);
     free(e->detail);
     free(e->output);
-    json_object_put(e->probe);
     json_object_put(e->platforms);
 }
 
@@ -614,7 +612,8 @@ static char *icd_dirname(const char *path)
 static void icd_check_insecure(struct icd_state *st, struct icd_entry *e)
 {
     char *why[4] = {NULL, NULL, NULL, NULL};
-    if (e->file) {
+    /* Ownership in a captured tree says nothing about this machine: only live files count. */
+    if (e->file && st->ctx->fs->live) {
         why[0] = icd_writable_by_others(st->ctx->fs, e->file, false);
         char *d = icd_dirname(e->file);
         why[1] = icd_writable_by_others(st->ctx->fs, d, false);
@@ -931,7 +930,6 @@ static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_
         return;
     }
     json_object *v = res->value;
-    e->probe = json_object_get(v);
     const char *dlerr = icd_jstr(v, "dlopen_error");
     bool ocl = icd_is_ocl_semantics(st->kind);
     int64_t code = 0, count = 0, list = 0;
