@@ -541,6 +541,14 @@ static void icd_collect(struct icd_state *st)
         }
         free(copy);
     }
+    if (ov && !*ov && !ocl) {
+        /* Khronos takes a set but empty OCL_ICD_VENDORS as the directory "": none. */
+        st->vendors_from = "OCL_ICD_VENDORS";
+        st->vendors_dir_err = -ENOENT;
+        report_section_add_note(st->sec, "OCL_ICD_VENDORS is set but empty: the Khronos loader then reads no "
+                                         "vendors directory at all");
+        return;
+    }
     if (ov && *ov) {
         char *abs = icd_absolute(st, ov);
         struct stat sb;
@@ -1503,7 +1511,11 @@ static void icd_no_icds(struct icd_state *st)
         return;
     const char *dir = st->vendors_dir ? st->vendors_dir : ICD_VENDORS_DIR;
     struct report_finding *f;
-    if (st->vendors_dir_err)
+    if (!st->vendors_dir && st->vendors_dir_err)
+        f = report_add_finding(st->ctx->report, "icd.no-icds", "OCL_ICD_VENDORS",
+                               "No OpenCL driver is registered: OCL_ICD_VENDORS is set but empty, and the "
+                               "Khronos loader then reads no vendors directory");
+    else if (st->vendors_dir_err)
         f = report_add_finding(st->ctx->report, "icd.no-icds", dir, "No OpenCL driver is registered: %s: %s",
                                dir, strerror(-st->vendors_dir_err));
     else

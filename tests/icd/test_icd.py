@@ -397,6 +397,15 @@ class Loaders(IcdTestCase):
         self.assertEqual([f["severity"] for f in r.findings("icd.malformed")], ["warning"])
         self.assertNotIn("OCL_ICD_FILENAMES", icds)  # ocl-icd ignores it
 
+    def test_khronos_takes_an_empty_vendors_variable_literally(self):
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": FAKE_LOADER, "OCL_ICD_VENDORS": ""}, expect_rc=1)
+        self.assertEqual(r.json["icd"]["icds"], [])
+        self.assertEqual([f["subject"] for f in r.findings("icd.no-icds")], ["OCL_ICD_VENDORS"])
+        # ocl-icd treats it as unset: the default directory, with PoCL in it
+        r = self.icd(env={"OCL_ICD_VENDORS": ""})
+        self.assertEqual(r.json["icd"]["vendors_dir"], "/etc/OpenCL/vendors")
+        self.assertIn("pocl.icd", self.by_file(r.json))
+
     def test_loader_without_info_is_unknown(self):
         r = self.icd(env={"GPUCHECKUP_LIBOPENCL": FAKE_LOADER, "GC_FAKE_LOADER_NAME": ""})
         self.assertEqual(r.json["icd"]["loader"]["kind"], "unknown")
