@@ -131,15 +131,8 @@ static json_object *icd_describe_platform(const struct icd_child_arg *a, int bas
     cl_int err = CL_SUCCESS;
     ext = icd_info_string(info, p, CL_PLATFORM_EXTENSIONS, &err);
     if (ext) {
-        /* cl_khr_icd as a whole word (not cl_khr_icd2's prefix only) */
-        bool has = false;
-        for (const char *q = ext; (q = strstr(q, "cl_khr_icd")); q += 10) {
-            bool start = q == ext || q[-1] == ' ';
-            if (start) {
-                has = true;
-                break;
-            }
-        }
+        /* ocl-icd checks with strstr, so a substring is what counts */
+        bool has = strstr(ext, "cl_khr_icd") != NULL;
         json_object_object_add(o, "has_khr_icd", json_object_new_boolean(has));
         free(ext);
     } else {
