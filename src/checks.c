@@ -8,6 +8,9 @@
 static const struct check checks_core[] = {
     {"core.probe-failed", REPORT_SEV_WARNING, "A probe could not complete; what it checks is unknown",
      "Run again with --verbose; if it persists, report a bug with the JSON output (--json)."},
+    {"core.isolated-child-failed", REPORT_SEV_WARNING,
+     "An isolated child process could not be started (fork or pipe failed)",
+     "Check the process and file-descriptor limits (ulimit -u, ulimit -n) and free memory."},
     {"require.unmet", REPORT_SEV_ERROR, "A requirement given with --require is not met",
      "See the finding's message for what is missing; the other findings say why."},
 };
