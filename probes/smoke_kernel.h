@@ -12,7 +12,7 @@ const char *smoke_kernel_options(bool fp64, bool fp16);
 const char *smoke_kernel_name(enum smoke_prec p);
 
 /* The global size of dimension 0 for matrix size N (dimension 1 is N): one work item per group of
- * four columns. */
+ * eight columns. */
 size_t smoke_kernel_columns(unsigned n);
 
 /* For tests only (never reachable from the command line or the environment of the shipped binary):

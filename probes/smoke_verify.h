@@ -59,6 +59,9 @@ int smoke_problem_generate(struct smoke_problem *p, enum smoke_prec prec, enum s
                            uint64_t seed);
 /* Compute the reference result (in double; exact for the exact pass). Returns 0 or -1 (memory). */
 int smoke_problem_reference(struct smoke_problem *p);
+/* The same, but copying the reference of SAME when it has the very same inputs (the fp32 and fp64
+ * passes of one kind do, at every size); computes it otherwise. Returns 0 or -1 (memory). */
+int smoke_problem_reference_like(struct smoke_problem *p, const struct smoke_problem *same);
 void smoke_problem_free(struct smoke_problem *p);
 
 /* Tolerance of element (ROW, COL): 0 for the exact pass. */

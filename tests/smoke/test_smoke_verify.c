@@ -300,6 +300,33 @@ static void test_exact_inputs_stay_exact(void **state)
     smoke_problem_free(&p);
 }
 
+/* fp32 and fp64 passes of a kind get the same inputs, so one reference serves both; fp16's differ. */
+static void test_fp32_fp64_share_inputs(void **state)
+{
+    (void)state;
+    for (int kind = 0; kind < SMOKE_N_PASS; kind++) {
+        struct smoke_problem p32, p64, p16;
+        make(&p32, SMOKE_FP32, (enum smoke_pass_kind)kind, 50);
+        assert_int_equal(smoke_problem_generate(&p64, SMOKE_FP64, (enum smoke_pass_kind)kind, 50, SEED), 0);
+        assert_memory_equal(p32.ad, p64.ad, 50 * 50 * sizeof(double));
+        assert_memory_equal(p32.bd, p64.bd, 50 * 50 * sizeof(double));
+        assert_int_equal(smoke_problem_reference_like(&p64, &p32), 0);
+        assert_memory_equal(p32.ref, p64.ref, 50 * 50 * sizeof(double));
+        assert_true(p64.ref != p32.ref);
+        /* Different inputs: computed, not copied. */
+        make(&p16, SMOKE_FP16, (enum smoke_pass_kind)kind, 50);
+        double *c16 = malloc(50 * 50 * sizeof(double));
+        memcpy(c16, p16.ref, 50 * 50 * sizeof(double));
+        assert_int_equal(smoke_problem_reference_like(&p16, &p32), 0);
+        assert_memory_equal(c16, p16.ref, 50 * 50 * sizeof(double));
+        assert_true(memcmp(p16.ref, p32.ref, 50 * 50 * sizeof(double)) != 0);
+        free(c16);
+        smoke_problem_free(&p32);
+        smoke_problem_free(&p64);
+        smoke_problem_free(&p16);
+    }
+}
+
 static void test_half_conversions(void **state)
 {
     (void)state;
@@ -349,6 +376,7 @@ int main(void)
         cmocka_unit_test(test_fp64_exact_corruption),
         cmocka_unit_test(test_random_pass_tolerance),
         cmocka_unit_test(test_exact_inputs_stay_exact),
+        cmocka_unit_test(test_fp32_fp64_share_inputs),
         cmocka_unit_test(test_half_conversions),
         cmocka_unit_test(test_round_trip_pattern),
     };
