@@ -365,7 +365,7 @@ static void smoke_summary_line(struct report_section *sec, json_object *dev)
         json_object *kms = smoke_get(dev, "kernel_ms"), *gf = smoke_get(dev, "gflops");
         char speed[80] = "";
         if (kms && gf)
-            snprintf(speed, sizeof(speed), ", kernel %.2f ms (%.2f GFLOPS)", json_object_get_double(kms),
+            snprintf(speed, sizeof(speed), ", %.2f ms, %.1f GFLOPS", json_object_get_double(kms),
                      json_object_get_double(gf));
         report_section_add_line(sec, REPORT_MARK_OK, "Smoke", "%d:%d %s: pass, N=%s, %s%s", p, d, name ? name : "?",
                                 json_object_get_string(smoke_get(dev, "n")), prec, speed);
