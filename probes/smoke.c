@@ -1,16 +1,621 @@
-/* smoke.c: the smoke probe: a matrix multiply on each OpenCL device (placeholder until its issue lands). */
+/* smoke.c: the smoke probe: a matrix multiply on each OpenCL device, checked exactly against the CPU. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "isolate.h"
 #include "probe.h"
+#include "smoke_device.h"
+#include "smoke_select.h"
+#include "strutil.h"
+
+static const char *const smoke_deps[] = {"opencl", NULL};
+
+static const struct check smoke_checks[] = {
+    {"smoke.wrong-result", REPORT_SEV_ERROR,
+     "An OpenCL device computed a wrong matrix product (or lost data in a buffer round trip)",
+     "Do not trust this device's results. Update or reinstall its OpenCL driver; if a GPU keeps failing, "
+     "check it for overheating, overclocking or bad memory."},
+    {"smoke.build-failed", REPORT_SEV_ERROR, "The driver could not build the smoke test's plain OpenCL C kernel",
+     "The driver's OpenCL compiler is broken or incomplete: reinstall or update the driver package; the build "
+     "log is in the evidence (gpucheckup smoke -v) and in the JSON."},
+    {"smoke.timeout", REPORT_SEV_ERROR, "The smoke test did not finish in time on a device",
+     "Check `dmesg` for GPU hangs or resets and that no other job holds the GPU; then run `gpucheckup smoke` "
+     "again with a longer --timeout."},
+    {"smoke.crash", REPORT_SEV_ERROR, "The driver crashed (or ended the process) during the smoke test",
+     "Check `dmesg` and update or reinstall the driver; `gpucheckup icd` tests each driver alone."},
+    {"smoke.run-failed", REPORT_SEV_ERROR,
+     "An OpenCL call failed during the smoke test (context, allocation, transfer or kernel launch)",
+     "CL_OUT_OF_RESOURCES or CL_MEM_OBJECT_ALLOCATION_FAILURE: the device is busy or short of memory (try a "
+     "smaller --smoke-size); other errors point at the driver: update or reinstall it."},
+};
+
+/* Longest build log kept in the report. */
+#define SMOKE_LOG_MAX (32u * 1024u)
+
+/* ---- JSON helpers ------------------------------------------------------------------------------ */
+
+/* Sanitise S in place line by line (keeps newlines, replaces other control bytes); returns S. */
+static char *smoke_sanitize_lines(char *s)
+{
+    for (char *line = s; line && *line;) {
+        char *nl = strchr(line, '\n');
+        if (nl)
+            *nl = '\0';
+        str_sanitize(line);
+        if (!nl)
+            break;
+        *nl = '\n';
+        line = nl + 1;
+    }
+    return s;
+}
+
+/* A copy of V from a child with every string sanitised (multi-line for build logs). */
+static json_object *smoke_clean(json_object *v, bool multiline)
+{
+    if (!v)
+        return NULL;
+    switch (json_object_get_type(v)) {
+    case json_type_string: {
+        char *s = str_dup(json_object_get_string(v));
+        if (!s)
+            return NULL;
+        if (multiline) {
+            if (strlen(s) > SMOKE_LOG_MAX)
+                strcpy(s + SMOKE_LOG_MAX - 16, "\n[... cut]");
+            smoke_sanitize_lines(s);
+        } else {
+            str_sanitize(s);
+        }
+        json_object *o = json_object_new_string(s);
+        free(s);
+        return o;
+    }
+    case json_type_array: {
+        json_object *a = json_object_new_array();
+        for (size_t i = 0; i < json_object_array_length(v); i++)
+            json_object_array_add(a, smoke_clean(json_object_array_get_idx(v, i), multiline));
+        return a;
+    }
+    case json_type_object: {
+        json_object *o = json_object_new_object();
+        json_object_object_foreach(v, key, val)
+        {
+            char *k = str_sanitize(str_dup(key));
+            if (k)
+                json_object_object_add(o, k, smoke_clean(val, multiline));
+            free(k);
+        }
+        return o;
+    }
+    default:
+        return json_object_get(v);
+    }
+}
+
+static json_object *smoke_get(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *smoke_get_str(json_object *o, const char *key)
+{
+    json_object *v = smoke_get(o, key);
+    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+static json_object *smoke_ms(double v)
+{
+    if (!isfinite(v) || v < 0)
+        return NULL;
+    char buf[40];
+    snprintf(buf, sizeof(buf), "%.3f", v);
+    return json_object_new_double_s(v, buf);
+}
+
+/* ---- Progress on a terminal --------------------------------------------------------------------- */
+
+struct smoke_progress {
+    bool on;
+    size_t done, total;
+    struct smoke_target **targets; /* by job index */
+};
+
+static void smoke_progress_done(size_t index, const struct isolate_job *job, void *arg)
+{
+    struct smoke_progress *pg = arg;
+    pg->done++;
+    if (!pg->on)
+        return;
+    const struct smoke_target *t = pg->targets[index];
+    const char *st = job->result.status == ISOLATE_OK ? smoke_get_str(job->result.value, "status")
+                     : job->result.status == ISOLATE_TIMEOUT ? "timeout"
+                     : job->result.status == ISOLATE_SPAWN_FAILED ? "error"
+                                                                  : "crash";
+    fprintf(stderr, "\r\033[Ksmoke: %zu/%zu devices done; %d:%d %s: %s", pg->done, pg->total, t->platform, t->device,
+            t->name ? t->name : "", st ? st : "?");
+    fflush(stderr);
+}
+
+/* ---- One device's JSON object --------------------------------------------------------------------- */
+
+static const char *const smoke_child_keys[] = {
+    "n",          "build_ms", "kernel_ms",  "gflops",    "max_error", "wrong_elements", "first_mismatches",
+    "precisions", "passes",   "round_trip", "build_log", "error",     "detail",
+};
+
+static json_object *smoke_precisions_all(const char *what)
+{
+    json_object *p = json_object_new_object();
+    json_object_object_add(p, "fp32", json_object_new_string(what));
+    json_object_object_add(p, "fp64", json_object_new_string(what));
+    json_object_object_add(p, "fp16", json_object_new_string(what));
+    return p;
+}
+
+/* The device object for target T, from its child's RES (NULL: not run) and the STAGE it reached. */
+static json_object *smoke_device_object(const struct smoke_target *t, const struct isolate_result *res,
+                                        const char *stage, unsigned n)
+{
+    json_object *o = json_object_new_object();
+    json_object *child = res && res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object)
+                             ? res->value
+                             : NULL;
+    const char *cstatus = child ? smoke_get_str(child, "status") : NULL;
+    if (child && (!cstatus || (strcmp(cstatus, "pass") && strcmp(cstatus, "fail") && strcmp(cstatus, "error"))))
+        child = NULL, cstatus = NULL;
+
+    json_object_object_add(o, "platform_index", json_object_new_int(t->platform));
+    json_object_object_add(o, "device_index", json_object_new_int(t->device));
+    const char *cname = child ? smoke_get_str(child, "name") : NULL;
+    json_object_object_add(o, "name", cname ? smoke_clean(smoke_get(child, "name"), false)
+                                      : t->name ? json_object_new_string(t->name)
+                                                : NULL);
+    json_object *ctype = child ? smoke_get(child, "type") : NULL;
+    json_object_object_add(o, "type", json_object_is_type(ctype, json_type_array) ? smoke_clean(ctype, false)
+                                      : t->type                                    ? json_object_get(t->type)
+                                                                                   : NULL);
+    json_object_object_add(o, "pci_address", t->pci_address ? json_object_new_string(t->pci_address) : NULL);
+
+    const char *status;
+    char *detail = NULL;
+    json_object *error = NULL;
+    if (!res) {
+        status = "skipped";
+        detail = str_dup(t->skip_reason ? t->skip_reason : "not selected");
+    } else if (child) {
+        status = cstatus;
+    } else if (res->status == ISOLATE_TIMEOUT) {
+        status = "timeout";
+    } else if (res->status == ISOLATE_SPAWN_FAILED) {
+        status = "error";
+        error = json_object_new_object();
+        json_object_object_add(error, "call", json_object_new_string("fork"));
+        json_object_object_add(error, "code", NULL);
+        json_object_object_add(error, "name", NULL);
+        detail = str_printf("the test process could not be started: %s", res->detail ? res->detail : "unknown");
+    } else if (res->status == ISOLATE_OK) {
+        status = "error";
+        detail = str_dup("the test process returned an unexpected result");
+    } else {
+        status = "crash"; /* a signal, or the driver ended the process (exit, garbage on the pipe) */
+    }
+    if (!detail && !child && res) {
+        detail = str_printf("%s%s%s", res->detail ? res->detail : "ended abnormally", stage && *stage ? " while " : "",
+                            stage && *stage ? stage : "");
+    }
+    json_object_object_add(o, "status", json_object_new_string(status));
+    for (size_t i = 0; i < sizeof(smoke_child_keys) / sizeof(smoke_child_keys[0]); i++) {
+        const char *k = smoke_child_keys[i];
+        json_object *v = NULL;
+        if (child)
+            v = smoke_clean(smoke_get(child, k), strcmp(k, "build_log") == 0);
+        else if (strcmp(k, "n") == 0)
+            v = json_object_new_int64(n);
+        else if (strcmp(k, "precisions") == 0)
+            v = smoke_precisions_all("not-run");
+        else if (strcmp(k, "error") == 0)
+            v = error, error = NULL;
+        else if (strcmp(k, "detail") == 0)
+            v = detail ? json_object_new_string(str_sanitize(detail)) : NULL;
+        json_object_object_add(o, k, v);
+    }
+    json_object_put(error);
+    free(detail);
+    json_object_object_add(o, "stage", res && stage && *stage ? json_object_new_string(stage) : NULL);
+    json_object_object_add(o, "elapsed_ms", res ? smoke_ms(res->elapsed_ms) : NULL);
+    return o;
+}
+
+/* ---- Findings and summary ---------------------------------------------------------------------- */
+
+static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, json_object *dev,
+                           const struct isolate_result *res)
+{
+    const char *status = smoke_get_str(dev, "status");
+    const char *detail = smoke_get_str(dev, "detail");
+    const char *stage = smoke_get_str(dev, "stage");
+    char *subject = smoke_target_subject(t);
+    const char *name = t->name ? t->name : "unnamed device";
+    json_object *err = smoke_get(dev, "error");
+    const char *call = smoke_get_str(err, "call");
+    const char *ename = smoke_get_str(err, "name");
+    struct report_finding *f;
+
+    if (strcmp(status, "timeout") == 0) {
+        f = report_add_finding(ctx->report, "smoke.timeout", subject, "Device %d:%d (%s) did not finish the smoke test: %s",
+                               t->platform, t->device, name, detail ? detail : "timed out");
+        if (f) {
+            report_finding_add_evidence(f, "--timeout", "%.1f s", ctx->timeout_ms / 1000.0);
+            if (stage)
+                report_finding_add_evidence(f, "stage", "%s", stage);
+        }
+    } else if (strcmp(status, "crash") == 0) {
+        f = report_add_finding(ctx->report, "smoke.crash", subject, "The driver of device %d:%d (%s) crashed: %s",
+                               t->platform, t->device, name, detail ? detail : "crashed");
+        if (f) {
+            if (stage)
+                report_finding_add_evidence(f, "stage", "%s", stage);
+            if (res && res->stderr_tail) {
+                const char *tail = res->stderr_tail;
+                size_t len = strlen(tail);
+                report_finding_add_evidence(f, "driver output (end)", "%s", len > 400 ? tail + len - 400 : tail);
+            }
+        }
+    }
+    if (call && strcmp(call, "clBuildProgram") == 0) {
+        f = report_add_finding(ctx->report, "smoke.build-failed", subject,
+                               "The driver could not build the smoke test kernel on device %d:%d (%s): %s",
+                               t->platform, t->device, name, ename ? ename : "build failed");
+        const char *log = smoke_get_str(dev, "build_log");
+        if (f && log) {
+            /* The first lines of the log, one evidence entry each (evidence is one line). */
+            const char *p = log;
+            for (int i = 0; i < 8 && p && *p; i++) {
+                const char *nl = strchr(p, '\n');
+                size_t len = nl ? (size_t)(nl - p) : strlen(p);
+                if (len > 0)
+                    report_finding_add_evidence(f, "build log", "%.*s", (int)(len > 300 ? 300 : len), p);
+                p = nl ? nl + 1 : NULL;
+            }
+        }
+        if (f)
+            report_finding_set_hint(f,
+                                    "The driver's OpenCL compiler rejected a plain kernel: reinstall or update the "
+                                    "driver package; `gpucheckup smoke --device %d:%d -v` shows the build log.",
+                                    t->platform, t->device);
+    } else if (call && strcmp(call, "fork") == 0) {
+        f = report_add_finding(ctx->report, "core.isolated-child-failed", subject, "The smoke test of device %d:%d "
+                               "(%s) could not start: %s", t->platform, t->device, name, detail ? detail : "");
+    } else if (call) {
+        f = report_add_finding(ctx->report, "smoke.run-failed", subject, "Smoke test on device %d:%d (%s): %s",
+                               t->platform, t->device, name, detail ? detail : call);
+        if (f) {
+            json_object *code = smoke_get(err, "code");
+            report_finding_add_evidence(f, call, "%s%s%s%s", ename ? ename : "failed",
+                                        code ? " (" : "", code ? json_object_get_string(code) : "", code ? ")" : "");
+            if (stage)
+                report_finding_add_evidence(f, "stage", "%s", stage);
+        }
+    }
+    if (strcmp(status, "fail") == 0) {
+        json_object *wrong = smoke_get(dev, "wrong_elements");
+        f = report_add_finding(ctx->report, "smoke.wrong-result", subject,
+                               "Device %d:%d (%s) computed wrong results: %s", t->platform, t->device, name,
+                               detail ? detail : "wrong result");
+        if (f) {
+            if (wrong)
+                report_finding_add_evidence(f, "wrong elements", "%s", json_object_get_string(wrong));
+            json_object *mm = smoke_get(dev, "first_mismatches");
+            for (size_t i = 0; json_object_is_type(mm, json_type_array) && i < json_object_array_length(mm) && i < 3;
+                 i++) {
+                json_object *m = json_object_array_get_idx(mm, i);
+                json_object *exp = smoke_get(m, "expected");
+                report_finding_add_evidence(f, "mismatch", "%s %s pass, row %s, column %s: expected %s, got %s",
+                                            smoke_get_str(m, "precision"), smoke_get_str(m, "pass"),
+                                            json_object_get_string(smoke_get(m, "row")),
+                                            json_object_get_string(smoke_get(m, "col")),
+                                            exp ? json_object_get_string(exp) : "?", smoke_get_str(m, "got_text"));
+            }
+            json_object *rt = smoke_get(dev, "round_trip");
+            if (rt && strcmp(smoke_get_str(rt, "status") ? smoke_get_str(rt, "status") : "", "fail") == 0)
+                report_finding_add_evidence(f, "buffer round trip", "%s of %s bytes differ (in 32-bit words)",
+                                            json_object_get_string(smoke_get(rt, "wrong_words")),
+                                            json_object_get_string(smoke_get(rt, "bytes")));
+            report_finding_set_hint(f,
+                                    "Do not trust this device's results. Update or reinstall its OpenCL driver; if a "
+                                    "GPU keeps failing (`gpucheckup smoke --device %d:%d`), check it for "
+                                    "overheating, overclocking or bad memory.",
+                                    t->platform, t->device);
+        }
+    }
+    free(subject);
+}
+
+/* "fp32 pass, fp64 pass, fp16 unsupported" from a precisions object. */
+static void smoke_precisions_text(json_object *prec, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    size_t off = 0;
+    json_object_object_foreach(prec, key, val)
+    {
+        int w = snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "", key,
+                         json_object_is_type(val, json_type_string) ? json_object_get_string(val) : "?");
+        if (w < 0 || (size_t)w >= len - off)
+            break;
+        off += (size_t)w;
+    }
+}
+
+static void smoke_summary_line(struct report_section *sec, json_object *dev)
+{
+    const char *status = smoke_get_str(dev, "status");
+    const char *name = smoke_get_str(dev, "name");
+    int p = json_object_get_int(smoke_get(dev, "platform_index"));
+    int d = json_object_get_int(smoke_get(dev, "device_index"));
+    const char *detail = smoke_get_str(dev, "detail");
+    if (strcmp(status, "pass") == 0) {
+        char prec[160];
+        smoke_precisions_text(smoke_get(dev, "precisions"), prec, sizeof(prec));
+        json_object *kms = smoke_get(dev, "kernel_ms"), *gf = smoke_get(dev, "gflops");
+        char speed[80] = "";
+        if (kms && gf)
+            snprintf(speed, sizeof(speed), ", %.2f ms, %.1f GFLOPS", json_object_get_double(kms),
+                     json_object_get_double(gf));
+        report_section_add_line(sec, REPORT_MARK_OK, "Smoke", "%d:%d %s: pass, N=%s, %s%s", p, d, name ? name : "?",
+                                json_object_get_string(smoke_get(dev, "n")), prec, speed);
+    } else if (strcmp(status, "skipped") == 0) {
+        report_section_add_line(sec, REPORT_MARK_SKIP, "Smoke", "%d:%d %s: skipped, %s", p, d, name ? name : "?",
+                                detail ? detail : "");
+    } else {
+        report_section_add_line(sec, REPORT_MARK_ERROR, "Smoke", "%d:%d %s: %s, %s", p, d, name ? name : "?", status,
+                                detail ? detail : "");
+    }
+}
+
+/* ---- The probe ----------------------------------------------------------------------------------- */
+
+/* The device list: the opencl section's when it has one, else an enumeration of our own.
+ * Returns 0 (INV filled, *SOURCE set) or -1 with the section's status set. */
+static int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
+                              const char **source)
+{
+    struct report_section *cl = report_find_section(ctx->report, "opencl");
+    json_object *plats = NULL;
+    if (cl && cl->status == REPORT_STATUS_OK && json_object_object_get_ex(cl->data, "platforms", &plats) &&
+        smoke_inventory_from_platforms(inv, plats) == 0) {
+        *source = "opencl";
+        return 0;
+    }
+    struct isolate_result res;
+    isolate_run(smoke_enumerate_child, NULL, ctx->timeout_ms, &res);
+    int rc = -1;
+    json_object *v = res.value;
+    const char *loader = smoke_get_str(v, "loader_error");
+    json_object *err = smoke_get(v, "error");
+    if (res.status != ISOLATE_OK) {
+        report_section_set_status(sec, REPORT_STATUS_FAILED, "enumerating the OpenCL devices: %s",
+                                  res.detail ? res.detail : isolate_status_name(res.status));
+    } else if (loader) {
+        char *msg = str_sanitize(str_dup(loader));
+        report_section_set_status(sec, REPORT_STATUS_SKIPPED, "no usable OpenCL loader: %s", msg ? msg : "");
+        free(msg);
+    } else if (err) {
+        const char *name = smoke_get_str(err, "name");
+        report_section_set_status(sec, REPORT_STATUS_FAILED, "enumerating the OpenCL devices: %s failed: %s",
+                                  smoke_get_str(err, "call") ? smoke_get_str(err, "call") : "?", name ? name : "?");
+    } else if (smoke_inventory_from_platforms(inv, smoke_get(v, "platforms")) == 0) {
+        *source = "enumeration";
+        rc = 0;
+    } else {
+        report_section_set_status(sec, REPORT_STATUS_FAILED, "enumerating the OpenCL devices: unexpected result");
+    }
+    isolate_result_clear(&res);
+    return rc;
+}
 
 static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
 {
-    (void)ctx;
-    report_section_set_status(sec, REPORT_STATUS_SKIPPED, "not implemented in this build");
+    const struct cli_options *o = ctx->opts;
+    if (o->smoke == CLI_SMOKE_NONE) {
+        report_section_set_status(sec, REPORT_STATUS_SKIPPED, "turned off (--smoke=none or --no-smoke)");
+        return PROBE_DONE;
+    }
+    struct smoke_inventory inv;
+    memset(&inv, 0, sizeof(inv));
+    const char *source = NULL;
+    if (smoke_find_devices(ctx, sec, &inv, &source) < 0)
+        return PROBE_DONE;
+    char *err = NULL;
+    if (smoke_inventory_select(&inv, o->device_platform, o->device_index, o->smoke == CLI_SMOKE_GPU, &err) < 0) {
+        smoke_inventory_free(&inv);
+        ctx->error = err;
+        return PROBE_INPUT_ERROR;
+    }
+
+    size_t njobs = 0;
+    for (size_t i = 0; i < inv.n_targets; i++)
+        njobs += inv.targets[i].run;
+    struct isolate_job *jobs = calloc(njobs ? njobs : 1, sizeof(*jobs));
+    struct smoke_device_args *args = calloc(njobs ? njobs : 1, sizeof(*args));
+    struct smoke_target **job_target = calloc(njobs ? njobs : 1, sizeof(*job_target));
+    size_t *target_job = calloc(inv.n_targets ? inv.n_targets : 1, sizeof(*target_job));
+    /* The stage each child reached, in memory it shares with us: survives its crash. */
+    size_t shm_len = (njobs ? njobs : 1) * SMOKE_STAGE_MAX;
+    char *stages = mmap(NULL, shm_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (!jobs || !args || !job_target || !target_job || stages == MAP_FAILED) {
+        free(jobs);
+        free(args);
+        free(job_target);
+        free(target_job);
+        if (stages != MAP_FAILED)
+            munmap(stages, shm_len);
+        smoke_inventory_free(&inv);
+        ctx->error = str_dup("smoke: out of memory");
+        return PROBE_INTERNAL_ERROR;
+    }
+    memset(stages, 0, shm_len);
+    size_t j = 0;
+    for (size_t i = 0; i < inv.n_targets; i++) {
+        if (!inv.targets[i].run)
+            continue;
+        args[j] = (struct smoke_device_args){.platform = inv.targets[i].platform,
+                                             .device = inv.targets[i].device,
+                                             .n = o->smoke_size,
+                                             .stage = stages + j * SMOKE_STAGE_MAX};
+        jobs[j] = (struct isolate_job){.fn = smoke_device_child, .arg = &args[j]};
+        job_target[j] = &inv.targets[i];
+        target_job[i] = j;
+        j++;
+    }
+
+    struct smoke_progress pg = {.on = njobs > 0 && !o->quiet && isatty(STDERR_FILENO),
+                                .total = njobs,
+                                .targets = job_target};
+    if (pg.on) {
+        if (njobs == 1)
+            fprintf(stderr, "smoke: testing %d:%d %s ...", job_target[0]->platform, job_target[0]->device,
+                    job_target[0]->name ? job_target[0]->name : "");
+        else
+            fprintf(stderr, "smoke: testing %zu devices in parallel ...", njobs);
+        fflush(stderr);
+    }
+    if (njobs > 0)
+        isolate_run_many_cb(jobs, njobs, ctx->timeout_ms, smoke_progress_done, &pg);
+    if (pg.on) {
+        fputs("\r\033[K", stderr);
+        fflush(stderr);
+    }
+
+    json_object *devs = json_object_new_array();
+    for (size_t i = 0; i < inv.n_targets; i++) {
+        struct smoke_target *t = &inv.targets[i];
+        const struct isolate_result *res = t->run ? &jobs[target_job[i]].result : NULL;
+        char stage[SMOKE_STAGE_MAX] = "";
+        if (t->run) {
+            memcpy(stage, stages + target_job[i] * SMOKE_STAGE_MAX, SMOKE_STAGE_MAX);
+            stage[SMOKE_STAGE_MAX - 1] = '\0';
+            str_sanitize(stage);
+        }
+        json_object *dev = smoke_device_object(t, res, stage, o->smoke_size);
+        json_object_array_add(devs, dev);
+        smoke_findings(ctx, t, dev, res);
+        smoke_summary_line(sec, dev);
+    }
+    if (inv.n_targets == 0)
+        report_section_add_line(sec, REPORT_MARK_WARN, "Smoke", "no OpenCL device to test");
+
+    json_object_object_add(sec->data, "source", json_object_new_string(source));
+    json_object_object_add(sec->data, "n", json_object_new_int64(o->smoke_size));
+    json_object_object_add(sec->data, "selection", json_object_new_string(o->smoke == CLI_SMOKE_GPU ? "gpu" : "all"));
+    json_object_object_add(sec->data, "devices", devs);
+    report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+
+    for (size_t i = 0; i < njobs; i++)
+        isolate_result_clear(&jobs[i].result);
+    munmap(stages, shm_len);
+    free(jobs);
+    free(args);
+    free(job_target);
+    free(target_job);
+    smoke_inventory_free(&inv);
     return PROBE_DONE;
+}
+
+/* ---- Text details ---------------------------------------------------------------------------------- */
+
+static void smoke_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
+{
+    (void)r;
+    json_object *devs = smoke_get(sec->data, "devices");
+    text_heading(t, "Smoke test");
+    text_kv(t, "matrix size", "N = %s", json_object_get_string(smoke_get(sec->data, "n")));
+    text_kv(t, "devices from", "%s", smoke_get_str(sec->data, "source") ? smoke_get_str(sec->data, "source") : "?");
+    size_t n = json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
+    if (n == 0)
+        fprintf(t->f, "  no OpenCL device to test\n");
+    for (size_t i = 0; i < n; i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *status = smoke_get_str(d, "status");
+        enum report_mark m = strcmp(status, "pass") == 0      ? REPORT_MARK_OK
+                             : strcmp(status, "skipped") == 0 ? REPORT_MARK_SKIP
+                                                              : REPORT_MARK_ERROR;
+        const char *pci = smoke_get_str(d, "pci_address");
+        fprintf(t->f, "\n  %s %s:%s %s%s%s%s\n", text_mark(t, m),
+                json_object_get_string(smoke_get(d, "platform_index")),
+                json_object_get_string(smoke_get(d, "device_index")),
+                smoke_get_str(d, "name") ? smoke_get_str(d, "name") : "(no name)", pci ? " [" : "", pci ? pci : "",
+                pci ? "]" : "");
+        text_kv(t, "status", "%s", status);
+        if (smoke_get_str(d, "detail"))
+            text_kv(t, "detail", "%s", smoke_get_str(d, "detail"));
+        if (strcmp(status, "skipped") == 0)
+            continue;
+        char prec[160];
+        smoke_precisions_text(smoke_get(d, "precisions"), prec, sizeof(prec));
+        text_kv(t, "precisions", "%s", prec);
+        json_object *v;
+        if ((v = smoke_get(d, "build_ms")))
+            text_kv(t, "kernel build", "%.1f ms", json_object_get_double(v));
+        if ((v = smoke_get(d, "kernel_ms"))) {
+            json_object *gf = smoke_get(d, "gflops");
+            text_kv(t, "fp32 kernel", "%.3f ms (%s GFLOPS)", json_object_get_double(v),
+                    gf ? json_object_get_string(gf) : "?");
+        }
+        if ((v = smoke_get(d, "max_error")))
+            text_kv(t, "fp32 max error", "%s", json_object_get_string(v));
+        if ((v = smoke_get(d, "wrong_elements")))
+            text_kv(t, "wrong elements", "%s", json_object_get_string(v));
+        json_object *rt = smoke_get(d, "round_trip");
+        if (rt)
+            text_kv(t, "buffer round trip", "%s (%s bytes, %s words differ)", smoke_get_str(rt, "status"),
+                    json_object_get_string(smoke_get(rt, "bytes")), json_object_get_string(smoke_get(rt, "wrong_words")));
+        json_object *passes = smoke_get(d, "passes");
+        for (size_t k = 0; t->verbose > 0 && json_object_is_type(passes, json_type_array) &&
+                           k < json_object_array_length(passes);
+             k++) {
+            json_object *p = json_object_array_get_idx(passes, k);
+            char key[40];
+            snprintf(key, sizeof(key), "%s %s pass", smoke_get_str(p, "precision"), smoke_get_str(p, "kind"));
+            json_object *km = smoke_get(p, "kernel_ms"), *me = smoke_get(p, "max_error"), *tol = smoke_get(p, "tolerance");
+            text_kv(t, key, "%s, kernel %s ms, max error %s (tolerance %s)", smoke_get_str(p, "status"),
+                    km ? json_object_get_string(km) : "?", me ? json_object_get_string(me) : "?",
+                    tol ? json_object_get_string(tol) : "?");
+        }
+        json_object *mm = smoke_get(d, "first_mismatches");
+        for (size_t k = 0; json_object_is_type(mm, json_type_array) && k < json_object_array_length(mm); k++) {
+            json_object *m = json_object_array_get_idx(mm, k);
+            json_object *exp = smoke_get(m, "expected");
+            text_kv(t, k == 0 ? "mismatches" : "", "%s %s, row %s, col %s: expected %s, got %s",
+                    smoke_get_str(m, "precision"), smoke_get_str(m, "pass"), json_object_get_string(smoke_get(m, "row")),
+                    json_object_get_string(smoke_get(m, "col")), exp ? json_object_get_string(exp) : "?",
+                    smoke_get_str(m, "got_text"));
+        }
+        const char *log = smoke_get_str(d, "build_log");
+        if (log && *log) {
+            fprintf(t->f, "  build log:\n");
+            const char *p = log;
+            for (int line = 0; p && *p && (line < 20 || t->verbose > 0); line++) {
+                const char *nl = strchr(p, '\n');
+                fprintf(t->f, "    %.*s\n", (int)(nl ? (size_t)(nl - p) : strlen(p)), p);
+                p = nl ? nl + 1 : NULL;
+            }
+        }
+    }
 }
 
 const struct probe probe_smoke = {
     .name = "smoke",
-    .title = "a matrix multiply on each OpenCL device",
+    .title = "a matrix multiply on each OpenCL device, checked exactly",
     .needs_live = true,
+    .deps = smoke_deps,
+    .checks = smoke_checks,
+    .n_checks = sizeof(smoke_checks) / sizeof(smoke_checks[0]),
     .run = smoke_run,
+    .print_text = smoke_print_text,
 };

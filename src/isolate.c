@@ -112,6 +112,7 @@ struct isolate_child_state {
     bool exited;
     int wstatus;
     bool timed_out;
+    bool finished; /* result filled (and reported to the callback) */
     double start;
 };
 
@@ -211,7 +212,39 @@ static void isolate_finish(struct isolate_child_state *c, struct isolate_result 
     }
 }
 
+/* Job I is over (exited, or past the deadline): kill what is left of its group, reap it, fill its
+ * result and tell the caller. */
+static void isolate_complete(struct isolate_child_state *c, struct isolate_job *jobs, size_t i, int timeout_ms,
+                             isolate_done_fn done, void *arg)
+{
+    /* Kill the whole group: the child at the deadline, and anything it left behind. */
+    if (!c->exited)
+        c->timed_out = true;
+    kill(-c->pid, SIGKILL);
+    if (!c->exited) {
+        while (waitpid(c->pid, &c->wstatus, 0) < 0 && errno == EINTR)
+            ;
+        c->exited = true;
+    }
+    if (c->out_fd >= 0)
+        close(c->out_fd);
+    if (c->err_fd >= 0)
+        close(c->err_fd);
+    c->out_fd = c->err_fd = -1;
+    isolate_finish(c, &jobs[i].result, timeout_ms);
+    free(c->out);
+    c->out = NULL;
+    c->finished = true;
+    if (done)
+        done(i, &jobs[i], arg);
+}
+
 int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
+{
+    return isolate_run_many_cb(jobs, n, timeout_ms, NULL, NULL);
+}
+
+int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isolate_done_fn done, void *arg)
 {
     if (n == 0)
         return 0;
@@ -224,6 +257,8 @@ int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
             jobs[i].result.status = ISOLATE_SPAWN_FAILED;
             jobs[i].result.error = ENOMEM;
             jobs[i].result.detail = str_printf("out of memory");
+            if (done)
+                done(i, &jobs[i], arg);
         }
         return -1;
     }
@@ -289,7 +324,7 @@ int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
     for (;;) {
         size_t np = 0, alive = 0;
         for (size_t i = 0; i < n; i++) {
-            if (cs[i].pid < 0)
+            if (cs[i].pid < 0 || cs[i].finished)
                 continue;
             if (!cs[i].exited) {
                 int st;
@@ -298,6 +333,11 @@ int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
                     cs[i].exited = true;
                     cs[i].wstatus = st;
                 }
+            }
+            if (cs[i].exited && cs[i].out_fd < 0 && cs[i].err_fd < 0) {
+                /* Gone and everything read: report it now, not when the slowest sibling ends. */
+                isolate_complete(&cs[i], jobs, i, timeout_ms, done, arg);
+                continue;
             }
             if (!cs[i].exited)
                 alive++;
@@ -314,6 +354,8 @@ int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
         if (alive == 0) {
             /* Every child is gone; a pipe still open belongs to a grandchild: read what is there. */
             for (size_t i = 0; i < n; i++) {
+                if (cs[i].pid < 0 || cs[i].finished)
+                    continue;
                 if (cs[i].out_fd >= 0 && !isolate_drain(&cs[i], cs[i].out_fd, true)) {
                     close(cs[i].out_fd);
                     cs[i].out_fd = -1;
@@ -360,23 +402,13 @@ int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
     free(pfd);
 
     for (size_t i = 0; i < n; i++) {
-        if (cs[i].pid < 0)
+        if (cs[i].pid < 0) {
+            if (done)
+                done(i, &jobs[i], arg); /* could not be started: its result says why */
             continue;
-        /* Kill the whole group: the child at the deadline, and anything it left behind. */
-        if (!cs[i].exited)
-            cs[i].timed_out = true;
-        kill(-cs[i].pid, SIGKILL);
-        if (!cs[i].exited) {
-            while (waitpid(cs[i].pid, &cs[i].wstatus, 0) < 0 && errno == EINTR)
-                ;
-            cs[i].exited = true;
         }
-        if (cs[i].out_fd >= 0)
-            close(cs[i].out_fd);
-        if (cs[i].err_fd >= 0)
-            close(cs[i].err_fd);
-        isolate_finish(&cs[i], &jobs[i].result, timeout_ms);
-        free(cs[i].out);
+        if (!cs[i].finished)
+            isolate_complete(&cs[i], jobs, i, timeout_ms, done, arg);
     }
     free(cs);
     return started > 0 ? 0 : -1;

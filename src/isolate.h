@@ -43,6 +43,13 @@ struct isolate_job {
  * could be started. Always fills every job's result; free each with isolate_result_clear(). */
 int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms);
 
+/* Called in the parent as soon as job INDEX (of JOBS) has finished, its result filled; jobs finish in
+ * any order, each is reported exactly once. ARG is the caller's. */
+typedef void (*isolate_done_fn)(size_t index, const struct isolate_job *job, void *arg);
+
+/* isolate_run_many, calling DONE (may be NULL) for each job as it finishes: for progress displays. */
+int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isolate_done_fn done, void *arg);
+
 /* One job. Returns its status. */
 enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct isolate_result *res);
 

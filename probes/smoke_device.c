@@ -1,0 +1,787 @@
+/* smoke_device.c: the smoke test's isolated children: device enumeration, and the test of one device. */
+#include "smoke_device.h"
+
+#include <dlfcn.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clapi.h"
+#include "smoke_kernel.h"
+#include "smoke_verify.h"
+#include "strutil.h"
+
+/* Inputs are the same on every run and every machine: a failure can be reproduced. */
+#define SMOKE_SEED 0x5EED0F5310CEull
+/* What the output buffer holds before each kernel run: no exact-pass result can equal it. */
+#define SMOKE_SENTINEL 0.1234
+
+static void (*smoke_stage_hook)(const char *stage);
+
+void smoke_set_stage_hook_for_tests(void (*hook)(const char *stage))
+{
+    smoke_stage_hook = hook;
+}
+
+json_object *smoke_type_json(unsigned long long type)
+{
+    static const struct {
+        unsigned long long bit;
+        const char *name;
+    } bits[] = {
+        {CL_DEVICE_TYPE_DEFAULT, "DEFAULT"},         {CL_DEVICE_TYPE_CPU, "CPU"},
+        {CL_DEVICE_TYPE_GPU, "GPU"},                 {CL_DEVICE_TYPE_ACCELERATOR, "ACCELERATOR"},
+        {CL_DEVICE_TYPE_CUSTOM, "CUSTOM"},
+    };
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+        if (type & bits[i].bit)
+            json_object_array_add(a, json_object_new_string(bits[i].name));
+    return a;
+}
+
+static double smoke_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A finite double as JSON with DIGITS significant digits, or null. */
+static json_object *smoke_json_num(double v, int digits)
+{
+    if (!isfinite(v))
+        return NULL;
+    char buf[40];
+    snprintf(buf, sizeof(buf), "%.*g", digits, v);
+    return json_object_new_double_s(v, buf);
+}
+
+/* A milliseconds value rounded to microseconds, or null. */
+static json_object *smoke_json_ms(double v)
+{
+    if (!isfinite(v) || v < 0)
+        return NULL;
+    char buf[40];
+    snprintf(buf, sizeof(buf), "%.3f", v);
+    return json_object_new_double_s(v, buf);
+}
+
+static json_object *smoke_json_str(const char *s)
+{
+    return s ? json_object_new_string(s) : NULL;
+}
+
+/* A device or platform string property as a heap string, or NULL. */
+static char *smoke_device_str(const struct clapi *api, cl_device_id d, cl_device_info what)
+{
+    size_t len = 0;
+    if (api->clGetDeviceInfo(d, what, 0, NULL, &len) != CL_SUCCESS || len == 0 || len > (1u << 20))
+        return NULL;
+    char *s = calloc(1, len + 1);
+    if (s && api->clGetDeviceInfo(d, what, len, s, NULL) != CL_SUCCESS) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+static char *smoke_platform_str(const struct clapi *api, cl_platform_id p, cl_platform_info what)
+{
+    size_t len = 0;
+    if (api->clGetPlatformInfo(p, what, 0, NULL, &len) != CL_SUCCESS || len == 0 || len > (1u << 20))
+        return NULL;
+    char *s = calloc(1, len + 1);
+    if (s && api->clGetPlatformInfo(p, what, len, s, NULL) != CL_SUCCESS) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* True when the space-separated list EXTS names EXT. */
+static bool smoke_has_ext(const char *exts, const char *ext)
+{
+    size_t n = strlen(ext);
+    for (const char *p = exts; p && (p = strstr(p, ext)) != NULL; p += n) {
+        bool start = p == exts || p[-1] == ' ';
+        bool end = p[n] == '\0' || p[n] == ' ';
+        if (start && end)
+            return true;
+    }
+    return false;
+}
+
+/* "dddd:bb:dd.f" from cl_khr_pci_bus_info, or NULL. */
+static char *smoke_pci_address(const struct clapi *api, cl_device_id d, const char *exts)
+{
+    if (!smoke_has_ext(exts, "cl_khr_pci_bus_info"))
+        return NULL;
+    cl_device_pci_bus_info_khr info;
+    memset(&info, 0, sizeof(info));
+    if (api->clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(info), &info, NULL) != CL_SUCCESS)
+        return NULL;
+    return str_printf("%04x:%02x:%02x.%x", info.pci_domain, info.pci_bus & 0xffu, info.pci_device & 0x1fu,
+                      info.pci_function & 7u);
+}
+
+static json_object *smoke_error_json(const char *call, cl_int code, bool have_code)
+{
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "call", json_object_new_string(call));
+    json_object_object_add(e, "code", have_code ? json_object_new_int(code) : NULL);
+    json_object_object_add(e, "name", have_code ? json_object_new_string(clapi_error_name(code)) : NULL);
+    return e;
+}
+
+/* All platform IDs: *N set; NULL with *N = 0 when there are none. Returns the clGetPlatformIDs error. */
+static cl_int smoke_platform_ids(const struct clapi *api, cl_platform_id **out, cl_uint *n)
+{
+    *out = NULL;
+    *n = 0;
+    cl_uint np = 0;
+    cl_int e = api->clGetPlatformIDs(0, NULL, &np);
+    if (e == CL_PLATFORM_NOT_FOUND_KHR || (e == CL_SUCCESS && np == 0))
+        return CL_SUCCESS;
+    if (e != CL_SUCCESS)
+        return e;
+    cl_platform_id *ids = calloc(np, sizeof(*ids));
+    if (!ids)
+        return CL_OUT_OF_HOST_MEMORY;
+    e = api->clGetPlatformIDs(np, ids, &np);
+    if (e != CL_SUCCESS) {
+        free(ids);
+        return e;
+    }
+    *out = ids;
+    *n = np;
+    return CL_SUCCESS;
+}
+
+/* All device IDs of platform P (every type); same conventions. */
+static cl_int smoke_device_ids(const struct clapi *api, cl_platform_id p, cl_device_id **out, cl_uint *n)
+{
+    *out = NULL;
+    *n = 0;
+    cl_uint nd = 0;
+    cl_int e = api->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
+    if (e == CL_DEVICE_NOT_FOUND || (e == CL_SUCCESS && nd == 0))
+        return CL_SUCCESS;
+    if (e != CL_SUCCESS)
+        return e;
+    cl_device_id *ids = calloc(nd, sizeof(*ids));
+    if (!ids)
+        return CL_OUT_OF_HOST_MEMORY;
+    e = api->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ids, &nd);
+    if (e != CL_SUCCESS) {
+        free(ids);
+        return e;
+    }
+    *out = ids;
+    *n = nd;
+    return CL_SUCCESS;
+}
+
+json_object *smoke_enumerate_child(void *arg)
+{
+    (void)arg;
+    json_object *o = json_object_new_object();
+    struct clapi api;
+    char err[512];
+    if (clapi_open(&api, NULL, err, sizeof(err)) < 0) {
+        json_object_object_add(o, "loader_error", json_object_new_string(err));
+        return o;
+    }
+    cl_platform_id *pids = NULL;
+    cl_uint np = 0;
+    cl_int e = smoke_platform_ids(&api, &pids, &np);
+    if (e != CL_SUCCESS) {
+        json_object_object_add(o, "error", smoke_error_json("clGetPlatformIDs", e, true));
+        return o;
+    }
+    json_object *plats = json_object_new_array();
+    for (cl_uint p = 0; p < np; p++) {
+        json_object *po = json_object_new_object();
+        char *pname = smoke_platform_str(&api, pids[p], CL_PLATFORM_NAME);
+        json_object_object_add(po, "index", json_object_new_int((int)p));
+        json_object_object_add(po, "name", smoke_json_str(pname));
+        free(pname);
+        json_object *devs = json_object_new_array();
+        cl_device_id *dids = NULL;
+        cl_uint nd = 0;
+        e = smoke_device_ids(&api, pids[p], &dids, &nd);
+        if (e != CL_SUCCESS)
+            json_object_object_add(po, "devices_error", smoke_error_json("clGetDeviceIDs", e, true));
+        for (cl_uint d = 0; d < nd; d++) {
+            json_object *dobj = json_object_new_object();
+            char *name = smoke_device_str(&api, dids[d], CL_DEVICE_NAME);
+            char *exts = smoke_device_str(&api, dids[d], CL_DEVICE_EXTENSIONS);
+            cl_device_type type = 0;
+            bool have_type = api.clGetDeviceInfo(dids[d], CL_DEVICE_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS;
+            char *pci = smoke_pci_address(&api, dids[d], exts);
+            json_object_object_add(dobj, "index", json_object_new_int((int)d));
+            json_object_object_add(dobj, "name", smoke_json_str(name));
+            json_object_object_add(dobj, "type", have_type ? smoke_type_json(type) : NULL);
+            json_object_object_add(dobj, "pci_address", smoke_json_str(pci));
+            json_object_array_add(devs, dobj);
+            free(name);
+            free(exts);
+            free(pci);
+        }
+        free(dids);
+        json_object_object_add(po, "devices", devs);
+        json_object_array_add(plats, po);
+    }
+    free(pids);
+    json_object_object_add(o, "platforms", plats);
+    /* No clapi_close: the process ends now; unloading a driver only gives it a chance to crash. */
+    return o;
+}
+
+/* ---- The test of one device ---------------------------------------------------------------- */
+
+/* Largest N whose fp32 and fp64 inputs and references are prepared ahead, in a thread, while the
+ * driver loads and builds (about 40 MB at 512); beyond it each pass prepares its own. */
+#define SMOKE_PREP_MAX_N 512
+
+/* Inputs and references prepared by a helper thread while the main thread loads the driver and
+ * builds the kernel: on a CPU device (or a busy host) the reference would otherwise compete with the
+ * kernel for the same cores. fp16 is rare and always prepared on demand. */
+struct smoke_prep {
+    unsigned n;
+    pthread_t thread;
+    bool running;
+    bool ready[SMOKE_N_PREC][SMOKE_N_PASS];
+    int rc[SMOKE_N_PREC][SMOKE_N_PASS];
+    struct smoke_problem pr[SMOKE_N_PREC][SMOKE_N_PASS];
+};
+
+static void *smoke_prep_main(void *arg)
+{
+    struct smoke_prep *sp = arg;
+    for (int p = SMOKE_FP32; p <= SMOKE_FP64; p++)
+        for (int k = 0; k < SMOKE_N_PASS; k++) {
+            int rc = smoke_problem_generate(&sp->pr[p][k], (enum smoke_prec)p, (enum smoke_pass_kind)k, sp->n,
+                                            SMOKE_SEED);
+            /* fp64 shares fp32's inputs, and so its reference. */
+            if (rc == 0 && smoke_problem_reference_like(&sp->pr[p][k], p == SMOKE_FP64 ? &sp->pr[SMOKE_FP32][k] : NULL) < 0)
+                rc = -1;
+            sp->rc[p][k] = rc;
+            sp->ready[p][k] = true;
+        }
+    return NULL;
+}
+
+static void smoke_prep_start(struct smoke_prep *sp, unsigned n)
+{
+    memset(sp, 0, sizeof(*sp));
+    sp->n = n;
+    if (n <= SMOKE_PREP_MAX_N)
+        sp->running = pthread_create(&sp->thread, NULL, smoke_prep_main, sp) == 0;
+}
+
+static void smoke_prep_finish(struct smoke_prep *sp)
+{
+    if (sp->running)
+        pthread_join(sp->thread, NULL);
+    sp->running = false;
+    for (int p = 0; p < SMOKE_N_PREC; p++)
+        for (int k = 0; k < SMOKE_N_PASS; k++)
+            smoke_problem_free(&sp->pr[p][k]);
+}
+
+/* Everything one device test holds (the child ends without releasing the OpenCL objects). */
+struct smoke_dev {
+    struct smoke_device_args *args;
+    struct smoke_prep *prep;
+    struct clapi api;
+    cl_int (*flush)(cl_command_queue); /* clFlush, looked up separately (not in clapi's table) */
+    cl_device_id dev;
+    cl_context ctx;
+    cl_command_queue q;
+    cl_program prog;
+    cl_mem a, b, c;
+    unsigned n;
+    bool supported[SMOKE_N_PREC];
+    bool built[SMOKE_N_PREC];
+    const char *prec_status[SMOKE_N_PREC];
+    /* results */
+    double build_ms;
+    double kernel_ms;     /* fastest fp32 kernel run */
+    double max_error;     /* largest fp32 error; INFINITY when an element was not finite */
+    bool have_max_error;
+    size_t wrong;         /* wrong elements, every pass */
+    bool wrong_result;    /* any wrong element or round-trip word */
+    json_object *mismatches, *passes, *round_trip;
+    char *build_log;
+    json_object *error;   /* the first failed call, or NULL */
+    char *detail;         /* the first problem, for people, or NULL */
+};
+
+static void smoke_stage(struct smoke_dev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void smoke_stage(struct smoke_dev *d, const char *fmt, ...)
+{
+    char buf[SMOKE_STAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    if (d->args->stage) {
+        memcpy(d->args->stage, buf, sizeof(buf));
+        __sync_synchronize();
+    }
+    if (smoke_stage_hook)
+        smoke_stage_hook(buf);
+}
+
+/* Record the first problem for people. */
+static void smoke_detail(struct smoke_dev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void smoke_detail(struct smoke_dev *d, const char *fmt, ...)
+{
+    if (d->detail)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    d->detail = str_vprintf(fmt, ap);
+    va_end(ap);
+}
+
+/* True when ERR is CL_SUCCESS; otherwise records CALL as the failed call (the first one wins). */
+static bool smoke_ok(struct smoke_dev *d, cl_int err, const char *call)
+{
+    if (err == CL_SUCCESS)
+        return true;
+    if (!d->error) {
+        d->error = smoke_error_json(call, err, true);
+        smoke_detail(d, "%s failed: %s", call, clapi_error_name(err));
+    }
+    return false;
+}
+
+static void smoke_oom(struct smoke_dev *d, const char *what)
+{
+    if (!d->error) {
+        d->error = smoke_error_json("malloc", 0, false);
+        smoke_detail(d, "out of host memory for %s (N = %u)", what, d->n);
+    }
+}
+
+static char *smoke_build_log(struct smoke_dev *d, cl_program prog)
+{
+    size_t len = 0;
+    if (d->api.clGetProgramBuildInfo(prog, d->dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS || len == 0)
+        return NULL;
+    if (len > (4u << 20))
+        len = 4u << 20;
+    char *s = calloc(1, len + 1);
+    if (s && d->api.clGetProgramBuildInfo(prog, d->dev, CL_PROGRAM_BUILD_LOG, len, s, NULL) != CL_SUCCESS) {
+        free(s);
+        return NULL;
+    }
+    return s;
+}
+
+/* Create and build the program with OPTIONS. Returns the CL error (d->prog set on success). */
+static cl_int smoke_build(struct smoke_dev *d, const char *options, char **log)
+{
+    cl_int err = CL_SUCCESS;
+    const char *src = smoke_kernel_source();
+    *log = NULL;
+    cl_program prog = d->api.clCreateProgramWithSource(d->ctx, 1, &src, NULL, &err);
+    if (err != CL_SUCCESS || !prog) {
+        smoke_ok(d, err != CL_SUCCESS ? err : CL_INVALID_PROGRAM, "clCreateProgramWithSource");
+        return err != CL_SUCCESS ? err : CL_INVALID_PROGRAM;
+    }
+    double t0 = smoke_now_ms();
+    err = d->api.clBuildProgram(prog, 1, &d->dev, options, NULL, NULL);
+    d->build_ms = smoke_now_ms() - t0;
+    if (err != CL_SUCCESS) {
+        *log = smoke_build_log(d, prog);
+        d->api.clReleaseProgram(prog);
+        return err;
+    }
+    d->prog = prog;
+    return CL_SUCCESS;
+}
+
+/* Write a pattern into the output buffer and read it back: transfers and memory, before any kernel. */
+static void smoke_round_trip(struct smoke_dev *d, size_t bytes)
+{
+    smoke_stage(d, "buffer round trip (%zu bytes)", bytes);
+    uint32_t *pat = malloc(bytes), *back = calloc(1, bytes);
+    if (!pat || !back) {
+        free(pat);
+        free(back);
+        smoke_oom(d, "the round trip");
+        return;
+    }
+    for (size_t i = 0; i < bytes / 4; i++)
+        pat[i] = smoke_pattern_word(i);
+    bool ok = smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->c, CL_TRUE, 0, bytes, pat, 0, NULL, NULL),
+                       "clEnqueueWriteBuffer") &&
+              smoke_ok(d, d->api.clEnqueueReadBuffer(d->q, d->c, CL_TRUE, 0, bytes, back, 0, NULL, NULL),
+                       "clEnqueueReadBuffer");
+    if (ok) {
+        size_t bad = smoke_pattern_check(back, bytes);
+        json_object *rt = json_object_new_object();
+        json_object_object_add(rt, "status", json_object_new_string(bad ? "fail" : "pass"));
+        json_object_object_add(rt, "bytes", json_object_new_int64((int64_t)bytes));
+        json_object_object_add(rt, "wrong_words", json_object_new_int64((int64_t)bad));
+        d->round_trip = rt;
+        if (bad) {
+            d->wrong_result = true;
+            smoke_detail(d, "buffer round trip: %zu of %zu 32-bit words read back differ from what was written",
+                         bad, bytes / 4);
+        }
+    }
+    free(pat);
+    free(back);
+}
+
+static json_object *smoke_pass_json(enum smoke_prec p, enum smoke_pass_kind k, const char *status)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "precision", json_object_new_string(smoke_prec_name(p)));
+    json_object_object_add(o, "kind", json_object_new_string(smoke_pass_name(k)));
+    json_object_object_add(o, "status", json_object_new_string(status));
+    return o;
+}
+
+/* One pass of one precision with kernel K. Returns false when a call failed (stop testing). */
+static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum smoke_pass_kind kind, bool *failed)
+{
+    const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
+    struct smoke_problem pr;
+    int g;
+    struct smoke_prep *sp = d->prep;
+    if (sp && p <= SMOKE_FP64 && (sp->running || sp->ready[p][kind])) {
+        if (sp->running)
+            pthread_join(sp->thread, NULL);
+        sp->running = false;
+        g = sp->rc[p][kind];
+        pr = sp->pr[p][kind]; /* ownership moves here */
+        memset(&sp->pr[p][kind], 0, sizeof(pr));
+        sp->ready[p][kind] = false;
+    } else {
+        g = smoke_problem_generate(&pr, p, kind, d->n, SMOKE_SEED);
+    }
+    if (g == 1) {
+        /* Not meaningful at this size (fp16 random beyond N ~ 1000): said so, not counted. */
+        json_object *po = smoke_pass_json(p, kind, "skipped");
+        json_object_object_add(po, "reason", json_object_new_string("the error bound of this size reaches the values"));
+        json_object_array_add(d->passes, po);
+        smoke_problem_free(&pr);
+        return true;
+    }
+    size_t nn = (size_t)d->n * d->n, bytes = nn * smoke_prec_size(p);
+    void *got = g == 0 ? calloc(1, bytes) : NULL, *sentinel = g == 0 ? malloc(bytes) : NULL;
+    if (g < 0 || !got || !sentinel) {
+        free(got);
+        free(sentinel);
+        smoke_problem_free(&pr);
+        smoke_oom(d, "the matrices");
+        return false;
+    }
+    for (size_t i = 0; i < nn; i++)
+        smoke_value_set(p, sentinel, i, SMOKE_SENTINEL);
+
+    smoke_stage(d, "%s %s pass: uploading the matrices", pn, kn);
+    cl_uint n = d->n;
+    cl_event kev = NULL, rev = NULL;
+    bool ok = smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->a, CL_FALSE, 0, bytes, pr.a, 0, NULL, NULL),
+                       "clEnqueueWriteBuffer") &&
+              smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->b, CL_FALSE, 0, bytes, pr.b, 0, NULL, NULL),
+                       "clEnqueueWriteBuffer") &&
+              smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->c, CL_FALSE, 0, bytes, sentinel, 0, NULL, NULL),
+                       "clEnqueueWriteBuffer") &&
+              smoke_ok(d, d->api.clSetKernelArg(k, 0, sizeof(n), &n), "clSetKernelArg") &&
+              smoke_ok(d, d->api.clSetKernelArg(k, 1, sizeof(cl_mem), &d->a), "clSetKernelArg") &&
+              smoke_ok(d, d->api.clSetKernelArg(k, 2, sizeof(cl_mem), &d->b), "clSetKernelArg") &&
+              smoke_ok(d, d->api.clSetKernelArg(k, 3, sizeof(cl_mem), &d->c), "clSetKernelArg");
+    if (ok) {
+        smoke_stage(d, "%s %s pass: running the kernel", pn, kn);
+        size_t gws[2] = {smoke_kernel_columns(d->n), d->n};
+        ok = smoke_ok(d, d->api.clEnqueueNDRangeKernel(d->q, k, 2, NULL, gws, NULL, 0, NULL, &kev),
+                      "clEnqueueNDRangeKernel") &&
+             smoke_ok(d, d->api.clEnqueueReadBuffer(d->q, d->c, CL_FALSE, 0, bytes, got, 0, NULL, &rev),
+                      "clEnqueueReadBuffer");
+    }
+    if (ok && d->flush)
+        d->flush(d->q); /* start the device, then compute the reference meanwhile */
+    if (ok && !pr.ref && smoke_problem_reference(&pr) < 0) {
+        smoke_oom(d, "the reference");
+        ok = false;
+    }
+    if (ok)
+        ok = smoke_ok(d, d->api.clWaitForEvents(1, &rev), "clWaitForEvents");
+    if (!ok)
+        d->api.clFinish(d->q); /* host buffers must not go while the queue may still use them */
+    double kms = NAN;
+    if (ok) {
+        cl_ulong t0 = 0, t1 = 0;
+        if (d->api.clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_START, sizeof(t0), &t0, NULL) == CL_SUCCESS &&
+            d->api.clGetEventProfilingInfo(kev, CL_PROFILING_COMMAND_END, sizeof(t1), &t1, NULL) == CL_SUCCESS &&
+            t1 >= t0)
+            kms = (double)(t1 - t0) / 1e6;
+    }
+    if (kev)
+        d->api.clReleaseEvent(kev);
+    if (rev)
+        d->api.clReleaseEvent(rev);
+
+    if (ok) {
+        smoke_stage(d, "%s %s pass: checking the result", pn, kn);
+        struct smoke_check chk;
+        smoke_verify(&pr, got, sentinel, &chk);
+        json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
+        json_object_object_add(po, "kernel_ms", smoke_json_ms(kms));
+        json_object_object_add(po, "max_error", smoke_json_num(chk.max_error, 6));
+        json_object_object_add(po, "tolerance", smoke_json_num(chk.max_tolerance, 6));
+        json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
+        json_object_array_add(d->passes, po);
+        if (p == SMOKE_FP32) {
+            if (isfinite(kms) && (!isfinite(d->kernel_ms) || kms < d->kernel_ms))
+                d->kernel_ms = kms;
+            if (!d->have_max_error || chk.max_error > d->max_error)
+                d->max_error = chk.max_error;
+            d->have_max_error = true;
+        }
+        d->wrong += chk.wrong;
+        for (size_t i = 0; i < chk.n_first && json_object_array_length(d->mismatches) < SMOKE_MAX_MISMATCHES; i++) {
+            const struct smoke_mismatch *m = &chk.first[i];
+            json_object *mo = json_object_new_object();
+            char text[40];
+            snprintf(text, sizeof(text), "%.9g", m->got);
+            json_object_object_add(mo, "precision", json_object_new_string(pn));
+            json_object_object_add(mo, "pass", json_object_new_string(kn));
+            json_object_object_add(mo, "row", json_object_new_int64(m->row));
+            json_object_object_add(mo, "col", json_object_new_int64(m->col));
+            int digits = p == SMOKE_FP64 ? 17 : 9; /* enough to tell neighbouring values apart */
+            json_object_object_add(mo, "expected", smoke_json_num(m->expected, digits));
+            json_object_object_add(mo, "got", smoke_json_num(m->got, digits));
+            json_object_object_add(mo, "got_text", json_object_new_string(text));
+            json_object_array_add(d->mismatches, mo);
+        }
+        if (chk.wrong) {
+            *failed = true;
+            d->wrong_result = true;
+            char *why = smoke_check_describe(&chk);
+            smoke_detail(d, "%s %s pass: %s", pn, kn, why ? why : "wrong result");
+            free(why);
+        }
+    } else {
+        json_object_array_add(d->passes, smoke_pass_json(p, kind, "error"));
+    }
+    free(got);
+    free(sentinel);
+    smoke_problem_free(&pr);
+    return ok;
+}
+
+/* Both passes of precision P. Returns false when a call failed. */
+static bool smoke_precision(struct smoke_dev *d, enum smoke_prec p)
+{
+    smoke_stage(d, "%s: creating the kernel", smoke_prec_name(p));
+    cl_int err = CL_SUCCESS;
+    cl_kernel k = d->api.clCreateKernel(d->prog, smoke_kernel_name(p), &err);
+    if (!smoke_ok(d, err != CL_SUCCESS ? err : (k ? CL_SUCCESS : CL_INVALID_KERNEL), "clCreateKernel")) {
+        d->prec_status[p] = "error";
+        return false;
+    }
+    bool failed = false, ok = true;
+    for (int kind = 0; kind < SMOKE_N_PASS && ok; kind++)
+        ok = smoke_pass(d, k, p, (enum smoke_pass_kind)kind, &failed);
+    d->api.clReleaseKernel(k);
+    d->prec_status[p] = failed ? "fail" : ok ? "pass" : "error";
+    return ok;
+}
+
+/* The whole test; results in D. */
+static void smoke_dev_test(struct smoke_dev *d, json_object *out)
+{
+    smoke_stage(d, "loading the OpenCL loader");
+    char err[512];
+    if (clapi_open(&d->api, NULL, err, sizeof(err)) < 0) {
+        d->error = smoke_error_json("dlopen", 0, false);
+        smoke_detail(d, "%s", err);
+        return;
+    }
+    *(void **)&d->flush = dlsym(d->api.handle, "clFlush");
+
+    smoke_stage(d, "finding device %d:%d", d->args->platform, d->args->device);
+    cl_platform_id *pids = NULL;
+    cl_device_id *dids = NULL;
+    cl_uint np = 0, nd = 0;
+    if (!smoke_ok(d, smoke_platform_ids(&d->api, &pids, &np), "clGetPlatformIDs"))
+        return;
+    cl_platform_id plat = (cl_uint)d->args->platform < np ? pids[d->args->platform] : NULL;
+    free(pids);
+    if (!plat) {
+        d->error = smoke_error_json("clGetPlatformIDs", 0, false);
+        smoke_detail(d, "platform %d is gone (the loader now lists %u)", d->args->platform, np);
+        return;
+    }
+    if (!smoke_ok(d, smoke_device_ids(&d->api, plat, &dids, &nd), "clGetDeviceIDs"))
+        return;
+    d->dev = (cl_uint)d->args->device < nd ? dids[d->args->device] : NULL;
+    free(dids);
+    if (!d->dev) {
+        d->error = smoke_error_json("clGetDeviceIDs", 0, false);
+        smoke_detail(d, "device %d:%d is gone (the platform now has %u)", d->args->platform, d->args->device, nd);
+        return;
+    }
+    char *name = smoke_device_str(&d->api, d->dev, CL_DEVICE_NAME);
+    char *exts = smoke_device_str(&d->api, d->dev, CL_DEVICE_EXTENSIONS);
+    cl_device_type type = 0;
+    if (d->api.clGetDeviceInfo(d->dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS)
+        json_object_object_add(out, "type", smoke_type_json(type));
+    json_object_object_add(out, "name", smoke_json_str(name));
+    free(name);
+    d->supported[SMOKE_FP32] = true;
+    d->supported[SMOKE_FP64] = smoke_has_ext(exts, "cl_khr_fp64");
+    d->supported[SMOKE_FP16] = smoke_has_ext(exts, "cl_khr_fp16");
+    free(exts);
+    for (int p = 0; p < SMOKE_N_PREC; p++)
+        d->prec_status[p] = d->supported[p] ? "not-run" : "unsupported";
+
+    smoke_stage(d, "creating a context and a queue");
+    cl_int e = CL_SUCCESS;
+    cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
+    d->ctx = d->api.clCreateContext(props, 1, &d->dev, NULL, NULL, &e);
+    if (!smoke_ok(d, e != CL_SUCCESS ? e : (d->ctx ? CL_SUCCESS : CL_INVALID_CONTEXT), "clCreateContext"))
+        return;
+    if (d->api.clCreateCommandQueue) {
+        d->q = d->api.clCreateCommandQueue(d->ctx, d->dev, CL_QUEUE_PROFILING_ENABLE, &e);
+        if (!smoke_ok(d, e != CL_SUCCESS ? e : (d->q ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE), "clCreateCommandQueue"))
+            return;
+    } else {
+        cl_queue_properties qp[] = {CL_QUEUE_PROPERTIES, CL_QUEUE_PROFILING_ENABLE, 0};
+        d->q = d->api.clCreateCommandQueueWithProperties(d->ctx, d->dev, qp, &e);
+        if (!smoke_ok(d, e != CL_SUCCESS ? e : (d->q ? CL_SUCCESS : CL_INVALID_COMMAND_QUEUE),
+                      "clCreateCommandQueueWithProperties"))
+            return;
+    }
+
+    /* One program holds every precision the device has: one build. When the optional kernels do not
+     * build, fp32 is tried alone, so that a broken fp64 compiler does not hide a working fp32. */
+    smoke_stage(d, "building the kernel");
+    const char *opts = smoke_kernel_options(d->supported[SMOKE_FP64], d->supported[SMOKE_FP16]);
+    char *log = NULL;
+    e = smoke_build(d, opts, &log);
+    if (e == CL_SUCCESS) {
+        for (int p = 0; p < SMOKE_N_PREC; p++)
+            d->built[p] = d->supported[p];
+    } else if (e != CL_SUCCESS && !d->error) {
+        d->build_log = log;
+        log = NULL;
+        d->error = smoke_error_json("clBuildProgram", e, true);
+        if (*opts) {
+            smoke_stage(d, "building the kernel (fp32 only)");
+            double first_ms = d->build_ms;
+            cl_int e2 = smoke_build(d, "", &log);
+            free(log);
+            log = NULL;
+            d->build_ms += first_ms;
+            if (e2 == CL_SUCCESS) {
+                d->built[SMOKE_FP32] = true;
+                for (int p = SMOKE_FP64; p < SMOKE_N_PREC; p++)
+                    if (d->supported[p])
+                        d->prec_status[p] = "build-failed";
+                smoke_detail(d, "clBuildProgram failed (%s) with %s; fp32 alone builds", clapi_error_name(e), opts);
+            }
+        }
+        if (!d->built[SMOKE_FP32]) {
+            d->prec_status[SMOKE_FP32] = "build-failed";
+            smoke_detail(d, "clBuildProgram failed: %s", clapi_error_name(e));
+            return;
+        }
+    }
+    free(log);
+
+    size_t es = smoke_prec_size(SMOKE_FP32);
+    for (int p = 0; p < SMOKE_N_PREC; p++)
+        if (d->built[p] && smoke_prec_size((enum smoke_prec)p) > es)
+            es = smoke_prec_size((enum smoke_prec)p);
+    size_t bytes = (size_t)d->n * d->n * es;
+    smoke_stage(d, "allocating 3 buffers of %zu bytes", bytes);
+    d->a = d->api.clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, bytes, NULL, &e);
+    if (!smoke_ok(d, e, "clCreateBuffer"))
+        return;
+    d->b = d->api.clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, bytes, NULL, &e);
+    if (!smoke_ok(d, e, "clCreateBuffer"))
+        return;
+    d->c = d->api.clCreateBuffer(d->ctx, CL_MEM_READ_WRITE, bytes, NULL, &e);
+    if (!smoke_ok(d, e, "clCreateBuffer"))
+        return;
+
+    smoke_round_trip(d, bytes);
+    if (d->error && !d->round_trip)
+        return;
+    for (int p = 0; p < SMOKE_N_PREC; p++)
+        if (d->built[p] && !smoke_precision(d, (enum smoke_prec)p))
+            break;
+}
+
+json_object *smoke_device_child(void *arg)
+{
+    struct smoke_dev d;
+    memset(&d, 0, sizeof(d));
+    d.args = arg;
+    d.n = d.args->n;
+    d.kernel_ms = NAN;
+    d.max_error = NAN;
+    d.mismatches = json_object_new_array();
+    d.passes = json_object_new_array();
+    for (int p = 0; p < SMOKE_N_PREC; p++)
+        d.prec_status[p] = "not-run";
+    json_object *out = json_object_new_object();
+    if (!out || !d.mismatches || !d.passes)
+        return NULL;
+
+    struct smoke_prep prep;
+    smoke_prep_start(&prep, d.n);
+    d.prep = &prep;
+    smoke_dev_test(&d, out);
+    /* The OpenCL objects are not released: the child ends now and the kernel frees everything, while
+     * a driver can spend a long time in its release calls (PoCL: ~0.1 s after a cold build). */
+    smoke_prep_finish(&prep);
+    smoke_stage(&d, "done");
+
+    const char *status = d.wrong_result ? "fail" : d.error ? "error" : "pass";
+    if (!json_object_object_get_ex(out, "name", NULL))
+        json_object_object_add(out, "name", NULL);
+    if (!json_object_object_get_ex(out, "type", NULL))
+        json_object_object_add(out, "type", NULL);
+    json_object_object_add(out, "status", json_object_new_string(status));
+    json_object_object_add(out, "n", json_object_new_int64(d.n));
+    json_object_object_add(out, "build_ms", d.built[SMOKE_FP32] || d.build_log ? smoke_json_ms(d.build_ms) : NULL);
+    json_object_object_add(out, "kernel_ms", smoke_json_ms(d.kernel_ms));
+    double gflops = isfinite(d.kernel_ms) && d.kernel_ms > 0 ? 2.0 * d.n * d.n * d.n / (d.kernel_ms * 1e6) : NAN;
+    json_object_object_add(out, "gflops", smoke_json_num(gflops, 4));
+    json_object_object_add(out, "max_error", d.have_max_error ? smoke_json_num(d.max_error, 6) : NULL);
+    json_object_object_add(out, "wrong_elements", d.have_max_error ? json_object_new_int64((int64_t)d.wrong) : NULL);
+    json_object_object_add(out, "first_mismatches", d.mismatches);
+    json_object *prec = json_object_new_object();
+    for (int p = 0; p < SMOKE_N_PREC; p++)
+        json_object_object_add(prec, smoke_prec_name((enum smoke_prec)p), json_object_new_string(d.prec_status[p]));
+    json_object_object_add(out, "precisions", prec);
+    json_object_object_add(out, "passes", d.passes);
+    json_object_object_add(out, "round_trip", d.round_trip);
+    json_object_object_add(out, "build_log", smoke_json_str(d.build_log));
+    json_object_object_add(out, "error", d.error);
+    if (!d.detail && !d.error && !d.wrong_result) {
+        size_t np = 0, nu = 0;
+        for (int p = 0; p < SMOKE_N_PREC; p++)
+            np += strcmp(d.prec_status[p], "pass") == 0, nu += strcmp(d.prec_status[p], "unsupported") == 0;
+        d.detail = str_printf("every result exact or within tolerance (%zu precision%s%s)", np, np == 1 ? "" : "s",
+                              nu ? "; others unsupported" : "");
+    }
+    json_object_object_add(out, "detail", smoke_json_str(d.detail));
+    free(d.build_log);
+    free(d.detail);
+    return out;
+}

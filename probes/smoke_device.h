@@ -1,0 +1,38 @@
+/* smoke_device.h: the smoke test's isolated children: device enumeration, and the test of one device. */
+#ifndef GPUCHECKUP_SMOKE_DEVICE_H
+#define GPUCHECKUP_SMOKE_DEVICE_H
+
+#include <stdbool.h>
+#include <json-c/json.h>
+
+/* Size of the stage buffer a device child writes what it is doing into. */
+#define SMOKE_STAGE_MAX 160
+
+/* What one device child gets. */
+struct smoke_device_args {
+    int platform, device; /* indices, as the loader enumerates them */
+    unsigned n;           /* matrix size */
+    char *stage;          /* SMOKE_STAGE_MAX bytes shared with the parent (MAP_SHARED), or NULL: the child
+                             keeps the stage it is in there, so a crash or a timeout can say where */
+};
+
+/* isolate_fn, in the child: run the smoke test on one device (ARG: struct smoke_device_args *).
+ * Returns a new object with the keys name, type, status ("pass", "fail" or "error"), n, build_ms,
+ * kernel_ms, gflops, max_error, wrong_elements, first_mismatches, precisions, passes, round_trip,
+ * build_log, error, detail (see the schema's $defs/smoke), or NULL when out of memory. */
+json_object *smoke_device_child(void *arg);
+
+/* isolate_fn, in the child: every OpenCL platform and device, as
+ * {"platforms": [{index, name, devices: [{index, name, type, pci_address}]}]}, the shape of the opencl
+ * probe's section; or {"loader_error": "..."} when no loader could be loaded; or
+ * {"error": {call, code, name}} when clGetPlatformIDs failed. ARG is unused. */
+json_object *smoke_enumerate_child(void *arg);
+
+/* For tests only: call HOOK(stage) in the child each time the device test enters a stage (to
+ * simulate a driver that crashes or hangs there). NULL removes it. */
+void smoke_set_stage_hook_for_tests(void (*hook)(const char *stage));
+
+/* The names of the bits of a cl_device_type value, as a new JSON array: ["GPU"], ["CPU", "DEFAULT"]. */
+json_object *smoke_type_json(unsigned long long type);
+
+#endif

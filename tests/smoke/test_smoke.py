@@ -1,0 +1,308 @@
+"""End-to-end tests of the smoke probe on PoCL, through the built binary (and its test build)."""
+import os
+import pty
+import shutil
+import subprocess
+import tempfile
+
+import gctest
+
+TEST_BINARY = os.environ["GC_SMOKE_TEST_BINARY"]
+FOUR = "pthread pthread pthread pthread"
+
+
+class SmokeTests(gctest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        # One PoCL kernel cache for the class: the first build is cold, the others warm.
+        cls.cache = tempfile.mkdtemp(prefix="gc-smoke-cache-")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.cache, ignore_errors=True)
+
+    def env(self, devices="pthread", **extra):
+        e = {"POCL_CACHE_DIR": self.cache, "POCL_DEVICES": devices}
+        e.update(extra)
+        return e
+
+    def smoke(self, *args, devices="pthread", expect_rc=None, binary=None, **extra):
+        env = self.env(devices, **extra)
+        if binary is None:
+            r = self.run_json("smoke", *args, env=env, expect_rc=expect_rc)
+        else:
+            old = gctest.GPUCHECKUP
+            gctest.GPUCHECKUP = binary
+            try:
+                r = self.run_json("smoke", *args, env=env, expect_rc=expect_rc)
+            finally:
+                gctest.GPUCHECKUP = old
+        return r
+
+    def assert_passed(self, d, n=256):
+        self.assertEqual(d["status"], "pass", d)
+        self.assertEqual(d["n"], n)
+        self.assertEqual(d["precisions"], {"fp32": "pass", "fp64": "pass", "fp16": "unsupported"})
+        self.assertEqual(d["wrong_elements"], 0)
+        self.assertEqual(d["first_mismatches"], [])
+        self.assertIsNone(d["error"])
+        self.assertIsNone(d["build_log"])
+        self.assertEqual(d["round_trip"]["status"], "pass")
+        self.assertEqual(d["round_trip"]["wrong_words"], 0)
+        self.assertEqual(d["round_trip"]["bytes"], n * n * 8)  # sized for fp64
+        self.assertGreater(d["build_ms"], 0)
+        self.assertGreater(d["kernel_ms"], 0)
+        self.assertGreater(d["gflops"], 0)
+        self.assertIn("CPU", d["type"])
+        self.assertEqual(d["stage"], "done")
+        passes = {(p["precision"], p["kind"]): p for p in d["passes"]}
+        self.assertEqual(sorted(passes), [("fp32", "exact"), ("fp32", "random"), ("fp64", "exact"),
+                                          ("fp64", "random")])
+        for p in passes.values():
+            self.assertEqual(p["status"], "pass", p)
+            self.assertEqual(p["wrong_elements"], 0)
+        self.assertEqual(passes[("fp32", "exact")]["max_error"], 0)
+        self.assertEqual(passes[("fp64", "exact")]["max_error"], 0)
+        self.assertEqual(passes[("fp32", "exact")]["tolerance"], 0)
+        self.assertGreater(passes[("fp32", "random")]["tolerance"], 0)
+        self.assertLessEqual(passes[("fp32", "random")]["max_error"], passes[("fp32", "random")]["tolerance"])
+        # fp64 is far more accurate than fp32, and its bound says so
+        self.assertLess(passes[("fp64", "random")]["tolerance"], passes[("fp32", "random")]["tolerance"] * 1e-6)
+
+    def test_pass_fp32_fp64_on_pocl(self):
+        r = self.smoke(expect_rc=0)
+        s = r.json["smoke"]
+        self.assertEqual(s["status"], "ok")
+        self.assertEqual(s["n"], 256)
+        self.assertEqual(s["selection"], "all")
+        self.assertEqual(len(s["devices"]), 1)
+        d = s["devices"][0]
+        self.assertEqual((d["platform_index"], d["device_index"]), (0, 0))
+        self.assertIsNone(d["pci_address"])
+        self.assert_passed(d)
+        self.assertEqual([f for f in r.finding_ids() if f.startswith("smoke.")], [])
+        self.assertEqual(len(s["summary"]), 1)
+        self.assertEqual(s["summary"][0]["label"], "Smoke")
+        self.assertEqual(s["summary"][0]["mark"], "ok")
+        self.assertIn("fp64 pass", s["summary"][0]["text"])
+        # `smoke` runs what it builds on: the opencl section is in the document too
+        self.assertIn("opencl", r.json)
+
+    def test_four_devices_all_tested(self):
+        r = self.smoke(devices=FOUR, expect_rc=0)
+        devs = r.json["smoke"]["devices"]
+        self.assertEqual([(d["platform_index"], d["device_index"]) for d in devs], [(0, 0), (0, 1), (0, 2), (0, 3)])
+        for d in devs:
+            self.assert_passed(d)
+        self.assertEqual(len(r.json["smoke"]["summary"]), 4)
+
+    def test_other_sizes(self):
+        for n in (1, 2, 5, 33):
+            r = self.smoke("--smoke-size", str(n), expect_rc=0)
+            d = r.json["smoke"]["devices"][0]
+            self.assert_passed(d, n)
+
+    def test_turned_off(self):
+        for args in (["--no-smoke"], ["--smoke=none"], ["--smoke", "none"]):
+            r = self.smoke(*args, expect_rc=0)
+            self.assertEqual(r.json["smoke"]["status"], "skipped")
+            self.assertIn("--smoke=none", r.json["smoke"]["reason"])
+            self.assertNotIn("devices", r.json["smoke"])
+
+    def test_gpu_only_skips_cpu_devices(self):
+        r = self.smoke("--smoke=gpu", devices="pthread pthread", expect_rc=0)
+        s = r.json["smoke"]
+        self.assertEqual(s["selection"], "gpu")
+        self.assertEqual(len(s["devices"]), 2)
+        for d in s["devices"]:
+            self.assertEqual(d["status"], "skipped")
+            self.assertIn("not a GPU", d["detail"])
+            self.assertIsNone(d["kernel_ms"])
+            self.assertIsNone(d["wrong_elements"])
+            self.assertIsNone(d["elapsed_ms"])
+        self.assertEqual([m["mark"] for m in s["summary"]], ["skipped", "skipped"])
+
+    def test_device_filter(self):
+        r = self.smoke("--device", "0:1", devices="pthread pthread", expect_rc=0)
+        devs = r.json["smoke"]["devices"]
+        self.assertEqual([(d["platform_index"], d["device_index"]) for d in devs], [(0, 1)])
+        self.assertEqual(devs[0]["status"], "pass")
+        r = self.smoke("--device", "0", devices="pthread pthread", expect_rc=0)
+        self.assertEqual(len(r.json["smoke"]["devices"]), 2)
+
+    def test_device_filter_naming_nothing_is_a_usage_error(self):
+        r = self.smoke("--device", "3", expect_rc=2)
+        self.assertIn("--device 3", r.json["error"]["message"])
+        self.assertIn("no OpenCL platform 3", r.json["error"]["message"])
+        r = self.smoke("--device", "0:5", devices="pthread pthread", expect_rc=2)
+        self.assertIn("no device 5", r.json["error"]["message"])
+        r2 = gctest.run("smoke", "--device", "0:5", env=self.env())
+        self.assertEqual(r2.rc, 2)
+        self.assertIn("--device 0:5", r2.stderr)
+
+    def test_no_platform_and_no_device(self):
+        r = self.smoke(OCL_ICD_VENDORS="/nonexistent", expect_rc=0)
+        s = r.json["smoke"]
+        self.assertEqual(s["status"], "ok")
+        self.assertEqual(s["devices"], [])
+        self.assertIn("no OpenCL device", s["summary"][0]["text"])
+        r = self.smoke(devices="foo", expect_rc=0)
+        self.assertEqual(r.json["smoke"]["devices"], [])
+
+    def test_no_loader(self):
+        r = self.smoke(GPUCHECKUP_LIBOPENCL="/nonexistent/libOpenCL.so.1", expect_rc=0)
+        s = r.json["smoke"]
+        self.assertEqual(s["status"], "skipped")
+        self.assertIn("/nonexistent/libOpenCL.so.1", s["reason"])
+
+    def test_text_output(self):
+        r = gctest.run("smoke", env=self.env())
+        self.assertEqual(r.rc, 0, repr(r))
+        self.assertIn("Smoke test", r.stdout)
+        self.assertIn("fp32 pass, fp64 pass, fp16 unsupported", r.stdout)
+        self.assertIn("buffer round trip", r.stdout)
+        self.assertEqual(r.stderr, "")  # not a terminal: no progress
+        r = gctest.run("smoke", "-v", env=self.env())
+        self.assertIn("fp64 random pass", r.stdout)
+
+    def run_on_tty(self, *args):
+        """Run gpucheckup with stderr on a pseudo-terminal; returns (rc, stdout, what the terminal got)."""
+        master, slave = pty.openpty()
+        e = dict(os.environ)
+        e.update(self.env())
+        proc = subprocess.Popen([gctest.GPUCHECKUP, *args], stdout=subprocess.PIPE, stderr=slave,
+                                stdin=subprocess.DEVNULL, env=e)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                b = os.read(master, 4096)
+            except OSError:  # EIO: the other side is closed
+                break
+            if not b:
+                break
+            chunks.append(b)
+        out = proc.stdout.read()
+        proc.stdout.close()
+        rc = proc.wait(timeout=120)
+        os.close(master)
+        return rc, out.decode(), b"".join(chunks).decode(errors="replace")
+
+    def test_progress_on_a_terminal_only(self):
+        rc, out, tty = self.run_on_tty("smoke", "--json")
+        self.assertEqual(rc, 0)
+        self.assertIn("smoke: testing 0:0", tty)
+        self.assertIn("1/1 devices done", tty)
+        self.assertIn("pass", tty)
+        self.assertTrue(tty.endswith("\r\x1b[K"), repr(tty[-40:]))  # the line is cleared at the end
+        self.assertIn('"smoke"', out)
+        rc, out, tty = self.run_on_tty("smoke", "--quiet")
+        self.assertEqual(rc, 0)
+        self.assertEqual(tty, "")
+
+    # ---- Through the test build, with the kernel or the child sabotaged ----
+
+    def test_build_failure_gives_build_log(self):
+        r = self.smoke(binary=TEST_BINARY, expect_rc=1, GC_SMOKE_TEST_KERNEL="broken")
+        d = r.json["smoke"]["devices"][0]
+        self.assertEqual(d["status"], "error")
+        self.assertEqual(d["error"]["call"], "clBuildProgram")
+        self.assertEqual(d["error"]["name"], "CL_BUILD_PROGRAM_FAILURE")
+        self.assertEqual(d["error"]["code"], -11)
+        self.assertIn("undeclared_identifier_for_the_test", d["build_log"])
+        self.assertEqual(d["precisions"]["fp32"], "build-failed")
+        self.assertIsNone(d["kernel_ms"])
+        self.assertIsNone(d["wrong_elements"])
+        f = r.findings("smoke.build-failed")
+        self.assertEqual(len(f), 1)
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertEqual(f[0]["subject"], "0:0 " + d["name"])
+        self.assertIn("CL_BUILD_PROGRAM_FAILURE", f[0]["message"])
+        self.assertTrue(any("undeclared_identifier_for_the_test" in e["value"] for e in f[0]["evidence"]))
+        self.assertIn("--device 0:0", f[0]["hint"])
+        self.assertNotIn("smoke.run-failed", r.finding_ids())
+        # the text report shows the log
+        r2 = subprocess.run([TEST_BINARY, "smoke"], capture_output=True, text=True,
+                            env={**os.environ, **self.env(GC_SMOKE_TEST_KERNEL="broken")})
+        self.assertIn("build log:", r2.stdout)
+        self.assertIn("undeclared_identifier_for_the_test", r2.stdout)
+
+    def test_shipped_binary_ignores_the_test_hooks(self):
+        r = self.smoke(expect_rc=0, GC_SMOKE_TEST_KERNEL="broken", GC_SMOKE_TEST_CRASH_AT="building")
+        self.assertEqual(r.json["smoke"]["devices"][0]["status"], "pass")
+
+    def test_wrong_result(self):
+        r = self.smoke("--smoke-size", "16", binary=TEST_BINARY, expect_rc=1, GC_SMOKE_TEST_KERNEL="wrong")
+        d = r.json["smoke"]["devices"][0]
+        self.assertEqual(d["status"], "fail")
+        self.assertEqual(d["precisions"], {"fp32": "fail", "fp64": "fail", "fp16": "unsupported"})
+        self.assertEqual(d["wrong_elements"], 4)  # (3, 7) in each of the four passes
+        m = d["first_mismatches"][0]
+        self.assertEqual((m["precision"], m["pass"], m["row"], m["col"]), ("fp32", "exact", 3, 7))
+        self.assertEqual(m["got"], m["expected"] + 1)
+        self.assertEqual(len(d["first_mismatches"]), 4)
+        self.assertAlmostEqual(d["max_error"], 1, places=3)
+        self.assertIn("1 of 256 elements wrong", d["detail"])
+        self.assertIn("row 3, column 7", d["detail"])
+        f = r.findings("smoke.wrong-result")
+        self.assertEqual(len(f), 1)
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertTrue(any(e["source"] == "mismatch" and "row 3, column 7" in e["value"] for e in f[0]["evidence"]))
+        self.assertFalse(r.json["verdict"]["ready"])
+
+    def test_missing_kernel_is_run_failed(self):
+        r = self.smoke(binary=TEST_BINARY, expect_rc=1, GC_SMOKE_TEST_KERNEL="wrongname")
+        d = r.json["smoke"]["devices"][0]
+        self.assertEqual(d["status"], "error")
+        self.assertEqual(d["error"], {"call": "clCreateKernel", "code": -46, "name": "CL_INVALID_KERNEL_NAME"})
+        self.assertEqual(d["precisions"]["fp32"], "error")
+        self.assertEqual(d["precisions"]["fp64"], "not-run")
+        f = r.findings("smoke.run-failed")
+        self.assertEqual(len(f), 1)
+        self.assertIn("CL_INVALID_KERNEL_NAME", f[0]["message"])
+        self.assertIn({"source": "clCreateKernel", "value": "CL_INVALID_KERNEL_NAME (-46)"}, f[0]["evidence"])
+
+    def test_crash_is_contained_and_named(self):
+        r = self.smoke(devices="pthread pthread", binary=TEST_BINARY, expect_rc=1,
+                       GC_SMOKE_TEST_CRASH_AT="running the kernel", GC_SMOKE_TEST_ONLY_DEVICE="0:1")
+        d0, d1 = r.json["smoke"]["devices"]
+        self.assertEqual(d0["status"], "pass")  # the other device is not affected
+        self.assertEqual(d1["status"], "crash")
+        self.assertIn("SIGSEGV", d1["detail"])
+        self.assertEqual(d1["stage"], "fp32 exact pass: running the kernel")
+        self.assertEqual(d1["precisions"]["fp32"], "not-run")
+        self.assertIsNone(d1["wrong_elements"])
+        f = r.findings("smoke.crash")
+        self.assertEqual(len(f), 1)
+        self.assertEqual(f[0]["subject"], "0:1 " + d1["name"])
+        self.assertIn("SIGSEGV", f[0]["message"])
+        self.assertIn("running the kernel", f[0]["message"])
+
+    def test_timeout(self):
+        r = self.smoke("--timeout", "1.5", binary=TEST_BINARY, expect_rc=1, GC_SMOKE_TEST_HANG_AT="building")
+        d = r.json["smoke"]["devices"][0]
+        self.assertEqual(d["status"], "timeout")
+        self.assertEqual(d["stage"], "building the kernel")
+        self.assertIn("timed out after 1.5 s", d["detail"])
+        f = r.findings("smoke.timeout")
+        self.assertEqual(len(f), 1)
+        self.assertIn({"source": "--timeout", "value": "1.5 s"}, f[0]["evidence"])
+
+    def test_check_includes_smoke(self):
+        r = self.run_json(env=self.env(), timeout=300)
+        self.assertIn(r.rc, (0, 1), repr(r))
+        self.assertEqual(r.json["smoke"]["status"], "ok")
+        self.assertEqual(r.json["smoke"]["devices"][0]["status"], "pass")
+        r = self.run_json("--no-smoke", env=self.env())
+        self.assertEqual(r.json["smoke"]["status"], "skipped")
+
+    def test_root_needs_live(self):
+        t = self.make_tree()
+        r = self.smoke("--root", t.root, expect_rc=0)
+        self.assertEqual(r.json["smoke"]["status"], "skipped")
+        r = self.smoke("--root", t.root, "--live", "--smoke-size", "4", expect_rc=0)
+        self.assertEqual(r.json["smoke"]["devices"][0]["status"], "pass")
+
+
+if __name__ == "__main__":
+    gctest.main()
