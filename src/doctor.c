@@ -481,14 +481,15 @@ static const char **doctor_reasons(const struct report *r, const char *const *pr
     return ids;
 }
 
-/* The message of the first error root cause among PREFIXES, or NULL. */
+/* The most severe root cause (not caused by another) among PREFIXES, or NULL. Info findings count
+ * only when nothing more severe is there (pci.no-gpu explains a missing GPU). */
 static const struct report_finding *doctor_first_root(const struct report *r, const char *const *prefixes)
 {
     size_t n = 0;
     const struct report_finding **sorted = report_sorted_findings(r, &n);
     const struct report_finding *found = NULL;
     for (size_t i = 0; i < n && !found; i++) {
-        if (sorted[i]->caused_by_id || sorted[i]->severity == REPORT_SEV_INFO)
+        if (sorted[i]->caused_by_id)
             continue;
         for (size_t p = 0; prefixes[p] && !found; p++)
             if (str_starts_with(sorted[i]->id, prefixes[p]))
@@ -509,6 +510,7 @@ void doctor_verdict(struct report *r)
 
     bool smoke_ran = doctor_data(r, "smoke") != NULL;
     bool opencl_ran = doctor_data(r, "opencl") != NULL;
+    bool gpu_missing = false;
     if (smoke_ran || opencl_ran) {
         const char **reasons = doctor_reasons(r, gpu_prefixes, &nreasons);
         const struct report_finding *root = doctor_first_root(r, gpu_prefixes);
@@ -531,9 +533,13 @@ void doctor_verdict(struct report *r)
             free(detail);
         } else {
             detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
+            if (root && nreasons == 0 && reasons)
+                reasons[nreasons++] = root->id; /* an info root cause such as pci.no-gpu */
             report_set_target(r, "gpu", false, detail, reasons);
-            lines[nl++] = str_printf("GPU compute (OpenCL): not ready: %s", detail);
+            lines[nl++] = str_printf("GPU compute (OpenCL): %s: %s",
+                                     root && root->severity == REPORT_SEV_INFO ? "not available" : "not ready", detail);
             free(detail);
+            gpu_missing = true;
         }
         if (smoke_ran) {
             detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
@@ -551,6 +557,8 @@ void doctor_verdict(struct report *r)
         const char **reasons = doctor_reasons(r, cpu_prefixes, &nreasons);
         bool ok = json_object_get_boolean(avx);
         const struct report_finding *root = ok ? NULL : doctor_first_root(r, cpu_prefixes);
+        if (root && root->severity == REPORT_SEV_INFO)
+            root = NULL;
         char *detail = ok ? str_printf("AVX is usable") : str_printf("AVX is not usable%s%s%s", root ? ": " : "",
                                                                        root ? root->message : "", "");
         report_set_target(r, "cpu_avx", ok, detail, reasons);
@@ -561,7 +569,9 @@ void doctor_verdict(struct report *r)
 
     size_t ne = report_count_severity(r, REPORT_SEV_ERROR), nw = report_count_severity(r, REPORT_SEV_WARNING);
     char *verdict = report_is_ready(r)
-                        ? str_printf("Verdict: ready (%zu warning%s)", nw, nw == 1 ? "" : "s")
+                        ? str_printf("Verdict: ready (%zu warning%s)%s", nw, nw == 1 ? "" : "s",
+                                     gpu_missing ? ", but no GPU computes here: --require gpu makes that an error"
+                                                 : "")
                         : str_printf("Verdict: not ready (%zu error%s, %zu warning%s)", ne, ne == 1 ? "" : "s", nw,
                                      nw == 1 ? "" : "s");
     size_t len = strlen(verdict ? verdict : "") + 1;
