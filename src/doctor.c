@@ -389,7 +389,8 @@ static struct report_finding *doctor_root_of(struct report *r, struct report_fin
     return f;
 }
 
-void doctor_link_causes(struct report *r)
+/* Link consequences to causes inside the CPU and GPU chains. */
+static void doctor_link_chains(struct report *r)
 {
     /* CPU: the reason AVX is missing explains cpu.no-avx. */
     struct report_finding *no_avx = report_find_finding(r, "cpu.no-avx", NULL);
@@ -435,27 +436,32 @@ void doctor_link_causes(struct report *r)
             report_finding_set_cause(eff, root->id, root->subject);
         }
     }
-    /* Requirements: an unmet GPU need is explained by the GPU chain's first root cause. */
+}
+
+static const char *const doctor_gpu_prefixes[] = {"pci.", "drv.", "dev.", "icd.", "cl.", "smoke.", NULL};
+static const char *const doctor_cpu_prefixes[] = {"cpu.", NULL};
+static const struct report_finding *doctor_first_root(const struct report *r, const char *const *prefixes);
+
+/* An unmet requirement is explained by the most severe root cause of its chain (GPU or CPU). */
+static void doctor_link_requirements(struct report *r)
+{
     for (size_t i = 0; i < r->n_findings; i++) {
         struct report_finding *f = &r->findings[i];
         if (strcmp(f->id, "require.unmet") != 0 || f->caused_by_id || !f->subject)
             continue;
         int arg;
         enum doctor_req_kind k = doctor_parse_require(f->subject, &arg);
-        const struct report_finding *root = NULL;
-        for (size_t j = 0; j < r->n_findings && !root; j++) {
-            const struct report_finding *c = &r->findings[j];
-            if (c->caused_by_id || c->severity != REPORT_SEV_ERROR || !doctor_can_cause(c))
-                continue;
-            bool gpu_chain = doctor_tier(c->id) > 0;
-            bool cpu_chain = str_starts_with(c->id, "cpu.");
-            if (((k == REQ_GPU || k == REQ_OPENCL || k == REQ_FP64 || k == REQ_GPUS || k == REQ_CLVER) && gpu_chain) ||
-                ((k == REQ_FLAG || k == REQ_LEVEL) && cpu_chain))
-                root = c;
-        }
+        const char *const *chain = (k == REQ_FLAG || k == REQ_LEVEL) ? doctor_cpu_prefixes : doctor_gpu_prefixes;
+        const struct report_finding *root = doctor_first_root(r, chain);
         if (root)
             report_finding_set_cause(f, root->id, root->subject);
     }
+}
+
+void doctor_link_causes(struct report *r)
+{
+    doctor_link_chains(r);
+    doctor_link_requirements(r);
 }
 
 /* ---- verdict ---- */
@@ -501,8 +507,8 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
 
 void doctor_verdict(struct report *r)
 {
-    static const char *const gpu_prefixes[] = {"pci.", "drv.", "dev.", "icd.", "cl.", "smoke.", NULL};
-    static const char *const cpu_prefixes[] = {"cpu.", NULL};
+    const char *const *gpu_prefixes = doctor_gpu_prefixes;
+    const char *const *cpu_prefixes = doctor_cpu_prefixes;
     char *lines[4] = {NULL, NULL, NULL, NULL};
     size_t nl = 0;
     char label[256];
