@@ -311,18 +311,25 @@ static void ocl_check_pci(json_object *pci, struct ocl_flat *devs, size_t n, boo
             report_finding_add_evidence(f, src, "%s", driver ? driver : "(none bound)");
         }
     }
-    if (!enumerated || n_gpus == 0 || n == 0)
+    if (!enumerated || n_gpus == 0)
         return;
-    for (size_t k = 0; k < n; k++)
+    size_t n_cpu = 0;
+    for (size_t k = 0; k < n; k++) {
         if (ocl_is_gpu_like(devs[k].dev))
             return;
+        n_cpu += ocl_type_has(devs[k].dev, "CPU");
+    }
+    if (n_cpu == 0)
+        return;
     struct report_finding *f = report_add_finding(
         r, "cl.cpu-only", NULL,
-        "OpenCL works, but only on CPU devices (%zu), while %zu GPU%s on the PCI bus (%s %s%s) get%s no OpenCL device", n,
+        "OpenCL works, but only on CPU devices (%zu), while %zu GPU%s on the PCI bus (%s %s%s) get%s no OpenCL device", n_cpu,
         n_gpus, n_gpus == 1 ? "" : "s", first_gpu ? first_gpu : "?", first_label, n_gpus > 1 ? ", ..." : "",
         n_gpus == 1 ? "s" : "");
     if (f) {
         for (size_t k = 0; k < n; k++) {
+            if (!ocl_type_has(devs[k].dev, "CPU"))
+                continue;
             char src[64];
             snprintf(src, sizeof(src), "OpenCL device %lld:%lld", (long long)devs[k].pi, (long long)devs[k].di);
             report_finding_add_evidence(f, src, "%s (%s)",
@@ -356,8 +363,10 @@ size_t ocl_correlate(json_object *ocl, json_object *pci, struct report *r)
     for (size_t i = 0; i < np; i++) {
         json_object *p = json_object_array_get_idx(plats, i);
         json_object *devs = ocl_jarr(p, "devices");
-        for (size_t j = 0; devs && j < json_object_array_length(devs) && k < n; j++, k++) {
+        for (size_t j = 0; devs && j < json_object_array_length(devs) && k < n; j++) {
             json_object *d = json_object_array_get_idx(devs, j);
+            if (!json_object_is_type(d, json_type_object))
+                continue;
             flat[k].dev = d;
             flat[k].plat = p;
             flat[k].pi = ocl_jint(p, "index", (int64_t)i);
@@ -367,6 +376,7 @@ size_t ocl_correlate(json_object *ocl, json_object *pci, struct report *r)
                 ocl_norm_address(addr, flat[k].key, sizeof(flat[k].key));
             else if (uuid)
                 snprintf(flat[k].key, sizeof(flat[k].key), "uuid:%s", uuid);
+            k++;
         }
     }
     n = k;
