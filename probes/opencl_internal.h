@@ -31,7 +31,7 @@ enum ocl_type {
 };
 
 /* Text formatting hints (text output only; JSON always carries the plain value). */
-enum ocl_unit { OCL_U_NONE = 0, OCL_U_BYTES, OCL_U_MHZ, OCL_U_NS, OCL_U_KIB };
+enum ocl_unit { OCL_U_NONE = 0, OCL_U_BYTES, OCL_U_MHZ, OCL_U_NS, OCL_U_KIB, OCL_U_HEX };
 
 struct ocl_name {
     uint64_t value;

@@ -89,7 +89,7 @@ const struct ocl_prop ocl_device_props[] = {
     /* identity */
     P(CL_DEVICE_NAME, OCL_T_STR, V10, "Device Name"),
     P(CL_DEVICE_VENDOR, OCL_T_STR, V10, "Device Vendor"),
-    P(CL_DEVICE_VENDOR_ID, OCL_T_NUM, V10, "Device Vendor ID"),
+    PU(CL_DEVICE_VENDOR_ID, OCL_T_NUM, V10, OCL_U_HEX, "Device Vendor ID"),
     P(CL_DEVICE_VERSION, OCL_T_STR, V10, "Device Version"),
     PE(CL_DEVICE_NUMERIC_VERSION, OCL_T_VERSION, V30, "cl_khr_extended_versioning", "Device Numeric Version"),
     P(CL_DRIVER_VERSION, OCL_T_STR, V10, "Driver Version"),
@@ -112,12 +112,12 @@ const struct ocl_prop ocl_device_props[] = {
     PE(CL_DRIVER_UUID_KHR, OCL_T_UUID, OCL_NEVER, "cl_khr_device_uuid", "Driver UUID"),
     PE(CL_DEVICE_LUID_VALID_KHR, OCL_T_BOOL, OCL_NEVER, "cl_khr_device_uuid", "Valid Device LUID"),
     PE(CL_DEVICE_LUID_KHR, OCL_T_LUID, OCL_NEVER, "cl_khr_device_uuid", "Device LUID"),
-    PE(CL_DEVICE_NODE_MASK_KHR, OCL_T_NUM, OCL_NEVER, "cl_khr_device_uuid", "Device Node Mask"),
+    ROW(CL_DEVICE_NODE_MASK_KHR, OCL_T_NUM, NULL, OCL_NEVER, 0, "cl_khr_device_uuid", false, OCL_U_HEX, "Device Node Mask"),
     /* where the device sits on the bus */
     PE(CL_DEVICE_PCI_BUS_INFO_KHR, OCL_T_PCI_BUS, OCL_NEVER, "cl_khr_pci_bus_info", "Device PCI bus info (KHR)"),
     PE(CL_DEVICE_TOPOLOGY_AMD, OCL_T_AMD_TOPO, OCL_NEVER, "cl_amd_device_attribute_query", "Device Topology (AMD)"),
     PE(CL_DEVICE_BOARD_NAME_AMD, OCL_T_STR, OCL_NEVER, "cl_amd_device_attribute_query", "Device Board Name (AMD)"),
-    ROW(CL_DEVICE_PCIE_ID_AMD, OCL_T_NUM, NULL, OCL_NEVER, 0, "cl_amd_device_attribute_query", true, OCL_U_NONE,
+    ROW(CL_DEVICE_PCIE_ID_AMD, OCL_T_NUM, NULL, OCL_NEVER, 0, "cl_amd_device_attribute_query", true, OCL_U_HEX,
         "Device PCI-e ID (AMD)"),
     ROWI("CL_DEVICE_PCI_BUS_ID_NV", OCL_PCI_BUS_ID_NV, OCL_T_NUM, NULL, OCL_NEVER, 0, "cl_nv_device_attribute_query",
          false, OCL_U_NONE, "Device PCI bus (NV)"),

@@ -5,7 +5,7 @@
 
 #include "opencl_internal.h"
 
-#define OCL_KEY_WIDTH 46
+#define OCL_KEY_WIDTH 50
 
 static void ocl_bytes_suffix(FILE *f, int64_t v)
 {
@@ -33,7 +33,9 @@ static void ocl_print_value(FILE *f, json_object *v, const struct ocl_prop *row,
         break;
     case json_type_int: {
         int64_t n = json_object_get_int64(v);
-        if (json_object_get_int64(v) == INT64_MAX) /* a value above INT64_MAX, stored as uint64 */
+        if (row && row->unit == OCL_U_HEX)
+            fprintf(f, "0x%" PRIx64, json_object_get_uint64(v));
+        else if (n == INT64_MAX) /* a value above INT64_MAX, stored as uint64 */
             fprintf(f, "%" PRIu64, json_object_get_uint64(v));
         else
             fprintf(f, "%" PRId64, n);
@@ -43,6 +45,8 @@ static void ocl_print_value(FILE *f, json_object *v, const struct ocl_prop *row,
             fputs(" MHz", f);
         else if (row && row->unit == OCL_U_NS)
             fputs(" ns", f);
+        else if (row && row->unit == OCL_U_KIB)
+            fputs(" KiB", f);
         break;
     }
     case json_type_string: {
