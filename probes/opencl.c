@@ -271,6 +271,9 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
     }
     json_object *en = ocl_jobj(data, "enumeration");
     json_object_object_add(en, "elapsed_ms", json_object_new_double(res.elapsed_ms >= 0 ? res.elapsed_ms : 0));
+    /* What drivers printed while listing (warnings, debug output): evidence when something goes wrong. */
+    if (res.stderr_tail && *res.stderr_tail && !json_object_object_get_ex(en, "output", NULL))
+        json_object_object_add(en, "output", json_object_new_string(res.stderr_tail));
     isolate_result_clear(&res);
 
     /* Move the facts into the section (which may already hold notes). */
