@@ -86,9 +86,12 @@ class ParityTests(gctest.TestCase):
             env.pop(k, None)
         env["POCL_CACHE_DIR"] = self.cache
         env["POCL_DEVICES"] = pocl_devices
+        # PoCL sizes global memory from what the system has free at that moment, so two processes can
+        # see different CL_DEVICE_GLOBAL_MEM_SIZE / MAX_MEM_ALLOC_SIZE; a limit makes both see the same.
+        env["POCL_MEMORY_LIMIT"] = "1"
         clinfo = subprocess.run(["clinfo", "--json"], capture_output=True, text=True, env=env, timeout=120)
         self.assertEqual(clinfo.returncode, 0, clinfo.stderr)
-        ours = self.run_json("opencl", env={k: env.get(k) for k in ("POCL_CACHE_DIR", "POCL_DEVICES",
+        ours = self.run_json("opencl", env={k: env.get(k) for k in ("POCL_CACHE_DIR", "POCL_DEVICES", "POCL_MEMORY_LIMIT",
                                                                      "OCL_ICD_VENDORS", "GPUCHECKUP_LIBOPENCL")})
         return load_pairs(clinfo.stdout), ours.json["opencl"]
 

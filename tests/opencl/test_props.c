@@ -212,8 +212,10 @@ static void test_decode_scalars(void **state)
     assert_json(decode("CL_DEVICE_GLOBAL_MEM_SIZE", &big, sizeof(big), CL_SUCCESS), "18446744073709551600");
     cl_bool b = CL_TRUE;
     assert_json(decode("CL_DEVICE_AVAILABLE", &b, sizeof(b), CL_SUCCESS), "true");
-    assert_json(decode("CL_DEVICE_NAME", "Fake\001GPU", 10, CL_SUCCESS), "\"Fake?GPU\"");
-    assert_json(decode("CL_DEVICE_NAME", "no terminator", 13, CL_SUCCESS), "\"no terminator\"");
+    static const char ctl[] = "Fake\001GPU";
+    assert_json(decode("CL_DEVICE_NAME", ctl, sizeof(ctl), CL_SUCCESS), "\"Fake?GPU\"");
+    static const char unterminated[13] = {'n', 'o', ' ', 't', 'e', 'r', 'm', 'i', 'n', 'a', 't', 'o', 'r'};
+    assert_json(decode("CL_DEVICE_NAME", unterminated, sizeof(unterminated), CL_SUCCESS), "\"no terminator\"");
     cl_version v = CL_MAKE_VERSION(3, 0, 12);
     assert_json(decode("CL_DEVICE_NUMERIC_VERSION", &v, sizeof(v), CL_SUCCESS), "\"3.0.12\"");
     cl_uint ip = (12u << 22) | (55u << 14) | 8u;
