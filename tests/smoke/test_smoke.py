@@ -141,19 +141,24 @@ class SmokeTests(gctest.TestCase):
         self.assertIn("--device 0:5", r2.stderr)
 
     def test_no_platform_and_no_device(self):
-        r = self.smoke(OCL_ICD_VENDORS="/nonexistent", expect_rc=0)
+        # The opencl probe (run first) reports the missing platform; the smoke test has nothing to add.
+        r = self.smoke(OCL_ICD_VENDORS="/nonexistent", expect_rc=1)
+        self.assertIn("cl.no-platforms", r.finding_ids())
         s = r.json["smoke"]
         self.assertEqual(s["status"], "ok")
         self.assertEqual(s["devices"], [])
         self.assertIn("no OpenCL device", s["summary"][0]["text"])
         r = self.smoke(devices="foo", expect_rc=0)
         self.assertEqual(r.json["smoke"]["devices"], [])
+        self.assertEqual([f["id"] for f in r.json["findings"] if f["id"].startswith("smoke.")], [])
 
     def test_no_loader(self):
-        r = self.smoke(GPUCHECKUP_LIBOPENCL="/nonexistent/libOpenCL.so.1", expect_rc=0)
-        s = r.json["smoke"]
-        self.assertEqual(s["status"], "skipped")
-        self.assertIn("/nonexistent/libOpenCL.so.1", s["reason"])
+        r = self.smoke(GPUCHECKUP_LIBOPENCL="/nonexistent/libOpenCL.so.1", expect_rc=1)
+        self.assertIn("cl.no-platforms", r.finding_ids())
+        self.assertFalse([i for i in r.finding_ids() if i.startswith("smoke.")])
+        # the device list comes from the opencl section, which found none: nothing to test
+        self.assertEqual(r.json["opencl"]["enumeration"]["status"], "no-loader")
+        self.assertEqual(r.json["smoke"]["devices"], [])
 
     def test_text_output(self):
         r = gctest.run("smoke", env=self.env())
