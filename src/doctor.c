@@ -181,7 +181,7 @@ int doctor_validate_requires(char *const *names, size_t n, char **error)
             strcat(flags, doctor_cpu_flags[j]);
         }
         *error = str_printf("--require: unknown requirement '%s'; valid: gpu, opencl, fp64, gpus>=N, "
-                            "opencl-version>=X.Y, x86-64-v1..x86-64-v4, or a CPU flag (%s)",
+                            "opencl-version>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, or a CPU flag (%s)",
                             names[i], flags ? flags : "");
         free(flags);
         return -1;

@@ -1,0 +1,70 @@
+"""The check catalogue: IDs emitted in the code, --list-checks and the man page are the same set."""
+import glob
+import os
+import re
+
+import gctest
+
+ID_RE = re.compile(r'"((?:core|require|cpu|pci|drv|dev|icd|cl|smoke)\.[a-z0-9]+(?:-[a-z0-9]+)*)"')
+
+
+def source_ids():
+    """Every finding-ID-shaped string literal in the C sources, with the files it appears in."""
+    ids = {}
+    for pattern in ("src/*.c", "probes/*.c"):
+        for path in glob.glob(os.path.join(gctest.SOURCE_ROOT, pattern)):
+            with open(path, encoding="utf-8") as f:
+                text = f.read()
+            for m in ID_RE.finditer(text):
+                ids.setdefault(m.group(1), []).append(os.path.basename(path))
+    return ids
+
+
+def man_ids():
+    with open(os.path.join(gctest.SOURCE_ROOT, "man", "gpucheckup.1"), encoding="utf-8") as f:
+        man = f.read()
+    section = man.split(".SH FINDINGS", 1)[1].split("\n.SH ", 1)[0]
+    return set(re.findall(r"^\.B ([a-z0-9]+\.[a-z0-9\\-]+)$", section, re.M)), man
+
+
+class CheckCatalogueTests(gctest.TestCase):
+    def setUp(self):
+        r = self.run_json("--list-checks", expect_rc=0)
+        self.checks = {c["id"]: c for c in r.json["checks"]}
+
+    def test_ids_well_formed_and_unique(self):
+        r = gctest.run("--json", "--list-checks")
+        ids = [c["id"] for c in r.json["checks"]]
+        self.assertEqual(len(ids), len(set(ids)))
+        for c in r.json["checks"]:
+            self.assertRegex(c["id"], r"^[a-z0-9]+\.[a-z0-9]+(-[a-z0-9]+)*$")
+            self.assertTrue(c["description"], c["id"])
+            self.assertTrue(c["hint"], c["id"] + " has no hint")
+
+    def test_code_and_catalogue_agree(self):
+        src = source_ids()
+        unknown = sorted(set(src) - set(self.checks))
+        self.assertEqual(unknown, [], "IDs used in code but missing from the catalogue")
+        # Each catalogue row is emitted somewhere besides its own row: an ID appearing once in the
+        # sources is dead.
+        dead = sorted(i for i in self.checks if len(src.get(i, [])) < 2)
+        self.assertEqual(dead, [], "catalogue IDs never emitted by the code")
+
+    def test_man_page_documents_exactly_the_catalogue(self):
+        documented, man = man_ids()
+        documented = {d.replace("\\-", "-") for d in documented}
+        self.assertEqual(sorted(set(self.checks) - documented), [], "IDs missing from the man page")
+        self.assertEqual(sorted(documented - set(self.checks)), [], "man page documents unknown IDs")
+        # and with the same severity
+        for cid, c in self.checks.items():
+            pat = r"\.B %s\n\(%s\)" % (re.escape(cid.replace("-", "\\-")), c["severity"])
+            self.assertRegex(man, pat, cid + " severity in the man page")
+
+    def test_text_list_matches_json_list(self):
+        text = gctest.run("--list-checks").stdout
+        for cid, c in self.checks.items():
+            self.assertRegex(text, r"(?m)^%s\s+%s\s" % (re.escape(cid), c["severity"]))
+
+
+if __name__ == "__main__":
+    gctest.main()
