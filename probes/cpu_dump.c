@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "strutil.h"
+#include "fdio.h"
 
 /* The arrays of libcpuid's raw struct, by the name its serializer writes. */
 struct cpu_dump_array {
@@ -411,21 +412,6 @@ int cpu_dump_load(const char *path, struct cpu_dump *d, char **err)
     return rc;
 }
 
-static int cpu_dump_write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 int cpu_dump_save(const char *path, const struct cpu_raw_data_t *raw, const struct cpu_leaves *extras, char **err)
 {
     *err = NULL;
@@ -494,7 +480,7 @@ int cpu_dump_save(const char *path, const struct cpu_raw_data_t *raw, const stru
         free(extra);
         extra = n;
     }
-    if (!extra || cpu_dump_write_all(afd, extra, strlen(extra)) < 0 || fsync(afd) < 0) {
+    if (!extra || fdio_write_all(afd, extra, strlen(extra)) < 0 || fsync(afd) < 0) {
         *err = extra ? str_printf("write failed: %s", strerror(errno)) : str_dup("out of memory");
         free(extra);
         close(afd);

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "strutil.h"
 
 #define ISOLATE_TAIL_MAX 4096
@@ -58,22 +59,6 @@ static double isolate_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* Write all of BUF to FD; 0 or -1. */
-static int isolate_write_all(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
-
 /* In the child: never returns. */
 static void isolate_child(isolate_fn fn, void *arg, int out_fd, int err_fd)
 {
@@ -96,7 +81,7 @@ static void isolate_child(isolate_fn fn, void *arg, int out_fd, int err_fd)
         _exit(0);
     size_t len = 0;
     const char *s = json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN, &len);
-    int rc = (s && isolate_write_all(out_fd, s, len) == 0) ? 0 : 70;
+    int rc = (s && fdio_write_all(out_fd, s, len) == 0) ? 0 : 70;
     /* No json_object_put: the process ends here, and freeing could run into a driver's broken heap. */
     _exit(rc);
 }

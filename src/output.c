@@ -8,23 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fdio.h"
 #include "strutil.h"
 #include "writer.h"
-
-static int output_write_fd(int fd, const char *buf, size_t len)
-{
-    while (len > 0) {
-        ssize_t w = write(fd, buf, len);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -1;
-        }
-        buf += w;
-        len -= (size_t)w;
-    }
-    return 0;
-}
 
 int output_emit(const char *path, const char *buf, size_t len, char **err)
 {
@@ -63,7 +49,7 @@ int output_emit(const char *path, const char *buf, size_t len, char **err)
     mode_t mask = umask(0);
     umask(mask);
     fchmod(fd, 0666 & ~mask);
-    if (output_write_fd(fd, buf, len) < 0 || fsync(fd) < 0) {
+    if (fdio_write_all(fd, buf, len) < 0 || fsync(fd) < 0) {
         *err = str_printf("--output %s: write failed: %s", path, strerror(errno));
         close(fd);
         unlink(tmp);
