@@ -253,8 +253,9 @@ bool pci_parse_address(const char *s, unsigned *dom, unsigned *bus, unsigned *de
     *fn = (unsigned)(*p - '0');
     if (*dev > 0x1f || *dom > 0x7fffffff)
         return false;
-    /* canonical: a domain wider than 4 digits has no leading zero */
-    if (p - s > 12 && s[0] == '0')
+    /* canonical: a domain wider than 4 digits has no leading zero ("DDDD:BB:DD.F" puts the
+     * function digit at offset 11, so any offset past it means a wider domain) */
+    if (p - s > 11 && s[0] == '0')
         return false;
     return true;
 }
