@@ -552,6 +552,10 @@ static bool pci_identify(struct pci_state *st, struct pci_access *a, struct pci_
 
 static int pci_add_gpu(struct pci_state *st, const struct pci_gpu *g)
 {
+    if (st->n_gpus >= PCI_MAX_GPUS) {
+        st->n_dropped++;
+        return -1;
+    }
     struct pci_gpu *n = realloc(st->gpus, (st->n_gpus + 1) * sizeof(*n));
     if (!n)
         return -1;
@@ -672,10 +676,16 @@ int pci_bus_scan(struct pci_state *st)
             return PROBE_INPUT_ERROR;
         }
         struct stat sb;
-        bool dir = fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode);
+        bool have_st = fstat(fd, &sb) == 0;
         close(fd);
-        if (dir) {
+        if (have_st && S_ISDIR(sb.st_mode)) {
             st->ctx->error = str_printf("--pci-dump %s: is a directory, not an lspci -x dump", dump);
+            return PROBE_INPUT_ERROR;
+        }
+        /* libpci keeps every device of a dump in memory: a huge file is not a dump of one machine. */
+        if (have_st && S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > PCI_DUMP_MAX_BYTES) {
+            st->ctx->error = str_printf("--pci-dump %s: is %jd bytes: too large for an lspci dump (at most %u)", dump,
+                                        (intmax_t)sb.st_size, PCI_DUMP_MAX_BYTES);
             return PROBE_INPUT_ERROR;
         }
     }
@@ -721,6 +731,9 @@ int pci_bus_scan(struct pci_state *st)
     } else {
         rc = pci_scan_sysfs(st, a);
     }
+    if (st->n_dropped)
+        report_section_add_note(st->sec, "%zu more GPUs or accelerators beyond the first %u are not reported",
+                                st->n_dropped, PCI_MAX_GPUS);
     pci_lib_cleanup(a);
     pci_lib_state = NULL;
     return rc;
