@@ -100,9 +100,18 @@ static int main_check_output(const char *path, char *err, size_t errlen)
 {
     if (!path || strcmp(path, "-") == 0)
         return 0;
-    char *copy = strdup(path);
-    if (!copy)
+    char *copy = NULL;
+    int kind = output_target(path, &copy);
+    if (kind < 0)
         return -1;
+    if (kind == 0) {
+        /* a device or FIFO (/dev/stdout, /dev/null): written in place, so it must be writable */
+        if (access(path, W_OK) < 0) {
+            snprintf(err, errlen, "--output %s: cannot write to it: %s", path, strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
     const char *slash = strrchr(copy, '/');
     const char *dir = ".";
     if (slash == copy)
@@ -125,6 +134,14 @@ static int main_check_output(const char *path, char *err, size_t errlen)
     } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
         snprintf(err, errlen, "--output %s: is a directory", path);
         rc = -1;
+    } else {
+        /* the name itself: caught now, not after the whole run when the rename fails */
+        const char *base = slash ? slash + 1 : copy;
+        long name_max = pathconf(dir, _PC_NAME_MAX);
+        if (name_max > 0 && strlen(base) > (size_t)name_max) {
+            snprintf(err, errlen, "--output %s: file name longer than %ld bytes", path, name_max);
+            rc = -1;
+        }
     }
     free(copy);
     return rc;
