@@ -102,8 +102,11 @@ static int main_check_output(const char *path, char *err, size_t errlen)
         return 0;
     char *copy = NULL;
     int kind = output_target(path, &copy);
-    if (kind < 0)
+    if (kind < 0) {
+        snprintf(err, errlen, "--output %s: %s", path,
+                 errno == ENOENT ? "a symbolic link to nothing (No such file or directory)" : strerror(errno));
         return -1;
+    }
     if (kind == 0) {
         /* a device or FIFO (/dev/stdout, /dev/null): written in place, so it must be writable */
         if (access(path, W_OK) < 0) {

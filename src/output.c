@@ -30,13 +30,17 @@ int output_target(const char *path, char **target)
 {
     *target = NULL;
     struct stat st, lst;
+    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode)) {
+        /* a loop or a link to nowhere: refuse rather than replace the link itself */
+        if (stat(path, &st) < 0)
+            return -1;
+        if (S_ISREG(st.st_mode)) {
+            *target = realpath(path, NULL);
+            return *target ? 1 : -1;
+        }
+    }
     if (stat(path, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
         return 0;
-    if (lstat(path, &lst) == 0 && S_ISLNK(lst.st_mode) && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-        *target = realpath(path, NULL);
-        if (*target)
-            return 1;
-    }
     *target = strdup(path);
     return *target ? 1 : -1;
 }
@@ -77,7 +81,11 @@ int output_emit(const char *path, const char *buf, size_t len, char **err)
     int kind = output_target(path, &target);
     if (kind == 0)
         return output_in_place(path, buf, len, err);
-    char *copy = target ? strdup(target) : NULL;
+    if (kind < 0) {
+        *err = str_printf("--output %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char *copy = strdup(target);
     if (!copy) {
         free(target);
         *err = str_dup("out of memory");

@@ -31,7 +31,8 @@ int output_emit(const char *path, const char *buf, size_t len, char **err);
 /* How output_emit writes PATH. Returns 1 and sets *TARGET (heap, caller frees) to the regular file
  * it replaces: PATH itself, or where PATH's symlinks lead; 0 when PATH exists and is neither a
  * regular file nor a directory (written in place: renaming over /dev/stdout would replace the
- * link, not write to it); -1 when out of memory. */
+ * link, not write to it); -1 with errno set when PATH is a symlink that cannot be followed (ELOOP,
+ * ENOENT for one that leads nowhere) or memory runs out. */
 int output_target(const char *path, char **target);
 
 #endif
