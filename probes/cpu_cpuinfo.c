@@ -78,6 +78,23 @@ static bool cpu_cpuinfo_list_has(const char *list, const char *token)
 /* The first flags line: split into tokens. Returns 0 or -1 (memory). */
 static int cpu_cpuinfo_set_flags(struct cpu_cpuinfo *ci, const char *list)
 {
+    /* Count first and grow the array once: one realloc per token copies the array each time
+     * wherever realloc cannot grow in place (quadratic on a huge garbage line). */
+    size_t count = 0;
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p)
+            count++;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+    }
+    if (count == 0)
+        return 0;
+    char **nf = realloc(ci->flags, (ci->n_flags + count) * sizeof(char *));
+    if (!nf)
+        return -1;
+    ci->flags = nf;
     const char *p = list;
     while (*p) {
         while (*p == ' ' || *p == '\t')
@@ -87,10 +104,6 @@ static int cpu_cpuinfo_set_flags(struct cpu_cpuinfo *ci, const char *list)
             p++;
         if (p == s)
             continue;
-        char **nf = realloc(ci->flags, (ci->n_flags + 1) * sizeof(char *));
-        if (!nf)
-            return -1;
-        ci->flags = nf;
         char *tok = strndup(s, (size_t)(p - s));
         if (!tok)
             return -1;
