@@ -425,7 +425,8 @@ class FakeTreeTests(BadInputCase):
         self.assertIn("Reading a captured tree", text.stdout)
 
     def test_files_in_every_bad_shape(self):
-        # Each file the probes read, as a directory, empty, binary garbage, 100 MB, or unreadable.
+        # Each file the probes read, as a directory, empty, binary garbage, 100 MB, unreadable, or a
+        # FIFO with no writer.
         files = ["/proc/cpuinfo", "/proc/modules", "/proc/driver/nvidia/version", "/etc/os-release",
                  "/etc/group", "/etc/ld.so.conf", "/proc/sys/kernel/hostname", "/proc/sys/kernel/osrelease",
                  "/sys/devices/pci0000:00/%s/current_link_speed" % self.GPU,
@@ -433,7 +434,7 @@ class FakeTreeTests(BadInputCase):
                  "/sys/devices/pci0000:00/%s/power_state" % self.GPU,
                  "/sys/devices/pci0000:00/%s/modalias" % self.GPU,
                  "/etc/OpenCL/vendors/shape.icd"]
-        for kind in ("dir", "empty", "garbage", "big", "unreadable"):
+        for kind in ("dir", "empty", "garbage", "big", "unreadable", "fifo"):
             with self.subTest(kind=kind):
                 t, _ = self.tree()
                 for f in files:
@@ -447,6 +448,8 @@ class FakeTreeTests(BadInputCase):
                     elif kind == "garbage":
                         with open(p, "wb") as fh:
                             fh.write(bytes(range(256)) * 4 + b"\n\xff\xfe\n")
+                    elif kind == "fifo":
+                        os.mkfifo(p)  # nobody ever writes: a blocking read would hang forever
                     else:
                         open(p, "wb").close()
                         if kind == "unreadable":
@@ -470,7 +473,7 @@ class FakeTreeTests(BadInputCase):
                     why = {"dir": "Is a directory", "big": "too large", "unreadable": "Permission denied"}[kind]
                     self.assertIn("/proc/cpuinfo", cpu_notes)
                     self.assertIn(why, cpu_notes)
-                doc = self.assert_report(["--root", t.root, "--live", "icd"], prefix=prefix)
+                doc = self.assert_report(["--root", t.root, "--live", "--timeout", "5", "icd"], prefix=prefix)
                 shape = [e for e in doc["icd"]["icds"] if e["file"] == "/etc/OpenCL/vendors/shape.icd"]
                 if kind != "dir":
                     self.assertEqual(len(shape), 1, doc["icd"])
