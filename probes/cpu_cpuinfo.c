@@ -31,6 +31,14 @@ struct cpu_cpuinfo_pair {
     long pid, cid;
 };
 
+static int cpu_cpuinfo_pair_cmp(const void *a, const void *b)
+{
+    const struct cpu_cpuinfo_pair *x = a, *y = b;
+    if (x->pid != y->pid)
+        return x->pid < y->pid ? -1 : 1;
+    return (x->cid > y->cid) - (x->cid < y->cid);
+}
+
 void cpu_cpuinfo_free(struct cpu_cpuinfo *ci)
 {
     free(ci->arch);
@@ -70,6 +78,23 @@ static bool cpu_cpuinfo_list_has(const char *list, const char *token)
 /* The first flags line: split into tokens. Returns 0 or -1 (memory). */
 static int cpu_cpuinfo_set_flags(struct cpu_cpuinfo *ci, const char *list)
 {
+    /* Count first and grow the array once: one realloc per token copies the array each time
+     * wherever realloc cannot grow in place (quadratic on a huge garbage line). */
+    size_t count = 0;
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (*p)
+            count++;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+    }
+    if (count == 0)
+        return 0;
+    char **nf = realloc(ci->flags, (ci->n_flags + count) * sizeof(char *));
+    if (!nf)
+        return -1;
+    ci->flags = nf;
     const char *p = list;
     while (*p) {
         while (*p == ' ' || *p == '\t')
@@ -79,10 +104,6 @@ static int cpu_cpuinfo_set_flags(struct cpu_cpuinfo *ci, const char *list)
             p++;
         if (p == s)
             continue;
-        char **nf = realloc(ci->flags, (ci->n_flags + 1) * sizeof(char *));
-        if (!nf)
-            return -1;
-        ci->flags = nf;
         char *tok = strndup(s, (size_t)(p - s));
         if (!tok)
             return -1;
@@ -91,17 +112,60 @@ static int cpu_cpuinfo_set_flags(struct cpu_cpuinfo *ci, const char *list)
     return 0;
 }
 
-/* Keep only the tokens LIST also has. */
-static void cpu_cpuinfo_intersect(struct cpu_cpuinfo *ci, const char *list)
+/* One blank-separated token of a flags line. */
+struct cpu_cpuinfo_tok {
+    const char *s;
+    size_t len;
+};
+
+static int cpu_cpuinfo_tok_cmp(const void *a, const void *b)
 {
+    const struct cpu_cpuinfo_tok *x = a, *y = b;
+    int c = memcmp(x->s, y->s, x->len < y->len ? x->len : y->len);
+    return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* Keep only the tokens LIST also has. The tokens are sorted and searched, so a garbage file with
+ * huge flags lines costs n log n, not n * m. Returns 0 or -1 (memory). */
+static int cpu_cpuinfo_intersect(struct cpu_cpuinfo *ci, const char *list)
+{
+    size_t n = 0, cap = 0;
+    struct cpu_cpuinfo_tok *toks = NULL;
+    for (const char *p = list; *p;) {
+        while (*p == ' ' || *p == '\t')
+            p++;
+        const char *s = p;
+        while (*p && *p != ' ' && *p != '\t')
+            p++;
+        if (p == s)
+            continue;
+        if (n == cap) {
+            size_t nc = cap ? cap * 2 : 256;
+            struct cpu_cpuinfo_tok *nt = realloc(toks, nc * sizeof(*nt));
+            if (!nt) {
+                free(toks);
+                return -1;
+            }
+            toks = nt;
+            cap = nc;
+        }
+        toks[n].s = s;
+        toks[n].len = (size_t)(p - s);
+        n++;
+    }
+    if (n > 1)
+        qsort(toks, n, sizeof(*toks), cpu_cpuinfo_tok_cmp);
     size_t o = 0;
     for (size_t i = 0; i < ci->n_flags; i++) {
-        if (cpu_cpuinfo_list_has(list, ci->flags[i]))
+        struct cpu_cpuinfo_tok key = {ci->flags[i], strlen(ci->flags[i])};
+        if (n && bsearch(&key, toks, n, sizeof(*toks), cpu_cpuinfo_tok_cmp))
             ci->flags[o++] = ci->flags[i];
         else
             free(ci->flags[i]);
     }
     ci->n_flags = o;
+    free(toks);
+    return 0;
 }
 
 static int cpu_cpuinfo_int(const char *v)
@@ -131,7 +195,7 @@ int cpu_cpuinfo_parse(const char *text, struct cpu_cpuinfo *ci)
     bool have_implementer = false, have_part = false, s390 = false, ppc = false;
     int cpu_arch = -1;
     struct cpu_cpuinfo_pair *pairs = NULL;
-    size_t n_pairs = 0;
+    size_t n_pairs = 0, cap_pairs = 0;
     long pid = -1, cid = -1;
     int rc = 0;
 
@@ -163,22 +227,22 @@ int cpu_cpuinfo_parse(const char *text, struct cpu_cpuinfo *ci)
             else
                 cid = n;
             if (pid >= 0 && cid >= 0) {
-                bool dup = false;
-                for (size_t i = 0; i < n_pairs; i++)
-                    if (pairs[i].pid == pid && pairs[i].cid == cid)
-                        dup = true;
-                if (!dup) {
-                    struct cpu_cpuinfo_pair *np = realloc(pairs, (n_pairs + 1) * sizeof(*np));
+                /* Duplicates are dropped after sorting, at the end: checking each new pair against
+                 * all before it would be quadratic in a garbage file's size. */
+                if (n_pairs == cap_pairs) {
+                    size_t nc = cap_pairs ? cap_pairs * 2 : 64;
+                    struct cpu_cpuinfo_pair *np = realloc(pairs, nc * sizeof(*np));
                     if (!np) {
                         free(line);
                         rc = -1;
                         break;
                     }
                     pairs = np;
-                    pairs[n_pairs].pid = pid;
-                    pairs[n_pairs].cid = cid;
-                    n_pairs++;
+                    cap_pairs = nc;
                 }
+                pairs[n_pairs].pid = pid;
+                pairs[n_pairs].cid = cid;
+                n_pairs++;
                 pid = cid = -1;
             }
         } else if (strcmp(key, "flags") == 0 || strcmp(key, "Features") == 0 || strcmp(key, "features") == 0) {
@@ -189,7 +253,8 @@ int cpu_cpuinfo_parse(const char *text, struct cpu_cpuinfo *ci)
                     rc = -1;
             } else if (strcmp(first_flags, val) != 0) {
                 ci->flags_differ = true;
-                cpu_cpuinfo_intersect(ci, val);
+                if (cpu_cpuinfo_intersect(ci, val) < 0)
+                    rc = -1;
             }
         } else if (strcmp(key, "vendor_id") == 0) {
             cpu_cpuinfo_set_str(&ci->vendor, val);
@@ -237,16 +302,16 @@ int cpu_cpuinfo_parse(const char *text, struct cpu_cpuinfo *ci)
     }
 
     if (rc == 0 && n_pairs > 0) {
-        ci->cores = (int)n_pairs;
-        int pk = 0;
+        /* Sorted by (physical id, core id): distinct pairs are cores, distinct ids packages. */
+        qsort(pairs, n_pairs, sizeof(*pairs), cpu_cpuinfo_pair_cmp);
+        int cores = 0, pk = 0;
         for (size_t i = 0; i < n_pairs; i++) {
-            bool seen = false;
-            for (size_t j = 0; j < i; j++)
-                if (pairs[j].pid == pairs[i].pid)
-                    seen = true;
-            if (!seen)
+            if (i == 0 || pairs[i].pid != pairs[i - 1].pid)
                 pk++;
+            if (i == 0 || pairs[i].pid != pairs[i - 1].pid || pairs[i].cid != pairs[i - 1].cid)
+                cores++;
         }
+        ci->cores = cores;
         ci->packages = pk;
     }
     if (rc == 0 && isa && ci->n_flags == 0) {

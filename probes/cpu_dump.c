@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "strutil.h"
+#include "writer.h"
 #include "fdio.h"
 
 /* The arrays of libcpuid's raw struct, by the name its serializer writes. */
@@ -412,12 +413,22 @@ int cpu_dump_load(const char *path, struct cpu_dump *d, char **err)
     return rc;
 }
 
-int cpu_dump_save(const char *path, const struct cpu_raw_data_t *raw, const struct cpu_leaves *extras, char **err)
+int cpu_dump_save(const char *user_path, const struct cpu_raw_data_t *raw, const struct cpu_leaves *extras,
+                  char **err)
 {
     *err = NULL;
     struct stat st;
-    if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
+    if (stat(user_path, &st) == 0 && S_ISDIR(st.st_mode)) {
         *err = str_dup("is a directory");
+        return -1;
+    }
+    /* Renaming over a device or a symlink would replace it (as root, /dev/stdout itself): save
+     * into regular files only, and through a symlink into the file it names. */
+    char *path = NULL;
+    int kind = output_target(user_path, &path);
+    if (kind <= 0) {
+        *err = kind == 0 ? str_dup("is not a regular file (a CPUID dump is saved to a file)")
+                         : str_printf("cannot follow it: %s", strerror(errno));
         return -1;
     }
     const char *slash = strrchr(path, '/');
@@ -425,6 +436,7 @@ int cpu_dump_save(const char *path, const struct cpu_raw_data_t *raw, const stru
     char *tmp = dir ? str_printf("%s/.gpucheckup-cpuid.XXXXXX", dir) : NULL;
     if (!tmp) {
         free(dir);
+        free(path);
         *err = str_dup("out of memory");
         return -1;
     }
@@ -433,6 +445,7 @@ int cpu_dump_save(const char *path, const struct cpu_raw_data_t *raw, const stru
         *err = str_printf("cannot create a file in %s: %s", dir, strerror(errno));
         free(dir);
         free(tmp);
+        free(path);
         return -1;
     }
     free(dir);
@@ -510,5 +523,6 @@ out:
     if (rc < 0)
         unlink(tmp);
     free(tmp);
+    free(path);
     return rc;
 }

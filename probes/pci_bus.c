@@ -253,8 +253,9 @@ bool pci_parse_address(const char *s, unsigned *dom, unsigned *bus, unsigned *de
     *fn = (unsigned)(*p - '0');
     if (*dev > 0x1f || *dom > 0x7fffffff)
         return false;
-    /* canonical: a domain wider than 4 digits has no leading zero */
-    if (p - s > 12 && s[0] == '0')
+    /* canonical: a domain wider than 4 digits has no leading zero ("DDDD:BB:DD.F" puts the
+     * function digit at offset 11, so any offset past it means a wider domain) */
+    if (p - s > 11 && s[0] == '0')
         return false;
     return true;
 }
@@ -551,6 +552,10 @@ static bool pci_identify(struct pci_state *st, struct pci_access *a, struct pci_
 
 static int pci_add_gpu(struct pci_state *st, const struct pci_gpu *g)
 {
+    if (st->n_gpus >= PCI_MAX_GPUS) {
+        st->n_dropped++;
+        return -1;
+    }
     struct pci_gpu *n = realloc(st->gpus, (st->n_gpus + 1) * sizeof(*n));
     if (!n)
         return -1;
@@ -671,10 +676,16 @@ int pci_bus_scan(struct pci_state *st)
             return PROBE_INPUT_ERROR;
         }
         struct stat sb;
-        bool dir = fstat(fd, &sb) == 0 && S_ISDIR(sb.st_mode);
+        bool have_st = fstat(fd, &sb) == 0;
         close(fd);
-        if (dir) {
+        if (have_st && S_ISDIR(sb.st_mode)) {
             st->ctx->error = str_printf("--pci-dump %s: is a directory, not an lspci -x dump", dump);
+            return PROBE_INPUT_ERROR;
+        }
+        /* libpci keeps every device of a dump in memory: a huge file is not a dump of one machine. */
+        if (have_st && S_ISREG(sb.st_mode) && (uintmax_t)sb.st_size > PCI_DUMP_MAX_BYTES) {
+            st->ctx->error = str_printf("--pci-dump %s: is %jd bytes: too large for an lspci dump (at most %u)", dump,
+                                        (intmax_t)sb.st_size, PCI_DUMP_MAX_BYTES);
             return PROBE_INPUT_ERROR;
         }
     }
@@ -720,6 +731,9 @@ int pci_bus_scan(struct pci_state *st)
     } else {
         rc = pci_scan_sysfs(st, a);
     }
+    if (st->n_dropped)
+        report_section_add_note(st->sec, "%zu more GPUs or accelerators beyond the first %u are not reported",
+                                st->n_dropped, PCI_MAX_GPUS);
     pci_lib_cleanup(a);
     pci_lib_state = NULL;
     return rc;

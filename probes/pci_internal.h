@@ -9,6 +9,12 @@
 
 #include "probe.h"
 
+/* Limits on hostile input: the largest --pci-dump read (`lspci -xxxx` of 4096 functions is about
+ * 55 MB), and the most GPUs and accelerators reported (beyond, a note says how many were left out;
+ * a report of thousands of GPUs is a made-up dump, and each GPU costs findings and correlation). */
+#define PCI_DUMP_MAX_BYTES (64u * 1024u * 1024u)
+#define PCI_MAX_GPUS 1024u
+
 /* What a PCI function is for gpucheckup. */
 enum pci_kind {
     PCI_KIND_NONE = 0,   /* not a GPU or accelerator (or unknown: an unreadable device) */
@@ -81,6 +87,7 @@ struct pci_state {
     struct pci_gpu *gpus;
     size_t n_gpus;
     size_t scanned;            /* PCI functions seen, of any class */
+    size_t n_dropped;          /* GPUs and accelerators beyond PCI_MAX_GPUS, not reported */
     bool bus_visible;          /* /sys/bus/pci/devices could be listed (or a dump was read) */
     /* kernel side (not with --pci-dump) */
     bool kernel_checked;

@@ -30,6 +30,12 @@ enum {
     OPT_JSON,
 };
 
+/* A value quoted in a message: its first CLI_QUOTE_MAX bytes, then "..." (a huge value would push
+ * the explanation out of the caller's message buffer). Use with "'%.*s%s'". */
+#define CLI_QUOTE_MAX 64
+#define CLI_QUOTE(s) \
+    (int)(strlen(s) > CLI_QUOTE_MAX ? CLI_QUOTE_MAX : strlen(s)), (s), strlen(s) > CLI_QUOTE_MAX ? "..." : ""
+
 static const struct option cli_long_options[] = {
     {"json", no_argument, NULL, OPT_JSON},
     {"format", required_argument, NULL, OPT_FORMAT},
@@ -222,7 +228,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             else if (strcmp(optarg, "json") == 0)
                 o->format = CLI_FORMAT_JSON;
             else {
-                snprintf(err, errlen, "--format: '%s' is not a format (use text or json)", optarg);
+                snprintf(err, errlen, "--format: '%.*s%s' is not a format (use text or json)", CLI_QUOTE(optarg));
                 return -1;
             }
             break;
@@ -248,8 +254,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             break;
         case OPT_TIMEOUT:
             if (str_to_double(optarg, &d) < 0 || d <= 0 || d > CLI_MAX_TIMEOUT_S) {
-                snprintf(err, errlen, "--timeout: '%s' is not a number of seconds between 0 and %.0f",
-                         optarg, CLI_MAX_TIMEOUT_S);
+                snprintf(err, errlen, "--timeout: '%.*s%s' is not a number of seconds between 0 and %.0f",
+                         CLI_QUOTE(optarg), CLI_MAX_TIMEOUT_S);
                 return -1;
             }
             o->timeout_s = d;
@@ -262,7 +268,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             else if (strcmp(optarg, "never") == 0)
                 o->color = CLI_COLOR_NEVER;
             else {
-                snprintf(err, errlen, "--color: '%s' is not one of auto, always, never", optarg);
+                snprintf(err, errlen, "--color: '%.*s%s' is not one of auto, always, never", CLI_QUOTE(optarg));
                 return -1;
             }
             break;
@@ -304,7 +310,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             else if (strcmp(optarg, "none") == 0)
                 o->smoke = CLI_SMOKE_NONE;
             else {
-                snprintf(err, errlen, "--smoke: '%s' is not one of all, gpu, none", optarg);
+                snprintf(err, errlen, "--smoke: '%.*s%s' is not one of all, gpu, none", CLI_QUOTE(optarg));
                 return -1;
             }
             break;
@@ -313,7 +319,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             break;
         case OPT_SMOKE_SIZE:
             if (str_to_u64(optarg, 10, &u) < 0 || u < 1 || u > CLI_MAX_SMOKE_SIZE) {
-                snprintf(err, errlen, "--smoke-size: '%s' is not a whole number from 1 to %u", optarg,
+                snprintf(err, errlen, "--smoke-size: '%.*s%s' is not a whole number from 1 to %u", CLI_QUOTE(optarg),
                          CLI_MAX_SMOKE_SIZE);
                 return -1;
             }
@@ -321,7 +327,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             break;
         case OPT_DEVICE:
             if (cli_parse_device(optarg, &o->device_platform, &o->device_index) < 0) {
-                snprintf(err, errlen, "--device: '%s' is not P or P:D (platform and device indices)", optarg);
+                snprintf(err, errlen, "--device: '%.*s%s' is not P or P:D (platform and device indices)",
+                         CLI_QUOTE(optarg));
                 return -1;
             }
             break;
@@ -337,7 +344,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             break;
         case ':':
             if (optopt >= OPT_FORMAT || optopt == 0)
-                snprintf(err, errlen, "%s: missing value", argv[optind - 1]);
+                snprintf(err, errlen, "%.*s%s: missing value", CLI_QUOTE(argv[optind - 1]));
             else
                 snprintf(err, errlen, "-%c: missing value", optopt);
             return -1;
@@ -346,7 +353,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             if (optopt && optopt < OPT_FORMAT)
                 snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
             else
-                snprintf(err, errlen, "unknown option '%s' (see --help)", argv[optind - 1]);
+                snprintf(err, errlen, "unknown option '%.*s%s' (see --help)", CLI_QUOTE(argv[optind - 1]));
             return -1;
         }
     }
@@ -354,7 +361,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
     if (optind < argc) {
         const char *cmd = argv[optind++];
         if (optind < argc) {
-            snprintf(err, errlen, "unexpected argument '%s' after command '%s'", argv[optind], cmd);
+            snprintf(err, errlen, "unexpected argument '%.*s%s' after command '%.*s%s'", CLI_QUOTE(argv[optind]),
+                     CLI_QUOTE(cmd));
             return -1;
         }
         o->command = NULL;
@@ -362,8 +370,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             if (strcmp(cmd, cli_commands[i]) == 0)
                 o->command = cli_commands[i];
         if (!o->command) {
-            snprintf(err, errlen, "unknown command '%s' (commands: check, cpu, pci, icd, opencl, list, smoke)",
-                     cmd);
+            snprintf(err, errlen, "unknown command '%.*s%s' (commands: check, cpu, pci, icd, opencl, list, smoke)",
+                     CLI_QUOTE(cmd));
             return -1;
         }
     }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -59,10 +60,16 @@ static double isolate_now_ms(void)
     return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
-/* In the child: never returns. */
-static void isolate_child(isolate_fn fn, void *arg, int out_fd, int err_fd)
+/* In the child: never returns. PARENT is gpucheckup's pid, taken before the fork. */
+static void isolate_child(isolate_fn fn, void *arg, int out_fd, int err_fd, pid_t parent)
 {
     setpgid(0, 0);
+    /* In its own process group the child gets no Ctrl-C, and nobody kills it when gpucheckup dies
+     * (SIGKILL, SIGINT): without this a hanging driver would outlive the run forever. Checked
+     * after the prctl in case the parent died in between. */
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != parent)
+        _exit(71);
     /* Default dispositions: a crash must be reported as a crash. */
     for (size_t i = 0; i < sizeof(isolate_signals) / sizeof(isolate_signals[0]); i++)
         signal(isolate_signals[i].sig, SIG_DFL);
@@ -248,6 +255,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         return -1;
     }
     fflush(NULL); /* nothing buffered may be written twice */
+    pid_t parent = getpid();
     size_t started = 0;
     for (size_t i = 0; i < n; i++) {
         struct isolate_result *res = &jobs[i].result;
@@ -291,7 +299,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
                 if (cs[j].err_fd >= 0)
                     close(cs[j].err_fd);
             }
-            isolate_child(jobs[i].fn, jobs[i].arg, po[1], pe[1]);
+            isolate_child(jobs[i].fn, jobs[i].arg, po[1], pe[1], parent);
         }
         setpgid(pid, pid); /* also done in the child; whichever runs first wins */
         close(po[1]);

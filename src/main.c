@@ -1,5 +1,6 @@
 /* main.c: gpucheckup's entry point: parse options, run the diagnosis, write the report, exit. */
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -50,7 +51,11 @@ static int main_emit_json(const char *path, json_object *doc, bool compact)
  * asked for. Returns EXIT_CODE. */
 static int main_fail(bool json, const char *path, bool compact, const char *kind, const char *msg, int exit_code)
 {
-    fprintf(stderr, "gpucheckup: %s\n", msg);
+    /* The message may quote what the user or a file gave (a path, an option value): no raw
+     * control bytes or broken UTF-8 on the terminal, as in the JSON. */
+    char *clean = str_sanitize(str_dup(msg));
+    fprintf(stderr, "gpucheckup: %s\n", clean ? clean : msg);
+    free(clean);
     if (json)
         main_emit_json(path, write_json_error(kind, msg, exit_code), compact);
     return exit_code;
@@ -95,14 +100,30 @@ static int main_list_checks(const struct cli_options *o)
     return rc;
 }
 
+/* A path in a message: at most PATH_MAX bytes of it (longer ones cannot name a file anyway), so the
+ * explanation after it fits the message buffer. Use with "%.*s%s". */
+#define MAIN_PATH(s) (int)(strlen(s) > PATH_MAX ? PATH_MAX : strlen(s)), (s), strlen(s) > PATH_MAX ? "..." : ""
+
 /* Check early that --output can be created, so a bad path is a usage error before any work. */
 static int main_check_output(const char *path, char *err, size_t errlen)
 {
     if (!path || strcmp(path, "-") == 0)
         return 0;
-    char *copy = strdup(path);
-    if (!copy)
+    char *copy = NULL;
+    int kind = output_target(path, &copy);
+    if (kind < 0) {
+        snprintf(err, errlen, "--output %.*s%s: %s", MAIN_PATH(path),
+                 errno == ENOENT ? "a symbolic link to nothing (No such file or directory)" : strerror(errno));
         return -1;
+    }
+    if (kind == 0) {
+        /* a device or FIFO (/dev/stdout, /dev/null): written in place, so it must be writable */
+        if (access(path, W_OK) < 0) {
+            snprintf(err, errlen, "--output %.*s%s: cannot write to it: %s", MAIN_PATH(path), strerror(errno));
+            return -1;
+        }
+        return 0;
+    }
     const char *slash = strrchr(copy, '/');
     const char *dir = ".";
     if (slash == copy)
@@ -114,17 +135,28 @@ static int main_check_output(const char *path, char *err, size_t errlen)
     struct stat st;
     int rc = 0;
     if (stat(dir, &st) < 0) {
-        snprintf(err, errlen, "--output %s: directory %s: %s", path, dir, strerror(errno));
+        snprintf(err, errlen, "--output %.*s%s: directory %.*s%s: %s", MAIN_PATH(path), MAIN_PATH(dir),
+                 strerror(errno));
         rc = -1;
     } else if (!S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "--output %s: %s is not a directory", path, dir);
+        snprintf(err, errlen, "--output %.*s%s: %.*s%s is not a directory", MAIN_PATH(path), MAIN_PATH(dir));
         rc = -1;
     } else if (access(dir, W_OK) < 0) {
-        snprintf(err, errlen, "--output %s: directory %s is not writable: %s", path, dir, strerror(errno));
+        snprintf(err, errlen, "--output %.*s%s: directory %.*s%s is not writable: %s", MAIN_PATH(path),
+                 MAIN_PATH(dir), strerror(errno));
         rc = -1;
     } else if (stat(path, &st) == 0 && S_ISDIR(st.st_mode)) {
-        snprintf(err, errlen, "--output %s: is a directory", path);
+        snprintf(err, errlen, "--output %.*s%s: is a directory", MAIN_PATH(path));
         rc = -1;
+    } else {
+        /* the name itself: caught now, not after the whole run when the rename fails */
+        const char *base = slash ? slash + 1 : copy;
+        long name_max = pathconf(dir, _PC_NAME_MAX);
+        if (name_max > 0 && strlen(base) > (size_t)name_max) {
+            snprintf(err, errlen, "--output %.*s%s: file name longer than %ld bytes", MAIN_PATH(path),
+                     name_max);
+            rc = -1;
+        }
     }
     free(copy);
     return rc;
@@ -149,7 +181,7 @@ int main(int argc, char **argv)
 {
     bool json = cli_wants_json(argc, argv);
     struct cli_options o;
-    char err[512];
+    char err[PATH_MAX * 2 + 512]; /* messages quote at most two paths of PATH_MAX bytes */
     if (cli_parse(argc, argv, &o, err, sizeof(err)) < 0) {
         cli_options_free(&o);
         return main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE);
@@ -178,7 +210,8 @@ int main(int argc, char **argv)
     struct hostfs fs;
     int frc = hostfs_open(&fs, o.root);
     if (frc < 0) {
-        snprintf(err, sizeof(err), "--root %s: %s", o.root ? o.root : "/", strerror(-frc));
+        const char *root = o.root ? o.root : "/";
+        snprintf(err, sizeof(err), "--root %.*s%s: %s", MAIN_PATH(root), strerror(-frc));
         int rc = main_fail(json, o.output, o.compact, "usage", err, GC_EXIT_USAGE);
         cli_options_free(&o);
         return rc;

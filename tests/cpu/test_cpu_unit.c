@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <libcpuid/libcpuid.h>
@@ -631,6 +632,66 @@ static void test_cpuinfo_other_architectures(void **state)
     cpu_cpuinfo_free(&ci);
 }
 
+/* A garbage file as large as the probe reads (32 MiB) must not take quadratic time: many
+ * (physical id, core id) pairs and long differing flags lines once did (found by the reliability
+ * work, issue 9). These sizes took minutes before; now well under a second. */
+static void test_cpuinfo_huge_is_linearithmic(void **state)
+{
+    (void)state;
+    size_t cap = 16u * 1024u * 1024u, n = 0;
+    char *text = malloc(cap);
+    assert_non_null(text);
+    const int cpus = 150000;
+    for (int i = 0; i < cpus; i++)
+        n += (size_t)snprintf(text + n, cap - n, "processor\t: %d\nphysical id\t: %d\ncore id\t: %d\n\n", i,
+                              i % 4, i / 2); /* two threads per core */
+    /* then two processors with 100000 flags each, 99999 in common */
+    for (int line = 0; line < 2; line++) {
+        n += (size_t)snprintf(text + n, cap - n, "processor\t: %d\nflags\t\t:", cpus + line);
+        for (int i = line; i < 100000 + line; i++)
+            n += (size_t)snprintf(text + n, cap - n, " f%d", i);
+        n += (size_t)snprintf(text + n, cap - n, "\n\n");
+    }
+    assert_true(n < cap - 1);
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    struct cpu_cpuinfo ci;
+    assert_int_equal(cpu_cpuinfo_parse(text, &ci), 0);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double secs = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) / 1e9;
+    assert_int_equal(ci.processors, cpus + 2);
+    /* pairs (i % 4, i / 2): i and i + 1 share i / 2 but differ in i % 4, so every pair is new */
+    assert_int_equal(ci.cores, cpus);
+    assert_int_equal(ci.packages, 4);
+    assert_true(ci.flags_differ);
+    assert_int_equal(ci.n_flags, 99999);
+    assert_true(cpu_cpuinfo_has(&ci, "f1"));
+    assert_true(cpu_cpuinfo_has(&ci, "f99999"));
+    assert_false(cpu_cpuinfo_has(&ci, "f100000"));
+    assert_false(cpu_cpuinfo_has(&ci, "f0"));
+    /* generous for a loaded machine and sanitizer builds; the quadratic parser took minutes */
+    assert_true(secs < 10.0);
+    cpu_cpuinfo_free(&ci);
+    free(text);
+}
+
+/* Duplicate (physical id, core id) pairs count once, however they are ordered. */
+static void test_cpuinfo_duplicate_pairs(void **state)
+{
+    (void)state;
+    const char *text = "processor: 0\nphysical id: 1\ncore id: 5\n\n"
+                       "processor: 1\nphysical id: 0\ncore id: 5\n\n"
+                       "processor: 2\nphysical id: 1\ncore id: 5\n\n"
+                       "processor: 3\nphysical id: 1\ncore id: 2\n\n"
+                       "processor: 4\nphysical id: 0\ncore id: 5\n\n";
+    struct cpu_cpuinfo ci;
+    assert_int_equal(cpu_cpuinfo_parse(text, &ci), 0);
+    assert_int_equal(ci.processors, 5);
+    assert_int_equal(ci.cores, 3);
+    assert_int_equal(ci.packages, 2);
+    cpu_cpuinfo_free(&ci);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -649,6 +710,8 @@ int main(void)
         cmocka_unit_test(test_dump_save_reads_back_in_libcpuid),
         cmocka_unit_test(test_cpuinfo_x86),
         cmocka_unit_test(test_cpuinfo_other_architectures),
+        cmocka_unit_test(test_cpuinfo_huge_is_linearithmic),
+        cmocka_unit_test(test_cpuinfo_duplicate_pairs),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -25,8 +25,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     struct cli_options o;
     char err[512];
     (void)cli_wants_json(argc, argv);
-    if (cli_parse(argc, argv, &o, err, sizeof(err)) < 0 && err[0] == '\0')
-        abort(); /* every failure must say why */
+    if (cli_parse(argc, argv, &o, err, sizeof(err)) < 0) {
+        /* every failure says why, and the why is not cut off by a long value */
+        if (err[0] == '\0' || strlen(err) >= sizeof(err) - 1)
+            abort();
+    }
     cli_options_free(&o);
     free(buf);
     return 0;

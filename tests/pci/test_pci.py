@@ -4,6 +4,7 @@ import os
 import shutil
 import struct
 import subprocess
+import time
 
 import gctest
 
@@ -590,6 +591,31 @@ class PciTests(gctest.TestCase):
             r = gctest.run("pci", "--pci-dump", locked)
             self.assertEqual(r.rc, 2)
             self.assertIn("Permission denied", r.stderr)
+
+    def test_pci_dump_limits(self):
+        # A made-up dump with more GPUs than any machine: the first PCI_MAX_GPUS (1024) are reported,
+        # a note counts the rest, and the run stays quick (findings and correlation grew quadratically
+        # with the GPU count: 12000 GPUs took 80 s before the cap).
+        with open(DUMP) as f:
+            body = f.read().split("\n\n")[1].split("\n", 1)[1]
+        t = self.make_tree()
+        entries = ["%04x:%02x:%02x.0 VGA compatible controller\n%s\n" % (i >> 13, (i >> 5) & 0xff, i & 0x1f, body)
+                   for i in range(1100)]
+        many = t.write("many.txt", "\n".join(entries))
+        start = time.monotonic()
+        r = self.run_json("pci", "--pci-dump", many, expect_rc=0)  # link warnings only
+        self.assertLess(time.monotonic() - start, 30)
+        pci = r.json["pci"]
+        self.assertEqual(pci["scanned"], 1100)
+        self.assertEqual(len(pci["devices"]), 1024)
+        self.assertIn("76 more GPUs or accelerators beyond the first 1024 are not reported", pci["notes"])
+        # A file larger than any real dump is refused before libpci reads it.
+        big = t.path("big.txt")
+        with open(big, "wb") as f:
+            f.truncate(65 * 1024 * 1024)
+        r = self.run_json("pci", "--pci-dump", big, expect_rc=2)
+        self.assertIn(big, r.json["error"]["message"])
+        self.assertIn("too large", r.json["error"]["message"])
 
     def test_check_lists_pci_ids_in_catalogue(self):
         r = self.run_json("--list-checks", expect_rc=0)

@@ -100,6 +100,10 @@ static void test_address(void **state)
     assert_false(pci_parse_address("0000:01:00.0x", &d, &b, &s, &f));
     assert_false(pci_parse_address("0000:0A:00.0", &d, &b, &s, &f)); /* not as the kernel writes it */
     assert_false(pci_parse_address("80000000:00:00.0", &d, &b, &s, &f));
+    /* a wider domain with a leading zero is not the kernel's spelling (fuzz-pcisysfs round trip) */
+    assert_false(pci_parse_address("00000:00:00.0", &d, &b, &s, &f));
+    assert_false(pci_parse_address("0010000:e1:1f.7", &d, &b, &s, &f));
+    assert_true(pci_parse_address("1000:00:00.0", &d, &b, &s, &f));
     assert_false(pci_parse_address("garbage", &d, &b, &s, &f));
     assert_false(pci_parse_address("", &d, &b, &s, &f));
 }

@@ -78,6 +78,23 @@ static void test_bad_values_named(void **state)
     cli_options_free(&o);
 }
 
+/* A huge value is quoted in part, so the explanation still fits the caller's buffer. */
+static void test_huge_value_keeps_the_explanation(void **state)
+{
+    (void)state;
+    struct cli_options o;
+    char err[512];
+    static char arg[12 + 5000];
+    memcpy(arg, "--timeout=", 10);
+    memset(arg + 10, '9', 5000);
+    arg[5010] = '\0';
+    char *argv[] = {"gpucheckup", arg, NULL};
+    assert_int_equal(cli_parse(2, argv, &o, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "...' is not a number of seconds between 0 and 3600"));
+    assert_true(strlen(err) < 200);
+    cli_options_free(&o);
+}
+
 static void test_requires_split_and_repeat(void **state)
 {
     (void)state;
@@ -122,6 +139,7 @@ int main(void)
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_command_and_options_in_any_order),
         cmocka_unit_test(test_bad_values_named),
+        cmocka_unit_test(test_huge_value_keeps_the_explanation),
         cmocka_unit_test(test_requires_split_and_repeat),
         cmocka_unit_test(test_device_and_smoke),
         cmocka_unit_test(test_wants_json),

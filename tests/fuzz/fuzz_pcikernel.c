@@ -1,0 +1,90 @@
+/* fuzz_pcikernel.c: libFuzzer target for the pci probe's kernel-side text: /proc/modules,
+ * /proc/driver/nvidia/version, NVIDIA library file names and /etc/group. */
+#include <ctype.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz_common.h"
+#include "pci_internal.h"
+
+/* A version token as gpucheckup reports it: digits and dots, a dot, no empty part, at most 32. */
+static void fuzz_pcikernel_version(const char *v)
+{
+    size_t l = strlen(v);
+    if (l == 0 || l > 32 || !isdigit((unsigned char)v[0]) || !isdigit((unsigned char)v[l - 1]) ||
+        !strchr(v, '.') || strstr(v, "..") || strspn(v, "0123456789.") != l)
+        abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 65536)
+        return 0;
+    char *text = strndup((const char *)data, size);
+    if (!text)
+        return 0;
+
+    /* /proc/modules: every module gpucheckup looks for. */
+    for (int i = 0; pci_module_names[i]; i++) {
+        int64_t ref = 12345;
+        bool has = pci_modules_has(text, pci_module_names[i], &ref);
+        if (ref < -1 || (!has && ref != -1))
+            abort();
+        if (has) {
+            /* listed at the start of a line, followed by a blank */
+            size_t nl = strlen(pci_module_names[i]);
+            bool found = false;
+            for (const char *p = text; p && !found; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                found = strncmp(p, pci_module_names[i], nl) == 0 && p[nl] == ' ';
+            if (!found)
+                abort();
+        }
+        if (pci_module_index(pci_module_names[i]) != i)
+            abort();
+    }
+
+    /* /proc/driver/nvidia/version */
+    int open = 7;
+    char *v = pci_nvidia_parse_version(text, &open);
+    if (open < -1 || open > 1 || (open != -1 && !strstr(text, "Kernel Module")))
+        abort();
+    if (v) {
+        fuzz_pcikernel_version(v);
+        if (!strstr(text, v) || !strstr(text, "NVRM version:"))
+            abort();
+        free(v);
+    }
+
+    /* A directory entry name: libcuda.so.550.90.07 and friends. */
+    char *lv = pci_nvidia_lib_version(text);
+    if (lv) {
+        fuzz_pcikernel_version(lv);
+        size_t tl = strlen(text), ll = strlen(lv);
+        if (ll >= tl || strcmp(text + tl - ll, lv) != 0 || strncmp(text, "lib", 3) != 0)
+            abort();
+        free(lv);
+    }
+
+    /* /etc/group: the group of a device node, and whether a user is listed in it. */
+    static const struct {
+        gid_t gid;
+        const char *user;
+    } queries[] = {{0, NULL}, {44, "gc"}, {109, "root"}, {4242, ""}};
+    for (size_t q = 0; q < sizeof(queries) / sizeof(queries[0]); q++) {
+        int listed = 9;
+        char *name = pci_group_lookup(text, queries[q].gid, queries[q].user, &listed);
+        if (listed < -1 || listed > 1 || (listed == 1 && !queries[q].user))
+            abort();
+        if (name) {
+            if (!*name || strchr(name, ':') || strchr(name, '\n') || listed == -1)
+                abort();
+            fuzz_require_sanitized(name);
+            free(name);
+        } else if (listed != -1) {
+            abort(); /* out of memory aside, a matching line gives its name */
+        }
+    }
+    free(text);
+    return 0;
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# make_seeds.sh: regenerate the fuzz seeds that are made, not hand-written: ld.so.cache images
+# written by this machine's ldconfig (new, compat and biarch formats) over a tiny fake root, and
+# the copies of the cpu area's fixtures. Run from anywhere; needs no root.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+corpus=$here/corpus
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# ld.so.cache: two 64-bit libraries, then a 32-bit one through an ld.so.conf.d include.
+r=$tmp/root
+mkdir -p "$r/usr/lib/x86_64-linux-gnu" "$r/etc/ld.so.conf.d" "$r/lib32"
+ln -s usr/lib "$r/lib"
+for lib in libOpenCL.so.1 libjson-c.so.5; do
+    cp -L "/usr/lib/x86_64-linux-gnu/$lib" "$r/usr/lib/x86_64-linux-gnu/"
+done
+echo 'include /etc/ld.so.conf.d/*.conf' > "$r/etc/ld.so.conf"
+ldconfig -r "$r" -c new && cp "$r/etc/ld.so.cache" "$corpus/ldcache/debian12-new"
+ldconfig -r "$r" -c compat && cp "$r/etc/ld.so.cache" "$corpus/ldcache/debian12-compat"
+if [ -e /lib32/libdl.so.2 ]; then
+    cp -L /lib32/libdl.so.2 "$r/lib32/"
+    echo /lib32 > "$r/etc/ld.so.conf.d/biarch.conf"
+    ldconfig -r "$r" -c new && cp "$r/etc/ld.so.cache" "$corpus/ldcache/debian12-biarch"
+fi
+
+# The cpu area's fixtures (captured on real machines or derived: see tests/cpu/make_dumps.py).
+cpu=$here/../cpu
+for d in epyc-milan-kvm epyc-milan-kvm-all epyc-milan-kvm-libcpuid avx512 no-avx; do
+    cp "$cpu/dumps/$d.dump" "$corpus/cpudump/$d"
+done
+for c in epyc-milan-kvm neoverse-n1; do
+    cp "$cpu/cpuinfo/$c.txt" "$corpus/cpuinfo/$c"
+done
+echo "seeds regenerated under $corpus"
