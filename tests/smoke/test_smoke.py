@@ -51,8 +51,16 @@ class SmokeTests(gctest.TestCase):
         self.assertEqual(d["round_trip"]["wrong_words"], 0)
         self.assertEqual(d["round_trip"]["bytes"], n * n * 8)  # sized for fp64
         self.assertGreater(d["build_ms"], 0)
-        self.assertGreater(d["kernel_ms"], 0)
-        self.assertGreater(d["gflops"], 0)
+        if n >= 64:
+            self.assertGreater(d["kernel_ms"], 0)
+            self.assertGreater(d["gflops"], 0)
+        else:
+            # a 1x1 product can finish inside the profiling clock's resolution: 0 ms, GFLOPS unknown
+            self.assertGreaterEqual(d["kernel_ms"], 0)
+            if d["kernel_ms"] == 0:
+                self.assertIsNone(d["gflops"])
+            else:
+                self.assertGreater(d["gflops"], 0)
         self.assertIn("CPU", d["type"])
         self.assertEqual(d["stage"], "done")
         passes = {(p["precision"], p["kind"]): p for p in d["passes"]}
