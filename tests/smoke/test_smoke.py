@@ -55,12 +55,11 @@ class SmokeTests(gctest.TestCase):
             self.assertGreater(d["kernel_ms"], 0)
             self.assertGreater(d["gflops"], 0)
         else:
-            # a 1x1 product can finish inside the profiling clock's resolution: 0 ms, GFLOPS unknown
+            # a 1x1 product can finish within the profiling clock's resolution: kernel_ms may round
+            # to 0 and GFLOPS be unknown (null), never negative
             self.assertGreaterEqual(d["kernel_ms"], 0)
-            if d["kernel_ms"] == 0:
-                self.assertIsNone(d["gflops"])
-            else:
-                self.assertGreater(d["gflops"], 0)
+            if d["gflops"] is not None:
+                self.assertGreaterEqual(d["gflops"], 0)
         self.assertIn("CPU", d["type"])
         self.assertEqual(d["stage"], "done")
         passes = {(p["precision"], p["kind"]): p for p in d["passes"]}
