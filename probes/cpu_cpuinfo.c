@@ -27,6 +27,18 @@ static const struct {
     {0xd4f, "Neoverse-V2"}, {0xd8e, "Neoverse-N3"}, {0xd84, "Neoverse-V3"},
 };
 
+/* The N bytes at S as a new string (heap). Not strndup: a checker (ASan's strict_string_checks)
+ * makes strndup read the whole rest of the text, which is quadratic over a 32 MiB file. */
+static char *cpu_cpuinfo_copy(const char *s, size_t n)
+{
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
 struct cpu_cpuinfo_pair {
     long pid, cid;
 };
@@ -104,7 +116,7 @@ static int cpu_cpuinfo_set_flags(struct cpu_cpuinfo *ci, const char *list)
             p++;
         if (p == s)
             continue;
-        char *tok = strndup(s, (size_t)(p - s));
+        char *tok = cpu_cpuinfo_copy(s, (size_t)(p - s));
         if (!tok)
             return -1;
         ci->flags[ci->n_flags++] = str_sanitize(tok);
@@ -199,11 +211,12 @@ int cpu_cpuinfo_parse(const char *text, struct cpu_cpuinfo *ci)
     long pid = -1, cid = -1;
     int rc = 0;
 
-    const char *p = text;
-    while (*p) {
-        const char *nl = strchr(p, '\n');
-        size_t ll = nl ? (size_t)(nl - p) : strlen(p);
-        char *line = strndup(p, ll);
+    /* memchr within the known end, and cpu_cpuinfo_copy: see there. */
+    const char *p = text, *end = text + strlen(text);
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char *line = cpu_cpuinfo_copy(p, ll);
         p = nl ? nl + 1 : p + ll;
         if (!line) {
             rc = -1;

@@ -48,6 +48,18 @@ void cpu_leaves_from_raw(const struct cpu_raw_data_t *raw, struct cpu_leaves *l)
     memcpy(l->ext, raw->ext_cpuid, sizeof(l->ext));
 }
 
+/* The N bytes at S as a new string (heap). Not strndup: the dump text need not be NUL-terminated,
+ * and a checker (ASan's strict_string_checks) makes strndup read on to a NUL. */
+static char *cpu_dump_copy(const char *s, size_t n)
+{
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
 /* An excerpt of LINE for a message (heap). */
 static char *cpu_dump_excerpt(const char *line, size_t len)
 {
@@ -205,7 +217,7 @@ int cpu_dump_parse(const char *text, size_t len, struct cpu_dump *d, char **err)
         lineno++;
         const char *lstart = p;
         free(line);
-        line = strndup(p, ll);
+        line = cpu_dump_copy(p, ll);
         p = nl ? nl + 1 : end;
         if (!line) {
             *err = str_dup("out of memory");
@@ -278,7 +290,7 @@ int cpu_dump_parse(const char *text, size_t len, struct cpu_dump *d, char **err)
         }
         /* Restore the line for the next shapes (split_indexed wrote NULs into it). */
         free(line);
-        line = strndup(lstart, ll);
+        line = cpu_dump_copy(lstart, ll);
         if (!line) {
             *err = str_dup("out of memory");
             goto out;

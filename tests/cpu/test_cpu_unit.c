@@ -671,6 +671,30 @@ static void test_cpuinfo_huge(void **state)
     free(text);
 }
 
+/* The dump text is LEN bytes with no NUL after it (as cpu_dump_load reads a file): nothing may read
+ * past it, even under ASan's strict_string_checks (the suite's sanitizer stage sets it). */
+static void test_dump_parse_unterminated(void **state)
+{
+    (void)state;
+    char *t = dump_text(AMD0, "");
+    size_t len = strlen(t);
+    char *exact = malloc(len);
+    assert_non_null(exact);
+    memcpy(exact, t, len);
+    struct cpu_dump d;
+    char *err = NULL;
+    assert_int_equal(cpu_dump_parse(exact, len, &d, &err), 0);
+    assert_int_equal(d.n_raw, 1);
+    cpu_dump_free(&d);
+    /* and a refusal that quotes the last, unterminated line */
+    memcpy(exact + len - 4, "zzzz", 4);
+    assert_int_equal(cpu_dump_parse(exact, len, &d, &err), -1);
+    assert_non_null(err);
+    free(err);
+    free(exact);
+    free(t);
+}
+
 /* Duplicate (physical id, core id) pairs count once, however they are ordered. */
 static void test_cpuinfo_duplicate_pairs(void **state)
 {
@@ -708,6 +732,7 @@ int main(void)
         cmocka_unit_test(test_cpuinfo_other_architectures),
         cmocka_unit_test(test_cpuinfo_huge),
         cmocka_unit_test(test_cpuinfo_duplicate_pairs),
+        cmocka_unit_test(test_dump_parse_unterminated),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
