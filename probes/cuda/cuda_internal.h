@@ -1,0 +1,52 @@
+/* cuda_internal.h: the cuda probe's private interface between its parts (driver API, NVML, libraries, smoke). */
+#ifndef GPUCHECKUP_CUDA_INTERNAL_H
+#define GPUCHECKUP_CUDA_INTERNAL_H
+
+#include <stdbool.h>
+#include <json-c/json.h>
+
+#include "isolate.h"
+#include "probe.h"
+
+/* Facts the parts share, filled by cuda.c from the pci section and the driver-API child before the
+ * NVML and library parts report. Unknown numbers are -1, unknown strings "" (never a made-up 0). */
+struct cuda_facts {
+    bool nvidia_gpu_present;        /* the pci section lists a GPU with PCI vendor 0x10de */
+    bool nvidia_gpu_bound;          /* ... and one of them is bound to the nvidia kernel driver */
+    bool nvidia_module_loaded;      /* /proc/modules lists nvidia */
+    char kernel_driver_version[32]; /* "580.159.04" from /proc/driver/nvidia/version, or "" */
+    int driver_cuda_version;        /* cuDriverGetVersion() (13000 = 13.0), or -1 (no driver, stub...) */
+    int cuinit_result;              /* CUresult of cuInit(0), or -1 when libcuda was not loaded */
+    int device_count;               /* cuDeviceGetCount() after a good cuInit, or -1 */
+};
+
+/* ---- NVML (cuda_nvml.c) ---------------------------------------------------------------------------
+ * cuda_nvml_child: isolate work (ARG unused): dlopen("libnvidia-ml.so.1"), query the system and every
+ * GPU, return the JSON object that becomes data["nvml"] (sanitised again by the parent). Runs beside the
+ * driver-API child in one isolate batch.
+ * cuda_nvml_report: in the parent, after the batch: put data["nvml"] into SEC from RES (any outcome:
+ * ok, crash, timeout...) and add the NVML findings (cuda.nvml-*). FACTS are complete by then. */
+json_object *cuda_nvml_child(void *arg);
+void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const struct isolate_result *res,
+                      const struct cuda_facts *facts);
+
+/* ---- the libraries frameworks load (cuda_libs.c) --------------------------------------------------
+ * Finds every CUDA user-space library as the dynamic linker would (LD_LIBRARY_PATH, ld.so.cache, the
+ * default directories) and in pip wheel layouts (site-packages/nvidia/x/lib), asks each for its version
+ * in isolated children, sets data["libraries"] in SEC and adds the library findings (cuda.lib-*).
+ * data["libraries"] is an array of objects, one per file found, in the dynamic linker's order:
+ *   {"library": "cudart"            family key: cudart cublas cublasLt cufft cusparse cusolver cudnn
+ *                                   cudnn_<sub> nccl nvrtc nvJitLink
+ *    "file": "libcudart.so.13",     the name looked up
+ *    "path": "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libcudart.so.13.0.96"  (resolved)
+ *    "found_via": "LD_LIBRARY_PATH" | "ld.so.cache" | "default" | "pip",
+ *    "search_entry": the directory or cache entry that brought it in,
+ *    "wheel": the site-packages/nvidia/... directory, or null,
+ *    "loaded_first": true when it is the one dlopen(file) in this environment would load,
+ *    "version": "13.0.96" or null, "cuda_major": 13 or null, "cuda_minor": 0 or null,
+ *    "error": null or why the version could not be read}
+ * cuda.c reads "library", "loaded_first", "cuda_major"/"cuda_minor" (the runtime a framework will
+ * use) for the verdict lines. */
+void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts);
+
+#endif
