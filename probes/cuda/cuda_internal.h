@@ -49,4 +49,24 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
  * use) for the verdict lines. */
 void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts);
 
+/* ---- the CUDA smoke test (cuda_smoke.c) -----------------------------------------------------------
+ * An exact SGEMM check per GPU through the driver API with embedded PTX (.version 6.0, .target sm_50,
+ * JIT-compiled by the driver, JIT cache off), checked against the CPU reference of the OpenCL smoke
+ * test (probes/smoke_verify.c). The kernel's contract, which the suite's fake libcuda also implements
+ * on the host: entry "gc_sgemm_f32", parameters (CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
+ * unsigned int n), row-major n x n matrices, c = a * b, any grid that covers n x n with 16 x 16 blocks.
+ * cuda_smoke_child: isolate work; ARG is a struct cuda_smoke_args; returns the device's result object.
+ * cuda_smoke_device: the same work on an already-loaded API (what the child calls; unit-testable).
+ * cuda_smoke_report: in the parent, after every GPU's child finished: data["smoke"] and cuda.smoke-*
+ * findings. */
+struct cuda_api;
+struct cuda_smoke_args {
+    int ordinal;    /* CUDA device ordinal (as cuDeviceGet counts, after CUDA_VISIBLE_DEVICES) */
+    int n;          /* matrix size (--smoke-size) */
+};
+json_object *cuda_smoke_child(void *arg);
+json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n);
+void cuda_smoke_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_smoke_args *args,
+                       const struct isolate_result *results, size_t n_results);
+
 #endif
