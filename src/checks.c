@@ -20,10 +20,16 @@ const struct check *checks_find(const char *id)
     for (size_t i = 0; i < sizeof(checks_core) / sizeof(checks_core[0]); i++)
         if (strcmp(checks_core[i].id, id) == 0)
             return &checks_core[i];
-    for (size_t p = 0; probe_registry[p]; p++)
-        for (size_t i = 0; i < probe_registry[p]->n_checks; i++)
-            if (strcmp(probe_registry[p]->checks[i].id, id) == 0)
-                return &probe_registry[p]->checks[i];
+    for (size_t p = 0; probe_registry[p]; p++) {
+        const struct probe *pr = probe_registry[p];
+        for (size_t i = 0; i < pr->n_checks; i++)
+            if (strcmp(pr->checks[i].id, id) == 0)
+                return &pr->checks[i];
+        for (const struct check_set *cs = pr->check_sets; cs && cs->rows; cs++)
+            for (size_t i = 0; i < *cs->n; i++)
+                if (strcmp(cs->rows[i].id, id) == 0)
+                    return &cs->rows[i];
+    }
     return NULL;
 }
 
@@ -31,7 +37,12 @@ void checks_foreach(void (*fn)(const struct check *c, const char *owner, void *a
 {
     for (size_t i = 0; i < sizeof(checks_core) / sizeof(checks_core[0]); i++)
         fn(&checks_core[i], "core", arg);
-    for (size_t p = 0; probe_registry[p]; p++)
-        for (size_t i = 0; i < probe_registry[p]->n_checks; i++)
-            fn(&probe_registry[p]->checks[i], probe_registry[p]->name, arg);
+    for (size_t p = 0; probe_registry[p]; p++) {
+        const struct probe *pr = probe_registry[p];
+        for (size_t i = 0; i < pr->n_checks; i++)
+            fn(&pr->checks[i], pr->name, arg);
+        for (const struct check_set *cs = pr->check_sets; cs && cs->rows; cs++)
+            for (size_t i = 0; i < *cs->n; i++)
+                fn(&cs->rows[i], pr->name, arg);
+    }
 }

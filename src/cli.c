@@ -8,7 +8,7 @@
 
 #include "strutil.h"
 
-const char *const cli_commands[] = {"check", "cpu", "pci", "icd", "opencl", "smoke", "list", NULL};
+const char *const cli_commands[] = {"check", "cpu", "pci", "cuda", "icd", "opencl", "smoke", "list", NULL};
 
 enum {
     OPT_FORMAT = 0x100,
@@ -73,6 +73,8 @@ void cli_print_help(FILE *out)
         "  check              every probe, then the verdict (the default)\n"
         "  cpu                CPU identification, usable SIMD flags, x86-64 level\n"
         "  pci                GPUs and accelerators on the PCI bus, kernel drivers, device nodes\n"
+        "  cuda               the NVIDIA CUDA stack: libcuda and cuInit, each GPU, NVML, the CUDA\n"
+        "                     libraries frameworks load, a CUDA smoke test\n"
         "  icd                the OpenCL ICD loader and each vendor driver (.icd file)\n"
         "  opencl             every OpenCL platform and device with its properties\n"
         "  list               one line per OpenCL platform and device, with its PCI address\n"
@@ -91,7 +93,7 @@ void cli_print_help(FILE *out)
         "Where to look:\n"
         "      --root=DIR          read /sys, /proc, /dev and /etc under DIR (a captured tree);\n"
         "                          probes that need the live machine are skipped\n"
-        "      --live              with --root: still run OpenCL, smoke and CPUID on this machine\n"
+        "      --live              with --root: still run OpenCL, CUDA, smoke and CPUID on this machine\n"
         "      --timeout=SECONDS   limit for each isolated driver child (default 15, max 3600)\n"
         "      --cpuid-dump=FILE   decode a raw CPUID dump (libcpuid format) instead of this CPU\n"
         "      --save-cpuid=FILE   write this CPU's raw CPUID dump to FILE (with `cpu` or `check`)\n"
@@ -99,6 +101,7 @@ void cli_print_help(FILE *out)
         "\n"
         "OpenCL and smoke test:\n"
         "      --smoke=WHICH       all (default), gpu or none: which devices get the smoke test\n"
+        "                          (none also skips the CUDA smoke test)\n"
         "      --no-smoke          same as --smoke=none\n"
         "      --smoke-size=N      matrix size for the smoke test (default 256, 1..4096)\n"
         "      --device=P[:D]      only platform P (device D) in opencl/list/smoke\n"
@@ -106,7 +109,8 @@ void cli_print_help(FILE *out)
         "\n"
         "Gating:\n"
         "      --require=LIST      comma-separated needs; each unmet one is an error (repeatable):\n"
-        "                          gpu, opencl, fp64, gpus>=N, opencl-version>=X.Y,\n"
+        "                          gpu, opencl, fp64, gpus>=N, opencl-version>=X.Y, cuda,\n"
+        "                          cuda>=X.Y, compute-capability>=X.Y,\n"
         "                          x86-64-v1..x86-64-v4, or a CPU flag (avx, avx2, avx512f...)\n"
         "\n"
         "  -h, --help              this help\n"
@@ -370,7 +374,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             if (strcmp(cmd, cli_commands[i]) == 0)
                 o->command = cli_commands[i];
         if (!o->command) {
-            snprintf(err, errlen, "unknown command '%.*s%s' (commands: check, cpu, pci, icd, opencl, list, smoke)",
+            snprintf(err, errlen, "unknown command '%.*s%s' (commands: check, cpu, pci, cuda, icd, opencl, list, smoke)",
                      CLI_QUOTE(cmd));
             return -1;
         }

@@ -34,6 +34,13 @@ struct text_out {
     const char *command; /* the command being run ("check", "opencl", "list"...) */
 };
 
+/* A further array of catalogue rows, for a probe built from parts that each own their rows (cuda).
+ * N points at the count (an extern const size_t of the part's file is not a constant expression). */
+struct check_set {
+    const struct check *rows;
+    const size_t *n;
+};
+
 struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
     const char *title;        /* one line for --help-like listings */
@@ -42,6 +49,7 @@ struct probe {
                                  they run first, also for a single-probe command */
     const struct check *checks; /* finding IDs this probe can emit */
     size_t n_checks;
+    const struct check_set *check_sets; /* more rows, ended by {NULL, NULL}; may be NULL */
     /* Fill SEC (status, data, summary lines) and add findings to ctx->report. Never exits, never
      * calls report_add_section. Returns PROBE_DONE, PROBE_INPUT_ERROR or PROBE_INTERNAL_ERROR. */
     int (*run)(struct probe_ctx *ctx, struct report_section *sec);

@@ -5,14 +5,16 @@
 
 extern const struct probe probe_cpu;
 extern const struct probe probe_pci;
+extern const struct probe probe_cuda;
 extern const struct probe probe_icd;
 extern const struct probe probe_opencl;
 extern const struct probe probe_smoke;
 
-/* Order matters: pci before opencl (device to PCI mapping), icd before opencl, opencl before smoke. */
+/* Order matters: pci before opencl and cuda (device to PCI mapping), icd before opencl, opencl before smoke. */
 const struct probe *const probe_registry[] = {
     &probe_cpu,
     &probe_pci,
+    &probe_cuda,
     &probe_icd,
     &probe_opencl,
     &probe_smoke,
