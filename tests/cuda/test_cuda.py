@@ -1,0 +1,291 @@
+"""End-to-end tests of the cuda probe: the fake libcuda.so.1 on fake sysfs trees, and the toolkit's real stub."""
+import os
+import shutil
+import sys
+import tempfile
+import time
+
+import gctest
+
+sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
+from test_pci import PciTree  # noqa: E402
+
+FAKE = os.environ["GC_FAKE_LIBCUDA"]
+STUB = os.environ.get("GC_CUDA_STUB")
+KVER = "580.159.04"
+
+
+def gpu_addr(i):
+    return "0000:%02x:00.0" % (i + 1)
+
+
+class CudaTests(gctest.TestCase):
+    def libdir(self, version=KVER, real_name=None):
+        """A directory holding the fake as libcuda.so.VERSION, with libcuda.so.1 linked to it (as drivers ship)."""
+        d = tempfile.mkdtemp(prefix="gc-libcuda-")
+        self.addCleanup(shutil.rmtree, d, True)
+        name = real_name or "libcuda.so.%s" % version
+        shutil.copy(FAKE, os.path.join(d, name))
+        os.symlink(name, os.path.join(d, "libcuda.so.1"))
+        return d
+
+    def tree(self, gpus=1, kver=KVER, uvm=True, uvm_node=True, bound=True, module=True):
+        t = PciTree(self.make_tree())
+        for i in range(gpus):
+            t.device(gpu_addr(i), 0x10de, 0x2330, 0x030200, driver="nvidia" if bound else None,
+                     link=("32.0 GT/s PCIe", 16, "32.0 GT/s PCIe", 16))
+        if module:
+            t.module("nvidia", gpus)
+            t.nvidia_version(kver, open_module=True)
+        if uvm:
+            t.module("nvidia_uvm")
+        t.node("/dev/nvidiactl")
+        for i in range(gpus):
+            t.node("/dev/nvidia%d" % i)
+        if uvm_node:
+            t.node("/dev/nvidia-uvm")
+        return t
+
+    def cuda(self, t, libdir, *extra, env=None, command="cuda", expect_rc=None, timeout=120):
+        e = {"LD_LIBRARY_PATH": libdir, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
+             "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
+             "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None}
+        e.update(env or {})
+        args = [command]
+        if t is not None:
+            args += ["--root", t.root, "--live"]
+        r = self.run_json(*args, *extra, env=e, expect_rc=expect_rc, timeout=timeout)
+        self.assertEqual(r.json["cuda"]["status"], "ok", repr(r))
+        return r
+
+    def cuda_ids(self, r):
+        return sorted({f["id"] for f in r.json["findings"] if f["id"].startswith("cuda.")})
+
+    # ---- healthy ------------------------------------------------------------------------------
+
+    def test_healthy_one_gpu(self):
+        t = self.tree()
+        d = self.libdir()
+        r = self.cuda(t, d, expect_rc=0)
+        self.assertEqual(self.cuda_ids(r), [], repr(r))
+        c = r.json["cuda"]
+        drv = c["driver"]
+        self.assertEqual(drv["status"], "ok")
+        self.assertEqual(drv["cuinit"], {"code": 0, "name": "CUDA_SUCCESS"})
+        self.assertEqual(drv["cuda_version"], "13.0")
+        self.assertEqual(drv["library"]["version"], KVER)
+        self.assertEqual(drv["library"]["path"], os.path.join(os.path.realpath(d), "libcuda.so." + KVER))
+        self.assertEqual(drv["library"]["found_via"], "LD_LIBRARY_PATH")
+        self.assertEqual(drv["library"]["search_entry"], d)
+        self.assertEqual(drv["kernel_module_version"], KVER)
+        self.assertEqual(len(c["devices"]), 1)
+        dev = c["devices"][0]
+        self.assertEqual(dev["pci_address"], "0000:01:00.0")
+        self.assertIs(dev["on_pci_bus"], True)
+        self.assertEqual(dev["pci_bus_id"], "00000000:01:00.0")
+        self.assertEqual(dev["compute_capability"], "9.0")
+        self.assertEqual(dev["name"], "NVIDIA H100 80GB HBM3")
+        self.assertRegex(dev["uuid"], r"^GPU-[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$")
+        self.assertEqual(dev["memory_bytes"], 85520809984)
+        self.assertEqual(dev["multiprocessors"], 132)
+        self.assertIs(dev["ecc_enabled"], True)
+        self.assertEqual(dev["compute_mode"], "default")
+        self.assertIs(dev["integrated"], False)
+        labels = [s["label"] for s in c["summary"]]
+        self.assertEqual(labels, ["CUDA", "CUDA 0"])
+
+    def test_healthy_eight_gpus(self):
+        t = self.tree(gpus=8)
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_GPUS": "8"}, expect_rc=0)
+        self.assertEqual(self.cuda_ids(r), [], repr(r))
+        devs = r.json["cuda"]["devices"]
+        self.assertEqual([d["pci_address"] for d in devs], [gpu_addr(i) for i in range(8)])
+        self.assertTrue(all(d["on_pci_bus"] for d in devs))
+        self.assertEqual(len({d["uuid"] for d in devs}), 8)
+
+    def test_gpu_missing_from_cuda_is_named(self):
+        t = self.tree(gpus=2)
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_GPUS": "1"}, expect_rc=0)
+        f = r.findings("cuda.gpu-not-visible")
+        self.assertEqual([x["subject"] for x in f], [gpu_addr(1)], repr(r))
+        self.assertEqual(f[0]["severity"], "warning")
+
+    def test_text_output(self):
+        t = self.tree()
+        r = gctest.run("cuda", "--root", t.root, "--live", "-v",
+                       env={"LD_LIBRARY_PATH": self.libdir(), "CUDA_VISIBLE_DEVICES": None})
+        self.assertEqual(r.rc, 0, repr(r))
+        self.assertIn("CUDA 0", r.stdout)
+        self.assertIn("NVIDIA H100 80GB HBM3 0000:01:00.0, compute capability 9.0", r.stdout)
+        self.assertIn("cuInit(0)              CUDA_SUCCESS (0)", r.stdout)
+
+    # ---- no driver ------------------------------------------------------------------------------
+
+    def test_no_libcuda_no_gpu_is_info(self):
+        t = PciTree(self.make_tree())
+        empty = tempfile.mkdtemp(prefix="gc-empty-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        r = self.cuda(t, empty, expect_rc=0)
+        self.assertEqual(self.cuda_ids(r), ["cuda.no-driver"])
+        self.assertEqual(r.findings("cuda.no-driver")[0]["severity"], "info")
+        self.assertEqual(r.json["cuda"]["driver"]["status"], "no-library")
+        self.assertEqual(r.json["cuda"]["summary"][0]["mark"], "info")
+
+    def test_toolkit_without_driver_is_info_on_this_machine(self):
+        """The toolkit's lib64 on LD_LIBRARY_PATH (no libcuda.so.1 there, only stubs/) and no NVIDIA GPU."""
+        lib64 = os.path.join(os.path.dirname(os.path.dirname(STUB)), "") if STUB else "/nonexistent"
+        r = self.cuda(None, lib64)
+        devs = [d for d in (r.json.get("pci", {}).get("devices") or []) if d.get("vendor_id") == "10de"]
+        if devs:
+            self.skipTest("this machine has an NVIDIA GPU")
+        self.assertIn("cuda.no-driver", self.cuda_ids(r), repr(r))
+        self.assertFalse([f for f in r.json["findings"] if f["id"].startswith("cuda.") and f["severity"] != "info"])
+        self.assertEqual(r.rc, 0, repr(r))
+
+    def test_no_libcuda_with_bound_gpu_is_error(self):
+        t = self.tree()
+        empty = tempfile.mkdtemp(prefix="gc-empty-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        r = self.cuda(t, empty, expect_rc=1)
+        f = r.findings("cuda.no-libcuda")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertIn(KVER, f[0]["message"])
+        self.assertIn("libnvidia-compute-580", f[0]["hint"])
+
+    def test_secure_boot_with_module_absent(self):
+        t = self.tree(module=False, uvm=False)
+        t.t.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", b"\x06\x00\x00\x00\x01")
+        empty = tempfile.mkdtemp(prefix="gc-empty-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        r = self.cuda(t, empty, expect_rc=1)
+        self.assertIn("cuda.secure-boot-module", self.cuda_ids(r), repr(r))
+        # Secure Boot off: no such finding
+        t.t.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", b"\x06\x00\x00\x00\x00")
+        r = self.cuda(t, empty)
+        self.assertNotIn("cuda.secure-boot-module", self.cuda_ids(r), repr(r))
+
+    # ---- the library found --------------------------------------------------------------------
+
+    def test_version_mismatch(self):
+        t = self.tree(kver=KVER)
+        d = self.libdir(version="550.54.14")
+        r = self.cuda(t, d, expect_rc=1)
+        f = r.findings("cuda.driver-library-mismatch")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("550.54.14", f[0]["message"])
+        self.assertIn(KVER, f[0]["message"])
+        self.assertIn(d, f[0]["hint"])
+
+    def test_real_stub_via_ld_library_path(self):
+        if not STUB:
+            self.skipTest("no CUDA toolkit stub here")  # registered only where it exists (meson.build)
+        d = tempfile.mkdtemp(prefix="gc-stubdir-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.symlink(STUB, os.path.join(d, "libcuda.so.1"))
+        r = self.cuda(None, d, expect_rc=1)
+        f = r.findings("cuda.stub-library")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("LD_LIBRARY_PATH entry %s" % d, f[0]["message"])
+        self.assertEqual(f[0]["subject"], os.path.realpath(STUB))
+        self.assertIn("Remove %s from LD_LIBRARY_PATH" % d, f[0]["hint"])
+        self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["name"], "CUDA_ERROR_STUB_LIBRARY")
+        self.assertIs(r.json["cuda"]["driver"]["library"]["stub"], True)
+
+    def test_compat_on_unsupported_gpu(self):
+        t = self.tree()
+        base = tempfile.mkdtemp(prefix="gc-cuda-")
+        self.addCleanup(shutil.rmtree, base, True)
+        compat = os.path.join(base, "cuda-13.0", "compat")
+        os.makedirs(compat)
+        shutil.copy(FAKE, os.path.join(compat, "libcuda.so.590.10.01"))
+        os.symlink("libcuda.so.590.10.01", os.path.join(compat, "libcuda.so.1"))
+        r = self.cuda(t, compat, env={"GC_FAKE_CUDA_INIT": "804"}, expect_rc=1)
+        self.assertEqual(self.cuda_ids(r), ["cuda.compat-unsupported"], repr(r))
+        self.assertIs(r.json["cuda"]["driver"]["library"]["compat"], True)
+        self.assertIn(compat, r.findings("cuda.compat-unsupported")[0]["hint"])
+
+    # ---- cuInit results -----------------------------------------------------------------------
+
+    def test_999_without_uvm(self):
+        t = self.tree(uvm=False, uvm_node=False)
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_INIT": "999"}, expect_rc=1)
+        self.assertEqual(self.cuda_ids(r), ["cuda.uvm-missing"], repr(r))
+        self.assertIn("nvidia_uvm kernel module is not loaded", r.findings("cuda.uvm-missing")[0]["message"])
+
+    def test_999_uvm_node_missing(self):
+        t = self.tree(uvm=True, uvm_node=False)
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_INIT": "999"}, expect_rc=1)
+        self.assertIn("cuda.uvm-missing", self.cuda_ids(r), repr(r))
+        self.assertIn("/dev/nvidia-uvm does not exist", r.findings("cuda.uvm-missing")[0]["message"])
+
+    def test_999_with_uvm_is_generic(self):
+        t = self.tree()
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_INIT": "999"}, expect_rc=1)
+        self.assertEqual(self.cuda_ids(r), ["cuda.init-failed"], repr(r))
+        self.assertIn("CUDA_ERROR_UNKNOWN (999)", r.findings("cuda.init-failed")[0]["message"])
+
+    def test_visible_devices_empty_and_wrong(self):
+        t = self.tree()
+        for cvd, words in (("", "is empty"), ("3", "names no device that exists")):
+            r = self.cuda(t, self.libdir(), env={"CUDA_VISIBLE_DEVICES": cvd}, expect_rc=1)
+            f = r.findings("cuda.visible-devices-none")
+            self.assertEqual(len(f), 1, repr(r))
+            self.assertIn(words, f[0]["message"])
+            self.assertIn("CUDA_ERROR_NO_DEVICE", f[0]["message"])
+
+    def test_visible_devices_subset_is_not_a_missing_gpu(self):
+        t = self.tree(gpus=2)
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_GPUS": "2", "CUDA_VISIBLE_DEVICES": "1"}, expect_rc=0)
+        self.assertEqual(self.cuda_ids(r), [], repr(r))
+        self.assertEqual([d["pci_address"] for d in r.json["cuda"]["devices"]], [gpu_addr(1)])
+
+    def test_802_fabric_manager(self):
+        r = self.cuda(self.tree(), self.libdir(), env={"GC_FAKE_CUDA_INIT": "802"}, expect_rc=1)
+        self.assertEqual(self.cuda_ids(r), ["cuda.fabric-manager"], repr(r))
+
+    def test_other_cuinit_result_named(self):
+        r = self.cuda(self.tree(), self.libdir(), env={"GC_FAKE_CUDA_INIT": "46"}, expect_rc=1)
+        self.assertEqual(self.cuda_ids(r), ["cuda.init-failed"], repr(r))
+        self.assertIn("CUDA_ERROR_DEVICE_UNAVAILABLE (46)", r.findings("cuda.init-failed")[0]["message"])
+        r = self.cuda(self.tree(), self.libdir(), env={"GC_FAKE_CUDA_INIT": "12345"}, expect_rc=1)
+        self.assertIn("(12345)", r.findings("cuda.init-failed")[0]["message"])
+
+    def test_compute_mode_prohibited(self):
+        r = self.cuda(self.tree(), self.libdir(), env={"GC_FAKE_CUDA_COMPUTE_MODE": "2"}, expect_rc=1)
+        f = r.findings("cuda.compute-prohibited")
+        self.assertEqual([x["subject"] for x in f], ["0000:01:00.0"], repr(r))
+        self.assertIn("nvidia-smi -i 0 -c DEFAULT", f[0]["hint"])
+
+    def test_crash_and_hang_in_cuinit(self):
+        t = self.tree()
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_MODE": "crash"}, expect_rc=1)
+        self.assertEqual(self.cuda_ids(r), ["cuda.driver-crash"], repr(r))
+        self.assertIn("SIGSEGV", r.findings("cuda.driver-crash")[0]["message"])
+        t0 = time.monotonic()
+        r = self.cuda(t, self.libdir(), "--timeout", "1", env={"GC_FAKE_CUDA_MODE": "hang"}, expect_rc=1)
+        self.assertLess(time.monotonic() - t0, 8)
+        self.assertEqual(self.cuda_ids(r), ["cuda.driver-hang"], repr(r))
+        self.assertEqual(r.json["cuda"]["driver"]["status"], "timeout")
+
+    # ---- where it runs ------------------------------------------------------------------------
+
+    def test_foreign_root_skips(self):
+        t = self.tree()
+        r = self.run_json("cuda", "--root", t.root)
+        self.assertEqual(r.json["cuda"]["status"], "skipped")
+
+    def test_check_includes_cuda(self):
+        r = self.run_json("check", "--no-smoke", env={"LD_LIBRARY_PATH": None})
+        self.assertIn("cuda", r.json)
+        self.assertEqual(r.json["cuda"]["status"], "ok")
+
+    def test_catalogue_lists_driver_ids(self):
+        r = gctest.run("--list-checks")
+        for fid in ("cuda.stub-library", "cuda.no-libcuda", "cuda.driver-library-mismatch", "cuda.uvm-missing",
+                    "cuda.visible-devices-none", "cuda.fabric-manager", "cuda.compat-unsupported"):
+            self.assertIn(fid, r.stdout)
+
+
+if __name__ == "__main__":
+    gctest.main()
