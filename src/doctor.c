@@ -118,6 +118,155 @@ static int doctor_best_opencl_version(const struct report *r, const char **name)
     return best;
 }
 
+/* ---- the cuda section's facts (probes/cuda: data["driver"], data["devices"], data["smoke"]) ---- */
+
+/* The CUDA wheel series of PyTorch, TensorFlow and JAX, the one table the verdict and --require use.
+ * A series runs when the driver supports its CUDA major version (CUDA minor version compatibility: a
+ * 12.x runtime runs on any driver that supports 12.0; CUDA Compatibility guide, "Minor Version
+ * Compatibility") and the GPU's compute capability is one the toolkit still builds for:
+ * - CUDA 12: sm_50 and newer (CUDA 12.0 release notes: Kepler, sm_35/sm_37, removed);
+ * - CUDA 13: sm_75 and newer (CUDA 13.0 release notes, "Deprecated Architectures": Maxwell, Pascal
+ *   and Volta, sm_50 to sm_72, removed).
+ * Frameworks may build their wheels for fewer architectures than the toolkit allows. */
+static const struct {
+    const char *target; /* verdict target name */
+    const char *label;
+    int cuda_major;
+    int min_cc;         /* major * 10 + minor */
+} doctor_cuda_series[] = {
+    {"cuda12", "CUDA 12", 12, 50},
+    {"cuda13", "CUDA 13", 13, 75},
+};
+
+static int64_t doctor_int(json_object *o, const char *key, int64_t def)
+{
+    json_object *v = doctor_get(o, key);
+    return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
+}
+
+/* The CUDA devices array, or NULL when the cuda section did not run ok. */
+static json_object *doctor_cuda_devices(const struct report *r)
+{
+    json_object *d = doctor_get(doctor_data(r, "cuda"), "devices");
+    return d && json_object_is_type(d, json_type_array) ? d : NULL;
+}
+
+/* Compute capability of a CUDA device as major * 10 + minor, or -1. */
+static int doctor_cuda_cc(json_object *dev)
+{
+    int64_t ma = doctor_int(dev, "cc_major", -1), mi = doctor_int(dev, "cc_minor", -1);
+    return ma >= 0 && ma < 100 && mi >= 0 && mi < 10 ? (int)(ma * 10 + mi) : -1;
+}
+
+/* The CUDA smoke status of DEV ("pass", "fail"...), or NULL when unknown. */
+static const char *doctor_cuda_smoke(const struct report *r, json_object *dev)
+{
+    json_object *sd = doctor_get(doctor_get(doctor_data(r, "cuda"), "smoke"), "devices");
+    int64_t ord = doctor_int(dev, "ordinal", -1);
+    for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
+        json_object *s = json_object_array_get_idx(sd, i);
+        if (doctor_int(s, "ordinal", -2) == ord)
+            return doctor_str(s, "status");
+    }
+    return NULL;
+}
+
+/* CUDA devices that passed the CUDA smoke test with compute capability >= MIN_CC (-1: any). */
+static size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **first)
+{
+    json_object *devs = doctor_cuda_devices(r);
+    size_t n = 0;
+    if (first)
+        *first = NULL;
+    for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *st = doctor_cuda_smoke(r, d);
+        if (!st || strcmp(st, "pass") != 0 || doctor_cuda_cc(d) < min_cc)
+            continue;
+        if (first && !*first)
+            *first = d;
+        n++;
+    }
+    return n;
+}
+
+/* cuDriverGetVersion (13000 = 13.0), or -1. */
+static int doctor_cuda_driver_version(const struct report *r)
+{
+    json_object *drv = doctor_get(doctor_data(r, "cuda"), "driver");
+    int64_t v = doctor_int(drv, "driver_version", -1);
+    return v > 0 && v < 1000000 ? (int)v : -1;
+}
+
+/* Why the CUDA smoke test gives no answer for DEV, or NULL when it ran. */
+static const char *doctor_cuda_smoke_missing(const struct report *r)
+{
+    json_object *sm = doctor_get(doctor_data(r, "cuda"), "smoke");
+    const char *st = doctor_str(sm, "status");
+    if (st && strcmp(st, "not-run") == 0)
+        return doctor_str(sm, "reason") ? doctor_str(sm, "reason") : "it did not run";
+    return NULL;
+}
+
+/* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,
+ * a CUDA device at its address) and whose CUDA smoke test did not fail: such GPUs compute through
+ * CUDA, so a missing OpenCL driver for them is not what keeps the machine from being ready. */
+static bool doctor_gpus_compute_via_cuda(const struct report *r)
+{
+    json_object *devs = doctor_cuda_devices(r);
+    json_object *pci = doctor_get(doctor_data(r, "pci"), "devices");
+    if (!devs || json_object_array_length(devs) == 0 || !pci || !json_object_is_type(pci, json_type_array))
+        return false;
+    size_t gpus = 0;
+    for (size_t i = 0; i < json_object_array_length(pci); i++) {
+        json_object *p = json_object_array_get_idx(pci, i);
+        const char *kind = doctor_str(p, "kind"), *addr = doctor_str(p, "address");
+        if (!kind || strcmp(kind, "compute-gpu") != 0)
+            continue;
+        gpus++;
+        const char *vid = doctor_str(p, "vendor_id");
+        if (!vid || strcmp(vid, "10de") != 0 || !addr)
+            return false;
+        bool ok = false;
+        for (size_t j = 0; j < json_object_array_length(devs) && !ok; j++) {
+            json_object *d = json_object_array_get_idx(devs, j);
+            const char *a = doctor_str(d, "pci_address"), *st = doctor_cuda_smoke(r, d);
+            ok = a && strcmp(a, addr) == 0 && (!st || strcmp(st, "pass") == 0 || strcmp(st, "not-run") == 0);
+        }
+        if (!ok)
+            return false;
+    }
+    return gpus > 0;
+}
+
+/* OpenCL findings that stop being errors when every GPU computes through CUDA: they say the GPU
+ * cannot be used through OpenCL, which PyTorch, TensorFlow and JAX on NVIDIA do not need. */
+static void doctor_cuda_relief(struct report *r)
+{
+    if (!doctor_gpus_compute_via_cuda(r))
+        return;
+    static const char *const ids[] = {"cl.cpu-only", "cl.no-platforms", "icd.no-loader", NULL};
+    for (size_t i = 0; i < r->n_findings; i++) {
+        struct report_finding *f = &r->findings[i];
+        if (f->severity != REPORT_SEV_ERROR)
+            continue;
+        bool want = false;
+        for (size_t k = 0; ids[k]; k++)
+            want |= strcmp(f->id, ids[k]) == 0;
+        const char *v = doctor_finding_vendor(r, f);
+        want |= (str_starts_with(f->id, "cl.") || str_starts_with(f->id, "icd.")) && v && strcmp(v, "nvidia") == 0 &&
+                strcmp(f->id, "cl.enumeration-crash") != 0 && strcmp(f->id, "cl.enumeration-hang") != 0;
+        if (!want)
+            continue;
+        char *m = str_printf("%s (a warning only: the GPU computes through CUDA)", f->message ? f->message : "");
+        if (m) {
+            free(f->message);
+            f->message = m;
+        }
+        f->severity = REPORT_SEV_WARNING;
+    }
+}
+
 /* ---- requirements ---- */
 
 /* CPU flags a requirement may name: the CPU probe's table (issue 3). */
@@ -127,7 +276,9 @@ static const char *const doctor_cpu_flags[] = {
     NULL,
 };
 
-enum doctor_req_kind { REQ_GPU, REQ_OPENCL, REQ_FP64, REQ_GPUS, REQ_CLVER, REQ_LEVEL, REQ_FLAG, REQ_BAD };
+enum doctor_req_kind {
+    REQ_GPU, REQ_OPENCL, REQ_FP64, REQ_GPUS, REQ_CLVER, REQ_LEVEL, REQ_FLAG, REQ_CUDA, REQ_CUDAVER, REQ_CC, REQ_BAD
+};
 
 /* Parse NAME; *ARG gets the number for gpus>=N, version*100 for opencl-version, the level. */
 static enum doctor_req_kind doctor_parse_require(const char *name, int *arg)
@@ -155,6 +306,29 @@ static enum doctor_req_kind doctor_parse_require(const char *name, int *arg)
         *arg = (int)(maj * 100 + min);
         return REQ_CLVER;
     }
+    if (strcmp(name, "cuda") == 0)
+        return REQ_CUDA;
+    if (str_starts_with(name, "cuda>=") || str_starts_with(name, "compute-capability>=")) {
+        bool cuda = name[0] == 'c' && name[1] == 'u';
+        const char *v = name + (cuda ? 6 : 20);
+        unsigned maj = 0, min = 0;
+        int used = 0;
+        /* X or X.Y, digits only: CUDA 12.4 -> 12040 (cuDriverGetVersion's encoding), CC 8.6 -> 86. */
+        if (!isdigit((unsigned char)v[0]))
+            return REQ_BAD;
+        if (sscanf(v, "%2u%n", &maj, &used) != 1)
+            return REQ_BAD;
+        if (v[used] == '.') {
+            int used2 = 0;
+            if (!isdigit((unsigned char)v[used + 1]) || sscanf(v + used + 1, "%1u%n", &min, &used2) != 1)
+                return REQ_BAD;
+            used += 1 + used2;
+        }
+        if (v[used] != '\0' || maj < 1)
+            return REQ_BAD;
+        *arg = cuda ? (int)(maj * 1000 + min * 10) : (int)(maj * 10 + min);
+        return cuda ? REQ_CUDAVER : REQ_CC;
+    }
     if (str_starts_with(name, "x86-64-v") && strlen(name) == 9 && name[8] >= '1' && name[8] <= '4') {
         *arg = name[8] - '0';
         return REQ_LEVEL;
@@ -181,7 +355,7 @@ int doctor_validate_requires(char *const *names, size_t n, char **error)
             strcat(flags, doctor_cpu_flags[j]);
         }
         *error = str_printf("--require: unknown requirement '%s'; valid: gpu, opencl, fp64, gpus>=N, "
-                            "opencl-version>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, or a CPU flag (%s)",
+                            "opencl-version>=X.Y, cuda, cuda>=X.Y, compute-capability>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, or a CPU flag (%s)",
                             names[i], flags ? flags : "");
         free(flags);
         return -1;
@@ -263,6 +437,50 @@ bool doctor_eval_require(const struct report *r, const char *name, char **detail
         bool ok = json_object_get_boolean(f);
         *detail = str_printf("%s is %s", name, ok ? "usable" : "not usable");
         return ok;
+    }
+    case REQ_CUDA: {
+        if (!doctor_data(r, "cuda")) {
+            *detail = str_printf("the cuda probe did not run");
+            return false;
+        }
+        size_t n = doctor_cuda_passed(r, -1, &first);
+        if (n == 0) {
+            const char *why = doctor_cuda_smoke_missing(r);
+            *detail = why ? str_printf("no CUDA device is proven to compute: the CUDA smoke test did not run (%s)", why)
+                          : str_printf("no CUDA device passed the CUDA smoke test");
+            return false;
+        }
+        *detail = str_printf("%zu CUDA device%s passed, e.g. %s", n, n == 1 ? "" : "s",
+                             doctor_dev_label(first, label, sizeof(label)));
+        return true;
+    }
+    case REQ_CUDAVER: {
+        int v = doctor_cuda_driver_version(r);
+        if (v < 0) {
+            *detail = str_printf("the CUDA version of the NVIDIA driver is unknown (no working libcuda)");
+            return false;
+        }
+        *detail = str_printf("the NVIDIA driver supports CUDA %d.%d, %d.%d needed", v / 1000, (v % 1000) / 10,
+                             arg / 1000, (arg % 1000) / 10);
+        return v >= arg;
+    }
+    case REQ_CC: {
+        json_object *devs = doctor_cuda_devices(r);
+        int best = -1;
+        for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
+            json_object *d = json_object_array_get_idx(devs, i);
+            if (doctor_cuda_cc(d) > best) {
+                best = doctor_cuda_cc(d);
+                first = d;
+            }
+        }
+        if (best < 0) {
+            *detail = str_printf("no CUDA device with a known compute capability");
+            return false;
+        }
+        *detail = str_printf("best CUDA device has compute capability %d.%d (%s), %d.%d needed", best / 10, best % 10,
+                             doctor_dev_label(first, label, sizeof(label)), arg / 10, arg % 10);
+        return best >= arg;
     }
     case REQ_BAD:
     default:
@@ -352,6 +570,7 @@ static int doctor_tier(const char *id)
         {"icd.", 4},
         {"cl.", 5},
         {"smoke.", 6},
+        {"cuda.", 5},
     };
     for (size_t i = 0; i < sizeof(tiers) / sizeof(tiers[0]); i++)
         if (str_starts_with(id, tiers[i].prefix))
@@ -438,7 +657,8 @@ static void doctor_link_chains(struct report *r)
     }
 }
 
-static const char *const doctor_gpu_prefixes[] = {"pci.", "drv.", "dev.", "icd.", "cl.", "smoke.", NULL};
+static const char *const doctor_gpu_prefixes[] = {"pci.", "drv.", "dev.", "icd.", "cl.", "smoke.", "cuda.", NULL};
+static const char *const doctor_cuda_prefixes[] = {"pci.", "drv.", "dev.", "cuda.", NULL};
 static const char *const doctor_cpu_prefixes[] = {"cpu.", NULL};
 static const struct report_finding *doctor_first_root(const struct report *r, const char *const *prefixes);
 
@@ -451,7 +671,9 @@ static void doctor_link_requirements(struct report *r)
             continue;
         int arg;
         enum doctor_req_kind k = doctor_parse_require(f->subject, &arg);
-        const char *const *chain = (k == REQ_FLAG || k == REQ_LEVEL) ? doctor_cpu_prefixes : doctor_gpu_prefixes;
+        const char *const *chain = (k == REQ_FLAG || k == REQ_LEVEL)                      ? doctor_cpu_prefixes
+                                   : (k == REQ_CUDA || k == REQ_CUDAVER || k == REQ_CC) ? doctor_cuda_prefixes
+                                                                                        : doctor_gpu_prefixes;
         const struct report_finding *root = doctor_first_root(r, chain);
         if (root)
             report_finding_set_cause(f, root->id, root->subject);
@@ -505,11 +727,81 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
     return found;
 }
 
+/* The CUDA wheel line and the cuda12/cuda13 targets: "CUDA for PyTorch / TensorFlow / JAX wheels
+ * (CUDA 12, CUDA 13): ...". Returns the line (heap). */
+static char *doctor_cuda_verdict(struct report *r)
+{
+    size_t nreasons = 0;
+    const char **reasons = doctor_reasons(r, doctor_cuda_prefixes, &nreasons);
+    const struct report_finding *root = doctor_first_root(r, doctor_cuda_prefixes);
+    int dv = doctor_cuda_driver_version(r);
+    json_object *devs = doctor_cuda_devices(r);
+    size_t ndev = devs ? json_object_array_length(devs) : 0;
+    const char *smoke_missing = doctor_cuda_smoke_missing(r);
+    char *parts[2] = {NULL, NULL};
+    bool all_ready = true, any_ready = false;
+    char label[256];
+    size_t ns = sizeof(doctor_cuda_series) / sizeof(doctor_cuda_series[0]);
+    for (size_t i = 0; i < ns && i < 2; i++) {
+        int need = doctor_cuda_series[i].cuda_major * 1000;
+        json_object *dev = NULL;
+        size_t n = doctor_cuda_passed(r, doctor_cuda_series[i].min_cc, &dev);
+        char *why;
+        if (dv < 0 || ndev == 0)
+            why = root ? str_printf("%s (%s)", root->message, root->id)
+                       : str_printf("no CUDA device%s", dv < 0 ? " (no working NVIDIA driver)" : "");
+        else if (dv < need)
+            why = str_printf("the driver supports CUDA %d.%d only", dv / 1000, (dv % 1000) / 10);
+        else if (n > 0)
+            why = NULL;
+        else {
+            int best = -1;
+            for (size_t j = 0; j < ndev; j++)
+                if (doctor_cuda_cc(json_object_array_get_idx(devs, j)) > best)
+                    best = doctor_cuda_cc(json_object_array_get_idx(devs, j));
+            if (best >= 0 && best < doctor_cuda_series[i].min_cc)
+                why = str_printf("compute capability %d.%d is below the %d.%d this series needs", best / 10, best % 10,
+                                 doctor_cuda_series[i].min_cc / 10, doctor_cuda_series[i].min_cc % 10);
+            else if (smoke_missing)
+                why = str_printf("not proven: the CUDA smoke test did not run (%s)", smoke_missing);
+            else
+                why = root ? str_printf("no GPU passed the CUDA smoke test: %s (%s)", root->message, root->id)
+                           : str_printf("no GPU passed the CUDA smoke test");
+        }
+        char *detail = why ? str_printf("not ready: %s", why)
+                           : str_printf("ready on %s", doctor_dev_label(dev, label, sizeof(label)));
+        report_set_target(r, doctor_cuda_series[i].target, why == NULL, detail, reasons);
+        parts[i] = str_printf("%s %s", doctor_cuda_series[i].label, why ? detail : "ready");
+        all_ready &= why == NULL;
+        any_ready |= why == NULL;
+        free(why);
+        free(detail);
+    }
+    free(reasons);
+    json_object *first = NULL;
+    doctor_cuda_passed(r, -1, &first);
+    char *line;
+    if (dv < 0 && !root)
+        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels: not available (no NVIDIA driver)");
+    else if (root && root->severity == REPORT_SEV_INFO && !any_ready)
+        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels: not available: %s (%s)", root->message, root->id);
+    else if (all_ready)
+        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): ready on %s (driver CUDA "
+                          "%d.%d)",
+                          doctor_dev_label(first, label, sizeof(label)), dv / 1000, (dv % 1000) / 10);
+    else
+        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels: %s; %s", parts[0] ? parts[0] : "",
+                          parts[1] ? parts[1] : "");
+    free(parts[0]);
+    free(parts[1]);
+    return line;
+}
+
 void doctor_verdict(struct report *r)
 {
     const char *const *gpu_prefixes = doctor_gpu_prefixes;
     const char *const *cpu_prefixes = doctor_cpu_prefixes;
-    char *lines[4] = {NULL, NULL, NULL, NULL};
+    char *lines[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     size_t nl = 0;
     char label[256];
     size_t nreasons;
@@ -517,6 +809,15 @@ void doctor_verdict(struct report *r)
     bool smoke_ran = doctor_data(r, "smoke") != NULL;
     bool opencl_ran = doctor_data(r, "opencl") != NULL;
     bool gpu_missing = false;
+    json_object *cuda_gpu = NULL;
+    size_t ncuda = doctor_cuda_passed(r, -1, &cuda_gpu);
+    if (!smoke_ran && !opencl_ran && ncuda > 0) {
+        const char **reasons = doctor_reasons(r, gpu_prefixes, &nreasons);
+        char *detail = str_printf("ready on %s (CUDA)", doctor_dev_label(cuda_gpu, label, sizeof(label)));
+        report_set_target(r, "gpu", true, detail, reasons);
+        free(detail);
+        free(reasons);
+    }
     if (smoke_ran || opencl_ran) {
         const char **reasons = doctor_reasons(r, gpu_prefixes, &nreasons);
         const struct report_finding *root = doctor_first_root(r, gpu_prefixes);
@@ -527,7 +828,11 @@ void doctor_verdict(struct report *r)
             nany = doctor_passed_devices(r, false, NULL, &any);
         }
         char *detail;
-        if (!smoke_ran) {
+        if (!smoke_ran && ncuda > 0) {
+            detail = str_printf("ready on %s (CUDA)", doctor_dev_label(cuda_gpu, label, sizeof(label)));
+            report_set_target(r, "gpu", true, detail, reasons);
+            free(detail);
+        } else if (!smoke_ran) {
             detail = str_printf("the smoke test did not run: no device is proven to compute");
             report_set_target(r, "gpu", false, detail, reasons);
             lines[nl++] = str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)");
@@ -536,6 +841,15 @@ void doctor_verdict(struct report *r)
             detail = str_printf("ready on %s", doctor_dev_label(gpu, label, sizeof(label)));
             report_set_target(r, "gpu", true, detail, reasons);
             lines[nl++] = str_printf("GPU compute (OpenCL): %s%s", detail, ngpu > 1 ? " and more" : "");
+            free(detail);
+        } else if (ncuda > 0) {
+            /* No GPU computes through OpenCL, but one does through CUDA: the GPU target is ready (the
+             * OpenCL findings are warnings then: doctor_cuda_relief). */
+            detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
+            lines[nl++] = str_printf("GPU compute (OpenCL): not available: %s", detail);
+            free(detail);
+            detail = str_printf("ready on %s (CUDA)", doctor_dev_label(cuda_gpu, label, sizeof(label)));
+            report_set_target(r, "gpu", true, detail, reasons);
             free(detail);
         } else {
             detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
@@ -557,6 +871,9 @@ void doctor_verdict(struct report *r)
         }
         free(reasons);
     }
+    if (doctor_data(r, "cuda") && nl < 6)
+        lines[nl++] = doctor_cuda_verdict(r);
+
     json_object *flags = doctor_get(doctor_data(r, "cpu"), "flags");
     json_object *avx = doctor_get(flags, "avx");
     if (avx && json_object_is_type(avx, json_type_boolean)) {
@@ -612,6 +929,7 @@ int doctor_run(const struct cli_options *o, struct report *r, char **error)
                                detail ? detail : "");
         free(detail);
     }
+    doctor_cuda_relief(r);
     doctor_link_causes(r);
     doctor_verdict(r);
     return 0;

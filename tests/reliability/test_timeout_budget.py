@@ -21,7 +21,8 @@ import time
 
 import gctest
 
-BATCHES = {"cpu": 1, "pci": 0, "icd": 3, "opencl": 1, "smoke": 2}
+# cuda: the driver-API + NVML batch, the library version children (cuda-libs), the smoke children.
+BATCHES = {"cpu": 1, "pci": 0, "cuda": 3, "icd": 3, "opencl": 1, "smoke": 2}
 T = 2.0      # --timeout for every run here
 SLACK = 1.0  # the "plus a second": everything that is not an isolated child
 

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli.h"
 #include "doctor.h"
 #include "report.h"
+#include "run.h"
 
 /* Add section NAME with DATA parsed from JSON text. */
 static struct report_section *add(struct report *r, const char *name, const char *json)
@@ -190,6 +192,140 @@ static void test_ready_verdict_names_the_gpu(void **state)
     report_free(r);
 }
 
+/* The H100 machine's cuda section (probes/cuda): driver CUDA 13.0, one GPU, the CUDA smoke test's result. */
+static void add_cuda(struct report *r, int driver_version, int cc_major, int cc_minor, const char *smoke)
+{
+    char buf[1024];
+    snprintf(buf, sizeof(buf),
+             "{\"driver\": {\"status\": \"ok\", \"driver_version\": %d}, \"devices\": [{\"ordinal\": 0, "
+             "\"name\": \"NVIDIA H100 80GB HBM3\", \"pci_address\": \"0000:00:06.0\", \"cc_major\": %d, "
+             "\"cc_minor\": %d}], \"smoke\": %s}",
+             driver_version, cc_major, cc_minor, smoke);
+    add(r, "cuda", buf);
+}
+
+static const char *CUDA_SMOKE_PASS = "{\"status\": \"pass\", \"devices\": [{\"ordinal\": 0, \"status\": \"pass\"}]}";
+static const char *CUDA_SMOKE_FAIL = "{\"status\": \"fail\", \"devices\": [{\"ordinal\": 0, \"status\": \"fail\"}]}";
+
+static void test_cuda_requirements(void **state)
+{
+    (void)state;
+    char *ok[] = {"cuda", "cuda>=12.4", "cuda>=13", "compute-capability>=8.0", "compute-capability>=7"};
+    char *err = NULL;
+    assert_int_equal(doctor_validate_requires(ok, 5, &err), 0);
+    static char *bad[] = {"cuda>=",        "cuda>=12.",  "cuda>=12.45", "cuda>=x",  "cuda>=123", "cuda>=0.5",
+                          "cuda>=12.4 ",   "cuda>=-1",   "compute-capability>=", "compute-capability>=8.x",
+                          "cuda12",        "CUDA"};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        err = NULL;
+        assert_int_equal(doctor_validate_requires(&bad[i], 1, &err), -1);
+        assert_non_null(strstr(err, "compute-capability>=X.Y"));
+        free(err);
+    }
+    struct report *r = report_new();
+    add_cuda(r, 12040, 8, 6, CUDA_SMOKE_PASS);
+    static const struct {
+        const char *name;
+        bool met;
+    } cases[] = {
+        {"cuda", true}, {"cuda>=12.4", true}, {"cuda>=12", true}, {"cuda>=12.5", false}, {"cuda>=13.0", false},
+        {"compute-capability>=8.6", true}, {"compute-capability>=8", true}, {"compute-capability>=9.0", false},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        char *detail = NULL;
+        bool met = doctor_eval_require(r, cases[i].name, &detail);
+        assert_non_null(detail);
+        if (met != cases[i].met)
+            fail_msg("%s: met=%d (%s)", cases[i].name, met, detail);
+        free(detail);
+    }
+    report_free(r);
+    /* A failed CUDA smoke test: `cuda` is not met, the version checks still are. */
+    r = report_new();
+    add_cuda(r, 13000, 9, 0, CUDA_SMOKE_FAIL);
+    char *detail = NULL;
+    assert_false(doctor_eval_require(r, "cuda", &detail));
+    assert_non_null(strstr(detail, "no CUDA device passed"));
+    free(detail);
+    assert_true(doctor_eval_require(r, "cuda>=13.0", &detail));
+    free(detail);
+    report_free(r);
+}
+
+/* Regression (the H100 machine, gpucheckup 0.1): no OpenCL platform lists the GPU (only PoCL), but
+ * the GPU computes through CUDA. The verdict was "not ready" with cl.cpu-only as the error. */
+static void test_cuda_gpu_makes_gpu_target_ready(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    add(r, "cpu", "{\"flags\": {\"avx\": true}, \"x86_64_level\": 4}");
+    add(r, "pci", "{\"devices\": [{\"address\": \"0000:00:06.0\", \"vendor_id\": \"10de\", \"kind\": \"compute-gpu\","
+                  " \"driver\": \"nvidia\"}]}");
+    add(r, "opencl", "{\"platforms\": [{\"index\": 0, \"devices\": [{\"index\": 0, \"name\": \"pthread\", "
+                     "\"opencl_version\": \"3.0\"}]}]}");
+    add(r, "smoke", SMOKE_CPU_ONLY);
+    add_cuda(r, 13000, 9, 0, CUDA_SMOKE_PASS);
+    report_add_finding(r, "cl.cpu-only", NULL, "OpenCL works, but only on CPU devices (1)");
+    report_add_finding(r, "cl.gpu-without-opencl", "0000:00:06.0", "GPU 0000:00:06.0 has no OpenCL device");
+    struct cli_options o;
+    memset(&o, 0, sizeof(o));
+    char *err = NULL;
+    assert_int_equal(doctor_run(&o, r, &err), 0);
+    assert_true(report_is_ready(r));
+    const struct report_finding *f = report_find_finding(r, "cl.cpu-only", NULL);
+    assert_non_null(f);
+    assert_int_equal(f->severity, REPORT_SEV_WARNING);
+    assert_non_null(strstr(f->message, "computes through CUDA"));
+    json_object *gpu = NULL, *ready = NULL, *c13 = NULL;
+    assert_true(json_object_object_get_ex(r->targets, "gpu", &gpu));
+    assert_true(json_object_object_get_ex(gpu, "ready", &ready));
+    assert_true(json_object_get_boolean(ready));
+    assert_true(json_object_object_get_ex(r->targets, "cuda13", &c13));
+    assert_true(json_object_object_get_ex(c13, "ready", &ready));
+    assert_true(json_object_get_boolean(ready));
+    assert_non_null(strstr(r->verdict_text,
+                           "CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): ready on 0000:00:06.0 NVIDIA "
+                           "H100 80GB HBM3 (driver CUDA 13.0)"));
+    assert_non_null(strstr(r->verdict_text, "Verdict: ready (2 warnings)"));
+    assert_null(strstr(r->verdict_text, "no GPU computes here"));
+    report_free(r);
+
+    /* The same machine whose CUDA smoke test fails: cl.cpu-only stays an error (nothing computes on the GPU). */
+    r = report_new();
+    add(r, "pci", "{\"devices\": [{\"address\": \"0000:00:06.0\", \"vendor_id\": \"10de\", \"kind\": \"compute-gpu\","
+                  " \"driver\": \"nvidia\"}]}");
+    add(r, "smoke", SMOKE_CPU_ONLY);
+    add_cuda(r, 13000, 9, 0, CUDA_SMOKE_FAIL);
+    report_add_finding(r, "cl.cpu-only", NULL, "OpenCL works, but only on CPU devices (1)");
+    assert_int_equal(doctor_run(&o, r, &err), 0);
+    assert_false(report_is_ready(r));
+    assert_int_equal(report_find_finding(r, "cl.cpu-only", NULL)->severity, REPORT_SEV_ERROR);
+    report_free(r);
+}
+
+/* The wheel series table: an old driver and an old GPU each give their reason. */
+static void test_cuda_wheel_lines(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    add_cuda(r, 12040, 9, 0, CUDA_SMOKE_PASS);
+    doctor_verdict(r);
+    assert_non_null(strstr(r->verdict_text, "CUDA 12 ready"));
+    assert_non_null(strstr(r->verdict_text, "CUDA 13 not ready: the driver supports CUDA 12.4 only"));
+    report_free(r);
+    r = report_new();
+    add_cuda(r, 13000, 6, 1, CUDA_SMOKE_PASS); /* Pascal: CUDA 13 dropped it */
+    doctor_verdict(r);
+    assert_non_null(strstr(r->verdict_text, "CUDA 12 ready"));
+    assert_non_null(strstr(r->verdict_text, "CUDA 13 not ready: compute capability 6.1 is below the 7.5"));
+    report_free(r);
+    r = report_new();
+    add_cuda(r, 13000, 9, 0, "{\"status\": \"not-run\", \"reason\": \"--no-smoke\"}");
+    doctor_verdict(r);
+    assert_non_null(strstr(r->verdict_text, "not proven: the CUDA smoke test did not run (--no-smoke)"));
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -201,6 +337,9 @@ int main(void)
         cmocka_unit_test(test_vendor_mismatch_not_linked),
         cmocka_unit_test(test_cpu_root_cause_and_target),
         cmocka_unit_test(test_ready_verdict_names_the_gpu),
+        cmocka_unit_test(test_cuda_requirements),
+        cmocka_unit_test(test_cuda_gpu_makes_gpu_target_ready),
+        cmocka_unit_test(test_cuda_wheel_lines),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
