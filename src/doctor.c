@@ -738,7 +738,7 @@ static char *doctor_cuda_verdict(struct report *r)
     json_object *devs = doctor_cuda_devices(r);
     size_t ndev = devs ? json_object_array_length(devs) : 0;
     const char *smoke_missing = doctor_cuda_smoke_missing(r);
-    char *parts[2] = {NULL, NULL};
+    char *parts[2] = {NULL, NULL}, *whys[2] = {NULL, NULL};
     bool all_ready = true, any_ready = false;
     char label[256];
     size_t ns = sizeof(doctor_cuda_series) / sizeof(doctor_cuda_series[0]);
@@ -774,7 +774,7 @@ static char *doctor_cuda_verdict(struct report *r)
         parts[i] = str_printf("%s %s", doctor_cuda_series[i].label, why ? detail : "ready");
         all_ready &= why == NULL;
         any_ready |= why == NULL;
-        free(why);
+        whys[i] = why;
         free(detail);
     }
     free(reasons);
@@ -789,11 +789,15 @@ static char *doctor_cuda_verdict(struct report *r)
         line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): ready on %s (driver CUDA "
                           "%d.%d)",
                           doctor_dev_label(first, label, sizeof(label)), dv / 1000, (dv % 1000) / 10);
+    else if (whys[0] && whys[1] && strcmp(whys[0], whys[1]) == 0)
+        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): not ready: %s", whys[0]);
     else
         line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels: %s; %s", parts[0] ? parts[0] : "",
                           parts[1] ? parts[1] : "");
-    free(parts[0]);
-    free(parts[1]);
+    for (size_t i = 0; i < 2; i++) {
+        free(parts[i]);
+        free(whys[i]);
+    }
     return line;
 }
 

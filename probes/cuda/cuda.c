@@ -461,7 +461,8 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
         if (mismatch)
             f = report_add_finding(r, "cuda.driver-library-mismatch", path ? path : "libcuda.so.1",
                                    "The loaded libcuda is version %s but the NVIDIA kernel module is %s%s%s%s",
-                                   libver, kver, cname ? " (cuInit: " : "", cname ? cname : "", cname ? ")" : "");
+                                   libver, kver, cname && code != CUDA_SUCCESS ? " (cuInit: " : "",
+                                   cname && code != CUDA_SUCCESS ? cname : "", cname && code != CUDA_SUCCESS ? ")" : "");
         else
             f = report_add_finding(r, "cuda.driver-library-mismatch", path ? path : "libcuda.so.1",
                                    "cuInit reports CUDA_ERROR_SYSTEM_DRIVER_MISMATCH: libcuda%s%s and the kernel "
@@ -748,7 +749,15 @@ static void cuda_summary(struct cuda_run *cr)
                                 path ? path : "?");
     } else {
         const char *kv = cuda_str(lib, "version");
-        report_section_add_line(sec, nd ? REPORT_MARK_OK : REPORT_MARK_WARN, "CUDA", "driver %s, CUDA %s, %zu device%s (%s)",
+        /* cuInit worked, but a driver-level finding (a version mismatch...) still marks the line. */
+        enum report_mark mark = nd ? REPORT_MARK_OK : REPORT_MARK_WARN;
+        for (size_t i = 0; i < cr->ctx->report->n_findings; i++) {
+            const struct report_finding *f = &cr->ctx->report->findings[i];
+            if (str_starts_with(f->id, "cuda.") && f->severity == REPORT_SEV_ERROR &&
+                strcmp(f->id, "cuda.compute-prohibited") != 0)
+                mark = REPORT_MARK_ERROR;
+        }
+        report_section_add_line(sec, mark, "CUDA", "driver %s, CUDA %s, %zu device%s (%s)",
                                 kv ? kv : "of unknown version", cv ? cv : "?", nd, nd == 1 ? "" : "s", path ? path : "?");
     }
     for (size_t i = 0; i < nd; i++) {

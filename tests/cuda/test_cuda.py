@@ -268,6 +268,51 @@ class CudaTests(gctest.TestCase):
         self.assertEqual(self.cuda_ids(r), ["cuda.driver-hang"], repr(r))
         self.assertEqual(r.json["cuda"]["driver"]["status"], "timeout")
 
+    # ---- verdict and requirements ----------------------------------------------------------
+
+    def test_requirements_on_driver_version_and_compute_capability(self):
+        t = self.tree()
+        r = self.cuda(t, self.libdir(), "--require", "cuda>=12.4,compute-capability>=8.0", expect_rc=0)
+        got = {q["name"]: q["met"] for q in r.json["verdict"]["requirements"]}
+        self.assertEqual(got, {"cuda>=12.4": True, "compute-capability>=8.0": True}, repr(r))
+        r = self.cuda(t, self.libdir(), "--require", "cuda>=13.1,compute-capability>=9.1", expect_rc=1)
+        q = {x["name"]: x for x in r.json["verdict"]["requirements"]}
+        self.assertFalse(q["cuda>=13.1"]["met"])
+        self.assertIn("supports CUDA 13.0, 13.1 needed", q["cuda>=13.1"]["detail"])
+        self.assertFalse(q["compute-capability>=9.1"]["met"])
+        self.assertIn("compute capability 9.0", q["compute-capability>=9.1"]["detail"])
+        self.assertEqual(sorted(f["subject"] for f in r.findings("require.unmet")),
+                         ["compute-capability>=9.1", "cuda>=13.1"])
+
+    def test_require_cuda_explained_by_the_stub(self):
+        if not STUB:
+            self.skipTest("no CUDA toolkit stub here")
+        d = tempfile.mkdtemp(prefix="gc-stubdir-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.symlink(STUB, os.path.join(d, "libcuda.so.1"))
+        r = self.cuda(None, d, "--require", "cuda", expect_rc=1)
+        (u,) = r.findings("require.unmet")
+        self.assertEqual(u["caused_by"]["id"], "cuda.stub-library", repr(r))
+
+    def test_bad_require_is_usage_error(self):
+        r = gctest.run("cuda", "--json", "--require", "cuda>=12.x")
+        self.assertEqual(r.rc, 2, repr(r))
+        self.assertIn("cuda>=X.Y", r.stderr)
+
+    def test_wheel_verdict_line_names_an_old_driver(self):
+        t = self.tree()
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_VERSION": "12040"}, expect_rc=0)
+        text = r.json["verdict"]["text"]
+        self.assertIn("CUDA for PyTorch / TensorFlow / JAX wheels", text)
+        self.assertIn("CUDA 13 not ready: the driver supports CUDA 12.4 only", text)
+        c13 = r.json["verdict"]["targets"]["cuda13"]
+        self.assertFalse(c13["ready"])
+
+    def test_wheel_verdict_line_names_an_old_gpu(self):
+        t = self.tree()
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_CC": "6.1"}, expect_rc=0)
+        self.assertIn("CUDA 13 not ready: compute capability 6.1 is below the 7.5", r.json["verdict"]["text"])
+
     # ---- where it runs ------------------------------------------------------------------------
 
     def test_foreign_root_skips(self):
