@@ -397,6 +397,44 @@ static void cuda_findings_no_library(struct cuda_run *cr, json_object *drv)
     }
 }
 
+/* Whether the GPU at ADDR is given to this system or container: 1 yes, 0 no, -1 unknown. sysfs lists
+ * every GPU even inside a container, but the container runtime creates only the /dev/nvidiaN nodes of
+ * the GPUs it grants; /proc/driver/nvidia/gpus/ADDR/information names the GPU's "Device Minor" and
+ * whether the driver excluded it ("GPU Excluded: Yes"; NVIDIA driver README, "Procfs interface"). */
+static int cuda_gpu_granted(struct probe_ctx *ctx, const char *addr)
+{
+    char *path = str_printf("/proc/driver/nvidia/gpus/%s/information", addr), *text = NULL;
+    int rc = path ? hostfs_read_file(ctx->fs, path, 64 * 1024, &text, NULL) : -ENOMEM;
+    free(path);
+    if (rc != 0)
+        return -1;
+    int granted = -1;
+    const char *ex = strstr(text, "GPU Excluded:");
+    if (ex && strstr(ex, "Yes") && strcspn(ex, "\n") > (size_t)(strstr(ex, "Yes") - ex))
+        granted = 0;
+    const char *m = strstr(text, "Device Minor:");
+    if (granted != 0 && m) {
+        m += strlen("Device Minor:");
+        while (*m == ' ' || *m == '\t')
+            m++;
+        uint64_t minor;
+        char num[24];
+        size_t n = strspn(m, "0123456789");
+        if (n > 0 && n < sizeof(num)) {
+            memcpy(num, m, n);
+            num[n] = '\0';
+            if (str_to_u64(num, 10, &minor) == 0 && minor < 4096) {
+                char node[48];
+                snprintf(node, sizeof(node), "/dev/nvidia%llu", (unsigned long long)minor);
+                int present = cuda_node_present(ctx, node);
+                granted = present < 0 ? -1 : present;
+            }
+        }
+    }
+    free(text);
+    return granted;
+}
+
 /* The findings of a library that loaded: stub, compat, version mismatch, cuInit codes, devices. */
 static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_object *devices)
 {
@@ -569,7 +607,13 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
             const char *a = cuda_str(json_object_array_get_idx(devices, j), "pci_address");
             seen = a && strcmp(a, addr) == 0;
         }
-        if (!seen) {
+        int granted = seen ? 1 : cuda_gpu_granted(cr->ctx, addr);
+        if (!seen && (granted == 0 || (granted < 0 && getenv("NVIDIA_VISIBLE_DEVICES")))) {
+            /* Not given to this container (or excluded by the driver): not a problem of this system. */
+            report_section_add_note(cr->sec, "GPU %s is on the PCI bus but not given to this system or container "
+                                             "(no /dev/nvidia node for it, NVIDIA_VISIBLE_DEVICES, or excluded)",
+                                    addr);
+        } else if (!seen) {
             f = report_add_finding(r, "cuda.gpu-not-visible", addr,
                                    "GPU %s is bound to the nvidia driver but is not among the %zu CUDA device%s", addr,
                                    nd, nd == 1 ? "" : "s");

@@ -49,7 +49,7 @@ class CudaTests(gctest.TestCase):
     def cuda(self, t, libdir, *extra, env=None, command="cuda", expect_rc=None, timeout=120):
         e = {"LD_LIBRARY_PATH": libdir, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
              "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
-             "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None}
+             "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "NVIDIA_VISIBLE_DEVICES": None}
         e.update(env or {})
         args = [command]
         if t is not None:
@@ -109,6 +109,22 @@ class CudaTests(gctest.TestCase):
         f = r.findings("cuda.gpu-not-visible")
         self.assertEqual([x["subject"] for x in f], [gpu_addr(1)], repr(r))
         self.assertEqual(f[0]["severity"], "warning")
+
+    def test_gpu_not_given_to_this_container_is_no_warning(self):
+        """sysfs lists every GPU of the host inside a container; only the granted ones have /dev/nvidiaN."""
+        t = self.tree(gpus=2)
+        for i in range(2):
+            t.t.write("/proc/driver/nvidia/gpus/%s/information" % gpu_addr(i),
+                      "Model: \t\t NVIDIA H100 80GB HBM3\nBus Location: \t %s\nDevice Minor: \t %d\n"
+                      "GPU Excluded:\t No\n" % (gpu_addr(i), i))
+        os.unlink(t.t.path("/dev/nvidia1"))
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_GPUS": "1"}, expect_rc=0)
+        self.assertEqual(self.cuda_ids(r), [], repr(r))
+        self.assertTrue(any(gpu_addr(1) in n and "not given" in n for n in r.json["cuda"].get("notes", [])), repr(r))
+        # with its node present, the same GPU missing from CUDA is a warning
+        t.node("/dev/nvidia1")
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_GPUS": "1"}, expect_rc=0)
+        self.assertEqual([f["subject"] for f in r.findings("cuda.gpu-not-visible")], [gpu_addr(1)], repr(r))
 
     def test_text_output(self):
         t = self.tree()
