@@ -343,26 +343,32 @@ struct cuda_run {
     int uvm_loaded;
 };
 
+/* An NVIDIA GPU without the nvidia module while Secure Boot is on: the module was refused. */
+static void cuda_findings_secure_boot(struct cuda_run *cr)
+{
+    if (!cr->facts.nvidia_gpu_present || cr->facts.nvidia_module_loaded || !cr->pci_known)
+        return;
+    int sb = cuda_secure_boot(cr->ctx);
+    if (sb == 1) {
+        struct report_finding *f =
+            report_add_finding(cr->ctx->report, "cuda.secure-boot-module", "nvidia",
+                               "An NVIDIA GPU is present, the nvidia kernel module is not loaded, and Secure Boot is "
+                               "on: the kernel refuses an unsigned module");
+        report_finding_add_evidence(f, CUDA_SECUREBOOT_VAR, "enabled");
+        report_finding_add_evidence(f, "/proc/modules", "no nvidia");
+    } else if (sb < 0) {
+        report_section_add_note(cr->sec, "Secure Boot state unknown (%s not readable): a refused unsigned nvidia "
+                                         "module cannot be ruled out",
+                                CUDA_SECUREBOOT_VAR);
+    }
+}
+
 static void cuda_findings_no_library(struct cuda_run *cr, json_object *drv)
 {
     struct report *r = cr->ctx->report;
     const char *err = cuda_str(drv, "dlopen_error");
     bool not_found = !err || strstr(err, "cannot open shared object file") != NULL;
     struct report_finding *f;
-    if (cr->facts.nvidia_gpu_present && !cr->facts.nvidia_module_loaded && cr->pci_known) {
-        int sb = cuda_secure_boot(cr->ctx);
-        if (sb == 1) {
-            f = report_add_finding(r, "cuda.secure-boot-module", "nvidia",
-                                   "An NVIDIA GPU is present, the nvidia kernel module is not loaded, and Secure "
-                                   "Boot is on: the kernel refuses an unsigned module");
-            report_finding_add_evidence(f, CUDA_SECUREBOOT_VAR, "enabled");
-            report_finding_add_evidence(f, "/proc/modules", "no nvidia");
-        } else if (sb < 0) {
-            report_section_add_note(cr->sec, "Secure Boot state unknown (%s not readable): a refused unsigned "
-                                             "nvidia module cannot be ruled out",
-                                    CUDA_SECUREBOOT_VAR);
-        }
-    }
     if (!not_found && (cr->facts.nvidia_gpu_present || !cr->pci_known)) {
         f = report_add_finding(r, "cuda.library-unusable", "libcuda.so.1", "libcuda.so.1 cannot be loaded: %s", err);
         report_finding_add_evidence(f, "dlopen(libcuda.so.1)", "%s", err);
@@ -697,6 +703,7 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
 
     json_object_object_add(data, "driver", drv);
     json_object_object_add(data, "devices", devices);
+    cuda_findings_secure_boot(cr);
     if (child && strcmp(status, "no-library") == 0)
         cuda_findings_no_library(cr, drv);
     else if (child)

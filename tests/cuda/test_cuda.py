@@ -180,6 +180,10 @@ class CudaTests(gctest.TestCase):
         t.t.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", b"\x06\x00\x00\x00\x00")
         r = self.cuda(t, empty)
         self.assertNotIn("cuda.secure-boot-module", self.cuda_ids(r), repr(r))
+        # with a libcuda installed, cuInit fails (no module): the same finding, with Secure Boot on
+        t.t.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", b"\x06\x00\x00\x00\x01")
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_INIT": "100"}, expect_rc=1)
+        self.assertIn("cuda.secure-boot-module", self.cuda_ids(r), repr(r))
 
     # ---- the library found --------------------------------------------------------------------
 
