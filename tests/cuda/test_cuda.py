@@ -19,7 +19,9 @@ def gpu_addr(i):
     return "0000:%02x:00.0" % (i + 1)
 
 
-class CudaTests(gctest.TestCase):
+class CudaBase(gctest.TestCase):
+    """Helpers: fake trees, the fake libcuda in a directory of its own, runs of `gpucheckup cuda`."""
+
     def libdir(self, version=KVER, real_name=None):
         """A directory holding the fake as libcuda.so.VERSION, with libcuda.so.1 linked to it (as drivers ship)."""
         d = tempfile.mkdtemp(prefix="gc-libcuda-")
@@ -60,6 +62,10 @@ class CudaTests(gctest.TestCase):
 
     def cuda_ids(self, r):
         return sorted({f["id"] for f in r.json["findings"] if f["id"].startswith("cuda.")})
+
+
+class CudaTests(CudaBase):
+    """The fake libcuda (tests/cuda/fake_libcuda.c) on fake trees."""
 
     # ---- healthy ------------------------------------------------------------------------------
 
@@ -147,17 +153,6 @@ class CudaTests(gctest.TestCase):
         self.assertEqual(r.json["cuda"]["driver"]["status"], "no-library")
         self.assertEqual(r.json["cuda"]["summary"][0]["mark"], "info")
 
-    def test_toolkit_without_driver_is_info_on_this_machine(self):
-        """The toolkit's lib64 on LD_LIBRARY_PATH (no libcuda.so.1 there, only stubs/) and no NVIDIA GPU."""
-        lib64 = os.path.join(os.path.dirname(os.path.dirname(STUB)), "") if STUB else "/nonexistent"
-        r = self.cuda(None, lib64)
-        devs = [d for d in (r.json.get("pci", {}).get("devices") or []) if d.get("vendor_id") == "10de"]
-        if devs:
-            self.skipTest("this machine has an NVIDIA GPU")
-        self.assertIn("cuda.no-driver", self.cuda_ids(r), repr(r))
-        self.assertFalse([f for f in r.json["findings"] if f["id"].startswith("cuda.") and f["severity"] != "info"])
-        self.assertEqual(r.rc, 0, repr(r))
-
     def test_no_libcuda_with_bound_gpu_is_error(self):
         t = self.tree()
         empty = tempfile.mkdtemp(prefix="gc-empty-")
@@ -196,21 +191,6 @@ class CudaTests(gctest.TestCase):
         self.assertIn("550.54.14", f[0]["message"])
         self.assertIn(KVER, f[0]["message"])
         self.assertIn(d, f[0]["hint"])
-
-    def test_real_stub_via_ld_library_path(self):
-        if not STUB:
-            self.skipTest("no CUDA toolkit stub here")  # registered only where it exists (meson.build)
-        d = tempfile.mkdtemp(prefix="gc-stubdir-")
-        self.addCleanup(shutil.rmtree, d, True)
-        os.symlink(STUB, os.path.join(d, "libcuda.so.1"))
-        r = self.cuda(None, d, expect_rc=1)
-        f = r.findings("cuda.stub-library")
-        self.assertEqual(len(f), 1, repr(r))
-        self.assertIn("LD_LIBRARY_PATH entry %s" % d, f[0]["message"])
-        self.assertEqual(f[0]["subject"], os.path.realpath(STUB))
-        self.assertIn("Remove %s from LD_LIBRARY_PATH" % d, f[0]["hint"])
-        self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["name"], "CUDA_ERROR_STUB_LIBRARY")
-        self.assertIs(r.json["cuda"]["driver"]["library"]["stub"], True)
 
     def test_compat_on_unsupported_gpu(self):
         t = self.tree()
@@ -304,16 +284,6 @@ class CudaTests(gctest.TestCase):
         self.assertEqual(sorted(f["subject"] for f in r.findings("require.unmet")),
                          ["compute-capability>=9.1", "cuda>=13.1"])
 
-    def test_require_cuda_explained_by_the_stub(self):
-        if not STUB:
-            self.skipTest("no CUDA toolkit stub here")
-        d = tempfile.mkdtemp(prefix="gc-stubdir-")
-        self.addCleanup(shutil.rmtree, d, True)
-        os.symlink(STUB, os.path.join(d, "libcuda.so.1"))
-        r = self.cuda(None, d, "--require", "cuda", expect_rc=1)
-        (u,) = r.findings("require.unmet")
-        self.assertEqual(u["caused_by"]["id"], "cuda.stub-library", repr(r))
-
     def test_bad_require_is_usage_error(self):
         r = gctest.run("cuda", "--json", "--require", "cuda>=12.x")
         self.assertEqual(r.rc, 2, repr(r))
@@ -350,6 +320,45 @@ class CudaTests(gctest.TestCase):
         for fid in ("cuda.stub-library", "cuda.no-libcuda", "cuda.driver-library-mismatch", "cuda.uvm-missing",
                     "cuda.visible-devices-none", "cuda.fabric-manager", "cuda.compat-unsupported"):
             self.assertIn(fid, r.stdout)
+
+
+class StubTests(CudaBase):
+    """The CUDA toolkit's real parts; meson registers these (e2e-cuda-stub) only where the stub exists."""
+
+    def setUp(self):
+        self.assertTrue(STUB and os.path.exists(STUB), "GC_CUDA_STUB must name the toolkit's stubs/libcuda.so")
+
+    def test_toolkit_without_driver_is_info_on_this_machine(self):
+        """The toolkit's lib64 on LD_LIBRARY_PATH (no libcuda.so.1 there, only stubs/) and no NVIDIA GPU."""
+        lib64 = os.path.dirname(os.path.dirname(STUB))
+        r = self.cuda(None, lib64)
+        devs = [d for d in (r.json.get("pci", {}).get("devices") or []) if d.get("vendor_id") == "10de"]
+        if devs:
+            self.skipTest("this machine has an NVIDIA GPU")
+        self.assertIn("cuda.no-driver", self.cuda_ids(r), repr(r))
+        self.assertFalse([f for f in r.json["findings"] if f["id"].startswith("cuda.") and f["severity"] != "info"])
+        self.assertEqual(r.rc, 0, repr(r))
+
+    def test_real_stub_via_ld_library_path(self):
+        d = tempfile.mkdtemp(prefix="gc-stubdir-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.symlink(STUB, os.path.join(d, "libcuda.so.1"))
+        r = self.cuda(None, d, expect_rc=1)
+        f = r.findings("cuda.stub-library")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("LD_LIBRARY_PATH entry %s" % d, f[0]["message"])
+        self.assertEqual(f[0]["subject"], os.path.realpath(STUB))
+        self.assertIn("Remove %s from LD_LIBRARY_PATH" % d, f[0]["hint"])
+        self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["name"], "CUDA_ERROR_STUB_LIBRARY")
+        self.assertIs(r.json["cuda"]["driver"]["library"]["stub"], True)
+
+    def test_require_cuda_explained_by_the_stub(self):
+        d = tempfile.mkdtemp(prefix="gc-stubdir-")
+        self.addCleanup(shutil.rmtree, d, True)
+        os.symlink(STUB, os.path.join(d, "libcuda.so.1"))
+        r = self.cuda(None, d, "--require", "cuda", expect_rc=1)
+        (u,) = r.findings("require.unmet")
+        self.assertEqual(u["caused_by"]["id"], "cuda.stub-library", repr(r))
 
 
 if __name__ == "__main__":
