@@ -42,8 +42,13 @@ int cuda_driver_normalize_busid(const char *text, char *out, size_t len)
 {
     unsigned dom, bus, dev, fn;
     char tail;
-    if (!text || sscanf(text, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 || bus > 0xff || dev > 0x1f ||
-        fn > 7)
+    /* Hex digits, ':' and '.' only (sscanf's %x would also take a sign, blanks and "0x"), the function
+     * one digit at the end, the domain at most 8 hex digits. */
+    size_t len_t = text ? strlen(text) : 0;
+    if (!text || len_t < 7 || len_t > 20 || strspn(text, "0123456789abcdefABCDEF:.") != len_t ||
+        text[len_t - 2] != '.' || strcspn(text, ":") > 8)
+        return -1;
+    if (sscanf(text, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 || bus > 0xff || dev > 0x1f || fn > 7)
         return -1;
     snprintf(out, len, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
     return 0;
