@@ -9,6 +9,7 @@
  *   GC_FAKE_CUDA_INIT=N        cuInit returns CUresult N (default 0)
  *   GC_FAKE_CUDA_MODE=crash    cuInit dereferences NULL; =hang: cuInit never returns
  *   GC_FAKE_CUDA_GPUS=N        N devices (default 1, at most 64), PCI bus ids 0000:0X:00.0, X = 1..N
+ *   GC_FAKE_CUDA_BUSIDS=A,B    the bus ids of devices 0, 1... as the driver prints them instead
  *   GC_FAKE_CUDA_VERSION=N     cuDriverGetVersion (default 13000)
  *   GC_FAKE_CUDA_CC=M.m        compute capability (default 9.0)
  *   GC_FAKE_CUDA_COMPUTE_MODE=N  compute mode attribute (default 0)
@@ -137,6 +138,17 @@ EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *u, CUdevice dev)
 
 EXPORT CUresult cuDeviceGetPCIBusId(char *bus, int len, CUdevice dev)
 {
+    const char *list = getenv("GC_FAKE_CUDA_BUSIDS");
+    if (list) {
+        for (int i = 0; i < dev && list; i++) {
+            list = strchr(list, ',');
+            list = list ? list + 1 : NULL;
+        }
+        if (list) {
+            snprintf(bus, (size_t)len, "%.*s", (int)strcspn(list, ","), list);
+            return 0;
+        }
+    }
     snprintf(bus, (size_t)len, "00000000:%02X:00.0", dev + 1);
     return 0;
 }

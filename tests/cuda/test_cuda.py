@@ -13,6 +13,7 @@ from test_pci import PciTree  # noqa: E402
 FAKE = os.environ["GC_FAKE_LIBCUDA"]
 STUB = os.environ.get("GC_CUDA_STUB")
 KVER = "580.159.04"
+POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
 
 
 def gpu_addr(i):
@@ -51,7 +52,8 @@ class CudaBase(gctest.TestCase):
     def cuda(self, t, libdir, *extra, env=None, command="cuda", expect_rc=None, timeout=120):
         e = {"LD_LIBRARY_PATH": libdir, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
              "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
-             "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "NVIDIA_VISIBLE_DEVICES": None}
+             "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "NVIDIA_VISIBLE_DEVICES": None,
+             "GC_FAKE_CUDA_BUSIDS": None}
         e.update(env or {})
         args = [command]
         if t is not None:
@@ -302,6 +304,40 @@ class CudaTests(CudaBase):
         t = self.tree()
         r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_CC": "6.1"}, expect_rc=0)
         self.assertIn("CUDA 13 not ready: compute capability 6.1 is below the 7.5", r.json["verdict"]["text"])
+
+    def test_h100_machine_without_nvidia_opencl_is_ready(self):
+        """Regression: the healthy H100 machine (GPU at 0000:00:06.0, only PoCL for OpenCL) was "not ready"
+        in gpucheckup 0.1 because cl.cpu-only was an error although the GPU computes through CUDA."""
+        t = PciTree(self.make_tree())
+        t.device("0000:00:06.0", 0x10de, 0x2330, 0x030200, driver="nvidia",
+                 link=("32.0 GT/s PCIe", 16, "32.0 GT/s PCIe", 16))
+        t.module("nvidia", 1)
+        t.module("nvidia_uvm")
+        t.nvidia_version(KVER, open_module=True)
+        for n in ("/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm"):
+            t.node(n)
+        # PoCL only, for the loader in the children (host dir) and the ICD probe (inside --root)
+        vendors = tempfile.mkdtemp(prefix="gc-vendors-")
+        os.chmod(vendors, 0o755)
+        self.addCleanup(shutil.rmtree, vendors, True)
+        with open(POCL_ICD) as f:
+            pocl = f.read()
+        for base in (vendors, t.t.path(vendors)):
+            os.makedirs(base, exist_ok=True)
+            with open(os.path.join(base, "pocl.icd"), "w") as f:
+                f.write(pocl)
+        cache = tempfile.mkdtemp(prefix="gc-pocl-cache-")
+        self.addCleanup(shutil.rmtree, cache, True)
+        r = self.cuda(t, self.libdir(), "--timeout", "20", command="check",
+                      env={"GC_FAKE_CUDA_BUSIDS": "00000000:00:06.0", "OCL_ICD_VENDORS": vendors,
+                           "POCL_CACHE_DIR": cache, "POCL_DEVICES": None}, expect_rc=0, timeout=240)
+        self.assertTrue(r.json["verdict"]["ready"], repr(r))
+        self.assertEqual(self.cuda_ids(r), [], repr(r))
+        (f,) = r.findings("cl.cpu-only")
+        self.assertEqual(f["severity"], "warning")
+        self.assertIn("computes through CUDA", f["message"])
+        self.assertEqual(r.json["cuda"]["devices"][0]["pci_address"], "0000:00:06.0")
+        self.assertEqual([x["severity"] for x in r.json["findings"] if x["severity"] == "error"], [])
 
     # ---- where it runs ------------------------------------------------------------------------
 
