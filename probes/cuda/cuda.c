@@ -530,9 +530,11 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
                                     libver, kver);
     }
     free(via);
-    if (code < 0 || code == CUDA_SUCCESS || stub || code == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE ||
-        code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH) {
-        /* fall through to the device checks below when cuInit succeeded */
+    /* A cuInit failure not explained above gets the finding its code calls for. */
+    bool explained = code < 0 || code == CUDA_SUCCESS || stub || code == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE ||
+                     (code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && !compat);
+    if (explained) {
+        /* nothing more to say about cuInit */
     } else if (code == CUDA_ERROR_UNKNOWN &&
                (cr->uvm_loaded == 0 || cuda_node_present(cr->ctx, "/dev/nvidia-uvm") == 0)) {
         int node = cuda_node_present(cr->ctx, "/dev/nvidia-uvm");
