@@ -535,6 +535,12 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
                      (code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && !compat);
     if (explained) {
         /* nothing more to say about cuInit */
+    } else if (!cr->facts.nvidia_gpu_present && cr->pci_known) {
+        /* No NVIDIA GPU: whatever cuInit says (100, 999...), nothing here is broken. */
+        f = report_add_finding(r, "cuda.no-gpu", NULL,
+                               "libcuda %s is installed but there is no NVIDIA GPU (cuInit: %s)", libver ? libver : "",
+                               cname ? cname : "unknown code");
+        report_finding_add_evidence(f, "cuInit(0)", "%s (%d)", cname ? cname : "?", code);
     } else if (code == CUDA_ERROR_UNKNOWN &&
                (cr->uvm_loaded == 0 || cuda_node_present(cr->ctx, "/dev/nvidia-uvm") == 0)) {
         int node = cuda_node_present(cr->ctx, "/dev/nvidia-uvm");
@@ -558,11 +564,6 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
                                "NVIDIA Fabric Manager is not running (or not the driver's version%s%s)",
                                kver ? ", " : "", kver ? kver : "");
         report_finding_add_evidence(f, "cuInit(0)", "%s (%d)", cname ? cname : "?", code);
-    } else if (!cr->facts.nvidia_gpu_present && cr->pci_known) {
-        f = report_add_finding(r, "cuda.no-gpu", NULL,
-                               "libcuda %s is installed but there is no NVIDIA GPU (cuInit: %s)", libver ? libver : "",
-                               cname ? cname : "unknown code");
-        report_finding_add_evidence(f, "cuInit(0)", "%s (%d)", cname ? cname : "?", code);
     } else {
         f = report_add_finding(r, "cuda.init-failed", path ? path : "libcuda.so.1", "cuInit(0) failed with %s (%d)",
                                cname ? cname : "an unknown CUresult", code);
@@ -576,7 +577,7 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
     /* cuInit succeeded: the devices. */
     size_t nd = devices ? json_object_array_length(devices) : 0;
     const char *cvd = getenv("CUDA_VISIBLE_DEVICES");
-    if (nd == 0 && cvd) {
+    if (nd == 0 && cvd && (cr->facts.nvidia_gpu_present || !cr->pci_known)) {
         f = report_add_finding(r, "cuda.visible-devices-none", "CUDA_VISIBLE_DEVICES",
                                "CUDA_VISIBLE_DEVICES=\"%s\" %s: CUDA sees no device", cvd,
                                *cvd ? "names no device that exists" : "is empty");

@@ -236,6 +236,13 @@ class CudaTests(CudaBase):
             self.assertIn(words, f[0]["message"])
             self.assertIn("CUDA_ERROR_NO_DEVICE", f[0]["message"])
 
+    def test_libcuda_without_gpu_is_info_whatever_cuinit_says(self):
+        t = PciTree(self.make_tree())
+        for env in ({"GC_FAKE_CUDA_INIT": "100"}, {"GC_FAKE_CUDA_INIT": "999"}, {"CUDA_VISIBLE_DEVICES": ""}):
+            r = self.cuda(t, self.libdir(), env=env, expect_rc=0)
+            self.assertEqual(self.cuda_ids(r), ["cuda.no-gpu"], repr(r))
+            self.assertEqual(r.findings("cuda.no-gpu")[0]["severity"], "info")
+
     def test_visible_devices_subset_is_not_a_missing_gpu(self):
         t = self.tree(gpus=2)
         r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_GPUS": "2", "CUDA_VISIBLE_DEVICES": "1"}, expect_rc=0)
