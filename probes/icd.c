@@ -424,8 +424,8 @@ static void icd_check_loaders(struct icd_state *st)
         if (strcmp(icd_basename(l->path), "libOpenCL.so.1") != 0 || !l->have_id || !l->loadable)
             continue;
         const char *kind = icd_loader_kind_of(icd_loader_file_info(st, i));
-        char *item = str_printf("%s%s (%s%s%s)", list ? list : "", list ? ", " : "", kind ? kind : "unidentified",
-                                l->searched ? ", " : ", off the search path: ", l->source);
+        char *item = str_printf("%s%s%s (%s%s%s)", list ? list : "", list ? ", " : "", l->path,
+                                kind ? kind : "unidentified", l->searched ? ", " : ", off the search path: ", l->source);
         free(list);
         list = item;
     }

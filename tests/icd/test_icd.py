@@ -373,6 +373,9 @@ class Loaders(IcdTestCase):
         self.assertEqual(len(f), 1)
         self.assertEqual(f[0]["subject"], copy)
         self.assertIn(copy, f[0]["message"])
+        # each loader is named by its path in the list, not only by its kind (seen blank on a real machine)
+        self.assertIn("%s (ocl-icd, LD_LIBRARY_PATH)" % copy, f[0]["message"])
+        self.assertIn("%s (ocl-icd, " % os.path.join(os.path.dirname(base), "libOpenCL.so.1"), f[0]["message"])
 
     def test_khronos_loader_semantics(self):
         d = self.vendors({"pocl.icd": pocl_line(), "extra.icd": FAKE["working"] + "\nsecond line\n"})
