@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cpu_x86.h"
 #include "run.h"
 #include "strutil.h"
 
@@ -120,13 +121,6 @@ static int doctor_best_opencl_version(const struct report *r, const char **name)
 
 /* ---- requirements ---- */
 
-/* CPU flags a requirement may name: the CPU probe's table (issue 3). */
-static const char *const doctor_cpu_flags[] = {
-    "sse", "sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi1", "bmi2",
-    "movbe", "avx512f", "avx512cd", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "amx_tile",
-    NULL,
-};
-
 enum doctor_req_kind { REQ_GPU, REQ_OPENCL, REQ_FP64, REQ_GPUS, REQ_CLVER, REQ_LEVEL, REQ_FLAG, REQ_BAD };
 
 /* Parse NAME; *ARG gets the number for gpus>=N, version*100 for opencl-version, the level. */
@@ -159,9 +153,9 @@ static enum doctor_req_kind doctor_parse_require(const char *name, int *arg)
         *arg = name[8] - '0';
         return REQ_LEVEL;
     }
-    for (size_t i = 0; doctor_cpu_flags[i]; i++)
-        if (strcmp(name, doctor_cpu_flags[i]) == 0)
-            return REQ_FLAG;
+    /* CPU flags: exactly the CPU probe's table, so every flag `cpu --json` reports can be required. */
+    if (cpu_flag_index(name) >= 0)
+        return REQ_FLAG;
     return REQ_BAD;
 }
 
@@ -172,13 +166,13 @@ int doctor_validate_requires(char *const *names, size_t n, char **error)
         if (doctor_parse_require(names[i], &arg) != REQ_BAD)
             continue;
         size_t len = 0;
-        for (size_t j = 0; doctor_cpu_flags[j]; j++)
-            len += strlen(doctor_cpu_flags[j]) + 2;
+        for (size_t j = 0; j < cpu_flag_count; j++)
+            len += strlen(cpu_flag_table[j].name) + 2;
         char *flags = calloc(1, len + 1);
-        for (size_t j = 0; flags && doctor_cpu_flags[j]; j++) {
+        for (size_t j = 0; flags && j < cpu_flag_count; j++) {
             if (j)
                 strcat(flags, ", ");
-            strcat(flags, doctor_cpu_flags[j]);
+            strcat(flags, cpu_flag_table[j].name);
         }
         *error = str_printf("--require: unknown requirement '%s'; valid: gpu, opencl, fp64, gpus>=N, "
                             "opencl-version>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, or a CPU flag (%s)",
