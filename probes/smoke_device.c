@@ -828,7 +828,7 @@ json_object *smoke_device_child(void *arg)
     char *gwhy = NULL;
     if (tm.above_peak)
         gwhy = str_printf("%.4g GFLOPS by the %s clock would exceed the device's plausible peak of %.4g GFLOPS "
-                          "(%u compute unit%s at %u MHz): not a speed", 2.0 * d.n * d.n * d.n / (tm.ms * 1e6),
+                          "(it reports %u compute unit%s at %u MHz): not a speed", 2.0 * d.n * d.n * d.n / (tm.ms * 1e6),
                           tm.timer, peak, d.peak.compute_units, d.peak.compute_units == 1 ? "" : "s", d.peak.clock_mhz);
     else if (timed && !isfinite(tm.gflops))
         gwhy = str_printf("the kernel took less than the clock can tell");
