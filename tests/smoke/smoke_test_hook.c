@@ -6,8 +6,8 @@
  *   GC_SMOKE_TEST_CRASH_AT=TEXT                   a segfault when a stage containing TEXT begins
  *   GC_SMOKE_TEST_HANG_AT=TEXT                    hang when a stage containing TEXT begins
  *   GC_SMOKE_TEST_ONLY_DEVICE=P:D                 crash or hang only in the child testing P:D
- *   GC_SMOKE_TEST_PROFILING=missing|zero|tenth|double  what the profiling events say: unreadable,
- *                                                 1 ns (as rusticl 22.3), a tenth or twice the truth
+ *   GC_SMOKE_TEST_PROFILING=missing|zero|tenth|tenfold  what the profiling events say: unreadable,
+ *                                                 1 ns (as rusticl 22.3), a tenth or ten times the truth
  *   GC_SMOKE_TEST_PEAK=tiny                       the device claims one compute unit at 1 MHz (a GPU)
  */
 #include <math.h>
@@ -91,8 +91,8 @@ static void hook_timer(double *prof_ms, double *host_ms, struct smoke_peak_props
         *prof_ms = 1e-6;
     else if (hook_profiling && strcmp(hook_profiling, "tenth") == 0)
         *prof_ms /= 10;
-    else if (hook_profiling && strcmp(hook_profiling, "double") == 0)
-        *prof_ms *= 2;
+    else if (hook_profiling && strcmp(hook_profiling, "tenfold") == 0)
+        *prof_ms *= 10;
     if (hook_peak && strcmp(hook_peak, "tiny") == 0) {
         peak->cpu = false;
         peak->compute_units = 1;
