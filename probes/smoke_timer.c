@@ -61,7 +61,9 @@ void smoke_timing_decide(double prof_ms, double host_ms, double flops, double pe
     out->above_peak = false;
     out->blame_profiling = host_ok && (why == SMOKE_TIMER_PROFILING_MISSING || why == SMOKE_TIMER_PROFILING_LONGER ||
                                        why == SMOKE_TIMER_PROFILING_SHORTER || why == SMOKE_TIMER_PROFILING_ABOVE_PEAK ||
-                                       (why == SMOKE_TIMER_PROFILING_ZERO && host_ms >= SMOKE_TIMER_BLAME_ZERO_MS));
+                                       (why == SMOKE_TIMER_PROFILING_ZERO &&
+                                        (host_ms >= SMOKE_TIMER_BLAME_ZERO_MS ||
+                                         (peak_ok && flops > SMOKE_TIMER_ZERO_MS * 1e6 * peak_gflops))));
     out->gflops = NAN;
     if (why == SMOKE_TIMER_PROFILING_OK) {
         out->timer = "profiling";

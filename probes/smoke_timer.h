@@ -47,8 +47,9 @@ enum smoke_timer_why {
 /* The profiled time may exceed the host time by this much (two clocks, their rounding) and no more. */
 #define SMOKE_TIMER_LONGER_SHARE 0.25
 #define SMOKE_TIMER_LONGER_MS 0.1
-/* A "zero" profiled time blames the driver only when the host waited at least this long: a kernel
- * the host saw take a millisecond was no 10 ns kernel, while a 1x1 product might be close to one. */
+/* A "zero" profiled time blames the driver only when the host waited at least this long (a kernel
+ * the host saw take a millisecond was no 10 ns kernel, while a 1x1 product might be close to one),
+ * or when even the device's plausible peak could not do the work in 10 ns. */
 #define SMOKE_TIMER_BLAME_ZERO_MS 1.0
 
 struct smoke_timing {

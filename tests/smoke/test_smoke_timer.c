@@ -83,6 +83,10 @@ static void test_profiling_zero(void **state)
     assert_int_equal(t.why, SMOKE_TIMER_PROFILING_ZERO);
     assert_string_equal(t.timer, "host");
     assert_false(t.blame_profiling);
+    /* ... unless the peak could not do the work in that time: rusticl at N = 64 on a fast host. */
+    decide(1e-6, 0.09, 2.0 * 64 * 64 * 64, 6144, &t);
+    assert_int_equal(t.why, SMOKE_TIMER_PROFILING_ZERO);
+    assert_true(t.blame_profiling);
     /* 10 ns and more is a time. */
     decide(1e-5, 0.09, 2.0, 6144, &t);
     assert_string_equal(t.timer, "profiling");
