@@ -680,10 +680,12 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
              k++) {
             json_object *p = json_object_array_get_idx(passes, k);
             char key[40];
-            snprintf(key, sizeof(key), "%s %s pass", smoke_get_str(p, "precision"), smoke_get_str(p, "kind"));
+            const char *prec = smoke_get_str(p, "precision"), *kind = smoke_get_str(p, "kind");
+            const char *pst = smoke_get_str(p, "status");
+            snprintf(key, sizeof(key), "%s %s pass", prec ? prec : "?", kind ? kind : "?");
             json_object *km = smoke_get(p, "kernel_ms"), *me = smoke_get(p, "max_error"), *tol = smoke_get(p, "tolerance");
             json_object *hm = smoke_get(p, "host_ms");
-            text_kv(t, key, "%s, kernel %s ms (host %s ms), max error %s (tolerance %s)", smoke_get_str(p, "status"),
+            text_kv(t, key, "%s, kernel %s ms (host %s ms), max error %s (tolerance %s)", pst ? pst : "?",
                     km ? json_object_get_string(km) : "?", hm ? json_object_get_string(hm) : "?",
                     me ? json_object_get_string(me) : "?",
                     tol ? json_object_get_string(tol) : "?");
