@@ -15,10 +15,15 @@ class OpenclCase(gctest.TestCase):
     def setUp(self):
         self.cache = tempfile.mkdtemp(prefix="gc-ocl-pocl-")
         self.addCleanup(shutil.rmtree, self.cache, True)
+        # Only PoCL's .icd: the system directory may hold other drivers too (CI installs Intel's and
+        # Mesa's), whose platforms would change every count below.
+        self.vendors = tempfile.mkdtemp(prefix="gc-ocl-vendors-")
+        self.addCleanup(shutil.rmtree, self.vendors, True)
+        shutil.copy("/etc/OpenCL/vendors/pocl.icd", self.vendors)
 
     def env(self, **kw):
-        """PoCL through the system loader, unless KW says otherwise; None removes a variable."""
-        e = {"POCL_CACHE_DIR": self.cache, "OCL_ICD_VENDORS": None, "OPENCL_VENDOR_PATH": None,
+        """PoCL alone through the system loader, unless KW says otherwise; None removes a variable."""
+        e = {"POCL_CACHE_DIR": self.cache, "OCL_ICD_VENDORS": self.vendors, "OPENCL_VENDOR_PATH": None,
              "OCL_ICD_FILENAMES": None, "GPUCHECKUP_LIBOPENCL": None, "POCL_DEVICES": None}
         e.update(kw)
         return e
