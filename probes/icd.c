@@ -1014,6 +1014,11 @@ static void icd_hardware_hint(struct icd_state *st, struct icd_entry *e, struct 
     if (!f || !e->drv || e->hw != VENDOR_HW_PRESENT)
         return;
     report_finding_add_evidence(f, "/sys/bus/pci/devices", "%s", e->hw_why);
+    char answer[96];
+    if (code == CL_SUCCESS)
+        snprintf(answer, sizeof(answer), "answers with zero platforms");
+    else
+        snprintf(answer, sizeof(answer), "fails with %s", clapi_error_name((cl_int)code));
     if (strcmp(e->drv->name, "intel-neo") == 0) {
         /* NEO answers -6 (CL_OUT_OF_HOST_MEMORY) or -1001 when it cannot open a GPU it supports: seen
          * with Debian's 22.43 on a machine without one; a user outside the render node's group sees
@@ -1037,27 +1042,27 @@ static void icd_hardware_hint(struct icd_state *st, struct icd_entry *e, struct 
         struct stat sb;
         bool fw = hostfs_stat(st->ctx->fs, fwdir, &sb, true) == 0 && S_ISDIR(sb.st_mode);
         report_finding_set_hint(f,
-                                "The Intel GPU %s (device %s) is bound to %s, yet NEO fails with %s. Seen here: %s; "
+                                "The Intel GPU %s (device %s) is bound to %s, yet NEO %s. Seen here: %s; "
                                 "%s. Usual causes: the render node's group (the user must be in it), a NEO older "
                                 "than the GPU generation (check that device %s is in the supported list of the "
                                 "installed intel-opencl-icd, else update it), or missing GPU firmware (`sudo dmesg "
                                 "| grep -iE 'guc|huc|firmware'`).",
-                                addr, did ? did : "?", drv, clapi_error_name((cl_int)code), nodes ? nodes : "?",
+                                addr, did ? did : "?", drv, answer, nodes ? nodes : "?",
                                 fw ? "the firmware directory is there" : "no firmware directory (Debian: `sudo apt "
                                                                          "install firmware-misc-nonfree`)",
                                 did ? did : "?");
         report_finding_add_evidence(f, fwdir, "%s", fw ? "present" : "absent");
         free(nodes);
     } else if (strcmp(e->drv->name, "nvidia") == 0) {
-        report_finding_set_hint(f, "An NVIDIA GPU is here (%s), yet its OpenCL driver fails with %s: the pci and drv "
+        report_finding_set_hint(f, "An NVIDIA GPU is here (%s), yet its OpenCL driver %s: the pci and drv "
                                    "findings (module loaded, versions matching, /dev/nvidia* nodes) usually name the "
                                    "cause; a kernel module and libraries of different versions fail until a reboot.",
-                                e->hw_why, clapi_error_name((cl_int)code));
+                                e->hw_why, answer);
     } else if (strcmp(e->drv->name, "amd") == 0) {
-        report_finding_set_hint(f, "An AMD GPU is here (%s), yet ROCm's OpenCL fails with %s: it needs amdgpu and "
+        report_finding_set_hint(f, "An AMD GPU is here (%s), yet ROCm's OpenCL %s: it needs amdgpu and "
                                    "read-write access to /dev/kfd and the render node (usually group render or video: "
                                    "`sudo usermod -aG render,video $USER`), and a GPU its ROCm release supports.",
-                                e->hw_why, clapi_error_name((cl_int)code));
+                                e->hw_why, answer);
     }
 }
 

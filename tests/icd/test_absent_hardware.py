@@ -154,6 +154,35 @@ class NoGpuTests(AbsentHardwareCase):
         self.assertEqual(self.icds_by_file(r.json)["intel.icd"]["driver"]["hardware"], "unknown")
 
 
+class NvidiaTests(AbsentHardwareCase):
+    """The NVIDIA row: a driver answering -1001 (the fake noplat ICD, as nvidia.icd: recognised by the file name)."""
+
+    def nvidia_tree(self, gpu):
+        t = PciTree(self.make_tree())
+        if gpu:
+            t.healthy_nvidia()
+        t.t.write("/etc/OpenCL/vendors/nvidia.icd", os.environ["GC_FAKE_ICD_NOPLAT"] + "\n")
+        return t
+
+    def test_without_an_nvidia_gpu_it_is_absent_hardware(self):
+        r = self.run_json("icd", "--root", self.nvidia_tree(gpu=False).root, "--live", env=self.env())
+        self.assertEqual(r.rc, 0, repr(r))
+        (f,) = r.findings("icd.absent-hardware")
+        self.assertIn("NVIDIA OpenCL", f["message"])
+        self.assertIn("-1001 (CL_PLATFORM_NOT_FOUND_KHR)", f["message"])
+        self.assertNotIn("icd.no-platforms", r.finding_ids())
+        (e,) = r.json["icd"]["icds"]
+        self.assertEqual((e["status"], e["vendor"], e["driver"]["name"]), ("no-platforms", "nvidia", "nvidia"))
+
+    def test_with_an_nvidia_gpu_it_stays_a_warning_with_the_vendor_hint(self):
+        r = self.run_json("icd", "--root", self.nvidia_tree(gpu=True).root, "--live", env=self.env())
+        self.assertNotIn("icd.absent-hardware", r.finding_ids())
+        (f,) = r.findings("icd.no-platforms")
+        self.assertEqual(f["severity"], "warning")
+        self.assertIn("An NVIDIA GPU is here (PCI device 0000:01:00.0 is vendor 10de, driver nvidia)", f["hint"])
+        self.assertIn("fails with CL_PLATFORM_NOT_FOUND_KHR", f["hint"])
+
+
 class IntelGpuTests(AbsentHardwareCase):
     def test_neo_failure_with_an_i915_gpu_is_an_error_with_a_vendor_hint(self):
         t = self.tree(intel_gpu=True)

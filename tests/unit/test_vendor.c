@@ -134,6 +134,31 @@ static void test_rows_are_consistent(void **state)
     assert_null(vendor_cl_by_name("nope"));
 }
 
+/* The pci probe's module list (probes/pci_drivers.c), in its JSON order. */
+extern const char *const pci_module_names[];
+
+static void test_pci_modules_follow_the_table(void **state)
+{
+    (void)state;
+    /* The pci probe reports, vendor by vendor in table order, the compute modules then the blocking
+     * ones: the same names in the same order, so the two cannot drift apart. */
+    size_t k = 0;
+    static const int ids[] = {0x10de, 0x1002, 0x8086};
+    for (size_t v = 0; v < sizeof(ids) / sizeof(ids[0]); v++) {
+        const struct vendor *row = vendor_by_pci_id(ids[v]);
+        assert_non_null(row);
+        for (size_t i = 0; row->modules && row->modules[i]; i++, k++) {
+            assert_non_null(pci_module_names[k]);
+            assert_string_equal(pci_module_names[k], row->modules[i]);
+        }
+        for (size_t i = 0; row->blocking_modules && row->blocking_modules[i]; i++, k++) {
+            assert_non_null(pci_module_names[k]);
+            assert_string_equal(pci_module_names[k], row->blocking_modules[i]);
+        }
+    }
+    assert_null(pci_module_names[k]);
+}
+
 /* A pci section's data as the pci probe writes it. */
 static json_object *pci_data(const char *source, int visible, const char *const *vendor_ids)
 {
@@ -216,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_opencl_driver_by_platform),
         cmocka_unit_test(test_rows_are_consistent),
         cmocka_unit_test(test_hardware),
+        cmocka_unit_test(test_pci_modules_follow_the_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
