@@ -1020,11 +1020,11 @@ static void icd_hardware_hint(struct icd_state *st, struct icd_entry *e, struct 
     else
         snprintf(answer, sizeof(answer), "fails with %s", clapi_error_name((cl_int)code));
     if (strcmp(e->drv->name, "intel-neo") == 0) {
-        /* NEO answers -6 (CL_OUT_OF_HOST_MEMORY) or -1001 when it cannot open a GPU it supports: seen
-         * with Debian's 22.43 on a machine without one; a user outside the render node's group sees
-         * the same (intel/compute-runtime issue 478); a GPU newer than the NEO release is not listed
-         * (NEO's README, "Supported Platforms"); i915 needs its GuC/HuC firmware (Debian:
-         * firmware-misc-nonfree, in /lib/firmware/i915). */
+        /* NEO answers -6 (CL_OUT_OF_HOST_MEMORY) when it finds no GPU it can open: seen with Debian's
+         * 22.43 on a machine without one. With a GPU the usual reasons it cannot: a user outside the
+         * render node's group sees no GPU where root does (intel/compute-runtime issue 478); a GPU
+         * newer than the NEO release is not in its device list (NEO's README, "Supported Platforms");
+         * i915 and xe load GuC/HuC firmware (Debian: firmware-misc-nonfree, /lib/firmware/i915). */
         json_object *g = icd_pci_gpu(st, VENDOR_PCI_INTEL);
         const char *addr = icd_jstr(g, "address"), *drv = icd_jstr(g, "driver"), *did = icd_jstr(g, "device_id");
         const struct vendor *intel = vendor_by_pci_id(VENDOR_PCI_INTEL);
@@ -1252,11 +1252,11 @@ static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_
                 empty = false;
         }
         if (empty) {
-            char *pt = icd_platforms_text(e->platforms);
-            char *what = str_printf("lists no device (%s)", pt ? pt : "0 devices");
+            const char *pname = icd_jstr(json_object_array_get_idx(e->platforms, 0), "name");
+            char *what = str_printf("lists no device on its platform %s%s", pname ? pname : "(unnamed)",
+                                    np > 1 ? " and the others" : "");
             icd_absent_hardware(st, e, what ? what : "lists no device");
             free(what);
-            free(pt);
         }
     }
     free(first_why);
