@@ -10,6 +10,7 @@
 #include "cpu_x86.h"
 #include "run.h"
 #include "strutil.h"
+#include "vendor.h"
 
 /* ---- reading the sections' facts (the probes' JSON contracts) ---- */
 
@@ -269,15 +270,8 @@ bool doctor_eval_require(const struct report *r, const char *name, char **detail
 
 static const char *doctor_vendor_from_id(const char *vid)
 {
-    if (!vid)
-        return NULL;
-    if (strcasecmp(vid, "10de") == 0 || strcasecmp(vid, "0x10de") == 0)
-        return "nvidia";
-    if (strcasecmp(vid, "1002") == 0 || strcasecmp(vid, "0x1002") == 0 || strcasecmp(vid, "1022") == 0)
-        return "amd";
-    if (strcasecmp(vid, "8086") == 0 || strcasecmp(vid, "0x8086") == 0)
-        return "intel";
-    return NULL;
+    const struct vendor *v = vendor_by_pci_text(vid);
+    return v ? v->name : NULL;
 }
 
 static const char *doctor_vendor_from_text(const char *s)
@@ -318,9 +312,9 @@ const char *doctor_finding_vendor(const struct report *r, const struct report_fi
             json_object *d = json_object_array_get_idx(icds, i);
             const char *file = doctor_str(d, "file");
             if (file && strcmp(file, subj) == 0) {
-                const char *v = doctor_str(d, "vendor");
-                if (v && (strcmp(v, "nvidia") == 0 || strcmp(v, "amd") == 0 || strcmp(v, "intel") == 0))
-                    return strcmp(v, "nvidia") == 0 ? "nvidia" : strcmp(v, "amd") == 0 ? "amd" : "intel";
+                const struct vendor *gv = vendor_by_name(doctor_str(d, "vendor"));
+                if (gv)
+                    return gv->name;
                 return doctor_vendor_from_text(doctor_str(d, "library"));
             }
         }
@@ -481,6 +475,12 @@ static const char **doctor_reasons(const struct report *r, const char *const *pr
     return ids;
 }
 
+/* Findings that explain nothing: never a verdict's root cause (a driver for absent hardware). */
+static bool doctor_never_root(const struct report_finding *f)
+{
+    return strcmp(f->id, "icd.absent-hardware") == 0;
+}
+
 /* The most severe root cause (not caused by another) among PREFIXES, or NULL. Info findings count
  * only when nothing more severe is there (pci.no-gpu explains a missing GPU). */
 static const struct report_finding *doctor_first_root(const struct report *r, const char *const *prefixes)
@@ -489,7 +489,7 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
     const struct report_finding **sorted = report_sorted_findings(r, &n);
     const struct report_finding *found = NULL;
     for (size_t i = 0; i < n && !found; i++) {
-        if (sorted[i]->caused_by_id)
+        if (sorted[i]->caused_by_id || doctor_never_root(sorted[i]))
             continue;
         for (size_t p = 0; prefixes[p] && !found; p++)
             if (str_starts_with(sorted[i]->id, prefixes[p]))
