@@ -27,9 +27,20 @@
 static const struct check icd_checks[] = {
     {"icd.no-loader", REPORT_SEV_ERROR, "No OpenCL ICD loader (libOpenCL.so.1) can be loaded",
      "Install an ICD loader: sudo apt-get install ocl-icd-libopencl1"},
-    {"icd.multiple-loaders", REPORT_SEV_WARNING,
+    /* Information only: the CUDA toolkit puts its own (Khronos-based) libOpenCL.so.1 on the path beside
+     * the distribution's ocl-icd on most NVIDIA machines, and programs then all get the first one. The
+     * harm is a loader that ignores the environment the machine was set up with:
+     * icd.loader-ignores-env. */
+    {"icd.multiple-loaders", REPORT_SEV_INFO,
      "Different OpenCL loaders (libOpenCL.so*) can shadow each other on the library path",
-     "Keep one loader: remove the others from LD_LIBRARY_PATH or /etc/ld.so.conf.d (then run ldconfig)."},
+     "Nothing to fix while every program gets the same loader; to keep one, remove the others from "
+     "LD_LIBRARY_PATH or /etc/ld.so.conf.d (then run ldconfig)."},
+    {"icd.loader-ignores-env", REPORT_SEV_WARNING,
+     "A variable that registers OpenCL drivers is set, but the loader programs get ignores it: the drivers "
+     "it names are invisible",
+     "OCL_ICD_FILENAMES is read only by the Khronos loader and OPENCL_VENDOR_PATH only by ocl-icd: put the "
+     "drivers in .icd files in the vendors directory (/etc/OpenCL/vendors or OCL_ICD_VENDORS), which both "
+     "loaders read, or make the matching loader the first libOpenCL.so.1 on the library path."},
     {"icd.no-icds", REPORT_SEV_ERROR, "No OpenCL vendor driver is registered: OpenCL has no platform",
      "Install the ICD package of your GPU's driver (nvidia-opencl-icd, mesa-opencl-icd, intel-opencl-icd, "
      "rocm-opencl-runtime) or pocl-opencl-icd for the CPU."},
@@ -834,6 +845,13 @@ static void icd_precheck(struct icd_state *st)
                 (!o->status || strcmp(o->status, "self-reference") != 0)) {
                 e->dup_of = (int)j;
                 icd_set(e, "duplicate", "same library as %s", icd_subject(o));
+                if (!icd_is_ocl_semantics(st->kind)) {
+                    /* The Khronos loader skips a library it already loaded (loader/icd.c,
+                     * khrIcdVendorAdd): one platform list, nothing to fix. */
+                    report_section_add_note(st->sec, "%s and %s both load %s: the loader in use loads it once",
+                                            icd_subject(o), icd_subject(e), e->resolved);
+                    break;
+                }
                 struct report_finding *f = report_add_finding(
                     r, "icd.duplicate", icd_subject(e),
                     "%s and %s both load %s: ocl-icd lists its platforms twice, the Khronos loader skips the "
@@ -1820,6 +1838,67 @@ static void icd_state_free(struct icd_state *st)
         hostfs_close(&st->own_libfs);
 }
 
+/* A variable set for the other kind of loader than the one programs get: its drivers are invisible.
+ * ocl-icd 2.3 reads OCL_ICD_VENDORS and OPENCL_VENDOR_PATH, never OCL_ICD_FILENAMES (ocl_icd_loader.c);
+ * the Khronos loader reads OCL_ICD_FILENAMES and OCL_ICD_VENDORS, never OPENCL_VENDOR_PATH
+ * (loader/linux/icd_linux.c). Seen on a real NVIDIA container image: OCL_ICD_FILENAMES named
+ * libnvidia-opencl.so.1 (no nvidia.icd in the vendors dir), so under ocl-icd the GPU had no OpenCL. */
+static void icd_check_ignored_env(struct icd_state *st)
+{
+    if (st->kind == ICD_KIND_NONE || !st->loader)
+        return;
+    const char *loaded = icd_jstr(st->loader, "path");
+    if (icd_is_ocl_semantics(st->kind)) {
+        const char *fn = icd_env("OCL_ICD_FILENAMES");
+        if (!fn || !*fn)
+            return;
+        /* Only libraries no .icd file reaches are lost. */
+        char *copy = strdup(fn), *lost = NULL, *save = NULL;
+        for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok; tok = strtok_r(NULL, ":", &save)) {
+            const char *via = NULL;
+            char *found = icd_search_find(&st->search, tok, &via);
+            char *res = found ? icd_fs_realpath(st->libfs, found) : NULL;
+            bool covered = false;
+            for (size_t i = 0; i < st->n && !covered; i++)
+                covered = (res && st->e[i].resolved && strcmp(st->e[i].resolved, res) == 0) ||
+                          (st->e[i].library && strcmp(st->e[i].library, tok) == 0);
+            free(found);
+            free(res);
+            if (covered)
+                continue;
+            char *clean = icd_sanitized(tok);
+            char *more = str_printf("%s%s%s", lost ? lost : "", lost ? ", " : "", clean ? clean : "?");
+            free(clean);
+            free(lost);
+            lost = more;
+        }
+        free(copy);
+        if (lost) {
+            struct report_finding *f = report_add_finding(
+                st->ctx->report, "icd.loader-ignores-env", "OCL_ICD_FILENAMES",
+                "OCL_ICD_FILENAMES names %s, but programs load %s (ocl-icd), which ignores that variable: "
+                "no .icd file registers %s, so OpenCL programs do not see %s",
+                lost, loaded ? loaded : "libOpenCL.so.1", strchr(lost, ',') ? "them" : "it",
+                strchr(lost, ',') ? "those drivers" : "that driver");
+            if (f)
+                report_finding_add_evidence(f, "OCL_ICD_FILENAMES", "%s", lost);
+            free(lost);
+        }
+        return;
+    }
+    const char *vp = icd_env("OPENCL_VENDOR_PATH");
+    const char *ov = icd_env("OCL_ICD_VENDORS");
+    if (vp && *vp && !(ov && *ov) && strcmp(vp, ICD_VENDORS_DIR) != 0) {
+        char *clean = icd_sanitized(vp);
+        report_add_finding(st->ctx->report, "icd.loader-ignores-env", "OPENCL_VENDOR_PATH",
+                           "OPENCL_VENDOR_PATH is %s, but programs load %s (%s), which ignores that variable and "
+                           "reads %s instead",
+                           clean ? clean : "?", loaded ? loaded : "libOpenCL.so.1", icd_kind_name(st->kind),
+                           ICD_VENDORS_DIR);
+        free(clean);
+    }
+}
+
 static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct icd_state st;
@@ -1854,6 +1933,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     icd_check_loaders(&st);
     icd_collect(&st);
     icd_precheck(&st);
+    icd_check_ignored_env(&st);
     icd_probe_all(&st);
     icd_check_conflict(&st);
     icd_no_icds(&st);
