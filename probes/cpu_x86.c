@@ -6,7 +6,9 @@
 #include <string.h>
 
 /* Bits from the Intel SDM vol. 2A (CPUID) and AMD APM vol. 3 (appendix E); x86-64 levels from the
- * x86-64 psABI. Kernel names from arch/x86/include/asm/cpufeatures.h. */
+ * x86-64 psABI ("Micro-architecture levels"), checked against glibc's get_isa_level
+ * (sysdeps/x86/get-isa-level.h): the same lists, except that glibc tests neither SYSCALL (below)
+ * nor OSXSAVE (implied there by AVX being usable). Kernel names from arch/x86/include/asm/cpufeatures.h. */
 const struct cpu_flag_def cpu_flag_table[] = {
     /* x86-64 baseline (v1) */
     {"fpu", "FPU", "fpu", CPU_REG_1_EDX, 0, CPU_STATE_NONE, 1, CPU_FEATURE_FPU},
