@@ -292,6 +292,25 @@ class RealDumpTests(gctest.TestCase):
         self.assertFalse(c["dump"]["has_xcr0"])
 
 
+    def test_save_converts_to_libcpuid_format(self):
+        # --save-cpuid writes what was read (here an AIDA64 report) in libcpuid's format plus
+        # gpucheckup's extras; it decodes the same.
+        t = self.make_tree()
+        out = t.path("spr.dump")
+        src = os.path.join(REAL, "GenuineIntel00806F8_SapphireRapids_05_CPUID.txt")
+        a = self.run_json("cpu", "--cpuid-dump", src, "--save-cpuid", out).json["cpu"]
+        with open(out, encoding="utf-8") as f:
+            text = f.read()
+        self.assertIn("basic_cpuid[7]=", text)
+        self.assertIn("gpucheckup.cpuid_7_1=", text)
+        self.assertNotIn("gpucheckup.xcr0", text)  # the report recorded none: nothing invented
+        b = self.run_json("cpu", "--cpuid-dump", out).json["cpu"]
+        self.assertEqual(b["dump"]["format"], "libcpuid")
+        self.assertEqual(b["cpuid_flags"], a["cpuid_flags"])
+        self.assertEqual(b["flags"], a["flags"])
+        self.assertEqual(b["x86_64_level"], 4)
+
+
 class DumpFormatTests(gctest.TestCase):
     def bad(self, path, words):
         r = gctest.run("cpu", "--cpuid-dump", path)
