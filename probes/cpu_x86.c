@@ -6,7 +6,9 @@
 #include <string.h>
 
 /* Bits from the Intel SDM vol. 2A (CPUID) and AMD APM vol. 3 (appendix E); x86-64 levels from the
- * x86-64 psABI. Kernel names from arch/x86/include/asm/cpufeatures.h. */
+ * x86-64 psABI ("Micro-architecture levels"), checked against glibc's get_isa_level
+ * (sysdeps/x86/get-isa-level.h): the same lists, except that glibc tests neither SYSCALL (below)
+ * nor OSXSAVE (implied there by AVX being usable). Kernel names from arch/x86/include/asm/cpufeatures.h. */
 const struct cpu_flag_def cpu_flag_table[] = {
     /* x86-64 baseline (v1) */
     {"fpu", "FPU", "fpu", CPU_REG_1_EDX, 0, CPU_STATE_NONE, 1, CPU_FEATURE_FPU},
@@ -16,7 +18,12 @@ const struct cpu_flag_def cpu_flag_table[] = {
     {"fxsr", "FXSAVE", "fxsr", CPU_REG_1_EDX, 24, CPU_STATE_NONE, 1, CPU_FEATURE_FXSR},
     {"sse", "SSE", "sse", CPU_REG_1_EDX, 25, CPU_STATE_NONE, 1, CPU_FEATURE_SSE},
     {"sse2", "SSE2", "sse2", CPU_REG_1_EDX, 26, CPU_STATE_NONE, 1, CPU_FEATURE_SSE2},
-    {"syscall", "SYSCALL", "syscall", CPU_REG_E1_EDX, 11, CPU_STATE_NONE, 1, CPU_FEATURE_SYSCALL},
+    /* Long mode decides x86-64. SYSCALL is in the psABI's baseline list, but no level hinges on it:
+     * Intel CPUs report CPUID.80000001H:EDX[11] only when CPUID runs in 64-bit mode (Intel SDM vol. 2A,
+     * CPUID: "SYSCALL/SYSRET available in 64-bit mode"), so a dump taken by 32-bit code (a Core
+     * i7-2600K in InstLatx64's archive) has it clear; glibc's get_isa_level (sysdeps/x86/get-isa-level.h)
+     * does not test it either. Every CPU with long mode has SYSCALL in 64-bit mode. */
+    {"syscall", "SYSCALL", "syscall", CPU_REG_E1_EDX, 11, CPU_STATE_NONE, 0, CPU_FEATURE_SYSCALL},
     {"lm", "long mode", "lm", CPU_REG_E1_EDX, 29, CPU_STATE_NONE, 1, CPU_FEATURE_LM},
     /* v2 */
     {"sse3", "SSE3", "pni", CPU_REG_1_ECX, 0, CPU_STATE_NONE, 2, CPU_FEATURE_PNI},
