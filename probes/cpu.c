@@ -357,7 +357,7 @@ static void cpu_fill_x86(struct cpu_run *c)
     if (cpuid) {
         memcpy(usable, v->usable, sizeof(usable));
     } else {
-        for (size_t i = 0; i < cpu_flag_count; i++)
+        for (size_t i = 0; i < cpu_flag_count && i < CPU_FLAG_MAX; i++)
             usable[i] = (signed char)(c->have_ci && c->ci.has_flags_line
                                           ? (cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel) ? CPU_YES : CPU_NO)
                                           : CPU_UNKNOWN);
@@ -1062,6 +1062,11 @@ static void cpu_print_text(const struct report_section *sec, const struct report
         text_kv(t, "family/model/stepping", "%d/%d/%d (0x%x/0x%x/0x%x)", fam, mod, step, (unsigned)fam,
                 (unsigned)(mod < 0 ? 0 : mod), (unsigned)(step < 0 ? 0 : step));
     const char *ua = cpu_get_str(d, "microarchitecture"), *cn = cpu_get_str(d, "codename");
+    const char *vend = cpu_get_str(d, "vendor");
+    /* For Intel our model table is newer than libcpuid 0.6's, whose guess for a model it does not know
+     * is another CPU's name: once ours is known, libcpuid's stays in the JSON only. */
+    if (ua && vend && strcmp(vend, "GenuineIntel") == 0)
+        cn = NULL;
     if (ua || cn)
         text_kv(t, "microarchitecture", "%s%s%s%s", ua ? ua : "", ua && cn ? " (libcpuid: " : cn ? "libcpuid: " : "",
                 cn ? cn : "", ua && cn ? ")" : "");

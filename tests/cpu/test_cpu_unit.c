@@ -157,7 +157,13 @@ static void test_identification(void **state)
     assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x19, 0x11), "Zen 4");
     assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x17, 0x31), "Zen 2");
     assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x17, 0x08), "Zen+");
-    assert_null(cpu_x86_microarchitecture("GenuineIntel", 6, 0x9e));
+    assert_string_equal(cpu_x86_microarchitecture("GenuineIntel", 6, 0x9e), "Kaby Lake / Coffee Lake");
+    /* the real H100 machine's CPU: libcpuid 0.6.2 called it "Xeon (Conroe/2M)" */
+    assert_string_equal(cpu_x86_microarchitecture("GenuineIntel", 6, 0xcf), "Emerald Rapids");
+    assert_string_equal(cpu_x86_microarchitecture("GenuineIntel", 6, 0x8f), "Sapphire Rapids");
+    assert_string_equal(cpu_x86_microarchitecture("GenuineIntel", 6, 0x2a), "Sandy Bridge");
+    assert_null(cpu_x86_microarchitecture("GenuineIntel", 6, 0x01));
+    assert_null(cpu_x86_microarchitecture("GenuineIntel", 0xf, 0x04));
 
     /* a vendor string with control bytes is sanitised */
     leaves_init(&l, "Evil\x1b[31mCPU", 0x00000f00);
