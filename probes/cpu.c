@@ -357,7 +357,7 @@ static void cpu_fill_x86(struct cpu_run *c)
     if (cpuid) {
         memcpy(usable, v->usable, sizeof(usable));
     } else {
-        for (size_t i = 0; i < cpu_flag_count; i++)
+        for (size_t i = 0; i < cpu_flag_count && i < CPU_FLAG_MAX; i++)
             usable[i] = (signed char)(c->have_ci && c->ci.has_flags_line
                                           ? (cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel) ? CPU_YES : CPU_NO)
                                           : CPU_UNKNOWN);
@@ -917,6 +917,7 @@ static int cpu_run(struct probe_ctx *ctx, struct report_section *sec)
     if (c.source == CPU_SRC_DUMP) {
         json_object *dj = json_object_new_object();
         json_object_object_add(dj, "path", cpu_json_str(o->cpuid_dump));
+        json_object_object_add(dj, "format", json_object_new_string(cpu_dump_format_name(c.dump.format)));
         json_object_object_add(dj, "libcpuid_version", cpu_json_str(c.dump.version));
         json_object_object_add(dj, "logical_cpus", json_object_new_int((int)c.dump.n_raw));
         json_object_object_add(dj, "has_xcr0", json_object_new_boolean(c.dump.extras.have_xcr0));
@@ -1041,8 +1042,12 @@ static void cpu_print_text(const struct report_section *sec, const struct report
         json_object *dj = NULL;
         json_object_object_get_ex(d, "dump", &dj);
         const char *ver = cpu_get_str(dj, "libcpuid_version");
-        text_kv(t, "source", "CPUID dump %s%s%s%s", cpu_get_str(dj, "path") ? cpu_get_str(dj, "path") : "",
-                ver ? " (libcpuid " : "", ver ? ver : "", ver ? ")" : "");
+        const char *fmt = cpu_get_str(dj, "format");
+        text_kv(t, "source", "CPUID dump %s (%s%s%s)", cpu_get_str(dj, "path") ? cpu_get_str(dj, "path") : "",
+                !fmt || strcmp(fmt, "libcpuid") == 0 ? "libcpuid" : strcmp(fmt, "aida64") == 0 ? "AIDA64/InstLatx64"
+                : strcmp(fmt, "cpuid-r") == 0                     ? "cpuid -r"
+                                                                  : "/dev/cpu/N/cpuid",
+                ver ? " " : "", ver ? ver : "");
     } else
         text_kv(t, "source", "/proc/cpuinfo (the kernel's flags; no CPUID)");
     const char *s;
@@ -1057,6 +1062,11 @@ static void cpu_print_text(const struct report_section *sec, const struct report
         text_kv(t, "family/model/stepping", "%d/%d/%d (0x%x/0x%x/0x%x)", fam, mod, step, (unsigned)fam,
                 (unsigned)(mod < 0 ? 0 : mod), (unsigned)(step < 0 ? 0 : step));
     const char *ua = cpu_get_str(d, "microarchitecture"), *cn = cpu_get_str(d, "codename");
+    const char *vend = cpu_get_str(d, "vendor");
+    /* For Intel our model table is newer than libcpuid 0.6's, whose guess for a model it does not know
+     * is another CPU's name: once ours is known, libcpuid's stays in the JSON only. */
+    if (ua && vend && strcmp(vend, "GenuineIntel") == 0)
+        cn = NULL;
     if (ua || cn)
         text_kv(t, "microarchitecture", "%s%s%s%s", ua ? ua : "", ua && cn ? " (libcpuid: " : cn ? "libcpuid: " : "",
                 cn ? cn : "", ua && cn ? ")" : "");

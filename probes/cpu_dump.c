@@ -1,4 +1,4 @@
-/* cpu_dump.c: raw CPUID dumps in libcpuid's text format (plus gpucheckup's extras): strict reading, atomic writing. */
+/* cpu_dump.c: raw CPUID dumps (libcpuid's format plus gpucheckup's extras, AIDA64/InstLatx64, `cpuid -r`, /dev/cpu/N/cpuid): strict reading, atomic writing. */
 #include "cpu_dump.h"
 
 #include <ctype.h>
@@ -9,11 +9,15 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "strutil.h"
 #include "writer.h"
 #include "fdio.h"
+
+/* The character major of /dev/cpu/N/cpuid (Linux: CPUID_MAJOR in arch/x86/kernel/cpuid.c). */
+#define CPU_DUMP_CPUID_MAJOR 203u
 
 /* The arrays of libcpuid's raw struct, by the name its serializer writes. */
 struct cpu_dump_array {
@@ -129,27 +133,109 @@ static int cpu_dump_split_plain(char *line, char **name, char **rest)
     return 0;
 }
 
-static int cpu_dump_grow(struct cpu_dump *d, size_t n, bool **seen0, bool **seen1)
+/* The parser's state: the dump being filled, which logical CPU lines go to, and per CPU whether
+ * leaves 0 and 1 were seen (without them there is nothing to decode). */
+struct cpu_dump_state {
+    struct cpu_dump *d;
+    bool *seen0, *seen1;
+    long cur; /* logical CPU the next leaf belongs to; -1 before the first */
+};
+
+static int cpu_dump_grow(struct cpu_dump_state *st, size_t n)
 {
+    struct cpu_dump *d = st->d;
     if (n <= d->n_raw)
         return 0;
-    bool *n0 = realloc(*seen0, n * sizeof(bool));
+    bool *n0 = realloc(st->seen0, n * sizeof(bool));
     if (!n0)
         return -1;
-    *seen0 = n0;
-    bool *n1 = realloc(*seen1, n * sizeof(bool));
+    st->seen0 = n0;
+    bool *n1 = realloc(st->seen1, n * sizeof(bool));
     if (!n1)
         return -1;
-    *seen1 = n1;
+    st->seen1 = n1;
     struct cpu_raw_data_t *nr = realloc(d->raw, n * sizeof(*nr));
     if (!nr)
         return -1;
     d->raw = nr;
     /* libcpuid 0.6 leaves fields a dump does not name untouched: start from zeros. */
     memset(&d->raw[d->n_raw], 0, (n - d->n_raw) * sizeof(*nr));
-    memset(*seen0 + d->n_raw, 0, (n - d->n_raw) * sizeof(bool));
-    memset(*seen1 + d->n_raw, 0, (n - d->n_raw) * sizeof(bool));
+    memset(st->seen0 + d->n_raw, 0, (n - d->n_raw) * sizeof(bool));
+    memset(st->seen1 + d->n_raw, 0, (n - d->n_raw) * sizeof(bool));
     d->n_raw = n;
+    return 0;
+}
+
+/* Start logical CPU IDX (a section header). Returns 0, or -1 with *ERR. */
+static int cpu_dump_start_cpu(struct cpu_dump_state *st, unsigned long idx, unsigned lineno, char **err)
+{
+    if (idx >= CPU_DUMP_MAX_CPUS) {
+        *err = str_printf("line %u: logical CPU #%lu: more than %u CPUs", lineno, idx, CPU_DUMP_MAX_CPUS);
+        return -1;
+    }
+    if (cpu_dump_grow(st, idx + 1) < 0) {
+        *err = str_dup("out of memory");
+        return -1;
+    }
+    st->cur = (long)idx;
+    st->d->multi = true;
+    return 0;
+}
+
+/* The 4 registers of CPUID leaf LEAF, subleaf SUB, for the current CPU, where libcpuid's raw struct
+ * (and gpucheckup's extras, for CPU #0) keep them. Subleaf 0 of a basic or extended leaf is its
+ * basic_cpuid/ext_cpuid row; the subleaves libcpuid 0.6 records go to its arrays (bounded by their
+ * sizes); leaf 7 subleaf 1 and the hypervisor leaves to the extras. Everything else is dropped:
+ * gpucheckup decodes nothing from it. Returns 0, or -1 (out of memory). */
+static int cpu_dump_put(struct cpu_dump_state *st, uint32_t leaf, uint32_t sub, const uint32_t regs[4])
+{
+    if (st->cur < 0) {
+        if (cpu_dump_grow(st, 1) < 0)
+            return -1;
+        st->cur = 0;
+    }
+    struct cpu_raw_data_t *raw = &st->d->raw[st->cur];
+    struct cpu_leaves *x = &st->d->extras;
+    uint32_t(*row)[4] = NULL;
+    if (sub == 0 && leaf < MAX_CPUID_LEVEL)
+        row = &raw->basic_cpuid[leaf];
+    else if (sub == 0 && leaf >= 0x80000000u && leaf - 0x80000000u < MAX_EXT_CPUID_LEVEL)
+        row = &raw->ext_cpuid[leaf - 0x80000000u];
+    if (row) {
+        memcpy(*row, regs, sizeof(*row));
+        if (leaf <= 1)
+            (leaf == 0 ? st->seen0 : st->seen1)[st->cur] = true;
+    }
+    /* libcpuid keeps these subleaves (subleaf 0 included) in arrays of its own. */
+    static const struct {
+        uint32_t leaf;
+        size_t offset;
+        unsigned n;
+    } arrays[] = {
+        {4, offsetof(struct cpu_raw_data_t, intel_fn4), MAX_INTELFN4_LEVEL},
+        {0xb, offsetof(struct cpu_raw_data_t, intel_fn11), MAX_INTELFN11_LEVEL},
+        {0x12, offsetof(struct cpu_raw_data_t, intel_fn12h), MAX_INTELFN12H_LEVEL},
+        {0x14, offsetof(struct cpu_raw_data_t, intel_fn14h), MAX_INTELFN14H_LEVEL},
+        {0x8000001du, offsetof(struct cpu_raw_data_t, amd_fn8000001dh), MAX_AMDFN8000001DH_LEVEL},
+    };
+    for (size_t i = 0; i < sizeof(arrays) / sizeof(arrays[0]); i++) {
+        if (arrays[i].leaf == leaf && sub < arrays[i].n) {
+            uint32_t(*a)[4] = (uint32_t(*)[4])((char *)raw + arrays[i].offset);
+            memcpy(a[sub], regs, sizeof(a[sub]));
+        }
+    }
+    if (st->cur != 0)
+        return 0;
+    if (leaf == 7 && sub == 1) {
+        memcpy(x->leaf7_1, regs, sizeof(x->leaf7_1));
+        x->have_7_1 = true;
+    } else if (leaf == 0x40000000u && sub == 0) {
+        memcpy(x->hv, regs, sizeof(x->hv));
+        x->have_hv = true;
+    } else if (leaf == 0x40000100u && sub == 0) {
+        memcpy(x->hv2, regs, sizeof(x->hv2));
+        x->have_hv2 = true;
+    }
     return 0;
 }
 
@@ -191,6 +277,377 @@ static int cpu_dump_extra(struct cpu_dump *d, char *line, unsigned lineno, char 
     return 0;
 }
 
+/* Exactly DIGITS hex digits at *P (or 1..DIGITS with EXACT false) into *V; advances *P. Returns 0 or -1. */
+static int cpu_dump_hex32(const char **p, unsigned digits, bool exact, uint32_t *v)
+{
+    unsigned n = 0;
+    uint32_t x = 0;
+    const char *s = *p;
+    while (n < digits && isxdigit((unsigned char)s[n])) {
+        int c = tolower((unsigned char)s[n]);
+        x = x * 16 + (uint32_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+        n++;
+    }
+    if (n == 0 || (exact && n != digits) || isxdigit((unsigned char)s[n]))
+        return -1;
+    *v = x;
+    *p = s + n;
+    return 0;
+}
+
+static const char *cpu_dump_blanks(const char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    return s;
+}
+
+/* The decimal number after PREFIX at the start of S (blanks allowed before it), or -1. */
+static long cpu_dump_number_after(const char *s, const char *prefix)
+{
+    if (!str_starts_with(s, prefix))
+        return -1;
+    s = cpu_dump_blanks(s + strlen(prefix));
+    if (!isdigit((unsigned char)*s))
+        return -1;
+    long v = 0;
+    for (int n = 0; isdigit((unsigned char)*s); s++, n++) {
+        if (n >= 7)
+            return -1;
+        v = v * 10 + (*s - '0');
+    }
+    return v;
+}
+
+/* Does LINE start like an AIDA64/InstLatx64 leaf line ("CPUID 00000007" then ':' or a blank)? */
+static bool cpu_dump_aida_leafish(const char *line, uint32_t *leaf, const char **after)
+{
+    if (strncmp(line, "CPUID", 5) != 0 || (line[5] != ' ' && line[5] != '\t'))
+        return false;
+    const char *p = cpu_dump_blanks(line + 5);
+    if (cpu_dump_hex32(&p, 8, true, leaf) < 0)
+        return false;
+    if (*p != ':' && *p != ' ' && *p != '\t')
+        return false;
+    p = cpu_dump_blanks(p);
+    if (*p == ':') /* "CPUID 00000000 : ..." in some old reports */
+        p++;
+    *after = p;
+    return true;
+}
+
+/* Does LINE start like a `cpuid -r` leaf line ("0x00000007 0x00:")? */
+static bool cpu_dump_tool_leafish(const char *line)
+{
+    const char *p = line;
+    uint32_t v;
+    if (strncmp(p, "0x", 2) != 0)
+        return false;
+    p += 2;
+    if (cpu_dump_hex32(&p, 8, true, &v) < 0 || (*p != ' ' && *p != '\t'))
+        return false;
+    p = cpu_dump_blanks(p);
+    return strncmp(p, "0x", 2) == 0;
+}
+
+/* `cpuid -r`'s header of a logical CPU: "CPU:" (with -1) or "CPU 12:". */
+static bool cpu_dump_tool_header(const char *line)
+{
+    size_t n = strlen(line);
+    return strcmp(line, "CPU:") == 0 ||
+           (n > 5 && strncmp(line, "CPU ", 4) == 0 && strspn(line + 4, "0123456789") == n - 5 && line[n - 1] == ':');
+}
+
+/* A section header that starts a logical CPU in an AIDA64/InstLatx64 dump; returns its number, -2
+ * for another section ("------[ MSR Registers ]------"), -1 for none. */
+static long cpu_dump_aida_header(const char *line)
+{
+    long n;
+    if (str_starts_with(line, "------[")) {
+        const char *in = line + 7;
+        in = cpu_dump_blanks(in);
+        if ((n = cpu_dump_number_after(in, "Logical CPU #")) >= 0 ||
+            (n = cpu_dump_number_after(in, "CPUID Registers / Logical CPU #")) >= 0)
+            return n;
+        return -2;
+    }
+    /* "CPU#000 AffMask: 0x..." and "CPUID Registers (CPU #1):", "(CPU #1 Virtual):" */
+    if ((n = cpu_dump_number_after(line, "CPU#")) >= 0 && strstr(line, "AffMask"))
+        return n;
+    if ((n = cpu_dump_number_after(line, "CPUID Registers (CPU #")) >= 0)
+        return n;
+    if (cpu_dump_tool_header(line))
+        return 0; /* "CPU 0:" over AIDA64-style lines in a few InstLatx64 files */
+    return -1;
+}
+
+/* Which format TEXT is in: decided by the first line that only one of them has. */
+static enum cpu_dump_format cpu_dump_detect(const char *text, size_t len)
+{
+    const char *p = text, *end = text + len;
+    char line[96];
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        size_t n = ll < sizeof(line) - 1 ? ll : sizeof(line) - 1;
+        memcpy(line, p, n);
+        line[n] = '\0';
+        p = nl ? nl + 1 : end;
+        char *s = str_trim(line);
+        uint32_t leaf;
+        const char *after;
+        char *name, *rest;
+        unsigned long idx;
+        if (str_starts_with(s, "version=") || s[0] == '_')
+            return CPU_DUMP_FMT_LIBCPUID;
+        if (cpu_dump_aida_leafish(s, &leaf, &after) || (!cpu_dump_tool_header(s) && cpu_dump_aida_header(s) != -1))
+            return CPU_DUMP_FMT_AIDA64;
+        if (cpu_dump_tool_leafish(s))
+            return CPU_DUMP_FMT_CPUID_TOOL;
+        if (cpu_dump_tool_header(s))
+            continue; /* both `cpuid -r` and a few AIDA64-style files have "CPU 0:" */
+        if (cpu_dump_split_indexed(s, &name, &idx, &rest) == 0)
+            return CPU_DUMP_FMT_LIBCPUID;
+    }
+    return CPU_DUMP_FMT_UNKNOWN;
+}
+
+const char *cpu_dump_format_name(enum cpu_dump_format f)
+{
+    switch (f) {
+    case CPU_DUMP_FMT_LIBCPUID: return "libcpuid";
+    case CPU_DUMP_FMT_AIDA64: return "aida64";
+    case CPU_DUMP_FMT_CPUID_TOOL: return "cpuid-r";
+    case CPU_DUMP_FMT_DEVICE: return "dev-cpuid";
+    case CPU_DUMP_FMT_UNKNOWN: break;
+    }
+    return "unknown";
+}
+
+static char *cpu_dump_bad_line(unsigned lineno, const char *line, const char *what)
+{
+    char *ex = cpu_dump_excerpt(line, strlen(line));
+    char *e = str_printf("line %u is not part of %s: \"%s\"", lineno, what, ex ? ex : "");
+    free(ex);
+    return e;
+}
+
+/* One line of libcpuid's format. Returns 0, or -1 with *ERR. */
+static int cpu_dump_line_libcpuid(struct cpu_dump_state *st, char *line, const char *orig, size_t olen,
+                                  unsigned lineno, bool *arm, char **err)
+{
+    struct cpu_dump *d = st->d;
+    if (str_starts_with(line, "version=")) {
+        snprintf(d->version, sizeof(d->version), "%s", line + 8);
+        str_sanitize(d->version);
+        return 0;
+    }
+    if (line[0] == '_') {
+        const char *tag = strstr(line, "Logical CPU #");
+        long idx = tag ? cpu_dump_number_after(tag, "Logical CPU #") : -1;
+        if (idx < 0 || strspn(line, "_") < 3) {
+            *err = cpu_dump_bad_line(lineno, line, "a libcpuid raw CPUID dump");
+            return -1;
+        }
+        return cpu_dump_start_cpu(st, (unsigned long)idx, lineno, err);
+    }
+    char *name, *rest;
+    unsigned long index;
+    uint64_t w[4];
+    if (cpu_dump_split_indexed(line, &name, &index, &rest) == 0 && cpu_dump_hex_words(rest, w, 4, 8) == 4) {
+        if (st->cur < 0 && cpu_dump_grow(st, 1) == 0)
+            st->cur = 0;
+        if (st->cur < 0) {
+            *err = str_dup("out of memory");
+            return -1;
+        }
+        const struct cpu_dump_array *a = NULL;
+        for (size_t i = 0; i < sizeof(cpu_dump_arrays) / sizeof(cpu_dump_arrays[0]); i++)
+            if (strcmp(cpu_dump_arrays[i].name, name) == 0)
+                a = &cpu_dump_arrays[i];
+        if (!a || index >= a->n) {
+            d->ignored++; /* a leaf a newer libcpuid records */
+            return 0;
+        }
+        uint32_t(*regs)[4] = (uint32_t(*)[4])((char *)&d->raw[st->cur] + a->offset);
+        for (int i = 0; i < 4; i++)
+            regs[index][i] = (uint32_t)w[i];
+        if (a->offset == offsetof(struct cpu_raw_data_t, basic_cpuid) && index <= 1)
+            (index == 0 ? st->seen0 : st->seen1)[st->cur] = true;
+        return 0;
+    }
+    /* Again from the original text (split_indexed wrote NULs into LINE). */
+    char *copy = cpu_dump_copy(orig, olen);
+    if (!copy) {
+        *err = str_dup("out of memory");
+        return -1;
+    }
+    char *t = str_trim(copy);
+    int rc = 0;
+    if (cpu_dump_split_plain(t, &name, &rest) == 0 && cpu_dump_hex_words(rest, w, 1, 16) == 1) {
+        if (str_starts_with(name, "arm_"))
+            *arm = true; /* libcpuid >= 0.7 dumps ARM system registers */
+        d->ignored++;
+    } else {
+        char *again = cpu_dump_copy(orig, olen);
+        *err = cpu_dump_bad_line(lineno, again ? str_trim(again) : "", "a libcpuid raw CPUID dump");
+        free(again);
+        rc = -1;
+    }
+    free(copy);
+    return rc;
+}
+
+/* One line of an AIDA64 / InstLatx64 dump: a report whose "CPUID" sections hold lines
+ *   CPUID 00000007: 00000000-219C07AB-0040069C-88000010 [SL 00]
+ * (older ones: "CPUID 00000007  <tab>..." without the colon, or repeated lines for the subleaves of
+ * a leaf without "[SL nn]"; the subleaf is hex: "[SL 0B]"). The report's other lines are text and
+ * skipped; a line that starts like a leaf line but does not hold four registers is an error.
+ * *PREV_LEAF / *PREV_SUB: the previous leaf line of this section. Returns 0, or -1 with *ERR. */
+static int cpu_dump_line_aida(struct cpu_dump_state *st, const char *line, unsigned lineno, int64_t *prev_leaf,
+                              uint32_t *prev_sub, char **err)
+{
+    long hdr = cpu_dump_aida_header(line);
+    if (hdr >= 0) {
+        *prev_leaf = -1;
+        /* Sections are numbered in the order they come (some dumps start at "CPU #1"). */
+        return cpu_dump_start_cpu(st, st->d->n_raw, lineno, err);
+    }
+    if (hdr == -2) {
+        *prev_leaf = -1;
+        st->cur = st->d->multi || st->cur >= 0 ? -2 : -1; /* outside any CPU's section */
+        return 0;
+    }
+    uint32_t leaf;
+    const char *p;
+    if (!cpu_dump_aida_leafish(line, &leaf, &p))
+        return 0;
+    uint32_t regs[4];
+    p = cpu_dump_blanks(p);
+    for (int i = 0; i < 4; i++) {
+        /* Registers joined by '-' (AIDA64) or blanks (some EVEREST-era reports). */
+        if (i > 0 && *p == '-')
+            p++;
+        else if (i > 0 && (*p == ' ' || *p == '\t'))
+            p = cpu_dump_blanks(p);
+        else if (i > 0)
+            p = "";
+        if (cpu_dump_hex32(&p, 8, true, &regs[i]) < 0) {
+            *err = cpu_dump_bad_line(lineno, line, "an AIDA64/InstLatx64 CPUID dump (it needs four registers "
+                                                   "written 00000000-00000000-00000000-00000000)");
+            return -1;
+        }
+    }
+    if (*p != '\0' && *p != ' ' && *p != '\t') {
+        *err = cpu_dump_bad_line(lineno, line, "an AIDA64/InstLatx64 CPUID dump");
+        return -1;
+    }
+    p = cpu_dump_blanks(p);
+    uint32_t sub;
+    if (str_starts_with(p, "[SL")) {
+        p = cpu_dump_blanks(p + 3);
+        if (cpu_dump_hex32(&p, 8, false, &sub) < 0 || *p != ']') {
+            *err = cpu_dump_bad_line(lineno, line, "an AIDA64/InstLatx64 CPUID dump (a bad [SL nn] subleaf)");
+            return -1;
+        }
+    } else {
+        /* No subleaf written: the Nth line of a leaf in a row is its subleaf N. */
+        sub = *prev_leaf == (int64_t)leaf ? *prev_sub + 1 : 0;
+    }
+    *prev_leaf = leaf;
+    *prev_sub = sub;
+    if (leaf == 0 && sub == 0 && st->cur >= 0 && st->seen0[st->cur]) {
+        /* Some files list the CPUs one after the other with no header: leaf 0 again starts the next. */
+        if (cpu_dump_start_cpu(st, st->d->n_raw, lineno, err) < 0)
+            return -1;
+    }
+    if (st->cur == -2) {
+        /* Leaf lines in another section (after "------[ MSR Registers ]------"): never seen in a
+         * real dump, and not said to be any CPU's. */
+        *err = str_printf("line %u: a CPUID line outside a \"Logical CPU\" section", lineno);
+        return -1;
+    }
+    if (cpu_dump_put(st, leaf, sub, regs) < 0) {
+        *err = str_dup("out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* One line of `cpuid -r` (Todd Allen's cpuid tool): "CPU:" or "CPU N:" headers, then
+ *   0x00000007 0x00: eax=0x00000000 ebx=0x219c07ab ecx=0x0040069c edx=0x88000010
+ * Anything else is an error. Returns 0, or -1 with *ERR. */
+static int cpu_dump_line_tool(struct cpu_dump_state *st, const char *line, unsigned lineno, char **err)
+{
+    if (cpu_dump_tool_header(line))
+        return cpu_dump_start_cpu(st, st->d->n_raw, lineno, err);
+    const char *p = line;
+    uint32_t leaf, sub, regs[4];
+    static const char *const names[4] = {"eax=0x", "ebx=0x", "ecx=0x", "edx=0x"};
+    bool ok = strncmp(p, "0x", 2) == 0;
+    if (ok) {
+        p += 2;
+        ok = cpu_dump_hex32(&p, 8, true, &leaf) == 0;
+    }
+    if (ok) {
+        p = cpu_dump_blanks(p);
+        ok = strncmp(p, "0x", 2) == 0;
+        p += ok ? 2 : 0;
+    }
+    if (ok)
+        ok = cpu_dump_hex32(&p, 8, false, &sub) == 0 && *p++ == ':';
+    for (int i = 0; ok && i < 4; i++) {
+        p = cpu_dump_blanks(p);
+        ok = strncmp(p, names[i], 6) == 0;
+        p += ok ? 6 : 0;
+        ok = ok && cpu_dump_hex32(&p, 8, true, &regs[i]) == 0;
+    }
+    if (!ok || *cpu_dump_blanks(p) != '\0') {
+        *err = cpu_dump_bad_line(lineno, line, "a `cpuid -r` dump");
+        return -1;
+    }
+    if (cpu_dump_put(st, leaf, sub, regs) < 0) {
+        *err = str_dup("out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+/* Checks every format's result must pass. Returns 0, or -1 with *ERR. */
+static int cpu_dump_finish(struct cpu_dump_state *st, bool arm, char **err)
+{
+    struct cpu_dump *d = st->d;
+    const char *l01 = d->format == CPU_DUMP_FMT_LIBCPUID ? "basic_cpuid[0] and basic_cpuid[1] lines"
+                                                         : "leaf 0 and leaf 1 (subleaf 0) lines";
+    if (d->n_raw == 0 || !st->seen0[0] || !st->seen1[0]) {
+        *err = str_printf("decodes to nothing: no %s%s", l01,
+                          arm ? " (an ARM dump: gpucheckup decodes x86 CPUID dumps only)" : "");
+        return -1;
+    }
+    for (size_t i = 0; i < d->n_raw; i++) {
+        if (!st->seen0[i] || !st->seen1[i]) {
+            *err = str_printf("decodes to nothing for logical CPU #%zu: its %s are missing", i, l01);
+            return -1;
+        }
+    }
+    /* Leaf 0 must name a vendor and at least leaf 1. */
+    const uint32_t *l0 = d->raw[0].basic_cpuid[0];
+    char vendor[13];
+    memcpy(vendor, &l0[CPU_EBX], 4);
+    memcpy(vendor + 4, &l0[CPU_EDX], 4);
+    memcpy(vendor + 8, &l0[CPU_ECX], 4);
+    vendor[12] = '\0';
+    bool printable = true;
+    for (int i = 0; i < 12; i++)
+        if ((unsigned char)vendor[i] < 0x20 || (unsigned char)vendor[i] > 0x7e)
+            printable = false;
+    if (l0[CPU_EAX] < 1 || !printable) {
+        *err = str_printf("decodes to nothing: leaf 0 has %s", l0[CPU_EAX] < 1 ? "no leaf 1 beyond it" : "no vendor string");
+        return -1;
+    }
+    return 0;
+}
+
 int cpu_dump_parse(const char *text, size_t len, struct cpu_dump *d, char **err)
 {
     memset(d, 0, sizeof(*d));
@@ -200,12 +657,18 @@ int cpu_dump_parse(const char *text, size_t len, struct cpu_dump *d, char **err)
         return -1;
     }
     if (memchr(text, '\0', len)) {
-        *err = str_dup("not a text file (it contains NUL bytes), so not a libcpuid raw CPUID dump");
+        *err = str_dup("not a text file (it contains NUL bytes), so not a CPUID dump");
         return -1;
     }
-    bool *seen0 = NULL, *seen1 = NULL; /* per CPU: basic_cpuid[0] and [1] lines seen */
+    d->format = cpu_dump_detect(text, len);
+    if (d->format == CPU_DUMP_FMT_UNKNOWN) {
+        *err = str_dup("not a CPUID dump in a format gpucheckup reads: " CPU_DUMP_FORMATS);
+        return -1;
+    }
+    struct cpu_dump_state st = {.d = d, .cur = -1};
     bool trailer = false, arm = false;
-    long cur = -1;
+    int64_t prev_leaf = -1;
+    uint32_t prev_sub = 0;
     unsigned lineno = 0;
     const char *p = text, *end = text + len;
     char *line = NULL;
@@ -223,123 +686,123 @@ int cpu_dump_parse(const char *text, size_t len, struct cpu_dump *d, char **err)
             *err = str_dup("out of memory");
             goto out;
         }
-        str_trim(line); /* also drops a CR from a dump that went through Windows */
-        if (line[0] == '\0')
+        char *s = str_trim(line); /* also drops a CR from a dump that went through Windows */
+        if (s[0] == '\0')
             continue;
-        if (trailer) {
-            if (cpu_dump_extra(d, line, lineno, err) < 0)
-                goto out;
-            continue;
-        }
-        if (strspn(line, "-") == strlen(line) && strlen(line) >= 10) {
-            trailer = true;
-            continue;
-        }
-        if (str_starts_with(line, "version=")) {
-            snprintf(d->version, sizeof(d->version), "%s", line + 8);
-            str_sanitize(d->version);
-            continue;
-        }
-        if (line[0] == '_') {
-            const char *tag = strstr(line, "Logical CPU #");
-            char *stop = NULL;
-            unsigned long idx = tag ? strtoul(tag + 13, &stop, 10) : 0;
-            if (!tag || stop == tag + 13 || strspn(line, "_") < 3) {
-                char *ex = cpu_dump_excerpt(line, strlen(line));
-                *err = str_printf("line %u is not part of a libcpuid raw CPUID dump: \"%s\"", lineno, ex ? ex : "");
-                free(ex);
-                goto out;
-            }
-            if (idx >= CPU_DUMP_MAX_CPUS) {
-                *err = str_printf("line %u: logical CPU #%lu: more than %u CPUs", lineno, idx, CPU_DUMP_MAX_CPUS);
-                goto out;
-            }
-            if (cpu_dump_grow(d, idx + 1, &seen0, &seen1) < 0) {
-                *err = str_dup("out of memory");
-                goto out;
-            }
-            cur = (long)idx;
-            d->multi = true;
-            continue;
-        }
-        char *name, *rest;
-        unsigned long index;
-        uint64_t w[4];
-        if (cpu_dump_split_indexed(line, &name, &index, &rest) == 0 && cpu_dump_hex_words(rest, w, 4, 8) == 4) {
-            if (cur < 0) {
-                if (cpu_dump_grow(d, 1, &seen0, &seen1) < 0) {
-                    *err = str_dup("out of memory");
+        switch (d->format) {
+        case CPU_DUMP_FMT_LIBCPUID:
+            if (trailer) {
+                if (cpu_dump_extra(d, s, lineno, err) < 0)
                     goto out;
-                }
-                cur = 0;
+            } else if (strspn(s, "-") == strlen(s) && strlen(s) >= 10) {
+                trailer = true;
+            } else if (cpu_dump_line_libcpuid(&st, s, lstart, ll, lineno, &arm, err) < 0) {
+                goto out;
             }
-            const struct cpu_dump_array *a = NULL;
-            for (size_t i = 0; i < sizeof(cpu_dump_arrays) / sizeof(cpu_dump_arrays[0]); i++)
-                if (strcmp(cpu_dump_arrays[i].name, name) == 0)
-                    a = &cpu_dump_arrays[i];
-            if (!a || index >= a->n) {
-                d->ignored++; /* a leaf a newer libcpuid records */
-                continue;
-            }
-            uint32_t(*regs)[4] = (uint32_t(*)[4])((char *)&d->raw[cur] + a->offset);
-            for (int i = 0; i < 4; i++)
-                regs[index][i] = (uint32_t)w[i];
-            if (a->offset == offsetof(struct cpu_raw_data_t, basic_cpuid) && index <= 1)
-                (index == 0 ? seen0 : seen1)[cur] = true;
-            continue;
-        }
-        /* Restore the line for the next shapes (split_indexed wrote NULs into it). */
-        free(line);
-        line = cpu_dump_copy(lstart, ll);
-        if (!line) {
-            *err = str_dup("out of memory");
-            goto out;
-        }
-        str_trim(line);
-        if (cpu_dump_split_plain(line, &name, &rest) == 0 && cpu_dump_hex_words(rest, w, 1, 16) == 1) {
-            if (str_starts_with(name, "arm_"))
-                arm = true; /* libcpuid >= 0.7 dumps ARM system registers */
-            d->ignored++;
-            continue;
-        }
-        char *ex = cpu_dump_excerpt(line, strlen(line));
-        *err = str_printf("line %u is not part of a libcpuid raw CPUID dump: \"%s\"", lineno, ex ? ex : "");
-        free(ex);
-        goto out;
-    }
-
-    if (d->n_raw == 0 || !seen0[0] || !seen1[0]) {
-        *err = str_printf("decodes to nothing: no basic_cpuid[0] and basic_cpuid[1] lines%s",
-                          arm ? " (an ARM dump: gpucheckup decodes x86 CPUID dumps only)" : "");
-        goto out;
-    }
-    for (size_t i = 0; i < d->n_raw; i++) {
-        if (!seen0[i] || !seen1[i]) {
-            *err = str_printf("decodes to nothing for logical CPU #%zu: its basic_cpuid[0] and [1] lines are missing", i);
+            break;
+        case CPU_DUMP_FMT_AIDA64:
+            if (cpu_dump_line_aida(&st, s, lineno, &prev_leaf, &prev_sub, err) < 0)
+                goto out;
+            break;
+        case CPU_DUMP_FMT_CPUID_TOOL:
+            if (cpu_dump_line_tool(&st, s, lineno, err) < 0)
+                goto out;
+            break;
+        default:
             goto out;
         }
     }
-    /* Leaf 0 must name a vendor and at least leaf 1. */
-    const uint32_t *l0 = d->raw[0].basic_cpuid[0];
-    char vendor[13];
-    memcpy(vendor, &l0[CPU_EBX], 4);
-    memcpy(vendor + 4, &l0[CPU_EDX], 4);
-    memcpy(vendor + 8, &l0[CPU_ECX], 4);
-    vendor[12] = '\0';
-    bool printable = true;
-    for (int i = 0; i < 12; i++)
-        if ((unsigned char)vendor[i] < 0x20 || (unsigned char)vendor[i] > 0x7e)
-            printable = false;
-    if (l0[CPU_EAX] < 1 || !printable) {
-        *err = str_printf("decodes to nothing: leaf 0 (basic_cpuid[0]) has %s", l0[CPU_EAX] < 1 ? "no leaf 1 beyond it"
-                                                                                                 : "no vendor string");
+    if (cpu_dump_finish(&st, arm, err) < 0)
         goto out;
-    }
     rc = 0;
 out:
     free(line);
-    free(seen0);
-    free(seen1);
+    free(st.seen0);
+    free(st.seen1);
+    if (rc < 0)
+        cpu_dump_free(d);
+    return rc;
+}
+
+/* Reads one CPUID leaf through /dev/cpu/N/cpuid: the file offset is the leaf (low 32 bits) and
+ * subleaf (high 32 bits), each read returns EAX, EBX, ECX, EDX (Linux arch/x86/kernel/cpuid.c). */
+static int cpu_dump_device_query(void *arg, uint32_t leaf, uint32_t sub, uint32_t out[4])
+{
+    int fd = *(const int *)arg;
+    uint32_t buf[4];
+    ssize_t r;
+    do
+        r = pread(fd, buf, sizeof(buf), (off_t)(((uint64_t)sub << 32) | leaf));
+    while (r < 0 && errno == EINTR);
+    if (r != (ssize_t)sizeof(buf))
+        return -1;
+    memcpy(out, buf, sizeof(buf));
+    return 0;
+}
+
+int cpu_dump_from_query(cpu_dump_query_fn query, void *arg, struct cpu_dump *d, char **err)
+{
+    memset(d, 0, sizeof(*d));
+    *err = NULL;
+    d->format = CPU_DUMP_FMT_DEVICE;
+    struct cpu_dump_state st = {.d = d, .cur = -1};
+    uint32_t r[4];
+    int rc = -1;
+#define CPU_DUMP_Q(leaf, sub)                                                                                    \
+    do {                                                                                                         \
+        if (query(arg, (leaf), (sub), r) < 0) {                                                                  \
+            *err = str_printf("reading CPUID leaf 0x%" PRIx32 " subleaf %" PRIu32 " failed", (uint32_t)(leaf), \
+                              (uint32_t)(sub));                                                                  \
+            goto out;                                                                                            \
+        }                                                                                                        \
+        if (cpu_dump_put(&st, (leaf), (sub), r) < 0) {                                                           \
+            *err = str_dup("out of memory");                                                                     \
+            goto out;                                                                                            \
+        }                                                                                                        \
+    } while (0)
+    CPU_DUMP_Q(0u, 0u);
+    uint32_t max = r[CPU_EAX];
+    for (uint32_t leaf = 1; leaf <= max && leaf < MAX_CPUID_LEVEL; leaf++) {
+        CPU_DUMP_Q(leaf, 0u);
+        /* Subleaf loops as libcpuid's cpuid_get_raw_data walks them, plus leaf 7 subleaf 1. */
+        if (leaf == 4)
+            for (uint32_t s = 1; s < MAX_INTELFN4_LEVEL && (r[CPU_EAX] & 0x1f) != 0; s++)
+                CPU_DUMP_Q(4u, s);
+        else if (leaf == 7 && r[CPU_EAX] >= 1)
+            CPU_DUMP_Q(7u, 1u);
+        else if (leaf == 0xb)
+            for (uint32_t s = 1; s < MAX_INTELFN11_LEVEL; s++)
+                CPU_DUMP_Q(0xbu, s);
+        else if (leaf == 0x12)
+            for (uint32_t s = 1; s < MAX_INTELFN12H_LEVEL; s++)
+                CPU_DUMP_Q(0x12u, s);
+        else if (leaf == 0x14)
+            for (uint32_t s = 1; s < MAX_INTELFN14H_LEVEL; s++)
+                CPU_DUMP_Q(0x14u, s);
+    }
+    CPU_DUMP_Q(0x80000000u, 0u);
+    uint32_t max_ext = r[CPU_EAX];
+    if (max_ext > 0x80000000u && max_ext <= 0x8000ffffu) {
+        for (uint32_t leaf = 0x80000001u; leaf <= max_ext && leaf - 0x80000000u < MAX_EXT_CPUID_LEVEL; leaf++) {
+            CPU_DUMP_Q(leaf, 0u);
+            if (leaf == 0x8000001du)
+                for (uint32_t s = 1; s < MAX_AMDFN8000001DH_LEVEL; s++)
+                    CPU_DUMP_Q(leaf, s);
+        }
+    }
+    if (max >= 1 && (d->raw[0].basic_cpuid[1][CPU_ECX] >> 31) & 1) {
+        CPU_DUMP_Q(0x40000000u, 0u);
+        /* "Microsoft Hv" may be KVM with Hyper-V enlightenments: its own name is at 0x40000100. */
+        if (r[CPU_EBX] == 0x7263694d && r[CPU_ECX] == 0x666f736f && r[CPU_EDX] == 0x76482074)
+            CPU_DUMP_Q(0x40000100u, 0u);
+    }
+#undef CPU_DUMP_Q
+    if (cpu_dump_finish(&st, false, err) < 0)
+        goto out;
+    rc = 0;
+out:
+    free(st.seen0);
+    free(st.seen1);
     if (rc < 0)
         cpu_dump_free(d);
     return rc;
@@ -351,7 +814,13 @@ int cpu_dump_load(const char *path, struct cpu_dump *d, char **err)
     *err = NULL;
     int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
     if (fd < 0) {
-        *err = str_printf("cannot open it: %s", strerror(errno));
+        int e = errno;
+        *err = str_printf("cannot open it: %s%s", strerror(e),
+                          str_starts_with(path, "/dev/cpu/") && (e == EPERM || e == EACCES)
+                              ? " (reading /dev/cpu/N/cpuid needs root: CAP_SYS_RAWIO)"
+                          : str_starts_with(path, "/dev/cpu/") && (e == ENOENT || e == ENXIO || e == ENODEV)
+                              ? " (/dev/cpu/N/cpuid needs the cpuid kernel module: modprobe cpuid)"
+                              : "");
         return -1;
     }
     struct stat st;
@@ -365,8 +834,20 @@ int cpu_dump_load(const char *path, struct cpu_dump *d, char **err)
         close(fd);
         return -1;
     }
+    if (S_ISCHR(st.st_mode)) {
+        /* Linux's cpuid driver (arch/x86/kernel/cpuid.c) registers character major 203 ("cpu/cpuid",
+         * Documentation/admin-guide/devices.txt). Any other device could block or mean nothing. */
+        if (major(st.st_rdev) != CPU_DUMP_CPUID_MAJOR) {
+            *err = str_dup("is a character device but not a /dev/cpu/N/cpuid device");
+            close(fd);
+            return -1;
+        }
+        int rc = cpu_dump_from_query(cpu_dump_device_query, &fd, d, err);
+        close(fd);
+        return rc;
+    }
     if (!S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-        *err = str_dup("is not a regular file or a pipe");
+        *err = str_dup("is not a regular file, a pipe or a /dev/cpu/N/cpuid device");
         close(fd);
         return -1;
     }

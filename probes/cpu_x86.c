@@ -6,7 +6,9 @@
 #include <string.h>
 
 /* Bits from the Intel SDM vol. 2A (CPUID) and AMD APM vol. 3 (appendix E); x86-64 levels from the
- * x86-64 psABI. Kernel names from arch/x86/include/asm/cpufeatures.h. */
+ * x86-64 psABI ("Micro-architecture levels"), checked against glibc's get_isa_level
+ * (sysdeps/x86/get-isa-level.h): the same lists, except that glibc tests neither SYSCALL (below)
+ * nor OSXSAVE (implied there by AVX being usable). Kernel names from arch/x86/include/asm/cpufeatures.h. */
 const struct cpu_flag_def cpu_flag_table[] = {
     /* x86-64 baseline (v1) */
     {"fpu", "FPU", "fpu", CPU_REG_1_EDX, 0, CPU_STATE_NONE, 1, CPU_FEATURE_FPU},
@@ -16,7 +18,12 @@ const struct cpu_flag_def cpu_flag_table[] = {
     {"fxsr", "FXSAVE", "fxsr", CPU_REG_1_EDX, 24, CPU_STATE_NONE, 1, CPU_FEATURE_FXSR},
     {"sse", "SSE", "sse", CPU_REG_1_EDX, 25, CPU_STATE_NONE, 1, CPU_FEATURE_SSE},
     {"sse2", "SSE2", "sse2", CPU_REG_1_EDX, 26, CPU_STATE_NONE, 1, CPU_FEATURE_SSE2},
-    {"syscall", "SYSCALL", "syscall", CPU_REG_E1_EDX, 11, CPU_STATE_NONE, 1, CPU_FEATURE_SYSCALL},
+    /* Long mode decides x86-64. SYSCALL is in the psABI's baseline list, but no level hinges on it:
+     * Intel CPUs report CPUID.80000001H:EDX[11] only when CPUID runs in 64-bit mode (Intel SDM vol. 2A,
+     * CPUID: "SYSCALL/SYSRET available in 64-bit mode"), so a dump taken by 32-bit code (a Core
+     * i7-2600K in InstLatx64's archive) has it clear; glibc's get_isa_level (sysdeps/x86/get-isa-level.h)
+     * does not test it either. Every CPU with long mode has SYSCALL in 64-bit mode. */
+    {"syscall", "SYSCALL", "syscall", CPU_REG_E1_EDX, 11, CPU_STATE_NONE, 0, CPU_FEATURE_SYSCALL},
     {"lm", "long mode", "lm", CPU_REG_E1_EDX, 29, CPU_STATE_NONE, 1, CPU_FEATURE_LM},
     /* v2 */
     {"sse3", "SSE3", "pni", CPU_REG_1_ECX, 0, CPU_STATE_NONE, 2, CPU_FEATURE_PNI},
@@ -179,10 +186,43 @@ const char *cpu_x86_hypervisor_name(const char *signature)
 
 /* AMD and Hygon only: their family/model ranges map cleanly onto Zen generations. Intel names come
  * from libcpuid's codename table instead. */
+/* Intel family 6 models by their CPUID model number, as Linux names them (arch/x86/include/asm/
+ * intel-family.h) and Intel's SDM vol. 4 table 2-1 lists them. Ours because libcpuid 0.6.2's database
+ * stops short of them and then answers with its closest match: on a real Emerald Rapids (model 0xcf)
+ * it said "Xeon (Conroe/2M)". One model number can cover several marketing generations. */
+static const struct {
+    int model;
+    const char *name;
+} cpu_x86_intel6[] = {
+    {0x2a, "Sandy Bridge"}, {0x2d, "Sandy Bridge-EP"}, {0x3a, "Ivy Bridge"}, {0x3e, "Ivy Bridge-EP"},
+    {0x3c, "Haswell"}, {0x3f, "Haswell-EP"}, {0x45, "Haswell"}, {0x46, "Haswell"},
+    {0x3d, "Broadwell"}, {0x47, "Broadwell"}, {0x4f, "Broadwell-EP"}, {0x56, "Broadwell-DE"},
+    {0x4e, "Skylake"}, {0x5e, "Skylake"}, {0x55, "Skylake-SP / Cascade Lake / Cooper Lake"},
+    {0x57, "Knights Landing"}, {0x85, "Knights Mill"},
+    {0x8e, "Kaby Lake / Whiskey Lake / Comet Lake"}, {0x9e, "Kaby Lake / Coffee Lake"},
+    {0xa5, "Comet Lake"}, {0xa6, "Comet Lake"}, {0x66, "Cannon Lake"},
+    {0x7d, "Ice Lake"}, {0x7e, "Ice Lake"}, {0x6a, "Ice Lake-SP"}, {0x6c, "Ice Lake-D"},
+    {0x8c, "Tiger Lake"}, {0x8d, "Tiger Lake"}, {0xa7, "Rocket Lake"},
+    {0x97, "Alder Lake"}, {0x9a, "Alder Lake"}, {0xbe, "Alder Lake-N"},
+    {0xb7, "Raptor Lake"}, {0xba, "Raptor Lake"}, {0xbf, "Raptor Lake"},
+    {0xaa, "Meteor Lake"}, {0xac, "Meteor Lake"}, {0xb5, "Arrow Lake"}, {0xc5, "Arrow Lake"},
+    {0xc6, "Arrow Lake"}, {0xbd, "Lunar Lake"}, {0xcc, "Panther Lake"},
+    {0x8f, "Sapphire Rapids"}, {0xcf, "Emerald Rapids"}, {0xad, "Granite Rapids"}, {0xae, "Granite Rapids-D"},
+    {0xaf, "Sierra Forest"}, {0xb6, "Grand Ridge"}, {0xdd, "Clearwater Forest"},
+    {0x5c, "Goldmont (Apollo Lake)"}, {0x5f, "Goldmont (Denverton)"}, {0x7a, "Goldmont Plus"},
+    {0x86, "Tremont (Snow Ridge)"}, {0x96, "Tremont (Elkhart Lake)"}, {0x9c, "Tremont (Jasper Lake)"},
+};
+
 const char *cpu_x86_microarchitecture(const char *vendor, int family, int model)
 {
     if (!vendor)
         return NULL;
+    if (strcmp(vendor, "GenuineIntel") == 0) {
+        for (size_t i = 0; family == 6 && i < sizeof(cpu_x86_intel6) / sizeof(cpu_x86_intel6[0]); i++)
+            if (cpu_x86_intel6[i].model == model)
+                return cpu_x86_intel6[i].name;
+        return NULL;
+    }
     if (strcmp(vendor, "HygonGenuine") == 0 && family == 0x18)
         return "Zen (Dhyana)";
     if (strcmp(vendor, "AuthenticAMD") != 0)

@@ -89,7 +89,10 @@ static void test_table_is_sane(void **state)
     int per_level[5] = {0};
     for (size_t i = 0; i < cpu_flag_count; i++)
         per_level[cpu_flag_table[i].level]++;
-    assert_int_equal(per_level[1], 9);  /* cmov cx8 fpu fxsr mmx sse sse2 + syscall lm */
+    /* cmov cx8 fpu fxsr mmx sse sse2 + lm; not syscall (reported only to 64-bit code on Intel) */
+    assert_int_equal(per_level[1], 8);
+    assert_int_equal(cpu_flag_table[cpu_flag_index("syscall")].level, 0);
+    assert_int_equal(cpu_flag_table[cpu_flag_index("lm")].level, 1);
     assert_int_equal(per_level[2], 7);  /* cx16 lahf popcnt sse3 sse4.1 sse4.2 ssse3 */
     assert_int_equal(per_level[3], 9);  /* avx avx2 bmi1 bmi2 f16c fma lzcnt movbe osxsave */
     assert_int_equal(per_level[4], 5);  /* avx512 f bw cd dq vl */
@@ -154,7 +157,13 @@ static void test_identification(void **state)
     assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x19, 0x11), "Zen 4");
     assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x17, 0x31), "Zen 2");
     assert_string_equal(cpu_x86_microarchitecture("AuthenticAMD", 0x17, 0x08), "Zen+");
-    assert_null(cpu_x86_microarchitecture("GenuineIntel", 6, 0x9e));
+    assert_string_equal(cpu_x86_microarchitecture("GenuineIntel", 6, 0x9e), "Kaby Lake / Coffee Lake");
+    /* the real H100 machine's CPU: libcpuid 0.6.2 called it "Xeon (Conroe/2M)" */
+    assert_string_equal(cpu_x86_microarchitecture("GenuineIntel", 6, 0xcf), "Emerald Rapids");
+    assert_string_equal(cpu_x86_microarchitecture("GenuineIntel", 6, 0x8f), "Sapphire Rapids");
+    assert_string_equal(cpu_x86_microarchitecture("GenuineIntel", 6, 0x2a), "Sandy Bridge");
+    assert_null(cpu_x86_microarchitecture("GenuineIntel", 6, 0x01));
+    assert_null(cpu_x86_microarchitecture("GenuineIntel", 0xf, 0x04));
 
     /* a vendor string with control bytes is sanitised */
     leaves_init(&l, "Evil\x1b[31mCPU", 0x00000f00);
@@ -326,6 +335,12 @@ static void test_levels(void **state)
     l.ext[1][CPU_EDX] &= ~(1u << 29);
     cpu_x86_decode(&l, &v);
     assert_int_equal(v.level, 0);
+    /* SYSCALL clear (Intel, CPUID run by 32-bit code) with long mode: still x86-64, level kept */
+    leaves_level(&l, 4, 0xe7);
+    l.ext[1][CPU_EDX] &= ~(1u << 11);
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.reported[IDX("syscall")], CPU_NO);
+    assert_int_equal(v.level, 4);
     /* lzcnt (abm) is part of v3 */
     leaves_level(&l, 3, 0x7);
     l.ext[1][CPU_ECX] &= ~(1u << 5);
@@ -414,6 +429,222 @@ static void test_dump_parse_valid(void **state)
     free(t);
 }
 
+/* AIDA64 / InstLatx64 lines: every subleaf lands where libcpuid or the extras keep it, and only there. */
+static void test_dump_aida64_subleaves(void **state)
+{
+    (void)state;
+    const char *t = "------[ Versions ]------\r\n"
+                    "Program Version : AIDA64 v7.00\r\n"
+                    "------[ CPUID Registers / Logical CPU #0 ]------\r\n"
+                    "CPUID 00000000: 00000024-756E6547-6C65746E-49656E69 [GenuineIntel]\r\n"
+                    "CPUID 00000001: 000A06D1-00000800-FFFAF3BF-BFEBFBFF\r\n"
+                    "CPUID 00000004: 00000121-0000003F-0000003F-00000000 [SL 00]\r\n"
+                    "CPUID 00000004: 00000122-0000003F-0000003F-00000000 [SL 01]\r\n"
+                    "CPUID 00000004: 00000143-0000003F-0000003F-00000000 [SL 02]\r\n"
+                    "CPUID 00000004: 00000163-0000003F-0000003F-00000000 [SL 03]\r\n"
+                    "CPUID 00000004: 00000000-00000000-00000000-00000099 [SL 20]\r\n"
+                    "CPUID 00000007: 00000002-F3BFBFFB-BB417FEE-FFDD4430 [SL 00]\r\n"
+                    "CPUID 00000007: 40201D30-00000001-00000000-000E4000 [SL 01]\r\n"
+                    "CPUID 00000007: 00000000-00000000-00000000-0000003F [SL 02]\r\n"
+                    "CPUID 0000000B: 00000001-00000002-00000100-00000000 [SL 00]\r\n"
+                    "CPUID 0000000B: 00000007-00000080-00000201-00000000 [SL 01]\r\n"
+                    "CPUID 0000000D: 000E02E7-00002B00-00002B00-00000000 [SL 00]\r\n"
+                    "CPUID 0000000D: 00000008-00000000-00000001-00000000 [SL 0B] [CET_U]\r\n"
+                    "CPUID 00000014: 00000001-0000005F-00000007-00000000 [SL 00]\r\n"
+                    "CPUID 00000014: 02490002-003F003F-00000000-00000000 [SL 01]\r\n"
+                    "CPUID 0000001F: 00000001-00000002-00000100-00000000 [SL 00]\r\n"
+                    "CPUID 0000001F: 00000007-00000080-00000201-00000000 [SL 01]\r\n"
+                    "CPUID 00000024: 00000000-00070001-00000000-00000000 [SL 00] [AVX10]\r\n"
+                    "CPUID 40000000: 4000000B-7263694D-666F736F-76482074 [Microsoft Hv]\r\n"
+                    "CPUID 80000000: 80000008-00000000-00000000-00000000\r\n"
+                    "CPUID 80000001: 00000000-00000000-00000121-2C100800\r\n"
+                    "------[ MSR Registers / Logical CPU #0 ]------\r\n"
+                    "MSR 0000001B: 0000-0000-FEE0-0900 [Local APIC]\r\n";
+    struct cpu_dump d;
+    char *err = NULL;
+    assert_int_equal(cpu_dump_parse(t, strlen(t), &d, &err), 0);
+    assert_null(err);
+    assert_int_equal(d.format, CPU_DUMP_FMT_AIDA64);
+    assert_string_equal(cpu_dump_format_name(d.format), "aida64");
+    assert_int_equal(d.n_raw, 1);
+    assert_true(d.multi);
+    assert_string_equal(d.version, "");
+    const struct cpu_raw_data_t *r = &d.raw[0];
+    assert_int_equal(r->basic_cpuid[0][CPU_EAX], 0x24);
+    assert_int_equal(r->basic_cpuid[4][CPU_EAX], 0x121);    /* subleaf 0 */
+    assert_int_equal(r->intel_fn4[0][CPU_EAX], 0x121);
+    assert_int_equal(r->intel_fn4[3][CPU_EAX], 0x163);
+    for (int i = 0; i < MAX_INTELFN4_LEVEL; i++)
+        assert_int_not_equal(r->intel_fn4[i][CPU_EDX], 0x99); /* [SL 20] is beyond libcpuid's array */
+    assert_int_equal(r->basic_cpuid[7][CPU_EBX], 0xF3BFBFFBu); /* not overwritten by [SL 01]/[SL 02] */
+    assert_int_equal(r->basic_cpuid[7][CPU_EDX], 0xFFDD4430u);
+    assert_true(d.extras.have_7_1);
+    assert_int_equal(d.extras.leaf7_1[CPU_EAX], 0x40201D30u);
+    assert_int_equal(d.extras.leaf7_1[CPU_EDX], 0x000E4000u);
+    assert_int_equal(r->basic_cpuid[0xb][CPU_EAX], 1);
+    assert_int_equal(r->intel_fn11[1][CPU_EAX], 7);
+    assert_int_equal(r->basic_cpuid[0xd][CPU_EAX], 0x000E02E7u); /* [SL 0B] is hex 11, not 0 */
+    assert_int_equal(r->intel_fn14h[1][CPU_EAX], 0x02490002u);
+    assert_int_equal(r->basic_cpuid[0x1f][CPU_EAX], 1);
+    assert_true(d.extras.have_hv);
+    assert_int_equal(d.extras.hv[CPU_EBX], 0x7263694Du);
+    assert_int_equal(r->ext_cpuid[1][CPU_EDX], 0x2C100800u);
+    assert_false(d.extras.have_xcr0);
+    cpu_dump_free(&d);
+
+    /* Older reports: no [SL nn], the subleaves of a leaf as repeated lines; tab-separated; a second CPU. */
+    const char *old = "CPUID Registers (CPU #1):\n"
+                      "CPUID 00000000  \t0000000D-756E6547-6C65746E-49656E69\n"
+                      "CPUID 00000001  \t000206A7-00100800-1FBAE3FF-BFEBFBFF\n"
+                      "CPUID 00000004  \t1C004121-01C0003F-0000003F-00000000\n"
+                      "CPUID 00000004  \t1C004122-01C0003F-0000003F-00000000\n"
+                      "CPUID 00000004  \t1C004143-01C0003F-000001FF-00000000\n"
+                      "CPUID 00000005  \t00000040-00000040-00000003-00001120\n"
+                      "CPUID 00000004  \t00000000-00000000-00000000-00000077\n" /* not a run: subleaf 0 again */
+                      "\n"
+                      "CPUID Registers (CPU #2):\n"
+                      "CPUID 00000000  \t0000000D-756E6547-6C65746E-49656E69\n"
+                      "CPUID 00000001  \t000206A7-02100800-1FBAE3FF-BFEBFBFF\n";
+    assert_int_equal(cpu_dump_parse(old, strlen(old), &d, &err), 0);
+    assert_int_equal(d.n_raw, 2);
+    assert_int_equal(d.raw[0].intel_fn4[1][CPU_EAX], 0x1C004122u);
+    assert_int_equal(d.raw[0].intel_fn4[2][CPU_EAX], 0x1C004143u);
+    assert_int_equal(d.raw[0].basic_cpuid[4][CPU_EDX], 0x77);
+    assert_int_equal(d.raw[1].basic_cpuid[1][CPU_EBX], 0x02100800u);
+    cpu_dump_free(&d);
+
+    /* No headers at all: leaf 0 again starts the next CPU (never overwrites the first). */
+    const char *bare = "CPUID 00000000 : 00000001 746E6543 736C7561 48727561\n"
+                       "CPUID 00000001 : 0000067A 00000000 00000000 00803135\n"
+                       "CPUID 00000000 : 00000001 746E6543 736C7561 48727561\n"
+                       "CPUID 00000001 : 0000067A 00000000 00000000 00000001\n";
+    assert_int_equal(cpu_dump_parse(bare, strlen(bare), &d, &err), 0);
+    assert_int_equal(d.n_raw, 2);
+    assert_int_equal(d.raw[0].basic_cpuid[1][CPU_EDX], 0x00803135u);
+    cpu_dump_free(&d);
+}
+
+/* `cpuid -r`: CPU sections, explicit subleaves. */
+static void test_dump_cpuid_tool(void **state)
+{
+    (void)state;
+    const char *t = "CPU 0:\n"
+                    "   0x00000000 0x00: eax=0x00000010 ebx=0x68747541 ecx=0x444d4163 edx=0x69746e65\n"
+                    "   0x00000001 0x00: eax=0x00a00f11 ebx=0x00020800 ecx=0xfffa3203 edx=0x178bfbff\n"
+                    "   0x00000007 0x00: eax=0x00000001 ebx=0x219c07ab ecx=0x0040069c edx=0x88000010\n"
+                    "   0x00000007 0x01: eax=0x00000030 ebx=0x00000000 ecx=0x00000000 edx=0x00000000\n"
+                    "   0x0000000d 0x00: eax=0x00000207 ebx=0x00000988 ecx=0x00000988 edx=0x00000000\n"
+                    "   0x0000000d 0x01: eax=0x0000000f ebx=0x00000370 ecx=0x00001800 edx=0x00000000\n"
+                    "   0x40000000 0x00: eax=0x40000001 ebx=0x4b4d564b ecx=0x564b4d56 edx=0x0000004d\n"
+                    "   0x8000001d 0x02: eax=0x00000143 ebx=0x01c0003f ecx=0x000003ff edx=0x00000002\n"
+                    "CPU 1:\n"
+                    "   0x00000000 0x00: eax=0x00000010 ebx=0x68747541 ecx=0x444d4163 edx=0x69746e65\n"
+                    "   0x00000001 0x00: eax=0x00a00f11 ebx=0x01020800 ecx=0xfffa3203 edx=0x178bfbff\n";
+    struct cpu_dump d;
+    char *err = NULL;
+    assert_int_equal(cpu_dump_parse(t, strlen(t), &d, &err), 0);
+    assert_null(err);
+    assert_int_equal(d.format, CPU_DUMP_FMT_CPUID_TOOL);
+    assert_int_equal(d.n_raw, 2);
+    assert_true(d.multi);
+    assert_int_equal(d.raw[0].basic_cpuid[7][CPU_EAX], 1);
+    assert_int_equal(d.extras.leaf7_1[CPU_EAX], 0x30);
+    assert_int_equal(d.raw[0].basic_cpuid[0xd][CPU_EAX], 0x207);
+    assert_int_equal(d.raw[0].amd_fn8000001dh[2][CPU_EAX], 0x143);
+    assert_true(d.extras.have_hv);
+    assert_int_equal(d.raw[1].basic_cpuid[1][CPU_EBX], 0x01020800u);
+    cpu_dump_free(&d);
+}
+
+/* A fake CPU for cpu_dump_from_query: records what was asked. */
+struct fake_cpu {
+    int asked[64][2];
+    int n;
+    bool hypervisor;
+    int fail_leaf;
+};
+
+static int fake_query(void *arg, uint32_t leaf, uint32_t sub, uint32_t out[4])
+{
+    struct fake_cpu *c = arg;
+    if (c->n < 64) {
+        c->asked[c->n][0] = (int)leaf;
+        c->asked[c->n][1] = (int)sub;
+        c->n++;
+    }
+    if ((int)leaf == c->fail_leaf)
+        return -1;
+    memset(out, 0, 16);
+    if (leaf == 0) {
+        out[0] = 7;
+        out[1] = 0x68747541, out[2] = 0x444d4163, out[3] = 0x69746e65;
+    } else if (leaf == 1) {
+        out[0] = 0x00a00f11;
+        out[2] = c->hypervisor ? 0x80000000u : 0;
+    } else if (leaf == 4) {
+        out[0] = sub < 2 ? 0x121 : 0; /* two caches, then type 0 */
+    } else if (leaf == 7) {
+        out[0] = sub == 0 ? 1 : 0x20;
+        out[1] = sub == 0 ? 0x20 : 0;
+    } else if (leaf == 0x80000000u) {
+        out[0] = 0x80000001u;
+    } else if (leaf == 0x80000001u) {
+        out[3] = 1u << 29;
+    } else if (leaf == 0x40000000u) {
+        out[1] = 0x4b4d564b, out[2] = 0x564b4d56, out[3] = 0x4d;
+    }
+    return 0;
+}
+
+static bool fake_asked(const struct fake_cpu *c, int leaf, int sub)
+{
+    for (int i = 0; i < c->n; i++)
+        if (c->asked[i][0] == leaf && c->asked[i][1] == sub)
+            return true;
+    return false;
+}
+
+static void test_dump_from_query(void **state)
+{
+    (void)state;
+    struct fake_cpu c = {.fail_leaf = -1};
+    struct cpu_dump d;
+    char *err = NULL;
+    assert_int_equal(cpu_dump_from_query(fake_query, &c, &d, &err), 0);
+    assert_null(err);
+    assert_int_equal(d.format, CPU_DUMP_FMT_DEVICE);
+    assert_int_equal(d.n_raw, 1);
+    assert_false(d.multi);
+    assert_true(fake_asked(&c, 4, 2));   /* the leaf 4 walk stops at type 0 */
+    assert_false(fake_asked(&c, 4, 3));
+    assert_true(fake_asked(&c, 7, 1));   /* leaf 7 EAX says subleaf 1 exists */
+    assert_false(fake_asked(&c, 8, 0));  /* beyond leaf 0's maximum */
+    assert_false(fake_asked(&c, 0x40000000, 0)); /* no hypervisor bit */
+    assert_int_equal(d.raw[0].intel_fn4[1][CPU_EAX], 0x121);
+    assert_true(d.extras.have_7_1);
+    assert_int_equal(d.extras.leaf7_1[CPU_EAX], 0x20);
+    assert_int_equal(d.raw[0].ext_cpuid[1][CPU_EDX], 1u << 29);
+    assert_false(d.extras.have_hv);
+    cpu_dump_free(&d);
+
+    memset(&c, 0, sizeof(c));
+    c.hypervisor = true;
+    c.fail_leaf = -1;
+    assert_int_equal(cpu_dump_from_query(fake_query, &c, &d, &err), 0);
+    assert_true(d.extras.have_hv);
+    assert_int_equal(d.extras.hv[CPU_EBX], 0x4b4d564b);
+    assert_false(fake_asked(&c, 0x40000100, 0)); /* only asked behind "Microsoft Hv" */
+    cpu_dump_free(&d);
+
+    memset(&c, 0, sizeof(c));
+    c.fail_leaf = 7;
+    assert_int_equal(cpu_dump_from_query(fake_query, &c, &d, &err), -1);
+    assert_non_null(err);
+    assert_non_null(strstr(err, "leaf 0x7"));
+    assert_null(d.raw);
+    free(err);
+}
+
 /* TEXT must be refused with a message containing WORDS. */
 static void dump_refused(const char *text, size_t len, const char *words)
 {
@@ -432,7 +663,7 @@ static void test_dump_parse_refuses(void **state)
     (void)state;
     dump_refused("", 0, "empty");
     dump_refused("a\0b", 3, "NUL");
-    dump_refused("hello world\n", 12, "line 1");
+    dump_refused("hello world\n", 12, "not a CPUID dump in a format gpucheckup reads");
     dump_refused("version=0.6.2\n\n\n", 16, "decodes to nothing");
     char *t = dump_text(AMD0, "basic_cpuid[2]=1 2 3\n");
     dump_refused(t, strlen(t), "line 5");
@@ -459,9 +690,20 @@ static void test_dump_parse_refuses(void **state)
     /* only leaf 1, no leaf 0 */
     const char *no0 = "basic_cpuid[1]=00a00f11 01020800 fffa3203 178bfbff\n";
     dump_refused(no0, strlen(no0), "decodes to nothing");
-    /* AIDA64 and other tools' formats are not libcpuid's */
+    /* an AIDA64 dump with leaf 0 only decodes to nothing */
     const char *aida = "------[ Versions ]------\nCPUID 00000000: 0000000D-68747541-69746E65-444D4163\n";
-    dump_refused(aida, strlen(aida), "line 1");
+    dump_refused(aida, strlen(aida), "decodes to nothing");
+    /* a line that starts like a leaf line but is cut short */
+    const char *cut = "CPUID 00000000: 0000000D-68747541-69746E65-444D4163\nCPUID 00000001: 00100F43-000\n";
+    dump_refused(cut, strlen(cut), "line 2");
+    const char *badsl = "CPUID 00000000: 0000000D-68747541-69746E65-444D4163 [SL zz]\n";
+    dump_refused(badsl, strlen(badsl), "[SL nn]");
+    /* a `cpuid -r` line with a register missing */
+    const char *tool = "CPU:\n   0x00000000 0x00: eax=0x00000010 ebx=0x68747541 ecx=0x444d4163\n";
+    dump_refused(tool, strlen(tool), "line 2");
+    /* other tools' formats are refused with the list of those accepted */
+    const char *x86info = "eax in: 0x00000000, eax = 0000000d ebx = 756e6547 ecx = 6c65746e edx = 49656e69\n";
+    dump_refused(x86info, strlen(x86info), "AIDA64/InstLatx64");
     const char *arm = "version=0.8.1\narm_midr=00000000413fd0c1\n";
     dump_refused(arm, strlen(arm), "ARM");
     /* a multi-CPU dump with a hole */
@@ -727,6 +969,9 @@ int main(void)
         cmocka_unit_test(test_dump_parse_valid),
         cmocka_unit_test(test_dump_parse_refuses),
         cmocka_unit_test(test_dump_multi),
+        cmocka_unit_test(test_dump_aida64_subleaves),
+        cmocka_unit_test(test_dump_cpuid_tool),
+        cmocka_unit_test(test_dump_from_query),
         cmocka_unit_test(test_dump_save_reads_back_in_libcpuid),
         cmocka_unit_test(test_cpuinfo_x86),
         cmocka_unit_test(test_cpuinfo_other_architectures),

@@ -1,4 +1,4 @@
-/* fuzz_cpudump.c: libFuzzer target for raw CPUID dumps (--cpuid-dump) and gpucheckup's decoding of them. */
+/* fuzz_cpudump.c: libFuzzer target for raw CPUID dumps (--cpuid-dump: every format) and gpucheckup's decoding of them. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -63,8 +63,50 @@ static void fuzz_cpudump_decode(const struct cpu_dump *d)
     (void)cpu_x86_microarchitecture(v.vendor, v.family, v.model);
 }
 
+/* A CPU whose answers come from the input: leaf/subleaf pick 16 bytes of it (the /dev/cpu/N/cpuid
+ * path, cpu_dump_from_query). Counts the questions. */
+struct fuzz_cpu {
+    const uint8_t *data;
+    size_t size;
+    unsigned asked;
+};
+
+static int fuzz_cpudump_query(void *arg, uint32_t leaf, uint32_t sub, uint32_t out[4])
+{
+    struct fuzz_cpu *c = arg;
+    c->asked++;
+    if (c->size < 16)
+        return -1;
+    size_t slots = c->size / 16;
+    size_t i = ((size_t)(leaf & 0xff) * 8 + (leaf >> 30) * 3 + sub) % slots;
+    memcpy(out, c->data + 16 * i, 16);
+    return 0;
+}
+
+static void fuzz_cpudump_device(const uint8_t *data, size_t size)
+{
+    struct fuzz_cpu c = {data, size, 0};
+    struct cpu_dump d;
+    char *err = NULL;
+    if (cpu_dump_from_query(fuzz_cpudump_query, &c, &d, &err) < 0) {
+        if (!err || !*err || d.raw || d.n_raw)
+            abort();
+        fuzz_require_sanitized(err);
+        free(err);
+    } else {
+        if (err || d.format != CPU_DUMP_FMT_DEVICE || d.n_raw != 1 || d.multi || d.ignored || d.extras.have_xcr0)
+            abort();
+        fuzz_cpudump_decode(&d);
+        cpu_dump_free(&d);
+    }
+    /* leaves 0..31 (with bounded subleaf walks), 0x80000000..0x8000001f, two hypervisor leaves */
+    if (c.asked > 32 + 8 + 3 * 4 + 1 + 32 + 4 + 2)
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
+    fuzz_cpudump_device(data, size);
     if (size > 256 * 1024)
         return 0;
     char *copy = malloc(size ? size : 1); /* exactly SIZE bytes, not NUL-terminated: the parser takes LEN */
@@ -82,6 +124,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(err);
     } else {
         if (err || !d.raw || d.n_raw == 0 || d.n_raw > CPU_DUMP_MAX_CPUS || (!d.multi && d.n_raw != 1))
+            abort();
+        if (d.format != CPU_DUMP_FMT_LIBCPUID && d.format != CPU_DUMP_FMT_AIDA64 && d.format != CPU_DUMP_FMT_CPUID_TOOL)
+            abort(); /* a text is never "unknown" once accepted, nor a device */
+        /* only libcpuid's format has a version line, gpucheckup's extras (XCR0) and ignored lines */
+        if (d.format != CPU_DUMP_FMT_LIBCPUID && (d.version[0] || d.extras.have_xcr0 || d.ignored))
             abort();
         if (strnlen(d.version, sizeof(d.version)) == sizeof(d.version))
             abort();

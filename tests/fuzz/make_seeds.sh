@@ -29,6 +29,14 @@ cpu=$here/../cpu
 for d in epyc-milan-kvm epyc-milan-kvm-all epyc-milan-kvm-libcpuid avx512 no-avx; do
     cp "$cpu/dumps/$d.dump" "$corpus/cpudump/$d"
 done
+# Real dumps in the other formats, one per layout (see tests/cpu/dumps/real/README.md).
+for d in AuthenticAMD0000F4A_K8_Clawhammer_CPUID AuthenticAMD0010FF0_K8_Palermo_CPUID \
+         AuthenticAMD0100F42_K10_Callisto_CPUID2 AuthenticAMD0500F20_K14_Bobcat_CPUID \
+         AuthenticAMD0A60F12_K19_Raphael_01_CPUID GenuineIntel00206A6_SandyBridge_CPUID \
+         GenuineIntel0050654_SkylakeXeon_CPUID16 GenuineIntel0090675_AlderLake_00_CPUID \
+         GenuineIntel00606C1_ICX_01v_CPUID this-machine-epyc-milan-kvm.cpuid-r; do
+    cp "$cpu/dumps/real/$d.txt" "$corpus/cpudump/$d"
+done
 for c in epyc-milan-kvm neoverse-n1; do
     cp "$cpu/cpuinfo/$c.txt" "$corpus/cpuinfo/$c"
 done
