@@ -350,7 +350,8 @@ int doctor_validate_requires(char *const *names, size_t n, char **error)
             strcat(flags, cpu_flag_table[j].name);
         }
         *error = str_printf("--require: unknown requirement '%s'; valid: gpu, opencl, fp64, gpus>=N, "
-                            "opencl-version>=X.Y, cuda, cuda>=X.Y, compute-capability>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, or a CPU flag (%s)",
+                            "opencl-version>=X.Y, cuda, cuda>=X.Y, compute-capability>=X.Y, x86-64-v1, x86-64-v2, "
+                            "x86-64-v3, x86-64-v4, or a CPU flag (%s)",
                             names[i], flags ? flags : "");
         free(flags);
         return -1;
