@@ -413,7 +413,7 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
     free(prior);
     free(got);
     smoke_problem_free(&pr);
-    return ok;
+    return ok && !r->status; /* a wrong exact pass ends the test: its mismatches say enough */
 }
 
 /* The plausible peak of the GPU in GFLOPS, generous on purpose: SMs x clock x 256 fp32 lanes x 2 (an
@@ -637,7 +637,8 @@ json_object *cuda_smoke_child(void *arg)
     void *sym = dlsym(h, "cuInit");
     if (out && sym && dladdr(sym, &info) && info.dli_fname)
         json_object_object_add(out, "libcuda", cs_json_str(info.dli_fname, 4096));
-    json_object_object_add(out, "cache_disabled", json_object_new_boolean(true));
+    const char *cache = getenv("CUDA_CACHE_DISABLE");
+    json_object_object_add(out, "cache_disabled", json_object_new_boolean(cache && strcmp(cache, "1") == 0));
     /* No dlclose: the child ends now, and some drivers misbehave when unloaded. */
     return out;
 }
@@ -833,7 +834,7 @@ static void cs_finding(struct probe_ctx *ctx, json_object *e, const char *subjec
     if (!f)
         return;
     if (call)
-        report_finding_add_evidence(f, call, "%s", rname ? rname : rv ? "failed" : "missing");
+        report_finding_add_evidence(f, call, "%s", rname ? rname : rv ? "failed" : detail);
     if (rv)
         report_finding_add_evidence(f, "CUresult", "%d", result);
     const char *log = cs_get_str(e, "jit_error_log");
