@@ -830,6 +830,11 @@ static void cs_finding(struct probe_ctx *ctx, json_object *e, const char *subjec
                                                                : "failed";
         f = report_add_finding(ctx->report, "cuda.smoke-run-failed", subject, "The CUDA smoke test on GPU %s %s: %s",
                                gpu, what, detail);
+        if (f && strcmp(st, "run-failed") != 0)
+            report_finding_set_hint(f, "The smoke test's own process could not use the CUDA driver (library %s). "
+                                       "The cuda section's driver findings name the cause; `gpucheckup cuda -v` shows "
+                                       "which libcuda was loaded.",
+                                    strcmp(st, "init-failed") == 0 ? "or cuInit" : "functions");
     }
     if (!f)
         return;

@@ -249,6 +249,9 @@ static CUresult f_ev_record(CUevent e, CUstream s)
 static CUresult f_ev_sync(CUevent e)
 {
     (void)e;
+    /* The host waits at least 1 ms for a "kernel" the events say took 0.5 ms: the events are believed
+     * whatever the speed of the machine running the suite. */
+    usleep(1000);
     return CUDA_SUCCESS;
 }
 static CUresult f_ev_elapsed(float *ms, CUevent a, CUevent b)
@@ -625,6 +628,7 @@ static void test_report(void **state)
     f = report_find_finding(r, "cuda.smoke-run-failed", "cuda:7");
     assert_non_null(f);
     assert_non_null(strstr(f->message, "could not initialise CUDA"));
+    assert_non_null(strstr(f->hint, "driver findings name the cause"));
 
     f = report_find_finding(r, "cuda.smoke-crash", "0000:c1:00.0");
     assert_non_null(f);
@@ -719,6 +723,48 @@ static int stub_reexec(const char *self)
     return pid > 0 && WIFEXITED(st) ? WEXITSTATUS(st) : 1;
 }
 
+/* "dump": data["smoke"] of a report over every outcome, on stdout, for the schema test
+ * (test_cuda_smoke_schema.py). */
+static int dump_smoke(void)
+{
+    static const enum fake_mode modes[] = {FAKE_GOOD,       FAKE_LAZY,       FAKE_ZEROS,    FAKE_OFF_BY_ONE,
+                                           FAKE_JIT_221,    FAKE_JIT_218,    FAKE_ALLOC_FAIL, FAKE_INIT_34,
+                                           FAKE_LAUNCH_FAULT};
+    enum { N_MODES = sizeof(modes) / sizeof(modes[0]), N = N_MODES + 3 };
+    struct isolate_result res[N];
+    struct cuda_smoke_args args[N];
+    memset(res, 0, sizeof(res));
+    memset(args, 0, sizeof(args));
+    for (size_t i = 0; i < N_MODES; i++) {
+        struct cuda_api api = fake_api(modes[i]);
+        args[i] = (struct cuda_smoke_args){.ordinal = 0, .n = 24};
+        res[i].status = ISOLATE_OK;
+        res[i].value = cuda_smoke_device(&api, 0, 24);
+    }
+    struct cuda_api api = fake_api(FAKE_GOOD);
+    api.cuEventSynchronize = NULL;
+    args[N_MODES] = (struct cuda_smoke_args){.ordinal = 1, .n = 24};
+    res[N_MODES].status = ISOLATE_OK;
+    res[N_MODES].value = cuda_smoke_device(&api, 0, 24); /* no-compute-api */
+    args[N_MODES + 1] = (struct cuda_smoke_args){.ordinal = 2, .n = 24, .pci_bus_id = "0000:01:00.0"};
+    res[N_MODES + 1].status = ISOLATE_SIGNAL;
+    res[N_MODES + 1].detail = strdup("killed by SIGSEGV");
+    args[N_MODES + 2] = (struct cuda_smoke_args){.ordinal = 3, .n = 24};
+    res[N_MODES + 2].status = ISOLATE_TIMEOUT;
+    res[N_MODES + 2].detail = strdup("timed out after 1.0 s");
+    struct report *r = report_new();
+    struct report_section *sec = report_add_section(r, "cuda");
+    struct probe_ctx ctx = {.report = r, .timeout_ms = 1000};
+    cuda_smoke_report(&ctx, sec, args, res, N);
+    json_object *smoke = NULL;
+    int rc = json_object_object_get_ex(sec->data, "smoke", &smoke) ? 0 : 1;
+    puts(json_object_to_json_string_ext(smoke, JSON_C_TO_STRING_PRETTY));
+    for (size_t i = 0; i < N; i++)
+        isolate_result_clear(&res[i]);
+    report_free(r);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -736,6 +782,8 @@ int main(int argc, char **argv)
     };
     if (argc > 1 && strcmp(argv[1], "stub") == 0)
         return stub_reexec(argv[0]);
+    if (argc > 1 && strcmp(argv[1], "dump") == 0)
+        return dump_smoke();
     if (argc > 1 && strcmp(argv[1], "stub-run") == 0)
         return cmocka_run_group_tests(stub_tests, NULL, NULL);
     return cmocka_run_group_tests(tests, NULL, NULL);
