@@ -664,6 +664,9 @@ static const char *cs_get_str(json_object *o, const char *key)
     return v ? json_object_get_string(v) : NULL;
 }
 
+/* MAX for a number that may be negative (numbers are otherwise times, speeds and errors: >= 0). */
+#define CS_SIGNED 1
+
 /* Copy KEY from SRC to DST when it has TYPE (strings sanitised and capped at MAX), else null. */
 static void cs_copy(json_object *dst, json_object *src, const char *key, json_type type, size_t max)
 {
@@ -676,7 +679,9 @@ static void cs_copy(json_object *dst, json_object *src, const char *key, json_ty
             break;
         case json_type_double: {
             double d = json_object_get_double(v);
-            c = isfinite(d) && d >= 0 ? json_object_new_double(d) : NULL;
+            /* Keep the child's text ("0.500": its rounding); json-c parsed it, so it is a number. */
+            c = isfinite(d) && (d >= 0 || max == CS_SIGNED) ? json_object_new_double_s(d, json_object_get_string(v))
+                                                             : NULL;
             break;
         }
         case json_type_int:
@@ -707,7 +712,7 @@ static json_object *cs_copy_array(json_object *src, const char *key, const char 
             continue;
         json_object *o = json_object_new_object();
         for (size_t k = 0; k < n_keys; k++)
-            cs_copy(o, it, keys[k], types[k], 200);
+            cs_copy(o, it, keys[k], types[k], types[k] == json_type_double ? CS_SIGNED : 200);
         json_object_array_add(arr, o);
     }
     return arr;

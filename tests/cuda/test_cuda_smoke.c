@@ -601,6 +601,17 @@ static void test_report(void **state)
         assert_int_equal(json_object_get_int(get(e, "ordinal")), args[i].ordinal);
     }
     assert_string_equal(get_str(json_object_array_get_idx(smoke, 0), "pci_bus_id"), "0000:00:06.0");
+    /* Numbers keep the child's rounding; a negative expected value of a mismatch survives the copy. */
+    assert_string_equal(json_object_to_json_string(get(json_object_array_get_idx(smoke, 0), "kernel_ms")), "0.500");
+    json_object *mms = get(json_object_array_get_idx(smoke, 1), "first_mismatches");
+    assert_int_equal(json_object_array_length(mms), 8);
+    int negative = 0;
+    for (size_t i = 0; i < 8; i++) {
+        json_object *ex = get(json_object_array_get_idx(mms, i), "expected");
+        assert_non_null(ex);
+        negative += json_object_get_double(ex) < 0;
+    }
+    assert_true(negative > 0); /* the seed gives some: the copy must keep them */
     assert_string_equal(get_str(json_object_array_get_idx(smoke, 1), "pci_bus_id"), "0000:3b:00.0");
     assert_null(get(json_object_array_get_idx(smoke, 7), "kernel_ms"));
     assert_string_equal(get_str(json_object_array_get_idx(smoke, 7), "detail"), "cuInit failed?[31m");
