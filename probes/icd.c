@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "clapi.h"
@@ -12,6 +13,7 @@
 #include "isolate.h"
 #include "probe.h"
 #include "strutil.h"
+#include "vendor.h"
 
 /* Default vendors directory of both loaders. */
 #define ICD_VENDORS_DIR "/etc/OpenCL/vendors"
@@ -25,9 +27,20 @@
 static const struct check icd_checks[] = {
     {"icd.no-loader", REPORT_SEV_ERROR, "No OpenCL ICD loader (libOpenCL.so.1) can be loaded",
      "Install an ICD loader: sudo apt-get install ocl-icd-libopencl1"},
-    {"icd.multiple-loaders", REPORT_SEV_WARNING,
+    /* Information only: the CUDA toolkit puts its own (Khronos-based) libOpenCL.so.1 on the path beside
+     * the distribution's ocl-icd on most NVIDIA machines, and programs then all get the first one. The
+     * harm is a loader that ignores the environment the machine was set up with:
+     * icd.loader-ignores-env. */
+    {"icd.multiple-loaders", REPORT_SEV_INFO,
      "Different OpenCL loaders (libOpenCL.so*) can shadow each other on the library path",
-     "Keep one loader: remove the others from LD_LIBRARY_PATH or /etc/ld.so.conf.d (then run ldconfig)."},
+     "Nothing to fix while every program gets the same loader; to keep one, remove the others from "
+     "LD_LIBRARY_PATH or /etc/ld.so.conf.d (then run ldconfig)."},
+    {"icd.loader-ignores-env", REPORT_SEV_WARNING,
+     "A variable that registers OpenCL drivers is set, but the loader programs get ignores it: the drivers "
+     "it names are invisible",
+     "OCL_ICD_FILENAMES is read only by the Khronos loader and OPENCL_VENDOR_PATH only by ocl-icd: put the "
+     "drivers in .icd files in the vendors directory (/etc/OpenCL/vendors or OCL_ICD_VENDORS), which both "
+     "loaders read, or make the matching loader the first libOpenCL.so.1 on the library path."},
     {"icd.no-icds", REPORT_SEV_ERROR, "No OpenCL vendor driver is registered: OpenCL has no platform",
      "Install the ICD package of your GPU's driver (nvidia-opencl-icd, mesa-opencl-icd, intel-opencl-icd, "
      "rocm-opencl-runtime) or pocl-opencl-icd for the CPU."},
@@ -66,6 +79,11 @@ static const struct check icd_checks[] = {
     {"icd.hang", REPORT_SEV_ERROR,
      "A vendor driver does not answer within the timeout: every OpenCL program hangs the same way",
      "Update or reinstall the driver; until then move its .icd file out of the vendors directory."},
+    {"icd.absent-hardware", REPORT_SEV_INFO,
+     "A GPU driver is installed but this machine has none of the hardware it drives: its error or empty "
+     "platform is expected, not a fault",
+     "Nothing to fix on a machine without that GPU. If it should have one, `gpucheckup pci` shows what the bus "
+     "lists; if the driver is not wanted, remove its package."},
     {"icd.conflict", REPORT_SEV_ERROR,
      "Each vendor driver works alone, but loaded together (as every application does) they crash or hang",
      "Keep only one of the drivers named in the message (move the other .icd file away)."},
@@ -90,6 +108,11 @@ struct icd_entry {
     json_object *platforms; /* array, owned */
     char *output;           /* what the child wrote on stderr (tail), or NULL */
     bool fifo;              /* the .icd is a FIFO: ocl-icd blocks on it */
+    bool classified;        /* drv, hw and hw_why are set */
+    const struct vendor_cl *drv; /* the driver recognised from the vendor table, or NULL */
+    enum vendor_hw hw;      /* whether the hardware it needs is here */
+    char hw_why[192];       /* what the PCI facts show about it */
+    bool absent;            /* its failure or emptiness is that of a driver for absent hardware */
 };
 
 struct icd_state {
@@ -114,6 +137,7 @@ struct icd_state {
     size_t n;
     json_object *combined;
     bool root;                 /* running as root */
+    json_object *pci;          /* the pci section's data when that probe ran ok, or NULL (not owned) */
 };
 
 /* ---- small helpers ---- */
@@ -424,8 +448,8 @@ static void icd_check_loaders(struct icd_state *st)
         if (strcmp(icd_basename(l->path), "libOpenCL.so.1") != 0 || !l->have_id || !l->loadable)
             continue;
         const char *kind = icd_loader_kind_of(icd_loader_file_info(st, i));
-        char *item = str_printf("%s%s (%s%s%s)", list ? list : "", list ? ", " : "", kind ? kind : "unidentified",
-                                l->searched ? ", " : ", off the search path: ", l->source);
+        char *item = str_printf("%s%s%s (%s%s%s)", list ? list : "", list ? ", " : "", l->path,
+                                kind ? kind : "unidentified", l->searched ? ", " : ", off the search path: ", l->source);
         free(list);
         list = item;
     }
@@ -821,6 +845,13 @@ static void icd_precheck(struct icd_state *st)
                 (!o->status || strcmp(o->status, "self-reference") != 0)) {
                 e->dup_of = (int)j;
                 icd_set(e, "duplicate", "same library as %s", icd_subject(o));
+                if (!icd_is_ocl_semantics(st->kind)) {
+                    /* The Khronos loader skips a library it already loaded (loader/icd.c,
+                     * khrIcdVendorAdd): one platform list, nothing to fix. */
+                    report_section_add_note(st->sec, "%s and %s both load %s: the loader in use loads it once",
+                                            icd_subject(o), icd_subject(e), e->resolved);
+                    break;
+                }
                 struct report_finding *f = report_add_finding(
                     r, "icd.duplicate", icd_subject(e),
                     "%s and %s both load %s: ocl-icd lists its platforms twice, the Khronos loader skips the "
@@ -888,6 +919,169 @@ static char *icd_platforms_text(json_object *arr)
         out = item;
     }
     return out;
+}
+
+/* ---- which driver, and is its hardware here (the vendor table and the pci section) ---- */
+
+/* The driver E is, from the vendor table: its library names first (the most specific), then its
+ * platforms' names and vendors, then the .icd file's name. NULL when none is recognised. */
+static const struct vendor_cl *icd_driver_of(const struct icd_entry *e)
+{
+    const struct vendor_cl *d = vendor_cl_by_library(e->resolved);
+    if (!d)
+        d = vendor_cl_by_library(e->library);
+    size_t n = e->platforms ? json_object_array_length(e->platforms) : 0;
+    for (size_t i = 0; !d && i < n; i++)
+        d = vendor_cl_by_platform(icd_jstr(json_object_array_get_idx(e->platforms, i), "name"));
+    for (size_t i = 0; !d && i < n; i++)
+        d = vendor_cl_by_platform(icd_jstr(json_object_array_get_idx(e->platforms, i), "vendor"));
+    if (!d && e->file)
+        d = vendor_cl_by_library(e->file);
+    return d;
+}
+
+static void icd_classify(const struct icd_state *st, struct icd_entry *e)
+{
+    if (e->classified)
+        return;
+    e->classified = true;
+    e->drv = icd_driver_of(e);
+    e->hw = VENDOR_HW_UNKNOWN;
+    if (e->drv)
+        e->hw = vendor_cl_hardware(e->drv, st->pci, e->drv->cpu_env ? icd_env(e->drv->cpu_env) : NULL, e->hw_why,
+                                   sizeof(e->hw_why));
+}
+
+/* When E's hardware is absent, record its failure or emptiness (WHAT: "fails with -6 (...)") as one
+ * icd.absent-hardware and return true; otherwise return false and record nothing. */
+static bool icd_absent_hardware(struct icd_state *st, struct icd_entry *e, const char *what)
+{
+    icd_classify(st, e);
+    if (e->hw != VENDOR_HW_ABSENT)
+        return false;
+    e->absent = true;
+    struct report *r = st->ctx->report;
+    char *lib = icd_sanitized(e->resolved ? e->resolved : e->library);
+    struct report_finding *f = report_add_finding(
+        r, "icd.absent-hardware", icd_subject(e), "%s: %s (%s) %s: a driver for absent hardware, it needs %s",
+        e->file ? e->file : e->source, e->drv->display, lib ? lib : "?", what, e->drv->needs_text);
+    if (f) {
+        report_finding_add_evidence(f, "/sys/bus/pci/devices", "%s", e->hw_why);
+        if (e->drv->cpu_env)
+            report_finding_add_evidence(f, e->drv->cpu_env, "%s",
+                                        icd_env(e->drv->cpu_env) ? icd_env(e->drv->cpu_env) : "(not set)");
+        struct report_finding *cause = report_find_finding(r, "pci.no-gpu", NULL);
+        if (cause)
+            report_finding_set_cause(f, cause->id, cause->subject);
+        report_finding_set_hint(f,
+                                "Nothing to fix on a machine without %s: the driver is installed but has nothing "
+                                "to drive. If this machine should have one, `gpucheckup pci` shows what the bus "
+                                "lists; if the driver is not wanted, remove its package (`dpkg -S %s` names it).",
+                                e->drv->needs_text, lib ? lib : "the library");
+    }
+    free(lib);
+    return true;
+}
+
+/* The first GPU of the pci section whose vendor ID is ID, or NULL. */
+static json_object *icd_pci_gpu(const struct icd_state *st, int id)
+{
+    json_object *devs = NULL;
+    if (!st->pci || !json_object_object_get_ex(st->pci, "devices", &devs) || !json_object_is_type(devs, json_type_array))
+        return NULL;
+    for (size_t i = 0; i < json_object_array_length(devs); i++) {
+        json_object *g = json_object_array_get_idx(devs, i);
+        const char *v = icd_jstr(g, "vendor_id");
+        char *end = NULL;
+        if (v && strtol(v, &end, 16) == id && end && !*end)
+            return g;
+    }
+    return NULL;
+}
+
+/* What the render nodes of the GPU at ADDR look like: a heap sentence, or NULL when none is listed. */
+static char *icd_render_nodes_text(const struct icd_state *st, const char *addr)
+{
+    json_object *nodes = NULL;
+    if (!st->pci || !json_object_object_get_ex(st->pci, "nodes", &nodes) || !json_object_is_type(nodes, json_type_array))
+        return NULL;
+    for (size_t i = 0; i < json_object_array_length(nodes); i++) {
+        json_object *n = json_object_array_get_idx(nodes, i);
+        const char *path = icd_jstr(n, "path"), *dev = icd_jstr(n, "device");
+        if (!path || !dev || strcmp(dev, addr) != 0 || !str_starts_with(path, "/dev/dri/renderD"))
+            continue;
+        if (!icd_jbool(n, "present", false))
+            return str_printf("its render node %s is missing (a container started without /dev/dri?)", path);
+        json_object *acc = NULL;
+        json_object_object_get_ex(n, "accessible", &acc);
+        const char *group = icd_jstr(n, "group"), *mode = icd_jstr(n, "mode");
+        if (acc && !json_object_get_boolean(acc))
+            return str_printf("its render node %s (group %s, mode %s) is not readable and writable by this user: "
+                              "add the user to that group (`sudo usermod -aG %s $USER`, then log in again)",
+                              path, group ? group : "?", mode ? mode : "?", group ? group : "render");
+        return str_printf("its render node %s (group %s, mode %s) is accessible", path, group ? group : "?",
+                          mode ? mode : "?");
+    }
+    return str_printf("no render node /dev/dri/renderD* belongs to it");
+}
+
+/* A hint for an error or empty answer of E whose hardware is present, fitting its vendor and CODE. */
+static void icd_hardware_hint(struct icd_state *st, struct icd_entry *e, struct report_finding *f, int64_t code)
+{
+    icd_classify(st, e);
+    if (!f || !e->drv || e->hw != VENDOR_HW_PRESENT)
+        return;
+    report_finding_add_evidence(f, "/sys/bus/pci/devices", "%s", e->hw_why);
+    char answer[96];
+    if (code == CL_SUCCESS)
+        snprintf(answer, sizeof(answer), "answers with zero platforms");
+    else
+        snprintf(answer, sizeof(answer), "fails with %s", clapi_error_name((cl_int)code));
+    if (strcmp(e->drv->name, "intel-neo") == 0) {
+        /* NEO answers -6 (CL_OUT_OF_HOST_MEMORY) when it finds no GPU it can open: seen with Debian's
+         * 22.43 on a machine without one. With a GPU the usual reasons it cannot: a user outside the
+         * render node's group sees no GPU where root does (intel/compute-runtime issue 478); a GPU
+         * newer than the NEO release is not in its device list (NEO's README, "Supported Platforms");
+         * i915 and xe load GuC/HuC firmware (Debian: firmware-misc-nonfree, /lib/firmware/i915). */
+        json_object *g = icd_pci_gpu(st, VENDOR_PCI_INTEL);
+        const char *addr = icd_jstr(g, "address"), *drv = icd_jstr(g, "driver"), *did = icd_jstr(g, "device_id");
+        const struct vendor *intel = vendor_by_pci_id(VENDOR_PCI_INTEL);
+        if (!addr)
+            return;
+        if (!drv || !vendor_list_has(intel->modules, drv)) {
+            report_finding_set_hint(f, "The Intel GPU %s is %s%s: NEO needs it driven by i915 or xe (the pci findings "
+                                       "say why it is not).",
+                                    addr, drv ? "bound to " : "bound to no driver", drv ? drv : "");
+            return;
+        }
+        char *nodes = icd_render_nodes_text(st, addr);
+        char fwdir[64];
+        snprintf(fwdir, sizeof(fwdir), "/lib/firmware/%s", drv);
+        struct stat sb;
+        bool fw = hostfs_stat(st->ctx->fs, fwdir, &sb, true) == 0 && S_ISDIR(sb.st_mode);
+        report_finding_set_hint(f,
+                                "The Intel GPU %s (device %s) is bound to %s, yet NEO %s. Seen here: %s; "
+                                "%s. Usual causes: the render node's group (the user must be in it), a NEO older "
+                                "than the GPU generation (check that device %s is in the supported list of the "
+                                "installed intel-opencl-icd, else update it), or missing GPU firmware (`sudo dmesg "
+                                "| grep -iE 'guc|huc|firmware'`).",
+                                addr, did ? did : "?", drv, answer, nodes ? nodes : "?",
+                                fw ? "the firmware directory is there" : "no firmware directory (Debian: `sudo apt "
+                                                                         "install firmware-misc-nonfree`)",
+                                did ? did : "?");
+        report_finding_add_evidence(f, fwdir, "%s", fw ? "present" : "absent");
+        free(nodes);
+    } else if (strcmp(e->drv->name, "nvidia") == 0) {
+        report_finding_set_hint(f, "An NVIDIA GPU is here (%s), yet its OpenCL driver %s: the pci and drv "
+                                   "findings (module loaded, versions matching, /dev/nvidia* nodes) usually name the "
+                                   "cause; a kernel module and libraries of different versions fail until a reboot.",
+                                e->hw_why, answer);
+    } else if (strcmp(e->drv->name, "amd") == 0) {
+        report_finding_set_hint(f, "An AMD GPU is here (%s), yet ROCm's OpenCL %s: it needs amdgpu and "
+                                   "read-write access to /dev/kfd and the render node (usually group render or video: "
+                                   "`sudo usermod -aG render,video $USER`), and a GPU its ROCm release supports.",
+                                e->hw_why, answer);
+    }
 }
 
 /* Decide E's status from its child's result R (STAGE: where the child was). */
@@ -1009,24 +1203,40 @@ static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_
             icd_set(e, "no-platforms", "zero platforms");
         else
             icd_set(e, "no-platforms", "%lld (%s)", (long long)code, clapi_error_name((cl_int)code));
-        f = report_add_finding(r, "icd.no-platforms", subj,
-                               "%s: the driver %s loads but reports no platform (%s): it found no device it "
-                               "drives",
-                               who, lib ? lib : "?", e->detail);
+        char *what = str_printf("reports no platform (%s)", e->detail);
+        bool absent = icd_absent_hardware(st, e, what ? what : "reports no platform");
+        free(what);
+        if (!absent) {
+            f = report_add_finding(r, "icd.no-platforms", subj,
+                                   "%s: the driver %s loads but reports no platform (%s): it found no device it "
+                                   "drives",
+                                   who, lib ? lib : "?", e->detail);
+            icd_hardware_hint(st, e, f, code);
+        }
         free(lib);
         return;
     }
     if (have_code && code != CL_SUCCESS) {
         icd_set(e, "error", "%lld (%s)", (long long)code, clapi_error_name((cl_int)code));
-        report_add_finding(r, "icd.error", subj, "%s: clIcdGetPlatformIDsKHR of %s fails with %s", subj,
-                           lib ? lib : "?", e->detail);
+        char *what = str_printf("fails with %s", e->detail);
+        if (!icd_absent_hardware(st, e, what ? what : "fails")) {
+            f = report_add_finding(r, "icd.error", subj, "%s: clIcdGetPlatformIDsKHR of %s fails with %s", subj,
+                                   lib ? lib : "?", e->detail);
+            icd_hardware_hint(st, e, f, code);
+        }
+        free(what);
         free(lib);
         return;
     }
     if (icd_jint(v, "list_code", &list) && list != CL_SUCCESS) {
         icd_set(e, "error", "%lld (%s) listing the platforms", (long long)list, clapi_error_name((cl_int)list));
-        report_add_finding(r, "icd.error", subj, "%s: clIcdGetPlatformIDsKHR of %s fails with %s", subj,
-                           lib ? lib : "?", e->detail);
+        char *what = str_printf("fails with %s", e->detail);
+        if (!icd_absent_hardware(st, e, what ? what : "fails")) {
+            f = report_add_finding(r, "icd.error", subj, "%s: clIcdGetPlatformIDsKHR of %s fails with %s", subj,
+                                   lib ? lib : "?", e->detail);
+            icd_hardware_hint(st, e, f, list);
+        }
+        free(what);
         free(lib);
         return;
     }
@@ -1048,10 +1258,25 @@ static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_
         }
         json_object_array_add(e->platforms, pub);
     }
-    if (np > 0 && accepted == 0)
+    if (np > 0 && accepted == 0) {
         icd_set(e, "rejected", "%s", first_why ? first_why : "the loader skips every platform");
-    else
+    } else {
         icd_set(e, "ok", NULL);
+        /* Platforms that all list no device: empty, as a driver for absent hardware is. */
+        bool empty = np > 0;
+        for (size_t i = 0; i < json_object_array_length(e->platforms); i++) {
+            int64_t d = -1;
+            if (!icd_jint(json_object_array_get_idx(e->platforms, i), "devices", &d) || d != 0)
+                empty = false;
+        }
+        if (empty) {
+            const char *pname = icd_jstr(json_object_array_get_idx(e->platforms, 0), "name");
+            char *what = str_printf("lists no device on its platform %s%s", pname ? pname : "(unnamed)",
+                                    np > 1 ? " and the others" : "");
+            icd_absent_hardware(st, e, what ? what : "lists no device");
+            free(what);
+        }
+    }
     free(first_why);
     free(lib);
 }
@@ -1299,53 +1524,6 @@ static json_object *icd_jnew_str(const char *s)
     return o;
 }
 
-static const struct {
-    const char *needle; /* case-insensitive, in a platform's name/vendor or the library's name */
-    const char *vendor;
-} icd_vendor_table[] = {
-    {"nvidia", "nvidia"},
-    {"amdocl", "amd"},
-    {"advanced micro devices", "amd"},
-    {"amd accelerated", "amd"},
-    {"rocm", "amd"},
-    {"igdrcl", "intel"},
-    {"intelocl", "intel"},
-    {"intel", "intel"},
-    {"pocl", "pocl"},
-    {"portable computing language", "pocl"},
-    {"rusticl", "mesa"},
-    {"clover", "mesa"},
-    {"mesa", "mesa"},
-};
-
-static const char *icd_vendor_in(const char *s)
-{
-    for (size_t i = 0; s && i < sizeof(icd_vendor_table) / sizeof(icd_vendor_table[0]); i++)
-        if (strcasestr(s, icd_vendor_table[i].needle))
-            return icd_vendor_table[i].vendor;
-    return NULL;
-}
-
-/* "nvidia", "amd", "intel", "pocl", "mesa" or NULL: from the platforms first, then the file names. */
-static const char *icd_guess_vendor(const struct icd_entry *e)
-{
-    size_t n = json_object_array_length(e->platforms);
-    for (size_t i = 0; i < n; i++) {
-        json_object *p = json_object_array_get_idx(e->platforms, i);
-        const char *v = icd_vendor_in(icd_jstr(p, "vendor"));
-        if (!v)
-            v = icd_vendor_in(icd_jstr(p, "name"));
-        if (v)
-            return v;
-    }
-    const char *v = icd_vendor_in(icd_basename(e->resolved));
-    if (!v)
-        v = icd_vendor_in(icd_basename(e->library));
-    if (!v && e->file)
-        v = icd_vendor_in(icd_basename(e->file));
-    return v;
-}
-
 static json_object *icd_entry_json(const struct icd_entry *e)
 {
     json_object *o = json_object_new_object();
@@ -1361,8 +1539,19 @@ static json_object *icd_entry_json(const struct icd_entry *e)
         if (e->bad & b)
             json_object_array_add(bad, json_object_new_string(icd_bad_name(b)));
     json_object_object_add(o, "malformed", bad);
-    const char *v = icd_guess_vendor(e);
-    json_object_object_add(o, "vendor", v ? json_object_new_string(v) : NULL);
+    json_object_object_add(o, "vendor", e->drv ? json_object_new_string(e->drv->vendor) : NULL);
+    if (e->drv) {
+        json_object *d = json_object_new_object();
+        json_object_object_add(d, "name", json_object_new_string(e->drv->name));
+        json_object_object_add(d, "title", json_object_new_string(e->drv->display));
+        json_object_object_add(d, "needs", json_object_new_string(e->drv->needs_text));
+        json_object_object_add(d, "hardware", json_object_new_string(vendor_hw_name(e->hw)));
+        json_object_object_add(d, "hardware_detail", e->hw_why[0] ? json_object_new_string(e->hw_why) : NULL);
+        json_object_object_add(d, "absent_hardware", json_object_new_boolean(e->absent));
+        json_object_object_add(o, "driver", d);
+    } else {
+        json_object_object_add(o, "driver", NULL);
+    }
     json_object_object_add(o, "platforms", json_object_get(e->platforms));
     json_object_object_add(o, "elapsed_ms", e->probed ? icd_json_ms(e->elapsed_ms) : NULL);
     bool quiet = e->status && strcmp(e->status, "ok") == 0;
@@ -1394,6 +1583,8 @@ static const char *const icd_env_names[] = {
 static void icd_fill_data(struct icd_state *st)
 {
     json_object *d = st->sec->data;
+    for (size_t i = 0; i < st->n; i++)
+        icd_classify(st, &st->e[i]);
     json_object_object_add(d, "loader", icd_loader_json(st));
     json_object *ls = json_object_new_array();
     for (size_t i = 0; i < st->n_loaders; i++) {
@@ -1495,8 +1686,12 @@ static void icd_summary(struct icd_state *st)
         const char *name = e->file ? icd_basename(e->file) : icd_subject(e);
         if (e->status && strcmp(e->status, "ok") == 0) {
             char *pt = icd_platforms_text(e->platforms);
-            report_section_add_line(sec, REPORT_MARK_OK, "ICD", "%s: %s", name, pt ? pt : "ok");
+            report_section_add_line(sec, e->absent ? REPORT_MARK_INFO : REPORT_MARK_OK, "ICD", "%s: %s%s", name,
+                                    pt ? pt : "ok", e->absent ? "; driver for absent hardware" : "");
             free(pt);
+        } else if (e->absent) {
+            report_section_add_line(sec, REPORT_MARK_INFO, "ICD", "%s: driver for absent hardware (%s: %s)", name,
+                                    e->status ? e->status : "?", e->detail ? e->detail : "?");
         } else {
             report_section_add_line(sec, icd_status_mark(e->status), "ICD", "%s: %s%s%s", name,
                                     e->status ? e->status : "not-probed", e->detail ? ": " : "",
@@ -1609,6 +1804,9 @@ static void icd_print_text(const struct report_section *sec, const struct report
         json_object_object_get_ex(e, "platforms", &ps);
         char *pt = strcmp(status, "ok") == 0 ? icd_platforms_text(ps) : NULL;
         enum report_mark m = icd_status_mark(status);
+        json_object *drv = NULL;
+        if (json_object_object_get_ex(e, "driver", &drv) && icd_jbool(drv, "absent_hardware", false))
+            m = REPORT_MARK_INFO;
         fprintf(t->f, "  %-*s  %-*s  %s%-*s%s  %s\n", wf, file ? file : src ? src : "", wl,
                 icd_cell(icd_jstr(e, "library")), text_color_on(t, m), ws, status, text_color_off(t),
                 pt ? pt : icd_cell(icd_jstr(e, "detail")));
@@ -1640,6 +1838,67 @@ static void icd_state_free(struct icd_state *st)
         hostfs_close(&st->own_libfs);
 }
 
+/* A variable set for the other kind of loader than the one programs get: its drivers are invisible.
+ * ocl-icd 2.3 reads OCL_ICD_VENDORS and OPENCL_VENDOR_PATH, never OCL_ICD_FILENAMES (ocl_icd_loader.c);
+ * the Khronos loader reads OCL_ICD_FILENAMES and OCL_ICD_VENDORS, never OPENCL_VENDOR_PATH
+ * (loader/linux/icd_linux.c). Seen on a real NVIDIA container image: OCL_ICD_FILENAMES named
+ * libnvidia-opencl.so.1 (no nvidia.icd in the vendors dir), so under ocl-icd the GPU had no OpenCL. */
+static void icd_check_ignored_env(struct icd_state *st)
+{
+    if (st->kind == ICD_KIND_NONE || !st->loader)
+        return;
+    const char *loaded = icd_jstr(st->loader, "path");
+    if (icd_is_ocl_semantics(st->kind)) {
+        const char *fn = icd_env("OCL_ICD_FILENAMES");
+        if (!fn || !*fn)
+            return;
+        /* Only libraries no .icd file reaches are lost. */
+        char *copy = strdup(fn), *lost = NULL, *save = NULL;
+        for (char *tok = copy ? strtok_r(copy, ":", &save) : NULL; tok; tok = strtok_r(NULL, ":", &save)) {
+            const char *via = NULL;
+            char *found = icd_search_find(&st->search, tok, &via);
+            char *res = found ? icd_fs_realpath(st->libfs, found) : NULL;
+            bool covered = false;
+            for (size_t i = 0; i < st->n && !covered; i++)
+                covered = (res && st->e[i].resolved && strcmp(st->e[i].resolved, res) == 0) ||
+                          (st->e[i].library && strcmp(st->e[i].library, tok) == 0);
+            free(found);
+            free(res);
+            if (covered)
+                continue;
+            char *clean = icd_sanitized(tok);
+            char *more = str_printf("%s%s%s", lost ? lost : "", lost ? ", " : "", clean ? clean : "?");
+            free(clean);
+            free(lost);
+            lost = more;
+        }
+        free(copy);
+        if (lost) {
+            struct report_finding *f = report_add_finding(
+                st->ctx->report, "icd.loader-ignores-env", "OCL_ICD_FILENAMES",
+                "OCL_ICD_FILENAMES names %s, but programs load %s (ocl-icd), which ignores that variable: "
+                "no .icd file registers %s, so OpenCL programs do not see %s",
+                lost, loaded ? loaded : "libOpenCL.so.1", strchr(lost, ',') ? "them" : "it",
+                strchr(lost, ',') ? "those drivers" : "that driver");
+            if (f)
+                report_finding_add_evidence(f, "OCL_ICD_FILENAMES", "%s", lost);
+            free(lost);
+        }
+        return;
+    }
+    const char *vp = icd_env("OPENCL_VENDOR_PATH");
+    const char *ov = icd_env("OCL_ICD_VENDORS");
+    if (vp && *vp && !(ov && *ov) && strcmp(vp, ICD_VENDORS_DIR) != 0) {
+        char *clean = icd_sanitized(vp);
+        report_add_finding(st->ctx->report, "icd.loader-ignores-env", "OPENCL_VENDOR_PATH",
+                           "OPENCL_VENDOR_PATH is %s, but programs load %s (%s), which ignores that variable and "
+                           "reads %s instead",
+                           clean ? clean : "?", loaded ? loaded : "libOpenCL.so.1", icd_kind_name(st->kind),
+                           ICD_VENDORS_DIR);
+        free(clean);
+    }
+}
+
 static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct icd_state st;
@@ -1647,6 +1906,8 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     st.ctx = ctx;
     st.sec = sec;
     st.root = geteuid() == 0;
+    const struct report_section *pci = report_find_section(ctx->report, "pci");
+    st.pci = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
     /* Libraries are loaded on this machine, so they are looked up on this machine's files, even
      * when --root --live reads the .icd files from a captured tree. */
     st.libfs = ctx->fs;
@@ -1672,6 +1933,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     icd_check_loaders(&st);
     icd_collect(&st);
     icd_precheck(&st);
+    icd_check_ignored_env(&st);
     icd_probe_all(&st);
     icd_check_conflict(&st);
     icd_no_icds(&st);
@@ -1682,10 +1944,14 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     return PROBE_DONE;
 }
 
+/* The PCI facts say whether a driver's hardware is here (icd.absent-hardware). */
+static const char *const icd_deps[] = {"pci", NULL};
+
 const struct probe probe_icd = {
     .name = "icd",
     .title = "the OpenCL ICD loader and vendor drivers",
     .needs_live = true,
+    .deps = icd_deps,
     .checks = icd_checks,
     .n_checks = sizeof(icd_checks) / sizeof(icd_checks[0]),
     .run = icd_run,

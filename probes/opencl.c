@@ -223,7 +223,10 @@ static void ocl_summary(struct report_section *sec, json_object *data, const str
         if (!devs || json_object_array_length(devs) == 0) {
             char label[32];
             snprintf(label, sizeof(label), "CL %lld", pi);
-            report_section_add_line(sec, REPORT_MARK_WARN, label, "%s: no device", pname);
+            json_object *ah = NULL;
+            bool absent = json_object_object_get_ex(p, "absent_hardware", &ah) && json_object_get_boolean(ah);
+            report_section_add_line(sec, absent ? REPORT_MARK_INFO : REPORT_MARK_WARN, label, "%s: no device%s",
+                                    pname, absent ? " (driver for absent hardware)" : "");
             continue;
         }
         for (size_t j = 0; j < json_object_array_length(devs); j++) {

@@ -7,6 +7,7 @@
 
 #include "opencl_internal.h"
 #include "strutil.h"
+#include "vendor.h"
 
 /* What is likely missing when a GPU of VENDOR_ID bound to DRIVER ("" = none bound, NULL = any) has no
  * OpenCL device. First matching row wins. */
@@ -156,12 +157,30 @@ static void ocl_check_enumeration(json_object *ocl, struct report *r, const char
     }
 }
 
-static void ocl_check_empty_platforms(json_object *ocl, json_object *plats, struct report *r)
+/* Is P's driver one for absent hardware (vendor table + PCI facts)? A platform from such a driver
+ * lists no device by design: the icd probe reports it once, as icd.absent-hardware. */
+static bool ocl_platform_absent_hw(json_object *ocl, json_object *p, json_object *pci)
+{
+    const struct vendor_cl *d = vendor_cl_by_platform(ocl_jstr(p, "name"));
+    if (!d)
+        d = vendor_cl_by_platform(ocl_jstr(p, "vendor"));
+    if (!d)
+        return false;
+    const char *env = d->cpu_env ? ocl_jstr(ocl_jobj(ocl, "environment"), d->cpu_env) : NULL;
+    char why[192];
+    return vendor_cl_hardware(d, pci, env, why, sizeof(why)) == VENDOR_HW_ABSENT;
+}
+
+static void ocl_check_empty_platforms(json_object *ocl, json_object *plats, json_object *pci, struct report *r)
 {
     for (size_t i = 0; i < json_object_array_length(plats); i++) {
         json_object *p = json_object_array_get_idx(plats, i);
         json_object *devs = ocl_jarr(p, "devices");
-        if (devs && json_object_array_length(devs) > 0)
+        bool empty = !devs || json_object_array_length(devs) == 0;
+        bool absent = empty && ocl_platform_absent_hw(ocl, p, pci);
+        if (json_object_is_type(p, json_type_object))
+            json_object_object_add(p, "absent_hardware", json_object_new_boolean(absent));
+        if (!empty || absent)
             continue;
         const char *name = ocl_platform_label(p);
         char subject[256];
@@ -381,7 +400,7 @@ size_t ocl_correlate(json_object *ocl, json_object *pci, struct report *r)
     }
     n = k;
     if (plats)
-        ocl_check_empty_platforms(ocl, plats, r);
+        ocl_check_empty_platforms(ocl, plats, pci, r);
     ocl_check_duplicates(flat, n, r);
     if (pci)
         ocl_check_pci(pci, flat, n, enumerated, r);

@@ -4,6 +4,7 @@
 
 #include "pci_internal.h"
 #include "strutil.h"
+#include "vendor.h"
 
 static const struct check pci_checks[] = {
     {"pci.no-gpu", REPORT_SEV_INFO, "No GPU or accelerator was found on the PCI bus",
@@ -65,22 +66,22 @@ static void pci_no_driver_hint(struct pci_state *st, struct report_finding *f, c
 {
     const struct pci_module *m = st->modules;
     int nv = pci_module_index("nvidia"), amd = pci_module_index("amdgpu");
-    if (g->vendor == 0x10de && m[nv].loaded == 1)
+    if (g->vendor == VENDOR_PCI_NVIDIA && m[nv].loaded == 1)
         report_finding_set_hint(f, "The nvidia module is loaded but did not take %s: `sudo dmesg | grep -i nvrm` "
                                    "says why (a GPU too new or too old for this driver version, Secure Boot...).",
                                 g->addr);
-    else if (g->vendor == 0x10de)
+    else if (g->vendor == VENDOR_PCI_NVIDIA)
         report_finding_set_hint(f, "Install the NVIDIA driver (Debian: `sudo apt install nvidia-driver`, from "
                                    "non-free) or load it: `sudo modprobe nvidia`; `sudo dmesg | grep -i nvrm` "
                                    "says why it failed.");
-    else if (g->vendor == 0x1002 && m[amd].loaded == 1)
+    else if (g->vendor == VENDOR_PCI_AMD && m[amd].loaded == 1)
         report_finding_set_hint(f, "amdgpu is loaded but did not take %s: `sudo dmesg | grep -i amdgpu` says why "
                                    "(often missing firmware: `sudo apt install firmware-amd-graphics`).",
                                 g->addr);
-    else if (g->vendor == 0x1002)
+    else if (g->vendor == VENDOR_PCI_AMD)
         report_finding_set_hint(f, "Load amdgpu: `sudo modprobe amdgpu` (firmware: `sudo apt install "
                                    "firmware-amd-graphics`); `sudo dmesg | grep -i amdgpu` says why it failed.");
-    else if (g->vendor == 0x8086)
+    else if (g->vendor == VENDOR_PCI_INTEL)
         report_finding_set_hint(f, "Load the Intel GPU driver: `sudo modprobe i915` (or `xe` for newer GPUs); "
                                    "`sudo dmesg | grep -iE 'i915|xe'` says why it failed.");
     else
@@ -124,10 +125,10 @@ static void pci_device_findings(struct pci_state *st, const struct pci_gpu *g)
     }
     if (g->driver) {
         snprintf(src, sizeof(src), "%s/driver", base ? base : "");
-        if (g->vendor == 0x10de && strcmp(g->driver, "nouveau") == 0) {
+        if (g->vendor == VENDOR_PCI_NVIDIA && strcmp(g->driver, "nouveau") == 0) {
             f = report_add_finding(r, "pci.nouveau-bound", g->addr, "%s %s is driven by nouveau", g->addr, name);
             report_finding_add_evidence(f, src, "nouveau");
-        } else if (g->vendor == 0x1002 && strcmp(g->driver, "radeon") == 0) {
+        } else if (g->vendor == VENDOR_PCI_AMD && strcmp(g->driver, "radeon") == 0) {
             f = report_add_finding(r, "pci.radeon-bound", g->addr, "%s %s is driven by radeon, not amdgpu", g->addr,
                                    name);
             report_finding_add_evidence(f, src, "radeon");

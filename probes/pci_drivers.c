@@ -8,6 +8,7 @@
 
 #include "pci_internal.h"
 #include "strutil.h"
+#include "vendor.h"
 
 const char *const pci_module_names[] = {"nvidia", "nvidia_uvm", "nvidia_drm", "nouveau", "amdgpu",
                                         "radeon", "i915",   "xe",         NULL};
@@ -142,14 +143,21 @@ char *pci_nvidia_parse_version(const char *text, int *open)
     return result;
 }
 
-static const char *const pci_nvidia_libs[] = {"libcuda.so.", "libnvidia-opencl.so.", "libnvidia-ml.so.", NULL};
+/* NVIDIA's libraries that carry the driver version in their file name: the vendor table's row. */
+static const char *const *pci_nvidia_libs_list(void)
+{
+    static const char *const none[] = {NULL};
+    const struct vendor *nv = vendor_by_pci_id(VENDOR_PCI_NVIDIA);
+    return nv && nv->versioned_libs ? nv->versioned_libs : none;
+}
 
 char *pci_nvidia_lib_version(const char *name)
 {
-    for (size_t i = 0; pci_nvidia_libs[i]; i++) {
-        if (!str_starts_with(name, pci_nvidia_libs[i]))
+    const char *const *libs = pci_nvidia_libs_list();
+    for (size_t i = 0; libs[i]; i++) {
+        if (!str_starts_with(name, libs[i]))
             continue;
-        const char *v = name + strlen(pci_nvidia_libs[i]);
+        const char *v = name + strlen(libs[i]);
         return pci_is_version(v, strlen(v)) ? str_dup(v) : NULL;
     }
     return NULL;
@@ -363,8 +371,9 @@ static void pci_nvlib_add(struct pci_state *st, char *path, char *version)
 /* NAME is the soname link of one of the NVIDIA libraries ("libcuda.so.1"). */
 static bool pci_nvidia_soname(const char *name)
 {
-    for (size_t i = 0; pci_nvidia_libs[i]; i++)
-        if (str_starts_with(name, pci_nvidia_libs[i]) && strcmp(name + strlen(pci_nvidia_libs[i]), "1") == 0)
+    const char *const *libs = pci_nvidia_libs_list();
+    for (size_t i = 0; libs[i]; i++)
+        if (str_starts_with(name, libs[i]) && strcmp(name + strlen(libs[i]), "1") == 0)
             return true;
     return false;
 }

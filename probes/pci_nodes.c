@@ -10,6 +10,7 @@
 
 #include "pci_internal.h"
 #include "strutil.h"
+#include "vendor.h"
 
 bool pci_mode_allows(unsigned mode, uid_t ouid, gid_t ogid, uid_t uid, const gid_t *gids, size_t n,
                      unsigned want)
@@ -189,7 +190,7 @@ static void pci_nodes_expect(struct pci_state *st)
                 pci_node_require(st, path, g->addr, "render node of %s (driver %s)", g->addr, g->driver);
             free(path);
         }
-        if (g->vendor == 0x1002 && strcmp(g->driver, "amdgpu") == 0 && g->kind != PCI_KIND_DISPLAY)
+        if (g->vendor == VENDOR_PCI_AMD && strcmp(g->driver, "amdgpu") == 0 && g->kind != PCI_KIND_DISPLAY)
             pci_node_require(st, "/dev/kfd", g->addr, "%s is bound to amdgpu (ROCm opens /dev/kfd)", g->addr);
     }
     /* Tie present DRM nodes to their device. */

@@ -10,6 +10,7 @@
 #include "probe.h"
 #include "smoke_device.h"
 #include "smoke_select.h"
+#include "smoke_timer.h"
 #include "strutil.h"
 
 static const char *const smoke_deps[] = {"opencl", NULL};
@@ -31,6 +32,15 @@ static const struct check smoke_checks[] = {
      "An OpenCL call failed during the smoke test (context, allocation, transfer or kernel launch)",
      "CL_OUT_OF_RESOURCES or CL_MEM_OBJECT_ALLOCATION_FAILURE: the device is busy or short of memory (try a "
      "smaller --smoke-size); other errors point at the driver: update or reinstall it."},
+    {"smoke.profiling-clock", REPORT_SEV_INFO,
+     "An OpenCL driver's profiling events timed the smoke kernel impossibly (missing, zero, or far from the host "
+     "clock); the host clock was used instead",
+     "Timings from this driver's profiling events (clGetEventProfilingInfo, and tools built on it) cannot be "
+     "trusted; time on the host, or update the driver. The device's results are not affected."},
+    {"smoke.implausible-speed", REPORT_SEV_INFO,
+     "The smoke kernel finished faster than the device's reported compute units and clock allow",
+     "No speed is reported for it. The driver misreports the device (compute units, clock) or its timing; "
+     "the result itself was checked and is right. `gpucheckup opencl -v` shows what the driver reports."},
 };
 
 /* Longest build log kept in the report. */
@@ -145,8 +155,9 @@ static void smoke_progress_done(size_t index, const struct isolate_job *job, voi
 /* ---- One device's JSON object --------------------------------------------------------------------- */
 
 static const char *const smoke_child_keys[] = {
-    "n",          "build_ms", "kernel_ms",  "gflops",    "max_error", "wrong_elements", "first_mismatches",
-    "precisions", "passes",   "round_trip", "build_log", "error",     "detail",
+    "n",          "build_ms",  "kernel_ms",      "host_ms",          "timer",      "timer_reason",
+    "gflops",     "gflops_reason", "peak_gflops", "max_error",   "wrong_elements", "first_mismatches",
+    "precisions", "passes",    "round_trip",     "build_log",        "error",      "detail",
 };
 
 static json_object *smoke_precisions_all(const char *what)
@@ -234,6 +245,64 @@ static json_object *smoke_device_object(const struct smoke_target *t, const stru
 
 /* ---- Findings and summary ---------------------------------------------------------------------- */
 
+/* "rusticl (driver 22.3.6)" from the child's raw answer (sanitised), or NULL. Free it. */
+static char *smoke_driver_text(json_object *child)
+{
+    const char *plat = smoke_get_str(child, "platform_name"), *ver = smoke_get_str(child, "driver_version");
+    if (!plat && !ver)
+        return NULL;
+    return str_sanitize(str_printf("%s%s%s%s", plat ? plat : "", plat && ver ? " (driver " : ver ? "driver " : "",
+                                   ver ? ver : "", plat && ver ? ")" : ""));
+}
+
+/* The findings about the smoke kernel's timing: a driver whose profiling clock cannot be right, and
+ * a speed above the device's plausible peak. */
+static void smoke_timer_findings(struct probe_ctx *ctx, const struct smoke_target *t, json_object *dev,
+                                 const struct isolate_result *res, const char *subject)
+{
+    json_object *child = res && res->status == ISOLATE_OK ? res->value : NULL;
+    const char *timer = smoke_get_str(dev, "timer");
+    if (!child || !timer)
+        return;
+    const char *name = t->name ? t->name : "unnamed device";
+    json_object *kms = smoke_get(dev, "kernel_ms"), *hms = smoke_get(dev, "host_ms"), *peak = smoke_get(dev, "peak_gflops");
+    enum smoke_timer_why why = smoke_timer_why_parse(smoke_get_str(dev, "timer_reason"));
+    json_object *blame = smoke_get(child, "blame_profiling");
+    char *driver = smoke_driver_text(child);
+    struct report_finding *f;
+    if (why != SMOKE_TIMER_PROFILING_OK && json_object_is_type(blame, json_type_boolean) && json_object_get_boolean(blame)) {
+        f = report_add_finding(ctx->report, "smoke.profiling-clock", subject,
+                               "The profiling clock of the OpenCL driver %s cannot be right on device %d:%d (%s): %s; "
+                               "the smoke test used the host clock", driver ? driver : "(unnamed)", t->platform, t->device,
+                               name, smoke_timer_why_text(why));
+        if (f) {
+            if (kms)
+                report_finding_add_evidence(f, "profiling events", "%s ms", json_object_get_string(kms));
+            else
+                report_finding_add_evidence(f, "profiling events", "unreadable");
+            report_finding_add_evidence(f, "host clock", "%s ms", hms ? json_object_get_string(hms) : "?");
+            if (peak)
+                report_finding_add_evidence(f, "plausible peak", "%s GFLOPS", json_object_get_string(peak));
+            if (driver)
+                report_finding_add_evidence(f, "driver", "%s", driver);
+        }
+    }
+    const char *gwhy = smoke_get_str(dev, "gflops_reason");
+    json_object *above = smoke_get(child, "above_peak");
+    if (gwhy && json_object_is_type(above, json_type_boolean) && json_object_get_boolean(above)) {
+        f = report_add_finding(ctx->report, "smoke.implausible-speed", subject,
+                               "Device %d:%d (%s) finished the smoke kernel faster than it can: %s", t->platform,
+                               t->device, name, gwhy);
+        if (f) {
+            report_finding_add_evidence(f, "timer", "%s", timer);
+            report_finding_add_evidence(f, "host clock", "%s ms", hms ? json_object_get_string(hms) : "?");
+            if (driver)
+                report_finding_add_evidence(f, "driver", "%s", driver);
+        }
+    }
+    free(driver);
+}
+
 static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, json_object *dev,
                            const struct isolate_result *res)
 {
@@ -303,6 +372,7 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
                 report_finding_add_evidence(f, "stage", "%s", stage);
         }
     }
+    smoke_timer_findings(ctx, t, dev, res, subject);
     if (strcmp(status, "fail") == 0) {
         json_object *wrong = smoke_get(dev, "wrong_elements");
         f = report_add_finding(ctx->report, "smoke.wrong-result", subject,
@@ -352,6 +422,26 @@ static void smoke_precisions_text(json_object *prec, char *buf, size_t len)
     }
 }
 
+/* ", 3.04 ms, 11.0 GFLOPS" (profiling), ", 21.4 ms (host clock), 0.8 GFLOPS", or the time with
+ * "implausibly fast" when the speed is above the device's peak; "" when there is no time. */
+static void smoke_speed_text(json_object *dev, char *buf, size_t len)
+{
+    const char *timer = smoke_get_str(dev, "timer");
+    buf[0] = '\0';
+    if (!timer)
+        return;
+    bool host = strcmp(timer, "host") == 0;
+    json_object *ms = smoke_get(dev, host ? "host_ms" : "kernel_ms"), *gf = smoke_get(dev, "gflops");
+    if (!ms)
+        return;
+    char gtext[40];
+    if (gf)
+        snprintf(gtext, sizeof(gtext), "%.1f GFLOPS", json_object_get_double(gf));
+    else
+        snprintf(gtext, sizeof(gtext), "%s", smoke_get_str(dev, "gflops_reason") ? "implausibly fast, no GFLOPS" : "no GFLOPS");
+    snprintf(buf, len, ", %.2f ms%s, %s", json_object_get_double(ms), host ? " (host clock)" : "", gtext);
+}
+
 static void smoke_summary_line(struct report_section *sec, json_object *dev)
 {
     const char *status = smoke_get_str(dev, "status");
@@ -362,11 +452,8 @@ static void smoke_summary_line(struct report_section *sec, json_object *dev)
     if (strcmp(status, "pass") == 0) {
         char prec[160];
         smoke_precisions_text(smoke_get(dev, "precisions"), prec, sizeof(prec));
-        json_object *kms = smoke_get(dev, "kernel_ms"), *gf = smoke_get(dev, "gflops");
-        char speed[80] = "";
-        if (kms && gf)
-            snprintf(speed, sizeof(speed), ", %.2f ms, %.1f GFLOPS", json_object_get_double(kms),
-                     json_object_get_double(gf));
+        char speed[120] = "";
+        smoke_speed_text(dev, speed, sizeof(speed));
         report_section_add_line(sec, REPORT_MARK_OK, "Smoke", "%d:%d %s: pass, N=%s, %s%s", p, d, name ? name : "?",
                                 json_object_get_string(smoke_get(dev, "n")), prec, speed);
     } else if (strcmp(status, "skipped") == 0) {
@@ -562,10 +649,22 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
         json_object *v;
         if ((v = smoke_get(d, "build_ms")))
             text_kv(t, "kernel build", "%.1f ms", json_object_get_double(v));
-        if ((v = smoke_get(d, "kernel_ms"))) {
-            json_object *gf = smoke_get(d, "gflops");
-            text_kv(t, "fp32 kernel", "%.3f ms (%s GFLOPS)", json_object_get_double(v),
-                    gf ? json_object_get_string(gf) : "?");
+        const char *timer = smoke_get_str(d, "timer");
+        if (timer) {
+            bool host = strcmp(timer, "host") == 0;
+            json_object *km = smoke_get(d, "kernel_ms"), *hm = smoke_get(d, "host_ms"), *gf = smoke_get(d, "gflops");
+            v = host ? hm : km;
+            text_kv(t, "fp32 kernel", "%.3f ms by the %s clock (%s GFLOPS)", v ? json_object_get_double(v) : 0.0,
+                    host ? "host" : "profiling", gf ? json_object_get_string(gf) : "no");
+            if (host)
+                text_kv(t, "profiling clock", "%s ms: %s", km ? json_object_get_string(km) : "unreadable",
+                        smoke_timer_why_text(smoke_timer_why_parse(smoke_get_str(d, "timer_reason"))));
+            else if (t->verbose > 0 && hm)
+                text_kv(t, "host clock", "%.3f ms (launch and wait included)", json_object_get_double(hm));
+            if (smoke_get_str(d, "gflops_reason"))
+                text_kv(t, "speed", "%s", smoke_get_str(d, "gflops_reason"));
+            if ((v = smoke_get(d, "peak_gflops")) && t->verbose > 0)
+                text_kv(t, "plausible peak", "%s GFLOPS", json_object_get_string(v));
         }
         if ((v = smoke_get(d, "max_error")))
             text_kv(t, "fp32 max error", "%s", json_object_get_string(v));
@@ -581,10 +680,14 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
              k++) {
             json_object *p = json_object_array_get_idx(passes, k);
             char key[40];
-            snprintf(key, sizeof(key), "%s %s pass", smoke_get_str(p, "precision"), smoke_get_str(p, "kind"));
+            const char *prec = smoke_get_str(p, "precision"), *kind = smoke_get_str(p, "kind");
+            const char *pst = smoke_get_str(p, "status");
+            snprintf(key, sizeof(key), "%s %s pass", prec ? prec : "?", kind ? kind : "?");
             json_object *km = smoke_get(p, "kernel_ms"), *me = smoke_get(p, "max_error"), *tol = smoke_get(p, "tolerance");
-            text_kv(t, key, "%s, kernel %s ms, max error %s (tolerance %s)", smoke_get_str(p, "status"),
-                    km ? json_object_get_string(km) : "?", me ? json_object_get_string(me) : "?",
+            json_object *hm = smoke_get(p, "host_ms");
+            text_kv(t, key, "%s, kernel %s ms (host %s ms), max error %s (tolerance %s)", pst ? pst : "?",
+                    km ? json_object_get_string(km) : "?", hm ? json_object_get_string(hm) : "?",
+                    me ? json_object_get_string(me) : "?",
                     tol ? json_object_get_string(tol) : "?");
         }
         json_object *mm = smoke_get(d, "first_mismatches");

@@ -9,9 +9,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "clapi.h"
 #include "smoke_kernel.h"
+#include "smoke_timer.h"
 #include "smoke_verify.h"
 #include "strutil.h"
 
@@ -25,6 +27,13 @@ static void (*smoke_stage_hook)(const char *stage);
 void smoke_set_stage_hook_for_tests(void (*hook)(const char *stage))
 {
     smoke_stage_hook = hook;
+}
+
+static void (*smoke_timer_hook)(double *prof_ms, double *host_ms, struct smoke_peak_props *peak);
+
+void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_ms, struct smoke_peak_props *peak))
+{
+    smoke_timer_hook = hook;
 }
 
 json_object *smoke_type_json(unsigned long long type)
@@ -311,7 +320,10 @@ struct smoke_dev {
     const char *prec_status[SMOKE_N_PREC];
     /* results */
     double build_ms;
-    double kernel_ms;     /* fastest fp32 kernel run */
+    double kernel_ms;     /* fastest fp32 kernel run, by the profiling events */
+    double host_ms;       /* fastest fp32 kernel run, by the host clock */
+    struct smoke_peak_props peak; /* what the device says about itself, for its plausible peak */
+    char *platform_name, *driver_version; /* for a finding that names the driver */
     double max_error;     /* largest fp32 error; INFINITY when an element was not finite */
     bool have_max_error;
     size_t wrong;         /* wrong elements, every pass */
@@ -408,6 +420,28 @@ static cl_int smoke_build(struct smoke_dev *d, const char *options, char **log)
     return CL_SUCCESS;
 }
 
+/* A cl_uint device property, or 0 when the query fails. */
+static unsigned smoke_device_uint(const struct smoke_dev *d, cl_device_info what)
+{
+    cl_uint v = 0;
+    return d->api.clGetDeviceInfo(d->dev, what, sizeof(v), &v, NULL) == CL_SUCCESS ? v : 0;
+}
+
+/* What the device says about its compute units, clock and vector width, for its plausible peak; and
+ * the driver's name and version, for a finding about its profiling clock. */
+static void smoke_peak_query(struct smoke_dev *d, cl_device_type type)
+{
+    d->peak.cpu = (type & CL_DEVICE_TYPE_CPU) != 0;
+    d->peak.compute_units = smoke_device_uint(d, CL_DEVICE_MAX_COMPUTE_UNITS);
+    d->peak.clock_mhz = smoke_device_uint(d, CL_DEVICE_MAX_CLOCK_FREQUENCY);
+    unsigned native = smoke_device_uint(d, CL_DEVICE_NATIVE_VECTOR_WIDTH_FLOAT);
+    unsigned pref = smoke_device_uint(d, CL_DEVICE_PREFERRED_VECTOR_WIDTH_FLOAT);
+    d->peak.float_width = native > pref ? native : pref;
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    d->peak.host_cpus = cpus > 0 && cpus < 1000000 ? (unsigned)cpus : 0;
+    d->driver_version = smoke_device_str(&d->api, d->dev, CL_DRIVER_VERSION);
+}
+
 /* Write a pattern into the output buffer and read it back: transfers and memory, before any kernel. */
 static void smoke_round_trip(struct smoke_dev *d, size_t bytes)
 {
@@ -502,16 +536,26 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
               smoke_ok(d, d->api.clSetKernelArg(k, 1, sizeof(cl_mem), &d->a), "clSetKernelArg") &&
               smoke_ok(d, d->api.clSetKernelArg(k, 2, sizeof(cl_mem), &d->b), "clSetKernelArg") &&
               smoke_ok(d, d->api.clSetKernelArg(k, 3, sizeof(cl_mem), &d->c), "clSetKernelArg");
+    /* The uploads finish first, so that the host clock times the kernel alone: from just before
+     * its launch to the moment clWaitForEvents sees it done. The read-back starts after that, and
+     * the reference (when not prepared ahead) is computed while it runs. */
+    if (ok)
+        ok = smoke_ok(d, d->api.clFinish(d->q), "clFinish");
+    double hms = NAN;
     if (ok) {
         smoke_stage(d, "%s %s pass: running the kernel", pn, kn);
         size_t gws[2] = {smoke_kernel_columns(d->n), d->n};
+        double h0 = smoke_now_ms();
         ok = smoke_ok(d, d->api.clEnqueueNDRangeKernel(d->q, k, 2, NULL, gws, NULL, 0, NULL, &kev),
                       "clEnqueueNDRangeKernel") &&
-             smoke_ok(d, d->api.clEnqueueReadBuffer(d->q, d->c, CL_FALSE, 0, bytes, got, 0, NULL, &rev),
-                      "clEnqueueReadBuffer");
+             smoke_ok(d, d->api.clWaitForEvents(1, &kev), "clWaitForEvents");
+        if (ok)
+            hms = smoke_now_ms() - h0;
+        ok = ok && smoke_ok(d, d->api.clEnqueueReadBuffer(d->q, d->c, CL_FALSE, 0, bytes, got, 0, NULL, &rev),
+                            "clEnqueueReadBuffer");
     }
     if (ok && d->flush)
-        d->flush(d->q); /* start the device, then compute the reference meanwhile */
+        d->flush(d->q); /* start the read-back, then compute the reference meanwhile */
     if (ok && !pr.ref && smoke_problem_reference(&pr) < 0) {
         smoke_oom(d, "the reference");
         ok = false;
@@ -520,6 +564,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
         ok = smoke_ok(d, d->api.clWaitForEvents(1, &rev), "clWaitForEvents");
     if (!ok)
         d->api.clFinish(d->q); /* host buffers must not go while the queue may still use them */
+    /* NAN when the events cannot be read or end before they start: the host clock decides then. */
     double kms = NAN;
     if (ok) {
         cl_ulong t0 = 0, t1 = 0;
@@ -539,6 +584,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
         smoke_verify(&pr, got, sentinel, &chk);
         json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
         json_object_object_add(po, "kernel_ms", smoke_json_ms(kms));
+        json_object_object_add(po, "host_ms", smoke_json_ms(hms));
         json_object_object_add(po, "max_error", smoke_json_num(chk.max_error, 6));
         json_object_object_add(po, "tolerance", smoke_json_num(chk.max_tolerance, 6));
         json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
@@ -546,6 +592,8 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
         if (p == SMOKE_FP32) {
             if (isfinite(kms) && (!isfinite(d->kernel_ms) || kms < d->kernel_ms))
                 d->kernel_ms = kms;
+            if (isfinite(hms) && (!isfinite(d->host_ms) || hms < d->host_ms))
+                d->host_ms = hms;
             if (!d->have_max_error || chk.max_error > d->max_error)
                 d->max_error = chk.max_error;
             d->have_max_error = true;
@@ -620,6 +668,8 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
         return;
     cl_platform_id plat = (cl_uint)d->args->platform < np ? pids[d->args->platform] : NULL;
     free(pids);
+    if (plat)
+        d->platform_name = smoke_platform_str(&d->api, plat, CL_PLATFORM_NAME);
     if (!plat) {
         d->error = smoke_error_json("clGetPlatformIDs", 0, false);
         smoke_detail(d, "platform %d is gone (the loader now lists %u)", d->args->platform, np);
@@ -641,6 +691,7 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
         json_object_object_add(out, "type", smoke_type_json(type));
     json_object_object_add(out, "name", smoke_json_str(name));
     free(name);
+    smoke_peak_query(d, type);
     d->supported[SMOKE_FP32] = true;
     d->supported[SMOKE_FP64] = smoke_has_ext(exts, "cl_khr_fp64");
     d->supported[SMOKE_FP16] = smoke_has_ext(exts, "cl_khr_fp16");
@@ -733,6 +784,7 @@ json_object *smoke_device_child(void *arg)
     d.args = arg;
     d.n = d.args->n;
     d.kernel_ms = NAN;
+    d.host_ms = NAN;
     d.max_error = NAN;
     d.mismatches = json_object_new_array();
     d.passes = json_object_new_array();
@@ -759,9 +811,37 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "status", json_object_new_string(status));
     json_object_object_add(out, "n", json_object_new_int64(d.n));
     json_object_object_add(out, "build_ms", d.built[SMOKE_FP32] || d.build_log ? smoke_json_ms(d.build_ms) : NULL);
+    if (smoke_timer_hook && d.have_max_error)
+        smoke_timer_hook(&d.kernel_ms, &d.host_ms, &d.peak);
     json_object_object_add(out, "kernel_ms", smoke_json_ms(d.kernel_ms));
-    double gflops = isfinite(d.kernel_ms) && d.kernel_ms > 0 ? 2.0 * d.n * d.n * d.n / (d.kernel_ms * 1e6) : NAN;
-    json_object_object_add(out, "gflops", smoke_json_num(gflops, 4));
+    json_object_object_add(out, "host_ms", smoke_json_ms(d.host_ms));
+    /* Which clock to believe, and whether the speed is one the device could reach at all. */
+    double peak = smoke_peak_gflops(&d.peak);
+    struct smoke_timing tm;
+    smoke_timing_decide(d.kernel_ms, d.host_ms, 2.0 * d.n * d.n * d.n, peak, &tm);
+    bool timed = tm.timer != NULL;
+    json_object_object_add(out, "timer", smoke_json_str(tm.timer));
+    const char *why = timed ? smoke_timer_why_name(tm.why) : NULL;
+    json_object_object_add(out, "timer_reason", smoke_json_str(why));
+    json_object_object_add(out, "peak_gflops", smoke_json_num(peak, 4));
+    json_object_object_add(out, "gflops", smoke_json_num(tm.gflops, 4));
+    char *gwhy = NULL;
+    if (tm.above_peak)
+        gwhy = str_printf("%.4g GFLOPS by the %s clock would exceed the device's plausible peak of %.4g GFLOPS "
+                          "(it reports %u compute unit%s at %u MHz): not a speed", 2.0 * d.n * d.n * d.n / (tm.ms * 1e6),
+                          tm.timer, peak, d.peak.compute_units, d.peak.compute_units == 1 ? "" : "s", d.peak.clock_mhz);
+    else if (timed && !isfinite(tm.gflops))
+        gwhy = str_printf("the kernel took less than the clock can tell");
+    json_object_object_add(out, "gflops_reason", smoke_json_str(gwhy));
+    free(gwhy);
+    /* For the parent's findings only (not copied into the report): whether to blame the driver's
+     * profiling clock, and the driver's name and version for the message. */
+    json_object_object_add(out, "blame_profiling", json_object_new_boolean(tm.blame_profiling));
+    json_object_object_add(out, "above_peak", json_object_new_boolean(tm.above_peak));
+    json_object_object_add(out, "platform_name", smoke_json_str(d.platform_name));
+    json_object_object_add(out, "driver_version", smoke_json_str(d.driver_version));
+    free(d.platform_name);
+    free(d.driver_version);
     json_object_object_add(out, "max_error", d.have_max_error ? smoke_json_num(d.max_error, 6) : NULL);
     json_object_object_add(out, "wrong_elements", d.have_max_error ? json_object_new_int64((int64_t)d.wrong) : NULL);
     json_object_object_add(out, "first_mismatches", d.mismatches);

@@ -7,8 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include "cpu_x86.h"
 #include "run.h"
 #include "strutil.h"
+#include "vendor.h"
 
 /* ---- reading the sections' facts (the probes' JSON contracts) ---- */
 
@@ -120,13 +122,6 @@ static int doctor_best_opencl_version(const struct report *r, const char **name)
 
 /* ---- requirements ---- */
 
-/* CPU flags a requirement may name: the CPU probe's table (issue 3). */
-static const char *const doctor_cpu_flags[] = {
-    "sse", "sse2", "sse3", "ssse3", "sse4_1", "sse4_2", "popcnt", "avx", "avx2", "fma", "f16c", "bmi1", "bmi2",
-    "movbe", "avx512f", "avx512cd", "avx512dq", "avx512bw", "avx512vl", "avx512_vnni", "avx512_bf16", "amx_tile",
-    NULL,
-};
-
 enum doctor_req_kind { REQ_GPU, REQ_OPENCL, REQ_FP64, REQ_GPUS, REQ_CLVER, REQ_LEVEL, REQ_FLAG, REQ_BAD };
 
 /* Parse NAME; *ARG gets the number for gpus>=N, version*100 for opencl-version, the level. */
@@ -159,9 +154,9 @@ static enum doctor_req_kind doctor_parse_require(const char *name, int *arg)
         *arg = name[8] - '0';
         return REQ_LEVEL;
     }
-    for (size_t i = 0; doctor_cpu_flags[i]; i++)
-        if (strcmp(name, doctor_cpu_flags[i]) == 0)
-            return REQ_FLAG;
+    /* CPU flags: exactly the CPU probe's table, so every flag `cpu --json` reports can be required. */
+    if (cpu_flag_index(name) >= 0)
+        return REQ_FLAG;
     return REQ_BAD;
 }
 
@@ -172,13 +167,13 @@ int doctor_validate_requires(char *const *names, size_t n, char **error)
         if (doctor_parse_require(names[i], &arg) != REQ_BAD)
             continue;
         size_t len = 0;
-        for (size_t j = 0; doctor_cpu_flags[j]; j++)
-            len += strlen(doctor_cpu_flags[j]) + 2;
+        for (size_t j = 0; j < cpu_flag_count; j++)
+            len += strlen(cpu_flag_table[j].name) + 2;
         char *flags = calloc(1, len + 1);
-        for (size_t j = 0; flags && doctor_cpu_flags[j]; j++) {
+        for (size_t j = 0; flags && j < cpu_flag_count; j++) {
             if (j)
                 strcat(flags, ", ");
-            strcat(flags, doctor_cpu_flags[j]);
+            strcat(flags, cpu_flag_table[j].name);
         }
         *error = str_printf("--require: unknown requirement '%s'; valid: gpu, opencl, fp64, gpus>=N, "
                             "opencl-version>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, or a CPU flag (%s)",
@@ -275,15 +270,8 @@ bool doctor_eval_require(const struct report *r, const char *name, char **detail
 
 static const char *doctor_vendor_from_id(const char *vid)
 {
-    if (!vid)
-        return NULL;
-    if (strcasecmp(vid, "10de") == 0 || strcasecmp(vid, "0x10de") == 0)
-        return "nvidia";
-    if (strcasecmp(vid, "1002") == 0 || strcasecmp(vid, "0x1002") == 0 || strcasecmp(vid, "1022") == 0)
-        return "amd";
-    if (strcasecmp(vid, "8086") == 0 || strcasecmp(vid, "0x8086") == 0)
-        return "intel";
-    return NULL;
+    const struct vendor *v = vendor_by_pci_text(vid);
+    return v ? v->name : NULL;
 }
 
 static const char *doctor_vendor_from_text(const char *s)
@@ -324,9 +312,9 @@ const char *doctor_finding_vendor(const struct report *r, const struct report_fi
             json_object *d = json_object_array_get_idx(icds, i);
             const char *file = doctor_str(d, "file");
             if (file && strcmp(file, subj) == 0) {
-                const char *v = doctor_str(d, "vendor");
-                if (v && (strcmp(v, "nvidia") == 0 || strcmp(v, "amd") == 0 || strcmp(v, "intel") == 0))
-                    return strcmp(v, "nvidia") == 0 ? "nvidia" : strcmp(v, "amd") == 0 ? "amd" : "intel";
+                const struct vendor *gv = vendor_by_name(doctor_str(d, "vendor"));
+                if (gv)
+                    return gv->name;
                 return doctor_vendor_from_text(doctor_str(d, "library"));
             }
         }
@@ -487,6 +475,12 @@ static const char **doctor_reasons(const struct report *r, const char *const *pr
     return ids;
 }
 
+/* Findings that explain nothing: never a verdict's root cause (a driver for absent hardware). */
+static bool doctor_never_root(const struct report_finding *f)
+{
+    return strcmp(f->id, "icd.absent-hardware") == 0;
+}
+
 /* The most severe root cause (not caused by another) among PREFIXES, or NULL. Info findings count
  * only when nothing more severe is there (pci.no-gpu explains a missing GPU). */
 static const struct report_finding *doctor_first_root(const struct report *r, const char *const *prefixes)
@@ -495,7 +489,7 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
     const struct report_finding **sorted = report_sorted_findings(r, &n);
     const struct report_finding *found = NULL;
     for (size_t i = 0; i < n && !found; i++) {
-        if (sorted[i]->caused_by_id)
+        if (sorted[i]->caused_by_id || doctor_never_root(sorted[i]))
             continue;
         for (size_t p = 0; prefixes[p] && !found; p++)
             if (str_starts_with(sorted[i]->id, prefixes[p]))

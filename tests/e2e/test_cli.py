@@ -135,6 +135,21 @@ class CliTests(gctest.TestCase):
         for i in ids:
             self.assertIn(i, text.stdout)
 
+    def test_require_accepts_every_cpu_flag(self):
+        """Every flag `cpu --json` reports can be required (the doctor once kept its own, drifted list:
+        avx_vnni, amx_bf16 and aes were 'unknown requirement')."""
+        flags = sorted(self.run_json("cpu").json["cpu"]["flags"])
+        self.assertIn("avx_vnni", flags)
+        r = self.run_json("cpu", "--require", ",".join(flags))
+        self.assertIn(r.rc, (0, 1), r)
+        got = {q["name"]: q["met"] for q in r.json["verdict"]["requirements"]}
+        self.assertEqual(sorted(got), flags)
+        for name, usable in self.run_json("cpu").json["cpu"]["flags"].items():
+            self.assertEqual(got[name], usable is True, name)
+        bad = gctest.run("cpu", "--require", "avx_vnnii")
+        self.assertEqual(bad.rc, 2, bad)
+        self.assertIn("avx_vnni", bad.stderr)  # the message lists the valid flags
+
     def test_quiet_prints_no_summary(self):
         r = gctest.run("-q", "cpu")
         self.assertNotIn("Summary", r.stdout)

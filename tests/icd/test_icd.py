@@ -371,8 +371,12 @@ class Loaders(IcdTestCase):
         self.assertEqual(sum(l["wins"] for l in doc["loaders"]), 1)
         f = r.findings("icd.multiple-loaders")
         self.assertEqual(len(f), 1)
+        self.assertEqual(f[0]["severity"], "info")
         self.assertEqual(f[0]["subject"], copy)
         self.assertIn(copy, f[0]["message"])
+        # each loader is named by its path in the list, not only by its kind (seen blank on a real machine)
+        self.assertIn("%s (ocl-icd, LD_LIBRARY_PATH)" % copy, f[0]["message"])
+        self.assertIn("%s (ocl-icd, " % os.path.join(os.path.dirname(base), "libOpenCL.so.1"), f[0]["message"])
 
     def test_khronos_loader_semantics(self):
         d = self.vendors({"pocl.icd": pocl_line(), "extra.icd": FAKE["working"] + "\nsecond line\n"})
@@ -396,6 +400,37 @@ class Loaders(IcdTestCase):
         self.assertEqual(icds["extra.icd"]["status"], "ok")
         self.assertEqual([f["severity"] for f in r.findings("icd.malformed")], ["warning"])
         self.assertNotIn("OCL_ICD_FILENAMES", icds)  # ocl-icd ignores it
+        # ... and says that the driver it names is lost (the real NVIDIA container case)
+        f = r.findings("icd.loader-ignores-env")
+        self.assertEqual([(x["subject"], x["severity"]) for x in f], [("OCL_ICD_FILENAMES", "warning")])
+        self.assertIn(FAKE["noplat"], f[0]["message"])
+
+    def test_ocl_icd_filenames_covered_by_an_icd_file_is_no_loss(self):
+        d = self.vendors({"pocl.icd": pocl_line(), "working.icd": FAKE["working"] + "\n"})
+        r = self.icd(env={"OCL_ICD_VENDORS": d, "OCL_ICD_FILENAMES": FAKE["working"]}, expect_rc=0)
+        self.assertEqual(r.findings("icd.loader-ignores-env"), [])
+
+    def test_opencl_vendor_path_under_khronos_is_ignored(self):
+        d = self.vendors({"pocl.icd": pocl_line()})
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": FAKE_LOADER, "OPENCL_VENDOR_PATH": d})
+        f = r.findings("icd.loader-ignores-env")
+        self.assertEqual([x["subject"] for x in f], ["OPENCL_VENDOR_PATH"])
+        self.assertIn(d, f[0]["message"])
+        self.assertEqual(f[0]["severity"], "warning")
+
+    def test_duplicate_under_khronos_is_a_note(self):
+        """The Khronos loader loads a library once: an .icd file and OCL_ICD_FILENAMES naming the same
+        driver (seen on a real NVIDIA image: libpocl.so.2 in both) is no finding there."""
+        d = self.vendors({"working.icd": FAKE["working"] + "\n"})
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": FAKE_LOADER, "OCL_ICD_VENDORS": d,
+                          "OCL_ICD_FILENAMES": FAKE["working"]})
+        self.assertEqual(r.findings("icd.duplicate"), [])
+        self.assertEqual(self.by_file(r.json)["working.icd"]["status"], "duplicate")
+        self.assertTrue(any("loads it once" in n for n in r.json["icd"]["notes"]), r.json["icd"]["notes"])
+        # under ocl-icd two .icd files naming one library stay a warning
+        d2 = self.vendors({"a.icd": FAKE["working"] + "\n", "b.icd": FAKE["working"] + "\n"})
+        r = self.icd(env={"OCL_ICD_VENDORS": d2})
+        self.assertEqual([f["severity"] for f in r.findings("icd.duplicate")], ["warning"])
 
     def test_khronos_takes_an_empty_vendors_variable_literally(self):
         r = self.icd(env={"GPUCHECKUP_LIBOPENCL": FAKE_LOADER, "OCL_ICD_VENDORS": ""}, expect_rc=1)

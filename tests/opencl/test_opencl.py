@@ -3,10 +3,14 @@ no loader, a fake loader with GPU platforms, and drivers that crash or hang."""
 import os
 import re
 import shutil
+import sys
 import tempfile
 import time
 
 import gctest
+
+sys.path.insert(0, os.path.join(os.environ["GPUCHECKUP_SOURCE_ROOT"], "tests", "pci"))
+from test_pci import PciTree  # noqa: E402  (the fake sysfs trees of the pci tests)
 
 FAKE_LIB = os.environ["GC_OCL_FAKE_LIB"]
 
@@ -15,10 +19,15 @@ class OpenclCase(gctest.TestCase):
     def setUp(self):
         self.cache = tempfile.mkdtemp(prefix="gc-ocl-pocl-")
         self.addCleanup(shutil.rmtree, self.cache, True)
+        # Only PoCL's .icd: the system directory may hold other drivers too (CI installs Intel's and
+        # Mesa's), whose platforms would change every count below.
+        self.vendors = tempfile.mkdtemp(prefix="gc-ocl-vendors-")
+        self.addCleanup(shutil.rmtree, self.vendors, True)
+        shutil.copy("/etc/OpenCL/vendors/pocl.icd", self.vendors)
 
     def env(self, **kw):
-        """PoCL through the system loader, unless KW says otherwise; None removes a variable."""
-        e = {"POCL_CACHE_DIR": self.cache, "OCL_ICD_VENDORS": None, "OPENCL_VENDOR_PATH": None,
+        """PoCL alone through the system loader, unless KW says otherwise; None removes a variable."""
+        e = {"POCL_CACHE_DIR": self.cache, "OCL_ICD_VENDORS": self.vendors, "OPENCL_VENDOR_PATH": None,
              "OCL_ICD_FILENAMES": None, "GPUCHECKUP_LIBOPENCL": None, "POCL_DEVICES": None}
         e.update(kw)
         return e
@@ -222,8 +231,27 @@ class TextTests(OpenclCase):
 class FakeGpuTests(OpenclCase):
     """A fake loader shows what PoCL cannot: GPUs, PCI addresses from three sources, duplicates, errors."""
 
+    def amd_tree(self):
+        """A fake bus with the AMD GPU the fake Clover platform would drive: its empty platform then warns."""
+        t = PciTree(self.make_tree())
+        t.device("0000:83:00.1", 0x1002, 0x73bf, 0x030000, driver="amdgpu", drm=("card0", "renderD128"))
+        t.module("amdgpu")
+        t.node("/dev/kfd")
+        t.node("/dev/dri/card0")
+        t.node("/dev/dri/renderD128")
+        return t
+
+    def test_empty_clover_without_amd_gpu_is_not_a_warning(self):
+        # No AMD GPU on the (fake, empty) bus: Clover's empty platform is a driver for absent hardware.
+        t = PciTree(self.make_tree())
+        r, o = self.opencl("--root", t.root, "--live", env=self.fake("gpus"))
+        self.assertEqual([p["absent_hardware"] for p in o["platforms"]], [False, False, True])
+        self.assertNotIn("cl.platform-no-devices", r.finding_ids())
+        text = gctest.run("opencl", "--root", t.root, "--live", env=self.fake("gpus")).stdout
+        self.assertRegex(text, r"\[info\] CL 2 +Fake Clover: no device \(driver for absent hardware\)")
+
     def test_gpu_platforms(self):
-        r, o = self.opencl(env=self.fake("gpus"))
+        r, o = self.opencl("--root", self.amd_tree().root, "--live", env=self.fake("gpus"))
         self.assertEqual(r.rc, 0, repr(r))  # warnings only
         cuda, rusticl, clover = o["platforms"]
         self.assertEqual([p["name"] for p in o["platforms"]], ["Fake CUDA", "Fake rusticl", "Fake Clover"])
@@ -269,6 +297,7 @@ class FakeGpuTests(OpenclCase):
 
         self.assertEqual(clover["devices"], [])
         self.assertEqual(clover["error"]["name"], "CL_DEVICE_NOT_FOUND")
+        self.assertFalse(clover["absent_hardware"])  # an AMD GPU is on the bus
 
         self.assertEqual(self.cl_ids(r), ["cl.duplicate-device", "cl.platform-no-devices"])
         (dup,) = r.findings("cl.duplicate-device")

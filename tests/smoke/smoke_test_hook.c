@@ -6,7 +6,11 @@
  *   GC_SMOKE_TEST_CRASH_AT=TEXT                   a segfault when a stage containing TEXT begins
  *   GC_SMOKE_TEST_HANG_AT=TEXT                    hang when a stage containing TEXT begins
  *   GC_SMOKE_TEST_ONLY_DEVICE=P:D                 crash or hang only in the child testing P:D
+ *   GC_SMOKE_TEST_PROFILING=missing|zero|tenth|tenfold  what the profiling events say: unreadable,
+ *                                                 1 ns (as rusticl 22.3), a tenth or ten times the truth
+ *   GC_SMOKE_TEST_PEAK=tiny                       the device claims one compute unit at 1 MHz (a GPU)
  */
+#include <math.h>
 #include <signal.h>
 #include <stdio.h>
 #include <sys/mman.h>
@@ -16,6 +20,7 @@
 
 #include "smoke_device.h"
 #include "smoke_kernel.h"
+#include "smoke_timer.h"
 
 /* Does not compile: the build log names the error. */
 static const char hook_kernel_broken[] =
@@ -75,6 +80,26 @@ static void hook_stage(const char *stage)
             pause();
 }
 
+static const char *hook_profiling, *hook_peak;
+
+static void hook_timer(double *prof_ms, double *host_ms, struct smoke_peak_props *peak)
+{
+    (void)host_ms;
+    if (hook_profiling && strcmp(hook_profiling, "missing") == 0)
+        *prof_ms = NAN;
+    else if (hook_profiling && strcmp(hook_profiling, "zero") == 0)
+        *prof_ms = 1e-6;
+    else if (hook_profiling && strcmp(hook_profiling, "tenth") == 0)
+        *prof_ms /= 10;
+    else if (hook_profiling && strcmp(hook_profiling, "tenfold") == 0)
+        *prof_ms *= 10;
+    if (hook_peak && strcmp(hook_peak, "tiny") == 0) {
+        peak->cpu = false;
+        peak->compute_units = 1;
+        peak->clock_mhz = 1;
+    }
+}
+
 __attribute__((constructor)) static void smoke_test_hook_install(void)
 {
     const char *k = getenv("GC_SMOKE_TEST_KERNEL");
@@ -89,4 +114,8 @@ __attribute__((constructor)) static void smoke_test_hook_install(void)
     hook_only_device = getenv("GC_SMOKE_TEST_ONLY_DEVICE");
     if (hook_crash_at || hook_hang_at)
         smoke_set_stage_hook_for_tests(hook_stage);
+    hook_profiling = getenv("GC_SMOKE_TEST_PROFILING");
+    hook_peak = getenv("GC_SMOKE_TEST_PEAK");
+    if (hook_profiling || hook_peak)
+        smoke_set_timer_hook_for_tests(hook_timer);
 }
