@@ -11,6 +11,7 @@
 
 #include "cuda_api.h"
 #include "cuda_internal.h"
+#include "smoke_timer.h"
 #include "smoke_verify.h"
 #include "strutil.h"
 
@@ -416,17 +417,6 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
     return ok && !r->status; /* a wrong exact pass ends the test: its mismatches say enough */
 }
 
-/* The plausible peak of the GPU in GFLOPS, generous on purpose: SMs x clock x 256 fp32 lanes x 2 (an
- * fma is two operations). The widest NVIDIA SM so far has 128 fp32 lanes (Ampere GA10x, Ada,
- * Hopper, Blackwell: NVIDIA's architecture whitepapers), so twice that is never reached. NAN when
- * the GPU did not say. */
-static double cs_peak_gflops(const struct cs_run *r)
-{
-    if (r->sms <= 0 || r->clock_khz <= 0)
-        return NAN;
-    return (double)r->sms * (double)r->clock_khz * 1e3 * 256.0 * 2.0 / 1e9;
-}
-
 static void cs_release(struct cs_run *r)
 {
     const struct cuda_api *api = r->api;
@@ -550,37 +540,30 @@ json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n)
     json_object_object_add(out, "kernel_ms", cs_json_ms(r->kernel_ms));
     json_object_object_add(out, "host_ms", cs_json_ms(r->host_ms));
 
-    /* Which clock to believe: the events, unless they could not be read, read zero, or say the kernel
-     * took longer than the host waited for it (5 % and 50 us of slack); then the host clock, which
-     * includes the launch's overhead and so only ever understates the speed. */
-    const char *timer = NULL, *timer_reason = NULL;
-    double ms = NAN;
-    if (isfinite(r->kernel_ms) && r->kernel_ms > 0 &&
-        (!isfinite(r->host_ms) || r->kernel_ms <= r->host_ms * 1.05 + 0.05)) {
-        timer = "events";
-        ms = r->kernel_ms;
-    } else if (isfinite(r->host_ms) && r->host_ms > 0) {
-        timer = "host";
-        ms = r->host_ms;
-        timer_reason = !isfinite(r->kernel_ms) ? "events-missing"
-                       : r->kernel_ms <= 0    ? "events-zero"
-                                              : "events-longer-than-host";
-    }
+    /* Which clock to believe, and whether the speed is one the GPU could reach at all: the OpenCL
+     * smoke test's rules (probes/smoke_timer.c), with the CUDA events as its "profiling" clock and
+     * the SMs as compute units (its GPU ceiling: 512 fp32 lanes per unit, four times an H100 SM). */
+    struct smoke_peak_props pk = {.cpu = false,
+                                  .compute_units = r->sms > 0 ? (unsigned)r->sms : 0,
+                                  .clock_mhz = r->clock_khz > 0 ? (unsigned)(r->clock_khz / 1000) : 0};
+    double peak = smoke_peak_gflops(&pk);
+    struct smoke_timing tm;
+    smoke_timing_decide(r->kernel_ms, r->host_ms, 2.0 * r->n * r->n * r->n, peak, &tm);
+    const char *timer = tm.timer, *timer_reason = timer ? smoke_timer_why_name(tm.why) : NULL;
     json_object_object_add(out, "timer", timer ? json_object_new_string(timer) : NULL);
     json_object_object_add(out, "timer_reason", timer_reason ? json_object_new_string(timer_reason) : NULL);
-    double peak = cs_peak_gflops(r);
     double gflops = NAN;
     char *gwhy = NULL;
-    if (timer && r->have_max_error && r->wrong == 0) {
-        double g = 2.0 * (double)r->n * r->n * r->n / (ms * 1e6);
-        if (isfinite(peak) && g > peak)
-            gwhy = str_printf("%.4g GFLOPS by the %s clock would exceed the GPU's plausible peak of %.4g GFLOPS "
-                              "(%d SMs at %d MHz): not a speed",
-                              g, timer, peak, r->sms, r->clock_khz / 1000);
-        else
-            gflops = g;
-    } else if (timer && r->wrong) {
+    if (timer && r->wrong) {
         gwhy = str_dup("the result was wrong");
+    } else if (timer && r->have_max_error && tm.above_peak) {
+        gwhy = str_printf("%.4g GFLOPS by the %s clock would exceed the GPU's plausible peak of %.4g GFLOPS "
+                          "(%d SMs at %d MHz): not a speed",
+                          2.0 * r->n * r->n * r->n / (tm.ms * 1e6), timer, peak, r->sms, r->clock_khz / 1000);
+    } else if (timer && r->have_max_error && !isfinite(tm.gflops)) {
+        gwhy = str_dup("the kernel took less than the clock can tell");
+    } else if (timer && r->have_max_error) {
+        gflops = tm.gflops;
     }
     json_object_object_add(out, "gflops", cs_json_num(gflops, 4));
     json_object_object_add(out, "gflops_reason", cs_json_str(gwhy, 400));

@@ -22,7 +22,7 @@ class CudaSmokeSchemaTests(gctest.TestCase):
                                     "jit-failed", "run-failed", "init-failed", "run-failed", "no-compute-api",
                                     "crash", "timeout"])
         self.assertIsInstance(smoke[0]["gflops"], float)
-        self.assertEqual(smoke[0]["timer"], "events")
+        self.assertEqual(smoke[0]["timer"], "profiling")
         self.assertEqual(smoke[10]["pci_bus_id"], "0000:01:00.0")
         # A schema that accepts anything would pass the above: it must reject a made-up status.
         smoke[0]["status"] = "ok"
