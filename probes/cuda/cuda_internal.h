@@ -66,10 +66,21 @@ struct cuda_api;
 struct cuda_smoke_args {
     int ordinal;    /* CUDA device ordinal (as cuDeviceGet counts, after CUDA_VISIBLE_DEVICES) */
     int n;          /* matrix size (--smoke-size) */
+    const char *pci_bus_id; /* the GPU's PCI address as the pci section writes it ("0000:00:06.0"), or
+                               NULL: the findings' subject (else the child's cuDeviceGetPCIBusId, else
+                               "cuda:N"); needed when the child crashes or times out */
 };
 json_object *cuda_smoke_child(void *arg);
 json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n);
 void cuda_smoke_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_smoke_args *args,
                        const struct isolate_result *results, size_t n_results);
+/* data["smoke"] is an array, one object per GPU in ARGS order; "status" is pass, wrong-result,
+ * jit-failed, run-failed, no-compute-api, init-failed (from the child) or crash, timeout (how the child
+ * ended); see the schema's $defs/cuda_smoke. Findings: cuda.smoke-wrong-result, -jit-failed,
+ * -run-failed (also init-failed and no-compute-api), -crash, -timeout; one summary line per GPU. */
+extern const struct check cuda_smoke_checks[];
+extern const size_t cuda_smoke_n_checks;
+/* The kernel's PTX exactly as cuModuleLoadDataEx gets it (NUL-terminated). */
+extern const char cuda_smoke_ptx[];
 
 #endif
