@@ -611,6 +611,11 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
     free(subj);
 }
 
+static int nvml_cmp_str(const void *a, const void *b)
+{
+    return strcmp(json_object_get_string(*(json_object *const *)a), json_object_get_string(*(json_object *const *)b));
+}
+
 /* DCGM permissions: count /dev/nvidiaN nodes this user can open read-write (hostfs), compare with the
  * GPUs NVML sees. Adds data["nvml"]["device_nodes"]. */
 static void nvml_check_nodes(struct probe_ctx *ctx, json_object *nvml, int64_t gpus)
@@ -636,7 +641,7 @@ static void nvml_check_nodes(struct probe_ctx *ctx, json_object *nvml, int64_t g
             json_object_array_add(bad, json_object_new_string(path));
     }
     closedir(dir);
-    json_object_array_sort(nodes, NULL);
+    json_object_array_sort(nodes, nvml_cmp_str);
     json_object *dn = json_object_new_object();
     json_object_object_add(dn, "present", nodes);
     json_object_object_add(dn, "usable", json_object_new_int64((int64_t)usable));
