@@ -99,6 +99,14 @@ static void run_nvml(struct run *r, const char *mode, const char *lib, const str
     struct probe_ctx ctx = {.opts = NULL, .fs = &r->fs, .report = r->rep, .timeout_ms = timeout_ms, .error = NULL};
     cuda_nvml_report(&ctx, r->sec, &r->res, facts);
     assert_true(json_object_object_get_ex(r->sec->data, "nvml", &r->nvml));
+    /* GC_NVML_DUMP=DIR: keep every data["nvml"] for validation against the schema's $defs/cuda_nvml. */
+    const char *dump = getenv("GC_NVML_DUMP");
+    if (dump) {
+        static int seq;
+        char path[512];
+        snprintf(path, sizeof(path), "%s/nvml-%02d-%s.json", dump, seq++, mode ? mode : lib ? "lib" : "default");
+        assert_int_equal(json_object_to_file_ext(path, r->nvml, JSON_C_TO_STRING_PRETTY), 0);
+    }
 }
 
 static void rm_root(const char *root)
