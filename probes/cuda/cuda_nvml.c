@@ -698,6 +698,16 @@ static void nvml_check_env(struct probe_ctx *ctx, json_object *nvml)
     json_object_object_add(nvml, "environment", env);
 }
 
+/* False only when A and B are both versions ("580.159.04": digits and dots at the start, whatever
+ * follows) and those leading parts differ: nothing to compare is no mismatch. */
+static bool nvml_same_version(const char *a, const char *b)
+{
+    size_t la = strspn(a, "0123456789."), lb = strspn(b, "0123456789.");
+    if (la == 0 || lb == 0)
+        return true;
+    return la == lb && strncmp(a, b, la) == 0;
+}
+
 /* The nvml object for a child that did not return one. */
 static json_object *nvml_from_failure(const struct isolate_result *res)
 {
@@ -735,8 +745,8 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
         f = report_add_finding(ctx->report, "core.isolated-child-failed", "libnvidia-ml.so.1",
                                "The NVML child could not be started: %s", res->detail ? res->detail : "fork failed");
     } else if (res->status != ISOLATE_OK || strcmp(status, "missing-symbol") == 0) {
-        /* A crash or hang in NVML with no NVIDIA GPU to manage is noted, not a warning. */
-        if (nv || facts->nvidia_gpu_present) {
+        /* A crash or hang in NVML with no NVIDIA driver in use is noted, not a warning. */
+        if (nv) {
             f = report_add_finding(ctx->report, "cuda.nvml-unusable", shown, "NVML %s: %s",
                                    res->status == ISOLATE_OK ? "lacks a required function" : "failed",
                                    nvml_str(nvml, "error") ? nvml_str(nvml, "error") : "?");
@@ -778,7 +788,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
             report_finding_add_evidence(f, "nvmlInit_v2", "%s", codebuf);
     } else if (strcmp(status, "ok") == 0) {
         const char *drv = nvml_str(nvml, "driver_version");
-        if (drv && facts->kernel_driver_version[0] && strcmp(drv, facts->kernel_driver_version) != 0) {
+        if (drv && !nvml_same_version(drv, facts->kernel_driver_version)) {
             f = report_add_finding(ctx->report, "cuda.nvml-driver-version", shown,
                                    "NVML reports driver %s but the loaded kernel module is %s", drv,
                                    facts->kernel_driver_version);
