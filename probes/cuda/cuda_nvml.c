@@ -27,9 +27,12 @@
 /* ---- the catalogue -------------------------------------------------------------------------------
  * The rules follow the software plugin of NVIDIA's DCGM level-1 diagnostic (NVIDIA/DCGM,
  * nvvs/src/Software.cpp, Software::Go: denylist, libraries_nvml, libraries_cuda, libraries_cudatk,
- * permissions, persistence_mode, env_variables, page_retirement, inforom), each row saying where its rule
- * comes from. Not here: the nouveau denylist (pci.nouveau-bound, probes/pci.c), the CUDA main library
- * and toolkit libraries (the driver-API and library parts of this probe). */
+ * permissions, persistence_mode, env_variables, page_retirement, inforom, gpu_recovery_state), each row
+ * saying where its rule comes from. Not here: the nouveau denylist (pci.nouveau-bound, probes/pci.c), the
+ * CUDA main library and toolkit libraries (the driver-API and library parts of this probe), fabric manager
+ * (CUDA_ERROR_SYSTEM_NOT_READY 802 in the driver-API part). Left out on purpose: graphics_processes (DCGM
+ * warns about any graphics process, which is every desktop with a display: a false alarm here),
+ * sram_threshold and memory_health (DCGM fields without an NVML call we could read reliably across drivers). */
 const struct check cuda_nvml_checks[] = {
     /* DCGM libraries_nvml (Software::checkLibraries CHECK_NVML) fails when libnvidia-ml.so.1 cannot be
      * loaded; we warn only where an NVIDIA GPU is bound to nvidia (no GPU: nothing to monitor). */
@@ -134,6 +137,12 @@ const struct check cuda_nvml_checks[] = {
      * NVML_ERROR_CORRUPTED_INFOROM (14). */
     {"cuda.nvml-inforom-invalid", REPORT_SEV_WARNING, "The GPU's InfoROM is corrupted",
      "Update the GPU's firmware (InfoROM) through your vendor; if it persists, have the GPU replaced."},
+    /* DCGM gpu_recovery_state (Software::checkGpuRecoveryState): NVML_FI_DEV_GET_GPU_RECOVERY_ACTION other
+     * than NONE (reset, reboot, drain P2P, drain and reset) fails the GPU. */
+    {"cuda.nvml-recovery-action", REPORT_SEV_ERROR,
+     "The driver reports that the GPU needs a recovery action (reset, reboot or drain) before it is usable again",
+     "Stop the work on the GPU and do what the message says: `sudo nvidia-smi -r -i N` for a reset, or reboot; "
+     "look at `sudo dmesg | grep -i xid` for the error that caused it."},
     /* nvml.h: NVML_ERROR_GPU_IS_LOST 15, "fallen off the bus". */
     {"cuda.nvml-gpu-lost", REPORT_SEV_ERROR, "The GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)",
      "Reboot; look at `sudo dmesg | grep -i -e nvrm -e xid`; if it recurs, check power, cooling and the slot."},
@@ -347,6 +356,30 @@ static json_object *nvml_query_device(const struct nvml_api *api, unsigned int i
     r = api->nvmlDeviceValidateInforom ? api->nvmlDeviceValidateInforom(dev) : NVML_ERROR_FUNCTION_NOT_FOUND;
     nvml_put(d, "inforom_valid", r == NVML_ERROR_CORRUPTED_INFOROM ? NVML_SUCCESS : r,
              json_object_new_boolean(r == NVML_SUCCESS));
+
+    /* The driver's recommended recovery action (DCGM checkGpuRecoveryState reads the same field). */
+    struct nvml_field_value fv;
+    memset(&fv, 0, sizeof(fv));
+    fv.field_id = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+    r = api->nvmlDeviceGetFieldValues ? api->nvmlDeviceGetFieldValues(dev, 1, &fv) : NVML_ERROR_FUNCTION_NOT_FOUND;
+    if (r == NVML_SUCCESS)
+        r = fv.result;
+    /* A driver older than the field answers it as an invalid argument: that is "not supported". */
+    if (r == NVML_ERROR_INVALID_ARGUMENT)
+        r = NVML_ERROR_NOT_SUPPORTED;
+    long long action = -1;
+    if (r == NVML_SUCCESS) {
+        switch (fv.value_type) {
+        case 1: action = fv.value.ui; break;
+        case 2: action = (long long)fv.value.ul; break;
+        case 3: action = (long long)fv.value.ull; break;
+        case 4: action = fv.value.sll; break;
+        case 5: action = fv.value.si; break;
+        case 6: action = fv.value.us; break;
+        default: r = NVML_ERROR_UNKNOWN; break;
+        }
+    }
+    nvml_put(d, "recovery_action", r, json_object_new_int64(action < 0 ? 0 : action));
     return d;
 }
 
@@ -603,6 +636,22 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
             if (f)
                 report_finding_add_evidence(f, "nvmlDeviceGetCurrentClocksEventReasons", "0x%llx",
                                             (unsigned long long)reasons);
+        }
+    }
+
+    int64_t action = nvml_num(d, "recovery_action");
+    if (action > NVML_GPU_RECOVERY_ACTION_NONE) {
+        static const char *const actions[] = {"none", "a GPU reset", "a node reboot", "draining peer-to-peer traffic",
+                                              "draining peer-to-peer traffic and a GPU reset",
+                                              "recovering the IMEX domain"};
+        f = report_add_finding(rep, "cuda.nvml-recovery-action", subj, "The driver asks for %s on %s (%s)",
+                               action < (int64_t)(sizeof(actions) / sizeof(actions[0])) ? actions[action]
+                                                                                       : "an unknown recovery action",
+                               gpu, subj);
+        if (f) {
+            report_finding_add_evidence(f, "NVML_FI_DEV_GET_GPU_RECOVERY_ACTION", "%lld", (long long)action);
+            if (action == NVML_GPU_RECOVERY_ACTION_NODE_REBOOT)
+                report_finding_set_hint(f, "Reboot the machine.");
         }
     }
 

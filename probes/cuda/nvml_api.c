@@ -41,6 +41,7 @@ static const struct dlsym_entry nvml_api_table[] = {
     {"nvmlDeviceGetMigDeviceHandleByIndex", false, NULL, NVML_FN(nvmlDeviceGetMigDeviceHandleByIndex)},
     {"nvmlDeviceGetCurrentClocksEventReasons", false, fb_clocks, NVML_FN(nvmlDeviceGetCurrentClocksEventReasons)},
     {"nvmlDeviceValidateInforom", false, NULL, NVML_FN(nvmlDeviceValidateInforom)},
+    {"nvmlDeviceGetFieldValues", false, NULL, NVML_FN(nvmlDeviceGetFieldValues)},
 };
 
 int nvml_api_load(void *handle, struct nvml_api *api, const char **missing)

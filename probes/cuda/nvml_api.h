@@ -58,6 +58,35 @@ enum {
     NVML_DEVICE_MIG_ENABLE = 1,
 };
 
+/* nvmlFieldValue_t (nvml.h; 40 bytes on LP64) for nvmlDeviceGetFieldValues, and the one field we ask. */
+struct nvml_field_value {
+    unsigned int field_id;
+    unsigned int scope_id;
+    long long timestamp;
+    long long latency_usec;
+    int value_type;       /* nvmlValueType_t: 0 double, 1 uint, 2 ulong, 3 ull, 4 sll, 5 int, 6 ushort */
+    nvmlReturn_t result;  /* this field's own return code */
+    union {
+        double d;
+        int si;
+        unsigned int ui;
+        unsigned long ul;
+        unsigned long long ull;
+        long long sll;
+        unsigned short us;
+    } value;
+};
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+/* nvml.h nvmlDeviceGpuRecoveryAction_t */
+enum {
+    NVML_GPU_RECOVERY_ACTION_NONE = 0,
+    NVML_GPU_RECOVERY_ACTION_GPU_RESET = 1,
+    NVML_GPU_RECOVERY_ACTION_NODE_REBOOT = 2,
+    NVML_GPU_RECOVERY_ACTION_DRAIN_P2P = 3,
+    NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4,
+    NVML_GPU_RECOVERY_ACTION_RECOVER_IMEX_DOMAIN = 5,
+};
+
 /* Clock event ("throttle") reason bits (nvml.h, nvmlClocksEventReason* / nvmlClocksThrottleReason*). */
 #define NVML_CLOCKS_EVENT_GPU_IDLE 0x1ULL
 #define NVML_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING 0x2ULL
@@ -103,6 +132,7 @@ struct nvml_api {
     nvmlReturn_t (*nvmlDeviceGetMigDeviceHandleByIndex)(nvmlDevice_t dev, unsigned int index, nvmlDevice_t *mig);
     nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons)(nvmlDevice_t dev, unsigned long long *reasons);
     nvmlReturn_t (*nvmlDeviceValidateInforom)(nvmlDevice_t dev);
+    nvmlReturn_t (*nvmlDeviceGetFieldValues)(nvmlDevice_t dev, int count, struct nvml_field_value *values);
 };
 
 /* Resolve every function of struct nvml_api from HANDLE (a dlopen handle of libnvidia-ml) into API.

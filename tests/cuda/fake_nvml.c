@@ -3,7 +3,7 @@
  * GC_FAKE_NVML_MODE   healthy (default), mismatch, driver-not-loaded, no-permission, init-unknown, crash,
  *                     hang, mig-no-instance, mig-ok, mig-pending, remap-pending, remap-failure, remap-limit,
  *                     retired-pending, retired-limit, ecc-unc, ecc-pending, hw-slowdown, thermal, idle,
- *                     inforom-invalid, gpu-lost, persistence-off, unsupported
+ *                     inforom-invalid, gpu-lost, persistence-off, unsupported, recovery-reset, recovery-reboot
  * GC_FAKE_NVML_GPUS   number of GPUs (default 1, at most 16)
  * GC_FAKE_NVML_BAD    index of the GPU the per-GPU mode applies to (default 0; "all" for every GPU)
  * GC_FAKE_NVML_BUSIDS comma-separated PCI addresses ("0000:00:06.0,0000:01:00.0"), matching a fake sysfs;
@@ -11,7 +11,8 @@
  * GC_FAKE_NVML_DRIVER driver version (default 580.159.04)
  * Built twice: the default exports the versioned names of NVML 13 (nvmlInit_v2, ..._v3 PCI info,
  * nvmlDeviceGetCurrentClocksEventReasons); with FAKE_NVML_OLD only the plain names of an old driver
- * (nvmlInit, the 52-byte nvmlDeviceGetPciInfo layout, nvmlDeviceGetCurrentClocksThrottleReasons).
+ * (nvmlInit, the 52-byte nvmlDeviceGetPciInfo layout, nvmlDeviceGetCurrentClocksThrottleReasons, no
+ * nvmlDeviceGetFieldValues).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -390,3 +391,33 @@ EXPORT ret_t nvmlDeviceValidateInforom(struct fake_gpu *d)
     DEV_GUARD(d);
     return bad_is(d, "inforom-invalid") ? E_INFOROM : OK;
 }
+
+#ifndef FAKE_NVML_OLD
+/* nvmlFieldValue_t (nvml.h) */
+struct field_value {
+    unsigned int field_id, scope_id;
+    long long timestamp, latency_usec;
+    int value_type;
+    ret_t result;
+    unsigned long long value;
+};
+
+EXPORT ret_t nvmlDeviceGetFieldValues(struct fake_gpu *d, int count, struct field_value *v)
+{
+    DEV_GUARD(d);
+    if (!v || count < 0)
+        return E_ARG;
+    for (int i = 0; i < count; i++) {
+        v[i].value = 0;
+        if (v[i].field_id != 230) { /* NVML_FI_DEV_GET_GPU_RECOVERY_ACTION */
+            v[i].result = E_ARG;
+            continue;
+        }
+        v[i].result = OK;
+        v[i].value_type = 1; /* unsigned int */
+        unsigned int action = bad_is(d, "recovery-reset") ? 1 : bad_is(d, "recovery-reboot") ? 2 : 0;
+        memcpy(&v[i].value, &action, sizeof(action));
+    }
+    return OK;
+}
+#endif

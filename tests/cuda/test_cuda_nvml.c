@@ -219,6 +219,7 @@ static void test_healthy_one(void **state)
     assert_null(jget(jget(d, "mig"), "devices"));
     assert_false(json_object_get_boolean(jget(jget(d, "remapped_rows"), "pending")));
     assert_true(json_object_get_boolean(jget(d, "inforom_valid")));
+    assert_int_equal(json_object_get_int(jget(d, "recovery_action")), 0);
     assert_int_equal(json_object_get_int(jget(d, "clocks_event_reasons")), 1);
     /* Page retirement is not supported on an H100: null and listed, never a made-up 0 or false. */
     assert_true(json_object_object_get_ex(d, "retired_pages_pending", NULL));
@@ -304,6 +305,9 @@ static void test_old_symbols(void **state)
     assert_string_equal(jstr(r.nvml, "status"), "ok");
     assert_string_equal(jstr(r.nvml, "pci_info_symbol"), "nvmlDeviceGetPciInfo");
     assert_string_equal(jstr(device(&r, 0), "pci_bus_id"), "0000:00:06.0");
+    /* No nvmlDeviceGetFieldValues in it: the recovery action is null, "not supported". */
+    assert_true(json_object_object_get_ex(device(&r, 0), "recovery_action", NULL));
+    assert_null(jget(device(&r, 0), "recovery_action"));
     const struct report_finding *f = expect(&r, "cuda.nvml-clocks-slowdown", "0000:00:06.0", REPORT_SEV_WARNING);
     assert_non_null(strstr(f->message, "sw_thermal_slowdown"));
     assert_non_null(strstr(f->message, "hw_thermal_slowdown"));
@@ -472,6 +476,8 @@ static void test_memory_health(void **state)
     one_gpu_case("ecc-unc", "cuda.nvml-ecc-uncorrectable", REPORT_SEV_WARNING, "2 uncorrectable");
     one_gpu_case("ecc-pending", "cuda.nvml-ecc-pending", REPORT_SEV_INFO, "off after a reboot");
     one_gpu_case("inforom-invalid", "cuda.nvml-inforom-invalid", REPORT_SEV_WARNING, NULL);
+    one_gpu_case("recovery-reset", "cuda.nvml-recovery-action", REPORT_SEV_ERROR, "asks for a GPU reset");
+    one_gpu_case("recovery-reboot", "cuda.nvml-recovery-action", REPORT_SEV_ERROR, "asks for a node reboot");
     one_gpu_case("persistence-off", "cuda.nvml-persistence-off", REPORT_SEV_INFO, NULL);
     one_gpu_case("hw-slowdown", "cuda.nvml-clocks-slowdown", REPORT_SEV_WARNING, "hw_slowdown, hw_power_brake");
 
@@ -617,6 +623,11 @@ static void test_pci_layout(void **state)
     assert_int_equal(offsetof(struct nvml_pci_info, domain), 16);
     assert_int_equal(offsetof(struct nvml_pci_info, pci_subsystem_id), 32);
     assert_int_equal(offsetof(struct nvml_pci_info, bus_id), 36);
+    /* nvmlFieldValue_t: 40 bytes, the return code at 28, the value union at 32. */
+    assert_int_equal(sizeof(struct nvml_field_value), 40);
+    assert_int_equal(offsetof(struct nvml_field_value, value_type), 24);
+    assert_int_equal(offsetof(struct nvml_field_value, result), 28);
+    assert_int_equal(offsetof(struct nvml_field_value, value), 32);
 }
 
 int main(void)
