@@ -34,12 +34,15 @@ struct cuda_facts {
  * probe names it), "persistence_mode", "ecc_mode": {"current", "pending"}, "mig": {"current", "pending",
  * "devices"}, ... "not_supported": [keys], "errors": {key: NVML error name}}], "device_nodes",
  * "environment"}. A value NVML could not give is null (never a made-up 0).
- * cuda_nvml_checks: the catalogue rows of these findings (cuda.c gathers them into the probe's). */
+ * cuda_nvml_checks: the catalogue rows of these findings (cuda.c gathers them into the probe's).
+ * cuda_nvml_print_text: data["nvml"] for people (one line, one per GPU; clock events and ECC counts with
+ * --verbose), for cuda_text.c to call. */
 json_object *cuda_nvml_child(void *arg);
 void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const struct isolate_result *res,
                       const struct cuda_facts *facts);
 extern const struct check cuda_nvml_checks[];
 extern const size_t cuda_nvml_n_checks;
+void cuda_nvml_print_text(json_object *nvml, struct text_out *t);
 
 /* ---- the libraries frameworks load (cuda_libs.c) --------------------------------------------------
  * Finds every CUDA user-space library as the dynamic linker would (LD_LIBRARY_PATH, ld.so.cache, the

@@ -581,6 +581,40 @@ static void test_driver_version(void **state)
     run_free(&r);
 }
 
+/* ---- text ------------------------------------------------------------------------------------ */
+
+static char *print_nvml(json_object *nvml, int verbose)
+{
+    char *buf = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&buf, &len);
+    assert_non_null(f);
+    struct text_out t = {.f = f, .color = false, .verbose = verbose, .command = "cuda"};
+    cuda_nvml_print_text(nvml, &t);
+    fclose(f);
+    return buf;
+}
+
+static void test_text(void **state)
+{
+    (void)state;
+    struct cuda_facts facts = facts_of(true);
+    struct run r;
+    run_nvml(&r, "remap-pending", NULL, &facts, 1, 10000);
+    char *out = print_nvml(r.nvml, 1);
+    assert_non_null(strstr(out, "driver 580.159.04, CUDA 13.0, 1 GPU"));
+    assert_non_null(strstr(out, "0000:00:06.0 NVIDIA H100 80GB HBM3: persistence on, ECC on, MIG off, remap pending yes"));
+    assert_non_null(strstr(out, "clock events: gpu_idle"));
+    free(out);
+    run_free(&r);
+
+    run_nvml(&r, "mismatch", NULL, &facts, 1, 10000);
+    out = print_nvml(r.nvml, 0);
+    assert_non_null(strstr(out, "init-failed, NVML_ERROR_LIB_RM_VERSION_MISMATCH"));
+    free(out);
+    run_free(&r);
+}
+
 /* ---- tables ----------------------------------------------------------------------------------- */
 
 static void test_catalogue(void **state)
@@ -648,6 +682,7 @@ int main(void)
         cmocka_unit_test_setup(test_device_nodes, reset_env),
         cmocka_unit_test_setup(test_environment, reset_env),
         cmocka_unit_test_setup(test_driver_version, reset_env),
+        cmocka_unit_test_setup(test_text, reset_env),
         cmocka_unit_test(test_catalogue),
         cmocka_unit_test(test_return_names),
         cmocka_unit_test(test_pci_layout),
