@@ -143,6 +143,12 @@ const struct check cuda_nvml_checks[] = {
      "The driver reports that the GPU needs a recovery action (reset, reboot or drain) before it is usable again",
      "Stop the work on the GPU and do what the message says: `sudo nvidia-smi -r -i N` for a reset, or reboot; "
      "look at `sudo dmesg | grep -i xid` for the error that caused it."},
+    /* nvml.h: nvmlDeviceGetHandleByIndex answers NVML_ERROR_NO_PERMISSION for a GPU "the user doesn't
+     * have permission to talk to" (a device cgroup: containers, batch schedulers). */
+    {"cuda.nvml-gpu-blocked", REPORT_SEV_INFO,
+     "A GPU NVML lists may not be opened by this process (a container's or job's device restrictions)",
+     "Nothing to do if the GPU belongs to another job or container; otherwise ask for it (--gpus, the scheduler's "
+     "GPU request)."},
     /* nvml.h: NVML_ERROR_GPU_IS_LOST 15, "fallen off the bus". */
     {"cuda.nvml-gpu-lost", REPORT_SEV_ERROR, "The GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)",
      "Reboot; look at `sudo dmesg | grep -i -e nvrm -e xid`; if it recurs, check power, cooling and the slot."},
@@ -560,9 +566,13 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
         free(subj);
         return; /* every other value is meaningless */
     }
-    if (nvml_str(d, "handle_error")) {
-        f = report_add_finding(rep, "cuda.nvml-unusable", subj, "NVML could not open GPU %lld: %s",
-                               (long long)nvml_num(d, "index"), nvml_str(d, "handle_error"));
+    const char *herr = nvml_str(d, "handle_error");
+    if (herr) {
+        /* A GPU this process may not open (a container's or batch job's device cgroup) is somebody
+         * else's GPU, not a fault: info. */
+        bool blocked = strcmp(herr, "NVML_ERROR_NO_PERMISSION") == 0 || strcmp(herr, "NVML_ERROR_OPERATING_SYSTEM") == 0;
+        report_add_finding(rep, blocked ? "cuda.nvml-gpu-blocked" : "cuda.nvml-unusable", subj,
+                           "NVML could not open GPU %lld: %s", (long long)nvml_num(d, "index"), herr);
         free(subj);
         return;
     }
@@ -821,12 +831,12 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
                                    facts->kernel_driver_version[0] ? " (kernel module " : "",
                                    facts->kernel_driver_version,
                                    facts->kernel_driver_version[0] ? ")" : "");
-        } else if (code == NVML_ERROR_NO_PERMISSION || code == NVML_ERROR_OPERATING_SYSTEM) {
-            f = report_add_finding(ctx->report, "cuda.nvml-no-permission", shown, "nvmlInit failed with %s", codebuf);
         } else if (!nv) {
             /* No NVIDIA driver in use: NVML cannot work and nothing needs it (a GPU without a driver is
              * the pci probe's pci.no-driver). */
             f = report_add_finding(ctx->report, "cuda.nvml-no-driver", shown, "nvmlInit failed with %s", codebuf);
+        } else if (code == NVML_ERROR_NO_PERMISSION || code == NVML_ERROR_OPERATING_SYSTEM) {
+            f = report_add_finding(ctx->report, "cuda.nvml-no-permission", shown, "nvmlInit failed with %s", codebuf);
         } else if (code == NVML_ERROR_DRIVER_NOT_LOADED) {
             f = report_add_finding(ctx->report, "cuda.nvml-driver-not-loaded", shown, "nvmlInit failed with %s",
                                    codebuf);

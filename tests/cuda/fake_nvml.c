@@ -3,7 +3,8 @@
  * GC_FAKE_NVML_MODE   healthy (default), mismatch, driver-not-loaded, no-permission, init-unknown, crash,
  *                     hang, mig-no-instance, mig-ok, mig-pending, remap-pending, remap-failure, remap-limit,
  *                     retired-pending, retired-limit, ecc-unc, ecc-pending, hw-slowdown, thermal, idle,
- *                     inforom-invalid, gpu-lost, persistence-off, unsupported, recovery-reset, recovery-reboot
+ *                     inforom-invalid, gpu-lost, persistence-off, unsupported, recovery-reset, recovery-reboot,
+ *                     handle-perm
  * GC_FAKE_NVML_GPUS   number of GPUs (default 1, at most 16)
  * GC_FAKE_NVML_BAD    index of the GPU the per-GPU mode applies to (default 0; "all" for every GPU)
  * GC_FAKE_NVML_BUSIDS comma-separated PCI addresses ("0000:00:06.0,0000:01:00.0"), matching a fake sysfs;
@@ -125,6 +126,8 @@ static ret_t get_handle(unsigned int index, struct fake_gpu **dev)
         return E_UNINIT;
     if (index >= n_gpus || !dev)
         return E_ARG;
+    if (is("handle-perm") && bad(&gpus[index]))
+        return E_PERM;
     *dev = &gpus[index];
     return OK;
 }

@@ -494,6 +494,14 @@ static void test_memory_health(void **state)
     assert_null(jget(device(&lost, 1), "pci_bus_id"));
     assert_string_equal(jstr(jget(device(&lost, 1), "errors"), "pci_bus_id"), "NVML_ERROR_GPU_IS_LOST");
     run_free(&lost);
+
+    /* A GPU the process may not open (device cgroup): info, named by index. */
+    run_nvml(&lost, "handle-perm", NULL, &lost_facts, 2, 10000);
+    lf = expect(&lost, "cuda.nvml-gpu-blocked", "NVML GPU 1", REPORT_SEV_INFO);
+    assert_non_null(strstr(lf->message, "NVML_ERROR_NO_PERMISSION"));
+    expect_count(&lost, 1);
+    assert_int_equal(report_count_severity(lost.rep, REPORT_SEV_WARNING), 0);
+    run_free(&lost);
     unsetenv("GC_FAKE_NVML_GPUS");
     unsetenv("GC_FAKE_NVML_BAD");
 
