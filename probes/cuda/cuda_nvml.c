@@ -691,7 +691,7 @@ static void nvml_check_nodes(struct probe_ctx *ctx, json_object *nvml, int64_t g
         if (strncmp(n, "nvidia", 6) != 0 || !n[6] || strspn(n + 6, "0123456789") != strlen(n + 6) ||
             strlen(n) > 16)
             continue;
-        char path[32];
+        char path[sizeof(e->d_name) + 8];
         snprintf(path, sizeof(path), "/dev/%s", n);
         json_object_array_add(nodes, json_object_new_string(path));
         if (hostfs_access(ctx->fs, path, R_OK | W_OK) == 0)
