@@ -21,14 +21,28 @@ struct cuda_facts {
 };
 
 /* ---- NVML (cuda_nvml.c) ---------------------------------------------------------------------------
- * cuda_nvml_child: isolate work (ARG unused): dlopen("libnvidia-ml.so.1"), query the system and every
- * GPU, return the JSON object that becomes data["nvml"] (sanitised again by the parent). Runs beside the
- * driver-API child in one isolate batch.
+ * cuda_nvml_child: isolate work: dlopen("libnvidia-ml.so.1") (ARG: NULL; tests may pass another library
+ * name as a const char *), query the system and every GPU, return the JSON object that becomes
+ * data["nvml"] (sanitised again by the parent). Runs beside the driver-API child in one isolate batch.
  * cuda_nvml_report: in the parent, after the batch: put data["nvml"] into SEC from RES (any outcome:
- * ok, crash, timeout...) and add the NVML findings (cuda.nvml-*). FACTS are complete by then. */
+ * ok, crash, timeout...) and add the NVML findings (cuda.nvml-*), the /dev/nvidiaN count check (through
+ * ctx->fs) and the environment-variable check (DCGM's list). FACTS are complete by then.
+ * data["nvml"] (schema $defs/cuda_nvml): {"status": "ok" | "no-library" | "missing-symbol" |
+ * "init-failed" | "crash" | "timeout" | "error" | "not-run", "library", "path", "error",
+ * "init_result", "init_result_name", "driver_version", "nvml_version", "cuda_driver_version",
+ * "device_count", "devices": [{"index", "name", "uuid", "pci_bus_id" ("0000:00:06.0", as the pci
+ * probe names it), "persistence_mode", "ecc_mode": {"current", "pending"}, "mig": {"current", "pending",
+ * "devices"}, ... "not_supported": [keys], "errors": {key: NVML error name}}], "device_nodes",
+ * "environment"}. A value NVML could not give is null (never a made-up 0).
+ * cuda_nvml_checks: the catalogue rows of these findings (cuda.c gathers them into the probe's).
+ * cuda_nvml_print_text: data["nvml"] for people (one line, one per GPU; clock events and ECC counts with
+ * --verbose), for cuda_text.c to call. */
 json_object *cuda_nvml_child(void *arg);
 void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const struct isolate_result *res,
                       const struct cuda_facts *facts);
+extern const struct check cuda_nvml_checks[];
+extern const size_t cuda_nvml_n_checks;
+void cuda_nvml_print_text(json_object *nvml, struct text_out *t);
 
 /* ---- the libraries frameworks load (cuda_libs.c) --------------------------------------------------
  * Finds every CUDA user-space library as the dynamic linker would (LD_LIBRARY_PATH, ld.so.cache, the

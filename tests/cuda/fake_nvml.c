@@ -1,0 +1,426 @@
+/* fake_nvml.c: a fake libnvidia-ml.so.1 for the tests, its GPUs and failures chosen by environment variables. */
+/*
+ * GC_FAKE_NVML_MODE   healthy (default), mismatch, driver-not-loaded, no-permission, init-unknown, crash,
+ *                     hang, mig-no-instance, mig-ok, mig-pending, remap-pending, remap-failure, remap-limit,
+ *                     retired-pending, retired-limit, ecc-unc, ecc-pending, hw-slowdown, thermal, idle,
+ *                     inforom-invalid, gpu-lost, persistence-off, unsupported, recovery-reset, recovery-reboot,
+ *                     handle-perm
+ * GC_FAKE_NVML_GPUS   number of GPUs (default 1, at most 16)
+ * GC_FAKE_NVML_BAD    index of the GPU the per-GPU mode applies to (default 0; "all" for every GPU)
+ * GC_FAKE_NVML_BUSIDS comma-separated PCI addresses ("0000:00:06.0,0000:01:00.0"), matching a fake sysfs;
+ *                     default 0000:00:06.0 for GPU 0 and 0000:NN:00.0 after it
+ * GC_FAKE_NVML_DRIVER driver version (default 580.159.04)
+ * Built twice: the default exports the versioned names of NVML 13 (nvmlInit_v2, ..._v3 PCI info,
+ * nvmlDeviceGetCurrentClocksEventReasons); with FAKE_NVML_OLD only the plain names of an old driver
+ * (nvmlInit, the 52-byte nvmlDeviceGetPciInfo layout, nvmlDeviceGetCurrentClocksThrottleReasons, no
+ * nvmlDeviceGetFieldValues).
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define EXPORT __attribute__((visibility("default")))
+#define MAX_GPUS 16
+
+typedef int ret_t;
+enum { OK = 0, E_UNINIT = 1, E_ARG = 2, E_NOTSUP = 3, E_PERM = 4, E_NOTFOUND = 6, E_SIZE = 7, E_NODRV = 9,
+       E_INFOROM = 14, E_LOST = 15, E_MISMATCH = 18, E_UNKNOWN = 999 };
+
+struct fake_gpu {
+    unsigned int index;
+    unsigned int domain, bus, dev, fn;
+};
+
+static struct fake_gpu gpus[MAX_GPUS];
+static unsigned int n_gpus;
+static int initialised;
+
+static const char *mode(void)
+{
+    const char *m = getenv("GC_FAKE_NVML_MODE");
+    return m && *m ? m : "healthy";
+}
+
+static int is(const char *m)
+{
+    return strcmp(mode(), m) == 0;
+}
+
+/* The per-GPU mode applies to this GPU. */
+static int bad(const struct fake_gpu *g)
+{
+    const char *b = getenv("GC_FAKE_NVML_BAD");
+    if (b && strcmp(b, "all") == 0)
+        return 1;
+    return g->index == (unsigned int)(b ? atoi(b) : 0);
+}
+
+static int bad_is(const struct fake_gpu *g, const char *m)
+{
+    return is(m) && bad(g);
+}
+
+static void setup(void)
+{
+    const char *n = getenv("GC_FAKE_NVML_GPUS");
+    n_gpus = n ? (unsigned int)atoi(n) : 1;
+    if (n_gpus > MAX_GPUS)
+        n_gpus = MAX_GPUS;
+    const char *ids = getenv("GC_FAKE_NVML_BUSIDS");
+    for (unsigned int i = 0; i < n_gpus; i++) {
+        struct fake_gpu *g = &gpus[i];
+        g->index = i;
+        g->domain = 0;
+        g->bus = i == 0 ? 0 : i;
+        g->dev = i == 0 ? 6 : 0;
+        g->fn = 0;
+        if (ids) {
+            const char *p = ids;
+            for (unsigned int k = 0; k < i && p; k++) {
+                p = strchr(p, ',');
+                if (p)
+                    p++;
+            }
+            if (p)
+                sscanf(p, "%x:%x:%x.%x", &g->domain, &g->bus, &g->dev, &g->fn);
+        }
+    }
+}
+
+static ret_t do_init(void)
+{
+    if (is("crash")) {
+        volatile int *p = NULL;
+        *p = 1;
+    }
+    if (is("hang"))
+        for (;;)
+            pause();
+    if (is("mismatch"))
+        return E_MISMATCH;
+    if (is("driver-not-loaded"))
+        return E_NODRV;
+    if (is("no-permission"))
+        return E_PERM;
+    if (is("init-unknown"))
+        return E_UNKNOWN;
+    setup();
+    initialised = 1;
+    return OK;
+}
+
+static ret_t get_count(unsigned int *count)
+{
+    if (!initialised)
+        return E_UNINIT;
+    if (!count)
+        return E_ARG;
+    *count = n_gpus;
+    return OK;
+}
+
+static ret_t get_handle(unsigned int index, struct fake_gpu **dev)
+{
+    if (!initialised)
+        return E_UNINIT;
+    if (index >= n_gpus || !dev)
+        return E_ARG;
+    if (is("handle-perm") && bad(&gpus[index]))
+        return E_PERM;
+    *dev = &gpus[index];
+    return OK;
+}
+
+/* Common guard of per-device calls. */
+#define DEV_GUARD(d)                                                                                             \
+    do {                                                                                                         \
+        if (!initialised)                                                                                        \
+            return E_UNINIT;                                                                                     \
+        if (!(d))                                                                                                \
+            return E_ARG;                                                                                        \
+        if (bad_is((d), "gpu-lost"))                                                                             \
+            return E_LOST;                                                                                       \
+        if (bad_is((d), "unsupported"))                                                                          \
+            return E_NOTSUP;                                                                                     \
+    } while (0)
+
+#ifndef FAKE_NVML_OLD
+EXPORT ret_t nvmlInit_v2(void) { return do_init(); }
+EXPORT ret_t nvmlDeviceGetCount_v2(unsigned int *count) { return get_count(count); }
+EXPORT ret_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, struct fake_gpu **dev) { return get_handle(index, dev); }
+
+struct pci_v3 {
+    char bus_id_legacy[16];
+    unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
+    char bus_id[32];
+};
+
+EXPORT ret_t nvmlDeviceGetPciInfo_v3(struct fake_gpu *d, struct pci_v3 *p)
+{
+    if (!initialised)
+        return E_UNINIT;
+    if (!d || !p)
+        return E_ARG;
+    if (bad_is(d, "gpu-lost"))
+        return E_LOST;
+    memset(p, 0, sizeof(*p));
+    /* nvml.h NVML_DEVICE_PCI_BUS_ID_LEGACY_FMT and NVML_DEVICE_PCI_BUS_ID_FMT */
+    snprintf(p->bus_id_legacy, sizeof(p->bus_id_legacy), "%04X:%02X:%02X.0", d->domain, d->bus, d->dev);
+    snprintf(p->bus_id, sizeof(p->bus_id), "%08X:%02X:%02X.0", d->domain, d->bus, d->dev);
+    p->domain = d->domain;
+    p->bus = d->bus;
+    p->device = d->dev;
+    p->pci_device_id = 0x233010de;
+    p->pci_subsystem_id = 0x16c110de;
+    return OK;
+}
+#else
+EXPORT ret_t nvmlInit(void) { return do_init(); }
+EXPORT ret_t nvmlDeviceGetCount(unsigned int *count) { return get_count(count); }
+EXPORT ret_t nvmlDeviceGetHandleByIndex(unsigned int index, struct fake_gpu **dev) { return get_handle(index, dev); }
+
+struct pci_v1 {
+    char bus_id[16];
+    unsigned int domain, bus, device, pci_device_id, pci_subsystem_id;
+    unsigned int reserved[4];
+};
+
+EXPORT ret_t nvmlDeviceGetPciInfo(struct fake_gpu *d, struct pci_v1 *p)
+{
+    if (!initialised)
+        return E_UNINIT;
+    if (!d || !p)
+        return E_ARG;
+    memset(p, 0, sizeof(*p));
+    snprintf(p->bus_id, sizeof(p->bus_id), "%04X:%02X:%02X.0", d->domain, d->bus, d->dev);
+    p->domain = d->domain;
+    p->bus = d->bus;
+    p->device = d->dev;
+    p->pci_device_id = 0x1db410de;
+    return OK;
+}
+#endif
+
+EXPORT ret_t nvmlShutdown(void)
+{
+    initialised = 0;
+    return OK;
+}
+
+EXPORT ret_t nvmlSystemGetDriverVersion(char *buf, unsigned int len)
+{
+    const char *v = getenv("GC_FAKE_NVML_DRIVER");
+    if (!buf || len == 0)
+        return E_ARG;
+    snprintf(buf, len, "%s", v ? v : "580.159.04");
+    return OK;
+}
+
+EXPORT ret_t nvmlSystemGetNVMLVersion(char *buf, unsigned int len)
+{
+    if (!buf || len == 0)
+        return E_ARG;
+    snprintf(buf, len, "13.580.159.04");
+    return OK;
+}
+
+EXPORT ret_t nvmlSystemGetCudaDriverVersion(int *v)
+{
+    if (!v)
+        return E_ARG;
+    *v = 13000;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetName(struct fake_gpu *d, char *buf, unsigned int len)
+{
+    if (!initialised)
+        return E_UNINIT;
+    if (!d || !buf)
+        return E_ARG;
+    if (bad_is(d, "gpu-lost"))
+        return E_LOST;
+    snprintf(buf, len, "NVIDIA H100 80GB HBM3");
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetUUID(struct fake_gpu *d, char *buf, unsigned int len)
+{
+    DEV_GUARD(d);
+    snprintf(buf, len, "GPU-6b1e5c2a-0000-4000-8000-%012x", d->index);
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetMinorNumber(struct fake_gpu *d, unsigned int *minor)
+{
+    DEV_GUARD(d);
+    *minor = d->index;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetPersistenceMode(struct fake_gpu *d, int *mode_out)
+{
+    DEV_GUARD(d);
+    *mode_out = bad_is(d, "persistence-off") ? 0 : 1;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetEccMode(struct fake_gpu *d, int *current, int *pending)
+{
+    DEV_GUARD(d);
+    *current = 1;
+    *pending = bad_is(d, "ecc-pending") ? 0 : 1;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetTotalEccErrors(struct fake_gpu *d, int type, int counter, unsigned long long *n)
+{
+    DEV_GUARD(d);
+    if (!n || type < 0 || type > 1 || counter < 0 || counter > 1)
+        return E_ARG;
+    *n = 0;
+    if (type == 1 && bad_is(d, "ecc-unc"))
+        *n = counter == 0 ? 2 : 5;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetRetiredPagesPendingStatus(struct fake_gpu *d, int *pending)
+{
+    DEV_GUARD(d);
+    /* Ampere and later retire nothing (row remapping instead): NOT_SUPPORTED, as on an H100 */
+    if (!is("retired-pending") && !is("retired-limit"))
+        return E_NOTSUP;
+    *pending = bad_is(d, "retired-pending");
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetRetiredPages(struct fake_gpu *d, int cause, unsigned int *count, unsigned long long *addr)
+{
+    DEV_GUARD(d);
+    if (!count || cause < 0 || cause > 1)
+        return E_ARG;
+    if (!is("retired-pending") && !is("retired-limit"))
+        return E_NOTSUP;
+    unsigned int have = bad_is(d, "retired-limit") ? (cause == 0 ? 40 : 30) : (cause == 1 ? 1 : 0);
+    if (*count < have) {
+        *count = have;
+        return E_SIZE;
+    }
+    for (unsigned int i = 0; i < have && addr; i++)
+        addr[i] = 0x1000ull * (i + 1);
+    *count = have;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetRemappedRows(struct fake_gpu *d, unsigned int *corr, unsigned int *unc, unsigned int *pending,
+                                       unsigned int *failure)
+{
+    DEV_GUARD(d);
+    if (!corr || !unc || !pending || !failure)
+        return E_ARG;
+    if (is("mig-no-instance") || is("mig-ok"))
+        return E_NOTSUP; /* nvml.h: not supported while MIG is enabled */
+    *corr = 0;
+    *unc = 0;
+    *pending = 0;
+    *failure = 0;
+    if (bad_is(d, "remap-pending")) {
+        *unc = 1;
+        *pending = 1;
+    }
+    if (bad_is(d, "remap-failure"))
+        *failure = 1;
+    if (bad_is(d, "remap-limit"))
+        *unc = 512;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetMigMode(struct fake_gpu *d, unsigned int *current, unsigned int *pending)
+{
+    DEV_GUARD(d);
+    int on = bad_is(d, "mig-no-instance") || bad_is(d, "mig-ok");
+    *current = on;
+    *pending = bad_is(d, "mig-pending") ? 1 : on;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetMaxMigDeviceCount(struct fake_gpu *d, unsigned int *count)
+{
+    DEV_GUARD(d);
+    unsigned int cur = 0, pend = 0;
+    nvmlDeviceGetMigMode(d, &cur, &pend);
+    *count = cur ? 7 : 0;
+    return OK;
+}
+
+static struct fake_gpu mig_handles[2];
+
+EXPORT ret_t nvmlDeviceGetMigDeviceHandleByIndex(struct fake_gpu *d, unsigned int index, struct fake_gpu **mig)
+{
+    DEV_GUARD(d);
+    if (!mig)
+        return E_ARG;
+    if (!bad_is(d, "mig-ok") || index >= 2)
+        return E_NOTFOUND;
+    *mig = &mig_handles[index];
+    return OK;
+}
+
+static ret_t clocks(struct fake_gpu *d, unsigned long long *r)
+{
+    DEV_GUARD(d);
+    if (!r)
+        return E_ARG;
+    /* an idle healthy GPU: GPU idle; "idle" adds application clocks and SW power cap (still healthy) */
+    *r = 0x1;
+    if (bad_is(d, "idle"))
+        *r |= 0x2 | 0x4 | 0x10;
+    if (bad_is(d, "hw-slowdown"))
+        *r = 0x8 | 0x80;
+    if (bad_is(d, "thermal"))
+        *r = 0x20 | 0x40;
+    return OK;
+}
+
+#ifndef FAKE_NVML_OLD
+EXPORT ret_t nvmlDeviceGetCurrentClocksEventReasons(struct fake_gpu *d, unsigned long long *r) { return clocks(d, r); }
+#else
+EXPORT ret_t nvmlDeviceGetCurrentClocksThrottleReasons(struct fake_gpu *d, unsigned long long *r) { return clocks(d, r); }
+#endif
+
+EXPORT ret_t nvmlDeviceValidateInforom(struct fake_gpu *d)
+{
+    DEV_GUARD(d);
+    return bad_is(d, "inforom-invalid") ? E_INFOROM : OK;
+}
+
+#ifndef FAKE_NVML_OLD
+/* nvmlFieldValue_t (nvml.h) */
+struct field_value {
+    unsigned int field_id, scope_id;
+    long long timestamp, latency_usec;
+    int value_type;
+    ret_t result;
+    unsigned long long value;
+};
+
+EXPORT ret_t nvmlDeviceGetFieldValues(struct fake_gpu *d, int count, struct field_value *v)
+{
+    DEV_GUARD(d);
+    if (!v || count < 0)
+        return E_ARG;
+    for (int i = 0; i < count; i++) {
+        v[i].value = 0;
+        if (v[i].field_id != 230) { /* NVML_FI_DEV_GET_GPU_RECOVERY_ACTION */
+            v[i].result = E_ARG;
+            continue;
+        }
+        v[i].result = OK;
+        v[i].value_type = 1; /* unsigned int */
+        unsigned int action = bad_is(d, "recovery-reset") ? 1 : bad_is(d, "recovery-reboot") ? 2 : 0;
+        memcpy(&v[i].value, &action, sizeof(action));
+    }
+    return OK;
+}
+#endif
