@@ -1,0 +1,280 @@
+/* cuda_libs_findings.c: the cuda.lib-* catalogue rows and the findings and summary lines of the library part. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+#include "cuda_libs.h"
+#include "strutil.h"
+
+const struct check cuda_libs_checks[] = {
+    {"cuda.lib-driver-too-old", REPORT_SEV_ERROR, "a CUDA runtime needs a newer NVIDIA driver than the one installed",
+     "Install an NVIDIA driver at least as new as the runtime needs (see the message), or use a framework "
+     "build for an older CUDA major."},
+    {"cuda.lib-version-conflict", REPORT_SEV_WARNING,
+     "LD_LIBRARY_PATH puts another version of a CUDA library before the one a pip wheel brings",
+     "Remove that directory from LD_LIBRARY_PATH when running pip-installed frameworks: they bring their "
+     "own copy, and a different one loaded first wins."},
+    {"cuda.lib-versions-differ", REPORT_SEV_INFO,
+     "the system's copy of a CUDA library differs from a pip wheel's",
+     "Nothing to do while each program loads its own copy: a framework from pip loads its wheel's through "
+     "its RPATH, other programs the system's."},
+    {"cuda.lib-cudnn-cuda-mismatch", REPORT_SEV_WARNING, "cuDNN was built for another CUDA major than the runtime beside it",
+     "Install the cuDNN build for the runtime's CUDA major (pip: nvidia-cudnn-cuNN; packages: libcudnnN-cuda-NN)."},
+    {"cuda.lib-ld-path-stubs", REPORT_SEV_WARNING, "LD_LIBRARY_PATH names a CUDA stubs directory",
+     "Remove the stubs directory from LD_LIBRARY_PATH: its libraries exist only for linking (LIBRARY_PATH "
+     "or -L is where it belongs) and fail at run time."},
+    {"cuda.lib-ld-path-missing", REPORT_SEV_WARNING, "LD_LIBRARY_PATH names a CUDA directory that does not exist",
+     "Fix LD_LIBRARY_PATH (the toolkit moved or was removed; /usr/local/cuda usually links to the one installed)."},
+    {"cuda.lib-toolkit-differs", REPORT_SEV_INFO, "the CUDA toolkit (nvcc) is another version than the runtime programs load",
+     "Nothing to do for nvcc's default static runtime; a program linked with -cudart shared needs the "
+     "toolkit's runtime on the library path."},
+    {"cuda.lib-load-failed", REPORT_SEV_WARNING, "a CUDA library could not be loaded or answer its version",
+     "Reinstall the package the file belongs to, or remove the stray copy; programs that load it fail the same way."},
+    {"cuda.lib-none", REPORT_SEV_INFO, "no CUDA library found (runtime, cuBLAS, cuDNN...)",
+     "Frameworks from pip bring their own CUDA libraries (pip install torch); for building, install the "
+     "CUDA toolkit."},
+};
+const size_t cuda_libs_n_checks = sizeof(cuda_libs_checks) / sizeof(cuda_libs_checks[0]);
+
+/* "13.0" from a CUDA major/minor. */
+static void cuda_libs_fmt_cuda(char *buf, size_t n, int major, int minor)
+{
+    if (minor >= 0)
+        snprintf(buf, n, "%d.%d", major, minor);
+    else
+        snprintf(buf, n, "%d", major);
+}
+
+/* The runtime of CUDA major M next to E: pip: the same site-packages; otherwise the one loaded first. */
+static bool cuda_libs_has_runtime(const struct cuda_libs_state *st, const struct cuda_lib_entry *e, int m, bool *any)
+{
+    *any = false;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct cuda_lib_entry *r = &st->e[i];
+        if (r->family->kind != CUDA_LIB_CUDART || !r->have_version)
+            continue;
+        bool scope = e->site ? (r->site && strcmp(r->site, e->site) == 0) : r->loaded_first;
+        if (!scope)
+            continue;
+        *any = true;
+        if (r->cuda_major == m)
+            return true;
+    }
+    return false;
+}
+
+static void cuda_libs_driver_findings(struct cuda_libs_state *st)
+{
+    const struct cuda_facts *f = st->facts;
+    if (!f)
+        return;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct cuda_lib_entry *e = &st->e[i];
+        if (e->family->kind != CUDA_LIB_CUDART || !e->have_version || !(e->loaded_first || e->wheel))
+            continue;
+        const char *need = cuda_libs_min_driver(e->cuda_major);
+        bool old_kernel = need && f->kernel_driver_version[0] && cuda_libs_vercmp(f->kernel_driver_version, need) < 0;
+        bool old_api = f->driver_cuda_version > 0 && f->driver_cuda_version / 1000 < e->cuda_major;
+        if (!old_kernel && !old_api)
+            continue; /* an unknown driver says nothing */
+        struct report_finding *fd = report_add_finding(
+            st->ctx->report, "cuda.lib-driver-too-old", e->real,
+            "%s (CUDA %d.%d) needs NVIDIA driver %s or newer; the driver here is %s%s", e->file, e->major, e->minor,
+            need ? need : "for its CUDA major", f->kernel_driver_version[0] ? f->kernel_driver_version : "older",
+            old_api ? " and supports an older CUDA" : "");
+        if (!fd)
+            continue;
+        if (f->kernel_driver_version[0])
+            report_finding_add_evidence(fd, "/proc/driver/nvidia/version", "%s", f->kernel_driver_version);
+        if (f->driver_cuda_version > 0)
+            report_finding_add_evidence(fd, "cuDriverGetVersion", "%d", f->driver_cuda_version);
+        report_finding_add_evidence(fd, "cudaRuntimeGetVersion", "%d.%d (%s)", e->major, e->minor, e->real);
+        report_finding_set_hint(fd,
+                                "Install NVIDIA driver %s or newer (CUDA %d), or use a framework build for the CUDA "
+                                "major the installed driver supports.",
+                                need ? need : "a newer", e->cuda_major);
+    }
+}
+
+/* Several versions of one library: the copy loaded first against each wheel's. */
+static void cuda_libs_conflict_findings(struct cuda_libs_state *st)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        const struct cuda_lib_entry *first = &st->e[i];
+        if (!first->loaded_first || !first->version || first->wheel || !first->family->key)
+            continue; /* cuDNN's sub-libraries follow libcudnn: one finding for the family */
+        for (size_t j = 0; j < st->n; j++) {
+            const struct cuda_lib_entry *w = &st->e[j];
+            if (!w->wheel || !w->version || strcmp(w->file, first->file) != 0 || strcmp(w->version, first->version) == 0)
+                continue;
+            bool ld = strcmp(first->via, "LD_LIBRARY_PATH") == 0;
+            struct report_finding *fd = report_add_finding(
+                st->ctx->report, ld ? "cuda.lib-version-conflict" : "cuda.lib-versions-differ", first->file,
+                "%s %s: %s is found first (%s %s), the pip wheel in %s has %s: a framework from pip loads its "
+                "wheel's copy%s, other programs the first one",
+                first->family->label, first->file, first->version, first->via, first->entry ? first->entry : "",
+                w->wheel, w->version,
+                ld ? " only if nothing loaded the LD_LIBRARY_PATH copy before it (LD_LIBRARY_PATH comes before "
+                     "RUNPATH)"
+                   : " (its RPATH comes first)");
+            if (!fd)
+                continue;
+            report_finding_add_evidence(fd, first->via, "%s", first->real);
+            report_finding_add_evidence(fd, "pip", "%s (%s)", w->real, w->entry ? w->entry : "");
+            if (ld)
+                report_finding_set_hint(fd, "Remove %s from LD_LIBRARY_PATH when running frameworks from pip, or "
+                                            "install the same version there (%s).",
+                                        first->entry ? first->entry : first->real, w->version);
+        }
+    }
+}
+
+static void cuda_libs_cudnn_findings(struct cuda_libs_state *st)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        const struct cuda_lib_entry *e = &st->e[i];
+        if (!e->family->key || strcmp(e->family->key, "cudnn") != 0 || e->cuda_major < 0)
+            continue;
+        if (!e->loaded_first && !e->wheel)
+            continue;
+        bool any = false;
+        if (cuda_libs_has_runtime(st, e, e->cuda_major, &any) || !any)
+            continue;
+        char cu[32];
+        cuda_libs_fmt_cuda(cu, sizeof(cu), e->cuda_major, e->cuda_minor);
+        struct report_finding *fd = report_add_finding(
+            st->ctx->report, "cuda.lib-cudnn-cuda-mismatch", e->real,
+            "cuDNN %s (%s) was built for CUDA %s, but the CUDA runtime %s is another major", e->version, e->real, cu,
+            e->wheel ? "in the same site-packages" : "found first");
+        if (fd)
+            report_finding_add_evidence(fd, e->cuda_source ? e->cuda_source : "cudnnGetCudartVersion", "CUDA %s", cu);
+    }
+}
+
+/* The last path component of DIR. */
+static const char *cuda_libs_base(const char *dir)
+{
+    const char *s = strrchr(dir, '/');
+    return s ? s + 1 : dir;
+}
+
+static void cuda_libs_ldpath_findings(struct cuda_libs_state *st)
+{
+    const struct ldsearch *s = &st->search;
+    for (size_t i = 0; i < s->n_ld; i++) {
+        const char *dir = s->ld_dirs[i];
+        struct stat sb;
+        if (strcmp(cuda_libs_base(dir), "stubs") == 0) {
+            struct report_finding *fd = report_add_finding(
+                st->ctx->report, "cuda.lib-ld-path-stubs", dir,
+                "LD_LIBRARY_PATH names %s, a directory of link-time stubs: a program that loads a library from "
+                "there gets a stub that fails at run time (libcuda's stub answers CUDA_ERROR_STUB_LIBRARY)",
+                s->ld_elems[i][0] ? s->ld_elems[i] : dir);
+            if (fd)
+                report_finding_add_evidence(fd, "LD_LIBRARY_PATH", "%s", s->ld_elems[i]);
+        } else if (hostfs_stat(st->ctx->fs, dir, &sb, true) != 0 && strstr(dir, "/cuda")) {
+            struct report_finding *fd = report_add_finding(st->ctx->report, "cuda.lib-ld-path-missing", dir,
+                                                           "LD_LIBRARY_PATH names %s, which does not exist", dir);
+            if (fd)
+                report_finding_add_evidence(fd, "LD_LIBRARY_PATH", "%s", s->ld_elems[i]);
+        }
+    }
+}
+
+static void cuda_libs_toolkit_findings(struct cuda_libs_state *st)
+{
+    for (size_t t = 0; t < st->n_tk; t++) {
+        const struct cuda_toolkit *tk = &st->tk[t];
+        const struct cuda_lib_entry *other = NULL;
+        bool same = false;
+        for (size_t i = 0; i < st->n; i++) {
+            const struct cuda_lib_entry *e = &st->e[i];
+            if (e->family->kind != CUDA_LIB_CUDART || !e->loaded_first || !e->have_version)
+                continue;
+            if (e->major == tk->major && e->minor == tk->minor)
+                same = true;
+            else if (!other)
+                other = e;
+        }
+        if (same || !other)
+            continue;
+        struct report_finding *fd = report_add_finding(
+            st->ctx->report, "cuda.lib-toolkit-differs", tk->dir,
+            "the CUDA toolkit in %s (%s) is CUDA %s, the runtime programs load first is %s %s (%s)", tk->dir, tk->why,
+            tk->version, other->file, other->version, other->real);
+        if (fd)
+            report_finding_add_evidence(fd, tk->source, "%s", tk->version);
+    }
+}
+
+/* "cudart 13.0, cuBLAS 13.1.0, ..." for the entries that PICK accepts. */
+static char *cuda_libs_summary(const struct cuda_libs_state *st, bool (*pick)(const struct cuda_lib_entry *, const void *),
+                               const void *arg)
+{
+    char *s = strdup("");
+    for (size_t i = 0; s && i < st->n; i++) {
+        const struct cuda_lib_entry *e = &st->e[i];
+        if (!e->family->key || !pick(e, arg))
+            continue;
+        char *n = str_printf("%s%s%s %s", s, *s ? ", " : "", e->family->label, e->version ? e->version : "(unreadable)");
+        free(s);
+        s = n;
+    }
+    return s;
+}
+
+static bool cuda_libs_pick_first(const struct cuda_lib_entry *e, const void *arg)
+{
+    (void)arg;
+    return e->loaded_first;
+}
+
+static bool cuda_libs_pick_site(const struct cuda_lib_entry *e, const void *arg)
+{
+    return e->site && strcmp(e->site, (const char *)arg) == 0;
+}
+
+void cuda_libs_findings(struct cuda_libs_state *st)
+{
+    struct report *r = st->ctx->report;
+    for (size_t i = 0; i < st->n; i++) {
+        const struct cuda_lib_entry *e = &st->e[i];
+        if (!e->error)
+            continue;
+        struct report_finding *fd = report_add_finding(r, "cuda.lib-load-failed", e->real, "%s (%s, found via %s): %s",
+                                                       e->file, e->real, e->via, e->error);
+        if (fd && e->entry)
+            report_finding_add_evidence(fd, e->via, "%s", e->entry);
+    }
+    cuda_libs_driver_findings(st);
+    cuda_libs_conflict_findings(st);
+    cuda_libs_cudnn_findings(st);
+    cuda_libs_ldpath_findings(st);
+    cuda_libs_toolkit_findings(st);
+
+    if (st->n == 0) {
+        if (st->facts && st->facts->nvidia_gpu_present)
+            report_add_finding(r, "cuda.lib-none", NULL,
+                               "no CUDA library (runtime, cuBLAS, cuDNN, NCCL...) on the library search path or in a "
+                               "pip wheel");
+        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "none found");
+        return;
+    }
+    char *first = cuda_libs_summary(st, cuda_libs_pick_first, NULL);
+    if (first && *first)
+        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "search path: %s", first);
+    free(first);
+    for (size_t i = 0; i < st->n; i++) {
+        const char *site = st->e[i].site;
+        bool seen = !site;
+        for (size_t j = 0; j < i && !seen; j++)
+            seen = st->e[j].site && strcmp(st->e[j].site, site) == 0;
+        if (seen)
+            continue;
+        char *w = cuda_libs_summary(st, cuda_libs_pick_site, site);
+        if (w && *w)
+            report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "pip in %s: %s", site, w);
+        free(w);
+    }
+}
