@@ -169,6 +169,7 @@ static void cuda_libs_entry_clear(struct cuda_lib_entry *e)
     free(e->version);
     free(e->cuda_source);
     free(e->error);
+    free(e->load_path);
 }
 
 /* Every file on the dynamic linker's path, in its order, then every wheel dir. */
@@ -486,15 +487,21 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
             job_of[i] = job_of[j];
             continue;
         }
-        e->arg.path = e->real;
+        e->load_path = hostfs_real_path(st->ctx->fs, e->real);
+        if (!e->load_path) {
+            st->err = -ENOMEM;
+            break;
+        }
+        e->arg.path = e->load_path;
         e->arg.family = e->family;
         e->arg.soname_major = e->soname_major;
         jobs[n_jobs].fn = cuda_libs_child;
         jobs[n_jobs].arg = &e->arg;
         job_of[i] = n_jobs++;
     }
-    isolate_run_many(jobs, n_jobs, st->ctx->timeout_ms);
-    for (size_t i = 0; i < st->n; i++)
+    if (!st->err)
+        isolate_run_many(jobs, n_jobs, st->ctx->timeout_ms);
+    for (size_t i = 0; i < st->n && !st->err; i++)
         cuda_libs_take_result(st, &st->e[i], &jobs[job_of[i]].result);
     for (size_t j = 0; j < n_jobs; j++)
         isolate_result_clear(&jobs[j].result);

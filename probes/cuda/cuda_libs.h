@@ -82,6 +82,7 @@ struct cuda_lib_entry {
     int cuda_major, cuda_minor;
     char *cuda_source;   /* how cuda_major was decided */
     char *error;
+    char *load_path;     /* the file on disk the child dlopens (REAL under --root) */
     struct cuda_libs_child_arg arg; /* what its child was asked */
 };
 

@@ -12,15 +12,18 @@ const struct check cuda_libs_checks[] = {
      "Install an NVIDIA driver at least as new as the runtime needs (see the message), or use a framework "
      "build for an older CUDA major."},
     {"cuda.lib-version-conflict", REPORT_SEV_WARNING,
-     "LD_LIBRARY_PATH puts another version of a CUDA library before the one a pip wheel brings",
+     "LD_LIBRARY_PATH brings another version of a CUDA library than the one a pip wheel brings",
      "Remove that directory from LD_LIBRARY_PATH when running pip-installed frameworks: they bring their "
      "own copy, and a different one loaded first wins."},
     {"cuda.lib-versions-differ", REPORT_SEV_INFO,
-     "the system's copy of a CUDA library differs from a pip wheel's",
+     "the system's copies of CUDA libraries differ from a pip site's wheels",
      "Nothing to do while each program loads its own copy: a framework from pip loads its wheel's through "
      "its RPATH, other programs the system's."},
     {"cuda.lib-cudnn-cuda-mismatch", REPORT_SEV_WARNING, "cuDNN was built for another CUDA major than the runtime beside it",
      "Install the cuDNN build for the runtime's CUDA major (pip: nvidia-cudnn-cuNN; packages: libcudnnN-cuda-NN)."},
+    {"cuda.lib-cudnn-mixed", REPORT_SEV_WARNING, "cuDNN's sub-libraries come from another cuDNN release than libcudnn",
+     "Install cuDNN from one package (or wheel) and remove the files copied by hand; every libcudnn*.so of "
+     "one major must be the same release."},
     {"cuda.lib-ld-path-stubs", REPORT_SEV_WARNING, "LD_LIBRARY_PATH names a CUDA stubs directory",
      "Remove the stubs directory from LD_LIBRARY_PATH: its libraries exist only for linking (LIBRARY_PATH "
      "or -L is where it belongs) and fail at run time."},
@@ -97,35 +100,95 @@ static void cuda_libs_driver_findings(struct cuda_libs_state *st)
     }
 }
 
-/* Several versions of one library: the copy loaded first against each wheel's. */
+/* Several versions of one library: the copy loaded first against each wheel's. A copy that comes in
+ * through LD_LIBRARY_PATH is a warning per file (LD_LIBRARY_PATH is searched before a library's RUNPATH,
+ * and a soname already loaded is not loaded again); copies from ld.so.cache or the default directories
+ * come after a wheel's RPATH/RUNPATH, so each program gets its own: one info finding per wheel site. */
 static void cuda_libs_conflict_findings(struct cuda_libs_state *st)
 {
-    for (size_t i = 0; i < st->n; i++) {
-        const struct cuda_lib_entry *first = &st->e[i];
-        if (!first->loaded_first || !first->version || first->wheel || !first->family->key)
-            continue; /* cuDNN's sub-libraries follow libcudnn: one finding for the family */
+    for (size_t s = 0; s < st->n; s++) {
+        const char *site = st->e[s].site;
+        bool seen = !site;
+        for (size_t k = 0; k < s && !seen; k++)
+            seen = st->e[k].site && strcmp(st->e[k].site, site) == 0;
+        if (seen)
+            continue;
+        char *differ = NULL;
+        const struct cuda_lib_entry *w_first = NULL;
         for (size_t j = 0; j < st->n; j++) {
             const struct cuda_lib_entry *w = &st->e[j];
-            if (!w->wheel || !w->version || strcmp(w->file, first->file) != 0 || strcmp(w->version, first->version) == 0)
-                continue;
-            bool ld = strcmp(first->via, "LD_LIBRARY_PATH") == 0;
+            if (!w->site || strcmp(w->site, site) != 0 || !w->version || !w->family->key)
+                continue; /* cuDNN's sub-libraries follow libcudnn: one line for the family */
+            for (size_t i = 0; i < st->n; i++) {
+                const struct cuda_lib_entry *first = &st->e[i];
+                if (!first->loaded_first || !first->version || strcmp(w->file, first->file) != 0 ||
+                    strcmp(w->version, first->version) == 0)
+                    continue;
+                if (strcmp(first->via, "LD_LIBRARY_PATH") == 0) {
+                    struct report_finding *fd = report_add_finding(
+                        st->ctx->report, "cuda.lib-version-conflict", first->file,
+                        "%s %s: LD_LIBRARY_PATH (%s) brings %s, the pip wheel in %s has %s: a framework from pip "
+                        "gets the LD_LIBRARY_PATH copy whenever it loads first (LD_LIBRARY_PATH is searched before "
+                        "the wheel's RUNPATH), other programs always do",
+                        first->family->label, first->file, first->entry ? first->entry : "", first->version, w->wheel,
+                        w->version);
+                    if (!fd)
+                        continue;
+                    report_finding_add_evidence(fd, "LD_LIBRARY_PATH", "%s", first->real);
+                    report_finding_add_evidence(fd, "pip", "%s (%s)", w->real, w->entry ? w->entry : "");
+                    report_finding_set_hint(fd,
+                                            "Remove %s from LD_LIBRARY_PATH when running frameworks from pip, or "
+                                            "put the same version there (%s).",
+                                            first->entry && *first->entry ? first->entry : first->real, w->version);
+                } else {
+                    char *n = str_printf("%s%s%s %s (%s) vs %s", differ ? differ : "", differ ? "; " : "",
+                                         first->family->label, first->version, first->real, w->version);
+                    free(differ);
+                    differ = n;
+                    w_first = w;
+                }
+            }
+        }
+        if (differ && w_first) {
             struct report_finding *fd = report_add_finding(
-                st->ctx->report, ld ? "cuda.lib-version-conflict" : "cuda.lib-versions-differ", first->file,
-                "%s %s: %s is found first (%s %s), the pip wheel in %s has %s: a framework from pip loads its "
-                "wheel's copy%s, other programs the first one",
-                first->family->label, first->file, first->version, first->via, first->entry ? first->entry : "",
-                w->wheel, w->version,
-                ld ? " only if nothing loaded the LD_LIBRARY_PATH copy before it (LD_LIBRARY_PATH comes before "
-                     "RUNPATH)"
-                   : " (its RPATH comes first)");
-            if (!fd)
+                st->ctx->report, "cuda.lib-versions-differ", site,
+                "the CUDA wheels in %s differ from the system's copies (%s): a framework from pip loads the "
+                "wheels' (their RPATH comes before ld.so.cache), other programs the system's",
+                site, differ);
+            if (fd)
+                report_finding_add_evidence(fd, "pip", "%s", w_first->entry ? w_first->entry : site);
+        }
+        free(differ);
+    }
+}
+
+/* cuDNN's sub-libraries from another release than the libcudnn beside them (a partial copy of cuDNN
+ * into a system directory): the framework fails when it first needs the sub-library. Compared among
+ * the copies loaded first, and inside each wheel directory. */
+static void cuda_libs_cudnn_mixed_findings(struct cuda_libs_state *st)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        const struct cuda_lib_entry *main_lib = &st->e[i];
+        if (!main_lib->family->key || strcmp(main_lib->family->key, "cudnn") != 0 || !main_lib->version)
+            continue;
+        if (!main_lib->loaded_first && !main_lib->wheel)
+            continue;
+        for (size_t j = 0; j < st->n; j++) {
+            const struct cuda_lib_entry *sub = &st->e[j];
+            if (sub->family->key || !sub->version || sub->soname_major != main_lib->soname_major)
                 continue;
-            report_finding_add_evidence(fd, first->via, "%s", first->real);
-            report_finding_add_evidence(fd, "pip", "%s (%s)", w->real, w->entry ? w->entry : "");
-            if (ld)
-                report_finding_set_hint(fd, "Remove %s from LD_LIBRARY_PATH when running frameworks from pip, or "
-                                            "install the same version there (%s).",
-                                        first->entry ? first->entry : first->real, w->version);
+            bool scope = main_lib->wheel ? (sub->wheel && strcmp(sub->wheel, main_lib->wheel) == 0)
+                                         : (sub->loaded_first && !sub->wheel);
+            if (!scope || strcmp(sub->version, main_lib->version) == 0)
+                continue;
+            struct report_finding *fd = report_add_finding(
+                st->ctx->report, "cuda.lib-cudnn-mixed", sub->real,
+                "%s is cuDNN %s but %s beside it is cuDNN %s: the sub-library comes from another cuDNN release",
+                sub->file, sub->version, main_lib->file, main_lib->version);
+            if (fd) {
+                report_finding_add_evidence(fd, sub->via, "%s", sub->real);
+                report_finding_add_evidence(fd, main_lib->via, "%s", main_lib->real);
+            }
         }
     }
 }
@@ -250,6 +313,7 @@ void cuda_libs_findings(struct cuda_libs_state *st)
     cuda_libs_driver_findings(st);
     cuda_libs_conflict_findings(st);
     cuda_libs_cudnn_findings(st);
+    cuda_libs_cudnn_mixed_findings(st);
     cuda_libs_ldpath_findings(st);
     cuda_libs_toolkit_findings(st);
 

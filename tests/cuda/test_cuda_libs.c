@@ -334,6 +334,70 @@ static void test_crash_hang(void **state)
     clean_env();
 }
 
+/* Copy SRC to DIR/NAME, creating DIR. */
+static void copy_in(const char *dir, const char *name, const char *src)
+{
+    mkdirs(dir);
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    FILE *in = fopen(src, "rb"), *out = fopen(p, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    fclose(out);
+}
+
+/* A fake --root tree: the system's libcudart (13.1, default directory) differs from the pip wheel's
+ * (13.0, a venv whose python3 is on PATH): information only, each program loads its own. A cuDNN
+ * sub-library of another release than libcudnn beside it is a warning. */
+static void test_fake_root(void **state)
+{
+    (void)state;
+    char root[PATH_MAX], sys[PATH_MAX + 32], wheel[PATH_MAX + 64], bin[PATH_MAX + 16];
+    snprintf(root, sizeof(root), "%s/root", tmp_root);
+    snprintf(sys, sizeof(sys), "%s/usr/lib/x86_64-linux-gnu", root);
+    snprintf(wheel, sizeof(wheel), "%s/opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib", root);
+    snprintf(bin, sizeof(bin), "%s/opt/venv/bin", root);
+    copy_in(sys, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    copy_in(sys, "libcudnn.so.9", need_env("GC_FAKE_CUDNN_CU12"));
+    copy_in(sys, "libcudnn_ops.so.9", need_env("GC_FAKE_CUDNN_9_19"));
+    copy_in(wheel, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    copy_in(bin, "python3", need_env("GC_FAKE_CUDART_13_0")); /* any file: python is never run */
+    setenv("PATH", "/opt/venv/bin:/usr/bin", 1);
+    struct libs_run x;
+    libs_run(&x, root, NULL, 10000);
+#if defined(__x86_64__) && defined(__LP64__)
+    json_object *sysrt = libs_find(&x, "cudart", "default", true);
+    assert_non_null(sysrt);
+    assert_string_equal(jstr(sysrt, "path"), "/usr/lib/x86_64-linux-gnu/libcudart.so.13");
+    assert_string_equal(jstr(sysrt, "version"), "13.1");
+    json_object *piprt = libs_find(&x, "cudart", "pip", false);
+    assert_non_null(piprt);
+    assert_string_equal(jstr(piprt, "wheel"), "/opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib");
+    assert_string_equal(jstr(piprt, "version"), "13.0");
+    assert_string_equal(jstr(piprt, "search_entry"), "python3 on PATH (/opt/venv/bin/python3)");
+    const struct report_finding *f =
+        report_find_finding(x.r, "cuda.lib-versions-differ", "/opt/venv/lib/python3.12/site-packages");
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "13.1"));
+    assert_int_equal(check_severity("cuda.lib-versions-differ"), REPORT_SEV_INFO);
+    assert_null(report_find_finding(x.r, "cuda.lib-version-conflict", NULL));
+    /* cuDNN 9.10.0 with a 9.19.0 libcudnn_ops beside it */
+    json_object *ops = libs_find(&x, "cudnn_ops", "default", true);
+    assert_non_null(ops);
+    assert_string_equal(jstr(ops, "version"), "9.19.0");
+    assert_non_null(report_find_finding(x.r, "cuda.lib-cudnn-mixed", "/usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9"));
+    /* that cuDNN is built for CUDA 12, the runtime loaded first is 13 */
+    assert_non_null(report_find_finding(x.r, "cuda.lib-cudnn-cuda-mismatch", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"));
+#endif
+    libs_done(&x);
+    clean_env();
+}
+
 /* ---- the real toolkit (GC_CUDA_HOME): versions match its own headers ---- */
 
 static void expect_version(const struct libs_run *x, const char *library, long major, long minor, long patch)
@@ -539,6 +603,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_empty_root),
         cmocka_unit_test(test_ld_path),
         cmocka_unit_test(test_crash_hang),
+        cmocka_unit_test(test_fake_root),
     };
     const struct CMUnitTest toolkit[] = {
         cmocka_unit_test(test_toolkit_versions),
