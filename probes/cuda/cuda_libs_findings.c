@@ -322,12 +322,12 @@ void cuda_libs_findings(struct cuda_libs_state *st)
             report_add_finding(r, "cuda.lib-none", NULL,
                                "no CUDA library (runtime, cuBLAS, cuDNN, NCCL...) on the library search path or in a "
                                "pip wheel");
-        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "none found");
+        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "none found");
         return;
     }
     char *first = cuda_libs_summary(st, cuda_libs_pick_first, NULL);
     if (first && *first)
-        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "search path: %s", first);
+        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "search path: %s", first);
     free(first);
     for (size_t i = 0; i < st->n; i++) {
         const char *site = st->e[i].site;
@@ -338,7 +338,7 @@ void cuda_libs_findings(struct cuda_libs_state *st)
             continue;
         char *w = cuda_libs_summary(st, cuda_libs_pick_site, site);
         if (w && *w)
-            report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "pip in %s: %s", site, w);
+            report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "pip in %s: %s", site, w);
         free(w);
     }
 }
