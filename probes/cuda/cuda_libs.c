@@ -11,6 +11,10 @@
 #include "ldsearch.h"
 #include "strutil.h"
 
+/* Library files looked at, at most: each costs a child process, and a real machine has about 40 (the
+ * system's and one pip site's); more is a tree built to exhaust us. */
+#define CUDA_LIBS_MAX_FILES 128
+
 /* ---- tables ---- */
 
 /* NVIDIA, CUDA Toolkit Release Notes, "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor
@@ -128,6 +132,11 @@ static void cuda_libs_add(struct cuda_libs_state *st, const struct cuda_lib_fami
     /* The same file twice on the search path (a symlink in /usr/local/lib to the toolkit's) is one entry;
      * a wheel's file stays its own entry even when it is also on the search path. */
     if (cuda_libs_find_real(st, real, name, wheel != NULL)) {
+        free(real);
+        return;
+    }
+    if (st->n >= CUDA_LIBS_MAX_FILES) {
+        st->truncated = true;
         free(real);
         return;
     }
@@ -561,6 +570,8 @@ static void cuda_libs_sanitize(struct cuda_libs_state *st)
     }
     for (size_t i = 0; i < st->n_tk; i++) {
         str_sanitize(st->tk[i].dir);
+        if (st->tk[i].why)
+            str_sanitize(st->tk[i].why);
         if (st->tk[i].source)
             str_sanitize(st->tk[i].source);
     }
@@ -586,6 +597,9 @@ void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const s
             json_object_array_add(a, cuda_libs_entry_json(&st.e[i]));
         json_object_object_add(sec->data, "libraries", a);
         json_object_object_add(sec->data, "toolkits", cuda_libs_toolkit_json(st.tk, st.n_tk));
+        if (st.truncated)
+            report_section_add_note(sec, "CUDA libraries: more than %d files found; only the first %d were examined",
+                                    CUDA_LIBS_MAX_FILES, CUDA_LIBS_MAX_FILES);
         cuda_libs_findings(&st);
     }
     for (size_t i = 0; i < st.n; i++)

@@ -104,6 +104,7 @@ struct cuda_libs_state {
     size_t n;
     struct cuda_toolkit *tk;
     size_t n_tk;
+    bool truncated; /* more files than CUDA_LIBS_MAX_FILES */
     int err;
 };
 

@@ -398,6 +398,33 @@ static void test_fake_root(void **state)
     clean_env();
 }
 
+/* A tree with more library files than we examine: the first 128, and a note saying so. */
+static void test_too_many_files(void **state)
+{
+    (void)state;
+    char root[PATH_MAX], sys[PATH_MAX + 32];
+    snprintf(root, sizeof(root), "%s/many", tmp_root);
+    snprintf(sys, sizeof(sys), "%s/usr/lib/x86_64-linux-gnu", root);
+    copy_in(sys, "libcudnn_graph.so.9", need_env("GC_FAKE_CUDNN_9_19"));
+    for (int i = 0; i < 140; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "libcudnn_s%03d.so.9", i);
+        link_in(sys, name, "libcudnn_graph.so.9"); /* one file, one child, many names */
+    }
+    struct libs_run x;
+    libs_run(&x, root, NULL, 10000);
+#if defined(__x86_64__) && defined(__LP64__)
+    assert_int_equal(json_object_array_length(x.libs), 128);
+    json_object *notes = NULL;
+    assert_true(json_object_object_get_ex(x.sec->data, "notes", &notes));
+    assert_non_null(strstr(json_object_to_json_string(notes), "only the first 128"));
+    json_object *o = json_object_array_get_idx(x.libs, 127);
+    assert_string_equal(jstr(o, "version"), "9.19.0");
+#endif
+    libs_done(&x);
+    clean_env();
+}
+
 /* ---- the real toolkit (GC_CUDA_HOME): versions match its own headers ---- */
 
 static void expect_version(const struct libs_run *x, const char *library, long major, long minor, long patch)
@@ -604,6 +631,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ld_path),
         cmocka_unit_test(test_crash_hang),
         cmocka_unit_test(test_fake_root),
+        cmocka_unit_test(test_too_many_files),
     };
     const struct CMUnitTest toolkit[] = {
         cmocka_unit_test(test_toolkit_versions),
