@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
@@ -222,6 +223,21 @@ static const char *cuda_libs_base(const char *dir)
     return s ? s + 1 : dir;
 }
 
+/* The CUDA toolkit directory in DIR: the prefix ending at the first component named cuda* ("/usr/local/
+ * cuda-11.8" of "/usr/local/cuda-11.8/lib64"), or NULL when there is none. Caller frees. */
+static char *cuda_libs_toolkit_root(const char *dir)
+{
+    const char *p = dir;
+    while ((p = strchr(p, '/'))) {
+        p++;
+        if (strncasecmp(p, "cuda", 4) == 0) {
+            const char *end = strchr(p, '/');
+            return strndup(dir, end ? (size_t)(end - dir) : strlen(dir));
+        }
+    }
+    return NULL;
+}
+
 static void cuda_libs_ldpath_findings(struct cuda_libs_state *st)
 {
     const struct ldsearch *s = &st->search;
@@ -236,11 +252,18 @@ static void cuda_libs_ldpath_findings(struct cuda_libs_state *st)
                 s->ld_elems[i][0] ? s->ld_elems[i] : dir);
             if (fd)
                 report_finding_add_evidence(fd, "LD_LIBRARY_PATH", "%s", s->ld_elems[i]);
-        } else if (hostfs_stat(st->ctx->fs, dir, &sb, true) != 0 && strstr(dir, "/cuda")) {
-            struct report_finding *fd = report_add_finding(st->ctx->report, "cuda.lib-ld-path-missing", dir,
-                                                           "LD_LIBRARY_PATH names %s, which does not exist", dir);
-            if (fd)
-                report_finding_add_evidence(fd, "LD_LIBRARY_PATH", "%s", s->ld_elems[i]);
+        } else if (hostfs_stat(st->ctx->fs, dir, &sb, true) != 0) {
+            /* Only a toolkit that is gone: /usr/local/cuda-11.8/lib64 without /usr/local/cuda-11.8. A missing
+             * subdirectory of a toolkit that is there (extras/CUPTI/lib64 of old guides) is harmless. */
+            char *root = cuda_libs_toolkit_root(dir);
+            if (root && hostfs_stat(st->ctx->fs, root, &sb, true) != 0) {
+                struct report_finding *fd =
+                    report_add_finding(st->ctx->report, "cuda.lib-ld-path-missing", dir,
+                                       "LD_LIBRARY_PATH names %s, but %s does not exist", dir, root);
+                if (fd)
+                    report_finding_add_evidence(fd, "LD_LIBRARY_PATH", "%s", s->ld_elems[i]);
+            }
+            free(root);
         }
     }
 }

@@ -290,7 +290,9 @@ static void test_ld_path(void **state)
     char stubs[PATH_MAX + 32], env[3 * PATH_MAX];
     snprintf(stubs, sizeof(stubs), "%s/cuda/lib64/stubs", tmp_root);
     mkdirs(stubs);
-    snprintf(env, sizeof(env), "%s:/nonexistent/cuda-11.8/lib64:/nonexistent/other/lib", stubs);
+    char cupti[PATH_MAX + 32];
+    snprintf(cupti, sizeof(cupti), "%s/cuda/extras/CUPTI/lib64", tmp_root);
+    snprintf(env, sizeof(env), "%s:/nonexistent/cuda-11.8/lib64:/nonexistent/other/lib:%s", stubs, cupti);
     setenv("LD_LIBRARY_PATH", env, 1);
     setenv("LIBRARY_PATH", "/usr/local/cuda/lib64/stubs", 1);
     struct libs_run x;
@@ -298,6 +300,7 @@ static void test_ld_path(void **state)
     assert_non_null(report_find_finding(x.r, "cuda.lib-ld-path-stubs", stubs));
     assert_non_null(report_find_finding(x.r, "cuda.lib-ld-path-missing", "/nonexistent/cuda-11.8/lib64"));
     assert_null(report_find_finding(x.r, "cuda.lib-ld-path-missing", "/nonexistent/other/lib")); /* not CUDA's */
+    assert_null(report_find_finding(x.r, "cuda.lib-ld-path-missing", cupti)); /* its toolkit is there */
     assert_null(report_find_finding(x.r, "cuda.lib-ld-path-stubs", "/usr/local/cuda/lib64/stubs"));
     assert_int_equal(check_severity("cuda.lib-ld-path-stubs"), REPORT_SEV_WARNING);
     libs_done(&x);
