@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "ldsearch.h"
+#include "../icd/cache_builder.h"
 
 static char tree[64];
 
@@ -178,6 +179,61 @@ static void test_ld_path_and_candidates(void **state)
     hostfs_close(&fs);
 }
 
+/* ld.so.cache entries: this architecture's only, the key and path as the reason, LD_LIBRARY_PATH first. */
+static void test_cache_candidates(void **state)
+{
+    (void)state;
+    put_elf("opt/cuda/lib/libcudart.so.13");
+    put_elf("opt/other/libcudart.so.13");
+    put_elf("opt/x32/libcudart.so.13");
+    struct cache_ent ents[] = {
+        {0x0303, "libcudart.so.13", "/opt/cuda/lib/libcudart.so.13"},     /* libc6, x86-64 */
+        {0x0003, "libcudart.so.13", "/opt/x32/libcudart.so.13"},          /* libc6, 32-bit */
+        {0x0303, "libcudart.so.12", "/opt/gone/libcudart.so.12"},         /* dangling */
+        {0x0303, "libother.so.1", "/opt/cuda/lib/libother.so.1"},
+    };
+    unsigned char cache[2048];
+    size_t clen = cache_build(cache, sizeof(cache), ents, 4, false);
+    assert_true(clen > 0);
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/etc", tree);
+    mkdir(p, 0755);
+    snprintf(p, sizeof(p), "%s/etc/ld.so.cache", tree);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(cache, 1, clen, f), clen);
+    fclose(f);
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    struct ldsearch s;
+    assert_int_equal(ldsearch_init(&s, &fs, "/opt/other"), 0);
+    struct ldsearch_file *c = NULL;
+    size_t n = 0;
+    assert_int_equal(ldsearch_candidates(&s, "libcudart.so.*", &c, &n), 0);
+#if defined(__x86_64__) && defined(__LP64__)
+    assert_int_equal(n, 2);
+    assert_string_equal(c[0].path, "/opt/other/libcudart.so.13");
+    assert_string_equal(c[0].via, "LD_LIBRARY_PATH");
+    assert_string_equal(c[0].entry, "/opt/other");
+    assert_string_equal(c[1].path, "/opt/cuda/lib/libcudart.so.13");
+    assert_string_equal(c[1].via, "ld.so.cache");
+    assert_string_equal(c[1].entry, "libcudart.so.13 => /opt/cuda/lib/libcudart.so.13");
+    ldsearch_free(&s);
+    assert_int_equal(ldsearch_init(&s, &fs, NULL), 0);
+    struct ldsearch_hit hit;
+    char *found = ldsearch_find_hit(&s, "libcudart.so.13", &hit);
+    assert_non_null(found);
+    assert_string_equal(found, "/opt/cuda/lib/libcudart.so.13");
+    assert_string_equal(hit.via, "ld.so.cache");
+    assert_string_equal(hit.entry, "libcudart.so.13 => /opt/cuda/lib/libcudart.so.13");
+    free(found);
+    free(hit.entry);
+#endif
+    ldsearch_files_free(c, n);
+    ldsearch_free(&s);
+    hostfs_close(&fs);
+}
+
 static const struct ldsearch_wheel *wheel_find(const struct ldsearch_wheel *w, size_t n, const char *dir)
 {
     for (size_t i = 0; i < n; i++)
@@ -268,6 +324,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_conf_includes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_conf_loop, setup, teardown),
         cmocka_unit_test_setup_teardown(test_ld_path_and_candidates, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_cache_candidates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wheels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_glob_dirs, setup, teardown),
     };
