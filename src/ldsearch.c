@@ -903,6 +903,14 @@ static void ldsearch_wheel_prefix(struct ldsearch_wheelw *ww, const char *prefix
     }
 }
 
+static bool ldsearch_ends_with(const char *s, const char *suffix)
+{
+    size_t l = strlen(s), n = strlen(suffix);
+    while (l > 1 && s[l - 1] == '/')
+        l--;
+    return l >= n && strncmp(s + l - n, suffix, n) == 0;
+}
+
 int ldsearch_wheels(const struct hostfs *fs, const char *path_env, const char *virtual_env, const char *home,
                     struct ldsearch_wheel **out, size_t *n)
 {
@@ -942,6 +950,22 @@ int ldsearch_wheels(const struct hostfs *fs, const char *path_env, const char *v
                     if (origin)
                         ldsearch_wheel_prefix(&ww, prefix, origin);
                     free(origin);
+                    /* pyenv: PATH holds ROOT/shims/python3, a script; the interpreters are ROOT/versions/X */
+                    if (ldsearch_ends_with(d, "/shims")) {
+                        char *pattern = str_printf("%s/versions/*", prefix);
+                        char **vers = NULL;
+                        size_t n_vers = 0;
+                        if (pattern)
+                            ldsearch_glob_dirs(fs, pattern, &vers, &n_vers);
+                        for (size_t k = 0; k < n_vers; k++) {
+                            char *o = str_printf("pyenv version %s (%s)", vers[k], py);
+                            if (o)
+                                ldsearch_wheel_prefix(&ww, vers[k], o);
+                            free(o);
+                        }
+                        ldsearch_strv_free(vers, n_vers);
+                        free(pattern);
+                    }
                 }
                 free(prefix);
             }

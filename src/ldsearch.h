@@ -113,7 +113,8 @@ struct ldsearch_wheel {
 };
 
 /* Where pip installs the NVIDIA wheels' libraries: for each python3* on PATH_ENV (its prefix: the
- * directory above bin/, symlinks not followed, so a venv keeps its own), VIRTUAL_ENV (may be NULL),
+ * directory above bin/, symlinks not followed, so a venv keeps its own; for a pyenv shims/ dir, each of
+ * its versions/X), VIRTUAL_ENV (may be NULL),
  * the system prefixes (/usr/lib, /usr/local/lib, /usr/lib64) and HOME/.local (HOME may be NULL):
  * every PREFIX/lib{,64}/python3.N/{site,dist}-packages/nvidia/ * /lib and .../dist-packages too, read
  * through FS (python itself is never run). Each directory once, first origin kept. Sets *OUT (free with

@@ -259,11 +259,13 @@ static void test_wheels(void **state)
     put("opt/venv12/lib/python3.10/site-packages/nvidia/cuda_runtime/lib/libcudart.so.12", "");
     put("usr/lib/python3/dist-packages/nvidia/cudnn/lib/libcudnn.so.8", "");
     put("home/u/.local/lib/python3.12/site-packages/nvidia/nccl/lib/libnccl.so.2", "");
+    put("root/.pyenv/shims/python3", "#!/bin/sh\n");
+    put("root/.pyenv/versions/3.11.9/lib/python3.11/site-packages/nvidia/cublas/lib/libcublas.so.12", "");
     struct hostfs fs;
     assert_int_equal(hostfs_open(&fs, tree), 0);
     struct ldsearch_wheel *w = NULL;
     size_t n = 0;
-    assert_int_equal(ldsearch_wheels(&fs, "/opt/cfg/bin:/opt/torch/.venv/bin:relative/bin", "/opt/venv12", "/home/u",
+    assert_int_equal(ldsearch_wheels(&fs, "/opt/cfg/bin:/opt/torch/.venv/bin:relative/bin:/root/.pyenv/shims", "/opt/venv12", "/home/u",
                                      &w, &n),
                      0);
     const char *site = "/opt/torch/.venv/lib/python3.12/site-packages";
@@ -286,7 +288,10 @@ static void test_wheels(void **state)
     x = wheel_find(w, n, "/home/u/.local/lib/python3.12/site-packages/nvidia/nccl/lib");
     assert_non_null(x);
     assert_string_equal(x->origin, "user (~/.local)");
-    assert_int_equal(n, 7);
+    x = wheel_find(w, n, "/root/.pyenv/versions/3.11.9/lib/python3.11/site-packages/nvidia/cublas/lib");
+    assert_non_null(x);
+    assert_string_equal(x->origin, "pyenv version /root/.pyenv/versions/3.11.9 (/root/.pyenv/shims/python3)");
+    assert_int_equal(n, 8);
     ldsearch_wheels_free(w, n);
 
     /* nothing to go on: nothing found, no crash */
