@@ -126,7 +126,7 @@ static void cuda_libs_add(struct cuda_libs_state *st, const struct cuda_lib_fami
     int soname = cuda_libs_soname_major(name);
     if (soname < 0)
         return; /* the development link libX.so and full-version names: nothing loads them by name */
-    char *real = ldsearch_realpath(st->ctx->fs, path);
+    char *real = ldsearch_realpath(st->fs, path);
     if (!real)
         return; /* dangling */
     /* The same file twice on the search path (a symlink in /usr/local/lib to the toolkit's) is one entry;
@@ -198,7 +198,7 @@ static void cuda_libs_collect(struct cuda_libs_state *st)
     }
     struct ldsearch_wheel *w = NULL;
     size_t nw = 0;
-    if (ldsearch_wheels(st->ctx->fs, getenv("PATH"), getenv("VIRTUAL_ENV"), getenv("HOME"), &w, &nw) < 0) {
+    if (ldsearch_wheels(st->fs, getenv("PATH"), getenv("VIRTUAL_ENV"), getenv("HOME"), &w, &nw) < 0) {
         st->err = -ENOMEM;
         return;
     }
@@ -206,10 +206,10 @@ static void cuda_libs_collect(struct cuda_libs_state *st)
         for (size_t k = 0; k < cuda_lib_n_families; k++) {
             char **names = NULL;
             size_t n = 0;
-            ldsearch_dir_match(st->ctx->fs, w[i].dir, cuda_lib_families[k].pattern, &names, &n);
+            ldsearch_dir_match(st->fs, w[i].dir, cuda_lib_families[k].pattern, &names, &n);
             for (size_t j = 0; j < n; j++) {
                 char *p = ldsearch_join(w[i].dir, names[j]);
-                if (p && ldsearch_elf_loadable(st->ctx->fs, p) == 1)
+                if (p && ldsearch_elf_loadable(st->fs, p) == 1)
                     cuda_libs_add(st, &cuda_lib_families[k], names[j], p, "pip", w[i].origin, w[i].dir, w[i].site);
                 free(p);
             }
@@ -226,7 +226,7 @@ static void cuda_libs_collect(struct cuda_libs_state *st)
             continue;
         const char *via = NULL;
         char *p = ldsearch_find(&st->search, st->e[i].file, &via);
-        char *real = p ? ldsearch_realpath(st->ctx->fs, p) : NULL;
+        char *real = p ? ldsearch_realpath(st->fs, p) : NULL;
         struct cuda_lib_entry *hit = real ? cuda_libs_find_real(st, real, st->e[i].file, false) : NULL;
         if (hit)
             hit->loaded_first = true;
@@ -239,7 +239,7 @@ static void cuda_libs_collect(struct cuda_libs_state *st)
 
 static void cuda_libs_toolkit_add(struct cuda_libs_state *st, const char *dir, const char *why)
 {
-    const struct hostfs *fs = st->ctx->fs;
+    const struct hostfs *fs = st->fs;
     char *real = ldsearch_realpath(fs, dir);
     if (!real)
         return;
@@ -334,8 +334,8 @@ static void cuda_libs_toolkits(struct cuda_libs_state *st)
             continue;
         char *nvcc = ldsearch_join(d, "nvcc");
         struct stat sb;
-        if (nvcc && hostfs_stat(st->ctx->fs, nvcc, &sb, true) == 0 && S_ISREG(sb.st_mode)) {
-            char *realnvcc = ldsearch_realpath(st->ctx->fs, nvcc);
+        if (nvcc && hostfs_stat(st->fs, nvcc, &sb, true) == 0 && S_ISREG(sb.st_mode)) {
+            char *realnvcc = ldsearch_realpath(st->fs, nvcc);
             char *dir = realnvcc ? strdup(realnvcc) : NULL;
             char *slash = dir ? strrchr(dir, '/') : NULL;
             if (slash) { /* .../bin/nvcc -> ... */
@@ -496,7 +496,7 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
             job_of[i] = job_of[j];
             continue;
         }
-        e->load_path = hostfs_real_path(st->ctx->fs, e->real);
+        e->load_path = hostfs_real_path(st->fs, e->real);
         if (!e->load_path) {
             st->err = -ENOMEM;
             break;
@@ -579,8 +579,28 @@ static void cuda_libs_sanitize(struct cuda_libs_state *st)
 
 void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts)
 {
-    struct cuda_libs_state st = {.ctx = ctx, .sec = sec, .facts = facts};
-    if (ldsearch_init(&st.search, ctx->fs, getenv("LD_LIBRARY_PATH")) < 0)
+    /* Libraries are loaded on this machine, so they are looked up on its files even when --root --live
+     * reads the rest from a captured tree (as the icd probe does). */
+    if (ctx->fs->live) {
+        cuda_libs_report_fs(ctx, sec, facts, ctx->fs);
+        return;
+    }
+    struct hostfs live;
+    if (hostfs_open(&live, "/") != 0) {
+        report_section_add_note(sec, "CUDA libraries: cannot open / to search them");
+        return;
+    }
+    live.trace = ctx->fs->trace;
+    cuda_libs_report_fs(ctx, sec, facts, &live);
+    live.trace = NULL;
+    hostfs_close(&live);
+}
+
+void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
+                         const struct hostfs *fs)
+{
+    struct cuda_libs_state st = {.ctx = ctx, .sec = sec, .facts = facts, .fs = fs};
+    if (ldsearch_init(&st.search, fs, getenv("LD_LIBRARY_PATH")) < 0)
         st.err = -ENOMEM;
     if (!st.err)
         cuda_libs_collect(&st);

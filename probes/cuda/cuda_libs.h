@@ -97,6 +97,7 @@ struct cuda_toolkit {
 
 struct cuda_libs_state {
     struct probe_ctx *ctx;
+    const struct hostfs *fs; /* where libraries are looked up: this machine's files (see cuda_libs_report_fs) */
     struct report_section *sec;
     const struct cuda_facts *facts;
     struct ldsearch search;
@@ -107,6 +108,12 @@ struct cuda_libs_state {
     bool truncated; /* more files than CUDA_LIBS_MAX_FILES */
     int err;
 };
+
+/* cuda_libs_report with the library search on FS: cuda_libs_report passes this machine's "/" (libraries
+ * are loaded here, even when --root --live reads the rest from a captured tree, as the icd probe does);
+ * tests pass a fake tree. */
+void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
+                         const struct hostfs *fs);
 
 /* Add the cuda.lib-* findings and the summary lines for what ST found. */
 void cuda_libs_findings(struct cuda_libs_state *st);

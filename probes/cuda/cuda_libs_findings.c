@@ -252,11 +252,11 @@ static void cuda_libs_ldpath_findings(struct cuda_libs_state *st)
                 s->ld_elems[i][0] ? s->ld_elems[i] : dir);
             if (fd)
                 report_finding_add_evidence(fd, "LD_LIBRARY_PATH", "%s", s->ld_elems[i]);
-        } else if (hostfs_stat(st->ctx->fs, dir, &sb, true) != 0) {
+        } else if (hostfs_stat(st->fs, dir, &sb, true) != 0) {
             /* Only a toolkit that is gone: /usr/local/cuda-11.8/lib64 without /usr/local/cuda-11.8. A missing
              * subdirectory of a toolkit that is there (extras/CUPTI/lib64 of old guides) is harmless. */
             char *root = cuda_libs_toolkit_root(dir);
-            if (root && hostfs_stat(st->ctx->fs, root, &sb, true) != 0) {
+            if (root && hostfs_stat(st->fs, root, &sb, true) != 0) {
                 struct report_finding *fd =
                     report_add_finding(st->ctx->report, "cuda.lib-ld-path-missing", dir,
                                        "LD_LIBRARY_PATH names %s, but %s does not exist", dir, root);

@@ -24,7 +24,8 @@ struct libs_run {
     json_object *libs;
 };
 
-/* Run cuda_libs_report on ROOT (NULL: this machine) with FACTS (may be NULL) and TIMEOUT_MS. */
+/* Run cuda_libs_report on this machine (ROOT NULL), or search the fake tree ROOT for libraries, with
+ * FACTS (may be NULL) and TIMEOUT_MS. */
 static void libs_run(struct libs_run *x, const char *root, const struct cuda_facts *facts, int timeout_ms)
 {
     memset(x, 0, sizeof(*x));
@@ -34,7 +35,10 @@ static void libs_run(struct libs_run *x, const char *root, const struct cuda_fac
     x->sec = report_add_section(x->r, "cuda");
     assert_non_null(x->sec);
     struct probe_ctx ctx = {.fs = &x->fs, .report = x->r, .timeout_ms = timeout_ms};
-    cuda_libs_report(&ctx, x->sec, facts);
+    if (root)
+        cuda_libs_report_fs(&ctx, x->sec, facts, &x->fs); /* the library search itself on the fake tree */
+    else
+        cuda_libs_report(&ctx, x->sec, facts);
     x->sec = report_find_section(x->r, "cuda");
     assert_true(json_object_object_get_ex(x->sec->data, "libraries", &x->libs));
     if (getenv("GC_TEST_VERBOSE"))
@@ -280,6 +284,31 @@ static void test_empty_root(void **state)
     assert_non_null(report_find_finding(x.r, "cuda.lib-none", NULL));
     assert_int_equal(check_severity("cuda.lib-none"), REPORT_SEV_INFO);
     libs_done(&x);
+}
+
+/* Under --root (a captured tree), libraries are still looked up on this machine, where they load. */
+static void test_root_searches_live(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8], d[PATH_MAX + 8];
+    snprintf(root, sizeof(root), "%s/captured", tmp_root);
+    mkdirs(root);
+    snprintf(d, sizeof(d), "%s/live-only", tmp_root);
+    link_in(d, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    setenv("LD_LIBRARY_PATH", d, 1);
+    struct libs_run x;
+    memset(&x, 0, sizeof(x));
+    assert_int_equal(hostfs_open(&x.fs, root), 0);
+    x.r = report_new();
+    x.sec = report_add_section(x.r, "cuda");
+    struct probe_ctx ctx = {.fs = &x.fs, .report = x.r, .timeout_ms = 10000};
+    cuda_libs_report(&ctx, x.sec, NULL);
+    assert_true(json_object_object_get_ex(x.sec->data, "libraries", &x.libs));
+    json_object *o = libs_find(&x, "cudart", "LD_LIBRARY_PATH", true);
+    assert_non_null(o);
+    assert_string_equal(jstr(o, "version"), "13.1");
+    libs_done(&x);
+    clean_env();
 }
 
 /* ---- LD_LIBRARY_PATH naming stubs or a missing toolkit; LIBRARY_PATH is never judged ---- */
@@ -631,6 +660,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_decode),
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_empty_root),
+        cmocka_unit_test(test_root_searches_live),
         cmocka_unit_test(test_ld_path),
         cmocka_unit_test(test_crash_hang),
         cmocka_unit_test(test_fake_root),
