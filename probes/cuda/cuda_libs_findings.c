@@ -9,7 +9,7 @@
 #include "strutil.h"
 
 const struct check cuda_libs_checks[] = {
-    {"cuda.lib-driver-too-old", REPORT_SEV_ERROR, "a CUDA runtime needs a newer NVIDIA driver than the one installed",
+    {"cuda.lib-driver-too-old", REPORT_SEV_WARNING, "a CUDA runtime needs a newer NVIDIA driver than the one installed",
      "Install an NVIDIA driver at least as new as the runtime needs (see the message), or use a framework "
      "build for an older CUDA major."},
     {"cuda.lib-version-conflict", REPORT_SEV_WARNING,
@@ -341,11 +341,13 @@ void cuda_libs_findings(struct cuda_libs_state *st)
     cuda_libs_toolkit_findings(st);
 
     if (st->n == 0) {
-        if (st->facts && st->facts->nvidia_gpu_present)
+        /* Without an NVIDIA GPU, no CUDA library is the normal state: nothing to say. */
+        if (st->facts && st->facts->nvidia_gpu_present) {
             report_add_finding(r, "cuda.lib-none", NULL,
                                "no CUDA library (runtime, cuBLAS, cuDNN, NCCL...) on the library search path or in a "
                                "pip wheel");
-        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "none found");
+            report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "none found");
+        }
         return;
     }
     char *first = cuda_libs_summary(st, cuda_libs_pick_first, NULL);
