@@ -238,6 +238,22 @@ static char *cuda_libs_toolkit_root(const char *dir)
     return NULL;
 }
 
+/* When the driver part found the stub libcuda loaded from DIR (cuda.stub-library, cuda.c), this
+ * LD_LIBRARY_PATH finding is its cause's other face: mark it as following from that one. */
+static void cuda_libs_stub_cause(struct cuda_libs_state *st, struct report_finding *fd, const char *dir)
+{
+    const struct report_finding *stub = report_find_finding(st->ctx->report, "cuda.stub-library", NULL);
+    if (!stub || !stub->subject)
+        return;
+    char *real = ldsearch_realpath(st->fs, dir);
+    size_t dl = strlen(dir), rl = real ? strlen(real) : 0;
+    bool in = (strncmp(stub->subject, dir, dl) == 0 && stub->subject[dl] == '/') ||
+              (real && strncmp(stub->subject, real, rl) == 0 && stub->subject[rl] == '/');
+    free(real);
+    if (in)
+        report_finding_set_cause(fd, "cuda.stub-library", stub->subject);
+}
+
 static void cuda_libs_ldpath_findings(struct cuda_libs_state *st)
 {
     const struct ldsearch *s = &st->search;
@@ -250,8 +266,10 @@ static void cuda_libs_ldpath_findings(struct cuda_libs_state *st)
                 "LD_LIBRARY_PATH names %s, a directory of link-time stubs: a program that loads a library from "
                 "there gets a stub that fails at run time (libcuda's stub answers CUDA_ERROR_STUB_LIBRARY)",
                 s->ld_elems[i][0] ? s->ld_elems[i] : dir);
-            if (fd)
+            if (fd) {
                 report_finding_add_evidence(fd, "LD_LIBRARY_PATH", "%s", s->ld_elems[i]);
+                cuda_libs_stub_cause(st, fd, dir);
+            }
         } else if (hostfs_stat(st->fs, dir, &sb, true) != 0) {
             /* Only a toolkit that is gone: /usr/local/cuda-11.8/lib64 without /usr/local/cuda-11.8. A missing
              * subdirectory of a toolkit that is there (extras/CUPTI/lib64 of old guides) is harmless. */

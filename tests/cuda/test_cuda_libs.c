@@ -337,6 +337,33 @@ static void test_ld_path(void **state)
     clean_env();
 }
 
+/* The driver part's stub finding (cuda.stub-library, libcuda loaded from that stubs dir) is the cause. */
+static void test_ld_path_stub_cause(void **state)
+{
+    (void)state;
+    char stubs[PATH_MAX + 32], lib[PATH_MAX + 64];
+    snprintf(stubs, sizeof(stubs), "%s/cuda2/lib64/stubs", tmp_root);
+    mkdirs(stubs);
+    snprintf(lib, sizeof(lib), "%s/libcuda.so", stubs);
+    setenv("LD_LIBRARY_PATH", stubs, 1);
+    struct libs_run x;
+    memset(&x, 0, sizeof(x));
+    assert_int_equal(hostfs_open(&x.fs, NULL), 0);
+    x.r = report_new();
+    x.sec = report_add_section(x.r, "cuda");
+    assert_non_null(report_add_finding(x.r, "cuda.stub-library", lib, "the stub"));
+    struct probe_ctx ctx = {.fs = &x.fs, .report = x.r, .timeout_ms = 10000};
+    cuda_libs_report(&ctx, x.sec, NULL);
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-ld-path-stubs", stubs);
+    assert_non_null(f);
+    assert_non_null(f->caused_by_id);
+    assert_string_equal(f->caused_by_id, "cuda.stub-library");
+    assert_string_equal(f->caused_by_subject, lib);
+    report_free(x.r);
+    hostfs_close(&x.fs);
+    clean_env();
+}
+
 /* ---- a library that crashes or hangs when asked its version is a finding naming it ---- */
 
 static void test_crash_hang(void **state)
@@ -663,6 +690,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_empty_root),
         cmocka_unit_test(test_root_searches_live),
         cmocka_unit_test(test_ld_path),
+        cmocka_unit_test(test_ld_path_stub_cause),
         cmocka_unit_test(test_crash_hang),
         cmocka_unit_test(test_fake_root),
         cmocka_unit_test(test_too_many_files),
