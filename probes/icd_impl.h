@@ -9,6 +9,7 @@
 #include <json-c/json.h>
 
 #include "hostfs.h"
+#include "ldsearch.h"
 
 /* Which ICD loader reads the vendors: decides how OCL_ICD_VENDORS and .icd files are read. */
 enum icd_kind {
@@ -56,59 +57,24 @@ const char *icd_bad_name(unsigned bit);
 /* Words for people ("a CRLF line ending (\r before the newline)"), or NULL. */
 const char *icd_bad_text(unsigned bit);
 
-/* ---- ld.so.cache and ld.so.conf (icd_parse.c; pure functions) ---- */
+/* ---- the library search, as dlopen does it: src/ldsearch.h ----
+ * The icd probe's names for the shared dynamic-linker search, kept so that icd.c and the icd unit and
+ * fuzz tests written before the search moved to src/ldsearch.c read unchanged. */
+#define icd_search ldsearch
+#define icd_search_init ldsearch_init
+#define icd_search_free ldsearch_free
+#define icd_search_default_dirs ldsearch_default_dirs
+#define icd_search_find ldsearch_find
+#define icd_fs_realpath ldsearch_realpath
+#define icd_fs_dir_realpath ldsearch_dir_realpath
+#define icd_elf_loadable ldsearch_elf_loadable
+#define icd_ldcache_fn ldsearch_cache_fn
+#define icd_ldcache_walk ldsearch_cache_walk
+#define icd_ldcache_flags_match ldsearch_cache_flags_match
+#define icd_ldconf_fn ldsearch_conf_fn
+#define icd_ldconf_parse ldsearch_conf_parse
 
-/* Called for each cache entry: KEY (soname), VALUE (path), FLAGS (glibc's). Return non-zero to stop. */
-typedef int (*icd_ldcache_fn)(const char *key, const char *value, int32_t flags, void *arg);
-/* Walk the entries of an ld.so.cache image (glibc's "glibc-ld.so.cache1.1" format, optionally after
- * the old "ld.so-1.7.0" part). Returns the number of entries walked, or -1 when BUF is not such a
- * file (or is truncated, or of the other byte order). Never reads outside BUF. */
-int icd_ldcache_walk(const char *buf, size_t len, icd_ldcache_fn fn, void *arg);
-/* True when an entry with FLAGS is a library this process's architecture can load. */
-bool icd_ldcache_flags_match(int32_t flags);
-
-/* Called for each line of an ld.so.conf file: a directory (DIR) or an include pattern (INCLUDE). */
-typedef void (*icd_ldconf_fn)(const char *dir, const char *include, void *arg);
-/* Parse ld.so.conf text: comments, "include PATTERN" lines, "hwcap" lines (ignored), directories
- * (several per line are allowed, separated by blanks, commas or colons). */
-void icd_ldconf_parse(const char *text, icd_ldconf_fn fn, void *arg);
-
-/* ---- the library search, as dlopen does it (icd_lib.c) ---- */
-
-struct icd_search {
-    const struct hostfs *fs; /* where libraries are looked up (this machine's /) */
-    char **ld_dirs;          /* LD_LIBRARY_PATH, in order ("" entries become the cwd) */
-    size_t n_ld;
-    char *cache;             /* /etc/ld.so.cache contents, or NULL */
-    size_t cache_len;
-    int cache_err;           /* 0, or -errno reading it */
-    char **conf_dirs;        /* directories named by /etc/ld.so.conf (includes followed) */
-    size_t n_conf;
-    char *cwd;               /* for relative names with a slash; may be NULL */
-};
-
-/* Set up S on FS with LD_LIBRARY_PATH value LDPATH (may be NULL) and this process's cwd. Returns 0
- * or -ENOMEM. Free with icd_search_free. */
-int icd_search_init(struct icd_search *s, const struct hostfs *fs, const char *ldpath);
-void icd_search_free(struct icd_search *s);
-/* The system directories searched after the cache (NULL-terminated, static). */
-const char *const *icd_search_default_dirs(void);
-
-/* Resolve NAME as dlopen(NAME) would: absolute, relative to the cwd when it has a slash, else
- * LD_LIBRARY_PATH, the cache, the default directories. Returns the path found (heap, caller frees)
- * and sets *VIA ("absolute", "relative", "LD_LIBRARY_PATH", "ld.so.cache", "default"), or NULL
- * when nothing is found. */
-char *icd_search_find(const struct icd_search *s, const char *name, const char **via);
-
-/* Canonical form of PATH on FS (every symlink resolved, no "." or ".."), or NULL when a component
- * is missing, a loop, or unreadable. Caller frees. */
-char *icd_fs_realpath(const struct hostfs *fs, const char *path);
-/* PATH with its directory canonicalised but the last component kept (a symlink stays a symlink):
- * "/lib/x86_64-linux-gnu/libOpenCL.so.1" -> "/usr/lib/x86_64-linux-gnu/libOpenCL.so.1". Caller frees. */
-char *icd_fs_dir_realpath(const struct hostfs *fs, const char *path);
-/* 1 when PATH is an ELF shared object this process can load, 0 when it is another ELF class or
- * machine or not ELF, -errno when unreadable. */
-int icd_elf_loadable(const struct hostfs *fs, const char *path);
+/* ---- every libOpenCL.so* (icd_lib.c) ---- */
 
 /* One libOpenCL.so* file found by icd_loaders_scan. */
 struct icd_loader_file {

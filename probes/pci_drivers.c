@@ -1,11 +1,11 @@
 /* pci_drivers.c: the pci probe's kernel side: GPU kernel modules, NVIDIA module and library versions. */
 #include <ctype.h>
 #include <errno.h>
-#include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "ldsearch.h"
 #include "pci_internal.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -206,91 +206,6 @@ static void pci_add_lib_dir(struct pci_dirset *ds, const char *dir)
     st->n_lib_dirs++;
 }
 
-static void pci_read_ld_conf(struct pci_dirset *ds, const char *path, int depth);
-
-/* "include PATTERN": a wildcard only in the last component, as ld.so.conf.d/\*.conf uses. */
-static void pci_ld_include(struct pci_dirset *ds, const char *conf, const char *pattern, int depth)
-{
-    char *pat = NULL;
-    if (pattern[0] == '/') {
-        pat = str_dup(pattern);
-    } else {
-        const char *slash = strrchr(conf, '/');
-        pat = str_printf("%.*s/%s", (int)(slash ? slash - conf : 0), conf, pattern);
-    }
-    if (!pat)
-        return;
-    char *slash = strrchr(pat, '/');
-    if (!strpbrk(slash + 1, "*?[")) {
-        pci_read_ld_conf(ds, pat, depth + 1);
-        free(pat);
-        return;
-    }
-    *slash = '\0';
-    const char *dir = *pat ? pat : "/";
-    DIR *d = hostfs_opendir(ds->st->ctx->fs, dir);
-    if (d) {
-        char **names = NULL;
-        size_t n = 0;
-        struct dirent *e;
-        while ((e = readdir(d)) && n < 256) {
-            if (e->d_name[0] == '.' || fnmatch(slash + 1, e->d_name, FNM_PATHNAME) != 0)
-                continue;
-            char **nn = realloc(names, (n + 1) * sizeof(*nn));
-            if (!nn)
-                break;
-            names = nn;
-            if ((names[n] = str_printf("%s/%s", strcmp(dir, "/") == 0 ? "" : dir, e->d_name)))
-                n++;
-        }
-        closedir(d);
-        /* glob order */
-        for (size_t i = 1; i < n; i++)
-            for (size_t j = i; j > 0 && strcmp(names[j - 1], names[j]) > 0; j--) {
-                char *t = names[j];
-                names[j] = names[j - 1];
-                names[j - 1] = t;
-            }
-        for (size_t i = 0; i < n; i++) {
-            pci_read_ld_conf(ds, names[i], depth + 1);
-            free(names[i]);
-        }
-        free(names);
-    }
-    free(pat);
-}
-
-static void pci_read_ld_conf(struct pci_dirset *ds, const char *path, int depth)
-{
-    if (depth > 4)
-        return;
-    char *text = NULL;
-    if (hostfs_read_file(ds->st->ctx->fs, path, 256 * 1024, &text, NULL) != 0)
-        return;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        char *hash = strchr(line, '#');
-        if (hash)
-            *hash = '\0';
-        str_trim(line);
-        if (!*line)
-            continue;
-        if (str_starts_with(line, "include") && isspace((unsigned char)line[7])) {
-            char *arg = str_trim(line + 8);
-            char *tsave = NULL;
-            for (char *pat = strtok_r(arg, " \t", &tsave); pat; pat = strtok_r(NULL, " \t", &tsave))
-                pci_ld_include(ds, path, pat, depth);
-            continue;
-        }
-        if (str_starts_with(line, "hwcap"))
-            continue;
-        char *tsave = NULL;
-        for (char *dir = strtok_r(line, " \t:,=", &tsave); dir; dir = strtok_r(NULL, " \t:,=", &tsave))
-            pci_add_lib_dir(ds, dir);
-    }
-    free(text);
-}
-
 static const char *const pci_std_lib_dirs[] = {
     "/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/lib/aarch64-linux-gnu",
     "/usr/lib64", "/lib64", "/usr/lib", "/lib", NULL,
@@ -381,7 +296,12 @@ static bool pci_nvidia_soname(const char *name)
 static void pci_nvlibs_collect(struct pci_state *st)
 {
     struct pci_dirset ds = {.st = st};
-    pci_read_ld_conf(&ds, "/etc/ld.so.conf", 0);
+    /* The directories /etc/ld.so.conf names (includes followed): the shared search's parser. */
+    struct ldsearch search;
+    if (ldsearch_init(&search, st->ctx->fs, NULL) == 0)
+        for (size_t i = 0; i < search.n_conf; i++)
+            pci_add_lib_dir(&ds, search.conf_dirs[i]);
+    ldsearch_free(&search);
     for (size_t i = 0; pci_std_lib_dirs[i]; i++)
         pci_add_lib_dir(&ds, pci_std_lib_dirs[i]);
     free(ds.devs);

@@ -62,6 +62,12 @@ void cuda_nvml_print_text(json_object *nvml, struct text_out *t);
  * cuda.c reads "library", "loaded_first", "cuda_major"/"cuda_minor" (the runtime a framework will
  * use) for the verdict lines. */
 void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts);
+/* The library part's catalogue rows (cuda.lib-*), for the probe's combined catalogue. Besides the fields
+ * above, each library object carries "found_at" (the path as found, before symlinks), and
+ * "cuda_version_from" (what decided cuda_major); data["toolkits"] lists the toolkits found
+ * ({"dir", "found_via", "version", "version_from"}). */
+extern const struct check cuda_libs_checks[];
+extern const size_t cuda_libs_n_checks;
 
 /* ---- the CUDA smoke test (cuda_smoke.c) -----------------------------------------------------------
  * An exact SGEMM check per GPU through the driver API with embedded PTX (.version 6.0, .target sm_50,

@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "icd_impl.h"
+#include "ldsearch.h"
 
 struct fuzz_ldcache {
     const char *buf;
@@ -26,7 +26,7 @@ static int fuzz_ldcache_entry(const char *key, const char *value, int32_t flags,
     struct fuzz_ldcache *w = arg;
     fuzz_ldcache_inside(w, key);
     fuzz_ldcache_inside(w, value);
-    (void)icd_ldcache_flags_match(flags);
+    (void)ldsearch_cache_flags_match(flags);
     w->seen++;
     return w->stop_at && w->seen >= w->stop_at;
 }
@@ -40,18 +40,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(copy, data, size);
     struct fuzz_ldcache w = {.buf = copy, .len = size, .stop_at = 0};
-    int n = icd_ldcache_walk(copy, size, fuzz_ldcache_entry, &w);
+    int n = ldsearch_cache_walk(copy, size, fuzz_ldcache_entry, &w);
     /* -1 (not a cache) walks nothing; otherwise every entry walked was handed over, and each entry
      * takes 24 bytes of the image. */
     if (n < 0 ? (n != -1 || w.seen != 0) : (n != w.seen || (size_t)n > size / 24))
         abort();
     /* Without a callback the count is the same. */
-    if (icd_ldcache_walk(copy, size, NULL, NULL) != n)
+    if (ldsearch_cache_walk(copy, size, NULL, NULL) != n)
         abort();
     /* Stopping early stops at once. */
     if (n > 1) {
         struct fuzz_ldcache s = {.buf = copy, .len = size, .stop_at = 1 + (int)(size % (size_t)n)};
-        int m = icd_ldcache_walk(copy, size, fuzz_ldcache_entry, &s);
+        int m = ldsearch_cache_walk(copy, size, fuzz_ldcache_entry, &s);
         if (m != s.stop_at || s.seen != s.stop_at)
             abort();
     }

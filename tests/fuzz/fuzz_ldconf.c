@@ -3,7 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "icd_impl.h"
+#include "ldsearch.h"
 
 struct fuzz_ldconf {
     const char *text;
@@ -40,11 +40,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!text)
         return 0;
     struct fuzz_ldconf c = {.text = text};
-    icd_ldconf_parse(text, fuzz_ldconf_line, &c);
+    ldsearch_conf_parse(text, fuzz_ldconf_line, &c);
     /* Never more values than there are bytes. */
     if (c.calls > strlen(text))
         abort();
-    icd_ldconf_parse(NULL, fuzz_ldconf_line, &c);
+    ldsearch_conf_parse(NULL, fuzz_ldconf_line, &c);
     free(text);
     return 0;
 }

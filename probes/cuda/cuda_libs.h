@@ -1,0 +1,121 @@
+/* cuda_libs.h: internals of the cuda probe's library part: the library families, the version child, the rules. */
+#ifndef GPUCHECKUP_CUDA_LIBS_H
+#define GPUCHECKUP_CUDA_LIBS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "ldsearch.h"
+#include "probe.h"
+
+/* How a family's version is read from the library itself. */
+enum cuda_lib_kind {
+    CUDA_LIB_CUDART,    /* cudaRuntimeGetVersion(&v): 13000 = 13.0 */
+    CUDA_LIB_PROPERTY,  /* <prefix>GetProperty(MAJOR_VERSION 0 / MINOR_VERSION 1 / PATCH_LEVEL 2, &v) */
+    CUDA_LIB_CUDNN,     /* cudnnGetVersion(): see cuda_libs_cudnn_decode */
+    CUDA_LIB_NCCL,      /* ncclGetVersion(&v): see cuda_libs_nccl_decode */
+    CUDA_LIB_NVRTC,     /* nvrtcVersion(&major, &minor) */
+    CUDA_LIB_NVJITLINK, /* nvJitLinkVersion(&major, &minor) (CUDA 12.3 on) */
+};
+
+struct cuda_lib_family {
+    const char *key;        /* data["libraries"][].library: "cudart", "cublasLt", "cudnn_ops" */
+    const char *pattern;    /* fnmatch pattern of its files: "libcudart.so.*" */
+    enum cuda_lib_kind kind;
+    const char *version_fn; /* the symbol that answers the version */
+    const char *cudart_fn;  /* optional: the symbol answering the CUDA runtime it was built for, or NULL */
+    const char *label;      /* for people: "cuDNN", "cuBLAS" */
+};
+
+extern const struct cuda_lib_family cuda_lib_families[];
+extern const size_t cuda_lib_n_families;
+
+/* What the child is asked. */
+struct cuda_libs_child_arg {
+    const char *path;                     /* absolute path of the file to dlopen */
+    const struct cuda_lib_family *family;
+    int soname_major;                     /* N of libX.so.N (cuDNN's encoding depends on it), or -1 */
+};
+
+/* isolate work: dlopen ARG->path, call the family's version function(s). Returns
+ * {"raw": n, "major": n, "minor": n, "patch": n|null, "cudart_version": n|null} or {"error": "..."}. */
+json_object *cuda_libs_child(void *arg);
+
+/* cudnnGetVersion's value as major/minor/patch: cuDNN 8 and older encode major*1000+minor*100+patch,
+ * cuDNN 9 major*10000+minor*100+patch (cudnn_version.h of each). SONAME_MAJOR (the N of
+ * libcudnn.so.N) picks the encoding; -1 guesses from the value. Returns 0, or -1 when RAW does not
+ * decode to SONAME_MAJOR. */
+int cuda_libs_cudnn_decode(long raw, int soname_major, int *major, int *minor, int *patch);
+/* ncclGetVersion's value: from NCCL 2.9 on major*10000+minor*100+patch, before major*1000+minor*100+patch
+ * (nccl.h, NCCL_VERSION(X,Y,Z)). Returns 0 or -1. */
+int cuda_libs_nccl_decode(long raw, int *major, int *minor, int *patch);
+
+/* The CUDA major a library release belongs to, from NVIDIA's component tables (cuda_libs.c says which),
+ * or -1 when not known. FAMILY is the key ("cufft"...), MAJOR.MINOR.PATCH the library's version. */
+int cuda_libs_cuda_major_of(const char *family, int major, int minor, int patch);
+
+/* Minimum Linux driver for a CUDA major's runtime (minor version compatibility), "450.80.02", or NULL. */
+const char *cuda_libs_min_driver(int cuda_major);
+/* Compare dotted driver versions numerically: <0, 0, >0. Missing parts count as 0. */
+int cuda_libs_vercmp(const char *a, const char *b);
+
+/* ---- what was found (cuda_libs.c), judged by cuda_libs_findings.c ---- */
+
+struct cuda_lib_entry {
+    const struct cuda_lib_family *family;
+    char *key;          /* "cudart", "cudnn_ops" */
+    char *file;         /* "libcudart.so.13" */
+    char *path;         /* where it was found */
+    char *real;         /* canonical file */
+    const char *via;    /* "LD_LIBRARY_PATH", "ld.so.cache", "default", "pip" */
+    char *entry;        /* the search entry / wheel origin */
+    char *wheel;        /* the wheel's lib dir, or NULL */
+    char *site;         /* the wheel's site-packages, or NULL */
+    bool loaded_first;
+    int soname_major;
+    /* from the child */
+    bool have_version;
+    int major, minor, patch;
+    long cudart_version; /* the CUDA runtime the library was built for (cuBLAS, cuDNN), or -1 */
+    char *version;       /* "13.0.96" */
+    int cuda_major, cuda_minor;
+    char *cuda_source;   /* how cuda_major was decided */
+    char *error;
+    char *load_path;     /* the file on disk the child dlopens (REAL under --root) */
+    struct cuda_libs_child_arg arg; /* what its child was asked */
+};
+
+struct cuda_toolkit {
+    char *dir;     /* "/usr/local/cuda-13.0" */
+    char *why;     /* "/usr/local/cuda", "nvcc on PATH (/usr/local/cuda/bin/nvcc)" */
+    char *version; /* "13.0.2", or NULL */
+    char *source;  /* the file the version came from */
+    int major, minor;
+    json_object *components; /* version.json, or NULL */
+};
+
+struct cuda_libs_state {
+    struct probe_ctx *ctx;
+    const struct hostfs *fs; /* where libraries are looked up: this machine's files (see cuda_libs_report_fs) */
+    struct report_section *sec;
+    const struct cuda_facts *facts;
+    struct ldsearch search;
+    struct cuda_lib_entry *e;
+    size_t n;
+    struct cuda_toolkit *tk;
+    size_t n_tk;
+    bool truncated; /* more files than CUDA_LIBS_MAX_FILES */
+    int err;
+};
+
+/* cuda_libs_report with the library search on FS: cuda_libs_report passes this machine's "/" (libraries
+ * are loaded here, even when --root --live reads the rest from a captured tree, as the icd probe does);
+ * tests pass a fake tree. */
+void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
+                         const struct hostfs *fs);
+
+/* Add the cuda.lib-* findings and the summary lines for what ST found. */
+void cuda_libs_findings(struct cuda_libs_state *st);
+
+#endif

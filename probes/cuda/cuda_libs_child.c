@@ -1,0 +1,204 @@
+/* cuda_libs_child.c: the CUDA library families and the isolated child that asks one library file its version. */
+#include <dlfcn.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cuda_libs.h"
+#include "dlsyms.h"
+
+/* Every library a framework loads. Symbols and their signatures: the CUDA 13.0 headers
+ * (cuda_runtime_api.h, cublas_api.h, cublasLt.h, cufft.h, cusparse.h, cusolver_common.h, nvrtc.h,
+ * nvJitLink.h), cudnn_graph.h of cuDNN 9 (cudnn.h of cuDNN 8) and nccl.h. The cuDNN row with key NULL
+ * stands for every sub-library (cuDNN 9: ops, cnn, adv, graph, engines_*, heuristic; cuDNN 8: ops_infer,
+ * ops_train...): its key is the file's name ("cudnn_ops"); those without cudnnGetVersion of their own
+ * answer through the libcudnn_graph they load. */
+const struct cuda_lib_family cuda_lib_families[] = {
+    {"cudart", "libcudart.so.*", CUDA_LIB_CUDART, "cudaRuntimeGetVersion", NULL, "CUDA runtime"},
+    {"cublas", "libcublas.so.*", CUDA_LIB_PROPERTY, "cublasGetProperty", "cublasGetCudartVersion", "cuBLAS"},
+    {"cublasLt", "libcublasLt.so.*", CUDA_LIB_PROPERTY, "cublasLtGetProperty", "cublasLtGetCudartVersion",
+     "cuBLASLt"},
+    {"cufft", "libcufft.so.*", CUDA_LIB_PROPERTY, "cufftGetProperty", NULL, "cuFFT"},
+    {"cusparse", "libcusparse.so.*", CUDA_LIB_PROPERTY, "cusparseGetProperty", NULL, "cuSPARSE"},
+    {"cusolver", "libcusolver.so.*", CUDA_LIB_PROPERTY, "cusolverGetProperty", NULL, "cuSOLVER"},
+    {"cudnn", "libcudnn.so.*", CUDA_LIB_CUDNN, "cudnnGetVersion", "cudnnGetCudartVersion", "cuDNN"},
+    {NULL, "libcudnn_*.so.*", CUDA_LIB_CUDNN, "cudnnGetVersion", "cudnnGetCudartVersion", "cuDNN"},
+    {"nccl", "libnccl.so.*", CUDA_LIB_NCCL, "ncclGetVersion", NULL, "NCCL"},
+    {"nvrtc", "libnvrtc.so.*", CUDA_LIB_NVRTC, "nvrtcVersion", NULL, "NVRTC"},
+    {"nvJitLink", "libnvJitLink.so.*", CUDA_LIB_NVJITLINK, "nvJitLinkVersion", NULL, "nvJitLink"},
+};
+const size_t cuda_lib_n_families = sizeof(cuda_lib_families) / sizeof(cuda_lib_families[0]);
+
+/* Our own declarations of the version functions (every status type is an int-sized enum; 0 = success). */
+struct cuda_libs_fns {
+    int (*version_int)(int *v);              /* cudaRuntimeGetVersion, ncclGetVersion */
+    int (*get_property)(int type, int *v);   /* *GetProperty(libraryPropertyType, int *) */
+    size_t (*version_size)(void);            /* cudnnGetVersion */
+    int (*version_pair)(int *maj, int *min); /* nvrtcVersion */
+    int (*version_upair)(unsigned *maj, unsigned *min); /* nvJitLinkVersion */
+    size_t (*cudart_version)(void);          /* cublasGetCudartVersion, cudnnGetCudartVersion... */
+};
+
+/* libraryPropertyType (library_types.h). */
+enum { CUDA_LIBS_MAJOR_VERSION = 0, CUDA_LIBS_MINOR_VERSION = 1, CUDA_LIBS_PATCH_LEVEL = 2 };
+
+int cuda_libs_cudnn_decode(long raw, int soname_major, int *major, int *minor, int *patch)
+{
+    if (raw <= 0)
+        return -1;
+    /* cudnn_version.h: cuDNN 9 CUDNN_VERSION = MAJOR * 10000 + MINOR * 100 + PATCHLEVEL;
+     * cuDNN 8 and 7: MAJOR * 1000 + MINOR * 100 + PATCHLEVEL. */
+    long base = 0;
+    if (soname_major >= 9)
+        base = 10000;
+    else if (soname_major >= 0)
+        base = 1000;
+    else
+        base = raw >= 90000 ? 10000 : 1000;
+    *major = (int)(raw / base);
+    *minor = (int)((raw % base) / 100);
+    *patch = (int)(raw % 100);
+    if (soname_major >= 0 && *major != soname_major)
+        return -1;
+    return 0;
+}
+
+int cuda_libs_nccl_decode(long raw, int *major, int *minor, int *patch)
+{
+    if (raw <= 0)
+        return -1;
+    /* nccl.h: NCCL_VERSION(X,Y,Z) is X*10000+Y*100+Z when X*100+Y >= 209, else X*1000+Y*100+Z. */
+    long base = raw >= 20900 ? 10000 : 1000;
+    *major = (int)(raw / base);
+    *minor = (int)((raw % base) / 100);
+    *patch = (int)(raw % 100);
+    return 0;
+}
+
+static json_object *cuda_libs_error(const char *fmt, const char *what)
+{
+    char buf[512];
+    snprintf(buf, sizeof(buf), fmt, what ? what : "");
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "error", json_object_new_string(buf));
+    return o;
+}
+
+static void cuda_libs_put3(json_object *o, int major, int minor, int patch)
+{
+    json_object_object_add(o, "major", json_object_new_int(major));
+    json_object_object_add(o, "minor", json_object_new_int(minor));
+    json_object_object_add(o, "patch", patch >= 0 ? json_object_new_int(patch) : NULL);
+}
+
+json_object *cuda_libs_child(void *arg)
+{
+    const struct cuda_libs_child_arg *a = arg;
+    const struct cuda_lib_family *fam = a->family;
+    /* RTLD_LAZY: the big libraries (cuDNN engines, cuBLASLt) bind only what is called; a missing
+     * dependency still fails here, as it would in the framework. */
+    void *h = dlopen(a->path, RTLD_LAZY | RTLD_LOCAL);
+    if (!h)
+        return cuda_libs_error("dlopen failed: %s", dlerror());
+    struct cuda_libs_fns fns = {0};
+    size_t off;
+    switch (fam->kind) {
+    case CUDA_LIB_CUDART:
+    case CUDA_LIB_NCCL:
+        off = offsetof(struct cuda_libs_fns, version_int);
+        break;
+    case CUDA_LIB_PROPERTY:
+        off = offsetof(struct cuda_libs_fns, get_property);
+        break;
+    case CUDA_LIB_CUDNN:
+        off = offsetof(struct cuda_libs_fns, version_size);
+        break;
+    case CUDA_LIB_NVRTC:
+        off = offsetof(struct cuda_libs_fns, version_pair);
+        break;
+    case CUDA_LIB_NVJITLINK:
+    default:
+        off = offsetof(struct cuda_libs_fns, version_upair);
+        break;
+    }
+    const struct dlsym_entry table[] = {
+        {fam->version_fn, true, NULL, off},
+        {fam->cudart_fn ? fam->cudart_fn : fam->version_fn, false, NULL, offsetof(struct cuda_libs_fns, cudart_version)},
+    };
+    const char *missing = NULL;
+    if (dlsyms_load(h, table, fam->cudart_fn ? 2 : 1, &fns, &missing) != 0)
+        return cuda_libs_error("no %s in the library", missing);
+
+    json_object *o = json_object_new_object();
+    int major = -1, minor = -1, patch = -1, rc = 0;
+    long raw = -1;
+    switch (fam->kind) {
+    case CUDA_LIB_CUDART: {
+        int v = 0;
+        rc = fns.version_int(&v);
+        raw = v;
+        major = v / 1000;
+        minor = (v % 1000) / 10;
+        break;
+    }
+    case CUDA_LIB_NCCL: {
+        int v = 0;
+        rc = fns.version_int(&v);
+        raw = v;
+        if (rc == 0 && cuda_libs_nccl_decode(raw, &major, &minor, &patch) != 0)
+            rc = -1;
+        break;
+    }
+    case CUDA_LIB_PROPERTY: {
+        int v[3] = {-1, -1, -1};
+        rc = fns.get_property(CUDA_LIBS_MAJOR_VERSION, &v[0]);
+        if (rc == 0)
+            rc = fns.get_property(CUDA_LIBS_MINOR_VERSION, &v[1]);
+        if (rc == 0)
+            rc = fns.get_property(CUDA_LIBS_PATCH_LEVEL, &v[2]);
+        major = v[0];
+        minor = v[1];
+        patch = v[2];
+        raw = major * 10000L + minor * 100L + (patch > 0 ? patch : 0);
+        break;
+    }
+    case CUDA_LIB_CUDNN:
+        raw = (long)fns.version_size();
+        if (cuda_libs_cudnn_decode(raw, a->soname_major, &major, &minor, &patch) != 0) {
+            json_object_put(o);
+            char buf[64];
+            snprintf(buf, sizeof(buf), "%ld", raw);
+            return cuda_libs_error("cudnnGetVersion returned %s, not a cuDNN of this file's major", buf);
+        }
+        break;
+    case CUDA_LIB_NVRTC:
+        rc = fns.version_pair(&major, &minor);
+        raw = major * 1000L + minor * 10L;
+        break;
+    case CUDA_LIB_NVJITLINK: {
+        unsigned ma = 0, mi = 0;
+        rc = fns.version_upair(&ma, &mi);
+        major = (int)ma;
+        minor = (int)mi;
+        raw = major * 1000L + minor * 10L;
+        break;
+    }
+    }
+    if (rc != 0 || major < 0 || minor < 0) {
+        json_object_put(o);
+        char buf[64];
+        snprintf(buf, sizeof(buf), "%d", rc);
+        return cuda_libs_error("the version call failed (status %s)", buf);
+    }
+    json_object_object_add(o, "raw", json_object_new_int64(raw));
+    cuda_libs_put3(o, major, minor, patch);
+    if (fam->cudart_fn && fns.cudart_version)
+        json_object_object_add(o, "cudart_version", json_object_new_int64((int64_t)fns.cudart_version()));
+    Dl_info info;
+    void *sym = dlsym(h, fam->version_fn);
+    if (sym && dladdr(sym, &info) && info.dli_fname)
+        json_object_object_add(o, "answered_by", json_object_new_string(info.dli_fname));
+    /* No dlclose: the child ends here, and some libraries crash in their destructors. */
+    return o;
+}

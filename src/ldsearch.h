@@ -1,0 +1,126 @@
+/* ldsearch.h: the dynamic linker's library search (LD_LIBRARY_PATH, ld.so.cache, ld.so.conf, default dirs) and pip wheel dirs. */
+#ifndef GPUCHECKUP_LDSEARCH_H
+#define GPUCHECKUP_LDSEARCH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "hostfs.h"
+
+/* ---- parsers of outside input (pure functions, no I/O: unit-tested and fuzzed) ---- */
+
+/* Called for each cache entry: KEY (soname), VALUE (path), FLAGS (glibc's). Return non-zero to stop. */
+typedef int (*ldsearch_cache_fn)(const char *key, const char *value, int32_t flags, void *arg);
+/* Walk the entries of an ld.so.cache image (glibc's "glibc-ld.so.cache1.1" format, optionally after
+ * the old "ld.so-1.7.0" part). Returns the number of entries walked, or -1 when BUF is not such a
+ * file (or is truncated, or of the other byte order). Never reads outside BUF. */
+int ldsearch_cache_walk(const char *buf, size_t len, ldsearch_cache_fn fn, void *arg);
+/* True when an entry with FLAGS is a library this process's architecture can load. */
+bool ldsearch_cache_flags_match(int32_t flags);
+
+/* Called for each line of an ld.so.conf file: a directory (DIR) or an include pattern (INCLUDE). */
+typedef void (*ldsearch_conf_fn)(const char *dir, const char *include, void *arg);
+/* Parse ld.so.conf text: comments, "include PATTERN" lines, "hwcap" lines (ignored), directories
+ * (several per line are allowed, separated by blanks, commas or colons). */
+void ldsearch_conf_parse(const char *text, ldsearch_conf_fn fn, void *arg);
+
+/* ---- the search, as dlopen does it ---- */
+
+struct ldsearch {
+    const struct hostfs *fs; /* where libraries are looked up (this machine's /) */
+    char **ld_dirs;          /* LD_LIBRARY_PATH, in order ("" entries become the cwd), deduplicated */
+    char **ld_elems;         /* for each ld_dirs[i]: the element as written in LD_LIBRARY_PATH ("" for empty) */
+    size_t n_ld;
+    char *cache;             /* /etc/ld.so.cache contents, or NULL */
+    size_t cache_len;
+    int cache_err;           /* 0, or -errno reading it */
+    char **conf_dirs;        /* directories named by /etc/ld.so.conf (includes followed) */
+    char **conf_files;       /* for each conf_dirs[i]: the ld.so.conf file that named it */
+    size_t n_conf;
+    char *cwd;               /* for relative names with a slash; may be NULL */
+};
+
+/* Set up S on FS with LD_LIBRARY_PATH value LDPATH (may be NULL) and this process's cwd; read
+ * /etc/ld.so.cache and /etc/ld.so.conf (includes expanded, globs sorted as ldconfig does) through FS.
+ * Returns 0 or -ENOMEM. Free with ldsearch_free. */
+int ldsearch_init(struct ldsearch *s, const struct hostfs *fs, const char *ldpath);
+void ldsearch_free(struct ldsearch *s);
+/* The system directories searched after the cache on this architecture (NULL-terminated, static). */
+const char *const *ldsearch_default_dirs(void);
+
+/* Where a library was found: VIA is "absolute", "relative", "LD_LIBRARY_PATH", "ld.so.cache" or
+ * "default"; ENTRY says which element of that source brought it in (the LD_LIBRARY_PATH element as
+ * written, the cache key "libfoo.so.1 => /path", the default directory). */
+struct ldsearch_hit {
+    const char *via;
+    char *entry;  /* heap, may be NULL */
+};
+
+/* Resolve NAME as dlopen(NAME) would: absolute, relative to the cwd when it has a slash, else
+ * LD_LIBRARY_PATH, the cache, the default directories. Returns the path found (heap, caller frees)
+ * and sets *VIA, or NULL when nothing is found. */
+char *ldsearch_find(const struct ldsearch *s, const char *name, const char **via);
+/* ldsearch_find, also saying which entry of the search brought the file in (HIT->entry: caller frees). */
+char *ldsearch_find_hit(const struct ldsearch *s, const char *name, struct ldsearch_hit *hit);
+
+/* One candidate file seen by ldsearch_candidates. */
+struct ldsearch_file {
+    char *name;        /* file name: "libcudart.so.13" */
+    char *path;        /* where it was seen: DIR/NAME or the cache value */
+    const char *via;   /* "LD_LIBRARY_PATH", "ld.so.cache", "default" */
+    char *entry;       /* the search entry (as in struct ldsearch_hit) */
+    int order;         /* position in the dynamic linker's order (lower is searched first) */
+};
+
+/* Every file whose name matches the fnmatch PATTERN ("libcudart.so*") on the search path, in the
+ * dynamic linker's order: each LD_LIBRARY_PATH directory, the cache entries (this architecture's only),
+ * the default directories. The same path seen twice is kept once (its first way). Only ELF libraries
+ * this process can load are kept. Sets *OUT (free with ldsearch_files_free) and *N. 0 or -ENOMEM. */
+int ldsearch_candidates(const struct ldsearch *s, const char *pattern, struct ldsearch_file **out, size_t *n);
+void ldsearch_files_free(struct ldsearch_file *f, size_t n);
+
+/* ---- paths and files (through hostfs) ---- */
+
+/* Canonical form of PATH on FS (every symlink resolved, no "." or ".."), or NULL when a component
+ * is missing, a loop, or unreadable. Caller frees. */
+char *ldsearch_realpath(const struct hostfs *fs, const char *path);
+/* PATH with its directory canonicalised but the last component kept (a symlink stays a symlink):
+ * "/lib/x86_64-linux-gnu/libOpenCL.so.1" -> "/usr/lib/x86_64-linux-gnu/libOpenCL.so.1". Caller frees. */
+char *ldsearch_dir_realpath(const struct hostfs *fs, const char *path);
+/* 1 when PATH is an ELF shared object this process can load, 0 when it is another ELF class or
+ * machine or not ELF, -errno when unreadable. */
+int ldsearch_elf_loadable(const struct hostfs *fs, const char *path);
+/* Entries of DIR (on FS) whose name matches the fnmatch PATTERN, sorted, at most 4096 looked at.
+ * Sets *OUT (free with ldsearch_strv_free) and *N. Returns 0 or -errno. */
+int ldsearch_dir_match(const struct hostfs *fs, const char *dir, const char *pattern, char ***out, size_t *n);
+/* Directories matching PATTERN, an absolute path with wildcards in any component ("/usr/local/cuda*
+ * /lib64"), sorted per level. Sets *OUT (free with ldsearch_strv_free) and *N. 0 or -ENOMEM. */
+int ldsearch_glob_dirs(const struct hostfs *fs, const char *pattern, char ***out, size_t *n);
+/* DIR + "/" + NAME without doubling the slash. Caller frees; NULL when out of memory. */
+char *ldsearch_join(const char *dir, const char *name);
+void ldsearch_strv_free(char **v, size_t n);
+
+/* ---- pip wheel layouts ---- */
+
+/* One directory of NVIDIA pip wheel libraries: SITE/nvidia/X/lib. */
+struct ldsearch_wheel {
+    char *dir;          /* ".../site-packages/nvidia/cu13/lib" */
+    char *site;         /* ".../site-packages" */
+    char *wheel;        /* "cu13", "cublas", "cudnn"... (the directory under nvidia/) */
+    char *origin;       /* why this site dir was looked at: "python3 on PATH (/opt/v/bin/python3)",
+                           "VIRTUAL_ENV", "system", "user (~/.local)" */
+};
+
+/* Where pip installs the NVIDIA wheels' libraries: for each python3* on PATH_ENV (its prefix: the
+ * directory above bin/, symlinks not followed, so a venv keeps its own; for a pyenv shims/ dir, each of
+ * its versions/X), VIRTUAL_ENV (may be NULL),
+ * the system prefixes (/usr/lib, /usr/local/lib, /usr/lib64) and HOME/.local (HOME may be NULL):
+ * every PREFIX/lib{,64}/python3.N/{site,dist}-packages/nvidia/ * /lib and .../dist-packages too, read
+ * through FS (python itself is never run). Each directory once, first origin kept. Sets *OUT (free with
+ * ldsearch_wheels_free) and *N. Returns 0 or -ENOMEM. */
+int ldsearch_wheels(const struct hostfs *fs, const char *path_env, const char *virtual_env, const char *home,
+                    struct ldsearch_wheel **out, size_t *n);
+void ldsearch_wheels_free(struct ldsearch_wheel *w, size_t n);
+
+#endif

@@ -1,0 +1,707 @@
+/* test_cuda_libs.c: the CUDA library part: version decoding, the real toolkit's libraries, pip layouts, bad paths, fakes. */
+#include <stdarg.h>
+#include <stddef.h>
+#include <setjmp.h>
+#include <cmocka.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "cuda_internal.h"
+#include "cuda_libs.h"
+#include "hostfs.h"
+#include "report.h"
+
+/* ---- helpers ---- */
+
+struct libs_run {
+    struct hostfs fs;
+    struct report *r;
+    struct report_section *sec;
+    json_object *libs;
+};
+
+/* Run cuda_libs_report on this machine (ROOT NULL), or search the fake tree ROOT for libraries, with
+ * FACTS (may be NULL) and TIMEOUT_MS. */
+static void libs_run(struct libs_run *x, const char *root, const struct cuda_facts *facts, int timeout_ms)
+{
+    memset(x, 0, sizeof(*x));
+    assert_int_equal(hostfs_open(&x->fs, root), 0);
+    x->r = report_new();
+    assert_non_null(x->r);
+    x->sec = report_add_section(x->r, "cuda");
+    assert_non_null(x->sec);
+    struct probe_ctx ctx = {.fs = &x->fs, .report = x->r, .timeout_ms = timeout_ms};
+    if (root)
+        cuda_libs_report_fs(&ctx, x->sec, facts, &x->fs); /* the library search itself on the fake tree */
+    else
+        cuda_libs_report(&ctx, x->sec, facts);
+    x->sec = report_find_section(x->r, "cuda");
+    assert_true(json_object_object_get_ex(x->sec->data, "libraries", &x->libs));
+    if (getenv("GC_TEST_VERBOSE"))
+        printf("%s\n", json_object_to_json_string_ext(x->sec->data, JSON_C_TO_STRING_PRETTY));
+}
+
+static void libs_done(struct libs_run *x)
+{
+    report_free(x->r);
+    hostfs_close(&x->fs);
+}
+
+static const char *jstr(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_string) ? json_object_get_string(v)
+                                                                                              : NULL;
+}
+
+static int jint(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && json_object_is_type(v, json_type_int) ? json_object_get_int(v) : -1;
+}
+
+static bool jbool(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(o, key, &v) && json_object_get_boolean(v);
+}
+
+/* The first library object with LIBRARY and FOUND_VIA (NULL: any) and, when LOADED_FIRST, loaded first. */
+static json_object *libs_find(const struct libs_run *x, const char *library, const char *via, bool loaded_first)
+{
+    for (size_t i = 0; i < json_object_array_length(x->libs); i++) {
+        json_object *o = json_object_array_get_idx(x->libs, i);
+        const char *l = jstr(o, "library"), *v = jstr(o, "found_via");
+        if (l && strcmp(l, library) == 0 && (!via || (v && strcmp(v, via) == 0)) && (!loaded_first || jbool(o, "loaded_first")))
+            return o;
+    }
+    return NULL;
+}
+
+/* The catalogue severity of ID (the report's own severity comes from there once the probe is registered). */
+static int check_severity(const char *id)
+{
+    for (size_t i = 0; i < cuda_libs_n_checks; i++)
+        if (strcmp(cuda_libs_checks[i].id, id) == 0)
+            return (int)cuda_libs_checks[i].severity;
+    return -1;
+}
+
+/* Number of cuda.lib-* findings at warning or error. */
+static size_t libs_serious(const struct libs_run *x)
+{
+    size_t n = 0;
+    for (size_t i = 0; i < x->r->n_findings; i++) {
+        const char *id = x->r->findings[i].id;
+        if (strncmp(id, "cuda.lib-", 9) == 0 && check_severity(id) >= REPORT_SEV_WARNING) {
+            printf("serious: %s %s: %s\n", id, x->r->findings[i].subject ? x->r->findings[i].subject : "",
+                   x->r->findings[i].message);
+            n++;
+        }
+    }
+    return n;
+}
+
+/* #define NAME value from the toolkit header FILE (under GC_CUDA_HOME/include), or -1. */
+static long header_define(const char *file, const char *name)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/include/%s", getenv("GC_CUDA_HOME"), file);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return -1;
+    char line[1024];
+    long v = -1;
+    size_t nl = strlen(name);
+    while (fgets(line, sizeof(line), f)) {
+        char *p = line;
+        while (*p == ' ' || *p == '\t')
+            p++;
+        if (strncmp(p, "#define ", 8) != 0)
+            continue;
+        p += 8;
+        while (*p == ' ')
+            p++;
+        if (strncmp(p, name, nl) == 0 && (p[nl] == ' ' || p[nl] == '\t')) {
+            v = strtol(p + nl, NULL, 10);
+            break;
+        }
+    }
+    fclose(f);
+    return v;
+}
+
+static char tmp_root[64];
+
+static void mkdirs(const char *path)
+{
+    char buf[PATH_MAX];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (char *p = buf + 1; *p; p++)
+        if (*p == '/') {
+            *p = '\0';
+            mkdir(buf, 0755);
+            *p = '/';
+        }
+    mkdir(buf, 0755);
+}
+
+/* Symlink DIR/NAME -> TARGET, creating DIR. */
+static void link_in(const char *dir, const char *name, const char *target)
+{
+    mkdirs(dir);
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    unlink(p);
+    assert_int_equal(symlink(target, p), 0);
+}
+
+/* A fake venv under the temp dir whose bin/python3 is a plain file (never run). Returns its site dir. */
+static const char *make_venv(const char *name)
+{
+    static char site[PATH_MAX];
+    char bin[PATH_MAX];
+    snprintf(bin, sizeof(bin), "%s/%s/bin", tmp_root, name);
+    mkdirs(bin);
+    char py[PATH_MAX + 16];
+    snprintf(py, sizeof(py), "%s/python3", bin);
+    FILE *f = fopen(py, "w");
+    assert_non_null(f);
+    fputs("#!/bin/false\n", f);
+    fclose(f);
+    chmod(py, 0755);
+    snprintf(site, sizeof(site), "%s/%s/lib/python3.12/site-packages", tmp_root, name);
+    mkdirs(site);
+    char path[2 * PATH_MAX];
+    snprintf(path, sizeof(path), "%s:/usr/bin:/bin", bin);
+    setenv("PATH", path, 1);
+    return site;
+}
+
+static void clean_env(void)
+{
+    unsetenv("LD_LIBRARY_PATH");
+    unsetenv("VIRTUAL_ENV");
+    unsetenv("LIBRARY_PATH");
+    setenv("HOME", tmp_root, 1);
+    setenv("PATH", "/usr/bin:/bin", 1);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    snprintf(tmp_root, sizeof(tmp_root), "/tmp/gc-cudalibs-XXXXXX");
+    assert_non_null(mkdtemp(tmp_root));
+    clean_env();
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    char cmd[PATH_MAX + 16];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", tmp_root);
+    return system(cmd) == 0 ? 0 : -1;
+}
+
+static const char *need_env(const char *name)
+{
+    const char *v = getenv(name);
+    assert_non_null(v);
+    return v;
+}
+
+/* ---- pure rules ---- */
+
+static void test_decode(void **state)
+{
+    (void)state;
+    int ma, mi, pa;
+    /* cudnn_version.h of cuDNN 9 and 8 */
+    assert_int_equal(cuda_libs_cudnn_decode(91900, 9, &ma, &mi, &pa), 0);
+    assert_int_equal(ma, 9);
+    assert_int_equal(mi, 19);
+    assert_int_equal(pa, 0);
+    assert_int_equal(cuda_libs_cudnn_decode(8907, 8, &ma, &mi, &pa), 0);
+    assert_int_equal(ma, 8);
+    assert_int_equal(mi, 9);
+    assert_int_equal(pa, 7);
+    assert_int_equal(cuda_libs_cudnn_decode(8907, 9, &ma, &mi, &pa), -1); /* not a cuDNN 9 */
+    assert_int_equal(cuda_libs_cudnn_decode(0, 9, &ma, &mi, &pa), -1);
+    assert_int_equal(cuda_libs_cudnn_decode(90100, -1, &ma, &mi, &pa), 0);
+    assert_int_equal(ma, 9);
+    assert_int_equal(mi, 1);
+    /* nccl.h NCCL_VERSION: 2.28.9 -> 22809, 2.8.4 -> 2804 */
+    assert_int_equal(cuda_libs_nccl_decode(22809, &ma, &mi, &pa), 0);
+    assert_true(ma == 2 && mi == 28 && pa == 9);
+    assert_int_equal(cuda_libs_nccl_decode(2804, &ma, &mi, &pa), 0);
+    assert_true(ma == 2 && mi == 8 && pa == 4);
+}
+
+static void test_tables(void **state)
+{
+    (void)state;
+    assert_string_equal(cuda_libs_min_driver(11), "450.80.02");
+    assert_string_equal(cuda_libs_min_driver(12), "525.60.13");
+    assert_string_equal(cuda_libs_min_driver(13), "580");
+    assert_null(cuda_libs_min_driver(10));
+    assert_true(cuda_libs_vercmp("580.159.04", "580") > 0);
+    assert_true(cuda_libs_vercmp("580", "580.0") == 0);
+    assert_true(cuda_libs_vercmp("535.54.03", "580") < 0);
+    assert_true(cuda_libs_vercmp("525.60.13", "525.60.13") == 0);
+    assert_true(cuda_libs_vercmp("525.60.9", "525.60.13") < 0);
+    assert_int_equal(cuda_libs_cuda_major_of("cufft", 12, 0, 0), 13);
+    assert_int_equal(cuda_libs_cuda_major_of("cufft", 11, 3, 3), 12);
+    assert_int_equal(cuda_libs_cuda_major_of("cusparse", 12, 6, 3), 13);
+    assert_int_equal(cuda_libs_cuda_major_of("cusparse", 12, 5, 10), 12);
+    assert_int_equal(cuda_libs_cuda_major_of("cusolver", 11, 4, 1), 11);
+    assert_int_equal(cuda_libs_cuda_major_of("cusolver", 11, 4, 2), 12);
+    assert_int_equal(cuda_libs_cuda_major_of("cusolver", 12, 0, 4), 13);
+    assert_int_equal(cuda_libs_cuda_major_of("cublas", 13, 1, 0), 13);
+    assert_int_equal(cuda_libs_cuda_major_of("nccl", 2, 28, 9), -1);
+}
+
+/* ---- no libraries ---- */
+
+static void test_empty_root(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8];
+    snprintf(root, sizeof(root), "%s/empty", tmp_root);
+    mkdirs(root);
+    struct cuda_facts facts = {.driver_cuda_version = -1, .cuinit_result = -1, .device_count = -1};
+    struct libs_run x;
+    libs_run(&x, root, &facts, 5000);
+    assert_int_equal(json_object_array_length(x.libs), 0);
+    assert_int_equal(x.r->n_findings, 0); /* no NVIDIA GPU: nothing at all */
+    assert_int_equal(x.sec->n_lines, 0);
+    libs_done(&x);
+    facts.nvidia_gpu_present = true;
+    libs_run(&x, root, &facts, 5000);
+    assert_non_null(report_find_finding(x.r, "cuda.lib-none", NULL));
+    assert_int_equal(check_severity("cuda.lib-none"), REPORT_SEV_INFO);
+    libs_done(&x);
+}
+
+/* Under --root (a captured tree), libraries are still looked up on this machine, where they load. */
+static void test_root_searches_live(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8], d[PATH_MAX + 8];
+    snprintf(root, sizeof(root), "%s/captured", tmp_root);
+    mkdirs(root);
+    snprintf(d, sizeof(d), "%s/live-only", tmp_root);
+    link_in(d, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    setenv("LD_LIBRARY_PATH", d, 1);
+    struct libs_run x;
+    memset(&x, 0, sizeof(x));
+    assert_int_equal(hostfs_open(&x.fs, root), 0);
+    x.r = report_new();
+    x.sec = report_add_section(x.r, "cuda");
+    struct probe_ctx ctx = {.fs = &x.fs, .report = x.r, .timeout_ms = 10000};
+    cuda_libs_report(&ctx, x.sec, NULL);
+    assert_true(json_object_object_get_ex(x.sec->data, "libraries", &x.libs));
+    json_object *o = libs_find(&x, "cudart", "LD_LIBRARY_PATH", true);
+    assert_non_null(o);
+    assert_string_equal(jstr(o, "version"), "13.1");
+    libs_done(&x);
+    clean_env();
+}
+
+/* ---- LD_LIBRARY_PATH naming stubs or a missing toolkit; LIBRARY_PATH is never judged ---- */
+
+static void test_ld_path(void **state)
+{
+    (void)state;
+    char stubs[PATH_MAX + 32], env[3 * PATH_MAX];
+    snprintf(stubs, sizeof(stubs), "%s/cuda/lib64/stubs", tmp_root);
+    mkdirs(stubs);
+    char cupti[PATH_MAX + 32];
+    snprintf(cupti, sizeof(cupti), "%s/cuda/extras/CUPTI/lib64", tmp_root);
+    snprintf(env, sizeof(env), "%s:/nonexistent/cuda-11.8/lib64:/nonexistent/other/lib:%s", stubs, cupti);
+    setenv("LD_LIBRARY_PATH", env, 1);
+    setenv("LIBRARY_PATH", "/usr/local/cuda/lib64/stubs", 1);
+    struct libs_run x;
+    libs_run(&x, NULL, NULL, 5000);
+    assert_non_null(report_find_finding(x.r, "cuda.lib-ld-path-stubs", stubs));
+    assert_non_null(report_find_finding(x.r, "cuda.lib-ld-path-missing", "/nonexistent/cuda-11.8/lib64"));
+    assert_null(report_find_finding(x.r, "cuda.lib-ld-path-missing", "/nonexistent/other/lib")); /* not CUDA's */
+    assert_null(report_find_finding(x.r, "cuda.lib-ld-path-missing", cupti)); /* its toolkit is there */
+    assert_null(report_find_finding(x.r, "cuda.lib-ld-path-stubs", "/usr/local/cuda/lib64/stubs"));
+    assert_int_equal(check_severity("cuda.lib-ld-path-stubs"), REPORT_SEV_WARNING);
+    libs_done(&x);
+    clean_env();
+}
+
+/* The driver part's stub finding (cuda.stub-library, libcuda loaded from that stubs dir) is the cause. */
+static void test_ld_path_stub_cause(void **state)
+{
+    (void)state;
+    char stubs[PATH_MAX + 32], lib[PATH_MAX + 64];
+    snprintf(stubs, sizeof(stubs), "%s/cuda2/lib64/stubs", tmp_root);
+    mkdirs(stubs);
+    snprintf(lib, sizeof(lib), "%s/libcuda.so", stubs);
+    setenv("LD_LIBRARY_PATH", stubs, 1);
+    struct libs_run x;
+    memset(&x, 0, sizeof(x));
+    assert_int_equal(hostfs_open(&x.fs, NULL), 0);
+    x.r = report_new();
+    x.sec = report_add_section(x.r, "cuda");
+    assert_non_null(report_add_finding(x.r, "cuda.stub-library", lib, "the stub"));
+    struct probe_ctx ctx = {.fs = &x.fs, .report = x.r, .timeout_ms = 10000};
+    cuda_libs_report(&ctx, x.sec, NULL);
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-ld-path-stubs", stubs);
+    assert_non_null(f);
+    assert_non_null(f->caused_by_id);
+    assert_string_equal(f->caused_by_id, "cuda.stub-library");
+    assert_string_equal(f->caused_by_subject, lib);
+    report_free(x.r);
+    hostfs_close(&x.fs);
+    clean_env();
+}
+
+/* ---- a library that crashes or hangs when asked its version is a finding naming it ---- */
+
+static void test_crash_hang(void **state)
+{
+    (void)state;
+    char d1[PATH_MAX + 8], d2[PATH_MAX + 8], env[2 * PATH_MAX + 16];
+    snprintf(d1, sizeof(d1), "%s/crash", tmp_root);
+    snprintf(d2, sizeof(d2), "%s/hang", tmp_root);
+    link_in(d1, "libcudart.so.13", need_env("GC_FAKE_CUDART_CRASH"));
+    link_in(d2, "libcudnn.so.9", need_env("GC_FAKE_CUDNN_HANG"));
+    snprintf(env, sizeof(env), "%s:%s", d1, d2);
+    setenv("LD_LIBRARY_PATH", env, 1);
+    struct libs_run x;
+    libs_run(&x, NULL, NULL, 1500);
+    const struct report_finding *c = report_find_finding(x.r, "cuda.lib-load-failed", need_env("GC_FAKE_CUDART_CRASH"));
+    assert_non_null(c);
+    assert_non_null(strstr(c->message, "libcudart.so.13"));
+    assert_non_null(strstr(c->message, "SIGSEGV"));
+    const struct report_finding *h = report_find_finding(x.r, "cuda.lib-load-failed", need_env("GC_FAKE_CUDNN_HANG"));
+    assert_non_null(h);
+    assert_non_null(strstr(h->message, "timed out"));
+    json_object *o = libs_find(&x, "cudart", "LD_LIBRARY_PATH", true);
+    assert_non_null(o);
+    assert_string_equal(jstr(o, "search_entry"), d1);
+    assert_null(jstr(o, "version"));
+    assert_non_null(jstr(o, "error"));
+    libs_done(&x);
+    clean_env();
+}
+
+/* Copy SRC to DIR/NAME, creating DIR. */
+static void copy_in(const char *dir, const char *name, const char *src)
+{
+    mkdirs(dir);
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/%s", dir, name);
+    FILE *in = fopen(src, "rb"), *out = fopen(p, "wb");
+    assert_non_null(in);
+    assert_non_null(out);
+    char buf[65536];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof(buf), in)) > 0)
+        assert_int_equal(fwrite(buf, 1, n, out), n);
+    fclose(in);
+    fclose(out);
+}
+
+/* A fake --root tree: the system's libcudart (13.1, default directory) differs from the pip wheel's
+ * (13.0, a venv whose python3 is on PATH): information only, each program loads its own. A cuDNN
+ * sub-library of another release than libcudnn beside it is a warning. */
+static void test_fake_root(void **state)
+{
+    (void)state;
+    char root[PATH_MAX], sys[PATH_MAX + 32], wheel[PATH_MAX + 64], bin[PATH_MAX + 16];
+    snprintf(root, sizeof(root), "%s/root", tmp_root);
+    snprintf(sys, sizeof(sys), "%s/usr/lib/x86_64-linux-gnu", root);
+    snprintf(wheel, sizeof(wheel), "%s/opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib", root);
+    snprintf(bin, sizeof(bin), "%s/opt/venv/bin", root);
+    copy_in(sys, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    copy_in(sys, "libcudnn.so.9", need_env("GC_FAKE_CUDNN_CU12"));
+    copy_in(sys, "libcudnn_ops.so.9", need_env("GC_FAKE_CUDNN_9_19"));
+    copy_in(wheel, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    copy_in(bin, "python3", need_env("GC_FAKE_CUDART_13_0")); /* any file: python is never run */
+    setenv("PATH", "/opt/venv/bin:/usr/bin", 1);
+    struct libs_run x;
+    libs_run(&x, root, NULL, 10000);
+#if defined(__x86_64__) && defined(__LP64__)
+    json_object *sysrt = libs_find(&x, "cudart", "default", true);
+    assert_non_null(sysrt);
+    assert_string_equal(jstr(sysrt, "path"), "/usr/lib/x86_64-linux-gnu/libcudart.so.13");
+    assert_string_equal(jstr(sysrt, "version"), "13.1");
+    json_object *piprt = libs_find(&x, "cudart", "pip", false);
+    assert_non_null(piprt);
+    assert_string_equal(jstr(piprt, "wheel"), "/opt/venv/lib/python3.12/site-packages/nvidia/cu13/lib");
+    assert_string_equal(jstr(piprt, "version"), "13.0");
+    assert_string_equal(jstr(piprt, "search_entry"), "python3 on PATH (/opt/venv/bin/python3)");
+    const struct report_finding *f =
+        report_find_finding(x.r, "cuda.lib-versions-differ", "/opt/venv/lib/python3.12/site-packages");
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "13.1"));
+    assert_int_equal(check_severity("cuda.lib-versions-differ"), REPORT_SEV_INFO);
+    assert_null(report_find_finding(x.r, "cuda.lib-version-conflict", NULL));
+    /* cuDNN 9.10.0 with a 9.19.0 libcudnn_ops beside it */
+    json_object *ops = libs_find(&x, "cudnn_ops", "default", true);
+    assert_non_null(ops);
+    assert_string_equal(jstr(ops, "version"), "9.19.0");
+    assert_non_null(report_find_finding(x.r, "cuda.lib-cudnn-mixed", "/usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9"));
+    /* that cuDNN is built for CUDA 12, the runtime loaded first is 13 */
+    assert_non_null(report_find_finding(x.r, "cuda.lib-cudnn-cuda-mismatch", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"));
+#endif
+    libs_done(&x);
+    clean_env();
+}
+
+/* A tree with more library files than we examine: the first 128, and a note saying so. */
+static void test_too_many_files(void **state)
+{
+    (void)state;
+    char root[PATH_MAX], sys[PATH_MAX + 32];
+    snprintf(root, sizeof(root), "%s/many", tmp_root);
+    snprintf(sys, sizeof(sys), "%s/usr/lib/x86_64-linux-gnu", root);
+    copy_in(sys, "libcudnn_graph.so.9", need_env("GC_FAKE_CUDNN_9_19"));
+    for (int i = 0; i < 140; i++) {
+        char name[64];
+        snprintf(name, sizeof(name), "libcudnn_s%03d.so.9", i);
+        link_in(sys, name, "libcudnn_graph.so.9"); /* one file, one child, many names */
+    }
+    struct libs_run x;
+    libs_run(&x, root, NULL, 10000);
+#if defined(__x86_64__) && defined(__LP64__)
+    assert_int_equal(json_object_array_length(x.libs), 128);
+    json_object *notes = NULL;
+    assert_true(json_object_object_get_ex(x.sec->data, "notes", &notes));
+    assert_non_null(strstr(json_object_to_json_string(notes), "only the first 128"));
+    json_object *o = json_object_array_get_idx(x.libs, 127);
+    assert_string_equal(jstr(o, "version"), "9.19.0");
+#endif
+    libs_done(&x);
+    clean_env();
+}
+
+/* ---- the real toolkit (GC_CUDA_HOME): versions match its own headers ---- */
+
+static void expect_version(const struct libs_run *x, const char *library, long major, long minor, long patch)
+{
+    json_object *o = libs_find(x, library, NULL, true);
+    if (!o)
+        fail_msg("%s not found", library);
+    char want[64];
+    if (patch >= 0)
+        snprintf(want, sizeof(want), "%ld.%ld.%ld", major, minor, patch);
+    else
+        snprintf(want, sizeof(want), "%ld.%ld", major, minor);
+    const char *v = jstr(o, "version");
+    if (!v || strncmp(v, want, strlen(want)) != 0 || (v[strlen(want)] && v[strlen(want)] != '.'))
+        fail_msg("%s: version %s, headers say %s", library, v ? v : "null", want);
+}
+
+static void test_toolkit_versions(void **state)
+{
+    (void)state;
+    const char *home = need_env("GC_CUDA_HOME");
+    char lib[PATH_MAX + 8];
+    snprintf(lib, sizeof(lib), "%s/lib64", home);
+    setenv("LD_LIBRARY_PATH", lib, 1);
+    struct cuda_facts facts = {.nvidia_gpu_present = false, .driver_cuda_version = -1, .cuinit_result = -1,
+                               .device_count = -1};
+    struct libs_run x;
+    libs_run(&x, NULL, &facts, 30000);
+    long rt = header_define("cuda_runtime_api.h", "CUDART_VERSION");
+    assert_true(rt > 0);
+    expect_version(&x, "cudart", rt / 1000, (rt % 1000) / 10, -1);
+    json_object *cudart = libs_find(&x, "cudart", "LD_LIBRARY_PATH", true);
+    assert_non_null(cudart);
+    assert_string_equal(jstr(cudart, "search_entry"), lib);
+    assert_int_equal(jint(cudart, "cuda_major"), rt / 1000);
+    expect_version(&x, "cublas", header_define("cublas_api.h", "CUBLAS_VER_MAJOR"),
+                   header_define("cublas_api.h", "CUBLAS_VER_MINOR"), header_define("cublas_api.h", "CUBLAS_VER_PATCH"));
+    expect_version(&x, "cublasLt", header_define("cublas_api.h", "CUBLAS_VER_MAJOR"),
+                   header_define("cublas_api.h", "CUBLAS_VER_MINOR"), header_define("cublas_api.h", "CUBLAS_VER_PATCH"));
+    expect_version(&x, "cufft", header_define("cufft.h", "CUFFT_VER_MAJOR"), header_define("cufft.h", "CUFFT_VER_MINOR"),
+                   header_define("cufft.h", "CUFFT_VER_PATCH"));
+    expect_version(&x, "cusparse", header_define("cusparse.h", "CUSPARSE_VER_MAJOR"),
+                   header_define("cusparse.h", "CUSPARSE_VER_MINOR"), header_define("cusparse.h", "CUSPARSE_VER_PATCH"));
+    expect_version(&x, "cusolver", header_define("cusolver_common.h", "CUSOLVER_VER_MAJOR"),
+                   header_define("cusolver_common.h", "CUSOLVER_VER_MINOR"),
+                   header_define("cusolver_common.h", "CUSOLVER_VER_PATCH"));
+    expect_version(&x, "cudnn", header_define("cudnn_version.h", "CUDNN_MAJOR"),
+                   header_define("cudnn_version.h", "CUDNN_MINOR"), header_define("cudnn_version.h", "CUDNN_PATCHLEVEL"));
+    expect_version(&x, "nccl", header_define("nccl.h", "NCCL_MAJOR"), header_define("nccl.h", "NCCL_MINOR"),
+                   header_define("nccl.h", "NCCL_PATCH"));
+    /* NVRTC and nvJitLink carry the CUDA version itself */
+    expect_version(&x, "nvrtc", rt / 1000, (rt % 1000) / 10, -1);
+    expect_version(&x, "nvJitLink", rt / 1000, (rt % 1000) / 10, -1);
+    /* every library of this toolkit belongs to its CUDA major, by whichever rule */
+    const char *fams[] = {"cublas", "cublasLt", "cufft", "cusparse", "cusolver", "cudnn", "nvrtc", "nvJitLink"};
+    for (size_t i = 0; i < sizeof(fams) / sizeof(fams[0]); i++) {
+        json_object *o = libs_find(&x, fams[i], NULL, true);
+        assert_non_null(o);
+        if (jint(o, "cuda_major") != rt / 1000)
+            fail_msg("%s: cuda_major %d, toolkit %ld", fams[i], jint(o, "cuda_major"), rt / 1000);
+    }
+    /* cuDNN 9's sub-libraries answer through libcudnn_graph */
+    if (header_define("cudnn_version.h", "CUDNN_MAJOR") >= 9)
+        expect_version(&x, "cudnn_ops", header_define("cudnn_version.h", "CUDNN_MAJOR"),
+                       header_define("cudnn_version.h", "CUDNN_MINOR"),
+                       header_define("cudnn_version.h", "CUDNN_PATCHLEVEL"));
+    /* a healthy machine without GPU: no warning, no error */
+    assert_int_equal(libs_serious(&x), 0);
+    libs_done(&x);
+
+    /* with the driver of the real H100 machine (580.159.04, CUDA 13.0): still clean */
+    strcpy(facts.kernel_driver_version, "580.159.04");
+    facts.driver_cuda_version = 13000;
+    facts.nvidia_gpu_present = facts.nvidia_gpu_bound = facts.nvidia_module_loaded = true;
+    libs_run(&x, NULL, &facts, 30000);
+    assert_int_equal(libs_serious(&x), 0);
+    assert_null(report_find_finding(x.r, "cuda.lib-driver-too-old", NULL));
+    libs_done(&x);
+
+    /* an older driver: the runtime needs a newer one */
+    strcpy(facts.kernel_driver_version, "535.54.03");
+    facts.driver_cuda_version = 12020;
+    libs_run(&x, NULL, &facts, 30000);
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-driver-too-old", NULL);
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "580"));
+    assert_non_null(strstr(f->message, "535.54.03"));
+    assert_int_equal(check_severity("cuda.lib-driver-too-old"), REPORT_SEV_WARNING);
+    libs_done(&x);
+    clean_env();
+}
+
+/* A pip layout (CUDA 13 wheels: nvidia/cu13/lib, nvidia/cudnn/lib) found through a python3 on PATH. */
+static void test_pip_layout(void **state)
+{
+    (void)state;
+    const char *home = need_env("GC_CUDA_HOME");
+    const char *site = make_venv("venv");
+    char cu13[PATH_MAX + 32], cudnn[PATH_MAX + 32], t[PATH_MAX + 32];
+    snprintf(cu13, sizeof(cu13), "%s/nvidia/cu13/lib", site);
+    snprintf(cudnn, sizeof(cudnn), "%s/nvidia/cudnn/lib", site);
+    const char *libs[] = {"libcudart.so.13", "libcublas.so.13", "libcublasLt.so.13", "libnvJitLink.so.13"};
+    for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+        snprintf(t, sizeof(t), "%s/lib64/%s", home, libs[i]);
+        link_in(cu13, libs[i], t);
+    }
+    snprintf(t, sizeof(t), "%s/lib64/libcudnn.so.9", home);
+    link_in(cudnn, "libcudnn.so.9", t);
+    struct libs_run x;
+    libs_run(&x, NULL, NULL, 30000);
+    json_object *o = libs_find(&x, "cudart", "pip", false);
+    assert_non_null(o);
+    assert_string_equal(jstr(o, "wheel"), cu13);
+    assert_non_null(strstr(jstr(o, "search_entry"), "python3 on PATH"));
+    assert_false(jbool(o, "loaded_first"));
+    long rt = header_define("cuda_runtime_api.h", "CUDART_VERSION");
+    assert_int_equal(jint(o, "cuda_major"), rt / 1000);
+    o = libs_find(&x, "cudnn", "pip", false);
+    assert_non_null(o);
+    assert_string_equal(jstr(o, "wheel"), cudnn);
+    assert_non_null(jstr(o, "version"));
+    /* the same files as the system's: no conflict */
+    assert_null(report_find_finding(x.r, "cuda.lib-version-conflict", NULL));
+    assert_null(report_find_finding(x.r, "cuda.lib-versions-differ", NULL));
+    assert_null(report_find_finding(x.r, "cuda.lib-cudnn-cuda-mismatch", NULL));
+    libs_done(&x);
+
+    /* The same layout through VIRTUAL_ENV, with no python3 on PATH */
+    char venv[PATH_MAX + 8];
+    snprintf(venv, sizeof(venv), "%s/venv", tmp_root);
+    setenv("PATH", "/usr/bin:/bin", 1);
+    setenv("VIRTUAL_ENV", venv, 1);
+    libs_run(&x, NULL, NULL, 30000);
+    o = libs_find(&x, "cudart", "pip", false);
+    assert_non_null(o);
+    assert_string_equal(jstr(o, "search_entry"), "VIRTUAL_ENV");
+    libs_done(&x);
+    clean_env();
+}
+
+/* LD_LIBRARY_PATH puts another libcudart.so.13 (the suite's fake, 13.1) before the wheel's real one. */
+static void test_conflict_and_toolkit(void **state)
+{
+    (void)state;
+    const char *home = need_env("GC_CUDA_HOME");
+    const char *site = make_venv("venv2");
+    char cu13[PATH_MAX + 32], t[PATH_MAX + 32], ld[PATH_MAX + 8];
+    snprintf(cu13, sizeof(cu13), "%s/nvidia/cu13/lib", site);
+    snprintf(t, sizeof(t), "%s/lib64/libcudart.so.13", home);
+    link_in(cu13, "libcudart.so.13", t);
+    snprintf(ld, sizeof(ld), "%s/ldfirst", tmp_root);
+    link_in(ld, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    setenv("LD_LIBRARY_PATH", ld, 1);
+    struct libs_run x;
+    libs_run(&x, NULL, NULL, 30000);
+    json_object *first = libs_find(&x, "cudart", "LD_LIBRARY_PATH", true);
+    assert_non_null(first);
+    assert_string_equal(jstr(first, "version"), "13.1");
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-version-conflict", "libcudart.so.13");
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, cu13));
+    assert_int_equal(check_severity("cuda.lib-version-conflict"), REPORT_SEV_WARNING);
+    /* /usr/local/cuda is 13.0 while 13.1 loads first: information only */
+    if (access("/usr/local/cuda/include/cuda_runtime_api.h", R_OK) == 0 && strstr(home, "/usr/local/cuda")) {
+        assert_non_null(report_find_finding(x.r, "cuda.lib-toolkit-differs", NULL));
+        assert_int_equal(check_severity("cuda.lib-toolkit-differs"), REPORT_SEV_INFO);
+    }
+    libs_done(&x);
+    clean_env();
+}
+
+/* A cuDNN wheel built for CUDA 12 next to a CUDA 13 runtime wheel. */
+static void test_cudnn_mismatch(void **state)
+{
+    (void)state;
+    const char *home = need_env("GC_CUDA_HOME");
+    const char *site = make_venv("venv3");
+    char cu13[PATH_MAX + 32], cudnn[PATH_MAX + 32], t[PATH_MAX + 32];
+    snprintf(cu13, sizeof(cu13), "%s/nvidia/cu13/lib", site);
+    snprintf(cudnn, sizeof(cudnn), "%s/nvidia/cudnn/lib", site);
+    snprintf(t, sizeof(t), "%s/lib64/libcudart.so.13", home);
+    link_in(cu13, "libcudart.so.13", t);
+    link_in(cudnn, "libcudnn.so.9", need_env("GC_FAKE_CUDNN_CU12"));
+    struct libs_run x;
+    libs_run(&x, NULL, NULL, 30000);
+    json_object *o = libs_find(&x, "cudnn", "pip", false);
+    assert_non_null(o);
+    assert_string_equal(jstr(o, "version"), "9.10.0");
+    assert_int_equal(jint(o, "cuda_major"), 12);
+    char sub[PATH_MAX + 64];
+    snprintf(sub, sizeof(sub), "%s/libcudnn.so.9", cudnn);
+    (void)sub;
+    assert_non_null(report_find_finding(x.r, "cuda.lib-cudnn-cuda-mismatch", need_env("GC_FAKE_CUDNN_CU12")));
+    libs_done(&x);
+    clean_env();
+}
+
+int main(int argc, char **argv)
+{
+    const struct CMUnitTest base[] = {
+        cmocka_unit_test(test_decode),
+        cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_empty_root),
+        cmocka_unit_test(test_root_searches_live),
+        cmocka_unit_test(test_ld_path),
+        cmocka_unit_test(test_ld_path_stub_cause),
+        cmocka_unit_test(test_crash_hang),
+        cmocka_unit_test(test_fake_root),
+        cmocka_unit_test(test_too_many_files),
+    };
+    const struct CMUnitTest toolkit[] = {
+        cmocka_unit_test(test_toolkit_versions),
+        cmocka_unit_test(test_pip_layout),
+        cmocka_unit_test(test_conflict_and_toolkit),
+        cmocka_unit_test(test_cudnn_mismatch),
+    };
+    if (argc > 1 && strcmp(argv[1], "toolkit") == 0)
+        return cmocka_run_group_tests(toolkit, setup, teardown);
+    return cmocka_run_group_tests(base, setup, teardown);
+}
