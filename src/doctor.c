@@ -163,7 +163,7 @@ static int doctor_cuda_cc(json_object *dev)
 /* The CUDA smoke status of DEV ("pass", "fail"...), or NULL when unknown. */
 static const char *doctor_cuda_smoke(const struct report *r, json_object *dev)
 {
-    json_object *sd = doctor_get(doctor_get(doctor_data(r, "cuda"), "smoke"), "devices");
+    json_object *sd = doctor_get(doctor_data(r, "cuda"), "smoke"); /* one entry per GPU tested */
     int64_t ord = doctor_int(dev, "ordinal", -1);
     for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
         json_object *s = json_object_array_get_idx(sd, i);
@@ -203,11 +203,7 @@ static int doctor_cuda_driver_version(const struct report *r)
 /* Why the CUDA smoke test gives no answer for DEV, or NULL when it ran. */
 static const char *doctor_cuda_smoke_missing(const struct report *r)
 {
-    json_object *sm = doctor_get(doctor_data(r, "cuda"), "smoke");
-    const char *st = doctor_str(sm, "status");
-    if (st && strcmp(st, "not-run") == 0)
-        return doctor_str(sm, "reason") ? doctor_str(sm, "reason") : "it did not run";
-    return NULL;
+    return doctor_str(doctor_data(r, "cuda"), "smoke_not_run");
 }
 
 /* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,

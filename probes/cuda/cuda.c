@@ -87,9 +87,11 @@ static const struct check cuda_driver_checks[] = {
      "start (many GPUs without persistence mode take seconds: `sudo nvidia-smi -pm 1`)."},
 };
 
-/* The probe's catalogue: each part owns its rows. The NVML, library and smoke parts add their rows
- * here when they land ({cuda_nvml_checks, &cuda_nvml_n_checks}, ... as cuda_internal.h declares). */
+/* The probe's catalogue: each part owns its rows (cuda_internal.h declares them). */
 static const struct check_set cuda_check_sets[] = {
+    {cuda_nvml_checks, &cuda_nvml_n_checks},
+    {cuda_libs_checks, &cuda_libs_n_checks},
+    {cuda_smoke_checks, &cuda_smoke_n_checks},
     {NULL, NULL},
 };
 
@@ -728,10 +730,9 @@ static void cuda_smoke_run(struct cuda_run *cr)
     else if (nd == 0)
         why = "no CUDA device";
     if (why) {
-        json_object *s = json_object_new_object();
-        json_object_object_add(s, "status", json_object_new_string("not-run"));
-        json_object_object_add(s, "reason", json_object_new_string(why));
-        json_object_object_add(cr->sec->data, "smoke", s);
+        /* data["smoke"] is the smoke part's array (one entry per GPU tested): empty, and why. */
+        json_object_object_add(cr->sec->data, "smoke", json_object_new_array());
+        json_object_object_add(cr->sec->data, "smoke_not_run", json_object_new_string(why));
         return;
     }
     struct cuda_smoke_args *args = calloc(nd, sizeof(*args));
@@ -763,10 +764,10 @@ static void cuda_smoke_run(struct cuda_run *cr)
 
 /* ---- summary ------------------------------------------------------------------------------------ */
 
-/* The smoke status of device ORDINAL from data["smoke"]["devices"], or NULL. */
+/* The smoke status of device ORDINAL from data["smoke"] (one entry per GPU tested), or NULL. */
 static const char *cuda_smoke_status(json_object *data, int64_t ordinal)
 {
-    json_object *sd = cuda_get(cuda_get(data, "smoke"), "devices");
+    json_object *sd = cuda_get(data, "smoke");
     for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
         json_object *d = json_object_array_get_idx(sd, i);
         if (cuda_int(d, "ordinal", -1) == ordinal)

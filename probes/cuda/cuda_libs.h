@@ -118,4 +118,7 @@ void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, cons
 /* Add the cuda.lib-* findings and the summary lines for what ST found. */
 void cuda_libs_findings(struct cuda_libs_state *st);
 
+/* True when two version strings agree on every dotted component both give ("13.0.96" and "13.0"). */
+bool cuda_libs_same_version(const char *a, const char *b);
+
 #endif

@@ -101,6 +101,26 @@ static void cuda_libs_driver_findings(struct cuda_libs_state *st)
     }
 }
 
+/* True when versions A and B agree on every component both give: "13.0.96" (a file name) and "13.0"
+ * (cudaRuntimeGetVersion) are one release; "9.14.0" and "9.19.0" are not. Seen on a real H100 machine,
+ * where the toolkit's libcudart.so.13.0.96 was reported as differing from the wheel's 13.0. */
+bool cuda_libs_same_version(const char *a, const char *b)
+{
+    while (*a && *b) {
+        char *ea, *eb;
+        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        if (ea == a || eb == b)
+            return strcmp(a, b) == 0;
+        if (x != y)
+            return false;
+        a = *ea == '.' ? ea + 1 : ea;
+        b = *eb == '.' ? eb + 1 : eb;
+        if ((*ea && *ea != '.') || (*eb && *eb != '.'))
+            return strcmp(a, b) == 0;
+    }
+    return true;
+}
+
 /* Several versions of one library: the copy loaded first against each wheel's. A copy that comes in
  * through LD_LIBRARY_PATH is a warning per file (LD_LIBRARY_PATH is searched before a library's RUNPATH,
  * and a soname already loaded is not loaded again); copies from ld.so.cache or the default directories
@@ -123,7 +143,7 @@ static void cuda_libs_conflict_findings(struct cuda_libs_state *st)
             for (size_t i = 0; i < st->n; i++) {
                 const struct cuda_lib_entry *first = &st->e[i];
                 if (!first->loaded_first || !first->version || strcmp(w->file, first->file) != 0 ||
-                    strcmp(w->version, first->version) == 0)
+                    cuda_libs_same_version(w->version, first->version))
                     continue;
                 if (strcmp(first->via, "LD_LIBRARY_PATH") == 0) {
                     struct report_finding *fd = report_add_finding(

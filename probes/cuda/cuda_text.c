@@ -98,8 +98,18 @@ void cuda_print_text(const struct report_section *sec, const struct report *r, s
     json_object *devs = cuda_t_get(data, "devices");
     for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++)
         cuda_t_device(t, json_object_array_get_idx(devs, i));
+    const char *not_run = cuda_t_str(data, "smoke_not_run");
     json_object *smoke = cuda_t_get(data, "smoke");
-    if (smoke)
-        text_kv(t, "CUDA smoke test", "%s%s%s", cuda_t_or(cuda_t_str(smoke, "status"), "see the summary"),
-                cuda_t_str(smoke, "reason") ? ": " : "", cuda_t_or(cuda_t_str(smoke, "reason"), ""));
+    if (not_run)
+        text_kv(t, "CUDA smoke test", "not run: %s", not_run);
+    for (size_t i = 0; smoke && json_object_is_type(smoke, json_type_array) && i < json_object_array_length(smoke);
+         i++) {
+        json_object *g = json_object_array_get_idx(smoke, i);
+        char key[48];
+        snprintf(key, sizeof(key), "CUDA smoke cuda:%d", (int)json_object_get_int(cuda_t_get(g, "ordinal")));
+        text_kv(t, key, "%s: %s", cuda_t_or(cuda_t_str(g, "status"), "?"), cuda_t_or(cuda_t_str(g, "detail"), ""));
+    }
+    json_object *nvml = cuda_t_get(data, "nvml");
+    if (nvml)
+        cuda_nvml_print_text(nvml, t);
 }

@@ -11,6 +11,9 @@ sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
 from test_pci import PciTree  # noqa: E402
 
 FAKE = os.environ["GC_FAKE_LIBCUDA"]
+# The suite's fake NVML (tests/cuda/fake_nvml.c): a driver ships libnvidia-ml beside libcuda, and without
+# it the NVML part rightly warns (cuda.nvml-missing) on every fake GPU here.
+FAKE_NVML = os.path.join(os.environ["GC_FAKE_NVML_DIR"], "libnvidia-ml.so.1")
 STUB = os.environ.get("GC_CUDA_STUB")
 KVER = "580.159.04"
 POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
@@ -30,6 +33,8 @@ class CudaBase(gctest.TestCase):
         name = real_name or "libcuda.so.%s" % version
         shutil.copy(FAKE, os.path.join(d, name))
         os.symlink(name, os.path.join(d, "libcuda.so.1"))
+        shutil.copy(FAKE_NVML, os.path.join(d, "libnvidia-ml.so.1"))
+        self._nvml_driver = version
         return d
 
     def tree(self, gpus=1, kver=KVER, uvm=True, uvm_node=True, bound=True, module=True):
@@ -47,6 +52,7 @@ class CudaBase(gctest.TestCase):
             t.node("/dev/nvidia%d" % i)
         if uvm_node:
             t.node("/dev/nvidia-uvm")
+        t.gc_gpus = [gpu_addr(i) for i in range(gpus)]
         return t
 
     def cuda(self, t, libdir, *extra, env=None, command="cuda", expect_rc=None, timeout=120):
@@ -54,6 +60,10 @@ class CudaBase(gctest.TestCase):
              "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
              "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "NVIDIA_VISIBLE_DEVICES": None,
              "GC_FAKE_CUDA_BUSIDS": None}
+        if t is not None and getattr(t, "gc_gpus", None):
+            # the fake NVML sees the tree's GPUs, with the driver version of the libcuda beside it
+            e.update({"GC_FAKE_NVML_GPUS": str(len(t.gc_gpus)), "GC_FAKE_NVML_BUSIDS": ",".join(t.gc_gpus),
+                      "GC_FAKE_NVML_DRIVER": getattr(self, "_nvml_driver", KVER), "GC_FAKE_NVML_MODE": None})
         e.update(env or {})
         args = [command]
         if t is not None:
@@ -99,8 +109,9 @@ class CudaTests(CudaBase):
         self.assertIs(dev["ecc_enabled"], True)
         self.assertEqual(dev["compute_mode"], "default")
         self.assertIs(dev["integrated"], False)
-        labels = [s["label"] for s in c["summary"]]
-        self.assertEqual(labels, ["CUDA", "CUDA 0"])
+        # "CUDA libs" depends on what this machine has installed; the rest is the fake GPU's
+        labels = [s["label"] for s in c["summary"] if s["label"] != "CUDA libs"]
+        self.assertEqual(labels, ["CUDA smoke %s" % gpu_addr(0), "CUDA", "CUDA 0"])
 
     def test_healthy_eight_gpus(self):
         t = self.tree(gpus=8)
@@ -126,7 +137,8 @@ class CudaTests(CudaBase):
                       "Model: \t\t NVIDIA H100 80GB HBM3\nBus Location: \t %s\nDevice Minor: \t %d\n"
                       "GPU Excluded:\t No\n" % (gpu_addr(i), i))
         os.unlink(t.t.path("/dev/nvidia1"))
-        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_GPUS": "1"}, expect_rc=0)
+        granted = {"GC_FAKE_CUDA_GPUS": "1", "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": gpu_addr(0)}
+        r = self.cuda(t, self.libdir(), env=granted, expect_rc=0)
         self.assertEqual(self.cuda_ids(r), [], repr(r))
         self.assertTrue(any(gpu_addr(1) in n and "not given" in n for n in r.json["cuda"].get("notes", [])), repr(r))
         # with its node present, the same GPU missing from CUDA is a warning
@@ -202,7 +214,8 @@ class CudaTests(CudaBase):
         os.makedirs(compat)
         shutil.copy(FAKE, os.path.join(compat, "libcuda.so.590.10.01"))
         os.symlink("libcuda.so.590.10.01", os.path.join(compat, "libcuda.so.1"))
-        r = self.cuda(t, compat, env={"GC_FAKE_CUDA_INIT": "804"}, expect_rc=1)
+        nvml = self.libdir()  # the installed driver's NVML, on the path after the compat directory
+        r = self.cuda(t, compat + ":" + nvml, env={"GC_FAKE_CUDA_INIT": "804"}, expect_rc=1)
         self.assertEqual(self.cuda_ids(r), ["cuda.compat-unsupported"], repr(r))
         self.assertIs(r.json["cuda"]["driver"]["library"]["compat"], True)
         self.assertIn(compat, r.findings("cuda.compat-unsupported")[0]["hint"])

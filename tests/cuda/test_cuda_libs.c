@@ -242,6 +242,21 @@ static void test_decode(void **state)
     assert_true(ma == 2 && mi == 8 && pa == 4);
 }
 
+/* A file name's version and the library's own answer of one release are the same version (the real H100
+ * machine: the toolkit's libcudart.so.13.0.96 against the wheel's 13.0); real differences stay. */
+static void test_same_version(void **state)
+{
+    (void)state;
+    assert_true(cuda_libs_same_version("13.0.96", "13.0"));
+    assert_true(cuda_libs_same_version("13.0", "13.0.96"));
+    assert_true(cuda_libs_same_version("13.1.0.3", "13.1.0"));
+    assert_true(cuda_libs_same_version("2.28.9", "2.28.9"));
+    assert_false(cuda_libs_same_version("9.14.0", "9.19.0"));
+    assert_false(cuda_libs_same_version("2.28.3", "2.28.9"));
+    assert_false(cuda_libs_same_version("13.0", "12.0"));
+    assert_false(cuda_libs_same_version("13.10", "13.1"));
+}
+
 static void test_tables(void **state)
 {
     (void)state;
@@ -687,6 +702,7 @@ int main(int argc, char **argv)
     const struct CMUnitTest base[] = {
         cmocka_unit_test(test_decode),
         cmocka_unit_test(test_tables),
+        cmocka_unit_test(test_same_version),
         cmocka_unit_test(test_empty_root),
         cmocka_unit_test(test_root_searches_live),
         cmocka_unit_test(test_ld_path),

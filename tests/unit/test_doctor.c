@@ -204,8 +204,9 @@ static void add_cuda(struct report *r, int driver_version, int cc_major, int cc_
     add(r, "cuda", buf);
 }
 
-static const char *CUDA_SMOKE_PASS = "{\"status\": \"pass\", \"devices\": [{\"ordinal\": 0, \"status\": \"pass\"}]}";
-static const char *CUDA_SMOKE_FAIL = "{\"status\": \"fail\", \"devices\": [{\"ordinal\": 0, \"status\": \"fail\"}]}";
+/* data["smoke"] as the smoke part writes it: one entry per GPU tested (probes/cuda/cuda_smoke.c). */
+static const char *CUDA_SMOKE_PASS = "[{\"ordinal\": 0, \"status\": \"pass\"}]";
+static const char *CUDA_SMOKE_FAIL = "[{\"ordinal\": 0, \"status\": \"wrong-result\"}]";
 
 static void test_cuda_requirements(void **state)
 {
@@ -320,7 +321,7 @@ static void test_cuda_wheel_lines(void **state)
     assert_non_null(strstr(r->verdict_text, "CUDA 13 not ready: compute capability 6.1 is below the 7.5"));
     report_free(r);
     r = report_new();
-    add_cuda(r, 13000, 9, 0, "{\"status\": \"not-run\", \"reason\": \"--no-smoke\"}");
+    add_cuda(r, 13000, 9, 0, "[], \"smoke_not_run\": \"--no-smoke\"");
     doctor_verdict(r);
     assert_non_null(strstr(r->verdict_text, "not proven: the CUDA smoke test did not run (--no-smoke)"));
     report_free(r);
