@@ -41,6 +41,14 @@ static const struct check cuda_driver_checks[] = {
      "A forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not support it (804)",
      "Take the .../compat directory off LD_LIBRARY_PATH (or ld.so.conf.d) so the driver's own libcuda is used, "
      "or upgrade the NVIDIA driver to one that supports the CUDA version you need."},
+    /* cuda.h: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803). CUDA Compatibility guide, "Forward Compatibility":
+     * a cuda-compat libcuda works only on top of the kernel driver branches it supports, and only helps
+     * when it is newer than the driver. Seen on a real H100 image: /usr/local/cuda/compat holds libcuda
+     * 580.95.05 under a 580.159.04 kernel module; put on LD_LIBRARY_PATH, cuInit answers 803. */
+    {"cuda.compat-mismatch", REPORT_SEV_ERROR,
+     "A forward-compatibility libcuda (cuda-compat) does not fit the installed kernel driver (803)",
+     "Take the .../compat directory off LD_LIBRARY_PATH (or ld.so.conf.d) so the driver's own libcuda is used; "
+     "install a cuda-compat package only when it is newer than the driver and built for the driver's branch."},
     /* DOMAIN.md: the library carries its version in its file name; a difference means "Driver/library
      * version mismatch" until the matching module is loaded. */
     {"cuda.driver-library-mismatch", REPORT_SEV_ERROR,
@@ -502,6 +510,23 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
                                        "upgrade the NVIDIA driver to a version that supports the CUDA you need.",
                                     entry ? entry : "the compat directory", kver ? kver : "the kernel module's version");
     }
+    if (code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && compat) {
+        f = report_add_finding(r, "cuda.compat-mismatch", path ? path : "libcuda.so.1",
+                               "The forward-compatibility libcuda %s%s%s (through %s) does not fit the kernel driver%s%s: "
+                               "cuInit fails with CUDA_ERROR_SYSTEM_DRIVER_MISMATCH%s",
+                               path ? path : "", libver ? " " : "", libver ? libver : "", via, kver ? " " : "",
+                               kver ? kver : "",
+                               kver && libver && strverscmp(libver, kver) < 0 ? " (it is older than the driver, so it "
+                                                                                "cannot add anything)"
+                                                                              : "");
+        report_finding_add_evidence(f, "cuInit(0)", "%s (%d)", cname ? cname : "?", code);
+        if (kver)
+            report_finding_add_evidence(f, "kernel module", "%s", kver);
+        if (by_ldlp)
+            report_finding_set_hint(f, "Remove %s from LD_LIBRARY_PATH so the driver's own libcuda (%s) is used; a "
+                                       "cuda-compat package helps only when newer than the driver and built for its branch.",
+                                    entry ? entry : "the compat directory", kver ? kver : "the kernel module's version");
+    }
     bool mismatch = kver && libver && !compat && !stub && strcmp(kver, libver) != 0;
     if (mismatch || (code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && !compat)) {
         if (mismatch)
@@ -534,7 +559,7 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
     free(via);
     /* A cuInit failure not explained above gets the finding its code calls for. */
     bool explained = code < 0 || code == CUDA_SUCCESS || stub || code == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE ||
-                     (code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH && !compat);
+                     code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
     if (explained) {
         /* nothing more to say about cuInit */
     } else if (!cr->facts.nvidia_gpu_present && cr->pci_known) {

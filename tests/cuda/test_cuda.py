@@ -220,6 +220,26 @@ class CudaTests(CudaBase):
         self.assertIs(r.json["cuda"]["driver"]["library"]["compat"], True)
         self.assertIn(compat, r.findings("cuda.compat-unsupported")[0]["hint"])
 
+    def test_older_compat_on_path_is_a_mismatch(self):
+        """The real H100 image: /usr/local/cuda/compat holds libcuda 580.95.05 under a 580.159.04 kernel
+        module; with that directory on LD_LIBRARY_PATH the real cuInit answered 803."""
+        t = self.tree(kver=KVER)
+        base = tempfile.mkdtemp(prefix="gc-cuda-")
+        self.addCleanup(shutil.rmtree, base, True)
+        compat = os.path.join(base, "cuda-13.0", "compat")
+        os.makedirs(compat)
+        shutil.copy(FAKE, os.path.join(compat, "libcuda.so.580.95.05"))
+        os.symlink("libcuda.so.580.95.05", os.path.join(compat, "libcuda.so.1"))
+        nvml = self.libdir()
+        r = self.cuda(t, compat + ":" + nvml, env={"GC_FAKE_CUDA_INIT": "803"}, expect_rc=1)
+        self.assertEqual(self.cuda_ids(r), ["cuda.compat-mismatch"], repr(r))
+        f = r.findings("cuda.compat-mismatch")[0]
+        self.assertEqual(f["severity"], "error")
+        self.assertIn("580.95.05", f["message"])
+        self.assertIn("older than the driver", f["message"])
+        self.assertIn(compat, f["hint"])
+        self.assertNotIn("cuda.driver-library-mismatch", self.cuda_ids(r))
+
     # ---- cuInit results -----------------------------------------------------------------------
 
     def test_999_without_uvm(self):
