@@ -6,6 +6,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "jsonnum.h"
 #include "isolate.h"
 #include "probe.h"
 #include "smoke_device.h"
@@ -119,15 +120,6 @@ static const char *smoke_get_str(json_object *o, const char *key)
     return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
 }
 
-static json_object *smoke_ms(double v)
-{
-    if (!isfinite(v) || v < 0)
-        return NULL;
-    char buf[40];
-    snprintf(buf, sizeof(buf), "%.3f", v);
-    return json_object_new_double_s(v, buf);
-}
-
 /* ---- Progress on a terminal --------------------------------------------------------------------- */
 
 struct smoke_progress {
@@ -239,7 +231,7 @@ static json_object *smoke_device_object(const struct smoke_target *t, const stru
     json_object_put(error);
     free(detail);
     json_object_object_add(o, "stage", res && stage && *stage ? json_object_new_string(stage) : NULL);
-    json_object_object_add(o, "elapsed_ms", res ? smoke_ms(res->elapsed_ms) : NULL);
+    json_object_object_add(o, "elapsed_ms", res ? jsonnum_ms(res->elapsed_ms) : NULL);
     return o;
 }
 

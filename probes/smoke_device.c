@@ -1,4 +1,5 @@
 /* smoke_device.c: the smoke test's isolated children: device enumeration, and the test of one device. */
+#include "jsonnum.h"
 #include "smoke_device.h"
 
 #include <dlfcn.h>
@@ -51,33 +52,6 @@ json_object *smoke_type_json(unsigned long long type)
         if (type & bits[i].bit)
             json_object_array_add(a, json_object_new_string(bits[i].name));
     return a;
-}
-
-static double smoke_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* A finite double as JSON with DIGITS significant digits, or null. */
-static json_object *smoke_json_num(double v, int digits)
-{
-    if (!isfinite(v))
-        return NULL;
-    char buf[40];
-    snprintf(buf, sizeof(buf), "%.*g", digits, v);
-    return json_object_new_double_s(v, buf);
-}
-
-/* A milliseconds value rounded to microseconds, or null. */
-static json_object *smoke_json_ms(double v)
-{
-    if (!isfinite(v) || v < 0)
-        return NULL;
-    char buf[40];
-    snprintf(buf, sizeof(buf), "%.3f", v);
-    return json_object_new_double_s(v, buf);
 }
 
 static json_object *smoke_json_str(const char *s)
@@ -408,9 +382,9 @@ static cl_int smoke_build(struct smoke_dev *d, const char *options, char **log)
         smoke_ok(d, err != CL_SUCCESS ? err : CL_INVALID_PROGRAM, "clCreateProgramWithSource");
         return err != CL_SUCCESS ? err : CL_INVALID_PROGRAM;
     }
-    double t0 = smoke_now_ms();
+    double t0 = jsonnum_now_ms();
     err = d->api.clBuildProgram(prog, 1, &d->dev, options, NULL, NULL);
-    d->build_ms = smoke_now_ms() - t0;
+    d->build_ms = jsonnum_now_ms() - t0;
     if (err != CL_SUCCESS) {
         *log = smoke_build_log(d, prog);
         d->api.clReleaseProgram(prog);
@@ -545,12 +519,12 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     if (ok) {
         smoke_stage(d, "%s %s pass: running the kernel", pn, kn);
         size_t gws[2] = {smoke_kernel_columns(d->n), d->n};
-        double h0 = smoke_now_ms();
+        double h0 = jsonnum_now_ms();
         ok = smoke_ok(d, d->api.clEnqueueNDRangeKernel(d->q, k, 2, NULL, gws, NULL, 0, NULL, &kev),
                       "clEnqueueNDRangeKernel") &&
              smoke_ok(d, d->api.clWaitForEvents(1, &kev), "clWaitForEvents");
         if (ok)
-            hms = smoke_now_ms() - h0;
+            hms = jsonnum_now_ms() - h0;
         ok = ok && smoke_ok(d, d->api.clEnqueueReadBuffer(d->q, d->c, CL_FALSE, 0, bytes, got, 0, NULL, &rev),
                             "clEnqueueReadBuffer");
     }
@@ -583,10 +557,10 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
         struct smoke_check chk;
         smoke_verify(&pr, got, sentinel, &chk);
         json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
-        json_object_object_add(po, "kernel_ms", smoke_json_ms(kms));
-        json_object_object_add(po, "host_ms", smoke_json_ms(hms));
-        json_object_object_add(po, "max_error", smoke_json_num(chk.max_error, 6));
-        json_object_object_add(po, "tolerance", smoke_json_num(chk.max_tolerance, 6));
+        json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
+        json_object_object_add(po, "host_ms", jsonnum_ms(hms));
+        json_object_object_add(po, "max_error", jsonnum_sig(chk.max_error, 6));
+        json_object_object_add(po, "tolerance", jsonnum_sig(chk.max_tolerance, 6));
         json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
         json_object_array_add(d->passes, po);
         if (p == SMOKE_FP32) {
@@ -609,8 +583,8 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
             json_object_object_add(mo, "row", json_object_new_int64(m->row));
             json_object_object_add(mo, "col", json_object_new_int64(m->col));
             int digits = p == SMOKE_FP64 ? 17 : 9; /* enough to tell neighbouring values apart */
-            json_object_object_add(mo, "expected", smoke_json_num(m->expected, digits));
-            json_object_object_add(mo, "got", smoke_json_num(m->got, digits));
+            json_object_object_add(mo, "expected", jsonnum_sig(m->expected, digits));
+            json_object_object_add(mo, "got", jsonnum_sig(m->got, digits));
             json_object_object_add(mo, "got_text", json_object_new_string(text));
             json_object_array_add(d->mismatches, mo);
         }
@@ -810,11 +784,11 @@ json_object *smoke_device_child(void *arg)
         json_object_object_add(out, "type", NULL);
     json_object_object_add(out, "status", json_object_new_string(status));
     json_object_object_add(out, "n", json_object_new_int64(d.n));
-    json_object_object_add(out, "build_ms", d.built[SMOKE_FP32] || d.build_log ? smoke_json_ms(d.build_ms) : NULL);
+    json_object_object_add(out, "build_ms", d.built[SMOKE_FP32] || d.build_log ? jsonnum_ms(d.build_ms) : NULL);
     if (smoke_timer_hook && d.have_max_error)
         smoke_timer_hook(&d.kernel_ms, &d.host_ms, &d.peak);
-    json_object_object_add(out, "kernel_ms", smoke_json_ms(d.kernel_ms));
-    json_object_object_add(out, "host_ms", smoke_json_ms(d.host_ms));
+    json_object_object_add(out, "kernel_ms", jsonnum_ms(d.kernel_ms));
+    json_object_object_add(out, "host_ms", jsonnum_ms(d.host_ms));
     /* Which clock to believe, and whether the speed is one the device could reach at all. */
     double peak = smoke_peak_gflops(&d.peak);
     struct smoke_timing tm;
@@ -823,8 +797,8 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "timer", smoke_json_str(tm.timer));
     const char *why = timed ? smoke_timer_why_name(tm.why) : NULL;
     json_object_object_add(out, "timer_reason", smoke_json_str(why));
-    json_object_object_add(out, "peak_gflops", smoke_json_num(peak, 4));
-    json_object_object_add(out, "gflops", smoke_json_num(tm.gflops, 4));
+    json_object_object_add(out, "peak_gflops", jsonnum_sig(peak, 4));
+    json_object_object_add(out, "gflops", jsonnum_sig(tm.gflops, 4));
     char *gwhy = NULL;
     if (tm.above_peak)
         gwhy = str_printf("%.4g GFLOPS by the %s clock would exceed the device's plausible peak of %.4g GFLOPS "
@@ -842,7 +816,7 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "driver_version", smoke_json_str(d.driver_version));
     free(d.platform_name);
     free(d.driver_version);
-    json_object_object_add(out, "max_error", d.have_max_error ? smoke_json_num(d.max_error, 6) : NULL);
+    json_object_object_add(out, "max_error", d.have_max_error ? jsonnum_sig(d.max_error, 6) : NULL);
     json_object_object_add(out, "wrong_elements", d.have_max_error ? json_object_new_int64((int64_t)d.wrong) : NULL);
     json_object_object_add(out, "first_mismatches", d.mismatches);
     json_object *prec = json_object_new_object();

@@ -1,4 +1,5 @@
 /* isolate.c: run untrusted work (vendor drivers) in forked children with a timeout; JSON comes back. */
+#include "jsonnum.h"
 #include "isolate.h"
 
 #include <errno.h>
@@ -51,13 +52,6 @@ void isolate_result_clear(struct isolate_result *res)
     free(res->stderr_tail);
     free(res->detail);
     memset(res, 0, sizeof(*res));
-}
-
-static double isolate_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 /* In the child: never returns. PARENT is gpucheckup's pid, taken before the fork. */
@@ -155,7 +149,7 @@ static bool isolate_drain(struct isolate_child_state *c, int fd, bool is_out)
 
 static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, int timeout_ms)
 {
-    res->elapsed_ms = isolate_now_ms() - c->start;
+    res->elapsed_ms = jsonnum_now_ms() - c->start;
     if (c->tail_len > 0) {
         res->stderr_tail = strndup(c->tail, c->tail_len);
         str_sanitize(res->stderr_tail);
@@ -277,7 +271,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
             close(po[1]);
             continue;
         }
-        cs[i].start = isolate_now_ms();
+        cs[i].start = jsonnum_now_ms();
         pid_t pid = fork();
         if (pid < 0) {
             res->status = ISOLATE_SPAWN_FAILED;
@@ -312,7 +306,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         started++;
     }
 
-    double deadline = isolate_now_ms() + timeout_ms;
+    double deadline = jsonnum_now_ms() + timeout_ms;
     struct pollfd *pfd = calloc(2 * n, sizeof(*pfd));
     for (;;) {
         size_t np = 0, alive = 0;
@@ -339,7 +333,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
             if (pfd && cs[i].err_fd >= 0)
                 pfd[np++] = (struct pollfd){.fd = cs[i].err_fd, .events = POLLIN};
         }
-        double now = isolate_now_ms();
+        double now = jsonnum_now_ms();
         if (alive == 0 && np == 0)
             break;
         if (now >= deadline)

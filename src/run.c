@@ -1,4 +1,5 @@
 /* run.c: one diagnosis: pick the probes for the command, run them in order, correlate, decide. */
+#include "jsonnum.h"
 #include "run.h"
 
 #include <stdlib.h>
@@ -30,13 +31,6 @@ bool run_selects(const char *command, const char *name)
     const char *target = strcmp(command, "list") == 0 ? "opencl" : command;
     const struct probe *p = probe_find(target);
     return p && run_needs(p, name, 0);
-}
-
-static double run_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
 int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct report **out, char **error)
@@ -78,9 +72,9 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
                                       "(add --live to run it against this machine)");
             continue;
         }
-        double t0 = run_now_ms();
+        double t0 = jsonnum_now_ms();
         int rc = p->run(&ctx, sec);
-        sec->duration_ms = run_now_ms() - t0;
+        sec->duration_ms = jsonnum_now_ms() - t0;
         if (rc == PROBE_INPUT_ERROR || rc == PROBE_INTERNAL_ERROR) {
             *error = ctx.error ? ctx.error : str_printf("%s: probe failed", p->name);
             report_free(r);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "jsonnum.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"
 #include "smoke_timer.h"
@@ -151,33 +152,6 @@ struct cs_run {
     int sms, clock_khz, cc_major, cc_minor;
 };
 
-static double cs_now_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
-}
-
-/* A finite double with DIGITS significant digits, or null. */
-static json_object *cs_json_num(double v, int digits)
-{
-    if (!isfinite(v))
-        return NULL;
-    char buf[40];
-    snprintf(buf, sizeof(buf), "%.*g", digits, v);
-    return json_object_new_double_s(v, buf);
-}
-
-/* Milliseconds rounded to microseconds, or null. */
-static json_object *cs_json_ms(double v)
-{
-    if (!isfinite(v) || v < 0)
-        return NULL;
-    char buf[40];
-    snprintf(buf, sizeof(buf), "%.3f", v);
-    return json_object_new_double_s(v, buf);
-}
-
 /* A string, sanitised and cut to MAX bytes, or null when empty. */
 static json_object *cs_json_str(const char *s, size_t max)
 {
@@ -291,9 +265,9 @@ static bool cs_jit(struct cs_run *r)
     void *vals[4] = {r->jit_error_log, (void *)(uintptr_t)(sizeof(r->jit_error_log) - 1), r->jit_info_log,
                      (void *)(uintptr_t)(sizeof(r->jit_info_log) - 1)};
     r->jit_tried = true;
-    double t0 = cs_now_ms();
+    double t0 = jsonnum_now_ms();
     CUresult res = api->cuModuleLoadDataEx(&r->mod, cuda_smoke_ptx, 4, opts, vals);
-    r->jit_ms = cs_now_ms() - t0;
+    r->jit_ms = jsonnum_now_ms() - t0;
     r->jit_error_log[sizeof(r->jit_error_log) - 1] = '\0';
     r->jit_info_log[sizeof(r->jit_info_log) - 1] = '\0';
     if (res != CUDA_SUCCESS) {
@@ -352,7 +326,7 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
     if (ok) {
         /* The host clock times the launch to the end event's completion (uploads done before); the
          * events time the kernel on the GPU. */
-        double h0 = cs_now_ms();
+        double h0 = jsonnum_now_ms();
         ok = cs_ok(r, api->cuEventRecord(r->ev0, NULL), "cuEventRecord", "run-failed") &&
              cs_ok(r, api->cuLaunchKernel(r->fn, grid, grid, 1, CUDA_SMOKE_BLOCK, CUDA_SMOKE_BLOCK, 1, 0, NULL, params,
                                           NULL),
@@ -360,7 +334,7 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
              cs_ok(r, api->cuEventRecord(r->ev1, NULL), "cuEventRecord", "run-failed") &&
              cs_ok(r, api->cuEventSynchronize(r->ev1), "cuEventSynchronize", "run-failed");
         if (ok)
-            hms = cs_now_ms() - h0;
+            hms = jsonnum_now_ms() - h0;
         /* A fault in the kernel (CUDA_ERROR_ILLEGAL_ADDRESS...) shows here at the latest. */
         ok = ok && cs_ok(r, api->cuCtxSynchronize(), "cuCtxSynchronize", "run-failed");
         float ems = -1.0f;
@@ -374,10 +348,10 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
         json_object *po = json_object_new_object();
         json_object_object_add(po, "pass", json_object_new_string(kn));
         json_object_object_add(po, "status", json_object_new_string(chk.wrong ? "fail" : "pass"));
-        json_object_object_add(po, "kernel_ms", cs_json_ms(kms));
-        json_object_object_add(po, "host_ms", cs_json_ms(hms));
-        json_object_object_add(po, "max_error", cs_json_num(chk.max_error, 6));
-        json_object_object_add(po, "tolerance", cs_json_num(chk.max_tolerance, 6));
+        json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
+        json_object_object_add(po, "host_ms", jsonnum_ms(hms));
+        json_object_object_add(po, "max_error", jsonnum_sig(chk.max_error, 6));
+        json_object_object_add(po, "tolerance", jsonnum_sig(chk.max_tolerance, 6));
         json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
         json_object_array_add(r->passes, po);
         if (isfinite(kms) && (!isfinite(r->kernel_ms) || kms < r->kernel_ms))
@@ -394,7 +368,7 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
             json_object_object_add(mo, "pass", json_object_new_string(kn));
             json_object_object_add(mo, "row", json_object_new_int64(m->row));
             json_object_object_add(mo, "column", json_object_new_int64(m->col));
-            json_object_object_add(mo, "expected", cs_json_num(m->expected, 9));
+            json_object_object_add(mo, "expected", jsonnum_sig(m->expected, 9));
             char text[40];
             snprintf(text, sizeof(text), "%.9g", m->got);
             json_object_object_add(mo, "got", json_object_new_string(text));
@@ -536,9 +510,9 @@ json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n)
     const char *rname = have_res ? cuda_result_name(r->failed_result) : NULL;
     json_object_object_add(out, "result_name", rname ? json_object_new_string(rname) : NULL);
     json_object_object_add(out, "computes_nothing", json_object_new_boolean(r->computes_nothing));
-    json_object_object_add(out, "jit_ms", r->jit_tried ? cs_json_ms(r->jit_ms) : NULL);
-    json_object_object_add(out, "kernel_ms", cs_json_ms(r->kernel_ms));
-    json_object_object_add(out, "host_ms", cs_json_ms(r->host_ms));
+    json_object_object_add(out, "jit_ms", r->jit_tried ? jsonnum_ms(r->jit_ms) : NULL);
+    json_object_object_add(out, "kernel_ms", jsonnum_ms(r->kernel_ms));
+    json_object_object_add(out, "host_ms", jsonnum_ms(r->host_ms));
 
     /* Which clock to believe, and whether the speed is one the GPU could reach at all: the OpenCL
      * smoke test's rules (probes/smoke_timer.c), with the CUDA events as its "profiling" clock and
@@ -565,11 +539,11 @@ json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n)
     } else if (timer && r->have_max_error) {
         gflops = tm.gflops;
     }
-    json_object_object_add(out, "gflops", cs_json_num(gflops, 4));
+    json_object_object_add(out, "gflops", jsonnum_sig(gflops, 4));
     json_object_object_add(out, "gflops_reason", cs_json_str(gwhy, 400));
-    json_object_object_add(out, "peak_gflops", cs_json_num(peak, 4));
+    json_object_object_add(out, "peak_gflops", jsonnum_sig(peak, 4));
     free(gwhy);
-    json_object_object_add(out, "max_error", r->have_max_error ? cs_json_num(r->max_error, 6) : NULL);
+    json_object_object_add(out, "max_error", r->have_max_error ? jsonnum_sig(r->max_error, 6) : NULL);
     json_object_object_add(out, "wrong_elements", r->have_max_error ? json_object_new_int64((int64_t)r->wrong) : NULL);
     json_object_object_add(out, "first_mismatches", r->mismatches);
     json_object_object_add(out, "passes", r->passes);
