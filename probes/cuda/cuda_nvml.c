@@ -28,7 +28,7 @@
  * The rules follow the software plugin of NVIDIA's DCGM level-1 diagnostic (NVIDIA/DCGM,
  * nvvs/src/Software.cpp, Software::Go: denylist, libraries_nvml, libraries_cuda, libraries_cudatk,
  * permissions, persistence_mode, env_variables, page_retirement, inforom, gpu_recovery_state), each row
- * saying where its rule comes from. Not here: the nouveau denylist (pci.nouveau-bound, probes/pci.c), the
+ * saying where its rule comes from. Not here: the nouveau denylist (pci.nouveau-bound, probes/pci/pci.c), the
  * CUDA main library and toolkit libraries (the driver-API and library parts of this probe), fabric manager
  * (CUDA_ERROR_SYSTEM_NOT_READY 802 in the driver-API part). Left out on purpose: graphics_processes (DCGM
  * warns about any graphics process, which is every desktop with a display: a false alarm here),

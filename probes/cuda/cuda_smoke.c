@@ -89,7 +89,7 @@ const char cuda_smoke_ptx[] =
 
 #define CUDA_SMOKE_ENTRY "gc_sgemm_f32"
 #define CUDA_SMOKE_BLOCK 16u
-/* The OpenCL smoke test's seed (probes/smoke_device.c): both tests multiply the same matrices. */
+/* The OpenCL smoke test's seed (probes/smoke/smoke_device.c): both tests multiply the same matrices. */
 #define CUDA_SMOKE_SEED 0x5EED0F5310CEull
 /* The output buffer is filled with this quiet NaN before each launch: an element the kernel did not
  * write stays NaN, and an output equal to it is "the kernel left the buffer as it was". */
@@ -515,7 +515,7 @@ json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n)
     json_object_object_add(out, "host_ms", jsonnum_ms(r->host_ms));
 
     /* Which clock to believe, and whether the speed is one the GPU could reach at all: the OpenCL
-     * smoke test's rules (probes/smoke_timer.c), with the CUDA events as its "profiling" clock and
+     * smoke test's rules (probes/smoke/smoke_timer.c), with the CUDA events as its "profiling" clock and
      * the SMs as compute units (its GPU ceiling: 512 fp32 lanes per unit, four times an H100 SM). */
     struct smoke_peak_props pk = {.cpu = false,
                                   .compute_units = r->sms > 0 ? (unsigned)r->sms : 0,

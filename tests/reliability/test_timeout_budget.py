@@ -2,11 +2,11 @@
 timeouts plus a second. Children of one batch run side by side, so what adds up is the number of
 batches a probe runs one after another, each bounded by --timeout:
 
-  cpu     1  libcpuid on a dump or a hybrid CPU (probes/cpu.c, cpu_lib_child)
+  cpu     1  libcpuid on a dump or a hybrid CPU (probes/cpu/cpu.c, cpu_lib_child)
   pci     0  no vendor code
   icd     3  loader identification, then every driver alone plus all through the loader, then (only
              when the loader fails and no driver alone explains it) every pair of drivers
-             (probes/icd.c: icd_identify, icd_probe_all, icd_check_conflict)
+             (probes/icd/icd.c: icd_identify, icd_probe_all, icd_check_conflict)
   opencl  1  once it lands: platform and device enumeration in one child
   smoke   2  once it lands: enumeration, then every device's run side by side
 

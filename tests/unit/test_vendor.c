@@ -134,7 +134,7 @@ static void test_rows_are_consistent(void **state)
     assert_null(vendor_cl_by_name("nope"));
 }
 
-/* The pci probe's module list (probes/pci_drivers.c), in its JSON order. */
+/* The pci probe's module list (probes/pci/pci_drivers.c), in its JSON order. */
 extern const char *const pci_module_names[];
 
 static void test_pci_modules_follow_the_table(void **state)
