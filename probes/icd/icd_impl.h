@@ -9,7 +9,10 @@
 #include <json-c/json.h>
 
 #include "hostfs.h"
+#include "isolate.h"
 #include "ldsearch.h"
+#include "probe.h"
+#include "vendor.h"
 
 /* Which ICD loader reads the vendors: decides how OCL_ICD_VENDORS and .icd files are read. */
 enum icd_kind {
@@ -58,8 +61,8 @@ const char *icd_bad_name(unsigned bit);
 const char *icd_bad_text(unsigned bit);
 
 /* ---- the library search, as dlopen does it: src/ldsearch.h ----
- * The icd probe's names for the shared dynamic-linker search, kept so that icd.c and the icd unit and
- * fuzz tests written before the search moved to src/ldsearch.c read unchanged. */
+ * The icd probe's names for the shared dynamic-linker search, kept so that the probe's files and the icd
+ * unit and fuzz tests written before the search moved to src/ldsearch.c read unchanged. */
 #define icd_search ldsearch
 #define icd_search_init ldsearch_init
 #define icd_search_free ldsearch_free
@@ -127,5 +130,113 @@ json_object *icd_child_vendor(void *arg);   /* one vendor library alone */
 json_object *icd_child_pair(void *arg);     /* lib then lib2 in one process: {"first", "second"} */
 json_object *icd_child_loader(void *arg);   /* identify a loader with no vendor loaded */
 json_object *icd_child_combined(void *arg); /* clGetPlatformIDs through the real loader */
+
+/* ---- the probe's shared state (icd.c, icd_loader.c, icd_collect.c, icd_probe.c, icd_conflict.c,
+ * icd_text.c) ---- */
+
+/* Default vendors directory of both loaders. */
+#define ICD_VENDORS_DIR "/etc/OpenCL/vendors"
+/* Largest .icd file read (a real one is a line); larger is "overlong". */
+#define ICD_MAX_FILE (64 * 1024)
+/* Vendor libraries probed (one child each, all at once); more are listed, not loaded. */
+#define ICD_MAX_PROBES 64
+/* Pairwise conflict search: at most this many children. */
+#define ICD_MAX_PAIR_JOBS 32
+
+struct icd_entry {
+    char *file;         /* .icd path read through ctx->fs, or NULL for an environment entry */
+    const char *source; /* "vendors-dir", "OCL_ICD_VENDORS", "OCL_ICD_FILENAMES" */
+    char *library;      /* what the loader passes to dlopen (raw bytes), or NULL */
+    unsigned bad, fatal;
+    char *found;        /* where the library search found it (on this machine), or NULL */
+    const char *via;
+    char *resolved;     /* canonical path of the library, or NULL */
+    dev_t dev;
+    ino_t ino;
+    bool have_id;
+    const char *status; /* NULL while undecided */
+    char *detail;
+    int dup_of;
+    bool probed;
+    double elapsed_ms;
+    json_object *platforms; /* array, owned */
+    char *output;           /* what the child wrote on stderr (tail), or NULL */
+    bool fifo;              /* the .icd is a FIFO: ocl-icd blocks on it */
+    bool classified;        /* drv, hw and hw_why are set */
+    const struct vendor_cl *drv; /* the driver recognised from the vendor table, or NULL */
+    enum vendor_hw hw;      /* whether the hardware it needs is here */
+    char hw_why[192];       /* what the PCI facts show about it */
+    bool absent;            /* its failure or emptiness is that of a driver for absent hardware */
+};
+
+struct icd_state {
+    struct probe_ctx *ctx;
+    struct report_section *sec;
+    struct hostfs own_libfs;
+    bool have_own_libfs;
+    const struct hostfs *libfs; /* this machine's files: libraries are loaded here */
+    struct icd_search search;
+    struct icd_loader_file *loaders;
+    size_t n_loaders;
+    json_object **loader_info; /* per loaders[i] (first of its group): the identification, or NULL */
+    json_object *loader;       /* the default loader's identification ({"ok":...}), or NULL */
+    char *loader_error;        /* why no loader, or NULL */
+    enum icd_kind kind;
+    const char *vendors_from;
+    char *vendors_dir;
+    int vendors_dir_err;
+    char **ignored;            /* files in the vendors dir the loaders skip (not *.icd) */
+    size_t n_ignored;
+    struct icd_entry *e;
+    size_t n;
+    json_object *combined;
+    bool root;                 /* running as root */
+    json_object *pci;          /* the pci section's data when that probe ran ok, or NULL (not owned) */
+};
+
+/* small helpers (icd.c) */
+const char *icd_env(const char *name);
+char *icd_sanitized(const char *s);
+char *icd_absolute(const struct icd_state *st, const char *path);
+const char *icd_basename(const char *p);
+const char *icd_subject(const struct icd_entry *e);
+const char *icd_jstr(json_object *o, const char *key);
+bool icd_jbool(json_object *o, const char *key, bool dflt);
+bool icd_jint(json_object *o, const char *key, int64_t *out);
+bool icd_is_ocl_semantics(enum icd_kind k);
+volatile int *icd_stages_new(size_t n);
+void icd_stages_free(volatile int *p, size_t n);
+struct icd_entry *icd_entry_new(struct icd_state *st, const char *file, const char *source);
+void icd_set(struct icd_entry *e, const char *status, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+json_object *icd_json_ms(double ms);
+char *icd_child_failure(const struct isolate_result *r, int stage, double timeout_s);
+char *icd_output_tail(const char *out);
+
+/* the loader (icd_loader.c) */
+void icd_identify(struct icd_state *st);
+json_object *icd_loader_file_info(const struct icd_state *st, size_t i);
+const char *icd_loader_kind_of(json_object *info);
+void icd_crosscheck_winner(struct icd_state *st);
+void icd_check_loaders(struct icd_state *st);
+
+/* which .icd files and libraries the loader reads, each checked before loading (icd_collect.c) */
+void icd_collect(struct icd_state *st);
+void icd_precheck(struct icd_state *st);
+
+/* each vendor library alone, and which driver it is (icd_probe.c) */
+char *icd_platforms_text(json_object *arr);
+void icd_classify(const struct icd_state *st, struct icd_entry *e);
+void icd_probe_all(struct icd_state *st);
+
+/* drivers that crash only together (icd_conflict.c) */
+bool icd_status_is(const char *s, const char *a, const char *b, const char *c, const char *d);
+void icd_check_conflict(struct icd_state *st);
+
+/* facts, summary, text (icd_text.c) */
+void icd_fill_data(struct icd_state *st);
+void icd_summary(struct icd_state *st);
+void icd_no_icds(struct icd_state *st);
+void icd_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);
 
 #endif

@@ -6,7 +6,7 @@ batches a probe runs one after another, each bounded by --timeout:
   pci     0  no vendor code
   icd     3  loader identification, then every driver alone plus all through the loader, then (only
              when the loader fails and no driver alone explains it) every pair of drivers
-             (probes/icd/icd.c: icd_identify, icd_probe_all, icd_check_conflict)
+             (probes/icd/: icd_identify, icd_probe_all, icd_check_conflict)
   opencl  1  once it lands: platform and device enumeration in one child
   smoke   2  once it lands: enumeration, then every device's run side by side
 

@@ -1,0 +1,311 @@
+/* icd_text.c: the icd section's facts (JSON data), summary rows and text output. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "icd_impl.h"
+#include "probe.h"
+#include "strutil.h"
+#include "vendor.h"
+
+/* ---- facts, summary, text ---- */
+
+static json_object *icd_jnew_str(const char *s)
+{
+    if (!s)
+        return NULL;
+    char *c = icd_sanitized(s);
+    json_object *o = c ? json_object_new_string(c) : NULL;
+    free(c);
+    return o;
+}
+
+static json_object *icd_entry_json(const struct icd_entry *e)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "file", icd_jnew_str(e->file));
+    json_object_object_add(o, "source", json_object_new_string(e->source));
+    json_object_object_add(o, "library", icd_jnew_str(e->library));
+    json_object_object_add(o, "resolved", icd_jnew_str(e->resolved));
+    json_object_object_add(o, "found_via", e->via ? json_object_new_string(e->via) : NULL);
+    json_object_object_add(o, "status", json_object_new_string(e->status ? e->status : "not-probed"));
+    json_object_object_add(o, "detail", icd_jnew_str(e->detail));
+    json_object *bad = json_object_new_array();
+    for (unsigned b = 1; b < (1u << ICD_BAD_COUNT); b <<= 1)
+        if (e->bad & b)
+            json_object_array_add(bad, json_object_new_string(icd_bad_name(b)));
+    json_object_object_add(o, "malformed", bad);
+    json_object_object_add(o, "vendor", e->drv ? json_object_new_string(e->drv->vendor) : NULL);
+    if (e->drv) {
+        json_object *d = json_object_new_object();
+        json_object_object_add(d, "name", json_object_new_string(e->drv->name));
+        json_object_object_add(d, "title", json_object_new_string(e->drv->display));
+        json_object_object_add(d, "needs", json_object_new_string(e->drv->needs_text));
+        json_object_object_add(d, "hardware", json_object_new_string(vendor_hw_name(e->hw)));
+        json_object_object_add(d, "hardware_detail", e->hw_why[0] ? json_object_new_string(e->hw_why) : NULL);
+        json_object_object_add(d, "absent_hardware", json_object_new_boolean(e->absent));
+        json_object_object_add(o, "driver", d);
+    } else {
+        json_object_object_add(o, "driver", NULL);
+    }
+    json_object_object_add(o, "platforms", json_object_get(e->platforms));
+    json_object_object_add(o, "elapsed_ms", e->probed ? icd_json_ms(e->elapsed_ms) : NULL);
+    bool quiet = e->status && strcmp(e->status, "ok") == 0;
+    char *tail = quiet ? NULL : icd_output_tail(e->output);
+    json_object_object_add(o, "output", tail ? json_object_new_string(tail) : NULL);
+    free(tail);
+    return o;
+}
+
+static json_object *icd_loader_json(const struct icd_state *st)
+{
+    if (!st->loader)
+        return NULL;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "path", icd_jnew_str(icd_jstr(st->loader, "path")));
+    json_object_object_add(o, "name", icd_jnew_str(icd_jstr(st->loader, "name")));
+    json_object_object_add(o, "vendor", icd_jnew_str(icd_jstr(st->loader, "vendor")));
+    json_object_object_add(o, "version", icd_jnew_str(icd_jstr(st->loader, "version")));
+    json_object_object_add(o, "ocl_version", icd_jnew_str(icd_jstr(st->loader, "ocl_version")));
+    json_object_object_add(o, "kind", json_object_new_string(icd_kind_name(st->kind) ? icd_kind_name(st->kind) : "unknown"));
+    return o;
+}
+
+static const char *const icd_env_names[] = {
+    "OCL_ICD_VENDORS",   "OPENCL_VENDOR_PATH", "OCL_ICD_FILENAMES",    "OCL_ICD_ASSUME_ICD_EXTENSION",
+    "OPENCL_LAYERS",     "LD_LIBRARY_PATH",    "GPUCHECKUP_LIBOPENCL", NULL,
+};
+
+void icd_fill_data(struct icd_state *st)
+{
+    json_object *d = st->sec->data;
+    for (size_t i = 0; i < st->n; i++)
+        icd_classify(st, &st->e[i]);
+    json_object_object_add(d, "loader", icd_loader_json(st));
+    json_object *ls = json_object_new_array();
+    for (size_t i = 0; i < st->n_loaders; i++) {
+        const struct icd_loader_file *l = &st->loaders[i];
+        json_object *info = icd_loader_file_info(st, i);
+        bool ok = info && icd_jbool(info, "ok", false);
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "path", icd_jnew_str(l->path));
+        json_object_object_add(o, "resolved", icd_jnew_str(l->resolved));
+        json_object_object_add(o, "source", json_object_new_string(l->source));
+        json_object_object_add(o, "searched", json_object_new_boolean(l->searched));
+        json_object_object_add(o, "wins", json_object_new_boolean(l->wins));
+        json_object_object_add(o, "loadable", json_object_new_boolean(l->loadable));
+        json_object_object_add(o, "name", ok ? icd_jnew_str(icd_jstr(info, "name")) : NULL);
+        json_object_object_add(o, "version", ok ? icd_jnew_str(icd_jstr(info, "version")) : NULL);
+        const char *kind = icd_loader_kind_of(info);
+        json_object_object_add(o, "kind", kind ? json_object_new_string(kind) : NULL);
+        json_object_array_add(ls, o);
+    }
+    json_object_object_add(d, "loaders", ls);
+    json_object_object_add(d, "vendors_dir", icd_jnew_str(st->vendors_dir));
+    json_object_object_add(d, "vendors_from", json_object_new_string(st->vendors_from ? st->vendors_from : "default"));
+    json_object *env = json_object_new_object();
+    for (size_t i = 0; icd_env_names[i]; i++)
+        json_object_object_add(env, icd_env_names[i], icd_jnew_str(icd_env(icd_env_names[i])));
+    json_object_object_add(d, "env", env);
+    json_object *icds = json_object_new_array();
+    for (size_t i = 0; i < st->n; i++)
+        json_object_array_add(icds, icd_entry_json(&st->e[i]));
+    json_object_object_add(d, "icds", icds);
+    json_object *ign = json_object_new_array();
+    for (size_t i = 0; i < st->n_ignored; i++)
+        json_object_array_add(ign, json_object_new_string(st->ignored[i]));
+    json_object_object_add(d, "ignored_files", ign);
+    if (!st->combined) {
+        st->combined = json_object_new_object();
+        json_object_object_add(st->combined, "status", json_object_new_string("not-run"));
+        json_object_object_add(st->combined, "detail",
+                               json_object_new_string(st->loader ? "could not start the child process"
+                                                                 : "no OpenCL loader to run it through"));
+        json_object_object_add(st->combined, "platforms", json_object_new_array());
+        json_object_object_add(st->combined, "elapsed_ms", NULL);
+        json_object_object_add(st->combined, "output", NULL);
+    }
+    json_object_object_add(d, "combined", json_object_get(st->combined));
+}
+
+static enum report_mark icd_status_mark(const char *s)
+{
+    if (!s || strcmp(s, "ok") == 0)
+        return REPORT_MARK_OK;
+    if (strcmp(s, "no-platforms") == 0 || strcmp(s, "duplicate") == 0)
+        return REPORT_MARK_WARN;
+    if (strcmp(s, "not-probed") == 0)
+        return REPORT_MARK_SKIP;
+    return REPORT_MARK_ERROR;
+}
+
+void icd_summary(struct icd_state *st)
+{
+    struct report_section *sec = st->sec;
+    const char *cstatus = icd_jstr(st->combined, "status");
+    json_object *cplats = NULL;
+    json_object_object_get_ex(st->combined, "platforms", &cplats);
+    size_t ncp = cplats ? json_object_array_length(cplats) : 0;
+    if (!st->loader) {
+        if (st->kind == ICD_KIND_NONE)
+            report_section_add_line(sec, REPORT_MARK_ERROR, "Loader", "none: %s",
+                                    st->loader_error ? st->loader_error : "libOpenCL.so.1 cannot be loaded");
+        else
+            report_section_add_line(sec, REPORT_MARK_WARN, "Loader", "could not be identified");
+    } else {
+        const char *path = icd_jstr(st->loader, "path");
+        const char *ver = icd_jstr(st->loader, "version");
+        bool multi = report_find_finding(st->ctx->report, "icd.multiple-loaders", NULL) != NULL;
+        enum report_mark m = REPORT_MARK_OK;
+        if (icd_status_is(cstatus, "crash", "hang", NULL, NULL))
+            m = REPORT_MARK_ERROR;
+        else if (multi || !icd_status_is(cstatus, "ok", NULL, NULL, NULL))
+            m = REPORT_MARK_WARN;
+        char *seen = NULL;
+        if (icd_status_is(cstatus, "ok", NULL, NULL, NULL))
+            seen = str_printf("programs see %zu platform%s", ncp, ncp == 1 ? "" : "s");
+        else
+            seen = str_printf("programs see no platform (%s: %s)", cstatus ? cstatus : "?",
+                              icd_jstr(st->combined, "detail") ? icd_jstr(st->combined, "detail") : "?");
+        report_section_add_line(sec, m, "Loader", "%s%s%s at %s; %s%s", icd_kind_name(st->kind), ver ? " " : "",
+                                ver ? ver : "", path ? path : "?", seen ? seen : "",
+                                multi ? "; other loaders shadow it" : "");
+        free(seen);
+    }
+    if (st->n == 0) {
+        report_section_add_line(sec, REPORT_MARK_ERROR, "ICD", "none registered%s%s", st->vendors_dir ? " in " : "",
+                                st->vendors_dir ? st->vendors_dir : "");
+        return;
+    }
+    for (size_t i = 0; i < st->n; i++) {
+        const struct icd_entry *e = &st->e[i];
+        const char *name = e->file ? icd_basename(e->file) : icd_subject(e);
+        if (e->status && strcmp(e->status, "ok") == 0) {
+            char *pt = icd_platforms_text(e->platforms);
+            report_section_add_line(sec, e->absent ? REPORT_MARK_INFO : REPORT_MARK_OK, "ICD", "%s: %s%s", name,
+                                    pt ? pt : "ok", e->absent ? "; driver for absent hardware" : "");
+            free(pt);
+        } else if (e->absent) {
+            report_section_add_line(sec, REPORT_MARK_INFO, "ICD", "%s: driver for absent hardware (%s: %s)", name,
+                                    e->status ? e->status : "?", e->detail ? e->detail : "?");
+        } else {
+            report_section_add_line(sec, icd_status_mark(e->status), "ICD", "%s: %s%s%s", name,
+                                    e->status ? e->status : "not-probed", e->detail ? ": " : "",
+                                    e->detail ? e->detail : "");
+        }
+    }
+}
+
+void icd_no_icds(struct icd_state *st)
+{
+    if (st->n > 0)
+        return;
+    const char *dir = st->vendors_dir ? st->vendors_dir : ICD_VENDORS_DIR;
+    struct report_finding *f;
+    if (!st->vendors_dir && st->vendors_dir_err)
+        f = report_add_finding(st->ctx->report, "icd.no-icds", "OCL_ICD_VENDORS",
+                               "No OpenCL driver is registered: OCL_ICD_VENDORS is set but empty, and the "
+                               "Khronos loader then reads no vendors directory");
+    else if (st->vendors_dir_err)
+        f = report_add_finding(st->ctx->report, "icd.no-icds", dir, "No OpenCL driver is registered: %s: %s",
+                               dir, strerror(-st->vendors_dir_err));
+    else
+        f = report_add_finding(st->ctx->report, "icd.no-icds", dir,
+                               "No OpenCL driver is registered: %s has no .icd file", dir);
+    if (f && st->n_ignored > 0)
+        report_finding_add_evidence(f, dir, "ignored (not *.icd): %s%s", st->ignored[0],
+                                    st->n_ignored > 1 ? ", ..." : "");
+}
+
+/* One column cell: S, or "-" when NULL. */
+static const char *icd_cell(const char *s)
+{
+    return s && *s ? s : "-";
+}
+
+void icd_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
+{
+    (void)r;
+    json_object *d = sec->data, *loader = NULL, *loaders = NULL, *icds = NULL, *comb = NULL, *ign = NULL;
+    json_object_object_get_ex(d, "loader", &loader);
+    json_object_object_get_ex(d, "loaders", &loaders);
+    json_object_object_get_ex(d, "icds", &icds);
+    json_object_object_get_ex(d, "combined", &comb);
+    json_object_object_get_ex(d, "ignored_files", &ign);
+
+    text_heading(t, "OpenCL ICD loader");
+    if (!loader) {
+        text_kv(t, "loader", "none could be loaded");
+    } else {
+        text_kv(t, "loader", "%s", icd_cell(icd_jstr(loader, "path")));
+        const char *name = icd_jstr(loader, "name");
+        if (name)
+            text_kv(t, "identity", "%s %s (%s), %s", name, icd_cell(icd_jstr(loader, "version")),
+                    icd_cell(icd_jstr(loader, "vendor")), icd_cell(icd_jstr(loader, "kind")));
+        else
+            text_kv(t, "identity", "unknown (no clGetICDLoaderInfoOCLICD)");
+    }
+    const char *vd = icd_jstr(d, "vendors_dir");
+    text_kv(t, "vendors", "%s (from %s)", vd ? vd : "no directory: one file or library", icd_cell(icd_jstr(d, "vendors_from")));
+    size_t nl = loaders ? json_object_array_length(loaders) : 0;
+    for (size_t i = 0; i < nl; i++) {
+        json_object *l = json_object_array_get_idx(loaders, i);
+        const char *res = icd_jstr(l, "resolved");
+        const char *path = icd_jstr(l, "path");
+        const char *kind = icd_jstr(l, "kind");
+        text_kv(t, i == 0 ? "libOpenCL files" : "", "%s%s%s (%s%s%s)%s", icd_cell(path),
+                res && path && strcmp(res, path) != 0 ? " -> " : "", res && path && strcmp(res, path) != 0 ? res : "",
+                icd_cell(icd_jstr(l, "source")), kind ? ", " : "", kind ? kind : "",
+                icd_jbool(l, "wins", false) ? " <- programs load this one" : "");
+    }
+    if (comb) {
+        const char *cs = icd_jstr(comb, "status");
+        json_object *cp = NULL;
+        json_object_object_get_ex(comb, "platforms", &cp);
+        char *pt = icd_platforms_text(cp);
+        if (cs && strcmp(cs, "ok") == 0)
+            text_kv(t, "programs see", "%s", pt ? pt : "no platform");
+        else
+            text_kv(t, "programs see", "%s: %s", icd_cell(cs), icd_cell(icd_jstr(comb, "detail")));
+        free(pt);
+    }
+    size_t ni = ign ? json_object_array_length(ign) : 0;
+    for (size_t i = 0; i < ni; i++)
+        text_kv(t, i == 0 ? "ignored (not *.icd)" : "", "%s", json_object_get_string(json_object_array_get_idx(ign, i)));
+
+    size_t n = icds ? json_object_array_length(icds) : 0;
+    text_heading(t, "OpenCL ICDs");
+    if (n == 0) {
+        fprintf(t->f, "  none\n");
+        return;
+    }
+    int wf = 4, wl = 7, ws = 6;
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(icds, i);
+        const char *file = icd_jstr(e, "file");
+        int lf = (int)strlen(file ? file : icd_cell(icd_jstr(e, "source"))) + (file ? 0 : 2);
+        int ll = (int)strlen(icd_cell(icd_jstr(e, "library")));
+        int ls = (int)strlen(icd_cell(icd_jstr(e, "status")));
+        wf = lf > wf ? (lf > 64 ? 64 : lf) : wf;
+        wl = ll > wl ? (ll > 64 ? 64 : ll) : wl;
+        ws = ls > ws ? ls : ws;
+    }
+    fprintf(t->f, "  %-*s  %-*s  %-*s  %s\n", wf, "FILE", wl, "LIBRARY", ws, "STATUS", "PLATFORMS");
+    for (size_t i = 0; i < n; i++) {
+        json_object *e = json_object_array_get_idx(icds, i);
+        const char *file = icd_jstr(e, "file");
+        char *src = file ? NULL : str_printf("(%s)", icd_cell(icd_jstr(e, "source")));
+        const char *status = icd_cell(icd_jstr(e, "status"));
+        json_object *ps = NULL;
+        json_object_object_get_ex(e, "platforms", &ps);
+        char *pt = strcmp(status, "ok") == 0 ? icd_platforms_text(ps) : NULL;
+        enum report_mark m = icd_status_mark(status);
+        json_object *drv = NULL;
+        if (json_object_object_get_ex(e, "driver", &drv) && icd_jbool(drv, "absent_hardware", false))
+            m = REPORT_MARK_INFO;
+        fprintf(t->f, "  %-*s  %-*s  %s%-*s%s  %s\n", wf, file ? file : src ? src : "", wl,
+                icd_cell(icd_jstr(e, "library")), text_color_on(t, m), ws, status, text_color_off(t),
+                pt ? pt : icd_cell(icd_jstr(e, "detail")));
+        free(pt);
+        free(src);
+    }
+}
