@@ -197,18 +197,177 @@ static void cpu_cpuinfo_set_str(char **dst, const char *v)
         str_sanitize(*dst);
 }
 
+/* What the parser keeps between lines, beside the result. */
+struct cpu_cpuinfo_state {
+    char *first_flags, *isa;
+    unsigned implementer, part;
+    bool have_implementer, have_part, s390, ppc;
+    int cpu_arch;
+    struct cpu_cpuinfo_pair *pairs;
+    size_t n_pairs, cap_pairs;
+    long pid, cid;
+};
+
+/* A "physical id" or "core id" line: a pair is complete once both are seen. Returns 0, or -1 (out of memory). */
+static int cpu_cpuinfo_id(struct cpu_cpuinfo_state *st, const char *key, const char *val)
+{
+    long n = cpu_cpuinfo_int(val);
+    if (key[0] == 'p')
+        st->pid = n;
+    else
+        st->cid = n;
+    if (st->pid >= 0 && st->cid >= 0) {
+        /* Duplicates are dropped after sorting, at the end: checking each new pair against
+         * all before it would be quadratic in a garbage file's size. */
+        if (st->n_pairs == st->cap_pairs) {
+            size_t nc = st->cap_pairs ? st->cap_pairs * 2 : 64;
+            struct cpu_cpuinfo_pair *np = realloc(st->pairs, nc * sizeof(*np));
+            if (!np)
+                return -1;
+            st->pairs = np;
+            st->cap_pairs = nc;
+        }
+        st->pairs[st->n_pairs].pid = st->pid;
+        st->pairs[st->n_pairs].cid = st->cid;
+        st->n_pairs++;
+        st->pid = st->cid = -1;
+    }
+    return 0;
+}
+
+/* One "key : value" line. Returns 0, or -1 (out of memory). */
+static int cpu_cpuinfo_line(struct cpu_cpuinfo_state *st, struct cpu_cpuinfo *ci, const char *key, const char *val)
+{
+    int rc = 0;
+    if (strcmp(key, "processor") == 0 && cpu_cpuinfo_int(val) >= 0) {
+        ci->processors++;
+        st->pid = st->cid = -1;
+    } else if (strcmp(key, "physical id") == 0 || strcmp(key, "core id") == 0) {
+        return cpu_cpuinfo_id(st, key, val);
+    } else if (strcmp(key, "flags") == 0 || strcmp(key, "Features") == 0 || strcmp(key, "features") == 0) {
+        ci->has_flags_line = true;
+        if (!st->first_flags) {
+            st->first_flags = str_dup(val);
+            if (!st->first_flags || cpu_cpuinfo_set_flags(ci, val) < 0)
+                rc = -1;
+        } else if (strcmp(st->first_flags, val) != 0) {
+            ci->flags_differ = true;
+            if (cpu_cpuinfo_intersect(ci, val) < 0)
+                rc = -1;
+        }
+    } else if (strcmp(key, "vendor_id") == 0) {
+        cpu_cpuinfo_set_str(&ci->vendor, val);
+        if (strcmp(val, "IBM/S390") == 0)
+            st->s390 = true;
+    } else if (strcmp(key, "model name") == 0) {
+        cpu_cpuinfo_set_str(&ci->model_name, val);
+    } else if (strcmp(key, "cpu family") == 0) {
+        if (ci->family < 0)
+            ci->family = cpu_cpuinfo_int(val);
+    } else if (strcmp(key, "model") == 0) {
+        if (ci->model < 0)
+            ci->model = cpu_cpuinfo_int(val);
+    } else if (strcmp(key, "stepping") == 0) {
+        if (ci->stepping < 0)
+            ci->stepping = cpu_cpuinfo_int(val);
+    } else if (strcmp(key, "CPU implementer") == 0) {
+        int n = cpu_cpuinfo_int(val);
+        if (n >= 0 && !st->have_implementer) {
+            st->implementer = (unsigned)n;
+            st->have_implementer = true;
+        }
+    } else if (strcmp(key, "CPU part") == 0) {
+        int n = cpu_cpuinfo_int(val);
+        if (n >= 0 && !st->have_part) {
+            st->part = (unsigned)n;
+            st->have_part = true;
+        }
+    } else if (strcmp(key, "CPU architecture") == 0) {
+        if (st->cpu_arch < 0)
+            st->cpu_arch = strcmp(val, "AArch64") == 0 ? 8 : cpu_cpuinfo_int(val);
+    } else if (strcmp(key, "isa") == 0) {
+        if (!st->isa)
+            st->isa = str_dup(val);
+    } else if (strcmp(key, "uarch") == 0) {
+        cpu_cpuinfo_set_str(&ci->model_name, val);
+    } else if (strcmp(key, "cpu") == 0) {
+        cpu_cpuinfo_set_str(&ci->model_name, val);
+    } else if (strcmp(key, "timebase") == 0 || strcmp(key, "platform") == 0) {
+        st->ppc = true;
+    }
+    return rc;
+}
+
+/* After the last line: core and package counts, RISC-V's ISA flags, the architecture, ARM's vendor
+ * and part names. Returns 0, or -1 (out of memory). */
+static int cpu_cpuinfo_finish(struct cpu_cpuinfo_state *st, struct cpu_cpuinfo *ci)
+{
+    int rc = 0;
+    if (st->n_pairs > 0) {
+        /* Sorted by (physical id, core id): distinct pairs are cores, distinct ids packages. */
+        struct cpu_cpuinfo_pair *pairs = st->pairs;
+        qsort(pairs, st->n_pairs, sizeof(*pairs), cpu_cpuinfo_pair_cmp);
+        int cores = 0, pk = 0;
+        for (size_t i = 0; i < st->n_pairs; i++) {
+            if (i == 0 || pairs[i].pid != pairs[i - 1].pid)
+                pk++;
+            if (i == 0 || pairs[i].pid != pairs[i - 1].pid || pairs[i].cid != pairs[i - 1].cid)
+                cores++;
+        }
+        ci->cores = cores;
+        ci->packages = pk;
+    }
+    if (st->isa && ci->n_flags == 0) {
+        /* RISC-V: the ISA string is the feature list. */
+        ci->has_flags_line = true;
+        if (cpu_cpuinfo_set_flags(ci, st->isa) < 0)
+            rc = -1;
+    }
+
+    const char *arch = NULL;
+    if (st->s390)
+        arch = "s390x";
+    else if (st->have_implementer)
+        arch = st->cpu_arch >= 8 ? "aarch64" : "arm";
+    else if (st->isa)
+        arch = str_starts_with(st->isa, "rv32") ? "riscv32" : "riscv64";
+    else if (ci->vendor && st->first_flags)
+        arch = cpu_cpuinfo_list_has(st->first_flags, "lm") ? "x86_64" : "x86";
+    else if (st->ppc)
+        arch = "ppc64";
+    if (arch && rc == 0) {
+        ci->arch = str_dup(arch);
+        if (!ci->arch)
+            rc = -1;
+    }
+
+    if (rc == 0 && st->have_implementer && !ci->vendor) {
+        const char *name = NULL;
+        for (size_t i = 0; i < sizeof(cpu_cpuinfo_implementers) / sizeof(cpu_cpuinfo_implementers[0]); i++)
+            if (cpu_cpuinfo_implementers[i].code == st->implementer)
+                name = cpu_cpuinfo_implementers[i].name;
+        ci->vendor = name ? str_dup(name) : str_printf("implementer 0x%02x", st->implementer);
+    }
+    if (rc == 0 && st->have_implementer && st->have_part && !ci->model_name) {
+        const char *name = NULL;
+        if (st->implementer == 0x41)
+            for (size_t i = 0; i < sizeof(cpu_cpuinfo_arm_parts) / sizeof(cpu_cpuinfo_arm_parts[0]); i++)
+                if (cpu_cpuinfo_arm_parts[i].part == st->part)
+                    name = cpu_cpuinfo_arm_parts[i].name;
+        ci->model_name = name ? str_dup(name) : str_printf("part 0x%03x", st->part);
+    }
+    return rc;
+}
+
 int cpu_cpuinfo_parse(const char *text, struct cpu_cpuinfo *ci)
 {
     memset(ci, 0, sizeof(*ci));
     ci->family = ci->model = ci->stepping = -1;
     ci->packages = ci->cores = -1;
-    char *first_flags = NULL, *isa = NULL;
-    unsigned implementer = 0, part = 0;
-    bool have_implementer = false, have_part = false, s390 = false, ppc = false;
-    int cpu_arch = -1;
-    struct cpu_cpuinfo_pair *pairs = NULL;
-    size_t n_pairs = 0, cap_pairs = 0;
-    long pid = -1, cid = -1;
+    struct cpu_cpuinfo_state st;
+    memset(&st, 0, sizeof(st));
+    st.cpu_arch = -1;
+    st.pid = st.cid = -1;
     int rc = 0;
 
     /* memchr within the known end, and cpu_cpuinfo_copy: see there. */
@@ -229,147 +388,17 @@ int cpu_cpuinfo_parse(const char *text, struct cpu_cpuinfo *ci)
         }
         *colon = '\0';
         char *key = str_trim(line), *val = str_trim(colon + 1);
-
-        if (strcmp(key, "processor") == 0 && cpu_cpuinfo_int(val) >= 0) {
-            ci->processors++;
-            pid = cid = -1;
-        } else if (strcmp(key, "physical id") == 0 || strcmp(key, "core id") == 0) {
-            long n = cpu_cpuinfo_int(val);
-            if (key[0] == 'p')
-                pid = n;
-            else
-                cid = n;
-            if (pid >= 0 && cid >= 0) {
-                /* Duplicates are dropped after sorting, at the end: checking each new pair against
-                 * all before it would be quadratic in a garbage file's size. */
-                if (n_pairs == cap_pairs) {
-                    size_t nc = cap_pairs ? cap_pairs * 2 : 64;
-                    struct cpu_cpuinfo_pair *np = realloc(pairs, nc * sizeof(*np));
-                    if (!np) {
-                        free(line);
-                        rc = -1;
-                        break;
-                    }
-                    pairs = np;
-                    cap_pairs = nc;
-                }
-                pairs[n_pairs].pid = pid;
-                pairs[n_pairs].cid = cid;
-                n_pairs++;
-                pid = cid = -1;
-            }
-        } else if (strcmp(key, "flags") == 0 || strcmp(key, "Features") == 0 || strcmp(key, "features") == 0) {
-            ci->has_flags_line = true;
-            if (!first_flags) {
-                first_flags = str_dup(val);
-                if (!first_flags || cpu_cpuinfo_set_flags(ci, val) < 0)
-                    rc = -1;
-            } else if (strcmp(first_flags, val) != 0) {
-                ci->flags_differ = true;
-                if (cpu_cpuinfo_intersect(ci, val) < 0)
-                    rc = -1;
-            }
-        } else if (strcmp(key, "vendor_id") == 0) {
-            cpu_cpuinfo_set_str(&ci->vendor, val);
-            if (strcmp(val, "IBM/S390") == 0)
-                s390 = true;
-        } else if (strcmp(key, "model name") == 0) {
-            cpu_cpuinfo_set_str(&ci->model_name, val);
-        } else if (strcmp(key, "cpu family") == 0) {
-            if (ci->family < 0)
-                ci->family = cpu_cpuinfo_int(val);
-        } else if (strcmp(key, "model") == 0) {
-            if (ci->model < 0)
-                ci->model = cpu_cpuinfo_int(val);
-        } else if (strcmp(key, "stepping") == 0) {
-            if (ci->stepping < 0)
-                ci->stepping = cpu_cpuinfo_int(val);
-        } else if (strcmp(key, "CPU implementer") == 0) {
-            int n = cpu_cpuinfo_int(val);
-            if (n >= 0 && !have_implementer) {
-                implementer = (unsigned)n;
-                have_implementer = true;
-            }
-        } else if (strcmp(key, "CPU part") == 0) {
-            int n = cpu_cpuinfo_int(val);
-            if (n >= 0 && !have_part) {
-                part = (unsigned)n;
-                have_part = true;
-            }
-        } else if (strcmp(key, "CPU architecture") == 0) {
-            if (cpu_arch < 0)
-                cpu_arch = strcmp(val, "AArch64") == 0 ? 8 : cpu_cpuinfo_int(val);
-        } else if (strcmp(key, "isa") == 0) {
-            if (!isa)
-                isa = str_dup(val);
-        } else if (strcmp(key, "uarch") == 0) {
-            cpu_cpuinfo_set_str(&ci->model_name, val);
-        } else if (strcmp(key, "cpu") == 0) {
-            cpu_cpuinfo_set_str(&ci->model_name, val);
-        } else if (strcmp(key, "timebase") == 0 || strcmp(key, "platform") == 0) {
-            ppc = true;
-        }
+        rc = cpu_cpuinfo_line(&st, ci, key, val);
         free(line);
         if (rc < 0)
             break;
     }
+    if (rc == 0)
+        rc = cpu_cpuinfo_finish(&st, ci);
 
-    if (rc == 0 && n_pairs > 0) {
-        /* Sorted by (physical id, core id): distinct pairs are cores, distinct ids packages. */
-        qsort(pairs, n_pairs, sizeof(*pairs), cpu_cpuinfo_pair_cmp);
-        int cores = 0, pk = 0;
-        for (size_t i = 0; i < n_pairs; i++) {
-            if (i == 0 || pairs[i].pid != pairs[i - 1].pid)
-                pk++;
-            if (i == 0 || pairs[i].pid != pairs[i - 1].pid || pairs[i].cid != pairs[i - 1].cid)
-                cores++;
-        }
-        ci->cores = cores;
-        ci->packages = pk;
-    }
-    if (rc == 0 && isa && ci->n_flags == 0) {
-        /* RISC-V: the ISA string is the feature list. */
-        ci->has_flags_line = true;
-        if (cpu_cpuinfo_set_flags(ci, isa) < 0)
-            rc = -1;
-    }
-
-    const char *arch = NULL;
-    if (s390)
-        arch = "s390x";
-    else if (have_implementer)
-        arch = cpu_arch >= 8 ? "aarch64" : "arm";
-    else if (isa)
-        arch = str_starts_with(isa, "rv32") ? "riscv32" : "riscv64";
-    else if (ci->vendor && first_flags)
-        arch = cpu_cpuinfo_list_has(first_flags, "lm") ? "x86_64" : "x86";
-    else if (ppc)
-        arch = "ppc64";
-    if (arch && rc == 0) {
-        ci->arch = str_dup(arch);
-        if (!ci->arch)
-            rc = -1;
-    }
-
-    if (rc == 0 && have_implementer && !ci->vendor) {
-        const char *name = NULL;
-        for (size_t i = 0; i < sizeof(cpu_cpuinfo_implementers) / sizeof(cpu_cpuinfo_implementers[0]); i++)
-            if (cpu_cpuinfo_implementers[i].code == implementer)
-                name = cpu_cpuinfo_implementers[i].name;
-        ci->vendor = name ? str_dup(name) : str_printf("implementer 0x%02x", implementer);
-    }
-    if (rc == 0 && have_implementer && have_part && !ci->model_name) {
-        const char *name = NULL;
-        if (implementer == 0x41)
-            for (size_t i = 0; i < sizeof(cpu_cpuinfo_arm_parts) / sizeof(cpu_cpuinfo_arm_parts[0]); i++)
-                if (cpu_cpuinfo_arm_parts[i].part == part)
-                    name = cpu_cpuinfo_arm_parts[i].name;
-        ci->model_name = name ? str_dup(name) : str_printf("part 0x%03x", part);
-    }
-
-    free(pairs);
-    free(first_flags);
-    free(isa);
+    free(st.pairs);
+    free(st.first_flags);
+    free(st.isa);
     if (rc < 0)
         cpu_cpuinfo_free(ci);
     return rc;

@@ -2,7 +2,7 @@
 timeouts plus a second. Children of one batch run side by side, so what adds up is the number of
 batches a probe runs one after another, each bounded by --timeout:
 
-  cpu     1  libcpuid on a dump or a hybrid CPU (probes/cpu/cpu.c, cpu_lib_child)
+  cpu     1  libcpuid on a dump or a hybrid CPU (probes/cpu/cpu_lib.c, cpu_lib_child)
   pci     0  no vendor code
   icd     3  loader identification, then every driver alone plus all through the loader, then (only
              when the loader fails and no driver alone explains it) every pair of drivers
