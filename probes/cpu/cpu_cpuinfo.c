@@ -70,20 +70,27 @@ bool cpu_cpuinfo_has(const struct cpu_cpuinfo *ci, const char *flag)
     return false;
 }
 
+/* The next blank-separated token of *P (its length in *LEN, 0 at the end); *P moves past it. */
+static const char *cpu_cpuinfo_token(const char **p, size_t *len)
+{
+    const char *q = *p;
+    while (*q == ' ' || *q == '\t')
+        q++;
+    const char *s = q;
+    while (*q && *q != ' ' && *q != '\t')
+        q++;
+    *len = (size_t)(q - s);
+    *p = q;
+    return s;
+}
+
 /* True when the blank-separated list LIST contains TOKEN. */
 static bool cpu_cpuinfo_list_has(const char *list, const char *token)
 {
-    size_t tl = strlen(token);
-    const char *p = list;
-    while (*p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *s = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        if ((size_t)(p - s) == tl && strncmp(s, token, tl) == 0)
+    size_t tl = strlen(token), len;
+    for (const char *p = list, *s; (s = cpu_cpuinfo_token(&p, &len)), len > 0;)
+        if (len == tl && strncmp(s, token, tl) == 0)
             return true;
-    }
     return false;
 }
 
@@ -92,31 +99,18 @@ static int cpu_cpuinfo_set_flags(struct cpu_cpuinfo *ci, const char *list)
 {
     /* Count first and grow the array once: one realloc per token copies the array each time
      * wherever realloc cannot grow in place (quadratic on a huge garbage line). */
-    size_t count = 0;
-    for (const char *p = list; *p;) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        if (*p)
-            count++;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-    }
+    size_t count = 0, len;
+    for (const char *p = list; cpu_cpuinfo_token(&p, &len), len > 0;)
+        count++;
     if (count == 0)
         return 0;
     char **nf = realloc(ci->flags, (ci->n_flags + count) * sizeof(char *));
     if (!nf)
         return -1;
     ci->flags = nf;
-    const char *p = list;
-    while (*p) {
-        while (*p == ' ' || *p == '\t')
-            p++;
-        const char *s = p;
-        while (*p && *p != ' ' && *p != '\t')
-            p++;
-        if (p == s)
-            continue;
-        char *tok = cpu_cpuinfo_copy(s, (size_t)(p - s));
+    const char *p = list, *s;
+    while ((s = cpu_cpuinfo_token(&p, &len)), len > 0) {
+        char *tok = cpu_cpuinfo_copy(s, len);
         if (!tok)
             return -1;
         ci->flags[ci->n_flags++] = str_sanitize(tok);

@@ -345,6 +345,22 @@ static void icd_judge_platforms(struct icd_state *st, struct icd_entry *e, json_
     free(first_why);
 }
 
+/* A driver whose clIcdGetPlatformIDsKHR answered CODE (LISTING: when listing the platforms, after the
+ * count): icd.error with a hint for its hardware, or icd.absent-hardware when that hardware is not here. */
+static void icd_judge_error(struct icd_state *st, struct icd_entry *e, const char *subj, const char *lib, int64_t code,
+                            bool listing)
+{
+    icd_set(e, "error", "%lld (%s)%s", (long long)code, clapi_error_name((cl_int)code), listing ? " listing the platforms" : "");
+    char *what = str_printf("fails with %s", e->detail);
+    if (!icd_absent_hardware(st, e, what ? what : "fails")) {
+        struct report_finding *f =
+            report_add_finding(st->ctx->report, "icd.error", subj, "%s: clIcdGetPlatformIDsKHR of %s fails with %s",
+                               subj, lib ? lib : "?", e->detail);
+        icd_hardware_hint(st, e, f, code);
+    }
+    free(what);
+}
+
 /* Decide E's status from its child's result R (STAGE: where the child was). */
 static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_result *res, int stage)
 {
@@ -422,27 +438,9 @@ static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_
         free(lib);
         return;
     }
-    if (have_code && code != CL_SUCCESS) {
-        icd_set(e, "error", "%lld (%s)", (long long)code, clapi_error_name((cl_int)code));
-        char *what = str_printf("fails with %s", e->detail);
-        if (!icd_absent_hardware(st, e, what ? what : "fails")) {
-            f = report_add_finding(r, "icd.error", subj, "%s: clIcdGetPlatformIDsKHR of %s fails with %s", subj,
-                                   lib ? lib : "?", e->detail);
-            icd_hardware_hint(st, e, f, code);
-        }
-        free(what);
-        free(lib);
-        return;
-    }
-    if (icd_jint(v, "list_code", &list) && list != CL_SUCCESS) {
-        icd_set(e, "error", "%lld (%s) listing the platforms", (long long)list, clapi_error_name((cl_int)list));
-        char *what = str_printf("fails with %s", e->detail);
-        if (!icd_absent_hardware(st, e, what ? what : "fails")) {
-            f = report_add_finding(r, "icd.error", subj, "%s: clIcdGetPlatformIDsKHR of %s fails with %s", subj,
-                                   lib ? lib : "?", e->detail);
-            icd_hardware_hint(st, e, f, list);
-        }
-        free(what);
+    if ((have_code && code != CL_SUCCESS) || (icd_jint(v, "list_code", &list) && list != CL_SUCCESS)) {
+        bool listing = !(have_code && code != CL_SUCCESS);
+        icd_judge_error(st, e, subj, lib, listing ? list : code, listing);
         free(lib);
         return;
     }
