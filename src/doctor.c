@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "cpu_x86.h"
+#include "jsonget.h"
 #include "run.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -21,21 +22,9 @@ static json_object *doctor_data(const struct report *r, const char *name)
     return s && s->status == REPORT_STATUS_OK ? s->data : NULL;
 }
 
-static json_object *doctor_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *doctor_str(json_object *o, const char *key)
-{
-    json_object *v = doctor_get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static bool doctor_type_has(json_object *dev, const char *type)
 {
-    json_object *t = doctor_get(dev, "type");
+    json_object *t = jsonget(dev, "type");
     if (t && json_object_is_type(t, json_type_array)) {
         for (size_t i = 0; i < json_object_array_length(t); i++)
             if (strcasecmp(json_object_get_string(json_object_array_get_idx(t, i)), type) == 0)
@@ -50,13 +39,13 @@ static bool doctor_type_has(json_object *dev, const char *type)
 static size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
                                     json_object **first)
 {
-    json_object *devs = doctor_get(doctor_data(r, "smoke"), "devices");
+    json_object *devs = jsonget(doctor_data(r, "smoke"), "devices");
     size_t n = 0;
     if (first)
         *first = NULL;
     for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
         json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = doctor_str(d, "status");
+        const char *st = jsonget_str(d, "status");
         if (!st || strcmp(st, "pass") != 0)
             continue;
         if (gpu_only && !doctor_type_has(d, "GPU"))
@@ -72,25 +61,25 @@ static size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool 
 
 static bool doctor_fp64_passed(json_object *dev)
 {
-    const char *p = doctor_str(doctor_get(dev, "precisions"), "fp64");
+    const char *p = jsonget_str(jsonget(dev, "precisions"), "fp64");
     return p && strcmp(p, "pass") == 0;
 }
 
 /* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
 static size_t doctor_gpu_count(const struct report *r)
 {
-    json_object *devs = doctor_get(doctor_data(r, "smoke"), "devices");
+    json_object *devs = jsonget(doctor_data(r, "smoke"), "devices");
     size_t n = 0;
     for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
         json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = doctor_str(d, "status");
+        const char *st = jsonget_str(d, "status");
         if (!st || strcmp(st, "pass") != 0 || !doctor_type_has(d, "GPU"))
             continue;
-        const char *addr = doctor_str(d, "pci_address");
+        const char *addr = jsonget_str(d, "pci_address");
         bool seen = false;
         for (size_t j = 0; addr && j < i; j++) {
             json_object *e = json_object_array_get_idx(devs, j);
-            const char *a2 = doctor_str(e, "pci_address"), *s2 = doctor_str(e, "status");
+            const char *a2 = jsonget_str(e, "pci_address"), *s2 = jsonget_str(e, "status");
             seen |= a2 && s2 && strcmp(s2, "pass") == 0 && doctor_type_has(e, "GPU") && strcmp(a2, addr) == 0;
         }
         if (!seen)
@@ -102,18 +91,18 @@ static size_t doctor_gpu_count(const struct report *r)
 /* Highest OpenCL version (major*100+minor) of any device, or -1 if none known. */
 static int doctor_best_opencl_version(const struct report *r, const char **name)
 {
-    json_object *plats = doctor_get(doctor_data(r, "opencl"), "platforms");
+    json_object *plats = jsonget(doctor_data(r, "opencl"), "platforms");
     int best = -1;
     for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
-        json_object *devs = doctor_get(json_object_array_get_idx(plats, i), "devices");
+        json_object *devs = jsonget(json_object_array_get_idx(plats, i), "devices");
         for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
             json_object *d = json_object_array_get_idx(devs, j);
-            const char *v = doctor_str(d, "opencl_version");
+            const char *v = jsonget_str(d, "opencl_version");
             unsigned maj = 0, min = 0;
             if (v && sscanf(v, "%u.%u", &maj, &min) == 2 && maj < 100 && min < 100 && (int)(maj * 100 + min) > best) {
                 best = (int)(maj * 100 + min);
                 if (name)
-                    *name = doctor_str(d, "name");
+                    *name = jsonget_str(d, "name");
             }
         }
     }
@@ -140,35 +129,29 @@ static const struct {
     {"cuda13", "CUDA 13", 13, 75},
 };
 
-static int64_t doctor_int(json_object *o, const char *key, int64_t def)
-{
-    json_object *v = doctor_get(o, key);
-    return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
-}
-
 /* The CUDA devices array, or NULL when the cuda section did not run ok. */
 static json_object *doctor_cuda_devices(const struct report *r)
 {
-    json_object *d = doctor_get(doctor_data(r, "cuda"), "devices");
+    json_object *d = jsonget(doctor_data(r, "cuda"), "devices");
     return d && json_object_is_type(d, json_type_array) ? d : NULL;
 }
 
 /* Compute capability of a CUDA device as major * 10 + minor, or -1. */
 static int doctor_cuda_cc(json_object *dev)
 {
-    int64_t ma = doctor_int(dev, "cc_major", -1), mi = doctor_int(dev, "cc_minor", -1);
+    int64_t ma = jsonget_int(dev, "cc_major", -1), mi = jsonget_int(dev, "cc_minor", -1);
     return ma >= 0 && ma < 100 && mi >= 0 && mi < 10 ? (int)(ma * 10 + mi) : -1;
 }
 
 /* The CUDA smoke status of DEV ("pass", "fail"...), or NULL when unknown. */
 static const char *doctor_cuda_smoke(const struct report *r, json_object *dev)
 {
-    json_object *sd = doctor_get(doctor_data(r, "cuda"), "smoke"); /* one entry per GPU tested */
-    int64_t ord = doctor_int(dev, "ordinal", -1);
+    json_object *sd = jsonget(doctor_data(r, "cuda"), "smoke"); /* one entry per GPU tested */
+    int64_t ord = jsonget_int(dev, "ordinal", -1);
     for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
         json_object *s = json_object_array_get_idx(sd, i);
-        if (doctor_int(s, "ordinal", -2) == ord)
-            return doctor_str(s, "status");
+        if (jsonget_int(s, "ordinal", -2) == ord)
+            return jsonget_str(s, "status");
     }
     return NULL;
 }
@@ -195,15 +178,15 @@ static size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object
 /* cuDriverGetVersion (13000 = 13.0), or -1. */
 static int doctor_cuda_driver_version(const struct report *r)
 {
-    json_object *drv = doctor_get(doctor_data(r, "cuda"), "driver");
-    int64_t v = doctor_int(drv, "driver_version", -1);
+    json_object *drv = jsonget(doctor_data(r, "cuda"), "driver");
+    int64_t v = jsonget_int(drv, "driver_version", -1);
     return v > 0 && v < 1000000 ? (int)v : -1;
 }
 
 /* Why the CUDA smoke test gives no answer for DEV, or NULL when it ran. */
 static const char *doctor_cuda_smoke_missing(const struct report *r)
 {
-    return doctor_str(doctor_data(r, "cuda"), "smoke_not_run");
+    return jsonget_str(doctor_data(r, "cuda"), "smoke_not_run");
 }
 
 /* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,
@@ -212,23 +195,23 @@ static const char *doctor_cuda_smoke_missing(const struct report *r)
 static bool doctor_gpus_compute_via_cuda(const struct report *r)
 {
     json_object *devs = doctor_cuda_devices(r);
-    json_object *pci = doctor_get(doctor_data(r, "pci"), "devices");
+    json_object *pci = jsonget(doctor_data(r, "pci"), "devices");
     if (!devs || json_object_array_length(devs) == 0 || !pci || !json_object_is_type(pci, json_type_array))
         return false;
     size_t gpus = 0;
     for (size_t i = 0; i < json_object_array_length(pci); i++) {
         json_object *p = json_object_array_get_idx(pci, i);
-        const char *kind = doctor_str(p, "kind"), *addr = doctor_str(p, "address");
+        const char *kind = jsonget_str(p, "kind"), *addr = jsonget_str(p, "address");
         if (!kind || strcmp(kind, "compute-gpu") != 0)
             continue;
         gpus++;
-        const char *vid = doctor_str(p, "vendor_id");
+        const char *vid = jsonget_str(p, "vendor_id");
         if (!vid || strcmp(vid, "10de") != 0 || !addr)
             return false;
         bool ok = false;
         for (size_t j = 0; j < json_object_array_length(devs) && !ok; j++) {
             json_object *d = json_object_array_get_idx(devs, j);
-            const char *a = doctor_str(d, "pci_address"), *st = doctor_cuda_smoke(r, d);
+            const char *a = jsonget_str(d, "pci_address"), *st = doctor_cuda_smoke(r, d);
             ok = a && strcmp(a, addr) == 0 && (!st || strcmp(st, "pass") == 0 || strcmp(st, "not-run") == 0);
         }
         if (!ok)
@@ -357,7 +340,7 @@ int doctor_validate_requires(char *const *names, size_t n, char **error)
 
 static const char *doctor_dev_label(json_object *d, char *buf, size_t len)
 {
-    const char *name = doctor_str(d, "name"), *addr = doctor_str(d, "pci_address");
+    const char *name = jsonget_str(d, "name"), *addr = jsonget_str(d, "pci_address");
     snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
     return buf;
 }
@@ -410,7 +393,7 @@ bool doctor_eval_require(const struct report *r, const char *name, char **detail
         return best >= arg;
     }
     case REQ_LEVEL: {
-        json_object *lv = doctor_get(doctor_data(r, "cpu"), "x86_64_level");
+        json_object *lv = jsonget(doctor_data(r, "cpu"), "x86_64_level");
         if (!lv || !json_object_is_type(lv, json_type_int)) {
             *detail = str_printf("the x86-64 level of this CPU is unknown");
             return false;
@@ -420,8 +403,8 @@ bool doctor_eval_require(const struct report *r, const char *name, char **detail
         return level >= arg;
     }
     case REQ_FLAG: {
-        json_object *flags = doctor_get(doctor_data(r, "cpu"), "flags");
-        json_object *f = doctor_get(flags, name);
+        json_object *flags = jsonget(doctor_data(r, "cpu"), "flags");
+        json_object *f = jsonget(flags, name);
         if (!f || !json_object_is_type(f, json_type_boolean)) {
             *detail = str_printf("CPU flag %s is unknown (the CPU probe did not report it)", name);
             return false;
@@ -511,26 +494,26 @@ const char *doctor_finding_vendor(const struct report *r, const struct report_fi
     const char *subj = f->subject;
     if (subj) {
         /* A PCI address: the device's vendor. */
-        json_object *devs = doctor_get(doctor_data(r, "pci"), "devices");
+        json_object *devs = jsonget(doctor_data(r, "pci"), "devices");
         for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
             json_object *d = json_object_array_get_idx(devs, i);
-            const char *a = doctor_str(d, "address");
+            const char *a = jsonget_str(d, "address");
             if (a && strcmp(a, subj) == 0) {
-                const char *v = doctor_vendor_from_id(doctor_str(d, "vendor_id"));
+                const char *v = doctor_vendor_from_id(jsonget_str(d, "vendor_id"));
                 if (v)
                     return v;
             }
         }
         /* An .icd file: the vendor the ICD probe recognised. */
-        json_object *icds = doctor_get(doctor_data(r, "icd"), "icds");
+        json_object *icds = jsonget(doctor_data(r, "icd"), "icds");
         for (size_t i = 0; icds && json_object_is_type(icds, json_type_array) && i < json_object_array_length(icds); i++) {
             json_object *d = json_object_array_get_idx(icds, i);
-            const char *file = doctor_str(d, "file");
+            const char *file = jsonget_str(d, "file");
             if (file && strcmp(file, subj) == 0) {
-                const struct vendor *gv = vendor_by_name(doctor_str(d, "vendor"));
+                const struct vendor *gv = vendor_by_name(jsonget_str(d, "vendor"));
                 if (gv)
                     return gv->name;
-                return doctor_vendor_from_text(doctor_str(d, "library"));
+                return doctor_vendor_from_text(jsonget_str(d, "library"));
             }
         }
         const char *v = doctor_vendor_from_text(subj);
@@ -869,8 +852,8 @@ void doctor_verdict(struct report *r)
     if (doctor_data(r, "cuda") && nl < 6)
         lines[nl++] = doctor_cuda_verdict(r);
 
-    json_object *flags = doctor_get(doctor_data(r, "cpu"), "flags");
-    json_object *avx = doctor_get(flags, "avx");
+    json_object *flags = jsonget(doctor_data(r, "cpu"), "flags");
+    json_object *avx = jsonget(flags, "avx");
     if (avx && json_object_is_type(avx, json_type_boolean)) {
         const char **reasons = doctor_reasons(r, cpu_prefixes, &nreasons);
         bool ok = json_object_get_boolean(avx);

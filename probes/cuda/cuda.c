@@ -8,6 +8,7 @@
 #include "cuda_driver.h"
 #include "cuda_internal.h"
 #include "isolate.h"
+#include "jsonget.h"
 #include "pci_internal.h"
 #include "strutil.h"
 
@@ -115,32 +116,6 @@ static const char *const cuda_env_vars[] = {
 
 /* ---- small JSON helpers ------------------------------------------------------------------------ */
 
-static json_object *cuda_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *cuda_str(json_object *o, const char *key)
-{
-    json_object *v = cuda_get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-/* An int member, or DEF when absent or not an int. */
-static int64_t cuda_int(json_object *o, const char *key, int64_t def)
-{
-    json_object *v = cuda_get(o, key);
-    return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
-}
-
-/* -1 for null or missing, else the boolean. */
-static int cuda_bool(json_object *o, const char *key)
-{
-    json_object *v = cuda_get(o, key);
-    return v && json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
-}
-
 /* A deep copy of V from a child with every string sanitised and sizes bounded. */
 static json_object *cuda_clean(json_object *v, int depth)
 {
@@ -201,12 +176,12 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
     *uvm_loaded = -1;
     struct report_section *pci = report_find_section(ctx->report, "pci");
     json_object *pd = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
-    json_object *devs = cuda_get(pd, "devices");
+    json_object *devs = jsonget(pd, "devices");
     if (devs && json_object_is_type(devs, json_type_array)) {
         *pci_known = true;
         for (size_t i = 0; i < json_object_array_length(devs); i++) {
             json_object *d = json_object_array_get_idx(devs, i);
-            const char *vid = cuda_str(d, "vendor_id"), *kind = cuda_str(d, "kind"), *drv = cuda_str(d, "driver");
+            const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind"), *drv = jsonget_str(d, "driver");
             if (!vid || strcmp(vid, "10de") != 0 || !kind ||
                 (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
                 continue;
@@ -218,10 +193,10 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
         report_section_add_note(sec, "no PCI facts (pci probe %s): GPU checks that need them are skipped",
                                 pci ? report_status_name(pci->status) : "did not run");
     }
-    json_object *mods = cuda_get(pd, "modules");
-    f->nvidia_module_loaded = cuda_bool(cuda_get(mods, "nvidia"), "loaded") == 1;
-    *uvm_loaded = cuda_bool(cuda_get(mods, "nvidia_uvm"), "loaded");
-    const char *kv = cuda_str(cuda_get(pd, "nvidia"), "kernel_module_version");
+    json_object *mods = jsonget(pd, "modules");
+    f->nvidia_module_loaded = jsonget_tri(jsonget(mods, "nvidia"), "loaded") == 1;
+    *uvm_loaded = jsonget_tri(jsonget(mods, "nvidia_uvm"), "loaded");
+    const char *kv = jsonget_str(jsonget(pd, "nvidia"), "kernel_module_version");
     if (kv) {
         snprintf(f->kernel_driver_version, sizeof(f->kernel_driver_version), "%s", kv);
     } else if (!json_object_is_type(mods, json_type_object)) {
@@ -245,12 +220,12 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
 static int cuda_node_present(struct probe_ctx *ctx, const char *path)
 {
     struct report_section *pci = report_find_section(ctx->report, "pci");
-    json_object *nodes = pci && pci->status == REPORT_STATUS_OK ? cuda_get(pci->data, "nodes") : NULL;
+    json_object *nodes = pci && pci->status == REPORT_STATUS_OK ? jsonget(pci->data, "nodes") : NULL;
     for (size_t i = 0; nodes && json_object_is_type(nodes, json_type_array) && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i);
-        const char *p = cuda_str(n, "path");
+        const char *p = jsonget_str(n, "path");
         if (p && strcmp(p, path) == 0)
-            return cuda_bool(n, "present");
+            return jsonget_tri(n, "present");
     }
     struct stat st;
     int rc = hostfs_stat(ctx->fs, path, &st, true);
@@ -293,19 +268,19 @@ static json_object *cuda_device_json(json_object *cd, json_object *pci_devs)
 {
     json_object *o = cuda_clean(cd, 0);
     char addr[48] = "";
-    const char *bus = cuda_str(o, "pci_bus_id");
+    const char *bus = jsonget_str(o, "pci_bus_id");
     if (cuda_driver_normalize_busid(bus, addr, sizeof(addr)) != 0 &&
-        cuda_driver_normalize_busid(cuda_str(o, "pci_from_attributes"), addr, sizeof(addr)) != 0)
+        cuda_driver_normalize_busid(jsonget_str(o, "pci_from_attributes"), addr, sizeof(addr)) != 0)
         addr[0] = '\0';
     json_object_object_del(o, "pci_from_attributes");
     json_object_object_add(o, "pci_address", addr[0] ? json_object_new_string(addr) : NULL);
     bool matched = false;
     for (size_t i = 0; addr[0] && pci_devs && i < json_object_array_length(pci_devs); i++) {
-        const char *a = cuda_str(json_object_array_get_idx(pci_devs, i), "address");
+        const char *a = jsonget_str(json_object_array_get_idx(pci_devs, i), "address");
         matched |= a && strcmp(a, addr) == 0;
     }
     json_object_object_add(o, "on_pci_bus", pci_devs && addr[0] ? json_object_new_boolean(matched) : NULL);
-    int64_t ma = cuda_int(o, "cc_major", -1), mi = cuda_int(o, "cc_minor", -1);
+    int64_t ma = jsonget_int(o, "cc_major", -1), mi = jsonget_int(o, "cc_minor", -1);
     if (ma >= 0 && mi >= 0 && ma < 100 && mi < 100) {
         char cc[16];
         snprintf(cc, sizeof(cc), "%d.%d", (int)ma, (int)mi);
@@ -313,11 +288,11 @@ static json_object *cuda_device_json(json_object *cd, json_object *pci_devs)
     } else {
         json_object_object_add(o, "compute_capability", NULL);
     }
-    int64_t cm = cuda_int(o, "compute_mode", -1);
+    int64_t cm = jsonget_int(o, "compute_mode", -1);
     const char *cmn = cuda_compute_mode_name(cm);
     json_object_object_add(o, "compute_mode", cmn ? json_object_new_string(cmn) : NULL);
-    int64_t ecc = cuda_int(o, "ecc_enabled", -1), integ = cuda_int(o, "integrated", -1),
-            mgb = cuda_int(o, "multi_gpu_board", -1);
+    int64_t ecc = jsonget_int(o, "ecc_enabled", -1), integ = jsonget_int(o, "integrated", -1),
+            mgb = jsonget_int(o, "multi_gpu_board", -1);
     json_object_object_add(o, "ecc_enabled", ecc >= 0 ? json_object_new_boolean(ecc != 0) : NULL);
     json_object_object_add(o, "integrated", integ >= 0 ? json_object_new_boolean(integ != 0) : NULL);
     json_object_object_add(o, "multi_gpu_board", mgb >= 0 ? json_object_new_boolean(mgb != 0) : NULL);
@@ -327,17 +302,17 @@ static json_object *cuda_device_json(json_object *cd, json_object *pci_devs)
 /* The subject of a finding about device D: its PCI address, else "CUDA device N". */
 static const char *cuda_dev_subject(json_object *d, char *buf, size_t len)
 {
-    const char *a = cuda_str(d, "pci_address");
+    const char *a = jsonget_str(d, "pci_address");
     if (a)
         return a;
-    snprintf(buf, len, "CUDA device %lld", (long long)cuda_int(d, "ordinal", 0));
+    snprintf(buf, len, "CUDA device %lld", (long long)jsonget_int(d, "ordinal", 0));
     return buf;
 }
 
 /* How the library was found, for people: "LD_LIBRARY_PATH entry /x" or "ld.so.cache (/usr/lib/...)". */
 static char *cuda_found_via_text(json_object *lib)
 {
-    const char *via = cuda_str(lib, "found_via"), *entry = cuda_str(lib, "search_entry");
+    const char *via = jsonget_str(lib, "found_via"), *entry = jsonget_str(lib, "search_entry");
     if (via && strcmp(via, "LD_LIBRARY_PATH") == 0)
         return str_printf("the LD_LIBRARY_PATH entry %s", entry ? entry : "?");
     return str_printf("the dynamic linker's cache or default directories (ld.so.cache, directory %s)",
@@ -376,7 +351,7 @@ static void cuda_findings_secure_boot(struct cuda_run *cr)
 static void cuda_findings_no_library(struct cuda_run *cr, json_object *drv)
 {
     struct report *r = cr->ctx->report;
-    const char *err = cuda_str(drv, "dlopen_error");
+    const char *err = jsonget_str(drv, "dlopen_error");
     bool not_found = !err || strstr(err, "cannot open shared object file") != NULL;
     struct report_finding *f;
     if (!not_found && (cr->facts.nvidia_gpu_present || !cr->pci_known)) {
@@ -456,23 +431,23 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
 {
     struct report *r = cr->ctx->report;
     struct report_finding *f;
-    json_object *lib = cuda_get(drv, "library");
-    const char *path = cuda_str(lib, "path");
-    const char *loaded = cuda_str(lib, "loaded_from");
-    const char *libver = cuda_str(lib, "version");
+    json_object *lib = jsonget(drv, "library");
+    const char *path = jsonget_str(lib, "path");
+    const char *loaded = jsonget_str(lib, "loaded_from");
+    const char *libver = jsonget_str(lib, "version");
     const char *kver = cr->facts.kernel_driver_version[0] ? cr->facts.kernel_driver_version : NULL;
     int code = cr->facts.cuinit_result;
-    const char *cname = cuda_str(cuda_get(drv, "cuinit"), "name");
-    bool stub = cuda_bool(lib, "stub") == 1, compat = cuda_bool(lib, "compat") == 1;
+    const char *cname = jsonget_str(jsonget(drv, "cuinit"), "name");
+    bool stub = jsonget_tri(lib, "stub") == 1, compat = jsonget_tri(lib, "compat") == 1;
     char *via = cuda_found_via_text(lib);
-    const char *entry = cuda_str(lib, "search_entry");
-    bool by_ldlp = cuda_str(lib, "found_via") && strcmp(cuda_str(lib, "found_via"), "LD_LIBRARY_PATH") == 0;
+    const char *entry = jsonget_str(lib, "search_entry");
+    bool by_ldlp = jsonget_str(lib, "found_via") && strcmp(jsonget_str(lib, "found_via"), "LD_LIBRARY_PATH") == 0;
 
-    if (cuda_str(drv, "missing_symbol")) {
+    if (jsonget_str(drv, "missing_symbol")) {
         f = report_add_finding(r, "cuda.library-unusable", path ? path : "libcuda.so.1",
                                "%s has no %s: it is not a CUDA driver library, or a very old one",
-                               path ? path : "libcuda.so.1", cuda_str(drv, "missing_symbol"));
-        report_finding_add_evidence(f, "dlsym", "%s missing", cuda_str(drv, "missing_symbol"));
+                               path ? path : "libcuda.so.1", jsonget_str(drv, "missing_symbol"));
+        report_finding_add_evidence(f, "dlsym", "%s missing", jsonget_str(drv, "missing_symbol"));
         free(via);
         return;
     }
@@ -617,17 +592,17 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
     }
     for (size_t i = 0; i < nd; i++) {
         json_object *d = json_object_array_get_idx(devices, i);
-        const char *cm = cuda_str(d, "compute_mode");
+        const char *cm = jsonget_str(d, "compute_mode");
         char sb[48];
         if (cm && strcmp(cm, "prohibited") == 0) {
             f = report_add_finding(r, "cuda.compute-prohibited", cuda_dev_subject(d, sb, sizeof(sb)),
                                    "CUDA device %lld (%s) is in compute mode Prohibited: no program can create a "
                                    "context on it",
-                                   (long long)cuda_int(d, "ordinal", 0), cuda_str(d, "name") ? cuda_str(d, "name") : "?");
+                                   (long long)jsonget_int(d, "ordinal", 0), jsonget_str(d, "name") ? jsonget_str(d, "name") : "?");
             report_finding_add_evidence(f, "CU_DEVICE_ATTRIBUTE_COMPUTE_MODE", "2 (prohibited)");
             report_finding_set_hint(f, "Set the default compute mode: `sudo nvidia-smi -i %lld -c DEFAULT` (as root; "
                                        "it does not survive a reboot unless set at boot).",
-                                    (long long)cuda_int(d, "ordinal", 0));
+                                    (long long)jsonget_int(d, "ordinal", 0));
         }
     }
     /* Every NVIDIA GPU bound to nvidia should be a CUDA device unless CUDA_VISIBLE_DEVICES selects. */
@@ -635,12 +610,12 @@ static void cuda_findings_loaded(struct cuda_run *cr, json_object *drv, json_obj
         return;
     for (size_t i = 0; cr->pci_devs && i < json_object_array_length(cr->pci_devs); i++) {
         json_object *p = json_object_array_get_idx(cr->pci_devs, i);
-        const char *vid = cuda_str(p, "vendor_id"), *drvn = cuda_str(p, "driver"), *addr = cuda_str(p, "address");
+        const char *vid = jsonget_str(p, "vendor_id"), *drvn = jsonget_str(p, "driver"), *addr = jsonget_str(p, "address");
         if (!vid || strcmp(vid, "10de") != 0 || !drvn || strcmp(drvn, "nvidia") != 0 || !addr)
             continue;
         bool seen = false;
         for (size_t j = 0; j < nd && !seen; j++) {
-            const char *a = cuda_str(json_object_array_get_idx(devices, j), "pci_address");
+            const char *a = jsonget_str(json_object_array_get_idx(devices, j), "pci_address");
             seen = a && strcmp(a, addr) == 0;
         }
         int granted = seen ? 1 : cuda_gpu_granted(cr->ctx, addr);
@@ -688,12 +663,12 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
         if (res->stderr_tail && *res->stderr_tail)
             report_finding_add_evidence(f, "output", "%s", res->stderr_tail);
     } else {
-        json_object *lib = cuda_get(child, "library");
+        json_object *lib = jsonget(child, "library");
         if (!lib || !json_object_is_type(lib, json_type_object))
             status = "no-library";
-        else if (cuda_str(child, "missing_symbol"))
+        else if (jsonget_str(child, "missing_symbol"))
             status = "missing-symbols";
-        else if (cuda_int(cuda_get(child, "cuinit"), "code", -1) == CUDA_SUCCESS)
+        else if (jsonget_int(jsonget(child, "cuinit"), "code", -1) == CUDA_SUCCESS)
             status = "ok";
         else
             status = "init-failed";
@@ -703,10 +678,10 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
     static const char *const keys[] = {"library", "dlopen_error", "missing_symbol", "cuinit", "driver_version",
                                        "device_count", "has_compute", NULL};
     for (size_t i = 0; keys[i]; i++) {
-        json_object *v = cuda_get(child, keys[i]);
+        json_object *v = jsonget(child, keys[i]);
         json_object_object_add(drv, keys[i], v ? json_object_get(v) : NULL);
     }
-    int64_t dv = cuda_int(child, "driver_version", -1);
+    int64_t dv = jsonget_int(child, "driver_version", -1);
     if (dv > 0 && dv < 1000000) {
         char b[32];
         snprintf(b, sizeof(b), "%d.%d", (int)(dv / 1000), (int)(dv % 1000) / 10);
@@ -721,13 +696,13 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
     if (res->stderr_tail && *res->stderr_tail)
         json_object_object_add(drv, "output", json_object_new_string(res->stderr_tail));
 
-    json_object *cdevs = cuda_get(child, "devices");
+    json_object *cdevs = jsonget(child, "devices");
     for (size_t i = 0; cdevs && json_object_is_type(cdevs, json_type_array) && i < json_object_array_length(cdevs); i++) {
         json_object *d = json_object_array_get_idx(cdevs, i);
         if (json_object_is_type(d, json_type_object))
             json_object_array_add(devices, cuda_device_json(d, cr->pci_devs));
     }
-    cr->facts.cuinit_result = (int)cuda_int(cuda_get(child, "cuinit"), "code", -1);
+    cr->facts.cuinit_result = (int)jsonget_int(jsonget(child, "cuinit"), "code", -1);
     cr->facts.driver_cuda_version = (int)(dv > 0 && dv < 1000000 ? dv : -1);
     cr->facts.device_count = cr->facts.cuinit_result == CUDA_SUCCESS ? (int)json_object_array_length(devices) : -1;
 
@@ -745,7 +720,7 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
 
 static void cuda_smoke_run(struct cuda_run *cr)
 {
-    json_object *devices = cuda_get(cr->sec->data, "devices");
+    json_object *devices = jsonget(cr->sec->data, "devices");
     size_t nd = devices ? json_object_array_length(devices) : 0;
     const char *why = NULL;
     if (cr->ctx->opts->smoke == CLI_SMOKE_NONE)
@@ -771,7 +746,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
         return;
     }
     for (size_t i = 0; i < nd; i++) {
-        args[i].ordinal = (int)cuda_int(json_object_array_get_idx(devices, i), "ordinal", (int64_t)i);
+        args[i].ordinal = (int)jsonget_int(json_object_array_get_idx(devices, i), "ordinal", (int64_t)i);
         args[i].n = (int)cr->ctx->opts->smoke_size;
         jobs[i].fn = cuda_smoke_child;
         jobs[i].arg = &args[i];
@@ -792,11 +767,11 @@ static void cuda_smoke_run(struct cuda_run *cr)
 /* The smoke status of device ORDINAL from data["smoke"] (one entry per GPU tested), or NULL. */
 static const char *cuda_smoke_status(json_object *data, int64_t ordinal)
 {
-    json_object *sd = cuda_get(data, "smoke");
+    json_object *sd = jsonget(data, "smoke");
     for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
         json_object *d = json_object_array_get_idx(sd, i);
-        if (cuda_int(d, "ordinal", -1) == ordinal)
-            return cuda_str(d, "status");
+        if (jsonget_int(d, "ordinal", -1) == ordinal)
+            return jsonget_str(d, "status");
     }
     return NULL;
 }
@@ -804,31 +779,31 @@ static const char *cuda_smoke_status(json_object *data, int64_t ordinal)
 static void cuda_summary(struct cuda_run *cr)
 {
     struct report_section *sec = cr->sec;
-    json_object *data = sec->data, *drv = cuda_get(data, "driver"), *lib = cuda_get(drv, "library");
-    const char *status = cuda_str(drv, "status");
-    const char *cname = cuda_str(cuda_get(drv, "cuinit"), "name");
-    const char *path = cuda_str(lib, "path");
-    const char *cv = cuda_str(drv, "cuda_version");
-    json_object *devices = cuda_get(data, "devices");
+    json_object *data = sec->data, *drv = jsonget(data, "driver"), *lib = jsonget(drv, "library");
+    const char *status = jsonget_str(drv, "status");
+    const char *cname = jsonget_str(jsonget(drv, "cuinit"), "name");
+    const char *path = jsonget_str(lib, "path");
+    const char *cv = jsonget_str(drv, "cuda_version");
+    json_object *devices = jsonget(data, "devices");
     size_t nd = devices ? json_object_array_length(devices) : 0;
     if (!status || strcmp(status, "no-library") == 0) {
         bool info = report_find_finding(cr->ctx->report, "cuda.no-driver", NULL) != NULL ||
                     (!cr->facts.nvidia_gpu_present && cr->pci_known);
         report_section_add_line(sec, info ? REPORT_MARK_INFO : REPORT_MARK_ERROR, "CUDA", "no NVIDIA driver: libcuda.so.1 %s%s",
-                                cuda_str(drv, "dlopen_error") && !strstr(cuda_str(drv, "dlopen_error"), "cannot open shared object file")
+                                jsonget_str(drv, "dlopen_error") && !strstr(jsonget_str(drv, "dlopen_error"), "cannot open shared object file")
                                     ? "cannot be loaded" : "not found",
                                 info ? " (no NVIDIA GPU)" : "");
     } else if (strcmp(status, "crash") == 0 || strcmp(status, "timeout") == 0 || strcmp(status, "failed") == 0) {
         report_section_add_line(sec, REPORT_MARK_ERROR, "CUDA", "driver child %s: %s", status,
-                                cuda_str(drv, "detail") ? cuda_str(drv, "detail") : "no detail");
+                                jsonget_str(drv, "detail") ? jsonget_str(drv, "detail") : "no detail");
     } else if (strcmp(status, "ok") != 0) {
         bool info = !cr->facts.nvidia_gpu_present && cr->pci_known &&
                     !report_find_finding(cr->ctx->report, "cuda.stub-library", NULL);
         report_section_add_line(sec, info ? REPORT_MARK_INFO : REPORT_MARK_ERROR, "CUDA", "cuInit failed: %s (%lld), libcuda %s",
-                                cname ? cname : "unknown", (long long)cuda_int(cuda_get(drv, "cuinit"), "code", -1),
+                                cname ? cname : "unknown", (long long)jsonget_int(jsonget(drv, "cuinit"), "code", -1),
                                 path ? path : "?");
     } else {
-        const char *kv = cuda_str(lib, "version");
+        const char *kv = jsonget_str(lib, "version");
         /* cuInit worked, but a driver-level finding (a version mismatch...) still marks the line. */
         enum report_mark mark = nd ? REPORT_MARK_OK : REPORT_MARK_WARN;
         for (size_t i = 0; i < cr->ctx->report->n_findings; i++) {
@@ -843,19 +818,19 @@ static void cuda_summary(struct cuda_run *cr)
     for (size_t i = 0; i < nd; i++) {
         json_object *d = json_object_array_get_idx(devices, i);
         char label[32], mem[32] = "memory ?";
-        int64_t ord = cuda_int(d, "ordinal", (int64_t)i);
+        int64_t ord = jsonget_int(d, "ordinal", (int64_t)i);
         snprintf(label, sizeof(label), "CUDA %lld", (long long)ord);
-        int64_t bytes = cuda_int(d, "memory_bytes", -1);
+        int64_t bytes = jsonget_int(d, "memory_bytes", -1);
         if (bytes >= 0)
             snprintf(mem, sizeof(mem), "%.1f GiB", (double)bytes / (1024.0 * 1024.0 * 1024.0));
-        const char *cc = cuda_str(d, "compute_capability"), *addr = cuda_str(d, "pci_address");
+        const char *cc = jsonget_str(d, "compute_capability"), *addr = jsonget_str(d, "pci_address");
         const char *smoke = cuda_smoke_status(data, ord);
-        const char *cm = cuda_str(d, "compute_mode");
+        const char *cm = jsonget_str(d, "compute_mode");
         bool bad = (smoke && strcmp(smoke, "pass") != 0) || (cm && strcmp(cm, "prohibited") == 0);
         report_section_add_line(sec, bad ? REPORT_MARK_ERROR : REPORT_MARK_OK, label,
                                 "%s%s%s, compute capability %s, %s, %lld SMs%s%s",
-                                cuda_str(d, "name") ? cuda_str(d, "name") : "unnamed device", addr ? " " : "",
-                                addr ? addr : "", cc ? cc : "?", mem, (long long)cuda_int(d, "multiprocessors", -1),
+                                jsonget_str(d, "name") ? jsonget_str(d, "name") : "unnamed device", addr ? " " : "",
+                                addr ? addr : "", cc ? cc : "?", mem, (long long)jsonget_int(d, "multiprocessors", -1),
                                 smoke ? ", smoke " : "", smoke ? smoke : "");
     }
 }

@@ -8,6 +8,7 @@
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
+#include "jsonget.h"
 #include "ldsearch.h"
 #include "strutil.h"
 
@@ -403,14 +404,6 @@ static void cuda_libs_toolkits_free(struct cuda_toolkit *t, size_t n)
 
 /* ---- versions, from the children ---- */
 
-static int cuda_libs_json_int(json_object *o, const char *key, int def)
-{
-    json_object *v = NULL;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-        return def;
-    return json_object_get_int(v);
-}
-
 /* The real file's full version from its name: ".../libcudart.so.13.0.96" -> "13.0.96", or NULL. */
 static const char *cuda_libs_file_version(const char *real)
 {
@@ -432,10 +425,10 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
         e->error = str_sanitize(strdup(json_object_get_string(err)));
         return;
     }
-    e->major = cuda_libs_json_int(r->value, "major", -1);
-    e->minor = cuda_libs_json_int(r->value, "minor", -1);
-    e->patch = cuda_libs_json_int(r->value, "patch", -1);
-    e->cudart_version = cuda_libs_json_int(r->value, "cudart_version", -1);
+    e->major = (int)jsonget_int(r->value, "major", -1);
+    e->minor = (int)jsonget_int(r->value, "minor", -1);
+    e->patch = (int)jsonget_int(r->value, "patch", -1);
+    e->cudart_version = (int)jsonget_int(r->value, "cudart_version", -1);
     if (e->major < 0 || e->minor < 0) {
         e->error = strdup("the library answered no version");
         return;

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
+#include "jsonget.h"
 #include "nvml_api.h"
 #include "strutil.h"
 
@@ -492,29 +493,10 @@ static json_object *nvml_clean(json_object *v, int depth)
     }
 }
 
-static json_object *nvml_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *nvml_str(json_object *o, const char *key)
-{
-    json_object *v = nvml_get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-/* 1 true, 0 false, -1 missing or not a boolean. */
-static int nvml_tri(json_object *o, const char *key)
-{
-    json_object *v = nvml_get(o, key);
-    return v && json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
-}
-
 /* The number at KEY, or -1 when missing or not a non-negative integer. */
 static int64_t nvml_num(json_object *o, const char *key)
 {
-    json_object *v = nvml_get(o, key);
+    json_object *v = jsonget(o, key);
     if (!v || !json_object_is_type(v, json_type_int))
         return -1;
     int64_t n = json_object_get_int64(v);
@@ -524,8 +506,8 @@ static int64_t nvml_num(json_object *o, const char *key)
 /* What a finding about GPU D is about: its PCI address (as the pci probe names it), else its UUID. */
 static char *nvml_subject(json_object *d)
 {
-    const char *bus = nvml_str(d, "pci_bus_id");
-    const char *uuid = nvml_str(d, "uuid");
+    const char *bus = jsonget_str(d, "pci_bus_id");
+    const char *uuid = jsonget_str(d, "uuid");
     if (bus)
         return str_dup(bus);
     if (uuid)
@@ -536,10 +518,10 @@ static char *nvml_subject(json_object *d)
 /* True when any of D's queries failed with NVML_ERROR_GPU_IS_LOST. */
 static bool nvml_gpu_lost(json_object *d)
 {
-    const char *h = nvml_str(d, "handle_error");
+    const char *h = jsonget_str(d, "handle_error");
     if (h && strcmp(h, "NVML_ERROR_GPU_IS_LOST") == 0)
         return true;
-    json_object *errs = nvml_get(d, "errors");
+    json_object *errs = jsonget(d, "errors");
     if (errs && json_object_is_type(errs, json_type_object)) {
         json_object_object_foreach(errs, key, val) {
             (void)key;
@@ -556,7 +538,7 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
 {
     struct report *rep = ctx->report;
     char *subj = nvml_subject(d);
-    const char *name = nvml_str(d, "name");
+    const char *name = jsonget_str(d, "name");
     const char *gpu = name ? name : "the GPU";
     struct report_finding *f;
 
@@ -566,7 +548,7 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
         free(subj);
         return; /* every other value is meaningless */
     }
-    const char *herr = nvml_str(d, "handle_error");
+    const char *herr = jsonget_str(d, "handle_error");
     if (herr) {
         /* A GPU this process may not open (a container's or batch job's device cgroup) is somebody
          * else's GPU, not a fault: info. */
@@ -576,11 +558,11 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
         free(subj);
         return;
     }
-    if (nvml_tri(d, "persistence_mode") == 0)
+    if (jsonget_tri(d, "persistence_mode") == 0)
         report_add_finding(rep, "cuda.nvml-persistence-off", subj, "Persistence mode is off on %s (%s)", gpu, subj);
 
-    json_object *ecc = nvml_get(d, "ecc_mode");
-    int ecc_cur = nvml_tri(ecc, "current"), ecc_pend = nvml_tri(ecc, "pending");
+    json_object *ecc = jsonget(d, "ecc_mode");
+    int ecc_cur = jsonget_tri(ecc, "current"), ecc_pend = jsonget_tri(ecc, "pending");
     if (ecc_cur >= 0 && ecc_pend >= 0 && ecc_cur != ecc_pend)
         report_add_finding(rep, "cuda.nvml-ecc-pending", subj, "ECC on %s (%s) is %s now and will be %s after a reboot",
                            gpu, subj, ecc_cur ? "on" : "off", ecc_pend ? "on" : "off");
@@ -594,10 +576,10 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
                                         (long long)nvml_num(d, "ecc_uncorrected_aggregate"));
     }
 
-    if (nvml_tri(d, "retired_pages_pending") == 1)
+    if (jsonget_tri(d, "retired_pages_pending") == 1)
         report_add_finding(rep, "cuda.nvml-retired-pages-pending", subj,
                            "%s (%s) has memory pages pending retirement until the GPU is reset", gpu, subj);
-    json_object *ret = nvml_get(d, "retired_pages");
+    json_object *ret = jsonget(d, "retired_pages");
     int64_t sbe = nvml_num(ret, "single_bit"), dbe = nvml_num(ret, "double_bit");
     if (sbe >= 0 && dbe >= 0 && sbe + dbe >= NVML_RETIRED_PAGES_LIMIT) {
         f = report_add_finding(rep, "cuda.nvml-retired-pages-limit", subj,
@@ -608,23 +590,23 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
                                         (long long)sbe, (long long)dbe);
     }
 
-    json_object *rows = nvml_get(d, "remapped_rows");
+    json_object *rows = jsonget(d, "remapped_rows");
     int64_t unc_rows = nvml_num(rows, "uncorrectable");
     /* DCGM order (checkRowRemapping): a failure first, then the uncorrectable limit, then pending. */
-    if (nvml_tri(rows, "failure") == 1)
+    if (jsonget_tri(rows, "failure") == 1)
         report_add_finding(rep, "cuda.nvml-row-remap-failed", subj, "A memory row remap failed on %s (%s)", gpu, subj);
     if (unc_rows >= NVML_UNC_REMAP_LIMIT)
         report_add_finding(rep, "cuda.nvml-row-remap-limit", subj,
                            "%s (%s) has %lld rows remapped for uncorrectable errors (limit %u)", gpu, subj,
                            (long long)unc_rows, NVML_UNC_REMAP_LIMIT);
-    if (nvml_tri(rows, "pending") == 1)
+    if (jsonget_tri(rows, "pending") == 1)
         report_add_finding(rep, "cuda.nvml-row-remap-pending", subj,
                            "%s (%s) has memory row remaps pending until the GPU is reset (%lld uncorrectable, %lld "
                            "correctable rows remapped so far)",
                            gpu, subj, (long long)unc_rows, (long long)nvml_num(rows, "correctable"));
 
-    json_object *mig = nvml_get(d, "mig");
-    int mig_cur = nvml_tri(mig, "current"), mig_pend = nvml_tri(mig, "pending");
+    json_object *mig = jsonget(d, "mig");
+    int mig_cur = jsonget_tri(mig, "current"), mig_pend = jsonget_tri(mig, "pending");
     if (mig_cur == 1 && nvml_num(mig, "devices") == 0)
         report_add_finding(rep, "cuda.nvml-mig-no-instance", subj,
                            "MIG is enabled on %s (%s) but no MIG device exists: CUDA sees no device on it", gpu, subj);
@@ -665,7 +647,7 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
         }
     }
 
-    if (nvml_tri(d, "inforom_valid") == 0)
+    if (jsonget_tri(d, "inforom_valid") == 0)
         report_add_finding(rep, "cuda.nvml-inforom-invalid", subj, "The InfoROM of %s (%s) is corrupted", gpu, subj);
     free(subj);
 }
@@ -791,10 +773,10 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
     if (!nvml)
         return;
     json_object_object_add(sec->data, "nvml", nvml);
-    const char *status = nvml_str(nvml, "status");
+    const char *status = jsonget_str(nvml, "status");
     if (!status)
         status = "error";
-    const char *lib_path = nvml_str(nvml, "path");
+    const char *lib_path = jsonget_str(nvml, "path");
     const char *shown = lib_path ? lib_path : "libnvidia-ml.so.1";
     /* A GPU that needs NVML: one bound to nvidia, or a loaded nvidia module (the GPU may be in a VM). */
     bool nv = facts->nvidia_gpu_bound || facts->nvidia_module_loaded;
@@ -808,21 +790,21 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
         if (nv) {
             f = report_add_finding(ctx->report, "cuda.nvml-unusable", shown, "NVML %s: %s",
                                    res->status == ISOLATE_OK ? "lacks a required function" : "failed",
-                                   nvml_str(nvml, "error") ? nvml_str(nvml, "error") : "?");
+                                   jsonget_str(nvml, "error") ? jsonget_str(nvml, "error") : "?");
             if (f && res->stderr_tail)
                 report_finding_add_evidence(f, "child output", "%s", res->stderr_tail);
         } else
             report_section_add_note(sec, "NVML %s (no NVIDIA GPU here): %s", status,
-                                    nvml_str(nvml, "error") ? nvml_str(nvml, "error") : "?");
+                                    jsonget_str(nvml, "error") ? jsonget_str(nvml, "error") : "?");
     } else if (strcmp(status, "no-library") == 0) {
         if (facts->nvidia_gpu_bound) {
             f = report_add_finding(ctx->report, "cuda.nvml-missing", "libnvidia-ml.so.1",
                                    "libnvidia-ml.so.1 cannot be loaded although a GPU is bound to nvidia: %s",
-                                   nvml_str(nvml, "error") ? nvml_str(nvml, "error") : "not found");
+                                   jsonget_str(nvml, "error") ? jsonget_str(nvml, "error") : "not found");
         }
     } else if (strcmp(status, "init-failed") == 0) {
         int64_t code = nvml_num(nvml, "init_result");
-        const char *name = nvml_str(nvml, "init_result_name");
+        const char *name = jsonget_str(nvml, "init_result_name");
         char codebuf[64];
         snprintf(codebuf, sizeof(codebuf), "%s (%lld)", name ? name : "unknown NVML error", (long long)code);
         if (code == NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
@@ -846,7 +828,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
         if (f)
             report_finding_add_evidence(f, "nvmlInit_v2", "%s", codebuf);
     } else if (strcmp(status, "ok") == 0) {
-        const char *drv = nvml_str(nvml, "driver_version");
+        const char *drv = jsonget_str(nvml, "driver_version");
         if (drv && !nvml_same_version(drv, facts->kernel_driver_version)) {
             f = report_add_finding(ctx->report, "cuda.nvml-driver-version", shown,
                                    "NVML reports driver %s but the loaded kernel module is %s", drv,
@@ -856,7 +838,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
                 report_finding_add_evidence(f, "nvmlSystemGetDriverVersion", "%s", drv);
             }
         }
-        json_object *devs = nvml_get(nvml, "devices");
+        json_object *devs = jsonget(nvml, "devices");
         size_t n = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
         for (size_t i = 0; i < n; i++) {
             json_object *d = json_object_array_get_idx(devs, i);
@@ -876,7 +858,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
 
 static const char *nvml_onoff(json_object *o, const char *key, const char *on, const char *off)
 {
-    int v = nvml_tri(o, key);
+    int v = jsonget_tri(o, key);
     return v == 1 ? on : v == 0 ? off : "n/a";
 }
 
@@ -884,13 +866,13 @@ void cuda_nvml_print_text(json_object *nvml, struct text_out *t)
 {
     if (!nvml || !json_object_is_type(nvml, json_type_object))
         return;
-    const char *status = nvml_str(nvml, "status");
-    const char *path = nvml_str(nvml, "path");
-    const char *lib = path ? path : nvml_str(nvml, "library");
+    const char *status = jsonget_str(nvml, "status");
+    const char *path = jsonget_str(nvml, "path");
+    const char *lib = path ? path : jsonget_str(nvml, "library");
     if (!status || strcmp(status, "ok") != 0) {
-        const char *err = nvml_str(nvml, "init_result_name");
+        const char *err = jsonget_str(nvml, "init_result_name");
         if (!err)
-            err = nvml_str(nvml, "error");
+            err = jsonget_str(nvml, "error");
         text_kv(t, "NVML", "%s: %s%s%s", lib ? lib : "libnvidia-ml.so.1", status ? status : "unknown",
                 err ? ", " : "", err ? err : "");
         return;
@@ -899,26 +881,26 @@ void cuda_nvml_print_text(json_object *nvml, struct text_out *t)
     char cuda[32] = "n/a";
     if (cv > 0)
         snprintf(cuda, sizeof(cuda), "%lld.%lld", (long long)(cv / 1000), (long long)(cv % 1000 / 10));
-    const char *drv = nvml_str(nvml, "driver_version");
+    const char *drv = jsonget_str(nvml, "driver_version");
     int64_t count = nvml_num(nvml, "device_count");
     char gpus[32] = "GPU count n/a";
     if (count >= 0)
         snprintf(gpus, sizeof(gpus), "%lld GPU%s", (long long)count, count == 1 ? "" : "s");
     text_kv(t, "NVML", "%s, driver %s, CUDA %s, %s", lib ? lib : "libnvidia-ml.so.1", drv ? drv : "n/a", cuda, gpus);
-    json_object *devs = nvml_get(nvml, "devices");
+    json_object *devs = jsonget(nvml, "devices");
     size_t n = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
     for (size_t i = 0; i < n; i++) {
         json_object *d = json_object_array_get_idx(devs, i);
         char *subj = nvml_subject(d);
-        const char *name = nvml_str(d, "name");
-        json_object *mig = nvml_get(d, "mig");
-        json_object *rows = nvml_get(d, "remapped_rows");
+        const char *name = jsonget_str(d, "name");
+        json_object *mig = jsonget(d, "mig");
+        json_object *rows = jsonget(d, "remapped_rows");
         fprintf(t->f, "    %s %s: persistence %s, ECC %s, MIG %s, remap pending %s, InfoROM %s\n", subj ? subj : "?",
                 name ? name : "", nvml_onoff(d, "persistence_mode", "on", "off"),
-                nvml_onoff(nvml_get(d, "ecc_mode"), "current", "on", "off"), nvml_onoff(mig, "current", "on", "off"),
+                nvml_onoff(jsonget(d, "ecc_mode"), "current", "on", "off"), nvml_onoff(mig, "current", "on", "off"),
                 nvml_onoff(rows, "pending", "yes", "no"), nvml_onoff(d, "inforom_valid", "ok", "corrupted"));
         if (t->verbose) {
-            json_object *names = nvml_get(d, "clocks_event_names");
+            json_object *names = jsonget(d, "clocks_event_names");
             size_t k = names && json_object_is_type(names, json_type_array) ? json_object_array_length(names) : 0;
             fprintf(t->f, "      clock events:");
             for (size_t j = 0; j < k; j++)
