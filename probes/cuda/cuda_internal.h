@@ -36,7 +36,7 @@ struct cuda_facts {
  * "environment"}. A value NVML could not give is null (never a made-up 0).
  * cuda_nvml_checks: the catalogue rows of these findings (cuda.c gathers them into the probe's).
  * cuda_nvml_print_text: data["nvml"] for people (one line, one per GPU; clock events and ECC counts with
- * --verbose), for cuda_text.c to call. */
+ * --verbose), defined in cuda_text.c. */
 json_object *cuda_nvml_child(void *arg);
 void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const struct isolate_result *res,
                       const struct cuda_facts *facts);

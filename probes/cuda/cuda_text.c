@@ -1,8 +1,12 @@
 /* cuda_text.c: the cuda probe's details for people (driver, library, devices): walks the section's JSON only. */
 #include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cuda_driver.h"
+#include "cuda_internal.h"
+#include "cuda_nvml.h"
 #include "jsonget.h"
 
 static bool cuda_t_int(json_object *o, const char *key, int64_t *out)
@@ -99,4 +103,64 @@ void cuda_print_text(const struct report_section *sec, const struct report *r, s
     json_object *nvml = jsonget(data, "nvml");
     if (nvml)
         cuda_nvml_print_text(nvml, t);
+}
+
+/* ---- NVML ---- */
+
+static const char *nvml_onoff(json_object *o, const char *key, const char *on, const char *off)
+{
+    int v = jsonget_tri(o, key);
+    return v == 1 ? on : v == 0 ? off : "n/a";
+}
+
+void cuda_nvml_print_text(json_object *nvml, struct text_out *t)
+{
+    if (!nvml || !json_object_is_type(nvml, json_type_object))
+        return;
+    const char *status = jsonget_str(nvml, "status");
+    const char *path = jsonget_str(nvml, "path");
+    const char *lib = path ? path : jsonget_str(nvml, "library");
+    if (!status || strcmp(status, "ok") != 0) {
+        const char *err = jsonget_str(nvml, "init_result_name");
+        if (!err)
+            err = jsonget_str(nvml, "error");
+        text_kv(t, "NVML", "%s: %s%s%s", lib ? lib : "libnvidia-ml.so.1", status ? status : "unknown",
+                err ? ", " : "", err ? err : "");
+        return;
+    }
+    int64_t cv = nvml_num(nvml, "cuda_driver_version");
+    char cuda[32] = "n/a";
+    if (cv > 0)
+        snprintf(cuda, sizeof(cuda), "%lld.%lld", (long long)(cv / 1000), (long long)(cv % 1000 / 10));
+    const char *drv = jsonget_str(nvml, "driver_version");
+    int64_t count = nvml_num(nvml, "device_count");
+    char gpus[32] = "GPU count n/a";
+    if (count >= 0)
+        snprintf(gpus, sizeof(gpus), "%lld GPU%s", (long long)count, count == 1 ? "" : "s");
+    text_kv(t, "NVML", "%s, driver %s, CUDA %s, %s", lib ? lib : "libnvidia-ml.so.1", drv ? drv : "n/a", cuda, gpus);
+    json_object *devs = jsonget(nvml, "devices");
+    size_t n = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        char *subj = nvml_subject(d);
+        const char *name = jsonget_str(d, "name");
+        json_object *mig = jsonget(d, "mig");
+        json_object *rows = jsonget(d, "remapped_rows");
+        fprintf(t->f, "    %s %s: persistence %s, ECC %s, MIG %s, remap pending %s, InfoROM %s\n", subj ? subj : "?",
+                name ? name : "", nvml_onoff(d, "persistence_mode", "on", "off"),
+                nvml_onoff(jsonget(d, "ecc_mode"), "current", "on", "off"), nvml_onoff(mig, "current", "on", "off"),
+                nvml_onoff(rows, "pending", "yes", "no"), nvml_onoff(d, "inforom_valid", "ok", "corrupted"));
+        if (t->verbose) {
+            json_object *names = jsonget(d, "clocks_event_names");
+            size_t k = names && json_object_is_type(names, json_type_array) ? json_object_array_length(names) : 0;
+            fprintf(t->f, "      clock events:");
+            for (size_t j = 0; j < k; j++)
+                fprintf(t->f, " %s", json_object_get_string(json_object_array_get_idx(names, j)));
+            fprintf(t->f, "%s\n", k ? "" : " none or n/a");
+            fprintf(t->f, "      uncorrectable ECC errors: %lld since the driver loaded, %lld in all\n",
+                    (long long)nvml_num(d, "ecc_uncorrected_volatile"),
+                    (long long)nvml_num(d, "ecc_uncorrected_aggregate"));
+        }
+        free(subj);
+    }
 }
