@@ -100,6 +100,11 @@ void cuda_smoke_report(struct probe_ctx *ctx, struct report_section *sec, const 
  * -run-failed (also init-failed and no-compute-api), -crash, -timeout; one summary line per GPU. */
 extern const struct check cuda_smoke_checks[];
 extern const size_t cuda_smoke_n_checks;
+/* Between the smoke child (cuda_smoke.c) and the parent's report (cuda_smoke_report.c): a string
+ * sanitised (line breaks and tabs kept) and cut to MAX bytes with "...", or null when empty; the
+ * bytes of a JIT log kept. */
+json_object *cuda_smoke_json_str(const char *s, size_t max);
+#define CUDA_SMOKE_LOG_KEEP 4000
 /* The kernel's PTX exactly as cuModuleLoadDataEx gets it (NUL-terminated). */
 extern const char cuda_smoke_ptx[];
 
