@@ -430,6 +430,7 @@ const struct probe probe_cuda = {
     .needs_live = true,
     .deps = cuda_deps,
     .check_sets = cuda_check_sets,
+    .requires = cuda_requires,
     .run = cuda_run,
     .print_text = cuda_print_text,
 };

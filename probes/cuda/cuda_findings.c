@@ -14,32 +14,32 @@
  * source in a comment. */
 const struct check cuda_driver_checks[] = {
     {"cuda.no-driver", REPORT_SEV_INFO, "No NVIDIA driver (libcuda.so.1) and no NVIDIA GPU: CUDA does not apply here",
-     "Nothing to fix unless you expected an NVIDIA GPU: then check `gpucheckup pci`."},
+     "Nothing to fix unless you expected an NVIDIA GPU: then check `gpucheckup pci`.", CHECK_LAYER_RUNTIME},
     {"cuda.no-gpu", REPORT_SEV_INFO, "An NVIDIA driver library is installed but there is no NVIDIA GPU to use",
-     "Nothing to fix unless you expected an NVIDIA GPU (check `gpucheckup pci`)."},
+     "Nothing to fix unless you expected an NVIDIA GPU (check `gpucheckup pci`).", CHECK_LAYER_RUNTIME},
     /* The kernel driver and libcuda come from one driver package (NVIDIA's installation guide, "Driver
      * Installation"); the toolkit does not ship a working libcuda. */
     {"cuda.no-libcuda", REPORT_SEV_ERROR,
      "An NVIDIA GPU is bound to the nvidia kernel driver, but no libcuda.so.1 can be loaded",
      "Install the user-space half of the driver, the same version as the kernel module (Debian: `sudo apt install "
      "libcuda1`; Ubuntu: `sudo apt install libnvidia-compute-<version>`); in a container, use the NVIDIA "
-     "container toolkit (`--gpus all`) so the host's libcuda is mounted in."},
+     "container toolkit (`--gpus all`) so the host's libcuda is mounted in.", CHECK_LAYER_RUNTIME},
     {"cuda.library-unusable", REPORT_SEV_ERROR,
      "libcuda.so.1 was found but cannot be used (a dlopen error or missing entry points)",
      "Reinstall the NVIDIA driver's user-space libraries so that libcuda.so.1 matches this architecture and the "
-     "kernel module; the message says what the dynamic linker reported."},
+     "kernel module; the message says what the dynamic linker reported.", CHECK_LAYER_RUNTIME},
     /* cuda.h: CUDA_ERROR_STUB_LIBRARY (34) "the CUDA driver is a stub library"; the toolkit's
      * lib64/stubs/libcuda.so exists for linking only (CUDA installation guide). */
     {"cuda.stub-library", REPORT_SEV_ERROR,
      "libcuda.so.1 resolves to the CUDA toolkit's stub library (CUDA_ERROR_STUB_LIBRARY, 34): nothing can run",
      "Remove the stubs directory from LD_LIBRARY_PATH (or from /etc/ld.so.conf.d, then `sudo ldconfig`): stubs "
-     "are for linking only (LIBRARY_PATH); install the NVIDIA driver if it is missing."},
+     "are for linking only (LIBRARY_PATH); install the NVIDIA driver if it is missing.", CHECK_LAYER_RUNTIME},
     /* cuda.h: CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE (804); CUDA Compatibility guide: forward
      * compatibility is for data-center GPUs (and select NGC-ready RTX cards) only. */
     {"cuda.compat-unsupported", REPORT_SEV_ERROR,
      "A forward-compatibility libcuda (cuda-compat) is loaded on a GPU that does not support it (804)",
      "Take the .../compat directory off LD_LIBRARY_PATH (or ld.so.conf.d) so the driver's own libcuda is used, "
-     "or upgrade the NVIDIA driver to one that supports the CUDA version you need."},
+     "or upgrade the NVIDIA driver to one that supports the CUDA version you need.", CHECK_LAYER_RUNTIME},
     /* cuda.h: CUDA_ERROR_SYSTEM_DRIVER_MISMATCH (803). CUDA Compatibility guide, "Forward Compatibility":
      * a cuda-compat libcuda works only on top of the kernel driver branches it supports, and only helps
      * when it is newer than the driver. Seen on a real H100 image: /usr/local/cuda/compat holds libcuda
@@ -47,51 +47,51 @@ const struct check cuda_driver_checks[] = {
     {"cuda.compat-mismatch", REPORT_SEV_ERROR,
      "A forward-compatibility libcuda (cuda-compat) does not fit the installed kernel driver (803)",
      "Take the .../compat directory off LD_LIBRARY_PATH (or ld.so.conf.d) so the driver's own libcuda is used; "
-     "install a cuda-compat package only when it is newer than the driver and built for the driver's branch."},
+     "install a cuda-compat package only when it is newer than the driver and built for the driver's branch.", CHECK_LAYER_RUNTIME},
     /* DOMAIN.md: the library carries its version in its file name; a difference means "Driver/library
      * version mismatch" until the matching module is loaded. */
     {"cuda.driver-library-mismatch", REPORT_SEV_ERROR,
      "The loaded libcuda and the NVIDIA kernel module are different driver versions",
      "Reboot so the kernel module that matches the installed libraries is loaded (`sudo reboot`); if it persists, "
-     "reinstall the driver so both come from one version (`dpkg -l | grep -i nvidia`)."},
+     "reinstall the driver so both come from one version (`dpkg -l | grep -i nvidia`).", CHECK_LAYER_RUNTIME},
     /* CUDA needs the nvidia_uvm module and /dev/nvidia-uvm (NVIDIA driver README, "Installed
      * Components"); without it cuInit fails with CUDA_ERROR_UNKNOWN (999). */
     {"cuda.uvm-missing", REPORT_SEV_ERROR,
      "cuInit failed with CUDA_ERROR_UNKNOWN (999) and nvidia_uvm is not loaded or /dev/nvidia-uvm is missing",
      "Load the module and create its node: `sudo modprobe nvidia-uvm` (or `sudo nvidia-modprobe -u -c=0`); in a "
-     "container, start it with GPU access (`--gpus all`)."},
+     "container, start it with GPU access (`--gpus all`).", CHECK_LAYER_RUNTIME},
     /* CUDA C Programming Guide, "CUDA Environment Variables": CUDA_VISIBLE_DEVICES lists indices or
      * UUIDs; the list stops at the first invalid entry, and an empty or all-invalid list hides every
      * device (cuInit: CUDA_ERROR_NO_DEVICE, 100). */
     {"cuda.visible-devices-none", REPORT_SEV_ERROR, "CUDA_VISIBLE_DEVICES hides every GPU from CUDA",
-     "Unset CUDA_VISIBLE_DEVICES or set it to indices or UUIDs that exist (`nvidia-smi -L` lists them)."},
+     "Unset CUDA_VISIBLE_DEVICES or set it to indices or UUIDs that exist (`nvidia-smi -L` lists them).", CHECK_LAYER_RUNTIME},
     /* cuda.h: CUDA_ERROR_SYSTEM_NOT_READY (802); NVIDIA Fabric Manager user guide: on NVSwitch systems
      * CUDA initialisation fails until nvidia-fabricmanager has configured the fabric. */
     {"cuda.fabric-manager", REPORT_SEV_ERROR,
      "cuInit failed with CUDA_ERROR_SYSTEM_NOT_READY (802): the NVSwitch fabric is not ready",
      "Install and start NVIDIA Fabric Manager of exactly the driver's version: `sudo systemctl enable --now "
-     "nvidia-fabricmanager` (`journalctl -u nvidia-fabricmanager` says why it fails)."},
+     "nvidia-fabricmanager` (`journalctl -u nvidia-fabricmanager` says why it fails).", CHECK_LAYER_RUNTIME},
     /* DOMAIN.md: Secure Boot refuses an unsigned module ("Key was rejected by service"). */
     {"cuda.secure-boot-module", REPORT_SEV_ERROR,
      "The nvidia kernel module is not loaded while Secure Boot is on: an unsigned module is refused",
      "Sign the module with a key enrolled in MOK (DKMS does it: `sudo mokutil --import "
      "/var/lib/dkms/mok.pub`, then reboot and enrol it), use your distribution's signed driver packages, or "
-     "turn Secure Boot off."},
+     "turn Secure Boot off.", CHECK_LAYER_RUNTIME},
     /* cuda.h: CU_COMPUTEMODE_PROHIBITED (2): no context can be created on the device. */
     {"cuda.compute-prohibited", REPORT_SEV_ERROR, "A GPU is in compute mode Prohibited: no program can use it",
-     "Set the default compute mode: `sudo nvidia-smi -i <index> -c DEFAULT`."},
+     "Set the default compute mode: `sudo nvidia-smi -i <index> -c DEFAULT`.", CHECK_LAYER_RUNTIME},
     {"cuda.gpu-not-visible", REPORT_SEV_WARNING, "An NVIDIA GPU bound to the nvidia driver is not among the CUDA devices",
      "Check `nvidia-smi -L` and `sudo dmesg | grep -i nvrm` (the driver may have failed to initialise that GPU); "
-     "NVIDIA_VISIBLE_DEVICES in a container also hides GPUs."},
+     "NVIDIA_VISIBLE_DEVICES in a container also hides GPUs.", CHECK_LAYER_RUNTIME},
     {"cuda.init-failed", REPORT_SEV_ERROR, "cuInit(0) failed: no CUDA program can run",
      "The message names the CUresult; `sudo dmesg | grep -i nvrm` usually says more. Reinstalling the driver or "
-     "a reboot fixes most of them."},
+     "a reboot fixes most of them.", CHECK_LAYER_RUNTIME},
     {"cuda.driver-crash", REPORT_SEV_ERROR, "Loading libcuda or cuInit crashed (or ended the process)",
      "Reinstall the NVIDIA driver (kernel module and libraries of one version); `sudo dmesg | grep -i nvrm` says "
-     "more."},
+     "more.", CHECK_LAYER_RUNTIME},
     {"cuda.driver-hang", REPORT_SEV_ERROR, "Loading libcuda or cuInit did not finish before the timeout",
      "A hung GPU or driver: check `sudo dmesg | grep -i nvrm`, `nvidia-smi`; a longer --timeout rules out a slow "
-     "start (many GPUs without persistence mode take seconds: `sudo nvidia-smi -pm 1`)."},
+     "start (many GPUs without persistence mode take seconds: `sudo nvidia-smi -pm 1`).", CHECK_LAYER_RUNTIME},
 };
 const size_t cuda_driver_n_checks = sizeof(cuda_driver_checks) / sizeof(cuda_driver_checks[0]);
 

@@ -108,4 +108,7 @@ json_object *cuda_smoke_json_str(const char *s, size_t max);
 /* The kernel's PTX exactly as cuModuleLoadDataEx gets it (NUL-terminated). */
 extern const char cuda_smoke_ptx[];
 
+/* The --require names the cuda probe answers (cuda_require.c). */
+extern const struct probe_require cuda_requires[];
+
 #endif

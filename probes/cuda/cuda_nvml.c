@@ -28,118 +28,118 @@ const struct check cuda_nvml_checks[] = {
      "libnvidia-ml.so.1 (NVML) cannot be loaded although an NVIDIA GPU is bound to the nvidia driver",
      "Install the NVML library of the installed driver (Debian/Ubuntu: libnvidia-compute-<version> or "
      "libnvidia-ml1; in a container, give it the utility capability: NVIDIA_DRIVER_CAPABILITIES=compute,utility). "
-     "Without it nvidia-smi, monitoring tools and frameworks' GPU memory queries fail."},
+     "Without it nvidia-smi, monitoring tools and frameworks' GPU memory queries fail.", CHECK_LAYER_RUNTIME},
     {"cuda.nvml-unusable", REPORT_SEV_WARNING,
      "libnvidia-ml.so.1 loads but could not be queried (missing functions, crash or hang)",
      "Reinstall the NVIDIA driver's user-space libraries so that libnvidia-ml.so.1 matches the kernel module; "
-     "check that no other copy comes first on LD_LIBRARY_PATH."},
+     "check that no other copy comes first on LD_LIBRARY_PATH.", CHECK_LAYER_RUNTIME},
     /* nvml.h: NVML_ERROR_LIB_RM_VERSION_MISMATCH 18, "RM detects a driver/library version mismatch"
      * (nvidia-smi prints "Failed to initialize NVML: Driver/library version mismatch"). */
     {"cuda.nvml-version-mismatch", REPORT_SEV_ERROR,
      "The loaded NVIDIA kernel module and the user-space driver libraries are different versions",
      "Reboot, so that the kernel module of the installed driver packages is loaded (the usual cause is a driver "
-     "upgrade without a reboot); if it persists, reinstall the driver so that kernel module and libraries match."},
+     "upgrade without a reboot); if it persists, reinstall the driver so that kernel module and libraries match.", CHECK_LAYER_RUNTIME},
     /* nvml.h: NVML_ERROR_DRIVER_NOT_LOADED 9. */
     {"cuda.nvml-driver-not-loaded", REPORT_SEV_ERROR,
      "NVML reports that the NVIDIA kernel driver is not loaded",
      "Load it (sudo modprobe nvidia) and look at `sudo dmesg | grep -i nvrm` for why it failed; with Secure Boot on, "
-     "the module must be signed (or enrolled with mokutil)."},
+     "the module must be signed (or enrolled with mokutil).", CHECK_LAYER_RUNTIME},
     {"cuda.nvml-no-driver", REPORT_SEV_INFO,
      "The NVML library is installed but there is no NVIDIA driver or GPU to talk to",
-     "Nothing to do on a machine without an NVIDIA GPU."},
+     "Nothing to do on a machine without an NVIDIA GPU.", CHECK_LAYER_RUNTIME},
     /* nvml.h: NVML_ERROR_NO_PERMISSION 4, NVML_ERROR_OPERATING_SYSTEM 17 ("blocked by the operating
      * system/cgroups"); DCGM permissions (Software::checkPermissions). */
     {"cuda.nvml-no-permission", REPORT_SEV_ERROR,
      "NVML may not open the NVIDIA device nodes (permissions or a container's device cgroup)",
      "Check the modes of /dev/nvidiactl and /dev/nvidia* (the driver's default is 0666, or a group set by "
-     "NVreg_DeviceFileGID); in a container, pass the GPU with --gpus or the device plugin."},
+     "NVreg_DeviceFileGID); in a container, pass the GPU with --gpus or the device plugin.", CHECK_LAYER_RUNTIME},
     {"cuda.nvml-init-failed", REPORT_SEV_ERROR, "nvmlInit failed",
-     "See the NVML error name in the message; `nvidia-smi` shows the same failure; check `sudo dmesg | grep -i nvrm`."},
+     "See the NVML error name in the message; `nvidia-smi` shows the same failure; check `sudo dmesg | grep -i nvrm`.", CHECK_LAYER_RUNTIME},
     /* /proc/driver/nvidia/version against nvmlSystemGetDriverVersion (issue 14, section 1). */
     {"cuda.nvml-driver-version", REPORT_SEV_ERROR,
      "The driver version NVML reports differs from the loaded kernel module's",
-     "Reboot so that the installed driver's kernel module is loaded, or reinstall matching driver packages."},
+     "Reboot so that the installed driver's kernel module is loaded, or reinstall matching driver packages.", CHECK_LAYER_RUNTIME},
     /* DCGM permissions (Software::checkPermissions): readable /dev/nvidiaN nodes fewer than the GPUs NVML
      * sees gives DCGM_FR_DEVICE_COUNT_MISMATCH (a warning). We also want them writable: CUDA opens them
      * read-write. */
     {"cuda.nvml-device-nodes", REPORT_SEV_WARNING,
      "Fewer usable /dev/nvidiaN device nodes than GPUs NVML sees",
      "Check the /dev/nvidia* nodes' modes and owner (nvidia-modprobe creates them); in a container, pass every "
-     "GPU's node (--gpus all or --device /dev/nvidiaN)."},
+     "GPU's node (--gpus all or --device /dev/nvidiaN).", CHECK_LAYER_RUNTIME},
     /* DCGM persistence_mode (Software::checkPersistenceMode) warns when it is off. Info here: a desktop with a
      * display or a single job does not need it; it only saves the driver's start-up time per process. */
     {"cuda.nvml-persistence-off", REPORT_SEV_INFO,
      "Persistence mode is off: each CUDA process that starts on an idle GPU waits for the driver to initialise it",
      "On a headless compute server, run nvidia-persistenced (systemctl enable --now nvidia-persistenced) "
-     "or `sudo nvidia-smi -pm 1`."},
+     "or `sudo nvidia-smi -pm 1`.", CHECK_LAYER_RUNTIME},
     /* DCGM env_variables (Software::checkForBadEnvVaribles, DCGM_FR_BAD_CUDA_ENV, a warning). */
     {"cuda.nvml-cuda-env", REPORT_SEV_WARNING,
      "An environment variable that slows CUDA down or changes its behaviour (profiling, debugging) is set",
-     "Unset it (e.g. `unset CUDA_INJECTION64_PATH`) unless you are profiling or debugging on purpose."},
+     "Unset it (e.g. `unset CUDA_INJECTION64_PATH`) unless you are profiling or debugging on purpose.", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement (Software::checkPageRetirement: DCGM_FR_PENDING_PAGE_RETIREMENTS). */
     {"cuda.nvml-retired-pages-pending", REPORT_SEV_WARNING,
      "GPU memory pages are waiting to be retired after ECC errors: they stay in use until the GPU is reset",
      "Reset the GPU (nvidia-smi -r with no process on it) or reboot; if pages keep being retired, have the GPU "
-     "replaced."},
+     "replaced.", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement: DCGM_FR_RETIRED_PAGES_LIMIT at 63 retired pages. */
     {"cuda.nvml-retired-pages-limit", REPORT_SEV_ERROR,
      "The GPU has retired as many memory pages as NVIDIA's limit allows: its memory is failing",
-     "Have the GPU replaced (NVIDIA's field diagnostic or your vendor's RMA process)."},
+     "Have the GPU replaced (NVIDIA's field diagnostic or your vendor's RMA process).", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement (Software::checkRowRemapping: DCGM_FR_PENDING_ROW_REMAP). */
     {"cuda.nvml-row-remap-pending", REPORT_SEV_WARNING,
      "Memory rows are waiting to be remapped after errors: the remap takes effect at the next GPU reset",
-     "Reset the GPU (nvidia-smi -r with no process on it) or reboot."},
+     "Reset the GPU (nvidia-smi -r with no process on it) or reboot.", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement: DCGM_FR_ROW_REMAP_FAILURE. */
     {"cuda.nvml-row-remap-failed", REPORT_SEV_ERROR,
      "A memory row remap failed: the GPU has memory errors it cannot repair",
-     "Have the GPU replaced; until then expect uncorrectable ECC errors."},
+     "Have the GPU replaced; until then expect uncorrectable ECC errors.", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement: DCGM_FR_UNCORRECTABLE_ROW_REMAP_LIMIT at 512 rows. */
     {"cuda.nvml-row-remap-limit", REPORT_SEV_ERROR,
      "The GPU has remapped as many rows for uncorrectable errors as NVIDIA's limit allows",
-     "Have the GPU replaced."},
+     "Have the GPU replaced.", CHECK_LAYER_RUNTIME},
     /* nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE): since the driver loaded. DCGM's page_retirement
      * consults the same volatile DBE count (DCGM_FR_DBE_PENDING_PAGE_RETIREMENTS). */
     {"cuda.nvml-ecc-uncorrectable", REPORT_SEV_WARNING,
      "The GPU had uncorrectable ECC memory errors since the driver loaded: programs on it may have crashed",
      "Look at `nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER`; reset the GPU or reboot; if errors come back, "
-     "have it replaced."},
+     "have it replaced.", CHECK_LAYER_RUNTIME},
     /* nvmlDeviceGetEccMode: the pending mode applies at the next reboot (nvml.h). */
     {"cuda.nvml-ecc-pending", REPORT_SEV_INFO, "An ECC mode change is pending until the next reboot",
-     "Reboot to apply it, or set it back with `sudo nvidia-smi -e 0|1`."},
+     "Reboot to apply it, or set it back with `sudo nvidia-smi -e 0|1`.", CHECK_LAYER_RUNTIME},
     /* nvml.h nvmlDeviceGetMigMode, NVIDIA MIG user guide: with MIG enabled, CUDA sees only MIG devices
      * (GPU instance + compute instance); none created means no CUDA device at all. */
     {"cuda.nvml-mig-no-instance", REPORT_SEV_ERROR,
      "MIG mode is enabled but no MIG device (GPU instance with a compute instance) exists: nothing can compute",
      "Create instances (e.g. `sudo nvidia-smi mig -cgi 19 -C`) or disable MIG (`sudo nvidia-smi -i N -mig 0`, "
-     "then reset the GPU)."},
+     "then reset the GPU).", CHECK_LAYER_RUNTIME},
     {"cuda.nvml-mig-pending", REPORT_SEV_INFO, "A MIG mode change is pending until the GPU is reset",
-     "Reset the GPU (nvidia-smi -r) or reboot to apply it."},
+     "Reset the GPU (nvidia-smi -r) or reboot to apply it.", CHECK_LAYER_RUNTIME},
     /* nvml.h nvmlClocksEventReason*: HW slowdown (0x8), SW thermal (0x20), HW thermal (0x40) and HW power
      * brake (0x80) mean a thermal or power problem. GPU idle, application clocks, SW power cap, sync
      * boost and display clocks are normal operation. */
     {"cuda.nvml-clocks-slowdown", REPORT_SEV_WARNING,
      "The GPU's clocks are being cut for a thermal or power reason (HW slowdown, thermal, power brake)",
      "Check cooling (fans, airflow, `nvidia-smi -q -d TEMPERATURE,PERFORMANCE`) and the power supply's cables; "
-     "a power brake is asserted by the system board."},
+     "a power brake is asserted by the system board.", CHECK_LAYER_RUNTIME},
     /* DCGM inforom (Software::checkInforom: DCGM_FR_CORRUPT_INFOROM); nvmlDeviceValidateInforom returns
      * NVML_ERROR_CORRUPTED_INFOROM (14). */
     {"cuda.nvml-inforom-invalid", REPORT_SEV_WARNING, "The GPU's InfoROM is corrupted",
-     "Update the GPU's firmware (InfoROM) through your vendor; if it persists, have the GPU replaced."},
+     "Update the GPU's firmware (InfoROM) through your vendor; if it persists, have the GPU replaced.", CHECK_LAYER_RUNTIME},
     /* DCGM gpu_recovery_state (Software::checkGpuRecoveryState): NVML_FI_DEV_GET_GPU_RECOVERY_ACTION other
      * than NONE (reset, reboot, drain P2P, drain and reset) fails the GPU. */
     {"cuda.nvml-recovery-action", REPORT_SEV_ERROR,
      "The driver reports that the GPU needs a recovery action (reset, reboot or drain) before it is usable again",
      "Stop the work on the GPU and do what the message says: `sudo nvidia-smi -r -i N` for a reset, or reboot; "
-     "look at `sudo dmesg | grep -i xid` for the error that caused it."},
+     "look at `sudo dmesg | grep -i xid` for the error that caused it.", CHECK_LAYER_RUNTIME},
     /* nvml.h: nvmlDeviceGetHandleByIndex answers NVML_ERROR_NO_PERMISSION for a GPU "the user doesn't
      * have permission to talk to" (a device cgroup: containers, batch schedulers). */
     {"cuda.nvml-gpu-blocked", REPORT_SEV_INFO,
      "A GPU NVML lists may not be opened by this process (a container's or job's device restrictions)",
      "Nothing to do if the GPU belongs to another job or container; otherwise ask for it (--gpus, the scheduler's "
-     "GPU request)."},
+     "GPU request).", CHECK_LAYER_RUNTIME},
     /* nvml.h: NVML_ERROR_GPU_IS_LOST 15, "fallen off the bus". */
     {"cuda.nvml-gpu-lost", REPORT_SEV_ERROR, "The GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)",
-     "Reboot; look at `sudo dmesg | grep -i -e nvrm -e xid`; if it recurs, check power, cooling and the slot."},
+     "Reboot; look at `sudo dmesg | grep -i -e nvrm -e xid`; if it recurs, check power, cooling and the slot.", CHECK_LAYER_RUNTIME},
 };
 const size_t cuda_nvml_n_checks = sizeof(cuda_nvml_checks) / sizeof(cuda_nvml_checks[0]);
 

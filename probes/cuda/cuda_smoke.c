@@ -103,20 +103,20 @@ const struct check cuda_smoke_checks[] = {
     {"cuda.smoke-wrong-result", REPORT_SEV_ERROR, "A GPU computed a wrong matrix product in the CUDA smoke test",
      "Do not trust this GPU's results. Check `dmesg` for Xid errors, and the GPU for overheating, overclocking "
      "or bad memory (nvidia-smi -q -d ECC,TEMPERATURE); reinstall the driver; if it keeps failing, the GPU "
-     "needs service."},
+     "needs service.", CHECK_LAYER_RUNTIME},
     {"cuda.smoke-jit-failed", REPORT_SEV_ERROR,
      "The driver could not JIT-compile the CUDA smoke test's PTX (so PTX in any framework fails too)",
      "The driver's PTX compiler (libnvidia-ptxjitcompiler.so.1, part of the driver) is missing or does not "
-     "match libcuda: reinstall the driver so both come from the same version; the JIT log is in the JSON."},
+     "match libcuda: reinstall the driver so both come from the same version; the JIT log is in the JSON.", CHECK_LAYER_RUNTIME},
     {"cuda.smoke-run-failed", REPORT_SEV_ERROR,
      "A CUDA driver call failed during the smoke test (context, allocation, copy or kernel launch)",
      "CUDA_ERROR_OUT_OF_MEMORY: the GPU is full or busy (see nvidia-smi; try a smaller --smoke-size). "
-     "Other errors point at the driver or the GPU: check `dmesg` for Xid errors and reinstall the driver."},
+     "Other errors point at the driver or the GPU: check `dmesg` for Xid errors and reinstall the driver.", CHECK_LAYER_RUNTIME},
     {"cuda.smoke-crash", REPORT_SEV_ERROR, "The CUDA driver crashed (or ended the process) during the smoke test",
-     "Check `dmesg` for Xid errors and reinstall or update the NVIDIA driver."},
+     "Check `dmesg` for Xid errors and reinstall or update the NVIDIA driver.", CHECK_LAYER_RUNTIME},
     {"cuda.smoke-timeout", REPORT_SEV_ERROR, "The CUDA smoke test did not finish in time on a GPU",
      "Check `dmesg` for Xid errors or GPU resets and `nvidia-smi` for other jobs on the GPU; then run again "
-     "with a longer --timeout."},
+     "with a longer --timeout.", CHECK_LAYER_RUNTIME},
 };
 const size_t cuda_smoke_n_checks = sizeof(cuda_smoke_checks) / sizeof(cuda_smoke_checks[0]);
 

@@ -10,49 +10,49 @@ static const struct check pci_checks[] = {
     {"pci.no-gpu", REPORT_SEV_INFO, "No GPU or accelerator was found on the PCI bus",
      "If this machine should have one: check that it is seated, powered and enabled in the firmware setup, "
      "or passed through to this VM or container; `lspci -nn | grep -Ei 'vga|3d|display|accel'` lists what the "
-     "bus shows."},
+     "bus shows.", CHECK_LAYER_KERNEL},
     {"pci.no-driver", REPORT_SEV_ERROR, "A GPU or accelerator has no kernel driver bound: nothing can use it",
      "Install and load the vendor's kernel driver; `lspci -k` shows the candidate modules and `sudo dmesg` why "
-     "binding failed."},
+     "binding failed.", CHECK_LAYER_KERNEL},
     {"pci.nouveau-bound", REPORT_SEV_ERROR,
      "An NVIDIA GPU is driven by nouveau: no CUDA, and no NVIDIA OpenCL",
      "Install the NVIDIA driver (Debian: `sudo apt install nvidia-driver`, from non-free), which blacklists "
-     "nouveau, then `sudo reboot`; `lspci -k` should then say \"Kernel driver in use: nvidia\"."},
+     "nouveau, then `sudo reboot`; `lspci -k` should then say \"Kernel driver in use: nvidia\".", CHECK_LAYER_KERNEL},
     {"pci.radeon-bound", REPORT_SEV_WARNING,
      "An AMD GPU is driven by the legacy radeon driver: compute (ROCm, rusticl) needs amdgpu",
      "For GCN 1.0/1.1 cards, boot with `radeon.si_support=0 amdgpu.si_support=1 radeon.cik_support=0 "
      "amdgpu.cik_support=1` (add them to GRUB_CMDLINE_LINUX in /etc/default/grub, `sudo update-grub`, reboot); "
-     "older cards cannot use amdgpu."},
+     "older cards cannot use amdgpu.", CHECK_LAYER_KERNEL},
     {"pci.vfio-bound", REPORT_SEV_WARNING,
      "A GPU is reserved for virtual machines (vfio-pci or pci-stub): this system cannot compute on it",
      "To use it here, remove its ID from `vfio-pci.ids=` (kernel command line or /etc/modprobe.d), "
-     "`sudo update-initramfs -u` and reboot."},
+     "`sudo update-initramfs -u` and reboot.", CHECK_LAYER_KERNEL},
     {"pci.link-degraded", REPORT_SEV_WARNING,
      "A GPU's PCIe link is narrower than the card supports (wrong slot, riser, poor seating)",
      "Move the card to a slot wired for its full width, check riser cables and seating; compare LnkCap with "
-     "LnkSta in `sudo lspci -vv -s ADDRESS`."},
+     "LnkSta in `sudo lspci -vv -s ADDRESS`.", CHECK_LAYER_KERNEL},
     {"pci.link-slow", REPORT_SEV_INFO,
      "A GPU's PCIe link runs below its top speed (normal while idle: GPUs slow the link to save power)",
      "Check again under load (`sudo lspci -vv -s ADDRESS | grep LnkSta`); if it stays low, check the slot's "
-     "PCIe generation and the firmware's link-speed setting."},
+     "PCIe generation and the firmware's link-speed setting.", CHECK_LAYER_KERNEL},
     {"pci.not-responding", REPORT_SEV_ERROR,
      "A GPU's configuration space reads all ones: it fell off the bus",
      "Look for the cause with `sudo dmesg | grep -iE 'AER|Xid|fallen off|pcieport'`; a reboot or power cycle "
-     "usually brings it back; check power cables and cooling."},
+     "usually brings it back; check power cables and cooling.", CHECK_LAYER_HARDWARE},
     {"drv.nouveau-and-nvidia", REPORT_SEV_WARNING,
      "Both nouveau and nvidia kernel modules are loaded: they fight over NVIDIA GPUs",
      "Blacklist nouveau: `echo blacklist nouveau | sudo tee /etc/modprobe.d/blacklist-nouveau.conf`, then "
-     "`sudo update-initramfs -u` and `sudo reboot`."},
+     "`sudo update-initramfs -u` and `sudo reboot`.", CHECK_LAYER_KERNEL},
     {"drv.nvidia-version-mismatch", REPORT_SEV_ERROR,
      "The NVIDIA kernel module and userspace libraries differ in version (\"Driver/library version mismatch\")",
      "Reboot to load the kernel module that matches the installed libraries (`sudo reboot`); if it persists, "
-     "reinstall the driver so both come from one version (`dpkg -l | grep -i nvidia`)."},
+     "reinstall the driver so both come from one version (`dpkg -l | grep -i nvidia`).", CHECK_LAYER_KERNEL},
     {"dev.missing-node", REPORT_SEV_ERROR,
      "A device node the loaded driver needs is absent (e.g. a container started without GPU access)",
      "In a container, pass the device through (`docker run --gpus all`, or `--device /dev/...`); on the "
-     "host, check that udev created it (`sudo udevadm trigger`)."},
+     "host, check that udev created it (`sudo udevadm trigger`).", CHECK_LAYER_KERNEL},
     {"dev.no-access", REPORT_SEV_ERROR, "A device node exists but this user cannot open it read-write",
-     "Join the node's group (`sudo usermod -aG render $USER`), then log out and in again."},
+     "Join the node's group (`sudo usermod -aG render $USER`), then log out and in again.", CHECK_LAYER_KERNEL},
 };
 
 /* ---- findings ------------------------------------------------------------------------------- */
