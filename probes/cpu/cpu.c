@@ -8,6 +8,7 @@
 #include <libcpuid/libcpuid.h>
 
 #include "cpu_internal.h"
+#include "jsonstr.h"
 #include "strutil.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -100,14 +101,7 @@ static int cpu_read_live(struct cpu_run *c)
 
 static json_object *cpu_json_str(const char *s)
 {
-    if (!s || !*s)
-        return NULL;
-    char *c = str_dup(s);
-    if (!c)
-        return NULL;
-    json_object *o = json_object_new_string(str_sanitize(c));
-    free(c);
-    return o;
+    return s && *s ? jsonstr_sanitized(s) : NULL;
 }
 
 static json_object *cpu_json_int(int v)

@@ -8,6 +8,7 @@
 #include "cuda_internal.h"
 #include "isolate.h"
 #include "jsonget.h"
+#include "jsonstr.h"
 #include "pci_internal.h"
 #include "strutil.h"
 
@@ -28,51 +29,8 @@ static const char *const cuda_env_vars[] = {
     "LD_LIBRARY_PATH", "LD_PRELOAD", "CUDA_HOME", "CUDA_PATH", "CUDA_VERSION", NULL,
 };
 
-/* ---- small JSON helpers ------------------------------------------------------------------------ */
-
-/* A deep copy of V from a child with every string sanitised and sizes bounded. */
-static json_object *cuda_clean(json_object *v, int depth)
-{
-    if (!v || depth > 8)
-        return NULL;
-    switch (json_object_get_type(v)) {
-    case json_type_string: {
-        char *s = str_dup(json_object_get_string(v));
-        if (!s)
-            return NULL;
-        if (strlen(s) > 4096)
-            s[4096] = '\0';
-        json_object *o = json_object_new_string(str_sanitize(s));
-        free(s);
-        return o;
-    }
-    case json_type_array: {
-        json_object *a = json_object_new_array();
-        for (size_t i = 0; i < json_object_array_length(v) && i < 1024; i++)
-            json_object_array_add(a, cuda_clean(json_object_array_get_idx(v, i), depth + 1));
-        return a;
-    }
-    case json_type_object: {
-        json_object *o = json_object_new_object();
-        json_object_object_foreach(v, key, val)
-        {
-            char *k = str_dup(key);
-            if (k)
-                json_object_object_add(o, str_sanitize(k), cuda_clean(val, depth + 1));
-            free(k);
-        }
-        return o;
-    }
-    case json_type_boolean:
-        return json_object_new_boolean(json_object_get_boolean(v));
-    case json_type_int:
-        return json_object_new_int64(json_object_get_int64(v));
-    case json_type_double:
-        return json_object_new_double(json_object_get_double(v));
-    default:
-        return NULL;
-    }
-}
+/* What is kept of the driver child's JSON (strings sanitised and cut, sizes bounded). */
+static const struct jsonstr_limits cuda_child_limits = {.depth = 8, .string = 4096, .items = 1024, .key = SIZE_MAX};
 
 /* ---- facts from the pci section ----------------------------------------------------------------- */
 
@@ -152,7 +110,7 @@ static const char *cuda_compute_mode_name(int64_t m)
 /* Turn the child's device object into the report's (normalised bus id tied to the pci section). */
 static json_object *cuda_device_json(json_object *cd, json_object *pci_devs)
 {
-    json_object *o = cuda_clean(cd, 0);
+    json_object *o = jsonstr_clean_copy(cd, &cuda_child_limits);
     char addr[48] = "";
     const char *bus = jsonget_str(o, "pci_bus_id");
     if (cuda_driver_normalize_busid(bus, addr, sizeof(addr)) != 0 &&
@@ -193,7 +151,7 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
     json_object *drv = json_object_new_object();
     json_object *devices = json_object_new_array();
     json_object *child = res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object)
-                             ? cuda_clean(res->value, 0)
+                             ? jsonstr_clean_copy(res->value, &cuda_child_limits)
                              : NULL;
     const char *status;
     if (res->status == ISOLATE_SPAWN_FAILED) {

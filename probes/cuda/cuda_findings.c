@@ -361,20 +361,17 @@ static void cuda_findings_cuinit(struct cuda_run *cr, const struct cuda_loaded *
 {
     struct report *r = cr->ctx->report;
     struct report_finding *f;
-    const char *path = lf->path;
-    const char *libver = lf->libver;
-    const char *kver = lf->kver;
     int code = lf->code;
-    const char *cname = lf->cname;
-    bool stub = lf->stub;
-    bool explained = code < 0 || code == CUDA_SUCCESS || stub || code == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE ||
-                     code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
+    const char *cname = lf->cname, *path = lf->path, *kver = lf->kver;
+    bool explained = code < 0 || code == CUDA_SUCCESS || lf->stub ||
+                     code == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE || code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
     if (explained) {
         /* nothing more to say about cuInit */
     } else if (!cr->facts.nvidia_gpu_present && cr->pci_known) {
         /* No NVIDIA GPU: whatever cuInit says (100, 999...), nothing here is broken. */
         f = report_add_finding(r, "cuda.no-gpu", NULL,
-                               "libcuda %s is installed but there is no NVIDIA GPU (cuInit: %s)", libver ? libver : "",
+                               "libcuda %s is installed but there is no NVIDIA GPU (cuInit: %s)",
+                               lf->libver ? lf->libver : "",
                                cname ? cname : "unknown code");
         report_finding_add_evidence(f, "cuInit(0)", "%s (%d)", cname ? cname : "?", code);
     } else if (code == CUDA_ERROR_UNKNOWN &&

@@ -9,6 +9,7 @@
 #include "cuda_internal.h"
 #include "cuda_nvml.h"
 #include "jsonget.h"
+#include "jsonstr.h"
 #include "nvml_api.h"
 #include "strutil.h"
 
@@ -143,48 +144,10 @@ const struct check cuda_nvml_checks[] = {
 };
 const size_t cuda_nvml_n_checks = sizeof(cuda_nvml_checks) / sizeof(cuda_nvml_checks[0]);
 
-/* ---- the parent ------------------------------------------------------------------------------- */
+/* What is kept of the NVML child's JSON: it ran vendor code and its strings came from the library. */
+static const struct jsonstr_limits nvml_child_limits = {.depth = 8, .string = 1024, .items = NVML_MAX_DEVICES, .key = 64};
 
-/* A copy of the child's JSON V with every string sanitised and sizes bounded (the child ran vendor code
- * and its strings came from the library). */
-static json_object *nvml_clean(json_object *v, int depth)
-{
-    if (!v || depth > 8)
-        return NULL;
-    switch (json_object_get_type(v)) {
-    case json_type_boolean:
-        return json_object_new_boolean(json_object_get_boolean(v));
-    case json_type_int:
-        return json_object_new_int64(json_object_get_int64(v));
-    case json_type_double:
-        return json_object_new_double(json_object_get_double(v));
-    case json_type_string: {
-        char *s = strndup(json_object_get_string(v), 1024);
-        json_object *out = s ? json_object_new_string(str_sanitize(s)) : NULL;
-        free(s);
-        return out;
-    }
-    case json_type_array: {
-        json_object *out = json_object_new_array();
-        size_t n = json_object_array_length(v);
-        for (size_t i = 0; i < n && i < NVML_MAX_DEVICES; i++)
-            json_object_array_add(out, nvml_clean(json_object_array_get_idx(v, i), depth + 1));
-        return out;
-    }
-    case json_type_object: {
-        json_object *out = json_object_new_object();
-        json_object_object_foreach(v, key, val) {
-            char *k = strndup(key, 64);
-            if (k)
-                json_object_object_add(out, str_sanitize(k), nvml_clean(val, depth + 1));
-            free(k);
-        }
-        return out;
-    }
-    default:
-        return NULL;
-    }
-}
+/* ---- the parent ------------------------------------------------------------------------------- */
 
 int64_t nvml_num(json_object *o, const char *key)
 {
@@ -459,7 +422,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
                       const struct cuda_facts *facts)
 {
     json_object *nvml = res->status == ISOLATE_OK && res->value && json_object_is_type(res->value, json_type_object)
-                            ? nvml_clean(res->value, 0)
+                            ? jsonstr_clean_copy(res->value, &nvml_child_limits)
                             : nvml_from_failure(res);
     if (!nvml)
         return;

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "pci_internal.h"
+#include "jsonstr.h"
 #include "strutil.h"
 #include "vendor.h"
 
@@ -258,11 +259,6 @@ static void pci_kernel_findings(struct pci_state *st)
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
 
-static json_object *pci_json_str(const char *s)
-{
-    return s ? json_object_new_string(s) : NULL;
-}
-
 static json_object *pci_json_hex(int v)
 {
     if (v < 0)
@@ -295,14 +291,14 @@ static json_object *pci_json_gpu(const struct pci_gpu *g)
     json_object_object_add(o, "subsystem_vendor_id", pci_json_hex(g->sub_vendor));
     json_object_object_add(o, "subsystem_device_id", pci_json_hex(g->sub_device));
     json_object_object_add(o, "class", pci_json_hex(g->cls));
-    json_object_object_add(o, "class_name", pci_json_str(g->class_name));
-    json_object_object_add(o, "vendor_name", pci_json_str(g->vendor_name));
-    json_object_object_add(o, "device_name", pci_json_str(g->device_name));
-    json_object_object_add(o, "subsystem_vendor_name", pci_json_str(g->subsystem_vendor_name));
-    json_object_object_add(o, "subsystem_name", pci_json_str(g->subsystem_name));
-    json_object_object_add(o, "driver", pci_json_str(g->driver));
+    json_object_object_add(o, "class_name", jsonstr_or_null(g->class_name));
+    json_object_object_add(o, "vendor_name", jsonstr_or_null(g->vendor_name));
+    json_object_object_add(o, "device_name", jsonstr_or_null(g->device_name));
+    json_object_object_add(o, "subsystem_vendor_name", jsonstr_or_null(g->subsystem_vendor_name));
+    json_object_object_add(o, "subsystem_name", jsonstr_or_null(g->subsystem_name));
+    json_object_object_add(o, "driver", jsonstr_or_null(g->driver));
     json_object_object_add(o, "driver_known", json_object_new_boolean(g->driver_known));
-    json_object_object_add(o, "kind", pci_json_str(pci_kind_name(g->kind)));
+    json_object_object_add(o, "kind", jsonstr_or_null(pci_kind_name(g->kind)));
     json_object_object_add(o, "responding", pci_json_tri(g->responding));
     if (g->link_source) {
         json_object *l = json_object_new_object();
@@ -317,13 +313,13 @@ static json_object *pci_json_gpu(const struct pci_gpu *g)
     }
     json_object_object_add(o, "numa_node", g->has_numa ? json_object_new_int64(g->numa_node) : NULL);
     json_object_object_add(o, "boot_vga", pci_json_tri(g->boot_vga));
-    json_object_object_add(o, "power_state", pci_json_str(g->power_state));
-    json_object_object_add(o, "modalias", pci_json_str(g->modalias));
+    json_object_object_add(o, "power_state", jsonstr_or_null(g->power_state));
+    json_object_object_add(o, "modalias", jsonstr_or_null(g->modalias));
     json_object *drm = json_object_new_array();
     for (size_t i = 0; i < g->n_drm; i++)
         json_object_array_add(drm, json_object_new_string(g->drm[i]));
     json_object_object_add(o, "drm", drm);
-    json_object_object_add(o, "id_source", pci_json_str(g->id_source));
+    json_object_object_add(o, "id_source", jsonstr_or_null(g->id_source));
     return o;
 }
 
@@ -331,7 +327,7 @@ static void pci_json(struct pci_state *st)
 {
     json_object *data = st->sec->data;
     json_object_object_add(data, "source", json_object_new_string(st->dump ? "dump" : "sysfs"));
-    json_object_object_add(data, "access_path", pci_json_str(st->access_path));
+    json_object_object_add(data, "access_path", jsonstr_or_null(st->access_path));
     json_object_object_add(data, "bus_visible", json_object_new_boolean(st->bus_visible));
     json_object_object_add(data, "scanned", json_object_new_int64((int64_t)st->scanned));
     json_object *devs = json_object_new_array();
@@ -351,16 +347,16 @@ static void pci_json(struct pci_state *st)
         json_object *o = json_object_new_object();
         json_object_object_add(o, "loaded", pci_json_tri(m->loaded));
         json_object_object_add(o, "builtin", json_object_new_boolean(m->builtin));
-        json_object_object_add(o, "version", pci_json_str(m->version));
+        json_object_object_add(o, "version", jsonstr_or_null(m->version));
         json_object_object_add(o, "refcount", m->refcount >= 0 ? json_object_new_int64(m->refcount) : NULL);
         json_object_object_add(mods, pci_module_names[i], o);
     }
     json_object_object_add(data, "modules", mods);
 
     json_object *nv = json_object_new_object();
-    json_object_object_add(nv, "kernel_module_version", pci_json_str(st->nv_kmod_version));
+    json_object_object_add(nv, "kernel_module_version", jsonstr_or_null(st->nv_kmod_version));
     json_object_object_add(nv, "kernel_module_open", pci_json_tri(st->nv_kmod_open));
-    json_object_object_add(nv, "kernel_module_source", pci_json_str(st->nv_kmod_source));
+    json_object_object_add(nv, "kernel_module_source", jsonstr_or_null(st->nv_kmod_source));
     json_object *libs = json_object_new_array();
     for (size_t i = 0; i < st->n_nvlibs; i++) {
         json_object *l = json_object_new_object();
@@ -381,19 +377,19 @@ static void pci_json(struct pci_state *st)
         json_object *o = json_object_new_object();
         json_object_object_add(o, "path", json_object_new_string(n->path));
         json_object_object_add(o, "present", json_object_new_boolean(n->present));
-        json_object_object_add(o, "type", pci_json_str(n->type));
+        json_object_object_add(o, "type", jsonstr_or_null(n->type));
         char mode[16];
         snprintf(mode, sizeof(mode), "%04o", n->mode);
         json_object_object_add(o, "mode", n->present ? json_object_new_string(mode) : NULL);
         json_object_object_add(o, "uid", n->present ? json_object_new_int64(n->uid) : NULL);
         json_object_object_add(o, "gid", n->present ? json_object_new_int64(n->gid) : NULL);
-        json_object_object_add(o, "group", pci_json_str(n->group));
+        json_object_object_add(o, "group", jsonstr_or_null(n->group));
         json_object_object_add(o, "accessible", pci_json_tri(n->accessible));
         json_object_object_add(o, "user_in_group", pci_json_tri(n->in_group));
         json_object_object_add(o, "listed_in_group", pci_json_tri(n->listed_in_group));
         json_object_object_add(o, "compute", json_object_new_boolean(n->compute));
-        json_object_object_add(o, "required_by", pci_json_str(n->required_by));
-        json_object_object_add(o, "device", pci_json_str(n->device));
+        json_object_object_add(o, "required_by", jsonstr_or_null(n->required_by));
+        json_object_object_add(o, "device", jsonstr_or_null(n->device));
         json_object_array_add(nodes, o);
     }
     json_object_object_add(data, "nodes", nodes);
