@@ -183,22 +183,16 @@ static int ldsearch_pair_add(char ***list, char ***reasons, size_t *n, const cha
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*list)[i], s) == 0)
             return 0;
-    char **nl = realloc(*list, (*n + 1) * sizeof(**list));
-    if (!nl)
-        return -ENOMEM;
-    *list = nl;
     char **nr = realloc(*reasons, (*n + 1) * sizeof(**reasons));
     if (!nr)
         return -ENOMEM;
     *reasons = nr;
-    nl[*n] = strdup(s);
-    nr[*n] = strdup(why ? why : "");
-    if (!nl[*n] || !nr[*n]) {
-        free(nl[*n]);
-        free(nr[*n]);
+    char *r = strdup(why ? why : "");
+    if (!r || ldsearch_list_add(list, n, s) < 0) {
+        free(r);
         return -ENOMEM;
     }
-    (*n)++;
+    nr[*n - 1] = r;
     return 0;
 }
 
