@@ -7,12 +7,12 @@
 
 static const struct check checks_core[] = {
     {"core.probe-failed", REPORT_SEV_WARNING, "A probe could not complete; what it checks is unknown",
-     "Run again with --verbose; if it persists, report a bug with the JSON output (--json)."},
+     "Run again with --verbose; if it persists, report a bug with the JSON output (--json).", CHECK_LAYER_NONE},
     {"core.isolated-child-failed", REPORT_SEV_WARNING,
      "An isolated child process could not be started (fork or pipe failed)",
-     "Check the process and file-descriptor limits (ulimit -u, ulimit -n) and free memory."},
+     "Check the process and file-descriptor limits (ulimit -u, ulimit -n) and free memory.", CHECK_LAYER_NONE},
     {"require.unmet", REPORT_SEV_ERROR, "A requirement given with --require is not met",
-     "See the finding's message for what is missing; the other findings say why."},
+     "See the finding's message for what is missing; the other findings say why.", CHECK_LAYER_NONE},
 };
 
 const struct check *checks_find(const char *id)
@@ -45,4 +45,38 @@ void checks_foreach(void (*fn)(const struct check *c, const char *owner, void *a
             for (size_t i = 0; i < *cs->n; i++)
                 fn(&cs->rows[i], pr->name, arg);
     }
+}
+
+enum check_layer checks_layer(const char *id)
+{
+    const struct check *c = checks_find(id);
+    if (!c)
+        return CHECK_LAYER_NONE;
+    return c->layer == CHECK_LAYER_UNSET ? CHECK_LAYER_NONE : c->layer;
+}
+
+const char *checks_layer_name(enum check_layer l)
+{
+    static const char *const names[] = {"unset", "none", "hardware", "kernel", "loader", "driver", "runtime",
+                                        "compute"};
+    return (size_t)l < sizeof(names) / sizeof(names[0]) ? names[l] : "unset";
+}
+
+struct checks_owner_find {
+    const char *id;
+    const char *owner;
+};
+
+static void checks_owner_cb(const struct check *c, const char *owner, void *arg)
+{
+    struct checks_owner_find *f = arg;
+    if (!f->owner && strcmp(c->id, f->id) == 0)
+        f->owner = owner;
+}
+
+const char *checks_owner(const char *id)
+{
+    struct checks_owner_find f = {id, NULL};
+    checks_foreach(checks_owner_cb, &f);
+    return f.owner;
 }

@@ -207,6 +207,164 @@ static int cli_parse_device(const char *s, int *p, int *d)
     return 0;
 }
 
+/* One option that takes a checked value: 0, 1 when C is not one of them, or -1 with ERR set. */
+static int cli_option_value(int c, struct cli_options *o, char *err, size_t errlen)
+{
+    double d;
+    uint64_t u;
+    switch (c) {
+    case OPT_FORMAT:
+        if (strcmp(optarg, "text") == 0)
+            o->format = CLI_FORMAT_TEXT;
+        else if (strcmp(optarg, "json") == 0)
+            o->format = CLI_FORMAT_JSON;
+        else {
+            snprintf(err, errlen, "--format: '%.*s%s' is not a format (use text or json)", CLI_QUOTE(optarg));
+            return -1;
+        }
+        return 0;
+    case 'o':
+        if (!*optarg) {
+            snprintf(err, errlen, "--output: empty file name");
+            return -1;
+        }
+        o->output = optarg;
+        return 0;
+    case OPT_ROOT:
+        if (!*optarg) {
+            snprintf(err, errlen, "--root: empty directory name");
+            return -1;
+        }
+        o->root = optarg;
+        return 0;
+    case OPT_TIMEOUT:
+        if (str_to_double(optarg, &d) < 0 || d <= 0 || d > CLI_MAX_TIMEOUT_S) {
+            snprintf(err, errlen, "--timeout: '%.*s%s' is not a number of seconds between 0 and %.0f",
+                     CLI_QUOTE(optarg), CLI_MAX_TIMEOUT_S);
+            return -1;
+        }
+        o->timeout_s = d;
+        return 0;
+    case OPT_COLOR:
+        if (strcmp(optarg, "auto") == 0)
+            o->color = CLI_COLOR_AUTO;
+        else if (strcmp(optarg, "always") == 0)
+            o->color = CLI_COLOR_ALWAYS;
+        else if (strcmp(optarg, "never") == 0)
+            o->color = CLI_COLOR_NEVER;
+        else {
+            snprintf(err, errlen, "--color: '%.*s%s' is not one of auto, always, never", CLI_QUOTE(optarg));
+            return -1;
+        }
+        return 0;
+    case OPT_CPUID_DUMP:
+    case OPT_SAVE_CPUID:
+    case OPT_PCI_DUMP:
+        if (!*optarg) {
+            snprintf(err, errlen, "--%s: empty file name",
+                     c == OPT_CPUID_DUMP ? "cpuid-dump" : c == OPT_SAVE_CPUID ? "save-cpuid" : "pci-dump");
+            return -1;
+        }
+        if (c == OPT_CPUID_DUMP)
+            o->cpuid_dump = optarg;
+        else if (c == OPT_SAVE_CPUID)
+            o->save_cpuid = optarg;
+        else
+            o->pci_dump = optarg;
+        return 0;
+    case OPT_SMOKE:
+        if (strcmp(optarg, "all") == 0)
+            o->smoke = CLI_SMOKE_ALL;
+        else if (strcmp(optarg, "gpu") == 0)
+            o->smoke = CLI_SMOKE_GPU;
+        else if (strcmp(optarg, "none") == 0)
+            o->smoke = CLI_SMOKE_NONE;
+        else {
+            snprintf(err, errlen, "--smoke: '%.*s%s' is not one of all, gpu, none", CLI_QUOTE(optarg));
+            return -1;
+        }
+        return 0;
+    case OPT_SMOKE_SIZE:
+        if (str_to_u64(optarg, 10, &u) < 0 || u < 1 || u > CLI_MAX_SMOKE_SIZE) {
+            snprintf(err, errlen, "--smoke-size: '%.*s%s' is not a whole number from 1 to %u", CLI_QUOTE(optarg),
+                     CLI_MAX_SMOKE_SIZE);
+            return -1;
+        }
+        o->smoke_size = (unsigned)u;
+        return 0;
+    case OPT_DEVICE:
+        if (cli_parse_device(optarg, &o->device_platform, &o->device_index) < 0) {
+            snprintf(err, errlen, "--device: '%.*s%s' is not P or P:D (platform and device indices)",
+                     CLI_QUOTE(optarg));
+            return -1;
+        }
+        return 0;
+    case OPT_REQUIRE:
+        if (cli_add_requires(o, optarg, err, errlen) < 0) {
+            if (!err[0])
+                snprintf(err, errlen, "--require: out of memory");
+            return -1;
+        }
+        return 0;
+    default:
+        return 1;
+    }
+}
+
+/* One option returned by getopt_long: 0, or -1 with ERR set. */
+static int cli_option(int c, char **argv, struct cli_options *o, char *err, size_t errlen)
+{
+    int rc = cli_option_value(c, o, err, errlen);
+    if (rc <= 0)
+        return rc;
+    switch (c) {
+    case OPT_JSON:
+        o->format = CLI_FORMAT_JSON;
+        break;
+    case OPT_COMPACT:
+        o->compact = true;
+        break;
+    case OPT_LIVE:
+        o->live = true;
+        break;
+    case 'q':
+        o->quiet = true;
+        break;
+    case 'v':
+        o->verbose++;
+        break;
+    case 'h':
+        o->help = true;
+        break;
+    case 'V':
+        o->version = true;
+        break;
+    case OPT_LIST_CHECKS:
+        o->list_checks = true;
+        break;
+    case OPT_NO_SMOKE:
+        o->smoke = CLI_SMOKE_NONE;
+        break;
+    case OPT_PROP:
+        o->prop = optarg;
+        break;
+    case ':':
+        if (optopt >= OPT_FORMAT || optopt == 0)
+            snprintf(err, errlen, "%.*s%s: missing value", CLI_QUOTE(argv[optind - 1]));
+        else
+            snprintf(err, errlen, "-%c: missing value", optopt);
+        return -1;
+    case '?':
+    default:
+        if (optopt && optopt < OPT_FORMAT)
+            snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
+        else
+            snprintf(err, errlen, "unknown option '%.*s%s' (see --help)", CLI_QUOTE(argv[optind - 1]));
+        return -1;
+    }
+    return 0;
+}
+
 int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof(*o));
@@ -221,146 +379,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
     opterr = 0;
     int c;
     while ((c = getopt_long(argc, argv, ":o:qvhV", cli_long_options, NULL)) != -1) {
-        double d;
-        uint64_t u;
-        switch (c) {
-        case OPT_JSON:
-            o->format = CLI_FORMAT_JSON;
-            break;
-        case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0)
-                o->format = CLI_FORMAT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                o->format = CLI_FORMAT_JSON;
-            else {
-                snprintf(err, errlen, "--format: '%.*s%s' is not a format (use text or json)", CLI_QUOTE(optarg));
-                return -1;
-            }
-            break;
-        case OPT_COMPACT:
-            o->compact = true;
-            break;
-        case 'o':
-            if (!*optarg) {
-                snprintf(err, errlen, "--output: empty file name");
-                return -1;
-            }
-            o->output = optarg;
-            break;
-        case OPT_ROOT:
-            if (!*optarg) {
-                snprintf(err, errlen, "--root: empty directory name");
-                return -1;
-            }
-            o->root = optarg;
-            break;
-        case OPT_LIVE:
-            o->live = true;
-            break;
-        case OPT_TIMEOUT:
-            if (str_to_double(optarg, &d) < 0 || d <= 0 || d > CLI_MAX_TIMEOUT_S) {
-                snprintf(err, errlen, "--timeout: '%.*s%s' is not a number of seconds between 0 and %.0f",
-                         CLI_QUOTE(optarg), CLI_MAX_TIMEOUT_S);
-                return -1;
-            }
-            o->timeout_s = d;
-            break;
-        case OPT_COLOR:
-            if (strcmp(optarg, "auto") == 0)
-                o->color = CLI_COLOR_AUTO;
-            else if (strcmp(optarg, "always") == 0)
-                o->color = CLI_COLOR_ALWAYS;
-            else if (strcmp(optarg, "never") == 0)
-                o->color = CLI_COLOR_NEVER;
-            else {
-                snprintf(err, errlen, "--color: '%.*s%s' is not one of auto, always, never", CLI_QUOTE(optarg));
-                return -1;
-            }
-            break;
-        case 'q':
-            o->quiet = true;
-            break;
-        case 'v':
-            o->verbose++;
-            break;
-        case 'h':
-            o->help = true;
-            break;
-        case 'V':
-            o->version = true;
-            break;
-        case OPT_LIST_CHECKS:
-            o->list_checks = true;
-            break;
-        case OPT_CPUID_DUMP:
-        case OPT_SAVE_CPUID:
-        case OPT_PCI_DUMP:
-            if (!*optarg) {
-                snprintf(err, errlen, "--%s: empty file name",
-                         c == OPT_CPUID_DUMP ? "cpuid-dump" : c == OPT_SAVE_CPUID ? "save-cpuid" : "pci-dump");
-                return -1;
-            }
-            if (c == OPT_CPUID_DUMP)
-                o->cpuid_dump = optarg;
-            else if (c == OPT_SAVE_CPUID)
-                o->save_cpuid = optarg;
-            else
-                o->pci_dump = optarg;
-            break;
-        case OPT_SMOKE:
-            if (strcmp(optarg, "all") == 0)
-                o->smoke = CLI_SMOKE_ALL;
-            else if (strcmp(optarg, "gpu") == 0)
-                o->smoke = CLI_SMOKE_GPU;
-            else if (strcmp(optarg, "none") == 0)
-                o->smoke = CLI_SMOKE_NONE;
-            else {
-                snprintf(err, errlen, "--smoke: '%.*s%s' is not one of all, gpu, none", CLI_QUOTE(optarg));
-                return -1;
-            }
-            break;
-        case OPT_NO_SMOKE:
-            o->smoke = CLI_SMOKE_NONE;
-            break;
-        case OPT_SMOKE_SIZE:
-            if (str_to_u64(optarg, 10, &u) < 0 || u < 1 || u > CLI_MAX_SMOKE_SIZE) {
-                snprintf(err, errlen, "--smoke-size: '%.*s%s' is not a whole number from 1 to %u", CLI_QUOTE(optarg),
-                         CLI_MAX_SMOKE_SIZE);
-                return -1;
-            }
-            o->smoke_size = (unsigned)u;
-            break;
-        case OPT_DEVICE:
-            if (cli_parse_device(optarg, &o->device_platform, &o->device_index) < 0) {
-                snprintf(err, errlen, "--device: '%.*s%s' is not P or P:D (platform and device indices)",
-                         CLI_QUOTE(optarg));
-                return -1;
-            }
-            break;
-        case OPT_PROP:
-            o->prop = optarg;
-            break;
-        case OPT_REQUIRE:
-            if (cli_add_requires(o, optarg, err, errlen) < 0) {
-                if (!err[0])
-                    snprintf(err, errlen, "--require: out of memory");
-                return -1;
-            }
-            break;
-        case ':':
-            if (optopt >= OPT_FORMAT || optopt == 0)
-                snprintf(err, errlen, "%.*s%s: missing value", CLI_QUOTE(argv[optind - 1]));
-            else
-                snprintf(err, errlen, "-%c: missing value", optopt);
+        if (cli_option(c, argv, o, err, errlen) < 0)
             return -1;
-        case '?':
-        default:
-            if (optopt && optopt < OPT_FORMAT)
-                snprintf(err, errlen, "unknown option '-%c' (see --help)", optopt);
-            else
-                snprintf(err, errlen, "unknown option '%.*s%s' (see --help)", CLI_QUOTE(argv[optind - 1]));
-            return -1;
-        }
     }
     /* GNU getopt moves operands behind the options: at most one, the command. */
     if (optind < argc) {

@@ -7,120 +7,13 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cpu_x86.h"
+#include "checks.h"
+#include "doctor_facts.h"
+#include "jsonget.h"
+#include "probe.h"
 #include "run.h"
 #include "strutil.h"
 #include "vendor.h"
-
-/* ---- reading the sections' facts (the probes' JSON contracts) ---- */
-
-/* DATA of section NAME when it ran ok, else NULL. */
-static json_object *doctor_data(const struct report *r, const char *name)
-{
-    const struct report_section *s = report_find_section(r, name);
-    return s && s->status == REPORT_STATUS_OK ? s->data : NULL;
-}
-
-static json_object *doctor_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *doctor_str(json_object *o, const char *key)
-{
-    json_object *v = doctor_get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-static bool doctor_type_has(json_object *dev, const char *type)
-{
-    json_object *t = doctor_get(dev, "type");
-    if (t && json_object_is_type(t, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(t); i++)
-            if (strcasecmp(json_object_get_string(json_object_array_get_idx(t, i)), type) == 0)
-                return true;
-    } else if (t && json_object_is_type(t, json_type_string)) {
-        return strcasestr(json_object_get_string(t), type) != NULL;
-    }
-    return false;
-}
-
-/* Smoke-tested devices that passed, optionally only GPUs; calls FN for each. Returns the count. */
-static size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
-                                    json_object **first)
-{
-    json_object *devs = doctor_get(doctor_data(r, "smoke"), "devices");
-    size_t n = 0;
-    if (first)
-        *first = NULL;
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = doctor_str(d, "status");
-        if (!st || strcmp(st, "pass") != 0)
-            continue;
-        if (gpu_only && !doctor_type_has(d, "GPU"))
-            continue;
-        if (want && !want(d))
-            continue;
-        if (first && !*first)
-            *first = d;
-        n++;
-    }
-    return n;
-}
-
-static bool doctor_fp64_passed(json_object *dev)
-{
-    const char *p = doctor_str(doctor_get(dev, "precisions"), "fp64");
-    return p && strcmp(p, "pass") == 0;
-}
-
-/* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
-static size_t doctor_gpu_count(const struct report *r)
-{
-    json_object *devs = doctor_get(doctor_data(r, "smoke"), "devices");
-    size_t n = 0;
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = doctor_str(d, "status");
-        if (!st || strcmp(st, "pass") != 0 || !doctor_type_has(d, "GPU"))
-            continue;
-        const char *addr = doctor_str(d, "pci_address");
-        bool seen = false;
-        for (size_t j = 0; addr && j < i; j++) {
-            json_object *e = json_object_array_get_idx(devs, j);
-            const char *a2 = doctor_str(e, "pci_address"), *s2 = doctor_str(e, "status");
-            seen |= a2 && s2 && strcmp(s2, "pass") == 0 && doctor_type_has(e, "GPU") && strcmp(a2, addr) == 0;
-        }
-        if (!seen)
-            n++;
-    }
-    return n;
-}
-
-/* Highest OpenCL version (major*100+minor) of any device, or -1 if none known. */
-static int doctor_best_opencl_version(const struct report *r, const char **name)
-{
-    json_object *plats = doctor_get(doctor_data(r, "opencl"), "platforms");
-    int best = -1;
-    for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
-        json_object *devs = doctor_get(json_object_array_get_idx(plats, i), "devices");
-        for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
-            json_object *d = json_object_array_get_idx(devs, j);
-            const char *v = doctor_str(d, "opencl_version");
-            unsigned maj = 0, min = 0;
-            if (v && sscanf(v, "%u.%u", &maj, &min) == 2 && maj < 100 && min < 100 && (int)(maj * 100 + min) > best) {
-                best = (int)(maj * 100 + min);
-                if (name)
-                    *name = doctor_str(d, "name");
-            }
-        }
-    }
-    return best;
-}
-
-/* ---- the cuda section's facts (probes/cuda: data["driver"], data["devices"], data["smoke"]) ---- */
 
 /* The CUDA wheel series of PyTorch, TensorFlow and JAX, the one table the verdict and --require use.
  * A series runs when the driver supports its CUDA major version (CUDA minor version compatibility: a
@@ -139,103 +32,6 @@ static const struct {
     {"cuda12", "CUDA 12", 12, 50},
     {"cuda13", "CUDA 13", 13, 75},
 };
-
-static int64_t doctor_int(json_object *o, const char *key, int64_t def)
-{
-    json_object *v = doctor_get(o, key);
-    return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
-}
-
-/* The CUDA devices array, or NULL when the cuda section did not run ok. */
-static json_object *doctor_cuda_devices(const struct report *r)
-{
-    json_object *d = doctor_get(doctor_data(r, "cuda"), "devices");
-    return d && json_object_is_type(d, json_type_array) ? d : NULL;
-}
-
-/* Compute capability of a CUDA device as major * 10 + minor, or -1. */
-static int doctor_cuda_cc(json_object *dev)
-{
-    int64_t ma = doctor_int(dev, "cc_major", -1), mi = doctor_int(dev, "cc_minor", -1);
-    return ma >= 0 && ma < 100 && mi >= 0 && mi < 10 ? (int)(ma * 10 + mi) : -1;
-}
-
-/* The CUDA smoke status of DEV ("pass", "fail"...), or NULL when unknown. */
-static const char *doctor_cuda_smoke(const struct report *r, json_object *dev)
-{
-    json_object *sd = doctor_get(doctor_data(r, "cuda"), "smoke"); /* one entry per GPU tested */
-    int64_t ord = doctor_int(dev, "ordinal", -1);
-    for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
-        json_object *s = json_object_array_get_idx(sd, i);
-        if (doctor_int(s, "ordinal", -2) == ord)
-            return doctor_str(s, "status");
-    }
-    return NULL;
-}
-
-/* CUDA devices that passed the CUDA smoke test with compute capability >= MIN_CC (-1: any). */
-static size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **first)
-{
-    json_object *devs = doctor_cuda_devices(r);
-    size_t n = 0;
-    if (first)
-        *first = NULL;
-    for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = doctor_cuda_smoke(r, d);
-        if (!st || strcmp(st, "pass") != 0 || doctor_cuda_cc(d) < min_cc)
-            continue;
-        if (first && !*first)
-            *first = d;
-        n++;
-    }
-    return n;
-}
-
-/* cuDriverGetVersion (13000 = 13.0), or -1. */
-static int doctor_cuda_driver_version(const struct report *r)
-{
-    json_object *drv = doctor_get(doctor_data(r, "cuda"), "driver");
-    int64_t v = doctor_int(drv, "driver_version", -1);
-    return v > 0 && v < 1000000 ? (int)v : -1;
-}
-
-/* Why the CUDA smoke test gives no answer for DEV, or NULL when it ran. */
-static const char *doctor_cuda_smoke_missing(const struct report *r)
-{
-    return doctor_str(doctor_data(r, "cuda"), "smoke_not_run");
-}
-
-/* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,
- * a CUDA device at its address) and whose CUDA smoke test did not fail: such GPUs compute through
- * CUDA, so a missing OpenCL driver for them is not what keeps the machine from being ready. */
-static bool doctor_gpus_compute_via_cuda(const struct report *r)
-{
-    json_object *devs = doctor_cuda_devices(r);
-    json_object *pci = doctor_get(doctor_data(r, "pci"), "devices");
-    if (!devs || json_object_array_length(devs) == 0 || !pci || !json_object_is_type(pci, json_type_array))
-        return false;
-    size_t gpus = 0;
-    for (size_t i = 0; i < json_object_array_length(pci); i++) {
-        json_object *p = json_object_array_get_idx(pci, i);
-        const char *kind = doctor_str(p, "kind"), *addr = doctor_str(p, "address");
-        if (!kind || strcmp(kind, "compute-gpu") != 0)
-            continue;
-        gpus++;
-        const char *vid = doctor_str(p, "vendor_id");
-        if (!vid || strcmp(vid, "10de") != 0 || !addr)
-            return false;
-        bool ok = false;
-        for (size_t j = 0; j < json_object_array_length(devs) && !ok; j++) {
-            json_object *d = json_object_array_get_idx(devs, j);
-            const char *a = doctor_str(d, "pci_address"), *st = doctor_cuda_smoke(r, d);
-            ok = a && strcmp(a, addr) == 0 && (!st || strcmp(st, "pass") == 0 || strcmp(st, "not-run") == 0);
-        }
-        if (!ok)
-            return false;
-    }
-    return gpus > 0;
-}
 
 /* OpenCL findings that stop being errors when every GPU computes through CUDA: they say the GPU
  * cannot be used through OpenCL, which PyTorch, TensorFlow and JAX on NVIDIA do not need. */
@@ -267,218 +63,73 @@ static void doctor_cuda_relief(struct report *r)
 
 /* ---- requirements ---- */
 
-enum doctor_req_kind {
-    REQ_GPU, REQ_OPENCL, REQ_FP64, REQ_GPUS, REQ_CLVER, REQ_LEVEL, REQ_FLAG, REQ_CUDA, REQ_CUDAVER, REQ_CC, REQ_BAD
-};
-
-/* Parse NAME; *ARG gets the number for gpus>=N, version*100 for opencl-version, the level. */
-static enum doctor_req_kind doctor_parse_require(const char *name, int *arg)
+/* The --require name NAME as some probe declares it (struct probe.requires, in registry order), with
+ * its owner in *OWNER and its argument in *ARG; NULL when no probe answers it. */
+static const struct probe_require *doctor_find_require(const char *name, const struct probe **owner, int *arg)
 {
-    *arg = 0;
-    if (strcmp(name, "gpu") == 0)
-        return REQ_GPU;
-    if (strcmp(name, "opencl") == 0)
-        return REQ_OPENCL;
-    if (strcmp(name, "fp64") == 0)
-        return REQ_FP64;
-    if (str_starts_with(name, "gpus>=")) {
-        uint64_t n;
-        if (str_to_u64(name + 6, 10, &n) < 0 || n < 1 || n > 4096)
-            return REQ_BAD;
-        *arg = (int)n;
-        return REQ_GPUS;
+    for (size_t p = 0; probe_registry[p]; p++)
+        for (const struct probe_require *q = probe_registry[p]->requires; q && q->parse; q++)
+            if (q->parse(name, arg) == 0) {
+                if (owner)
+                    *owner = probe_registry[p];
+                return q;
+            }
+    return NULL;
+}
+
+/* "a, b, or c": every probe's forms, the GPU's before the CPU's as --help lists them (the registry
+ * from its end: the probes that run last stand for more of the stack), open families (a built list)
+ * last. */
+static char *doctor_require_forms(void)
+{
+    char *out = NULL;
+    size_t last = 0, np = 0; /* where the last form starts; the probes */
+    while (probe_registry[np])
+        np++;
+    for (int pass = 0; pass < 2; pass++)
+        for (size_t p = np; p-- > 0;)
+            for (const struct probe_require *q = probe_registry[p]->requires; q && q->parse; q++) {
+                if ((pass == 0) != (q->forms == NULL))
+                    continue;
+                char *form = q->forms ? q->forms() : str_dup(q->form);
+                char *joined = str_printf("%s%s%s", out ? out : "", out ? ", " : "", form ? form : "");
+                last = out ? strlen(out) + 2 : 0;
+                free(form);
+                free(out);
+                out = joined;
+            }
+    if (out && last > 0) {
+        char *with_or = str_printf("%.*sor %s", (int)last, out, out + last);
+        free(out);
+        out = with_or;
     }
-    if (str_starts_with(name, "opencl-version>=")) {
-        const char *v = name + 16;
-        unsigned maj, min;
-        char tail;
-        if (sscanf(v, "%u.%u%c", &maj, &min, &tail) != 2 || maj < 1 || maj > 9 || min > 9 || !isdigit((unsigned char)v[0]))
-            return REQ_BAD;
-        *arg = (int)(maj * 100 + min);
-        return REQ_CLVER;
-    }
-    if (strcmp(name, "cuda") == 0)
-        return REQ_CUDA;
-    if (str_starts_with(name, "cuda>=") || str_starts_with(name, "compute-capability>=")) {
-        bool cuda = name[0] == 'c' && name[1] == 'u';
-        const char *v = name + (cuda ? 6 : 20);
-        unsigned maj = 0, min = 0;
-        int used = 0;
-        /* X or X.Y, digits only: CUDA 12.4 -> 12040 (cuDriverGetVersion's encoding), CC 8.6 -> 86. */
-        if (!isdigit((unsigned char)v[0]))
-            return REQ_BAD;
-        if (sscanf(v, "%2u%n", &maj, &used) != 1)
-            return REQ_BAD;
-        if (v[used] == '.') {
-            int used2 = 0;
-            if (!isdigit((unsigned char)v[used + 1]) || sscanf(v + used + 1, "%1u%n", &min, &used2) != 1)
-                return REQ_BAD;
-            used += 1 + used2;
-        }
-        if (v[used] != '\0' || maj < 1)
-            return REQ_BAD;
-        *arg = cuda ? (int)(maj * 1000 + min * 10) : (int)(maj * 10 + min);
-        return cuda ? REQ_CUDAVER : REQ_CC;
-    }
-    if (str_starts_with(name, "x86-64-v") && strlen(name) == 9 && name[8] >= '1' && name[8] <= '4') {
-        *arg = name[8] - '0';
-        return REQ_LEVEL;
-    }
-    /* CPU flags: exactly the CPU probe's table, so every flag `cpu --json` reports can be required. */
-    if (cpu_flag_index(name) >= 0)
-        return REQ_FLAG;
-    return REQ_BAD;
+    return out;
 }
 
 int doctor_validate_requires(char *const *names, size_t n, char **error)
 {
     for (size_t i = 0; i < n; i++) {
         int arg;
-        if (doctor_parse_require(names[i], &arg) != REQ_BAD)
+        if (doctor_find_require(names[i], NULL, &arg))
             continue;
-        size_t len = 0;
-        for (size_t j = 0; j < cpu_flag_count; j++)
-            len += strlen(cpu_flag_table[j].name) + 2;
-        char *flags = calloc(1, len + 1);
-        for (size_t j = 0; flags && j < cpu_flag_count; j++) {
-            if (j)
-                strcat(flags, ", ");
-            strcat(flags, cpu_flag_table[j].name);
-        }
-        *error = str_printf("--require: unknown requirement '%s'; valid: gpu, opencl, fp64, gpus>=N, "
-                            "opencl-version>=X.Y, cuda, cuda>=X.Y, compute-capability>=X.Y, x86-64-v1, x86-64-v2, "
-                            "x86-64-v3, x86-64-v4, or a CPU flag (%s)",
-                            names[i], flags ? flags : "");
-        free(flags);
+        char *forms = doctor_require_forms();
+        *error = str_printf("--require: unknown requirement '%s'; valid: %s", names[i], forms ? forms : "");
+        free(forms);
         return -1;
     }
     return 0;
 }
 
-static const char *doctor_dev_label(json_object *d, char *buf, size_t len)
-{
-    const char *name = doctor_str(d, "name"), *addr = doctor_str(d, "pci_address");
-    snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
-    return buf;
-}
-
 bool doctor_eval_require(const struct report *r, const char *name, char **detail)
 {
-    int arg;
-    enum doctor_req_kind k = doctor_parse_require(name, &arg);
-    bool smoke_ran = doctor_data(r, "smoke") != NULL;
-    json_object *first = NULL;
-    char label[256];
+    int arg = 0;
+    const struct probe_require *q = doctor_find_require(name, NULL, &arg);
     *detail = NULL;
-    switch (k) {
-    case REQ_GPU:
-    case REQ_OPENCL:
-    case REQ_FP64: {
-        if (!smoke_ran) {
-            *detail = str_printf("the smoke test did not run, so no device is proven to compute");
-            return false;
-        }
-        size_t n = doctor_passed_devices(r, k == REQ_GPU, k == REQ_FP64 ? doctor_fp64_passed : NULL, &first);
-        if (n == 0) {
-            *detail = str_printf(k == REQ_GPU      ? "no GPU passed the smoke test"
-                                 : k == REQ_FP64   ? "no device passed the smoke test in fp64"
-                                                   : "no OpenCL device passed the smoke test");
-            return false;
-        }
-        *detail = str_printf("%zu device%s passed, e.g. %s", n, n == 1 ? "" : "s",
-                             doctor_dev_label(first, label, sizeof(label)));
-        return true;
-    }
-    case REQ_GPUS: {
-        if (!smoke_ran) {
-            *detail = str_printf("the smoke test did not run, so no GPU is proven to compute");
-            return false;
-        }
-        size_t n = doctor_gpu_count(r);
-        *detail = str_printf("%zu GPU%s passed the smoke test, %d needed", n, n == 1 ? "" : "s", arg);
-        return (int)n >= arg;
-    }
-    case REQ_CLVER: {
-        const char *dev = NULL;
-        int best = doctor_best_opencl_version(r, &dev);
-        if (best < 0) {
-            *detail = str_printf("no OpenCL device found");
-            return false;
-        }
-        *detail = str_printf("best device supports OpenCL %d.%d (%s), %d.%d needed", best / 100, best % 100,
-                             dev ? dev : "unnamed", arg / 100, arg % 100);
-        return best >= arg;
-    }
-    case REQ_LEVEL: {
-        json_object *lv = doctor_get(doctor_data(r, "cpu"), "x86_64_level");
-        if (!lv || !json_object_is_type(lv, json_type_int)) {
-            *detail = str_printf("the x86-64 level of this CPU is unknown");
-            return false;
-        }
-        int level = json_object_get_int(lv);
-        *detail = str_printf("CPU is x86-64-v%d", level);
-        return level >= arg;
-    }
-    case REQ_FLAG: {
-        json_object *flags = doctor_get(doctor_data(r, "cpu"), "flags");
-        json_object *f = doctor_get(flags, name);
-        if (!f || !json_object_is_type(f, json_type_boolean)) {
-            *detail = str_printf("CPU flag %s is unknown (the CPU probe did not report it)", name);
-            return false;
-        }
-        bool ok = json_object_get_boolean(f);
-        *detail = str_printf("%s is %s", name, ok ? "usable" : "not usable");
-        return ok;
-    }
-    case REQ_CUDA: {
-        if (!doctor_data(r, "cuda")) {
-            *detail = str_printf("the cuda probe did not run");
-            return false;
-        }
-        size_t n = doctor_cuda_passed(r, -1, &first);
-        if (n == 0) {
-            const char *why = doctor_cuda_smoke_missing(r);
-            *detail = why ? str_printf("no CUDA device is proven to compute: the CUDA smoke test did not run (%s)", why)
-                          : str_printf("no CUDA device passed the CUDA smoke test");
-            return false;
-        }
-        *detail = str_printf("%zu CUDA device%s passed, e.g. %s", n, n == 1 ? "" : "s",
-                             doctor_dev_label(first, label, sizeof(label)));
-        return true;
-    }
-    case REQ_CUDAVER: {
-        int v = doctor_cuda_driver_version(r);
-        if (v < 0) {
-            *detail = str_printf("the CUDA version of the NVIDIA driver is unknown (no working libcuda)");
-            return false;
-        }
-        *detail = str_printf("the NVIDIA driver supports CUDA %d.%d, %d.%d needed", v / 1000, (v % 1000) / 10,
-                             arg / 1000, (arg % 1000) / 10);
-        return v >= arg;
-    }
-    case REQ_CC: {
-        json_object *devs = doctor_cuda_devices(r);
-        int best = -1;
-        for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
-            json_object *d = json_object_array_get_idx(devs, i);
-            if (doctor_cuda_cc(d) > best) {
-                best = doctor_cuda_cc(d);
-                first = d;
-            }
-        }
-        if (best < 0) {
-            *detail = str_printf("no CUDA device with a known compute capability");
-            return false;
-        }
-        *detail = str_printf("best CUDA device has compute capability %d.%d (%s), %d.%d needed", best / 10, best % 10,
-                             doctor_dev_label(first, label, sizeof(label)), arg / 10, arg % 10);
-        return best >= arg;
-    }
-    case REQ_BAD:
-    default:
+    if (!q) {
         *detail = str_printf("unknown requirement");
         return false;
     }
+    return q->eval(r, name, arg, detail);
 }
 
 /* ---- root causes ---- */
@@ -511,26 +162,26 @@ const char *doctor_finding_vendor(const struct report *r, const struct report_fi
     const char *subj = f->subject;
     if (subj) {
         /* A PCI address: the device's vendor. */
-        json_object *devs = doctor_get(doctor_data(r, "pci"), "devices");
+        json_object *devs = jsonget(doctor_data(r, "pci"), "devices");
         for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
             json_object *d = json_object_array_get_idx(devs, i);
-            const char *a = doctor_str(d, "address");
+            const char *a = jsonget_str(d, "address");
             if (a && strcmp(a, subj) == 0) {
-                const char *v = doctor_vendor_from_id(doctor_str(d, "vendor_id"));
+                const char *v = doctor_vendor_from_id(jsonget_str(d, "vendor_id"));
                 if (v)
                     return v;
             }
         }
         /* An .icd file: the vendor the ICD probe recognised. */
-        json_object *icds = doctor_get(doctor_data(r, "icd"), "icds");
+        json_object *icds = jsonget(doctor_data(r, "icd"), "icds");
         for (size_t i = 0; icds && json_object_is_type(icds, json_type_array) && i < json_object_array_length(icds); i++) {
             json_object *d = json_object_array_get_idx(icds, i);
-            const char *file = doctor_str(d, "file");
+            const char *file = jsonget_str(d, "file");
             if (file && strcmp(file, subj) == 0) {
-                const struct vendor *gv = vendor_by_name(doctor_str(d, "vendor"));
+                const struct vendor *gv = vendor_by_name(jsonget_str(d, "vendor"));
                 if (gv)
                     return gv->name;
-                return doctor_vendor_from_text(doctor_str(d, "library"));
+                return doctor_vendor_from_text(jsonget_str(d, "library"));
             }
         }
         const char *v = doctor_vendor_from_text(subj);
@@ -540,27 +191,12 @@ const char *doctor_finding_vendor(const struct report *r, const struct report_fi
     return doctor_vendor_from_text(f->message);
 }
 
-/* Tiers: a finding can only be caused by one in an earlier tier. 0 = not part of the GPU chain. */
+/* The layer of the GPU stack finding ID is about (its catalogue row), 0 when it is not about the GPU
+ * stack: a finding can only be caused by one in a lower layer. */
 static int doctor_tier(const char *id)
 {
-    static const struct {
-        const char *prefix;
-        int tier;
-    } tiers[] = {
-        {"pci.not-responding", 1},
-        {"pci.", 2},
-        {"drv.", 2},
-        {"dev.", 2},
-        {"icd.no-loader", 3},
-        {"icd.", 4},
-        {"cl.", 5},
-        {"smoke.", 6},
-        {"cuda.", 5},
-    };
-    for (size_t i = 0; i < sizeof(tiers) / sizeof(tiers[0]); i++)
-        if (str_starts_with(id, tiers[i].prefix))
-            return tiers[i].tier;
-    return 0;
+    enum check_layer l = checks_layer(id);
+    return l == CHECK_LAYER_NONE || l == CHECK_LAYER_UNSET ? 0 : (int)l;
 }
 
 /* Findings that cannot cause anything else (informational, or about link speed/insecurity). */
@@ -642,10 +278,32 @@ static void doctor_link_chains(struct report *r)
     }
 }
 
-static const char *const doctor_gpu_prefixes[] = {"pci.", "drv.", "dev.", "icd.", "cl.", "smoke.", "cuda.", NULL};
-static const char *const doctor_cuda_prefixes[] = {"pci.", "drv.", "dev.", "cuda.", NULL};
-static const char *const doctor_cpu_prefixes[] = {"cpu.", NULL};
-static const struct report_finding *doctor_first_root(const struct report *r, const char *const *prefixes);
+/* A chain of findings: those an unmet requirement or a verdict target can be explained by. */
+struct doctor_chain {
+    enum probe_chain kind;
+    const char *owner; /* the probe whose findings it holds (PROBE_CHAIN_STACK, PROBE_CHAIN_OWN) */
+};
+
+static bool doctor_in_chain(const struct doctor_chain *c, const char *id)
+{
+    enum check_layer l = checks_layer(id);
+    const char *owner = checks_owner(id);
+    bool own = owner && c->owner && strcmp(owner, c->owner) == 0;
+    switch (c->kind) {
+    case PROBE_CHAIN_GPU:
+        return doctor_tier(id) > 0;
+    case PROBE_CHAIN_STACK:
+        return own || l == CHECK_LAYER_HARDWARE || l == CHECK_LAYER_KERNEL;
+    case PROBE_CHAIN_OWN:
+    default:
+        return own;
+    }
+}
+
+static const struct doctor_chain doctor_gpu_chain = {PROBE_CHAIN_GPU, NULL};
+static const struct doctor_chain doctor_cuda_chain = {PROBE_CHAIN_STACK, "cuda"};
+static const struct doctor_chain doctor_cpu_chain = {PROBE_CHAIN_OWN, "cpu"};
+static const struct report_finding *doctor_first_root(const struct report *r, const struct doctor_chain *chain);
 
 /* An unmet requirement is explained by the most severe root cause of its chain (GPU or CPU). */
 static void doctor_link_requirements(struct report *r)
@@ -655,11 +313,10 @@ static void doctor_link_requirements(struct report *r)
         if (strcmp(f->id, "require.unmet") != 0 || f->caused_by_id || !f->subject)
             continue;
         int arg;
-        enum doctor_req_kind k = doctor_parse_require(f->subject, &arg);
-        const char *const *chain = (k == REQ_FLAG || k == REQ_LEVEL)                      ? doctor_cpu_prefixes
-                                   : (k == REQ_CUDA || k == REQ_CUDAVER || k == REQ_CC) ? doctor_cuda_prefixes
-                                                                                        : doctor_gpu_prefixes;
-        const struct report_finding *root = doctor_first_root(r, chain);
+        const struct probe *owner = NULL;
+        const struct probe_require *q = doctor_find_require(f->subject, &owner, &arg);
+        struct doctor_chain chain = {q ? q->chain : PROBE_CHAIN_GPU, owner ? owner->name : NULL};
+        const struct report_finding *root = doctor_first_root(r, &chain);
         if (root)
             report_finding_set_cause(f, root->id, root->subject);
     }
@@ -673,8 +330,8 @@ void doctor_link_causes(struct report *r)
 
 /* ---- verdict ---- */
 
-/* IDs of root-cause findings (not caused by another) whose ID starts with one of PREFIXES. */
-static const char **doctor_reasons(const struct report *r, const char *const *prefixes, size_t *n)
+/* IDs of root-cause findings (not caused by another) in CHAIN. */
+static const char **doctor_reasons(const struct report *r, const struct doctor_chain *chain, size_t *n)
 {
     const char **ids = calloc(r->n_findings + 1, sizeof(*ids));
     *n = 0;
@@ -682,9 +339,7 @@ static const char **doctor_reasons(const struct report *r, const char *const *pr
         const struct report_finding *f = &r->findings[i];
         if (f->caused_by_id || f->severity == REPORT_SEV_INFO)
             continue;
-        bool want = false;
-        for (size_t p = 0; prefixes[p]; p++)
-            want |= str_starts_with(f->id, prefixes[p]);
+        bool want = doctor_in_chain(chain, f->id);
         bool dup = false;
         for (size_t j = 0; j < *n; j++)
             dup |= strcmp(ids[j], f->id) == 0;
@@ -700,9 +355,9 @@ static bool doctor_never_root(const struct report_finding *f)
     return strcmp(f->id, "icd.absent-hardware") == 0;
 }
 
-/* The most severe root cause (not caused by another) among PREFIXES, or NULL. Info findings count
- * only when nothing more severe is there (pci.no-gpu explains a missing GPU). */
-static const struct report_finding *doctor_first_root(const struct report *r, const char *const *prefixes)
+/* The most severe root cause (not caused by another) in CHAIN, or NULL. Info findings count only when
+ * nothing more severe is there (pci.no-gpu explains a missing GPU). */
+static const struct report_finding *doctor_first_root(const struct report *r, const struct doctor_chain *chain)
 {
     size_t n = 0;
     const struct report_finding **sorted = report_sorted_findings(r, &n);
@@ -710,9 +365,8 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
     for (size_t i = 0; i < n && !found; i++) {
         if (sorted[i]->caused_by_id || doctor_never_root(sorted[i]))
             continue;
-        for (size_t p = 0; prefixes[p] && !found; p++)
-            if (str_starts_with(sorted[i]->id, prefixes[p]))
-                found = sorted[i];
+        if (doctor_in_chain(chain, sorted[i]->id))
+            found = sorted[i];
     }
     free(sorted);
     return found;
@@ -723,8 +377,8 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
 static char *doctor_cuda_verdict(struct report *r)
 {
     size_t nreasons = 0;
-    const char **reasons = doctor_reasons(r, doctor_cuda_prefixes, &nreasons);
-    const struct report_finding *root = doctor_first_root(r, doctor_cuda_prefixes);
+    const char **reasons = doctor_reasons(r, &doctor_cuda_chain, &nreasons);
+    const struct report_finding *root = doctor_first_root(r, &doctor_cuda_chain);
     int dv = doctor_cuda_driver_version(r);
     json_object *devs = doctor_cuda_devices(r);
     size_t ndev = devs ? json_object_array_length(devs) : 0;
@@ -794,8 +448,7 @@ static char *doctor_cuda_verdict(struct report *r)
 
 void doctor_verdict(struct report *r)
 {
-    const char *const *gpu_prefixes = doctor_gpu_prefixes;
-    const char *const *cpu_prefixes = doctor_cpu_prefixes;
+    const struct doctor_chain *gpu_chain = &doctor_gpu_chain, *cpu_chain = &doctor_cpu_chain;
     char *lines[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
     size_t nl = 0;
     char label[256];
@@ -807,15 +460,15 @@ void doctor_verdict(struct report *r)
     json_object *cuda_gpu = NULL;
     size_t ncuda = doctor_cuda_passed(r, -1, &cuda_gpu);
     if (!smoke_ran && !opencl_ran && ncuda > 0) {
-        const char **reasons = doctor_reasons(r, gpu_prefixes, &nreasons);
+        const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
         char *detail = str_printf("ready on %s (CUDA)", doctor_dev_label(cuda_gpu, label, sizeof(label)));
         report_set_target(r, "gpu", true, detail, reasons);
         free(detail);
         free(reasons);
     }
     if (smoke_ran || opencl_ran) {
-        const char **reasons = doctor_reasons(r, gpu_prefixes, &nreasons);
-        const struct report_finding *root = doctor_first_root(r, gpu_prefixes);
+        const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
+        const struct report_finding *root = doctor_first_root(r, gpu_chain);
         json_object *gpu = NULL, *any = NULL;
         size_t ngpu = 0, nany = 0;
         if (smoke_ran) {
@@ -869,12 +522,12 @@ void doctor_verdict(struct report *r)
     if (doctor_data(r, "cuda") && nl < 6)
         lines[nl++] = doctor_cuda_verdict(r);
 
-    json_object *flags = doctor_get(doctor_data(r, "cpu"), "flags");
-    json_object *avx = doctor_get(flags, "avx");
+    json_object *flags = jsonget(doctor_data(r, "cpu"), "flags");
+    json_object *avx = jsonget(flags, "avx");
     if (avx && json_object_is_type(avx, json_type_boolean)) {
-        const char **reasons = doctor_reasons(r, cpu_prefixes, &nreasons);
+        const char **reasons = doctor_reasons(r, cpu_chain, &nreasons);
         bool ok = json_object_get_boolean(avx);
-        const struct report_finding *root = ok ? NULL : doctor_first_root(r, cpu_prefixes);
+        const struct report_finding *root = ok ? NULL : doctor_first_root(r, cpu_chain);
         if (root && root->severity == REPORT_SEV_INFO)
             root = NULL;
         char *detail = ok ? str_printf("AVX is usable") : str_printf("AVX is not usable%s%s%s", root ? ": " : "",

@@ -1,22 +1,19 @@
-/* ldsearch.c: the dynamic linker's library search, its ld.so.cache / ld.so.conf parsers, and pip wheel dirs. */
+/* ldsearch.c: the dynamic linker's library search and its ld.so.cache / ld.so.conf parsers. */
 #include "ldsearch.h"
 
 #include <dirent.h>
-#include <elf.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "ldsearch_internal.h"
 #include "strutil.h"
 
-#define LDSEARCH_MAX_LINKS 40          /* symlinks followed per path, like the kernel */
 #define LDSEARCH_MAX_CONF_FILES 256    /* ld.so.conf files read (includes) */
 #define LDSEARCH_MAX_CONF_DEPTH 8      /* include nesting */
 #define LDSEARCH_MAX_CACHE (64u << 20) /* ld.so.cache size we accept */
-#define LDSEARCH_MAX_SCAN_ENTRIES 4096 /* directory entries looked at per directory */
 
 /* ---- ld.so.cache ---- */
 
@@ -164,7 +161,7 @@ void ldsearch_conf_parse(const char *text, ldsearch_conf_fn fn, void *arg)
 
 /* ---- small string lists ---- */
 
-static int ldsearch_list_add(char ***list, size_t *n, const char *s)
+int ldsearch_list_add(char ***list, size_t *n, const char *s)
 {
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*list)[i], s) == 0)
@@ -186,22 +183,16 @@ static int ldsearch_pair_add(char ***list, char ***reasons, size_t *n, const cha
     for (size_t i = 0; i < *n; i++)
         if (strcmp((*list)[i], s) == 0)
             return 0;
-    char **nl = realloc(*list, (*n + 1) * sizeof(**list));
-    if (!nl)
-        return -ENOMEM;
-    *list = nl;
     char **nr = realloc(*reasons, (*n + 1) * sizeof(**reasons));
     if (!nr)
         return -ENOMEM;
     *reasons = nr;
-    nl[*n] = strdup(s);
-    nr[*n] = strdup(why ? why : "");
-    if (!nl[*n] || !nr[*n]) {
-        free(nl[*n]);
-        free(nr[*n]);
+    char *r = strdup(why ? why : "");
+    if (!r || ldsearch_list_add(list, n, s) < 0) {
+        free(r);
         return -ENOMEM;
     }
-    (*n)++;
+    nr[*n - 1] = r;
     return 0;
 }
 
@@ -216,174 +207,6 @@ char *ldsearch_join(const char *dir, const char *name)
 {
     size_t dl = strlen(dir);
     return str_printf("%s%s%s", dir, (dl > 0 && dir[dl - 1] == '/') ? "" : "/", name);
-}
-
-/* ---- paths ---- */
-
-char *ldsearch_realpath(const struct hostfs *fs, const char *path)
-{
-    if (!path || path[0] != '/')
-        return NULL;
-    char *done = strdup("");  /* canonical prefix, "" meaning "/" */
-    char *todo = strdup(path); /* what is left to walk */
-    int links = 0;
-    if (!done || !todo)
-        goto fail;
-    for (;;) {
-        char *p = todo;
-        while (*p == '/')
-            p++;
-        if (!*p)
-            break;
-        char *slash = strchr(p, '/');
-        size_t clen = slash ? (size_t)(slash - p) : strlen(p);
-        char *comp = strndup(p, clen);
-        char *rest = strdup(slash ? slash : "");
-        if (!comp || !rest) {
-            free(comp);
-            free(rest);
-            goto fail;
-        }
-        free(todo);
-        todo = rest;
-        if (strcmp(comp, ".") == 0) {
-            free(comp);
-            continue;
-        }
-        if (strcmp(comp, "..") == 0) {
-            char *last = strrchr(done, '/');
-            if (last)
-                *last = '\0';
-            free(comp);
-            continue;
-        }
-        char *cand = str_printf("%s/%s", done, comp);
-        free(comp);
-        if (!cand)
-            goto fail;
-        struct stat st;
-        if (hostfs_stat(fs, cand, &st, false) != 0) {
-            free(cand);
-            goto fail;
-        }
-        if (S_ISLNK(st.st_mode)) {
-            char *target = NULL;
-            if (++links > LDSEARCH_MAX_LINKS || hostfs_readlink(fs, cand, &target) != 0 || !*target) {
-                free(target);
-                free(cand);
-                goto fail;
-            }
-            free(cand);
-            char *nt = str_printf("%s%s", target, todo);
-            if (target[0] == '/')
-                done[0] = '\0';
-            free(target);
-            if (!nt)
-                goto fail;
-            free(todo);
-            todo = nt;
-            continue;
-        }
-        if (todo[0] && !S_ISDIR(st.st_mode)) {
-            /* a file in the middle of the path: only "/" or nothing may follow */
-            const char *q = todo;
-            while (*q == '/')
-                q++;
-            if (*q) {
-                free(cand);
-                goto fail;
-            }
-        }
-        free(done);
-        done = cand;
-    }
-    free(todo);
-    if (!done[0]) {
-        free(done);
-        return strdup("/");
-    }
-    return done;
-fail:
-    free(done);
-    free(todo);
-    return NULL;
-}
-
-char *ldsearch_dir_realpath(const struct hostfs *fs, const char *path)
-{
-    if (!path || path[0] != '/')
-        return str_dup(path);
-    const char *slash = strrchr(path, '/');
-    char *dir = strndup(path, (size_t)(slash - path));
-    if (!dir)
-        return NULL;
-    char *rdir = ldsearch_realpath(fs, *dir ? dir : "/");
-    free(dir);
-    if (!rdir)
-        return strdup(path);
-    char *r = ldsearch_join(rdir, slash + 1);
-    free(rdir);
-    return r;
-}
-
-static int ldsearch_native_machine(void)
-{
-#if defined(__x86_64__)
-    return EM_X86_64;
-#elif defined(__aarch64__)
-    return EM_AARCH64;
-#elif defined(__i386__)
-    return EM_386;
-#elif defined(__powerpc64__)
-    return EM_PPC64;
-#elif defined(__s390x__)
-    return EM_S390;
-#elif defined(__riscv)
-    return EM_RISCV;
-#elif defined(__arm__)
-    return EM_ARM;
-#else
-    return 0;
-#endif
-}
-
-int ldsearch_elf_loadable(const struct hostfs *fs, const char *path)
-{
-    int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK);
-    if (fd < 0)
-        return fd;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return 0;
-    }
-    unsigned char h[20];
-    ssize_t n = read(fd, h, sizeof(h));
-    close(fd);
-    if (n < (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG) != 0)
-        return 0;
-    if (h[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
-        return 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (h[EI_DATA] != ELFDATA2LSB)
-        return 0;
-    unsigned machine = (unsigned)h[18] | ((unsigned)h[19] << 8);
-#else
-    if (h[EI_DATA] != ELFDATA2MSB)
-        return 0;
-    unsigned machine = ((unsigned)h[18] << 8) | (unsigned)h[19];
-#endif
-    int native = ldsearch_native_machine();
-    if (native && machine != (unsigned)native)
-        return 0;
-    return 1;
-}
-
-/* True when PATH exists on FS (following links). */
-static bool ldsearch_exists(const struct hostfs *fs, const char *path)
-{
-    struct stat st;
-    return hostfs_stat(fs, path, &st, true) == 0;
 }
 
 /* ---- ld.so.conf, with includes ---- */
@@ -760,247 +583,3 @@ void ldsearch_files_free(struct ldsearch_file *f, size_t n)
     free(f);
 }
 
-/* ---- directory globs ---- */
-
-struct ldsearch_globw {
-    const struct hostfs *fs;
-    char **out;
-    size_t n;
-    int err;
-};
-
-static void ldsearch_glob_step(struct ldsearch_globw *g, const char *prefix, const char *rest)
-{
-    while (*rest == '/')
-        rest++;
-    if (!*rest) {
-        struct stat st;
-        const char *d = *prefix ? prefix : "/";
-        if (hostfs_stat(g->fs, d, &st, true) == 0 && S_ISDIR(st.st_mode) && ldsearch_list_add(&g->out, &g->n, d) < 0)
-            g->err = -ENOMEM;
-        return;
-    }
-    const char *slash = strchr(rest, '/');
-    char *comp = strndup(rest, slash ? (size_t)(slash - rest) : strlen(rest));
-    const char *next = slash ? slash : "";
-    if (!comp) {
-        g->err = -ENOMEM;
-        return;
-    }
-    if (!strpbrk(comp, "*?[")) {
-        char *p = str_printf("%s/%s", prefix, comp);
-        if (p)
-            ldsearch_glob_step(g, p, next);
-        else
-            g->err = -ENOMEM;
-        free(p);
-        free(comp);
-        return;
-    }
-    char **names = NULL;
-    size_t n = 0;
-    if (ldsearch_dir_match(g->fs, *prefix ? prefix : "/", comp, &names, &n) == -ENOMEM)
-        g->err = -ENOMEM;
-    for (size_t i = 0; i < n; i++) {
-        char *p = str_printf("%s/%s", prefix, names[i]);
-        struct stat st;
-        if (p && hostfs_stat(g->fs, p, &st, true) == 0 && S_ISDIR(st.st_mode))
-            ldsearch_glob_step(g, p, next);
-        free(p);
-    }
-    ldsearch_strv_free(names, n);
-    free(comp);
-}
-
-int ldsearch_glob_dirs(const struct hostfs *fs, const char *pattern, char ***out, size_t *n)
-{
-    struct ldsearch_globw g = {.fs = fs};
-    if (pattern && pattern[0] == '/')
-        ldsearch_glob_step(&g, "", pattern);
-    if (g.err < 0) {
-        ldsearch_strv_free(g.out, g.n);
-        *out = NULL;
-        *n = 0;
-        return g.err;
-    }
-    *out = g.out;
-    *n = g.n;
-    return 0;
-}
-
-/* ---- pip wheel layouts ---- */
-
-struct ldsearch_wheelw {
-    const struct hostfs *fs;
-    struct ldsearch_wheel *w;
-    size_t n;
-    int err;
-};
-
-static void ldsearch_wheel_add(struct ldsearch_wheelw *ww, const char *dir, const char *site, const char *wheel,
-                               const char *origin)
-{
-    for (size_t i = 0; i < ww->n; i++)
-        if (strcmp(ww->w[i].dir, dir) == 0)
-            return;
-    struct ldsearch_wheel *nw = realloc(ww->w, (ww->n + 1) * sizeof(*nw));
-    if (!nw) {
-        ww->err = -ENOMEM;
-        return;
-    }
-    ww->w = nw;
-    struct ldsearch_wheel *w = &ww->w[ww->n];
-    w->dir = strdup(dir);
-    w->site = strdup(site);
-    w->wheel = strdup(wheel);
-    w->origin = strdup(origin);
-    if (!w->dir || !w->site || !w->wheel || !w->origin) {
-        free(w->dir);
-        free(w->site);
-        free(w->wheel);
-        free(w->origin);
-        ww->err = -ENOMEM;
-        return;
-    }
-    ww->n++;
-}
-
-/* Every PREFIX/lib{,64}/python3.N/{site,dist}-packages/nvidia/X/lib, plus Debian's
- * PREFIX/lib/python3/dist-packages. */
-static void ldsearch_wheel_prefix(struct ldsearch_wheelw *ww, const char *prefix, const char *origin)
-{
-    static const char *const layouts[] = {
-        "/lib/python3*/site-packages", "/lib/python3*/dist-packages",
-        "/lib64/python3*/site-packages", NULL,
-    };
-    for (size_t l = 0; layouts[l]; l++) {
-        char *pattern = str_printf("%s%s", strcmp(prefix, "/") == 0 ? "" : prefix, layouts[l]);
-        char **sites = NULL;
-        size_t n_sites = 0;
-        if (!pattern || ldsearch_glob_dirs(ww->fs, pattern, &sites, &n_sites) < 0) {
-            free(pattern);
-            ww->err = -ENOMEM;
-            return;
-        }
-        free(pattern);
-        for (size_t i = 0; i < n_sites; i++) {
-            char *nv = ldsearch_join(sites[i], "nvidia");
-            char **wheels = NULL;
-            size_t n_wheels = 0;
-            if (nv)
-                ldsearch_dir_match(ww->fs, nv, "*", &wheels, &n_wheels);
-            for (size_t k = 0; k < n_wheels; k++) {
-                char *dir = str_printf("%s/%s/lib", nv, wheels[k]);
-                struct stat st;
-                if (dir && hostfs_stat(ww->fs, dir, &st, true) == 0 && S_ISDIR(st.st_mode))
-                    ldsearch_wheel_add(ww, dir, sites[i], wheels[k], origin);
-                free(dir);
-            }
-            ldsearch_strv_free(wheels, n_wheels);
-            free(nv);
-        }
-        ldsearch_strv_free(sites, n_sites);
-    }
-}
-
-static bool ldsearch_ends_with(const char *s, const char *suffix)
-{
-    size_t l = strlen(s), n = strlen(suffix);
-    while (l > 1 && s[l - 1] == '/')
-        l--;
-    return l >= n && strncmp(s + l - n, suffix, n) == 0;
-}
-
-int ldsearch_wheels(const struct hostfs *fs, const char *path_env, const char *virtual_env, const char *home,
-                    struct ldsearch_wheel **out, size_t *n)
-{
-    struct ldsearch_wheelw ww = {.fs = fs};
-    if (virtual_env && virtual_env[0] == '/')
-        ldsearch_wheel_prefix(&ww, virtual_env, "VIRTUAL_ENV");
-    /* Each python3 on PATH: its prefix is the directory above bin/. The link itself is not followed:
-     * a venv's bin/python3 links to the system interpreter but its site-packages is the venv's. */
-    char *copy = path_env ? strdup(path_env) : NULL;
-    char *save = NULL;
-    for (char *d = copy ? strtok_r(copy, ":", &save) : NULL; d; d = strtok_r(NULL, ":", &save)) {
-        if (d[0] != '/')
-            continue;
-        char **pys = NULL;
-        size_t n_pys = 0;
-        ldsearch_dir_match(fs, d, "python3*", &pys, &n_pys);
-        bool any = false;
-        for (size_t i = 0; i < n_pys && !any; i++) {
-            /* python3, python3.12: not python3-config and friends */
-            const char *v = pys[i] + 7;
-            if (*v && (*v != '.' || strspn(v + 1, "0123456789") != strlen(v + 1)))
-                continue;
-            char *py = ldsearch_join(d, pys[i]);
-            any = py && ldsearch_exists(fs, py);
-            if (any) {
-                char *prefix = strdup(d);
-                size_t pl = prefix ? strlen(prefix) : 0;
-                while (pl > 1 && prefix[pl - 1] == '/')
-                    prefix[--pl] = '\0';
-                char *slash = prefix ? strrchr(prefix, '/') : NULL;
-                if (slash) {
-                    if (slash == prefix)
-                        slash[1] = '\0';
-                    else
-                        *slash = '\0';
-                    char *origin = str_printf("python3 on PATH (%s)", py);
-                    if (origin)
-                        ldsearch_wheel_prefix(&ww, prefix, origin);
-                    free(origin);
-                    /* pyenv: PATH holds ROOT/shims/python3, a script; the interpreters are ROOT/versions/X */
-                    if (ldsearch_ends_with(d, "/shims")) {
-                        char *pattern = str_printf("%s/versions/*", prefix);
-                        char **vers = NULL;
-                        size_t n_vers = 0;
-                        if (pattern)
-                            ldsearch_glob_dirs(fs, pattern, &vers, &n_vers);
-                        for (size_t k = 0; k < n_vers; k++) {
-                            char *o = str_printf("pyenv version %s (%s)", vers[k], py);
-                            if (o)
-                                ldsearch_wheel_prefix(&ww, vers[k], o);
-                            free(o);
-                        }
-                        ldsearch_strv_free(vers, n_vers);
-                        free(pattern);
-                    }
-                }
-                free(prefix);
-            }
-            free(py);
-        }
-        ldsearch_strv_free(pys, n_pys);
-    }
-    free(copy);
-    static const char *const system[] = {"/usr", "/usr/local", NULL};
-    for (size_t i = 0; system[i]; i++)
-        ldsearch_wheel_prefix(&ww, system[i], "system");
-    if (home && home[0] == '/') {
-        char *local = ldsearch_join(home, ".local");
-        if (local)
-            ldsearch_wheel_prefix(&ww, local, "user (~/.local)");
-        free(local);
-    }
-    if (ww.err < 0) {
-        ldsearch_wheels_free(ww.w, ww.n);
-        *out = NULL;
-        *n = 0;
-        return ww.err;
-    }
-    *out = ww.w;
-    *n = ww.n;
-    return 0;
-}
-
-void ldsearch_wheels_free(struct ldsearch_wheel *w, size_t n)
-{
-    for (size_t i = 0; i < n; i++) {
-        free(w[i].dir);
-        free(w[i].site);
-        free(w[i].wheel);
-        free(w[i].origin);
-    }
-    free(w);
-}

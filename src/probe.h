@@ -41,6 +41,24 @@ struct check_set {
     const size_t *n;
 };
 
+/* Whose root causes explain an unmet requirement (and a verdict target): */
+enum probe_chain {
+    PROBE_CHAIN_GPU,   /* every finding about the GPU stack (a catalogue layer other than none) */
+    PROBE_CHAIN_STACK, /* the owning probe's findings and those of the hardware and kernel layers */
+    PROBE_CHAIN_OWN,   /* the owning probe's findings only */
+};
+
+/* A --require name a probe answers (struct probe.requires, ended by a row with PARSE NULL). */
+struct probe_require {
+    const char *form;      /* as --require's error lists it: "gpu", "gpus>=N" */
+    char *(*forms)(void);  /* or, for an open family, the list built (heap): "a CPU flag (avx, ...)" */
+    /* 0 with *ARG set when NAME is this requirement, -1 when it is not (or malformed). */
+    int (*parse)(const char *name, int *arg);
+    /* Met? *DETAIL (heap) says why. Reads the report's sections (doctor_facts.h). */
+    bool (*eval)(const struct report *r, const char *name, int arg, char **detail);
+    enum probe_chain chain;
+};
+
 struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
     const char *title;        /* one line for --help-like listings */
@@ -50,6 +68,7 @@ struct probe {
     const struct check *checks; /* finding IDs this probe can emit */
     size_t n_checks;
     const struct check_set *check_sets; /* more rows, ended by {NULL, NULL}; may be NULL */
+    const struct probe_require *requires; /* the --require names it answers; may be NULL */
     /* Fill SEC (status, data, summary lines) and add findings to ctx->report. Never exits, never
      * calls report_add_section. Returns PROBE_DONE, PROBE_INPUT_ERROR or PROBE_INTERNAL_ERROR. */
     int (*run)(struct probe_ctx *ctx, struct report_section *sec);

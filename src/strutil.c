@@ -37,6 +37,16 @@ char *str_dup(const char *s)
     return s ? strdup(s) : NULL;
 }
 
+char *str_copy_n(const char *s, size_t n)
+{
+    char *c = malloc(n + 1);
+    if (c) {
+        memcpy(c, s, n);
+        c[n] = '\0';
+    }
+    return c;
+}
+
 char *str_trim(char *s)
 {
     if (!s)
@@ -72,15 +82,23 @@ static bool str_only_space(const char *p)
     return *p == '\0';
 }
 
-int str_to_u64(const char *s, int base, uint64_t *out)
+/* Where the number in S starts (after leading white space), or NULL when S is NULL or blank; errno is
+ * cleared for the strto* call that follows. */
+static const char *str_num_begin(const char *s)
 {
     if (!s)
-        return -1;
+        return NULL;
     while (isspace((unsigned char)*s))
         s++;
-    if (*s == '\0' || *s == '-' || *s == '+')
-        return -1;
     errno = 0;
+    return *s ? s : NULL;
+}
+
+int str_to_u64(const char *s, int base, uint64_t *out)
+{
+    s = str_num_begin(s);
+    if (!s || *s == '-' || *s == '+')
+        return -1;
     char *end = NULL;
     unsigned long long v = strtoull(s, &end, base);
     if (errno || end == s || !str_only_space(end))
@@ -91,13 +109,9 @@ int str_to_u64(const char *s, int base, uint64_t *out)
 
 int str_to_i64(const char *s, int base, int64_t *out)
 {
+    s = str_num_begin(s);
     if (!s)
         return -1;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (*s == '\0')
-        return -1;
-    errno = 0;
     char *end = NULL;
     long long v = strtoll(s, &end, base);
     if (errno || end == s || !str_only_space(end))
@@ -108,13 +122,9 @@ int str_to_i64(const char *s, int base, int64_t *out)
 
 int str_to_double(const char *s, double *out)
 {
+    s = str_num_begin(s);
     if (!s)
         return -1;
-    while (isspace((unsigned char)*s))
-        s++;
-    if (*s == '\0')
-        return -1;
-    errno = 0;
     char *end = NULL;
     double v = strtod(s, &end);
     if (errno || end == s || !str_only_space(end) || !isfinite(v))

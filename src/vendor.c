@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "jsonget.h"
+
 /* ---- GPU vendors ----
  * Sources: PCI IDs from pci.ids; kernel modules and nodes from the kernels' drivers/gpu/drm (amdgpu,
  * i915, xe), NVIDIA's driver README ("Installed Components": libcuda.so.1, libnvidia-ml.so.1,
@@ -241,18 +243,6 @@ const char *vendor_hw_name(enum vendor_hw h)
     }
 }
 
-static json_object *vendor_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *vendor_str(json_object *o, const char *key)
-{
-    json_object *v = vendor_get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* Is WORD one of the comma-separated items of LIST ("radeonsi,llvmpipe"; items may carry ":N")? */
 static bool vendor_env_names(const char *list, const char *word)
 {
@@ -284,9 +274,9 @@ enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, c
         return VENDOR_HW_NOT_NEEDED;
     }
     /* Only a full view of the bus can say a GPU is absent: sysfs read, not a dump of another machine. */
-    json_object *devs = vendor_get(pci, "devices");
-    json_object *visible = vendor_get(pci, "bus_visible");
-    const char *source = vendor_str(pci, "source");
+    json_object *devs = jsonget(pci, "devices");
+    json_object *visible = jsonget(pci, "bus_visible");
+    const char *source = jsonget_str(pci, "source");
     if (!pci || !devs || !json_object_is_type(devs, json_type_array) || !visible ||
         !json_object_get_boolean(visible) || !source || strcmp(source, "sysfs") != 0) {
         snprintf(why, len, "no PCI facts from this machine's sysfs");
@@ -295,8 +285,8 @@ enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, c
     size_t n = json_object_array_length(devs);
     for (size_t i = 0; i < n; i++) {
         json_object *g = json_object_array_get_idx(devs, i);
-        const char *vid = vendor_str(g, "vendor_id");
-        const char *addr = vendor_str(g, "address");
+        const char *vid = jsonget_str(g, "vendor_id");
+        const char *addr = jsonget_str(g, "address");
         char *end = NULL;
         long v = vid ? strtol(vid, &end, 16) : -1;
         if (!vid || !end || *end || v < 0 || v == 0xffff) {
@@ -306,7 +296,7 @@ enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, c
         }
         for (size_t k = 0; d->gpu_vendors && d->gpu_vendors[k]; k++) {
             if (d->gpu_vendors[k] == v) {
-                const char *drv = vendor_str(g, "driver");
+                const char *drv = jsonget_str(g, "driver");
                 snprintf(why, len, "PCI device %s is vendor %04lx%s%s", addr ? addr : "?", v,
                          drv ? ", driver " : ", no driver bound", drv ? drv : "");
                 return VENDOR_HW_PRESENT;

@@ -8,6 +8,7 @@
 #include <libcpuid/libcpuid.h>
 
 #include "cpu_internal.h"
+#include "jsonstr.h"
 #include "strutil.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -24,27 +25,27 @@ static const struct check cpu_checks[] = {
     {"cpu.no-avx", REPORT_SEV_WARNING,
      "AVX is not usable: prebuilt TensorFlow (since 1.6) and other AVX builds die with \"Illegal instruction\"",
      "Run on a CPU with AVX (any x86-64 CPU since 2011 has it), or use builds made without AVX "
-     "(e.g. build TensorFlow from source)."},
+     "(e.g. build TensorFlow from source).", CHECK_LAYER_NONE},
     {"cpu.avx-hidden-by-hypervisor", REPORT_SEV_WARNING,
      "The CPU inside this virtual machine reports no AVX: the virtual CPU model probably hides it",
      "Give the VM the host's CPU model: QEMU/libvirt -cpu host or <cpu mode='host-passthrough'/>, "
-     "Proxmox CPU type 'host' (or x86-64-v3), VirtualBox/VMware: no restrictive CPUID mask or EVC baseline."},
+     "Proxmox CPU type 'host' (or x86-64-v3), VirtualBox/VMware: no restrictive CPUID mask or EVC baseline.", CHECK_LAYER_NONE},
     {"cpu.avx-disabled-by-os", REPORT_SEV_WARNING,
      "The CPU reports AVX but the OS has not enabled its register state (OSXSAVE/XCR0), so AVX code faults",
-     "Look for noxsave or clearcpuid= on the kernel command line (cat /proc/cmdline), remove it and reboot."},
+     "Look for noxsave or clearcpuid= on the kernel command line (cat /proc/cmdline), remove it and reboot.", CHECK_LAYER_NONE},
     {"cpu.avx512-disabled-by-os", REPORT_SEV_INFO,
      "The CPU reports AVX-512 but the OS has not enabled its register state (XCR0 bits 5-7)",
-     "Look for noxsave or clearcpuid= on the kernel command line (cat /proc/cmdline); libraries fall back to AVX2."},
+     "Look for noxsave or clearcpuid= on the kernel command line (cat /proc/cmdline); libraries fall back to AVX2.", CHECK_LAYER_NONE},
     {"cpu.amx-disabled-by-os", REPORT_SEV_INFO,
      "The CPU reports AMX but the OS has not enabled its tile state (XCR0 bits 17-18)",
-     "AMX needs Linux 5.16 or later; upgrade the kernel to use AMX (PyTorch/oneDNN bf16 and int8 paths)."},
+     "AMX needs Linux 5.16 or later; upgrade the kernel to use AMX (PyTorch/oneDNN bf16 and int8 paths).", CHECK_LAYER_NONE},
     {"cpu.below-x86-64-v2", REPORT_SEV_WARNING,
      "The CPU is below x86-64-v2: NumPy 2.4+ wheels (built for x86-64-v2) and other v2 builds refuse to run",
-     "Use a CPU (or virtual CPU model) with SSE4.2, POPCNT, CMPXCHG16B and LAHF/SAHF, or pin numpy<2.4."},
+     "Use a CPU (or virtual CPU model) with SSE4.2, POPCNT, CMPXCHG16B and LAHF/SAHF, or pin numpy<2.4.", CHECK_LAYER_NONE},
     {"cpu.flags-disagree", REPORT_SEV_WARNING,
      "CPUID and the kernel's /proc/cpuinfo disagree about a CPU feature",
      "Check the kernel command line (clearcpuid=, noxsave) and the kernel version: programs that read "
-     "/proc/cpuinfo and programs that run CPUID will decide differently."},
+     "/proc/cpuinfo and programs that run CPUID will decide differently.", CHECK_LAYER_NONE},
 };
 
 
@@ -100,14 +101,7 @@ static int cpu_read_live(struct cpu_run *c)
 
 static json_object *cpu_json_str(const char *s)
 {
-    if (!s || !*s)
-        return NULL;
-    char *c = str_dup(s);
-    if (!c)
-        return NULL;
-    json_object *o = json_object_new_string(str_sanitize(c));
-    free(c);
-    return o;
+    return s && *s ? jsonstr_sanitized(s) : NULL;
 }
 
 static json_object *cpu_json_int(int v)
@@ -586,6 +580,7 @@ const struct probe probe_cpu = {
     .needs_live = false,
     .checks = cpu_checks,
     .n_checks = sizeof(cpu_checks) / sizeof(cpu_checks[0]),
+    .requires = cpu_requires,
     .run = cpu_run,
     .print_text = cpu_print_text,
 };

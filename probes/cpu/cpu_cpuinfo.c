@@ -27,18 +27,6 @@ static const struct {
     {0xd4f, "Neoverse-V2"}, {0xd8e, "Neoverse-N3"}, {0xd84, "Neoverse-V3"},
 };
 
-/* The N bytes at S as a new string (heap). Not strndup: a checker (ASan's strict_string_checks)
- * makes strndup read the whole rest of the text, which is quadratic over a 32 MiB file. */
-static char *cpu_cpuinfo_copy(const char *s, size_t n)
-{
-    char *c = malloc(n + 1);
-    if (c) {
-        memcpy(c, s, n);
-        c[n] = '\0';
-    }
-    return c;
-}
-
 struct cpu_cpuinfo_pair {
     long pid, cid;
 };
@@ -110,7 +98,7 @@ static int cpu_cpuinfo_set_flags(struct cpu_cpuinfo *ci, const char *list)
     ci->flags = nf;
     const char *p = list, *s;
     while ((s = cpu_cpuinfo_token(&p, &len)), len > 0) {
-        char *tok = cpu_cpuinfo_copy(s, len);
+        char *tok = str_copy_n(s, len);
         if (!tok)
             return -1;
         ci->flags[ci->n_flags++] = str_sanitize(tok);
@@ -369,7 +357,7 @@ int cpu_cpuinfo_parse(const char *text, struct cpu_cpuinfo *ci)
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t ll = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        char *line = cpu_cpuinfo_copy(p, ll);
+        char *line = str_copy_n(p, ll);
         p = nl ? nl + 1 : p + ll;
         if (!line) {
             rc = -1;

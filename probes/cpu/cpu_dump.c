@@ -42,18 +42,6 @@ void cpu_leaves_from_raw(const struct cpu_raw_data_t *raw, struct cpu_leaves *l)
     memcpy(l->ext, raw->ext_cpuid, sizeof(l->ext));
 }
 
-/* The N bytes at S as a new string (heap). Not strndup: the dump text need not be NUL-terminated,
- * and a checker (ASan's strict_string_checks) makes strndup read on to a NUL. */
-static char *cpu_dump_copy(const char *s, size_t n)
-{
-    char *c = malloc(n + 1);
-    if (c) {
-        memcpy(c, s, n);
-        c[n] = '\0';
-    }
-    return c;
-}
-
 /* An excerpt of LINE for a message (heap). */
 static char *cpu_dump_excerpt(const char *line, size_t len)
 {
@@ -355,7 +343,7 @@ static int cpu_dump_line_libcpuid(struct cpu_dump_state *st, char *line, const c
         return 0;
     }
     /* Again from the original text (split_indexed wrote NULs into LINE). */
-    char *copy = cpu_dump_copy(orig, olen);
+    char *copy = str_copy_n(orig, olen);
     if (!copy) {
         *err = str_dup("out of memory");
         return -1;
@@ -367,7 +355,7 @@ static int cpu_dump_line_libcpuid(struct cpu_dump_state *st, char *line, const c
             *arm = true; /* libcpuid >= 0.7 dumps ARM system registers */
         d->ignored++;
     } else {
-        char *again = cpu_dump_copy(orig, olen);
+        char *again = str_copy_n(orig, olen);
         *err = cpu_dump_bad_line(lineno, again ? str_trim(again) : "", "a libcpuid raw CPUID dump");
         free(again);
         rc = -1;
@@ -443,7 +431,7 @@ int cpu_dump_parse(const char *text, size_t len, struct cpu_dump *d, char **err)
         lineno++;
         const char *lstart = p;
         free(line);
-        line = cpu_dump_copy(p, ll);
+        line = str_copy_n(p, ll);
         p = nl ? nl + 1 : end;
         if (!line) {
             *err = str_dup("out of memory");

@@ -50,4 +50,7 @@ void cpu_summary_other(struct cpu_run *c);
 /* cpu_text.c: the section's text output, from its JSON data. */
 void cpu_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);
 
+/* The --require names the cpu probe answers (cpu_require.c). */
+extern const struct probe_require cpu_requires[];
+
 #endif

@@ -4,6 +4,7 @@
 
 #include "cpu_internal.h"
 #include "isolate.h"
+#include "jsonstr.h"
 #include "strutil.h"
 
 /* ---- libcpuid, isolated ------------------------------------------------------------------- */
@@ -20,16 +21,6 @@ static void cpu_lib_quiet(const char *msg)
     (void)msg;
 }
 
-static json_object *cpu_lib_str(const char *s)
-{
-    char *c = str_dup(s);
-    if (!c)
-        return NULL;
-    json_object *o = json_object_new_string(str_sanitize(c));
-    free(c);
-    return o;
-}
-
 /* Runs in an isolated child for dumps and hybrid CPUs: libcpuid decodes untrusted dump data, and
  * reading every logical CPU pins the calling thread to each CPU in turn; neither should touch
  * gpucheckup itself. Returns a new JSON object (libcpuid's identification, or {"error": ...}). */
@@ -42,12 +33,12 @@ static json_object *cpu_lib_child(void *arg)
     memset(&id, 0, sizeof(id));
     json_object *o = json_object_new_object();
     if (cpu_identify(&raw, &id) < 0) {
-        json_object_object_add(o, "error", cpu_lib_str(cpuid_error()));
+        json_object_object_add(o, "error", jsonstr_sanitized(cpuid_error()));
         return o;
     }
-    json_object_object_add(o, "vendor", cpu_lib_str(id.vendor_str));
-    json_object_object_add(o, "brand", cpu_lib_str(id.brand_str));
-    json_object_object_add(o, "codename", cpu_lib_str(id.cpu_codename));
+    json_object_object_add(o, "vendor", jsonstr_sanitized(id.vendor_str));
+    json_object_object_add(o, "brand", jsonstr_sanitized(id.brand_str));
+    json_object_object_add(o, "codename", jsonstr_sanitized(id.cpu_codename));
     json_object_object_add(o, "family", json_object_new_int(id.ext_family));
     json_object_object_add(o, "model", json_object_new_int(id.ext_model));
     json_object_object_add(o, "stepping", json_object_new_int(id.stepping));
@@ -80,16 +71,16 @@ static json_object *cpu_lib_child(void *arg)
             for (uint8_t i = 0; i < sys.num_cpu_types; i++) {
                 const struct cpu_id_t *t = &sys.cpu_types[i];
                 json_object *e = json_object_new_object();
-                json_object_object_add(e, "purpose", cpu_lib_str(cpu_purpose_str(t->purpose)));
+                json_object_object_add(e, "purpose", jsonstr_sanitized(cpu_purpose_str(t->purpose)));
                 json_object_object_add(e, "cores", json_object_new_int(t->num_cores));
                 json_object_object_add(e, "logical_cpus", json_object_new_int(t->num_logical_cpus));
-                json_object_object_add(e, "codename", cpu_lib_str(t->cpu_codename));
+                json_object_object_add(e, "codename", jsonstr_sanitized(t->cpu_codename));
                 json_object_array_add(types, e);
             }
             json_object_object_add(o, "core_types", types);
             cpuid_free_system_id(&sys);
         } else {
-            json_object_object_add(o, "core_types_error", cpu_lib_str(cpuid_error()));
+            json_object_object_add(o, "core_types_error", jsonstr_sanitized(cpuid_error()));
         }
         if (own)
             cpuid_free_raw_data_array(&arr);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "cpu_internal.h"
+#include "jsonget.h"
 
 /* ---- text ----------------------------------------------------------------------------------- */
 
@@ -54,22 +55,6 @@ static void cpu_text_wrap(struct text_out *t, const char *key, const char *text)
     }
 }
 
-static const char *cpu_get_str(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
-static int cpu_get_int(json_object *o, const char *key)
-{
-    json_object *v;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-        return -1;
-    return json_object_get_int(v);
-}
-
 /* Where the CPU view came from: this machine's CPUID, a dump (path, format), or /proc/cpuinfo. */
 static void cpu_text_source(struct text_out *t, json_object *d, const char *src)
 {
@@ -78,9 +63,9 @@ static void cpu_text_source(struct text_out *t, json_object *d, const char *src)
     else if (src && strcmp(src, "dump") == 0) {
         json_object *dj = NULL;
         json_object_object_get_ex(d, "dump", &dj);
-        const char *ver = cpu_get_str(dj, "libcpuid_version");
-        const char *fmt = cpu_get_str(dj, "format");
-        text_kv(t, "source", "CPUID dump %s (%s%s%s)", cpu_get_str(dj, "path") ? cpu_get_str(dj, "path") : "",
+        const char *ver = jsonget_str(dj, "libcpuid_version");
+        const char *fmt = jsonget_str(dj, "format");
+        text_kv(t, "source", "CPUID dump %s (%s%s%s)", jsonget_str(dj, "path") ? jsonget_str(dj, "path") : "",
                 !fmt || strcmp(fmt, "libcpuid") == 0 ? "libcpuid" : strcmp(fmt, "aida64") == 0 ? "AIDA64/InstLatx64"
                 : strcmp(fmt, "cpuid-r") == 0                     ? "cpuid -r"
                                                                   : "/dev/cpu/N/cpuid",
@@ -93,18 +78,18 @@ static void cpu_text_source(struct text_out *t, json_object *d, const char *src)
 static void cpu_text_ident(struct text_out *t, json_object *d)
 {
     const char *s;
-    if ((s = cpu_get_str(d, "architecture")))
+    if ((s = jsonget_str(d, "architecture")))
         text_kv(t, "architecture", "%s", s);
-    if ((s = cpu_get_str(d, "vendor")))
+    if ((s = jsonget_str(d, "vendor")))
         text_kv(t, "vendor", "%s", s);
-    if ((s = cpu_get_str(d, "brand")))
+    if ((s = jsonget_str(d, "brand")))
         text_kv(t, "brand", "%s", s);
-    int fam = cpu_get_int(d, "family"), mod = cpu_get_int(d, "model"), step = cpu_get_int(d, "stepping");
+    int fam = (int)jsonget_int(d, "family", -1), mod = (int)jsonget_int(d, "model", -1), step = (int)jsonget_int(d, "stepping", -1);
     if (fam >= 0)
         text_kv(t, "family/model/stepping", "%d/%d/%d (0x%x/0x%x/0x%x)", fam, mod, step, (unsigned)fam,
                 (unsigned)(mod < 0 ? 0 : mod), (unsigned)(step < 0 ? 0 : step));
-    const char *ua = cpu_get_str(d, "microarchitecture"), *cn = cpu_get_str(d, "codename");
-    const char *vend = cpu_get_str(d, "vendor");
+    const char *ua = jsonget_str(d, "microarchitecture"), *cn = jsonget_str(d, "codename");
+    const char *vend = jsonget_str(d, "vendor");
     /* For Intel our model table is newer than libcpuid 0.6's, whose guess for a model it does not know
      * is another CPU's name: once ours is known, libcpuid's stays in the JSON only. */
     if (ua && vend && strcmp(vend, "GenuineIntel") == 0)
@@ -112,7 +97,7 @@ static void cpu_text_ident(struct text_out *t, json_object *d)
     if (ua || cn)
         text_kv(t, "microarchitecture", "%s%s%s%s", ua ? ua : "", ua && cn ? " (libcpuid: " : cn ? "libcpuid: " : "",
                 cn ? cn : "", ua && cn ? ")" : "");
-    int cores = cpu_get_int(d, "cores"), logical = cpu_get_int(d, "logical_cpus"), pk = cpu_get_int(d, "packages");
+    int cores = (int)jsonget_int(d, "cores", -1), logical = (int)jsonget_int(d, "logical_cpus", -1), pk = (int)jsonget_int(d, "packages", -1);
     if (cores > 0 || logical > 0) {
         char buf[96] = "";
         if (cores > 0)
@@ -130,9 +115,9 @@ static void cpu_text_ident(struct text_out *t, json_object *d)
         for (size_t i = 0; i < json_object_array_length(types); i++) {
             json_object *e = json_object_array_get_idx(types, i);
             text_kv(t, i == 0 ? "core types" : "", "%s: %d cores, %d logical CPUs%s%s",
-                    cpu_get_str(e, "purpose") ? cpu_get_str(e, "purpose") : "?", cpu_get_int(e, "cores"),
-                    cpu_get_int(e, "logical_cpus"), cpu_get_str(e, "codename") ? ", " : "",
-                    cpu_get_str(e, "codename") ? cpu_get_str(e, "codename") : "");
+                    jsonget_str(e, "purpose") ? jsonget_str(e, "purpose") : "?", (int)jsonget_int(e, "cores", -1),
+                    (int)jsonget_int(e, "logical_cpus", -1), jsonget_str(e, "codename") ? ", " : "",
+                    jsonget_str(e, "codename") ? jsonget_str(e, "codename") : "");
         }
     }
 }
@@ -145,7 +130,7 @@ static void cpu_text_state(struct text_out *t, json_object *d, const char *src)
     json_object *hv = NULL;
     json_object_object_get_ex(d, "hypervisor", &hv);
     if (hv) {
-        const char *hvn = cpu_get_str(hv, "vendor"), *sig = cpu_get_str(hv, "signature");
+        const char *hvn = jsonget_str(hv, "vendor"), *sig = jsonget_str(hv, "signature");
         text_kv(t, "hypervisor", "%s%s%s%s", hvn ? hvn : "present (vendor not known)", sig ? " (\"" : "", sig ? sig : "",
                 sig ? "\")" : "");
     } else if (src && strcmp(src, "cpuinfo") != 0) {
@@ -156,7 +141,7 @@ static void cpu_text_state(struct text_out *t, json_object *d, const char *src)
         json_object *xv;
         if (json_object_object_get_ex(os, "xcr0", &xv) && xv)
             snprintf(xcr0, sizeof(xcr0), "XCR0=0x%" PRIx64, (uint64_t)json_object_get_int64(xv));
-        const char *osrc = cpu_get_str(os, "source");
+        const char *osrc = jsonget_str(os, "source");
         json_object *a, *b, *m;
         json_object_object_get_ex(os, "avx", &a);
         json_object_object_get_ex(os, "avx512", &b);
@@ -236,7 +221,7 @@ void cpu_print_text(const struct report_section *sec, const struct report *r, st
     (void)r;
     json_object *d = sec->data, *x;
     text_heading(t, "CPU");
-    const char *src = cpu_get_str(d, "source");
+    const char *src = jsonget_str(d, "source");
     cpu_text_source(t, d, src);
     cpu_text_ident(t, d);
     cpu_text_state(t, d, src);

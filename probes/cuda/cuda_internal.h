@@ -36,7 +36,7 @@ struct cuda_facts {
  * "environment"}. A value NVML could not give is null (never a made-up 0).
  * cuda_nvml_checks: the catalogue rows of these findings (cuda.c gathers them into the probe's).
  * cuda_nvml_print_text: data["nvml"] for people (one line, one per GPU; clock events and ECC counts with
- * --verbose), for cuda_text.c to call. */
+ * --verbose), defined in cuda_text.c. */
 json_object *cuda_nvml_child(void *arg);
 void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const struct isolate_result *res,
                       const struct cuda_facts *facts);
@@ -100,7 +100,15 @@ void cuda_smoke_report(struct probe_ctx *ctx, struct report_section *sec, const 
  * -run-failed (also init-failed and no-compute-api), -crash, -timeout; one summary line per GPU. */
 extern const struct check cuda_smoke_checks[];
 extern const size_t cuda_smoke_n_checks;
+/* Between the smoke child (cuda_smoke.c) and the parent's report (cuda_smoke_report.c): a string
+ * sanitised (line breaks and tabs kept) and cut to MAX bytes with "...", or null when empty; the
+ * bytes of a JIT log kept. */
+json_object *cuda_smoke_json_str(const char *s, size_t max);
+#define CUDA_SMOKE_LOG_KEEP 4000
 /* The kernel's PTX exactly as cuModuleLoadDataEx gets it (NUL-terminated). */
 extern const char cuda_smoke_ptx[];
+
+/* The --require names the cuda probe answers (cuda_require.c). */
+extern const struct probe_require cuda_requires[];
 
 #endif

@@ -8,6 +8,8 @@
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
+#include "jsonget.h"
+#include "jsonstr.h"
 #include "ldsearch.h"
 #include "strutil.h"
 
@@ -403,14 +405,6 @@ static void cuda_libs_toolkits_free(struct cuda_toolkit *t, size_t n)
 
 /* ---- versions, from the children ---- */
 
-static int cuda_libs_json_int(json_object *o, const char *key, int def)
-{
-    json_object *v = NULL;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-        return def;
-    return json_object_get_int(v);
-}
-
 /* The real file's full version from its name: ".../libcudart.so.13.0.96" -> "13.0.96", or NULL. */
 static const char *cuda_libs_file_version(const char *real)
 {
@@ -432,10 +426,10 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
         e->error = str_sanitize(strdup(json_object_get_string(err)));
         return;
     }
-    e->major = cuda_libs_json_int(r->value, "major", -1);
-    e->minor = cuda_libs_json_int(r->value, "minor", -1);
-    e->patch = cuda_libs_json_int(r->value, "patch", -1);
-    e->cudart_version = cuda_libs_json_int(r->value, "cudart_version", -1);
+    e->major = (int)jsonget_int(r->value, "major", -1);
+    e->minor = (int)jsonget_int(r->value, "minor", -1);
+    e->patch = (int)jsonget_int(r->value, "patch", -1);
+    e->cudart_version = (int)jsonget_int(r->value, "cudart_version", -1);
     if (e->major < 0 || e->minor < 0) {
         e->error = strdup("the library answered no version");
         return;
@@ -520,27 +514,22 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
 
 /* ---- data["libraries"] ---- */
 
-static json_object *cuda_libs_str(const char *s)
-{
-    return s ? json_object_new_string(s) : NULL;
-}
-
 static json_object *cuda_libs_entry_json(const struct cuda_lib_entry *e)
 {
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "library", cuda_libs_str(e->key));
-    json_object_object_add(o, "file", cuda_libs_str(e->file));
-    json_object_object_add(o, "path", cuda_libs_str(e->real));
-    json_object_object_add(o, "found_at", cuda_libs_str(e->path));
-    json_object_object_add(o, "found_via", cuda_libs_str(e->via));
-    json_object_object_add(o, "search_entry", cuda_libs_str(e->entry));
-    json_object_object_add(o, "wheel", cuda_libs_str(e->wheel));
+    json_object_object_add(o, "library", jsonstr_or_null(e->key));
+    json_object_object_add(o, "file", jsonstr_or_null(e->file));
+    json_object_object_add(o, "path", jsonstr_or_null(e->real));
+    json_object_object_add(o, "found_at", jsonstr_or_null(e->path));
+    json_object_object_add(o, "found_via", jsonstr_or_null(e->via));
+    json_object_object_add(o, "search_entry", jsonstr_or_null(e->entry));
+    json_object_object_add(o, "wheel", jsonstr_or_null(e->wheel));
     json_object_object_add(o, "loaded_first", json_object_new_boolean(e->loaded_first));
-    json_object_object_add(o, "version", cuda_libs_str(e->version));
+    json_object_object_add(o, "version", jsonstr_or_null(e->version));
     json_object_object_add(o, "cuda_major", e->cuda_major >= 0 ? json_object_new_int(e->cuda_major) : NULL);
     json_object_object_add(o, "cuda_minor", e->cuda_minor >= 0 ? json_object_new_int(e->cuda_minor) : NULL);
-    json_object_object_add(o, "cuda_version_from", cuda_libs_str(e->cuda_source));
-    json_object_object_add(o, "error", cuda_libs_str(e->error));
+    json_object_object_add(o, "cuda_version_from", jsonstr_or_null(e->cuda_source));
+    json_object_object_add(o, "error", jsonstr_or_null(e->error));
     return o;
 }
 
@@ -549,10 +538,10 @@ static json_object *cuda_libs_toolkit_json(const struct cuda_toolkit *t, size_t 
     json_object *a = json_object_new_array();
     for (size_t i = 0; i < n; i++) {
         json_object *o = json_object_new_object();
-        json_object_object_add(o, "dir", cuda_libs_str(t[i].dir));
-        json_object_object_add(o, "found_via", cuda_libs_str(t[i].why));
-        json_object_object_add(o, "version", cuda_libs_str(t[i].version));
-        json_object_object_add(o, "version_from", cuda_libs_str(t[i].source));
+        json_object_object_add(o, "dir", jsonstr_or_null(t[i].dir));
+        json_object_object_add(o, "found_via", jsonstr_or_null(t[i].why));
+        json_object_object_add(o, "version", jsonstr_or_null(t[i].version));
+        json_object_object_add(o, "version_from", jsonstr_or_null(t[i].source));
         json_object_array_add(a, o);
     }
     return a;

@@ -11,33 +11,33 @@
 const struct check cuda_libs_checks[] = {
     {"cuda.lib-driver-too-old", REPORT_SEV_WARNING, "a CUDA runtime needs a newer NVIDIA driver than the one installed",
      "Install an NVIDIA driver at least as new as the runtime needs (see the message), or use a framework "
-     "build for an older CUDA major."},
+     "build for an older CUDA major.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-version-conflict", REPORT_SEV_WARNING,
      "LD_LIBRARY_PATH brings another version of a CUDA library than the one a pip wheel brings",
      "Remove that directory from LD_LIBRARY_PATH when running pip-installed frameworks: they bring their "
-     "own copy, and a different one loaded first wins."},
+     "own copy, and a different one loaded first wins.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-versions-differ", REPORT_SEV_INFO,
      "the system's copies of CUDA libraries differ from a pip site's wheels",
      "Nothing to do while each program loads its own copy: a framework from pip loads its wheel's through "
-     "its RPATH, other programs the system's."},
+     "its RPATH, other programs the system's.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-cudnn-cuda-mismatch", REPORT_SEV_WARNING, "cuDNN was built for another CUDA major than the runtime beside it",
-     "Install the cuDNN build for the runtime's CUDA major (pip: nvidia-cudnn-cuNN; packages: libcudnnN-cuda-NN)."},
+     "Install the cuDNN build for the runtime's CUDA major (pip: nvidia-cudnn-cuNN; packages: libcudnnN-cuda-NN).", CHECK_LAYER_RUNTIME},
     {"cuda.lib-cudnn-mixed", REPORT_SEV_WARNING, "cuDNN's sub-libraries come from another cuDNN release than libcudnn",
      "Install cuDNN from one package (or wheel) and remove the files copied by hand; every libcudnn*.so of "
-     "one major must be the same release."},
+     "one major must be the same release.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-ld-path-stubs", REPORT_SEV_WARNING, "LD_LIBRARY_PATH names a CUDA stubs directory",
      "Remove the stubs directory from LD_LIBRARY_PATH: its libraries exist only for linking (LIBRARY_PATH "
-     "or -L is where it belongs) and fail at run time."},
+     "or -L is where it belongs) and fail at run time.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-ld-path-missing", REPORT_SEV_WARNING, "LD_LIBRARY_PATH names a CUDA directory that does not exist",
-     "Fix LD_LIBRARY_PATH (the toolkit moved or was removed; /usr/local/cuda usually links to the one installed)."},
+     "Fix LD_LIBRARY_PATH (the toolkit moved or was removed; /usr/local/cuda usually links to the one installed).", CHECK_LAYER_RUNTIME},
     {"cuda.lib-toolkit-differs", REPORT_SEV_INFO, "the CUDA toolkit (nvcc) is another version than the runtime programs load",
      "Nothing to do for nvcc's default static runtime; a program linked with -cudart shared needs the "
-     "toolkit's runtime on the library path."},
+     "toolkit's runtime on the library path.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-load-failed", REPORT_SEV_WARNING, "a CUDA library could not be loaded or answer its version",
-     "Reinstall the package the file belongs to, or remove the stray copy; programs that load it fail the same way."},
+     "Reinstall the package the file belongs to, or remove the stray copy; programs that load it fail the same way.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-none", REPORT_SEV_INFO, "no CUDA library found (runtime, cuBLAS, cuDNN...)",
      "Frameworks from pip bring their own CUDA libraries (pip install torch); for building, install the "
-     "CUDA toolkit."},
+     "CUDA toolkit.", CHECK_LAYER_RUNTIME},
 };
 const size_t cuda_libs_n_checks = sizeof(cuda_libs_checks) / sizeof(cuda_libs_checks[0]);
 

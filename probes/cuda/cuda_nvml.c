@@ -1,7 +1,5 @@
-/* cuda_nvml.c: the cuda probe's NVML part: libnvidia-ml queried in a child, and DCGM's level-1 deployment checks. */
+/* cuda_nvml.c: the cuda probe's NVML findings: DCGM's level-1 deployment checks on what the NVML child found. */
 #include <dirent.h>
-#include <dlfcn.h>
-#include <link.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,20 +7,11 @@
 #include <unistd.h>
 
 #include "cuda_internal.h"
+#include "cuda_nvml.h"
+#include "jsonget.h"
+#include "jsonstr.h"
 #include "nvml_api.h"
 #include "strutil.h"
-
-/* Bounds on what a (possibly broken) library can make us loop over or keep. NVML itself supports at
- * most a few dozen GPUs per node; MIG at most 7 GPU instances per GPU (nvml.h: NVML_MAX_GPU_INSTANCES...). */
-#define NVML_MAX_DEVICES 256u
-#define NVML_MAX_MIG 64u
-#define NVML_STR 128
-
-/* DCGM's retired-page and row-remap limits (NVIDIA/DCGM common/DcgmGPUHardwareLimits.h:
- * DCGM_LIMIT_MAX_RETIRED_PAGES 63, DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE 512); nvvs/src/Software.cpp
- * (checkPageRetirement, checkRowRemapping) fails a GPU at or above them. */
-#define NVML_RETIRED_PAGES_LIMIT 63u
-#define NVML_UNC_REMAP_LIMIT 512u
 
 /* ---- the catalogue -------------------------------------------------------------------------------
  * The rules follow the software plugin of NVIDIA's DCGM level-1 diagnostic (NVIDIA/DCGM,
@@ -40,492 +29,139 @@ const struct check cuda_nvml_checks[] = {
      "libnvidia-ml.so.1 (NVML) cannot be loaded although an NVIDIA GPU is bound to the nvidia driver",
      "Install the NVML library of the installed driver (Debian/Ubuntu: libnvidia-compute-<version> or "
      "libnvidia-ml1; in a container, give it the utility capability: NVIDIA_DRIVER_CAPABILITIES=compute,utility). "
-     "Without it nvidia-smi, monitoring tools and frameworks' GPU memory queries fail."},
+     "Without it nvidia-smi, monitoring tools and frameworks' GPU memory queries fail.", CHECK_LAYER_RUNTIME},
     {"cuda.nvml-unusable", REPORT_SEV_WARNING,
      "libnvidia-ml.so.1 loads but could not be queried (missing functions, crash or hang)",
      "Reinstall the NVIDIA driver's user-space libraries so that libnvidia-ml.so.1 matches the kernel module; "
-     "check that no other copy comes first on LD_LIBRARY_PATH."},
+     "check that no other copy comes first on LD_LIBRARY_PATH.", CHECK_LAYER_RUNTIME},
     /* nvml.h: NVML_ERROR_LIB_RM_VERSION_MISMATCH 18, "RM detects a driver/library version mismatch"
      * (nvidia-smi prints "Failed to initialize NVML: Driver/library version mismatch"). */
     {"cuda.nvml-version-mismatch", REPORT_SEV_ERROR,
      "The loaded NVIDIA kernel module and the user-space driver libraries are different versions",
      "Reboot, so that the kernel module of the installed driver packages is loaded (the usual cause is a driver "
-     "upgrade without a reboot); if it persists, reinstall the driver so that kernel module and libraries match."},
+     "upgrade without a reboot); if it persists, reinstall the driver so that kernel module and libraries match.", CHECK_LAYER_RUNTIME},
     /* nvml.h: NVML_ERROR_DRIVER_NOT_LOADED 9. */
     {"cuda.nvml-driver-not-loaded", REPORT_SEV_ERROR,
      "NVML reports that the NVIDIA kernel driver is not loaded",
      "Load it (sudo modprobe nvidia) and look at `sudo dmesg | grep -i nvrm` for why it failed; with Secure Boot on, "
-     "the module must be signed (or enrolled with mokutil)."},
+     "the module must be signed (or enrolled with mokutil).", CHECK_LAYER_RUNTIME},
     {"cuda.nvml-no-driver", REPORT_SEV_INFO,
      "The NVML library is installed but there is no NVIDIA driver or GPU to talk to",
-     "Nothing to do on a machine without an NVIDIA GPU."},
+     "Nothing to do on a machine without an NVIDIA GPU.", CHECK_LAYER_RUNTIME},
     /* nvml.h: NVML_ERROR_NO_PERMISSION 4, NVML_ERROR_OPERATING_SYSTEM 17 ("blocked by the operating
      * system/cgroups"); DCGM permissions (Software::checkPermissions). */
     {"cuda.nvml-no-permission", REPORT_SEV_ERROR,
      "NVML may not open the NVIDIA device nodes (permissions or a container's device cgroup)",
      "Check the modes of /dev/nvidiactl and /dev/nvidia* (the driver's default is 0666, or a group set by "
-     "NVreg_DeviceFileGID); in a container, pass the GPU with --gpus or the device plugin."},
+     "NVreg_DeviceFileGID); in a container, pass the GPU with --gpus or the device plugin.", CHECK_LAYER_RUNTIME},
     {"cuda.nvml-init-failed", REPORT_SEV_ERROR, "nvmlInit failed",
-     "See the NVML error name in the message; `nvidia-smi` shows the same failure; check `sudo dmesg | grep -i nvrm`."},
+     "See the NVML error name in the message; `nvidia-smi` shows the same failure; check `sudo dmesg | grep -i nvrm`.", CHECK_LAYER_RUNTIME},
     /* /proc/driver/nvidia/version against nvmlSystemGetDriverVersion (issue 14, section 1). */
     {"cuda.nvml-driver-version", REPORT_SEV_ERROR,
      "The driver version NVML reports differs from the loaded kernel module's",
-     "Reboot so that the installed driver's kernel module is loaded, or reinstall matching driver packages."},
+     "Reboot so that the installed driver's kernel module is loaded, or reinstall matching driver packages.", CHECK_LAYER_RUNTIME},
     /* DCGM permissions (Software::checkPermissions): readable /dev/nvidiaN nodes fewer than the GPUs NVML
      * sees gives DCGM_FR_DEVICE_COUNT_MISMATCH (a warning). We also want them writable: CUDA opens them
      * read-write. */
     {"cuda.nvml-device-nodes", REPORT_SEV_WARNING,
      "Fewer usable /dev/nvidiaN device nodes than GPUs NVML sees",
      "Check the /dev/nvidia* nodes' modes and owner (nvidia-modprobe creates them); in a container, pass every "
-     "GPU's node (--gpus all or --device /dev/nvidiaN)."},
+     "GPU's node (--gpus all or --device /dev/nvidiaN).", CHECK_LAYER_RUNTIME},
     /* DCGM persistence_mode (Software::checkPersistenceMode) warns when it is off. Info here: a desktop with a
      * display or a single job does not need it; it only saves the driver's start-up time per process. */
     {"cuda.nvml-persistence-off", REPORT_SEV_INFO,
      "Persistence mode is off: each CUDA process that starts on an idle GPU waits for the driver to initialise it",
      "On a headless compute server, run nvidia-persistenced (systemctl enable --now nvidia-persistenced) "
-     "or `sudo nvidia-smi -pm 1`."},
+     "or `sudo nvidia-smi -pm 1`.", CHECK_LAYER_RUNTIME},
     /* DCGM env_variables (Software::checkForBadEnvVaribles, DCGM_FR_BAD_CUDA_ENV, a warning). */
     {"cuda.nvml-cuda-env", REPORT_SEV_WARNING,
      "An environment variable that slows CUDA down or changes its behaviour (profiling, debugging) is set",
-     "Unset it (e.g. `unset CUDA_INJECTION64_PATH`) unless you are profiling or debugging on purpose."},
+     "Unset it (e.g. `unset CUDA_INJECTION64_PATH`) unless you are profiling or debugging on purpose.", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement (Software::checkPageRetirement: DCGM_FR_PENDING_PAGE_RETIREMENTS). */
     {"cuda.nvml-retired-pages-pending", REPORT_SEV_WARNING,
      "GPU memory pages are waiting to be retired after ECC errors: they stay in use until the GPU is reset",
      "Reset the GPU (nvidia-smi -r with no process on it) or reboot; if pages keep being retired, have the GPU "
-     "replaced."},
+     "replaced.", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement: DCGM_FR_RETIRED_PAGES_LIMIT at 63 retired pages. */
     {"cuda.nvml-retired-pages-limit", REPORT_SEV_ERROR,
      "The GPU has retired as many memory pages as NVIDIA's limit allows: its memory is failing",
-     "Have the GPU replaced (NVIDIA's field diagnostic or your vendor's RMA process)."},
+     "Have the GPU replaced (NVIDIA's field diagnostic or your vendor's RMA process).", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement (Software::checkRowRemapping: DCGM_FR_PENDING_ROW_REMAP). */
     {"cuda.nvml-row-remap-pending", REPORT_SEV_WARNING,
      "Memory rows are waiting to be remapped after errors: the remap takes effect at the next GPU reset",
-     "Reset the GPU (nvidia-smi -r with no process on it) or reboot."},
+     "Reset the GPU (nvidia-smi -r with no process on it) or reboot.", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement: DCGM_FR_ROW_REMAP_FAILURE. */
     {"cuda.nvml-row-remap-failed", REPORT_SEV_ERROR,
      "A memory row remap failed: the GPU has memory errors it cannot repair",
-     "Have the GPU replaced; until then expect uncorrectable ECC errors."},
+     "Have the GPU replaced; until then expect uncorrectable ECC errors.", CHECK_LAYER_RUNTIME},
     /* DCGM page_retirement: DCGM_FR_UNCORRECTABLE_ROW_REMAP_LIMIT at 512 rows. */
     {"cuda.nvml-row-remap-limit", REPORT_SEV_ERROR,
      "The GPU has remapped as many rows for uncorrectable errors as NVIDIA's limit allows",
-     "Have the GPU replaced."},
+     "Have the GPU replaced.", CHECK_LAYER_RUNTIME},
     /* nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE): since the driver loaded. DCGM's page_retirement
      * consults the same volatile DBE count (DCGM_FR_DBE_PENDING_PAGE_RETIREMENTS). */
     {"cuda.nvml-ecc-uncorrectable", REPORT_SEV_WARNING,
      "The GPU had uncorrectable ECC memory errors since the driver loaded: programs on it may have crashed",
      "Look at `nvidia-smi -q -d ECC,PAGE_RETIREMENT,ROW_REMAPPER`; reset the GPU or reboot; if errors come back, "
-     "have it replaced."},
+     "have it replaced.", CHECK_LAYER_RUNTIME},
     /* nvmlDeviceGetEccMode: the pending mode applies at the next reboot (nvml.h). */
     {"cuda.nvml-ecc-pending", REPORT_SEV_INFO, "An ECC mode change is pending until the next reboot",
-     "Reboot to apply it, or set it back with `sudo nvidia-smi -e 0|1`."},
+     "Reboot to apply it, or set it back with `sudo nvidia-smi -e 0|1`.", CHECK_LAYER_RUNTIME},
     /* nvml.h nvmlDeviceGetMigMode, NVIDIA MIG user guide: with MIG enabled, CUDA sees only MIG devices
      * (GPU instance + compute instance); none created means no CUDA device at all. */
     {"cuda.nvml-mig-no-instance", REPORT_SEV_ERROR,
      "MIG mode is enabled but no MIG device (GPU instance with a compute instance) exists: nothing can compute",
      "Create instances (e.g. `sudo nvidia-smi mig -cgi 19 -C`) or disable MIG (`sudo nvidia-smi -i N -mig 0`, "
-     "then reset the GPU)."},
+     "then reset the GPU).", CHECK_LAYER_RUNTIME},
     {"cuda.nvml-mig-pending", REPORT_SEV_INFO, "A MIG mode change is pending until the GPU is reset",
-     "Reset the GPU (nvidia-smi -r) or reboot to apply it."},
+     "Reset the GPU (nvidia-smi -r) or reboot to apply it.", CHECK_LAYER_RUNTIME},
     /* nvml.h nvmlClocksEventReason*: HW slowdown (0x8), SW thermal (0x20), HW thermal (0x40) and HW power
      * brake (0x80) mean a thermal or power problem. GPU idle, application clocks, SW power cap, sync
      * boost and display clocks are normal operation. */
     {"cuda.nvml-clocks-slowdown", REPORT_SEV_WARNING,
      "The GPU's clocks are being cut for a thermal or power reason (HW slowdown, thermal, power brake)",
      "Check cooling (fans, airflow, `nvidia-smi -q -d TEMPERATURE,PERFORMANCE`) and the power supply's cables; "
-     "a power brake is asserted by the system board."},
+     "a power brake is asserted by the system board.", CHECK_LAYER_RUNTIME},
     /* DCGM inforom (Software::checkInforom: DCGM_FR_CORRUPT_INFOROM); nvmlDeviceValidateInforom returns
      * NVML_ERROR_CORRUPTED_INFOROM (14). */
     {"cuda.nvml-inforom-invalid", REPORT_SEV_WARNING, "The GPU's InfoROM is corrupted",
-     "Update the GPU's firmware (InfoROM) through your vendor; if it persists, have the GPU replaced."},
+     "Update the GPU's firmware (InfoROM) through your vendor; if it persists, have the GPU replaced.", CHECK_LAYER_RUNTIME},
     /* DCGM gpu_recovery_state (Software::checkGpuRecoveryState): NVML_FI_DEV_GET_GPU_RECOVERY_ACTION other
      * than NONE (reset, reboot, drain P2P, drain and reset) fails the GPU. */
     {"cuda.nvml-recovery-action", REPORT_SEV_ERROR,
      "The driver reports that the GPU needs a recovery action (reset, reboot or drain) before it is usable again",
      "Stop the work on the GPU and do what the message says: `sudo nvidia-smi -r -i N` for a reset, or reboot; "
-     "look at `sudo dmesg | grep -i xid` for the error that caused it."},
+     "look at `sudo dmesg | grep -i xid` for the error that caused it.", CHECK_LAYER_RUNTIME},
     /* nvml.h: nvmlDeviceGetHandleByIndex answers NVML_ERROR_NO_PERMISSION for a GPU "the user doesn't
      * have permission to talk to" (a device cgroup: containers, batch schedulers). */
     {"cuda.nvml-gpu-blocked", REPORT_SEV_INFO,
      "A GPU NVML lists may not be opened by this process (a container's or job's device restrictions)",
      "Nothing to do if the GPU belongs to another job or container; otherwise ask for it (--gpus, the scheduler's "
-     "GPU request)."},
+     "GPU request).", CHECK_LAYER_RUNTIME},
     /* nvml.h: NVML_ERROR_GPU_IS_LOST 15, "fallen off the bus". */
     {"cuda.nvml-gpu-lost", REPORT_SEV_ERROR, "The GPU has fallen off the bus (NVML_ERROR_GPU_IS_LOST)",
-     "Reboot; look at `sudo dmesg | grep -i -e nvrm -e xid`; if it recurs, check power, cooling and the slot."},
+     "Reboot; look at `sudo dmesg | grep -i -e nvrm -e xid`; if it recurs, check power, cooling and the slot.", CHECK_LAYER_RUNTIME},
 };
 const size_t cuda_nvml_n_checks = sizeof(cuda_nvml_checks) / sizeof(cuda_nvml_checks[0]);
 
-/* ---- the child -------------------------------------------------------------------------------- */
-
-/* KEY = VALUE on success; otherwise KEY = null, and KEY listed in "not_supported" (the function or
- * the feature is absent) or in "errors" (KEY -> the NVML error's name). Takes VALUE. */
-static void nvml_put(json_object *dev, const char *key, nvmlReturn_t r, json_object *value)
-{
-    if (r == NVML_SUCCESS) {
-        json_object_object_add(dev, key, value);
-        return;
-    }
-    json_object_put(value);
-    json_object_object_add(dev, key, NULL);
-    if (r == NVML_ERROR_NOT_SUPPORTED || r == NVML_ERROR_FUNCTION_NOT_FOUND) {
-        json_object *ns = NULL;
-        if (!json_object_object_get_ex(dev, "not_supported", &ns))
-            json_object_object_add(dev, "not_supported", ns = json_object_new_array());
-        json_object_array_add(ns, json_object_new_string(key));
-    } else {
-        json_object *errs = NULL;
-        if (!json_object_object_get_ex(dev, "errors", &errs))
-            json_object_object_add(dev, "errors", errs = json_object_new_object());
-        const char *name = nvml_return_name(r);
-        json_object_object_add(errs, key, name ? json_object_new_string(name) : json_object_new_int(r));
-    }
-}
-
-/* Normalise an NVML bus id ("00000000:00:06.0", legacy "0000:00:06.0") to sysfs's "0000:00:06.0".
- * Returns 0, or -1 when S is not a bus id. */
-static int nvml_norm_bus_id(const char *s, char out[16])
-{
-    unsigned int dom, bus, dev, fn;
-    char tail;
-    if (sscanf(s, "%x:%x:%x.%x%c", &dom, &bus, &dev, &fn, &tail) != 4 || dom > 0xffff || bus > 0xff ||
-        dev > 0x1f || fn > 7)
-        return -1;
-    snprintf(out, 16, "%04x:%02x:%02x.%x", dom, bus, dev, fn);
-    return 0;
-}
-
-/* A NUL-terminated copy of a vendor-filled buffer as a JSON string. */
-static json_object *nvml_jstr(char *buf, size_t size)
-{
-    buf[size - 1] = '\0';
-    return json_object_new_string(buf);
-}
-
-static json_object *nvml_bool(unsigned int v)
-{
-    return json_object_new_boolean(v != 0);
-}
-
-/* Names of the clock event reason bits set in R (nvml.h nvmlClocksEventReason*). */
-static const struct {
-    unsigned long long bit;
-    const char *name;
-    bool problem; /* a thermal or power problem, not normal operation */
-} nvml_clock_reasons[] = {
-    {NVML_CLOCKS_EVENT_GPU_IDLE, "gpu_idle", false},
-    {NVML_CLOCKS_EVENT_APPLICATIONS_CLOCKS_SETTING, "applications_clocks_setting", false},
-    {NVML_CLOCKS_EVENT_SW_POWER_CAP, "sw_power_cap", false},
-    {NVML_CLOCKS_EVENT_HW_SLOWDOWN, "hw_slowdown", true},
-    {NVML_CLOCKS_EVENT_SYNC_BOOST, "sync_boost", false},
-    {NVML_CLOCKS_EVENT_SW_THERMAL, "sw_thermal_slowdown", true},
-    {NVML_CLOCKS_EVENT_HW_THERMAL, "hw_thermal_slowdown", true},
-    {NVML_CLOCKS_EVENT_HW_POWER_BRAKE, "hw_power_brake_slowdown", true},
-    {NVML_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING, "display_clock_setting", false},
-};
-#define NVML_N_CLOCK_REASONS (sizeof(nvml_clock_reasons) / sizeof(nvml_clock_reasons[0]))
-
-/* Everything NVML says about one GPU. */
-static json_object *nvml_query_device(const struct nvml_api *api, unsigned int index)
-{
-    json_object *d = json_object_new_object();
-    json_object_object_add(d, "index", json_object_new_int((int)index));
-    nvmlDevice_t dev = NULL;
-    nvmlReturn_t r = api->nvmlDeviceGetHandleByIndex(index, &dev);
-    const char *rname = nvml_return_name(r);
-    json_object_object_add(d, "handle_error", r == NVML_SUCCESS ? NULL
-                                              : json_object_new_string(rname ? rname : "unknown NVML error"));
-    if (r != NVML_SUCCESS)
-        return d;
-
-    char buf[NVML_STR];
-    memset(buf, 0, sizeof(buf));
-    r = api->nvmlDeviceGetName ? api->nvmlDeviceGetName(dev, buf, sizeof(buf)) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(d, "name", r, r == NVML_SUCCESS ? nvml_jstr(buf, sizeof(buf)) : NULL);
-    memset(buf, 0, sizeof(buf));
-    r = api->nvmlDeviceGetUUID ? api->nvmlDeviceGetUUID(dev, buf, sizeof(buf)) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(d, "uuid", r, r == NVML_SUCCESS ? nvml_jstr(buf, sizeof(buf)) : NULL);
-
-    struct nvml_pci_info pci;
-    memset(&pci, 0, sizeof(pci));
-    r = api->nvmlDeviceGetPciInfo ? api->nvmlDeviceGetPciInfo(dev, &pci) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    json_object *bus = NULL;
-    if (r == NVML_SUCCESS) {
-        char norm[16];
-        pci.bus_id[sizeof(pci.bus_id) - 1] = '\0';
-        pci.bus_id_legacy[sizeof(pci.bus_id_legacy) - 1] = '\0';
-        /* _v3 fills bus_id; _v2 and plain leave it zero and fill the legacy field. */
-        if (nvml_norm_bus_id(pci.bus_id, norm) == 0 || nvml_norm_bus_id(pci.bus_id_legacy, norm) == 0)
-            bus = json_object_new_string(norm);
-        else if (pci.domain <= 0xffff && pci.bus <= 0xff && pci.device <= 0x1f) {
-            snprintf(norm, sizeof(norm), "%04x:%02x:%02x.0", pci.domain, pci.bus, pci.device);
-            bus = json_object_new_string(norm);
-        }
-        json_object_object_add(d, "pci_device_id", json_object_new_int64(pci.pci_device_id));
-    }
-    nvml_put(d, "pci_bus_id", r == NVML_SUCCESS && !bus ? NVML_ERROR_UNKNOWN : r, bus);
-
-    unsigned int u = 0, u2 = 0, u3 = 0, u4 = 0;
-    r = api->nvmlDeviceGetMinorNumber ? api->nvmlDeviceGetMinorNumber(dev, &u) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(d, "minor_number", r, json_object_new_int64(u));
-
-    nvmlEnableState_t st = 0, st2 = 0;
-    r = api->nvmlDeviceGetPersistenceMode ? api->nvmlDeviceGetPersistenceMode(dev, &st)
-                                          : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(d, "persistence_mode", r, nvml_bool((unsigned)st));
-
-    r = api->nvmlDeviceGetEccMode ? api->nvmlDeviceGetEccMode(dev, &st, &st2) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    json_object *ecc = json_object_new_object();
-    json_object_object_add(ecc, "current", nvml_bool((unsigned)st));
-    json_object_object_add(ecc, "pending", nvml_bool((unsigned)st2));
-    nvml_put(d, "ecc_mode", r, ecc);
-
-    static const struct {
-        const char *key;
-        int counter;
-    } ecc_counts[] = {{"ecc_uncorrected_volatile", NVML_VOLATILE_ECC}, {"ecc_uncorrected_aggregate", NVML_AGGREGATE_ECC}};
-    for (size_t i = 0; i < 2; i++) {
-        unsigned long long n = 0;
-        r = api->nvmlDeviceGetTotalEccErrors
-                ? api->nvmlDeviceGetTotalEccErrors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED, ecc_counts[i].counter, &n)
-                : NVML_ERROR_FUNCTION_NOT_FOUND;
-        nvml_put(d, ecc_counts[i].key, r, json_object_new_int64(n > INT64_MAX ? INT64_MAX : (int64_t)n));
-    }
-
-    r = api->nvmlDeviceGetRetiredPagesPendingStatus ? api->nvmlDeviceGetRetiredPagesPendingStatus(dev, &st)
-                                                    : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(d, "retired_pages_pending", r, nvml_bool((unsigned)st));
-
-    /* Counts only: a buffer as large as DCGM's limit + 1, so INSUFFICIENT_SIZE already means "over". */
-    json_object *retired = json_object_new_object();
-    nvmlReturn_t rr = NVML_SUCCESS;
-    static const struct {
-        const char *key;
-        int cause;
-    } causes[] = {{"single_bit", NVML_PAGE_RETIREMENT_CAUSE_MULTIPLE_SINGLE_BIT_ECC_ERRORS},
-                  {"double_bit", NVML_PAGE_RETIREMENT_CAUSE_DOUBLE_BIT_ECC_ERROR}};
-    for (size_t i = 0; i < 2 && rr == NVML_SUCCESS; i++) {
-        unsigned long long addrs[NVML_RETIRED_PAGES_LIMIT + 1];
-        unsigned int n = NVML_RETIRED_PAGES_LIMIT + 1;
-        rr = api->nvmlDeviceGetRetiredPages ? api->nvmlDeviceGetRetiredPages(dev, causes[i].cause, &n, addrs)
-                                            : NVML_ERROR_FUNCTION_NOT_FOUND;
-        if (rr == NVML_ERROR_INSUFFICIENT_SIZE)
-            rr = NVML_SUCCESS; /* N is the count needed */
-        json_object_object_add(retired, causes[i].key, json_object_new_int64(n));
-    }
-    nvml_put(d, "retired_pages", rr, retired);
-
-    r = api->nvmlDeviceGetRemappedRows ? api->nvmlDeviceGetRemappedRows(dev, &u, &u2, &u3, &u4)
-                                       : NVML_ERROR_FUNCTION_NOT_FOUND;
-    json_object *rows = json_object_new_object();
-    json_object_object_add(rows, "correctable", json_object_new_int64(u));
-    json_object_object_add(rows, "uncorrectable", json_object_new_int64(u2));
-    json_object_object_add(rows, "pending", nvml_bool(u3));
-    json_object_object_add(rows, "failure", nvml_bool(u4));
-    nvml_put(d, "remapped_rows", r, rows);
-
-    r = api->nvmlDeviceGetMigMode ? api->nvmlDeviceGetMigMode(dev, &u, &u2) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    json_object *mig = json_object_new_object();
-    json_object_object_add(mig, "current", nvml_bool(u == NVML_DEVICE_MIG_ENABLE));
-    json_object_object_add(mig, "pending", nvml_bool(u2 == NVML_DEVICE_MIG_ENABLE));
-    if (r == NVML_SUCCESS && u == NVML_DEVICE_MIG_ENABLE) {
-        /* MIG devices (a compute instance in a GPU instance) are what CUDA enumerates under MIG; listing
-         * them needs no privilege, unlike nvmlDeviceGetGpuInstances (nvml.h). */
-        unsigned int max = 0, found = 0;
-        nvmlReturn_t rm = api->nvmlDeviceGetMaxMigDeviceCount ? api->nvmlDeviceGetMaxMigDeviceCount(dev, &max)
-                                                              : NVML_ERROR_FUNCTION_NOT_FOUND;
-        for (unsigned int i = 0; rm == NVML_SUCCESS && i < max && i < NVML_MAX_MIG; i++) {
-            nvmlDevice_t m = NULL;
-            nvmlReturn_t ri = api->nvmlDeviceGetMigDeviceHandleByIndex
-                                  ? api->nvmlDeviceGetMigDeviceHandleByIndex(dev, i, &m)
-                                  : NVML_ERROR_FUNCTION_NOT_FOUND;
-            if (ri == NVML_SUCCESS)
-                found++;
-            else if (ri != NVML_ERROR_NOT_FOUND)
-                rm = ri;
-        }
-        nvml_put(mig, "devices", rm, json_object_new_int64(found));
-    }
-    nvml_put(d, "mig", r, mig);
-
-    unsigned long long reasons = 0;
-    r = api->nvmlDeviceGetCurrentClocksEventReasons ? api->nvmlDeviceGetCurrentClocksEventReasons(dev, &reasons)
-                                                    : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(d, "clocks_event_reasons", r, json_object_new_int64((int64_t)(reasons & 0x7fffffffffffffffULL)));
-    if (r == NVML_SUCCESS) {
-        json_object *names = json_object_new_array();
-        for (size_t i = 0; i < NVML_N_CLOCK_REASONS; i++)
-            if (reasons & nvml_clock_reasons[i].bit)
-                json_object_array_add(names, json_object_new_string(nvml_clock_reasons[i].name));
-        json_object_object_add(d, "clocks_event_names", names);
-    }
-
-    r = api->nvmlDeviceValidateInforom ? api->nvmlDeviceValidateInforom(dev) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(d, "inforom_valid", r == NVML_ERROR_CORRUPTED_INFOROM ? NVML_SUCCESS : r,
-             json_object_new_boolean(r == NVML_SUCCESS));
-
-    /* The driver's recommended recovery action (DCGM checkGpuRecoveryState reads the same field). */
-    struct nvml_field_value fv;
-    memset(&fv, 0, sizeof(fv));
-    fv.field_id = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
-    r = api->nvmlDeviceGetFieldValues ? api->nvmlDeviceGetFieldValues(dev, 1, &fv) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    if (r == NVML_SUCCESS)
-        r = fv.result;
-    /* A driver older than the field answers it as an invalid argument: that is "not supported". */
-    if (r == NVML_ERROR_INVALID_ARGUMENT)
-        r = NVML_ERROR_NOT_SUPPORTED;
-    long long action = -1;
-    if (r == NVML_SUCCESS) {
-        switch (fv.value_type) {
-        case 1: action = fv.value.ui; break;
-        case 2: action = (long long)fv.value.ul; break;
-        case 3: action = (long long)fv.value.ull; break;
-        case 4: action = fv.value.sll; break;
-        case 5: action = fv.value.si; break;
-        case 6: action = fv.value.us; break;
-        default: r = NVML_ERROR_UNKNOWN; break;
-        }
-    }
-    nvml_put(d, "recovery_action", r, json_object_new_int64(action < 0 ? 0 : action));
-    return d;
-}
-
-json_object *cuda_nvml_child(void *arg)
-{
-    const char *lib = arg ? (const char *)arg : "libnvidia-ml.so.1";
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "library", json_object_new_string(lib));
-    void *h = dlopen(lib, RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *err = dlerror();
-        json_object_object_add(o, "status", json_object_new_string("no-library"));
-        json_object_object_add(o, "error", json_object_new_string(err ? err : "dlopen failed"));
-        return o;
-    }
-    struct link_map *lm = NULL;
-    if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name)
-        json_object_object_add(o, "path", json_object_new_string(lm->l_name));
-
-    struct nvml_api api;
-    memset(&api, 0, sizeof(api));
-    const char *missing = NULL;
-    if (nvml_api_load(h, &api, &missing) != 0) {
-        json_object_object_add(o, "status", json_object_new_string("missing-symbol"));
-        json_object_object_add(o, "error", json_object_new_string(missing ? missing : "?"));
-        return o;
-    }
-    const char *pci_sym = nvml_api_pci_info_symbol(h);
-    json_object_object_add(o, "pci_info_symbol", pci_sym ? json_object_new_string(pci_sym) : NULL);
-
-    nvmlReturn_t r = api.nvmlInit();
-    const char *rname = nvml_return_name(r);
-    json_object_object_add(o, "init_result", json_object_new_int(r));
-    json_object_object_add(o, "init_result_name", rname ? json_object_new_string(rname) : NULL);
-    if (r != NVML_SUCCESS) {
-        json_object_object_add(o, "status", json_object_new_string("init-failed"));
-        return o;
-    }
-    json_object_object_add(o, "status", json_object_new_string("ok"));
-
-    char buf[NVML_STR];
-    memset(buf, 0, sizeof(buf));
-    r = api.nvmlSystemGetDriverVersion ? api.nvmlSystemGetDriverVersion(buf, sizeof(buf))
-                                       : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(o, "driver_version", r, r == NVML_SUCCESS ? nvml_jstr(buf, sizeof(buf)) : NULL);
-    memset(buf, 0, sizeof(buf));
-    r = api.nvmlSystemGetNVMLVersion ? api.nvmlSystemGetNVMLVersion(buf, sizeof(buf)) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(o, "nvml_version", r, r == NVML_SUCCESS ? nvml_jstr(buf, sizeof(buf)) : NULL);
-    int cv = 0;
-    r = api.nvmlSystemGetCudaDriverVersion ? api.nvmlSystemGetCudaDriverVersion(&cv) : NVML_ERROR_FUNCTION_NOT_FOUND;
-    nvml_put(o, "cuda_driver_version", r, json_object_new_int(cv));
-
-    unsigned int count = 0;
-    r = api.nvmlDeviceGetCount(&count);
-    nvml_put(o, "device_count", r, json_object_new_int64(count));
-    json_object *devs = json_object_new_array();
-    for (unsigned int i = 0; r == NVML_SUCCESS && i < count && i < NVML_MAX_DEVICES; i++)
-        json_object_array_add(devs, nvml_query_device(&api, i));
-    json_object_object_add(o, "devices", devs);
-    api.nvmlShutdown();
-    return o;
-}
+/* What is kept of the NVML child's JSON: it ran vendor code and its strings came from the library. */
+static const struct jsonstr_limits nvml_child_limits = {.depth = 8, .string = 1024, .items = NVML_MAX_DEVICES, .key = 64};
 
 /* ---- the parent ------------------------------------------------------------------------------- */
 
-/* A copy of the child's JSON V with every string sanitised and sizes bounded (the child ran vendor code
- * and its strings came from the library). */
-static json_object *nvml_clean(json_object *v, int depth)
+int64_t nvml_num(json_object *o, const char *key)
 {
-    if (!v || depth > 8)
-        return NULL;
-    switch (json_object_get_type(v)) {
-    case json_type_boolean:
-        return json_object_new_boolean(json_object_get_boolean(v));
-    case json_type_int:
-        return json_object_new_int64(json_object_get_int64(v));
-    case json_type_double:
-        return json_object_new_double(json_object_get_double(v));
-    case json_type_string: {
-        char *s = strndup(json_object_get_string(v), 1024);
-        json_object *out = s ? json_object_new_string(str_sanitize(s)) : NULL;
-        free(s);
-        return out;
-    }
-    case json_type_array: {
-        json_object *out = json_object_new_array();
-        size_t n = json_object_array_length(v);
-        for (size_t i = 0; i < n && i < NVML_MAX_DEVICES; i++)
-            json_object_array_add(out, nvml_clean(json_object_array_get_idx(v, i), depth + 1));
-        return out;
-    }
-    case json_type_object: {
-        json_object *out = json_object_new_object();
-        json_object_object_foreach(v, key, val) {
-            char *k = strndup(key, 64);
-            if (k)
-                json_object_object_add(out, str_sanitize(k), nvml_clean(val, depth + 1));
-            free(k);
-        }
-        return out;
-    }
-    default:
-        return NULL;
-    }
-}
-
-static json_object *nvml_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *nvml_str(json_object *o, const char *key)
-{
-    json_object *v = nvml_get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
-/* 1 true, 0 false, -1 missing or not a boolean. */
-static int nvml_tri(json_object *o, const char *key)
-{
-    json_object *v = nvml_get(o, key);
-    return v && json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
-}
-
-/* The number at KEY, or -1 when missing or not a non-negative integer. */
-static int64_t nvml_num(json_object *o, const char *key)
-{
-    json_object *v = nvml_get(o, key);
+    json_object *v = jsonget(o, key);
     if (!v || !json_object_is_type(v, json_type_int))
         return -1;
     int64_t n = json_object_get_int64(v);
     return n < 0 ? -1 : n;
 }
 
-/* What a finding about GPU D is about: its PCI address (as the pci probe names it), else its UUID. */
-static char *nvml_subject(json_object *d)
+char *nvml_subject(json_object *d)
 {
-    const char *bus = nvml_str(d, "pci_bus_id");
-    const char *uuid = nvml_str(d, "uuid");
+    const char *bus = jsonget_str(d, "pci_bus_id");
+    const char *uuid = jsonget_str(d, "uuid");
     if (bus)
         return str_dup(bus);
     if (uuid)
@@ -536,10 +172,10 @@ static char *nvml_subject(json_object *d)
 /* True when any of D's queries failed with NVML_ERROR_GPU_IS_LOST. */
 static bool nvml_gpu_lost(json_object *d)
 {
-    const char *h = nvml_str(d, "handle_error");
+    const char *h = jsonget_str(d, "handle_error");
     if (h && strcmp(h, "NVML_ERROR_GPU_IS_LOST") == 0)
         return true;
-    json_object *errs = nvml_get(d, "errors");
+    json_object *errs = jsonget(d, "errors");
     if (errs && json_object_is_type(errs, json_type_object)) {
         json_object_object_foreach(errs, key, val) {
             (void)key;
@@ -556,7 +192,7 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
 {
     struct report *rep = ctx->report;
     char *subj = nvml_subject(d);
-    const char *name = nvml_str(d, "name");
+    const char *name = jsonget_str(d, "name");
     const char *gpu = name ? name : "the GPU";
     struct report_finding *f;
 
@@ -566,7 +202,7 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
         free(subj);
         return; /* every other value is meaningless */
     }
-    const char *herr = nvml_str(d, "handle_error");
+    const char *herr = jsonget_str(d, "handle_error");
     if (herr) {
         /* A GPU this process may not open (a container's or batch job's device cgroup) is somebody
          * else's GPU, not a fault: info. */
@@ -576,11 +212,11 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
         free(subj);
         return;
     }
-    if (nvml_tri(d, "persistence_mode") == 0)
+    if (jsonget_tri(d, "persistence_mode") == 0)
         report_add_finding(rep, "cuda.nvml-persistence-off", subj, "Persistence mode is off on %s (%s)", gpu, subj);
 
-    json_object *ecc = nvml_get(d, "ecc_mode");
-    int ecc_cur = nvml_tri(ecc, "current"), ecc_pend = nvml_tri(ecc, "pending");
+    json_object *ecc = jsonget(d, "ecc_mode");
+    int ecc_cur = jsonget_tri(ecc, "current"), ecc_pend = jsonget_tri(ecc, "pending");
     if (ecc_cur >= 0 && ecc_pend >= 0 && ecc_cur != ecc_pend)
         report_add_finding(rep, "cuda.nvml-ecc-pending", subj, "ECC on %s (%s) is %s now and will be %s after a reboot",
                            gpu, subj, ecc_cur ? "on" : "off", ecc_pend ? "on" : "off");
@@ -594,10 +230,10 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
                                         (long long)nvml_num(d, "ecc_uncorrected_aggregate"));
     }
 
-    if (nvml_tri(d, "retired_pages_pending") == 1)
+    if (jsonget_tri(d, "retired_pages_pending") == 1)
         report_add_finding(rep, "cuda.nvml-retired-pages-pending", subj,
                            "%s (%s) has memory pages pending retirement until the GPU is reset", gpu, subj);
-    json_object *ret = nvml_get(d, "retired_pages");
+    json_object *ret = jsonget(d, "retired_pages");
     int64_t sbe = nvml_num(ret, "single_bit"), dbe = nvml_num(ret, "double_bit");
     if (sbe >= 0 && dbe >= 0 && sbe + dbe >= NVML_RETIRED_PAGES_LIMIT) {
         f = report_add_finding(rep, "cuda.nvml-retired-pages-limit", subj,
@@ -608,23 +244,23 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
                                         (long long)sbe, (long long)dbe);
     }
 
-    json_object *rows = nvml_get(d, "remapped_rows");
+    json_object *rows = jsonget(d, "remapped_rows");
     int64_t unc_rows = nvml_num(rows, "uncorrectable");
     /* DCGM order (checkRowRemapping): a failure first, then the uncorrectable limit, then pending. */
-    if (nvml_tri(rows, "failure") == 1)
+    if (jsonget_tri(rows, "failure") == 1)
         report_add_finding(rep, "cuda.nvml-row-remap-failed", subj, "A memory row remap failed on %s (%s)", gpu, subj);
     if (unc_rows >= NVML_UNC_REMAP_LIMIT)
         report_add_finding(rep, "cuda.nvml-row-remap-limit", subj,
                            "%s (%s) has %lld rows remapped for uncorrectable errors (limit %u)", gpu, subj,
                            (long long)unc_rows, NVML_UNC_REMAP_LIMIT);
-    if (nvml_tri(rows, "pending") == 1)
+    if (jsonget_tri(rows, "pending") == 1)
         report_add_finding(rep, "cuda.nvml-row-remap-pending", subj,
                            "%s (%s) has memory row remaps pending until the GPU is reset (%lld uncorrectable, %lld "
                            "correctable rows remapped so far)",
                            gpu, subj, (long long)unc_rows, (long long)nvml_num(rows, "correctable"));
 
-    json_object *mig = nvml_get(d, "mig");
-    int mig_cur = nvml_tri(mig, "current"), mig_pend = nvml_tri(mig, "pending");
+    json_object *mig = jsonget(d, "mig");
+    int mig_cur = jsonget_tri(mig, "current"), mig_pend = jsonget_tri(mig, "pending");
     if (mig_cur == 1 && nvml_num(mig, "devices") == 0)
         report_add_finding(rep, "cuda.nvml-mig-no-instance", subj,
                            "MIG is enabled on %s (%s) but no MIG device exists: CUDA sees no device on it", gpu, subj);
@@ -635,7 +271,7 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
     int64_t reasons = nvml_num(d, "clocks_event_reasons");
     if (reasons > 0) {
         char list[256] = "";
-        for (size_t i = 0; i < NVML_N_CLOCK_REASONS; i++)
+        for (size_t i = 0; i < nvml_n_clock_reasons; i++)
             if (nvml_clock_reasons[i].problem && ((unsigned long long)reasons & nvml_clock_reasons[i].bit)) {
                 size_t len = strlen(list);
                 snprintf(list + len, sizeof(list) - len, "%s%s", len ? ", " : "", nvml_clock_reasons[i].name);
@@ -665,7 +301,7 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
         }
     }
 
-    if (nvml_tri(d, "inforom_valid") == 0)
+    if (jsonget_tri(d, "inforom_valid") == 0)
         report_add_finding(rep, "cuda.nvml-inforom-invalid", subj, "The InfoROM of %s (%s) is corrupted", gpu, subj);
     free(subj);
 }
@@ -786,15 +422,15 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
                       const struct cuda_facts *facts)
 {
     json_object *nvml = res->status == ISOLATE_OK && res->value && json_object_is_type(res->value, json_type_object)
-                            ? nvml_clean(res->value, 0)
+                            ? jsonstr_clean_copy(res->value, &nvml_child_limits)
                             : nvml_from_failure(res);
     if (!nvml)
         return;
     json_object_object_add(sec->data, "nvml", nvml);
-    const char *status = nvml_str(nvml, "status");
+    const char *status = jsonget_str(nvml, "status");
     if (!status)
         status = "error";
-    const char *lib_path = nvml_str(nvml, "path");
+    const char *lib_path = jsonget_str(nvml, "path");
     const char *shown = lib_path ? lib_path : "libnvidia-ml.so.1";
     /* A GPU that needs NVML: one bound to nvidia, or a loaded nvidia module (the GPU may be in a VM). */
     bool nv = facts->nvidia_gpu_bound || facts->nvidia_module_loaded;
@@ -808,21 +444,21 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
         if (nv) {
             f = report_add_finding(ctx->report, "cuda.nvml-unusable", shown, "NVML %s: %s",
                                    res->status == ISOLATE_OK ? "lacks a required function" : "failed",
-                                   nvml_str(nvml, "error") ? nvml_str(nvml, "error") : "?");
+                                   jsonget_str(nvml, "error") ? jsonget_str(nvml, "error") : "?");
             if (f && res->stderr_tail)
                 report_finding_add_evidence(f, "child output", "%s", res->stderr_tail);
         } else
             report_section_add_note(sec, "NVML %s (no NVIDIA GPU here): %s", status,
-                                    nvml_str(nvml, "error") ? nvml_str(nvml, "error") : "?");
+                                    jsonget_str(nvml, "error") ? jsonget_str(nvml, "error") : "?");
     } else if (strcmp(status, "no-library") == 0) {
         if (facts->nvidia_gpu_bound) {
             f = report_add_finding(ctx->report, "cuda.nvml-missing", "libnvidia-ml.so.1",
                                    "libnvidia-ml.so.1 cannot be loaded although a GPU is bound to nvidia: %s",
-                                   nvml_str(nvml, "error") ? nvml_str(nvml, "error") : "not found");
+                                   jsonget_str(nvml, "error") ? jsonget_str(nvml, "error") : "not found");
         }
     } else if (strcmp(status, "init-failed") == 0) {
         int64_t code = nvml_num(nvml, "init_result");
-        const char *name = nvml_str(nvml, "init_result_name");
+        const char *name = jsonget_str(nvml, "init_result_name");
         char codebuf[64];
         snprintf(codebuf, sizeof(codebuf), "%s (%lld)", name ? name : "unknown NVML error", (long long)code);
         if (code == NVML_ERROR_LIB_RM_VERSION_MISMATCH) {
@@ -846,7 +482,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
         if (f)
             report_finding_add_evidence(f, "nvmlInit_v2", "%s", codebuf);
     } else if (strcmp(status, "ok") == 0) {
-        const char *drv = nvml_str(nvml, "driver_version");
+        const char *drv = jsonget_str(nvml, "driver_version");
         if (drv && !nvml_same_version(drv, facts->kernel_driver_version)) {
             f = report_add_finding(ctx->report, "cuda.nvml-driver-version", shown,
                                    "NVML reports driver %s but the loaded kernel module is %s", drv,
@@ -856,7 +492,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
                 report_finding_add_evidence(f, "nvmlSystemGetDriverVersion", "%s", drv);
             }
         }
-        json_object *devs = nvml_get(nvml, "devices");
+        json_object *devs = jsonget(nvml, "devices");
         size_t n = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
         for (size_t i = 0; i < n; i++) {
             json_object *d = json_object_array_get_idx(devs, i);
@@ -870,64 +506,4 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
     /* The environment matters wherever CUDA could run. */
     if (nv || facts->nvidia_gpu_present || nvml_num(nvml, "device_count") > 0)
         nvml_check_env(ctx, nvml);
-}
-
-/* ---- text --------------------------------------------------------------------------------------- */
-
-static const char *nvml_onoff(json_object *o, const char *key, const char *on, const char *off)
-{
-    int v = nvml_tri(o, key);
-    return v == 1 ? on : v == 0 ? off : "n/a";
-}
-
-void cuda_nvml_print_text(json_object *nvml, struct text_out *t)
-{
-    if (!nvml || !json_object_is_type(nvml, json_type_object))
-        return;
-    const char *status = nvml_str(nvml, "status");
-    const char *path = nvml_str(nvml, "path");
-    const char *lib = path ? path : nvml_str(nvml, "library");
-    if (!status || strcmp(status, "ok") != 0) {
-        const char *err = nvml_str(nvml, "init_result_name");
-        if (!err)
-            err = nvml_str(nvml, "error");
-        text_kv(t, "NVML", "%s: %s%s%s", lib ? lib : "libnvidia-ml.so.1", status ? status : "unknown",
-                err ? ", " : "", err ? err : "");
-        return;
-    }
-    int64_t cv = nvml_num(nvml, "cuda_driver_version");
-    char cuda[32] = "n/a";
-    if (cv > 0)
-        snprintf(cuda, sizeof(cuda), "%lld.%lld", (long long)(cv / 1000), (long long)(cv % 1000 / 10));
-    const char *drv = nvml_str(nvml, "driver_version");
-    int64_t count = nvml_num(nvml, "device_count");
-    char gpus[32] = "GPU count n/a";
-    if (count >= 0)
-        snprintf(gpus, sizeof(gpus), "%lld GPU%s", (long long)count, count == 1 ? "" : "s");
-    text_kv(t, "NVML", "%s, driver %s, CUDA %s, %s", lib ? lib : "libnvidia-ml.so.1", drv ? drv : "n/a", cuda, gpus);
-    json_object *devs = nvml_get(nvml, "devices");
-    size_t n = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
-    for (size_t i = 0; i < n; i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        char *subj = nvml_subject(d);
-        const char *name = nvml_str(d, "name");
-        json_object *mig = nvml_get(d, "mig");
-        json_object *rows = nvml_get(d, "remapped_rows");
-        fprintf(t->f, "    %s %s: persistence %s, ECC %s, MIG %s, remap pending %s, InfoROM %s\n", subj ? subj : "?",
-                name ? name : "", nvml_onoff(d, "persistence_mode", "on", "off"),
-                nvml_onoff(nvml_get(d, "ecc_mode"), "current", "on", "off"), nvml_onoff(mig, "current", "on", "off"),
-                nvml_onoff(rows, "pending", "yes", "no"), nvml_onoff(d, "inforom_valid", "ok", "corrupted"));
-        if (t->verbose) {
-            json_object *names = nvml_get(d, "clocks_event_names");
-            size_t k = names && json_object_is_type(names, json_type_array) ? json_object_array_length(names) : 0;
-            fprintf(t->f, "      clock events:");
-            for (size_t j = 0; j < k; j++)
-                fprintf(t->f, " %s", json_object_get_string(json_object_array_get_idx(names, j)));
-            fprintf(t->f, "%s\n", k ? "" : " none or n/a");
-            fprintf(t->f, "      uncorrectable ECC errors: %lld since the driver loaded, %lld in all\n",
-                    (long long)nvml_num(d, "ecc_uncorrected_volatile"),
-                    (long long)nvml_num(d, "ecc_uncorrected_aggregate"));
-        }
-        free(subj);
-    }
 }

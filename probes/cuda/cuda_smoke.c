@@ -96,7 +96,6 @@ const char cuda_smoke_ptx[] =
 #define CUDA_SMOKE_POISON 0x7FC0FFEEu
 /* JIT log buffers, and the most of each log kept in the JSON. */
 #define CUDA_SMOKE_LOG_BUF 8192
-#define CUDA_SMOKE_LOG_KEEP 4000
 /* Largest matrix size (as --smoke-size allows). */
 #define CUDA_SMOKE_MAX_N 4096
 
@@ -104,20 +103,20 @@ const struct check cuda_smoke_checks[] = {
     {"cuda.smoke-wrong-result", REPORT_SEV_ERROR, "A GPU computed a wrong matrix product in the CUDA smoke test",
      "Do not trust this GPU's results. Check `dmesg` for Xid errors, and the GPU for overheating, overclocking "
      "or bad memory (nvidia-smi -q -d ECC,TEMPERATURE); reinstall the driver; if it keeps failing, the GPU "
-     "needs service."},
+     "needs service.", CHECK_LAYER_RUNTIME},
     {"cuda.smoke-jit-failed", REPORT_SEV_ERROR,
      "The driver could not JIT-compile the CUDA smoke test's PTX (so PTX in any framework fails too)",
      "The driver's PTX compiler (libnvidia-ptxjitcompiler.so.1, part of the driver) is missing or does not "
-     "match libcuda: reinstall the driver so both come from the same version; the JIT log is in the JSON."},
+     "match libcuda: reinstall the driver so both come from the same version; the JIT log is in the JSON.", CHECK_LAYER_RUNTIME},
     {"cuda.smoke-run-failed", REPORT_SEV_ERROR,
      "A CUDA driver call failed during the smoke test (context, allocation, copy or kernel launch)",
      "CUDA_ERROR_OUT_OF_MEMORY: the GPU is full or busy (see nvidia-smi; try a smaller --smoke-size). "
-     "Other errors point at the driver or the GPU: check `dmesg` for Xid errors and reinstall the driver."},
+     "Other errors point at the driver or the GPU: check `dmesg` for Xid errors and reinstall the driver.", CHECK_LAYER_RUNTIME},
     {"cuda.smoke-crash", REPORT_SEV_ERROR, "The CUDA driver crashed (or ended the process) during the smoke test",
-     "Check `dmesg` for Xid errors and reinstall or update the NVIDIA driver."},
+     "Check `dmesg` for Xid errors and reinstall or update the NVIDIA driver.", CHECK_LAYER_RUNTIME},
     {"cuda.smoke-timeout", REPORT_SEV_ERROR, "The CUDA smoke test did not finish in time on a GPU",
      "Check `dmesg` for Xid errors or GPU resets and `nvidia-smi` for other jobs on the GPU; then run again "
-     "with a longer --timeout."},
+     "with a longer --timeout.", CHECK_LAYER_RUNTIME},
 };
 const size_t cuda_smoke_n_checks = sizeof(cuda_smoke_checks) / sizeof(cuda_smoke_checks[0]);
 
@@ -152,8 +151,7 @@ struct cs_run {
     int sms, clock_khz, cc_major, cc_minor;
 };
 
-/* A string, sanitised and cut to MAX bytes, or null when empty. */
-static json_object *cs_json_str(const char *s, size_t max)
+json_object *cuda_smoke_json_str(const char *s, size_t max)
 {
     if (!s || !*s)
         return NULL;
@@ -436,13 +434,13 @@ static void cs_work(struct cs_run *r, json_object *out)
     char name[256] = "";
     if (api->cuDeviceGetName && api->cuDeviceGetName(name, (int)sizeof(name) - 1, r->dev) == CUDA_SUCCESS) {
         name[sizeof(name) - 1] = '\0';
-        json_object_object_add(out, "name", cs_json_str(name, 255));
+        json_object_object_add(out, "name", cuda_smoke_json_str(name, 255));
     }
     char bus[32] = "";
     if (api->cuDeviceGetPCIBusId && api->cuDeviceGetPCIBusId(bus, (int)sizeof(bus) - 1, r->dev) == CUDA_SUCCESS) {
         bus[sizeof(bus) - 1] = '\0';
         cs_normalise_bus_id(bus);
-        json_object_object_add(out, "pci_bus_id", cs_json_str(bus, 31));
+        json_object_object_add(out, "pci_bus_id", cuda_smoke_json_str(bus, 31));
     }
     if (api->cuDeviceGetAttribute) {
         int v = 0;
@@ -540,18 +538,18 @@ json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n)
         gflops = tm.gflops;
     }
     json_object_object_add(out, "gflops", jsonnum_sig(gflops, 4));
-    json_object_object_add(out, "gflops_reason", cs_json_str(gwhy, 400));
+    json_object_object_add(out, "gflops_reason", cuda_smoke_json_str(gwhy, 400));
     json_object_object_add(out, "peak_gflops", jsonnum_sig(peak, 4));
     free(gwhy);
     json_object_object_add(out, "max_error", r->have_max_error ? jsonnum_sig(r->max_error, 6) : NULL);
     json_object_object_add(out, "wrong_elements", r->have_max_error ? json_object_new_int64((int64_t)r->wrong) : NULL);
     json_object_object_add(out, "first_mismatches", r->mismatches);
     json_object_object_add(out, "passes", r->passes);
-    json_object_object_add(out, "jit_error_log", cs_json_str(r->jit_error_log, CUDA_SMOKE_LOG_KEEP));
-    json_object_object_add(out, "jit_info_log", cs_json_str(r->jit_info_log, CUDA_SMOKE_LOG_KEEP));
+    json_object_object_add(out, "jit_error_log", cuda_smoke_json_str(r->jit_error_log, CUDA_SMOKE_LOG_KEEP));
+    json_object_object_add(out, "jit_info_log", cuda_smoke_json_str(r->jit_info_log, CUDA_SMOKE_LOG_KEEP));
     if (!r->detail && !r->status)
         r->detail = str_printf("the exact and the random pass of a %ux%u fp32 matrix product were right", r->n, r->n);
-    json_object_object_add(out, "detail", cs_json_str(r->detail, 1000));
+    json_object_object_add(out, "detail", cuda_smoke_json_str(r->detail, 1000));
     free(r->detail);
     free(r);
     return out;
@@ -571,7 +569,7 @@ json_object *cuda_smoke_child(void *arg)
         json_object_object_add(out, "n", json_object_new_int(a->n));
         json_object_object_add(out, "status", json_object_new_string("init-failed"));
         json_object_object_add(out, "failed_call", json_object_new_string("dlopen"));
-        json_object_object_add(out, "detail", cs_json_str(err ? err : "dlopen(\"libcuda.so.1\") failed", 1000));
+        json_object_object_add(out, "detail", cuda_smoke_json_str(err ? err : "dlopen(\"libcuda.so.1\") failed", 1000));
         return out;
     }
     struct cuda_api api;
@@ -585,7 +583,7 @@ json_object *cuda_smoke_child(void *arg)
         json_object_object_add(out, "status", json_object_new_string("init-failed"));
         json_object_object_add(out, "failed_call", json_object_new_string("dlsym"));
         char *d = str_printf("libcuda.so.1 has no %s", missing ? missing : "required function");
-        json_object_object_add(out, "detail", cs_json_str(d, 1000));
+        json_object_object_add(out, "detail", cuda_smoke_json_str(d, 1000));
         free(d);
     } else {
         out = cuda_smoke_device(&api, a->ordinal, a->n);
@@ -593,261 +591,9 @@ json_object *cuda_smoke_child(void *arg)
     Dl_info info;
     void *sym = dlsym(h, "cuInit");
     if (out && sym && dladdr(sym, &info) && info.dli_fname)
-        json_object_object_add(out, "libcuda", cs_json_str(info.dli_fname, 4096));
+        json_object_object_add(out, "libcuda", cuda_smoke_json_str(info.dli_fname, 4096));
     const char *cache = getenv("CUDA_CACHE_DISABLE");
     json_object_object_add(out, "cache_disabled", json_object_new_boolean(cache && strcmp(cache, "1") == 0));
     /* No dlclose: the child ends now, and some drivers misbehave when unloaded. */
     return out;
-}
-
-/* ---- the parent ---------------------------------------------------------------------------------- */
-
-/* The child's value for KEY when it has TYPE (null is always accepted as absent), else NULL. */
-static json_object *cs_get(json_object *o, const char *key, json_type type)
-{
-    json_object *v = NULL;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !v)
-        return NULL;
-    if (json_object_get_type(v) == type)
-        return v;
-    if (type == json_type_double && json_object_get_type(v) == json_type_int)
-        return v;
-    return NULL;
-}
-
-static const char *cs_get_str(json_object *o, const char *key)
-{
-    json_object *v = cs_get(o, key, json_type_string);
-    return v ? json_object_get_string(v) : NULL;
-}
-
-/* MAX for a number that may be negative (numbers are otherwise times, speeds and errors: >= 0). */
-#define CS_SIGNED 1
-
-/* Copy KEY from SRC to DST when it has TYPE (strings sanitised and capped at MAX), else null. */
-static void cs_copy(json_object *dst, json_object *src, const char *key, json_type type, size_t max)
-{
-    json_object *v = cs_get(src, key, type);
-    json_object *c = NULL;
-    if (v) {
-        switch (type) {
-        case json_type_string:
-            c = cs_json_str(json_object_get_string(v), max);
-            break;
-        case json_type_double: {
-            double d = json_object_get_double(v);
-            /* Keep the child's text ("0.500": its rounding); json-c parsed it, so it is a number. */
-            c = isfinite(d) && (d >= 0 || max == CS_SIGNED) ? json_object_new_double_s(d, json_object_get_string(v))
-                                                             : NULL;
-            break;
-        }
-        case json_type_int:
-            c = json_object_new_int64(json_object_get_int64(v));
-            break;
-        case json_type_boolean:
-            c = json_object_new_boolean(json_object_get_boolean(v));
-            break;
-        default:
-            c = NULL;
-            break;
-        }
-    }
-    json_object_object_add(dst, key, c);
-}
-
-/* A copy of an array of small flat objects, keeping only KEYS of their types. */
-static json_object *cs_copy_array(json_object *src, const char *key, const char *const *keys, const json_type *types,
-                                  size_t n_keys, size_t max_items)
-{
-    json_object *arr = json_object_new_array(), *v = cs_get(src, key, json_type_array);
-    if (!arr || !v)
-        return arr;
-    size_t n = json_object_array_length(v);
-    for (size_t i = 0; i < n && i < max_items; i++) {
-        json_object *it = json_object_array_get_idx(v, i);
-        if (!it || json_object_get_type(it) != json_type_object)
-            continue;
-        json_object *o = json_object_new_object();
-        for (size_t k = 0; k < n_keys; k++)
-            cs_copy(o, it, keys[k], types[k], types[k] == json_type_double ? CS_SIGNED : 200);
-        json_object_array_add(arr, o);
-    }
-    return arr;
-}
-
-static const char *const cs_statuses[] = {"pass", "wrong-result", "jit-failed", "run-failed", "no-compute-api",
-                                          "init-failed"};
-
-/* The data["smoke"] entry of one GPU from what its child returned (checked, sanitised) or how it
- * ended. Never NULL unless out of memory. */
-static json_object *cs_entry(const struct cuda_smoke_args *a, const struct isolate_result *res)
-{
-    json_object *e = json_object_new_object();
-    if (!e)
-        return NULL;
-    json_object *v = res->status == ISOLATE_OK ? res->value : NULL;
-    const char *st = cs_get_str(v, "status");
-    bool known = false;
-    for (size_t i = 0; st && i < sizeof(cs_statuses) / sizeof(cs_statuses[0]); i++)
-        known = known || strcmp(st, cs_statuses[i]) == 0;
-    json_object_object_add(e, "ordinal", json_object_new_int(a->ordinal));
-    json_object_object_add(e, "n", json_object_new_int(a->n));
-    if (!known) {
-        const char *status = res->status == ISOLATE_TIMEOUT ? "timeout"
-                             : res->status == ISOLATE_SIGNAL ? "crash"
-                             : res->status == ISOLATE_SPAWN_FAILED ? "run-failed"
-                                                                    : "crash";
-        json_object_object_add(e, "status", json_object_new_string(status));
-        json_object_object_add(e, "name", NULL);
-        json_object_object_add(e, "pci_bus_id", a->pci_bus_id ? cs_json_str(a->pci_bus_id, 31) : NULL);
-        char *d = res->status == ISOLATE_OK ? str_dup("the test process returned no usable result")
-                  : res->status == ISOLATE_SPAWN_FAILED
-                      ? str_printf("the test process could not be started: %s", res->detail ? res->detail : "unknown")
-                      : str_dup(res->detail ? res->detail : "the test process ended abnormally");
-        json_object_object_add(e, "detail", cs_json_str(d, 1000));
-        free(d);
-        json_object_object_add(e, "child_output", cs_json_str(res->stderr_tail, 2000));
-        return e;
-    }
-    json_object_object_add(e, "status", json_object_new_string(st));
-    cs_copy(e, v, "name", json_type_string, 255);
-    if (a->pci_bus_id && *a->pci_bus_id)
-        json_object_object_add(e, "pci_bus_id", cs_json_str(a->pci_bus_id, 31));
-    else
-        cs_copy(e, v, "pci_bus_id", json_type_string, 31);
-    cs_copy(e, v, "compute_capability", json_type_string, 15);
-    cs_copy(e, v, "libcuda", json_type_string, 4096);
-    cs_copy(e, v, "failed_call", json_type_string, 64);
-    cs_copy(e, v, "result", json_type_int, 0);
-    cs_copy(e, v, "result_name", json_type_string, 64);
-    cs_copy(e, v, "detail", json_type_string, 1000);
-    cs_copy(e, v, "computes_nothing", json_type_boolean, 0);
-    cs_copy(e, v, "jit_ms", json_type_double, 0);
-    cs_copy(e, v, "kernel_ms", json_type_double, 0);
-    cs_copy(e, v, "host_ms", json_type_double, 0);
-    cs_copy(e, v, "timer", json_type_string, 16);
-    cs_copy(e, v, "timer_reason", json_type_string, 64);
-    cs_copy(e, v, "gflops", json_type_double, 0);
-    cs_copy(e, v, "gflops_reason", json_type_string, 400);
-    cs_copy(e, v, "peak_gflops", json_type_double, 0);
-    cs_copy(e, v, "max_error", json_type_double, 0);
-    cs_copy(e, v, "wrong_elements", json_type_int, 0);
-    static const char *const mm_keys[] = {"pass", "row", "column", "expected", "got"};
-    static const json_type mm_types[] = {json_type_string, json_type_int, json_type_int, json_type_double,
-                                         json_type_string};
-    json_object_object_add(e, "first_mismatches", cs_copy_array(v, "first_mismatches", mm_keys, mm_types, 5,
-                                                                SMOKE_MAX_MISMATCHES));
-    static const char *const pass_keys[] = {"pass",     "status",    "kernel_ms",     "host_ms",
-                                            "max_error", "tolerance", "wrong_elements"};
-    static const json_type pass_types[] = {json_type_string, json_type_string, json_type_double, json_type_double,
-                                           json_type_double, json_type_double, json_type_int};
-    json_object_object_add(e, "passes", cs_copy_array(v, "passes", pass_keys, pass_types, 7, SMOKE_N_PASS));
-    cs_copy(e, v, "jit_error_log", json_type_string, CUDA_SMOKE_LOG_KEEP);
-    cs_copy(e, v, "jit_info_log", json_type_string, CUDA_SMOKE_LOG_KEEP);
-    return e;
-}
-
-/* The finding for one GPU's entry E (nothing for a pass). */
-static void cs_finding(struct probe_ctx *ctx, json_object *e, const char *subject)
-{
-    const char *st = cs_get_str(e, "status"), *name = cs_get_str(e, "name"), *detail = cs_get_str(e, "detail");
-    const char *call = cs_get_str(e, "failed_call"), *rname = cs_get_str(e, "result_name");
-    json_object *rv = cs_get(e, "result", json_type_int);
-    int result = rv ? json_object_get_int(rv) : 0;
-    char gpu[320];
-    snprintf(gpu, sizeof(gpu), "%s%s%s", subject, name ? " " : "", name ? name : "");
-    if (!detail)
-        detail = "no detail";
-    struct report_finding *f = NULL;
-    if (strcmp(st, "wrong-result") == 0) {
-        f = report_add_finding(ctx->report, "cuda.smoke-wrong-result", subject,
-                               "The CUDA smoke test on GPU %s got a wrong result: %s", gpu, detail);
-    } else if (strcmp(st, "jit-failed") == 0) {
-        f = report_add_finding(ctx->report, "cuda.smoke-jit-failed", subject,
-                               "The CUDA driver could not compile the smoke test's PTX for GPU %s: %s", gpu, detail);
-        /* 221: cuda.h documents CUDA_ERROR_JIT_COMPILER_NOT_FOUND as "the PTX JIT compiler library was
-         * not found"; the NVIDIA Container Toolkit mounts libnvidia-ptxjitcompiler only with the
-         * "compute" driver capability (its docs, "Driver Capabilities"). */
-        if (f && result == CUDA_ERROR_JIT_COMPILER_NOT_FOUND)
-            report_finding_set_hint(
-                f, "libnvidia-ptxjitcompiler.so.1 (part of the NVIDIA driver, same version as libcuda) is not "
-                   "there: reinstall the driver package that provides it (e.g. libnvidia-compute-<version> on "
-                   "Debian/Ubuntu). In a container, the NVIDIA Container Toolkit mounts it only with the compute "
-                   "capability: run with NVIDIA_DRIVER_CAPABILITIES=compute,utility (or all), or --gpus all with "
-                   "that variable set.");
-        else if (f && (result == CUDA_ERROR_INVALID_PTX || result == CUDA_ERROR_UNSUPPORTED_PTX_VERSION))
-            report_finding_set_hint(
-                f, "The driver's PTX compiler rejected plain PTX ISA 6.0: libnvidia-ptxjitcompiler and libcuda "
-                   "probably come from different driver versions. Reinstall the driver so that every NVIDIA "
-                   "library has the kernel module's version; the JIT log is in the evidence.");
-    } else if (strcmp(st, "timeout") == 0) {
-        f = report_add_finding(ctx->report, "cuda.smoke-timeout", subject,
-                               "The CUDA smoke test on GPU %s did not finish in time: %s", gpu, detail);
-    } else if (strcmp(st, "crash") == 0) {
-        f = report_add_finding(ctx->report, "cuda.smoke-crash", subject,
-                               "The CUDA smoke test on GPU %s ended abnormally: %s", gpu, detail);
-    } else if (strcmp(st, "pass") != 0) {
-        const char *what = strcmp(st, "init-failed") == 0      ? "could not initialise CUDA"
-                           : strcmp(st, "no-compute-api") == 0 ? "found a libcuda that cannot run kernels"
-                                                               : "failed";
-        f = report_add_finding(ctx->report, "cuda.smoke-run-failed", subject, "The CUDA smoke test on GPU %s %s: %s",
-                               gpu, what, detail);
-        if (f && strcmp(st, "run-failed") != 0)
-            report_finding_set_hint(f, "The smoke test's own process could not use the CUDA driver (library %s). "
-                                       "The cuda section's driver findings name the cause; `gpucheckup cuda -v` shows "
-                                       "which libcuda was loaded.",
-                                    strcmp(st, "init-failed") == 0 ? "or cuInit" : "functions");
-    }
-    if (!f)
-        return;
-    if (call)
-        report_finding_add_evidence(f, call, "%s", rname ? rname : rv ? "failed" : detail);
-    if (rv)
-        report_finding_add_evidence(f, "CUresult", "%d", result);
-    const char *log = cs_get_str(e, "jit_error_log");
-    if (log)
-        report_finding_add_evidence(f, "JIT error log", "%s", log);
-    const char *lib = cs_get_str(e, "libcuda");
-    if (lib)
-        report_finding_add_evidence(f, "libcuda", "%s", lib);
-    const char *out = cs_get_str(e, "child_output");
-    if (out)
-        report_finding_add_evidence(f, "child output", "%s", out);
-}
-
-void cuda_smoke_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_smoke_args *args,
-                       const struct isolate_result *results, size_t n_results)
-{
-    json_object *arr = json_object_new_array();
-    if (!arr)
-        return;
-    for (size_t i = 0; i < n_results; i++) {
-        json_object *e = cs_entry(&args[i], &results[i]);
-        if (!e)
-            continue;
-        json_object_array_add(arr, e);
-        const char *bus = cs_get_str(e, "pci_bus_id");
-        char subject[40];
-        if (bus)
-            snprintf(subject, sizeof(subject), "%s", bus);
-        else
-            snprintf(subject, sizeof(subject), "cuda:%d", args[i].ordinal);
-        cs_finding(ctx, e, subject);
-
-        const char *st = cs_get_str(e, "status");
-        char label[64];
-        snprintf(label, sizeof(label), "CUDA smoke %s", subject);
-        if (strcmp(st, "pass") == 0) {
-            json_object *gf = cs_get(e, "gflops", json_type_double);
-            char speed[64] = "";
-            if (gf)
-                snprintf(speed, sizeof(speed), ", %.1f GFLOPS", json_object_get_double(gf));
-            report_section_add_line(sec, REPORT_MARK_OK, label, "exact %dx%d SGEMM right%s", args[i].n, args[i].n,
-                                    speed);
-        } else {
-            const char *d = cs_get_str(e, "detail");
-            report_section_add_line(sec, REPORT_MARK_ERROR, label, "%s: %s", st, d ? d : "no detail");
-        }
-    }
-    json_object_object_add(sec->data, "smoke", arr);
 }

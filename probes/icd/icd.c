@@ -12,7 +12,7 @@
 
 static const struct check icd_checks[] = {
     {"icd.no-loader", REPORT_SEV_ERROR, "No OpenCL ICD loader (libOpenCL.so.1) can be loaded",
-     "Install an ICD loader: sudo apt-get install ocl-icd-libopencl1"},
+     "Install an ICD loader: sudo apt-get install ocl-icd-libopencl1", CHECK_LAYER_LOADER},
     /* Information only: the CUDA toolkit puts its own (Khronos-based) libOpenCL.so.1 on the path beside
      * the distribution's ocl-icd on most NVIDIA machines, and programs then all get the first one. The
      * harm is a loader that ignores the environment the machine was set up with:
@@ -20,59 +20,59 @@ static const struct check icd_checks[] = {
     {"icd.multiple-loaders", REPORT_SEV_INFO,
      "Different OpenCL loaders (libOpenCL.so*) can shadow each other on the library path",
      "Nothing to fix while every program gets the same loader; to keep one, remove the others from "
-     "LD_LIBRARY_PATH or /etc/ld.so.conf.d (then run ldconfig)."},
+     "LD_LIBRARY_PATH or /etc/ld.so.conf.d (then run ldconfig).", CHECK_LAYER_DRIVER},
     {"icd.loader-ignores-env", REPORT_SEV_WARNING,
      "A variable that registers OpenCL drivers is set, but the loader programs get ignores it: the drivers "
      "it names are invisible",
      "OCL_ICD_FILENAMES is read only by the Khronos loader and OPENCL_VENDOR_PATH only by ocl-icd: put the "
      "drivers in .icd files in the vendors directory (/etc/OpenCL/vendors or OCL_ICD_VENDORS), which both "
-     "loaders read, or make the matching loader the first libOpenCL.so.1 on the library path."},
+     "loaders read, or make the matching loader the first libOpenCL.so.1 on the library path.", CHECK_LAYER_DRIVER},
     {"icd.no-icds", REPORT_SEV_ERROR, "No OpenCL vendor driver is registered: OpenCL has no platform",
      "Install the ICD package of your GPU's driver (nvidia-opencl-icd, mesa-opencl-icd, intel-opencl-icd, "
-     "rocm-opencl-runtime) or pocl-opencl-icd for the CPU."},
+     "rocm-opencl-runtime) or pocl-opencl-icd for the CPU.", CHECK_LAYER_DRIVER},
     {"icd.unreadable", REPORT_SEV_ERROR, "An .icd file cannot be read, so the loader skips it",
-     "Make the file readable by everyone (chmod 644) or remove it."},
+     "Make the file readable by everyone (chmod 644) or remove it.", CHECK_LAYER_DRIVER},
     {"icd.malformed", REPORT_SEV_ERROR,
      "An .icd file the loader cannot use (CRLF, blanks, extra lines, empty, binary, overlong)",
-     "Rewrite the file as one line: the library name and a newline."},
+     "Rewrite the file as one line: the library name and a newline.", CHECK_LAYER_DRIVER},
     {"icd.missing-library", REPORT_SEV_ERROR, "The library an .icd file names cannot be found",
-     "Reinstall the driver, or write the library's absolute path into the .icd file."},
+     "Reinstall the driver, or write the library's absolute path into the .icd file.", CHECK_LAYER_DRIVER},
     {"icd.load-failed", REPORT_SEV_ERROR,
      "The library an .icd file names exists but cannot be loaded (missing dependency, wrong architecture)",
-     "Run ldd on the library to see what is missing."},
+     "Run ldd on the library to see what is missing.", CHECK_LAYER_DRIVER},
     {"icd.self-reference", REPORT_SEV_ERROR,
      "An .icd file names an OpenCL loader instead of a vendor driver (the Khronos loader hangs on it)",
-     "Remove the .icd file."},
+     "Remove the .icd file.", CHECK_LAYER_DRIVER},
     {"icd.duplicate", REPORT_SEV_WARNING, "Two .icd files reach the same library",
-     "Remove one of the two .icd files."},
+     "Remove one of the two .icd files.", CHECK_LAYER_DRIVER},
     {"icd.insecure", REPORT_SEV_WARNING,
      "Running as root, an .icd file, its directory or its library is writable by other users",
-     "Make them owned by root and writable only by root (chown root:root, chmod go-w)."},
+     "Make them owned by root and writable only by root (chown root:root, chmod go-w).", CHECK_LAYER_DRIVER},
     {"icd.no-entry-point", REPORT_SEV_ERROR,
      "A vendor library lacks clIcdGetPlatformIDsKHR (through clGetExtensionFunctionAddress): not an ICD",
-     "Point the .icd file at the vendor's ICD library, not at another OpenCL library."},
+     "Point the .icd file at the vendor's ICD library, not at another OpenCL library.", CHECK_LAYER_DRIVER},
     {"icd.no-platforms", REPORT_SEV_WARNING,
      "A vendor driver loads but reports no platform (-1001 or zero): it found no device it drives",
-     "Check that the driver's kernel module is loaded and its GPU visible (gpucheckup pci)."},
+     "Check that the driver's kernel module is loaded and its GPU visible (gpucheckup pci).", CHECK_LAYER_DRIVER},
     {"icd.rejected", REPORT_SEV_ERROR,
      "The loader skips a vendor's platform (no cl_khr_icd, no ICD suffix, no clGetPlatformInfo)",
-     "Update the vendor driver; the platform does not follow the ICD rules this loader checks."},
+     "Update the vendor driver; the platform does not follow the ICD rules this loader checks.", CHECK_LAYER_DRIVER},
     {"icd.error", REPORT_SEV_ERROR, "A vendor driver's clIcdGetPlatformIDsKHR fails with an error code",
-     "Update or reinstall the vendor driver; the error name says what it ran out of."},
+     "Update or reinstall the vendor driver; the error name says what it ran out of.", CHECK_LAYER_DRIVER},
     {"icd.crash", REPORT_SEV_ERROR,
      "A vendor driver crashes when asked for its platforms: every OpenCL program crashes the same way",
-     "Update or reinstall the driver; until then move its .icd file out of the vendors directory."},
+     "Update or reinstall the driver; until then move its .icd file out of the vendors directory.", CHECK_LAYER_DRIVER},
     {"icd.hang", REPORT_SEV_ERROR,
      "A vendor driver does not answer within the timeout: every OpenCL program hangs the same way",
-     "Update or reinstall the driver; until then move its .icd file out of the vendors directory."},
+     "Update or reinstall the driver; until then move its .icd file out of the vendors directory.", CHECK_LAYER_DRIVER},
     {"icd.absent-hardware", REPORT_SEV_INFO,
      "A GPU driver is installed but this machine has none of the hardware it drives: its error or empty "
      "platform is expected, not a fault",
      "Nothing to fix on a machine without that GPU. If it should have one, `gpucheckup pci` shows what the bus "
-     "lists; if the driver is not wanted, remove its package."},
+     "lists; if the driver is not wanted, remove its package.", CHECK_LAYER_DRIVER},
     {"icd.conflict", REPORT_SEV_ERROR,
      "Each vendor driver works alone, but loaded together (as every application does) they crash or hang",
-     "Keep only one of the drivers named in the message (move the other .icd file away)."},
+     "Keep only one of the drivers named in the message (move the other .icd file away).", CHECK_LAYER_DRIVER},
 };
 
 /* ---- small helpers ---- */

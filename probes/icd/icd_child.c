@@ -11,6 +11,7 @@
 #include <CL/cl_icd.h>
 
 #include "clapi.h"
+#include "jsonstr.h"
 #include "strutil.h"
 
 /* Most platforms one child reports (a driver claiming millions is answered with the first ones). */
@@ -58,19 +59,6 @@ static void icd_set_stage(const struct icd_child_arg *a, int base, int stage)
         *a->stage = base + stage;
 }
 
-/* A JSON string from untrusted bytes: sanitised, or null. */
-static json_object *icd_json_str(const char *s)
-{
-    if (!s)
-        return NULL;
-    char *c = strdup(s);
-    if (!c)
-        return NULL;
-    json_object *o = json_object_new_string(str_sanitize(c));
-    free(c);
-    return o;
-}
-
 /* A string property through a clGetPlatformInfo-shaped function. Returns a heap string, or NULL
  * with *ERR set to the code (CL_SUCCESS with NULL means out of memory). */
 static char *icd_info_string(cl_api_clGetPlatformInfo fn, cl_platform_id p, cl_platform_info what, cl_int *err)
@@ -101,7 +89,7 @@ static void icd_add_info(json_object *o, const char *key, cl_api_clGetPlatformIn
 {
     cl_int err = CL_SUCCESS;
     char *s = icd_info_string(fn, p, what, &err);
-    json_object_object_add(o, key, icd_json_str(s));
+    json_object_object_add(o, key, jsonstr_sanitized(s));
     if (!s && err != CL_SUCCESS) {
         char k[64];
         snprintf(k, sizeof(k), "%s_code", key);
@@ -172,12 +160,12 @@ static json_object *icd_probe_library(const struct icd_child_arg *a, const char 
     void *h = dlopen(lib, a->dlflags ? a->dlflags : RTLD_NOW | RTLD_LOCAL);
     if (!h) {
         const char *e = dlerror();
-        json_object_object_add(o, "dlopen_error", icd_json_str(e ? e : "unknown dlopen error"));
+        json_object_object_add(o, "dlopen_error", jsonstr_sanitized(e ? e : "unknown dlopen error"));
         return o;
     }
     struct link_map *lm = NULL;
     if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name)
-        json_object_object_add(o, "loaded", icd_json_str(lm->l_name));
+        json_object_object_add(o, "loaded", jsonstr_sanitized(lm->l_name));
     icd_set_stage(a, base, ICD_STAGE_GEFA);
     icd_gefa_fn gefa = NULL;
     *(void **)&gefa = dlsym(h, "clGetExtensionFunctionAddress");
@@ -298,7 +286,7 @@ static void icd_add_loader_info(const struct icd_child_arg *a, json_object *o, i
                 s = NULL;
             }
         }
-        json_object_object_add(o, rows[i].key, icd_json_str(s));
+        json_object_object_add(o, rows[i].key, jsonstr_sanitized(s));
         free(s);
     }
 }
@@ -313,11 +301,11 @@ json_object *icd_child_loader(void *arg)
     icd_set_stage(a, 0, ICD_STAGE_DLOPEN);
     if (clapi_open(&api, a->lib, err, sizeof(err)) != 0) {
         json_object_object_add(o, "ok", json_object_new_boolean(false));
-        json_object_object_add(o, "error", icd_json_str(err));
+        json_object_object_add(o, "error", jsonstr_sanitized(err));
         return o;
     }
     json_object_object_add(o, "ok", json_object_new_boolean(true));
-    json_object_object_add(o, "path", icd_json_str(api.path));
+    json_object_object_add(o, "path", jsonstr_sanitized(api.path));
     icd_loader_info_fn fn = NULL;
     if (api.clGetExtensionFunctionAddress) {
         icd_set_stage(a, 0, ICD_STAGE_GEFA);
@@ -340,10 +328,10 @@ json_object *icd_child_combined(void *arg)
     char err[512];
     icd_set_stage(a, 0, ICD_STAGE_DLOPEN);
     if (clapi_open(&api, NULL, err, sizeof(err)) != 0) {
-        json_object_object_add(o, "dlopen_error", icd_json_str(err));
+        json_object_object_add(o, "dlopen_error", jsonstr_sanitized(err));
         return o;
     }
-    json_object_object_add(o, "loaded", icd_json_str(api.path));
+    json_object_object_add(o, "loaded", jsonstr_sanitized(api.path));
     icd_set_stage(a, 0, ICD_STAGE_PLATFORM_IDS);
     cl_uint n = 0;
     cl_int rc = api.clGetPlatformIDs(0, NULL, &n);

@@ -116,4 +116,7 @@ int64_t ocl_jint(json_object *o, const char *key, int64_t dflt);
 json_object *ocl_jarr(json_object *o, const char *key);  /* NULL unless an array */
 json_object *ocl_jobj(json_object *o, const char *key);  /* NULL unless an object */
 
+/* The --require names the opencl probe answers (opencl_require.c). */
+extern const struct probe_require ocl_requires[];
+
 #endif

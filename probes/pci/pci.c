@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "pci_internal.h"
+#include "jsonstr.h"
 #include "strutil.h"
 #include "vendor.h"
 
@@ -10,49 +11,49 @@ static const struct check pci_checks[] = {
     {"pci.no-gpu", REPORT_SEV_INFO, "No GPU or accelerator was found on the PCI bus",
      "If this machine should have one: check that it is seated, powered and enabled in the firmware setup, "
      "or passed through to this VM or container; `lspci -nn | grep -Ei 'vga|3d|display|accel'` lists what the "
-     "bus shows."},
+     "bus shows.", CHECK_LAYER_KERNEL},
     {"pci.no-driver", REPORT_SEV_ERROR, "A GPU or accelerator has no kernel driver bound: nothing can use it",
      "Install and load the vendor's kernel driver; `lspci -k` shows the candidate modules and `sudo dmesg` why "
-     "binding failed."},
+     "binding failed.", CHECK_LAYER_KERNEL},
     {"pci.nouveau-bound", REPORT_SEV_ERROR,
      "An NVIDIA GPU is driven by nouveau: no CUDA, and no NVIDIA OpenCL",
      "Install the NVIDIA driver (Debian: `sudo apt install nvidia-driver`, from non-free), which blacklists "
-     "nouveau, then `sudo reboot`; `lspci -k` should then say \"Kernel driver in use: nvidia\"."},
+     "nouveau, then `sudo reboot`; `lspci -k` should then say \"Kernel driver in use: nvidia\".", CHECK_LAYER_KERNEL},
     {"pci.radeon-bound", REPORT_SEV_WARNING,
      "An AMD GPU is driven by the legacy radeon driver: compute (ROCm, rusticl) needs amdgpu",
      "For GCN 1.0/1.1 cards, boot with `radeon.si_support=0 amdgpu.si_support=1 radeon.cik_support=0 "
      "amdgpu.cik_support=1` (add them to GRUB_CMDLINE_LINUX in /etc/default/grub, `sudo update-grub`, reboot); "
-     "older cards cannot use amdgpu."},
+     "older cards cannot use amdgpu.", CHECK_LAYER_KERNEL},
     {"pci.vfio-bound", REPORT_SEV_WARNING,
      "A GPU is reserved for virtual machines (vfio-pci or pci-stub): this system cannot compute on it",
      "To use it here, remove its ID from `vfio-pci.ids=` (kernel command line or /etc/modprobe.d), "
-     "`sudo update-initramfs -u` and reboot."},
+     "`sudo update-initramfs -u` and reboot.", CHECK_LAYER_KERNEL},
     {"pci.link-degraded", REPORT_SEV_WARNING,
      "A GPU's PCIe link is narrower than the card supports (wrong slot, riser, poor seating)",
      "Move the card to a slot wired for its full width, check riser cables and seating; compare LnkCap with "
-     "LnkSta in `sudo lspci -vv -s ADDRESS`."},
+     "LnkSta in `sudo lspci -vv -s ADDRESS`.", CHECK_LAYER_KERNEL},
     {"pci.link-slow", REPORT_SEV_INFO,
      "A GPU's PCIe link runs below its top speed (normal while idle: GPUs slow the link to save power)",
      "Check again under load (`sudo lspci -vv -s ADDRESS | grep LnkSta`); if it stays low, check the slot's "
-     "PCIe generation and the firmware's link-speed setting."},
+     "PCIe generation and the firmware's link-speed setting.", CHECK_LAYER_KERNEL},
     {"pci.not-responding", REPORT_SEV_ERROR,
      "A GPU's configuration space reads all ones: it fell off the bus",
      "Look for the cause with `sudo dmesg | grep -iE 'AER|Xid|fallen off|pcieport'`; a reboot or power cycle "
-     "usually brings it back; check power cables and cooling."},
+     "usually brings it back; check power cables and cooling.", CHECK_LAYER_HARDWARE},
     {"drv.nouveau-and-nvidia", REPORT_SEV_WARNING,
      "Both nouveau and nvidia kernel modules are loaded: they fight over NVIDIA GPUs",
      "Blacklist nouveau: `echo blacklist nouveau | sudo tee /etc/modprobe.d/blacklist-nouveau.conf`, then "
-     "`sudo update-initramfs -u` and `sudo reboot`."},
+     "`sudo update-initramfs -u` and `sudo reboot`.", CHECK_LAYER_KERNEL},
     {"drv.nvidia-version-mismatch", REPORT_SEV_ERROR,
      "The NVIDIA kernel module and userspace libraries differ in version (\"Driver/library version mismatch\")",
      "Reboot to load the kernel module that matches the installed libraries (`sudo reboot`); if it persists, "
-     "reinstall the driver so both come from one version (`dpkg -l | grep -i nvidia`)."},
+     "reinstall the driver so both come from one version (`dpkg -l | grep -i nvidia`).", CHECK_LAYER_KERNEL},
     {"dev.missing-node", REPORT_SEV_ERROR,
      "A device node the loaded driver needs is absent (e.g. a container started without GPU access)",
      "In a container, pass the device through (`docker run --gpus all`, or `--device /dev/...`); on the "
-     "host, check that udev created it (`sudo udevadm trigger`)."},
+     "host, check that udev created it (`sudo udevadm trigger`).", CHECK_LAYER_KERNEL},
     {"dev.no-access", REPORT_SEV_ERROR, "A device node exists but this user cannot open it read-write",
-     "Join the node's group (`sudo usermod -aG render $USER`), then log out and in again."},
+     "Join the node's group (`sudo usermod -aG render $USER`), then log out and in again.", CHECK_LAYER_KERNEL},
 };
 
 /* ---- findings ------------------------------------------------------------------------------- */
@@ -258,11 +259,6 @@ static void pci_kernel_findings(struct pci_state *st)
 
 /* ---- JSON ----------------------------------------------------------------------------------- */
 
-static json_object *pci_json_str(const char *s)
-{
-    return s ? json_object_new_string(s) : NULL;
-}
-
 static json_object *pci_json_hex(int v)
 {
     if (v < 0)
@@ -295,14 +291,14 @@ static json_object *pci_json_gpu(const struct pci_gpu *g)
     json_object_object_add(o, "subsystem_vendor_id", pci_json_hex(g->sub_vendor));
     json_object_object_add(o, "subsystem_device_id", pci_json_hex(g->sub_device));
     json_object_object_add(o, "class", pci_json_hex(g->cls));
-    json_object_object_add(o, "class_name", pci_json_str(g->class_name));
-    json_object_object_add(o, "vendor_name", pci_json_str(g->vendor_name));
-    json_object_object_add(o, "device_name", pci_json_str(g->device_name));
-    json_object_object_add(o, "subsystem_vendor_name", pci_json_str(g->subsystem_vendor_name));
-    json_object_object_add(o, "subsystem_name", pci_json_str(g->subsystem_name));
-    json_object_object_add(o, "driver", pci_json_str(g->driver));
+    json_object_object_add(o, "class_name", jsonstr_or_null(g->class_name));
+    json_object_object_add(o, "vendor_name", jsonstr_or_null(g->vendor_name));
+    json_object_object_add(o, "device_name", jsonstr_or_null(g->device_name));
+    json_object_object_add(o, "subsystem_vendor_name", jsonstr_or_null(g->subsystem_vendor_name));
+    json_object_object_add(o, "subsystem_name", jsonstr_or_null(g->subsystem_name));
+    json_object_object_add(o, "driver", jsonstr_or_null(g->driver));
     json_object_object_add(o, "driver_known", json_object_new_boolean(g->driver_known));
-    json_object_object_add(o, "kind", pci_json_str(pci_kind_name(g->kind)));
+    json_object_object_add(o, "kind", jsonstr_or_null(pci_kind_name(g->kind)));
     json_object_object_add(o, "responding", pci_json_tri(g->responding));
     if (g->link_source) {
         json_object *l = json_object_new_object();
@@ -317,13 +313,13 @@ static json_object *pci_json_gpu(const struct pci_gpu *g)
     }
     json_object_object_add(o, "numa_node", g->has_numa ? json_object_new_int64(g->numa_node) : NULL);
     json_object_object_add(o, "boot_vga", pci_json_tri(g->boot_vga));
-    json_object_object_add(o, "power_state", pci_json_str(g->power_state));
-    json_object_object_add(o, "modalias", pci_json_str(g->modalias));
+    json_object_object_add(o, "power_state", jsonstr_or_null(g->power_state));
+    json_object_object_add(o, "modalias", jsonstr_or_null(g->modalias));
     json_object *drm = json_object_new_array();
     for (size_t i = 0; i < g->n_drm; i++)
         json_object_array_add(drm, json_object_new_string(g->drm[i]));
     json_object_object_add(o, "drm", drm);
-    json_object_object_add(o, "id_source", pci_json_str(g->id_source));
+    json_object_object_add(o, "id_source", jsonstr_or_null(g->id_source));
     return o;
 }
 
@@ -331,7 +327,7 @@ static void pci_json(struct pci_state *st)
 {
     json_object *data = st->sec->data;
     json_object_object_add(data, "source", json_object_new_string(st->dump ? "dump" : "sysfs"));
-    json_object_object_add(data, "access_path", pci_json_str(st->access_path));
+    json_object_object_add(data, "access_path", jsonstr_or_null(st->access_path));
     json_object_object_add(data, "bus_visible", json_object_new_boolean(st->bus_visible));
     json_object_object_add(data, "scanned", json_object_new_int64((int64_t)st->scanned));
     json_object *devs = json_object_new_array();
@@ -351,16 +347,16 @@ static void pci_json(struct pci_state *st)
         json_object *o = json_object_new_object();
         json_object_object_add(o, "loaded", pci_json_tri(m->loaded));
         json_object_object_add(o, "builtin", json_object_new_boolean(m->builtin));
-        json_object_object_add(o, "version", pci_json_str(m->version));
+        json_object_object_add(o, "version", jsonstr_or_null(m->version));
         json_object_object_add(o, "refcount", m->refcount >= 0 ? json_object_new_int64(m->refcount) : NULL);
         json_object_object_add(mods, pci_module_names[i], o);
     }
     json_object_object_add(data, "modules", mods);
 
     json_object *nv = json_object_new_object();
-    json_object_object_add(nv, "kernel_module_version", pci_json_str(st->nv_kmod_version));
+    json_object_object_add(nv, "kernel_module_version", jsonstr_or_null(st->nv_kmod_version));
     json_object_object_add(nv, "kernel_module_open", pci_json_tri(st->nv_kmod_open));
-    json_object_object_add(nv, "kernel_module_source", pci_json_str(st->nv_kmod_source));
+    json_object_object_add(nv, "kernel_module_source", jsonstr_or_null(st->nv_kmod_source));
     json_object *libs = json_object_new_array();
     for (size_t i = 0; i < st->n_nvlibs; i++) {
         json_object *l = json_object_new_object();
@@ -381,19 +377,19 @@ static void pci_json(struct pci_state *st)
         json_object *o = json_object_new_object();
         json_object_object_add(o, "path", json_object_new_string(n->path));
         json_object_object_add(o, "present", json_object_new_boolean(n->present));
-        json_object_object_add(o, "type", pci_json_str(n->type));
+        json_object_object_add(o, "type", jsonstr_or_null(n->type));
         char mode[16];
         snprintf(mode, sizeof(mode), "%04o", n->mode);
         json_object_object_add(o, "mode", n->present ? json_object_new_string(mode) : NULL);
         json_object_object_add(o, "uid", n->present ? json_object_new_int64(n->uid) : NULL);
         json_object_object_add(o, "gid", n->present ? json_object_new_int64(n->gid) : NULL);
-        json_object_object_add(o, "group", pci_json_str(n->group));
+        json_object_object_add(o, "group", jsonstr_or_null(n->group));
         json_object_object_add(o, "accessible", pci_json_tri(n->accessible));
         json_object_object_add(o, "user_in_group", pci_json_tri(n->in_group));
         json_object_object_add(o, "listed_in_group", pci_json_tri(n->listed_in_group));
         json_object_object_add(o, "compute", json_object_new_boolean(n->compute));
-        json_object_object_add(o, "required_by", pci_json_str(n->required_by));
-        json_object_object_add(o, "device", pci_json_str(n->device));
+        json_object_object_add(o, "required_by", jsonstr_or_null(n->required_by));
+        json_object_object_add(o, "device", jsonstr_or_null(n->device));
         json_object_array_add(nodes, o);
     }
     json_object_object_add(data, "nodes", nodes);

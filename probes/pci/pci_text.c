@@ -1,34 +1,8 @@
 /* pci_text.c: the pci probe's details for people, like `lspci -k`: walks the section's JSON only. */
 #include <string.h>
 
+#include "jsonget.h"
 #include "pci_internal.h"
-
-static const char *pci_t_str(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(o, key, &v) || !v || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
-}
-
-/* -1 for null or missing, else the boolean. */
-static int pci_t_bool(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(o, key, &v) || !v || !json_object_is_type(v, json_type_boolean))
-        return -1;
-    return json_object_get_boolean(v);
-}
-
-static bool pci_t_num(json_object *o, const char *key, double *out)
-{
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(o, key, &v) || !v ||
-        !(json_object_is_type(v, json_type_int) || json_object_is_type(v, json_type_double)))
-        return false;
-    *out = json_object_get_double(v);
-    return true;
-}
 
 static enum report_mark pci_t_mark(enum report_severity s)
 {
@@ -48,7 +22,7 @@ static void pci_t_findings(const struct report *r, struct text_out *t, const cha
 static void pci_t_link_part(char *buf, size_t len, json_object *l, const char *sk, const char *wk)
 {
     double s, w;
-    bool hs = pci_t_num(l, sk, &s), hw = pci_t_num(l, wk, &w);
+    bool hs = jsonget_num(l, sk, &s), hw = jsonget_num(l, wk, &w);
     if (hs && hw)
         snprintf(buf, len, "%.1f GT/s x%d", s, (int)w);
     else if (hs)
@@ -61,36 +35,36 @@ static void pci_t_link_part(char *buf, size_t len, json_object *l, const char *s
 
 static void pci_t_device(const struct report *r, struct text_out *t, json_object *d)
 {
-    const char *addr = pci_t_str(d, "address");
-    const char *cls = pci_t_str(d, "class"), *cname = pci_t_str(d, "class_name");
-    const char *vid = pci_t_str(d, "vendor_id"), *did = pci_t_str(d, "device_id");
-    const char *vname = pci_t_str(d, "vendor_name"), *dname = pci_t_str(d, "device_name");
+    const char *addr = jsonget_str(d, "address");
+    const char *cls = jsonget_str(d, "class"), *cname = jsonget_str(d, "class_name");
+    const char *vid = jsonget_str(d, "vendor_id"), *did = jsonget_str(d, "device_id");
+    const char *vname = jsonget_str(d, "vendor_name"), *dname = jsonget_str(d, "device_name");
     FILE *f = t->f;
-    if (pci_t_bool(d, "responding") == 0 && !vid) {
+    if (jsonget_tri(d, "responding") == 0 && !vid) {
         fprintf(f, "  %s: not responding (configuration space reads all ones)\n", addr ? addr : "?");
     } else {
         fprintf(f, "  %s %s [%s]: %s %s [%s:%s]\n", addr ? addr : "?", cname ? cname : "Class", cls ? cls : "????",
                 vname ? vname : "Unknown vendor", dname ? dname : "unknown device", vid ? vid : "????",
                 did ? did : "????");
     }
-    const char *svid = pci_t_str(d, "subsystem_vendor_id"), *sdid = pci_t_str(d, "subsystem_device_id");
+    const char *svid = jsonget_str(d, "subsystem_vendor_id"), *sdid = jsonget_str(d, "subsystem_device_id");
     if (svid && sdid && strcmp(svid, "0000") != 0) {
-        const char *svn = pci_t_str(d, "subsystem_vendor_name"), *sn = pci_t_str(d, "subsystem_name");
+        const char *svn = jsonget_str(d, "subsystem_vendor_name"), *sn = jsonget_str(d, "subsystem_name");
         fprintf(f, "        Subsystem: %s %s [%s:%s]\n", svn ? svn : "Unknown vendor", sn ? sn : "device", svid, sdid);
     }
-    if (pci_t_bool(d, "driver_known") == 1) {
-        const char *drv = pci_t_str(d, "driver");
+    if (jsonget_tri(d, "driver_known") == 1) {
+        const char *drv = jsonget_str(d, "driver");
         fprintf(f, "        Kernel driver in use: %s\n", drv ? drv : "(none)");
     }
-    const char *kind = pci_t_str(d, "kind");
+    const char *kind = jsonget_str(d, "kind");
     fprintf(f, "        Kind: %s", kind ? kind : "unknown");
     double numa;
-    if (pci_t_num(d, "numa_node", &numa))
+    if (jsonget_num(d, "numa_node", &numa))
         fprintf(f, "; NUMA node %d", (int)numa);
-    int bv = pci_t_bool(d, "boot_vga");
+    int bv = jsonget_tri(d, "boot_vga");
     if (bv >= 0)
         fprintf(f, "; boot VGA: %s", bv ? "yes" : "no");
-    const char *ps = pci_t_str(d, "power_state");
+    const char *ps = jsonget_str(d, "power_state");
     if (ps)
         fprintf(f, "; power state %s", ps);
     fputc('\n', f);
@@ -116,7 +90,7 @@ void pci_print_text(const struct report_section *sec, const struct report *r, st
 {
     json_object *data = sec->data, *devs = NULL, *mods = NULL, *nv = NULL, *nodes = NULL, *notes = NULL;
     FILE *f = t->f;
-    const char *src = pci_t_str(data, "source");
+    const char *src = jsonget_str(data, "source");
     char title[128];
     snprintf(title, sizeof(title), "PCI GPUs and accelerators (%s)",
              src && strcmp(src, "dump") == 0 ? "from a dump" : "from sysfs");
@@ -132,10 +106,10 @@ void pci_print_text(const struct report_section *sec, const struct report *r, st
         text_heading(t, "Kernel modules");
         json_object_object_foreach(mods, name, m)
         {
-            int loaded = pci_t_bool(m, "loaded");
-            const char *ver = pci_t_str(m, "version");
+            int loaded = jsonget_tri(m, "loaded");
+            const char *ver = jsonget_str(m, "version");
             fprintf(f, "  %-12s %s%s%s%s\n", name,
-                    loaded < 0 ? "unknown" : loaded ? (pci_t_bool(m, "builtin") == 1 ? "built in" : "loaded")
+                    loaded < 0 ? "unknown" : loaded ? (jsonget_tri(m, "builtin") == 1 ? "built in" : "loaded")
                                                     : "not loaded",
                     ver ? " (version " : "", ver ? ver : "", ver ? ")" : "");
         }
@@ -143,18 +117,18 @@ void pci_print_text(const struct report_section *sec, const struct report *r, st
     }
 
     if (json_object_object_get_ex(data, "nvidia", &nv) && nv) {
-        const char *kv = pci_t_str(nv, "kernel_module_version");
+        const char *kv = jsonget_str(nv, "kernel_module_version");
         json_object *libs = NULL;
         json_object_object_get_ex(nv, "libraries", &libs);
         size_t nl = libs ? json_object_array_length(libs) : 0;
         if (kv || nl > 0) {
             text_heading(t, "NVIDIA driver");
-            int open = pci_t_bool(nv, "kernel_module_open");
+            int open = jsonget_tri(nv, "kernel_module_open");
             text_kv(t, "kernel module", "%s%s", kv ? kv : "not loaded",
                     open == 1 ? " (open)" : open == 0 ? " (proprietary)" : "");
             for (size_t i = 0; i < nl; i++) {
                 json_object *lib = json_object_array_get_idx(libs, i);
-                text_kv(t, "library", "%s", pci_t_str(lib, "path"));
+                text_kv(t, "library", "%s", jsonget_str(lib, "path"));
             }
             pci_t_findings(r, t, "nvidia", "  ");
         }
@@ -167,21 +141,21 @@ void pci_print_text(const struct report_section *sec, const struct report *r, st
             fprintf(f, "  (none)\n");
         for (size_t i = 0; i < nn; i++) {
             json_object *n = json_object_array_get_idx(nodes, i);
-            const char *path = pci_t_str(n, "path");
-            if (pci_t_bool(n, "present") != 1) {
-                const char *why = pci_t_str(n, "required_by");
+            const char *path = jsonget_str(n, "path");
+            if (jsonget_tri(n, "present") != 1) {
+                const char *why = jsonget_str(n, "required_by");
                 fprintf(f, "  %-22s missing%s%s%s\n", path, why ? " (needed: " : "", why ? why : "", why ? ")" : "");
             } else {
-                const char *grp = pci_t_str(n, "group");
+                const char *grp = jsonget_str(n, "group");
                 double gid = -1;
-                pci_t_num(n, "gid", &gid);
-                int acc = pci_t_bool(n, "accessible"), ing = pci_t_bool(n, "user_in_group");
+                jsonget_num(n, "gid", &gid);
+                int acc = jsonget_tri(n, "accessible"), ing = jsonget_tri(n, "user_in_group");
                 char gbuf[64];
                 if (grp)
                     snprintf(gbuf, sizeof(gbuf), "%s", grp);
                 else
                     snprintf(gbuf, sizeof(gbuf), "gid %d", (int)gid);
-                fprintf(f, "  %-22s %s %s group %s%s, %s\n", path, pci_t_str(n, "type"), pci_t_str(n, "mode"), gbuf,
+                fprintf(f, "  %-22s %s %s group %s%s, %s\n", path, jsonget_str(n, "type"), jsonget_str(n, "mode"), gbuf,
                         ing == 1 ? " (you are in it)" : "",
                         acc == 1 ? "read-write ok" : acc == 0 ? "NO read-write access" : "access unknown");
             }

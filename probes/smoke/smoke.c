@@ -20,28 +20,28 @@ static const struct check smoke_checks[] = {
     {"smoke.wrong-result", REPORT_SEV_ERROR,
      "An OpenCL device computed a wrong matrix product (or lost data in a buffer round trip)",
      "Do not trust this device's results. Update or reinstall its OpenCL driver; if a GPU keeps failing, "
-     "check it for overheating, overclocking or bad memory."},
+     "check it for overheating, overclocking or bad memory.", CHECK_LAYER_COMPUTE},
     {"smoke.build-failed", REPORT_SEV_ERROR, "The driver could not build the smoke test's plain OpenCL C kernel",
      "The driver's OpenCL compiler is broken or incomplete: reinstall or update the driver package; the build "
-     "log is in the evidence (gpucheckup smoke -v) and in the JSON."},
+     "log is in the evidence (gpucheckup smoke -v) and in the JSON.", CHECK_LAYER_COMPUTE},
     {"smoke.timeout", REPORT_SEV_ERROR, "The smoke test did not finish in time on a device",
      "Check `dmesg` for GPU hangs or resets and that no other job holds the GPU; then run `gpucheckup smoke` "
-     "again with a longer --timeout."},
+     "again with a longer --timeout.", CHECK_LAYER_COMPUTE},
     {"smoke.crash", REPORT_SEV_ERROR, "The driver crashed (or ended the process) during the smoke test",
-     "Check `dmesg` and update or reinstall the driver; `gpucheckup icd` tests each driver alone."},
+     "Check `dmesg` and update or reinstall the driver; `gpucheckup icd` tests each driver alone.", CHECK_LAYER_COMPUTE},
     {"smoke.run-failed", REPORT_SEV_ERROR,
      "An OpenCL call failed during the smoke test (context, allocation, transfer or kernel launch)",
      "CL_OUT_OF_RESOURCES or CL_MEM_OBJECT_ALLOCATION_FAILURE: the device is busy or short of memory (try a "
-     "smaller --smoke-size); other errors point at the driver: update or reinstall it."},
+     "smaller --smoke-size); other errors point at the driver: update or reinstall it.", CHECK_LAYER_COMPUTE},
     {"smoke.profiling-clock", REPORT_SEV_INFO,
      "An OpenCL driver's profiling events timed the smoke kernel impossibly (missing, zero, or far from the host "
      "clock); the host clock was used instead",
      "Timings from this driver's profiling events (clGetEventProfilingInfo, and tools built on it) cannot be "
-     "trusted; time on the host, or update the driver. The device's results are not affected."},
+     "trusted; time on the host, or update the driver. The device's results are not affected.", CHECK_LAYER_COMPUTE},
     {"smoke.implausible-speed", REPORT_SEV_INFO,
      "The smoke kernel finished faster than the device's reported compute units and clock allow",
      "No speed is reported for it. The driver misreports the device (compute units, clock) or its timing; "
-     "the result itself was checked and is right. `gpucheckup opencl -v` shows what the driver reports."},
+     "the result itself was checked and is right. `gpucheckup opencl -v` shows what the driver reports.", CHECK_LAYER_COMPUTE},
 };
 
 /* Longest build log kept in the report. */

@@ -8,8 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "checks.h"
 #include "cli.h"
 #include "doctor.h"
+#include "probe.h"
 #include "report.h"
 #include "run.h"
 
@@ -327,6 +329,89 @@ static void test_cuda_wheel_lines(void **state)
     report_free(r);
 }
 
+/* Every catalogue row declares its layer; the doctor's chain order follows the stack. */
+static void layer_row(const struct check *c, const char *owner, void *arg)
+{
+    size_t *unset = arg;
+    if (c->layer == CHECK_LAYER_UNSET || c->layer > CHECK_LAYER_COMPUTE) {
+        print_error("%s (%s) declares no layer\n", c->id, owner);
+        (*unset)++;
+    }
+    /* Rows not about the GPU stack: gpucheckup itself, --require, the CPU. */
+    bool none = strcmp(owner, "core") == 0 || strcmp(owner, "cpu") == 0;
+    if (none != (c->layer == CHECK_LAYER_NONE)) {
+        print_error("%s (%s): layer %s\n", c->id, owner, checks_layer_name(c->layer));
+        (*unset)++;
+    }
+}
+
+static void test_catalogue_layers(void **state)
+{
+    (void)state;
+    size_t bad = 0;
+    checks_foreach(layer_row, &bad);
+    assert_int_equal(bad, 0);
+    assert_int_equal(checks_layer("pci.not-responding"), CHECK_LAYER_HARDWARE);
+    assert_int_equal(checks_layer("pci.no-driver"), CHECK_LAYER_KERNEL);
+    assert_int_equal(checks_layer("icd.no-loader"), CHECK_LAYER_LOADER);
+    assert_int_equal(checks_layer("icd.no-platforms"), CHECK_LAYER_DRIVER);
+    assert_int_equal(checks_layer("cl.cpu-only"), CHECK_LAYER_RUNTIME);
+    assert_int_equal(checks_layer("smoke.wrong-result"), CHECK_LAYER_COMPUTE);
+    assert_int_equal(checks_layer("cpu.no-avx"), CHECK_LAYER_NONE);
+    assert_int_equal(checks_layer("no.such-id"), CHECK_LAYER_NONE);
+    assert_string_equal(checks_owner("cuda.no-libcuda"), "cuda");
+    assert_string_equal(checks_owner("require.unmet"), "core");
+    assert_null(checks_owner("no.such-id"));
+}
+
+/* --require names come from the probes that own them: each probe's forms parse, and the error lists
+ * every probe's forms (no copy in the doctor). */
+static void test_requirements_declared_by_probes(void **state)
+{
+    (void)state;
+    size_t owners = 0;
+    for (size_t p = 0; probe_registry[p]; p++) {
+        const struct probe_require *q = probe_registry[p]->requires;
+        owners += q != NULL;
+        for (; q && q->parse; q++) {
+            assert_non_null(q->eval);
+            assert_true(q->form != NULL || q->forms != NULL);
+        }
+    }
+    assert_int_equal(owners, 3); /* cpu, cuda, opencl */
+    char *err = NULL;
+    char *bad[] = {"nope"};
+    assert_int_equal(doctor_validate_requires(bad, 1, &err), -1);
+    static const char *const forms[] = {"gpu, opencl, fp64, gpus>=N, opencl-version>=X.Y, cuda, cuda>=X.Y, "
+                                        "compute-capability>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, "
+                                        "or a CPU flag (fpu, ",
+                                        "sha_ni)"};
+    for (size_t i = 0; i < 2; i++)
+        assert_non_null(strstr(err, forms[i]));
+    free(err);
+}
+
+/* An unmet requirement is explained inside its owner's chain: cuda by the CUDA stack and the kernel
+ * below it (not by an OpenCL ICD), a CPU flag by the CPU's findings only. */
+static void test_requirement_chains(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    report_add_finding(r, "icd.no-loader", NULL, "no OpenCL loader");
+    report_add_finding(r, "pci.no-driver", "0000:01:00.0", "no driver");
+    report_add_finding(r, "cpu.avx-disabled-by-os", "cpu", "XCR0 hides AVX");
+    report_add_finding(r, "require.unmet", "cuda", "cuda not met");
+    report_add_finding(r, "require.unmet", "avx2", "avx2 not met");
+    report_add_finding(r, "require.unmet", "gpu", "gpu not met");
+    doctor_link_causes(r);
+    assert_string_equal(report_find_finding(r, "require.unmet", "cuda")->caused_by_id, "pci.no-driver");
+    assert_string_equal(report_find_finding(r, "require.unmet", "avx2")->caused_by_id, "cpu.avx-disabled-by-os");
+    const char *gpu_cause = report_find_finding(r, "require.unmet", "gpu")->caused_by_id;
+    assert_non_null(gpu_cause);
+    assert_true(strcmp(gpu_cause, "pci.no-driver") == 0 || strcmp(gpu_cause, "icd.no-loader") == 0);
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -341,6 +426,9 @@ int main(void)
         cmocka_unit_test(test_cuda_requirements),
         cmocka_unit_test(test_cuda_gpu_makes_gpu_target_ready),
         cmocka_unit_test(test_cuda_wheel_lines),
+        cmocka_unit_test(test_catalogue_layers),
+        cmocka_unit_test(test_requirements_declared_by_probes),
+        cmocka_unit_test(test_requirement_chains),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -55,9 +55,23 @@ static void test_sanitise_keeps_utf8_drops_garbage(void **state)
     assert_string_equal(str_sanitize(bad), "a?b?c?d???e");
 }
 
+/* str_copy_n copies exactly N bytes of a text that need not end in NUL. */
+static void test_copy_n(void **state)
+{
+    (void)state;
+    const char text[4] = {'a', 'b', 'c', 'd'}; /* no NUL */
+    char *c = str_copy_n(text, 3);
+    assert_string_equal(c, "abc");
+    free(c);
+    c = str_copy_n(text, 0);
+    assert_string_equal(c, "");
+    free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_copy_n),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_trim_and_affixes),
         cmocka_unit_test(test_sanitise_keeps_utf8_drops_garbage),

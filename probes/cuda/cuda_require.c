@@ -1,0 +1,119 @@
+/* cuda_require.c: the cuda probe's --require names: cuda, cuda>=X.Y, compute-capability>=X.Y. */
+#include <ctype.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "cuda_internal.h"
+#include "doctor_facts.h"
+#include "strutil.h"
+
+static int cuda_req_parse_cuda(const char *name, int *arg)
+{
+    *arg = 0;
+    return strcmp(name, "cuda") == 0 ? 0 : -1;
+}
+
+/* X or X.Y after PREFIX, digits only (at most two for X, one for Y): *MAJ, *MIN. */
+static int cuda_req_parse_version(const char *name, const char *prefix, unsigned *maj, unsigned *min)
+{
+    if (!str_starts_with(name, prefix))
+        return -1;
+    const char *v = name + strlen(prefix);
+    int used = 0;
+    *maj = 0;
+    *min = 0;
+    if (!isdigit((unsigned char)v[0]) || sscanf(v, "%2u%n", maj, &used) != 1)
+        return -1;
+    if (v[used] == '.') {
+        int used2 = 0;
+        if (!isdigit((unsigned char)v[used + 1]) || sscanf(v + used + 1, "%1u%n", min, &used2) != 1)
+            return -1;
+        used += 1 + used2;
+    }
+    return v[used] == '\0' && *maj >= 1 ? 0 : -1;
+}
+
+/* CUDA 12.4 -> 12040 (cuDriverGetVersion's encoding). */
+static int cuda_req_parse_cudaver(const char *name, int *arg)
+{
+    unsigned maj, min;
+    if (cuda_req_parse_version(name, "cuda>=", &maj, &min) < 0)
+        return -1;
+    *arg = (int)(maj * 1000 + min * 10);
+    return 0;
+}
+
+/* CC 8.6 -> 86. */
+static int cuda_req_parse_cc(const char *name, int *arg)
+{
+    unsigned maj, min;
+    if (cuda_req_parse_version(name, "compute-capability>=", &maj, &min) < 0)
+        return -1;
+    *arg = (int)(maj * 10 + min);
+    return 0;
+}
+
+static bool cuda_req_eval_cuda(const struct report *r, const char *name, int arg, char **detail)
+{
+    (void)name;
+    (void)arg;
+    json_object *first = NULL;
+    char label[256];
+    if (!doctor_data(r, "cuda")) {
+        *detail = str_printf("the cuda probe did not run");
+        return false;
+    }
+    size_t n = doctor_cuda_passed(r, -1, &first);
+    if (n == 0) {
+        const char *why = doctor_cuda_smoke_missing(r);
+        *detail = why ? str_printf("no CUDA device is proven to compute: the CUDA smoke test did not run (%s)", why)
+                      : str_printf("no CUDA device passed the CUDA smoke test");
+        return false;
+    }
+    *detail = str_printf("%zu CUDA device%s passed, e.g. %s", n, n == 1 ? "" : "s",
+                         doctor_dev_label(first, label, sizeof(label)));
+    return true;
+}
+
+static bool cuda_req_eval_cudaver(const struct report *r, const char *name, int arg, char **detail)
+{
+    (void)name;
+    int v = doctor_cuda_driver_version(r);
+    if (v < 0) {
+        *detail = str_printf("the CUDA version of the NVIDIA driver is unknown (no working libcuda)");
+        return false;
+    }
+    *detail = str_printf("the NVIDIA driver supports CUDA %d.%d, %d.%d needed", v / 1000, (v % 1000) / 10,
+                         arg / 1000, (arg % 1000) / 10);
+    return v >= arg;
+}
+
+static bool cuda_req_eval_cc(const struct report *r, const char *name, int arg, char **detail)
+{
+    (void)name;
+    json_object *devs = doctor_cuda_devices(r), *first = NULL;
+    char label[256];
+    int best = -1;
+    for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        if (doctor_cuda_cc(d) > best) {
+            best = doctor_cuda_cc(d);
+            first = d;
+        }
+    }
+    if (best < 0) {
+        *detail = str_printf("no CUDA device with a known compute capability");
+        return false;
+    }
+    *detail = str_printf("best CUDA device has compute capability %d.%d (%s), %d.%d needed", best / 10, best % 10,
+                         doctor_dev_label(first, label, sizeof(label)), arg / 10, arg % 10);
+    return best >= arg;
+}
+
+/* Unmet, they are explained by the CUDA stack's findings and those of the hardware and kernel below it. */
+const struct probe_require cuda_requires[] = {
+    {"cuda", NULL, cuda_req_parse_cuda, cuda_req_eval_cuda, PROBE_CHAIN_STACK},
+    {"cuda>=X.Y", NULL, cuda_req_parse_cudaver, cuda_req_eval_cudaver, PROBE_CHAIN_STACK},
+    {"compute-capability>=X.Y", NULL, cuda_req_parse_cc, cuda_req_eval_cc, PROBE_CHAIN_STACK},
+    {NULL, NULL, NULL, NULL, PROBE_CHAIN_STACK},
+};

@@ -1,0 +1,202 @@
+/* doctor_facts.c: the doctor's reads of the probes' sections (their JSON contracts), shared by the verdict and --require. */
+#include "doctor_facts.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include "jsonget.h"
+
+/* DATA of section NAME when it ran ok, else NULL. */
+json_object *doctor_data(const struct report *r, const char *name)
+{
+    const struct report_section *s = report_find_section(r, name);
+    return s && s->status == REPORT_STATUS_OK ? s->data : NULL;
+}
+
+static bool doctor_type_has(json_object *dev, const char *type)
+{
+    json_object *t = jsonget(dev, "type");
+    if (t && json_object_is_type(t, json_type_array)) {
+        for (size_t i = 0; i < json_object_array_length(t); i++)
+            if (strcasecmp(json_object_get_string(json_object_array_get_idx(t, i)), type) == 0)
+                return true;
+    } else if (t && json_object_is_type(t, json_type_string)) {
+        return strcasestr(json_object_get_string(t), type) != NULL;
+    }
+    return false;
+}
+
+/* Smoke-tested devices that passed, optionally only GPUs; calls FN for each. Returns the count. */
+size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
+                                    json_object **first)
+{
+    json_object *devs = jsonget(doctor_data(r, "smoke"), "devices");
+    size_t n = 0;
+    if (first)
+        *first = NULL;
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *st = jsonget_str(d, "status");
+        if (!st || strcmp(st, "pass") != 0)
+            continue;
+        if (gpu_only && !doctor_type_has(d, "GPU"))
+            continue;
+        if (want && !want(d))
+            continue;
+        if (first && !*first)
+            *first = d;
+        n++;
+    }
+    return n;
+}
+
+bool doctor_fp64_passed(json_object *dev)
+{
+    const char *p = jsonget_str(jsonget(dev, "precisions"), "fp64");
+    return p && strcmp(p, "pass") == 0;
+}
+
+/* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
+size_t doctor_gpu_count(const struct report *r)
+{
+    json_object *devs = jsonget(doctor_data(r, "smoke"), "devices");
+    size_t n = 0;
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *st = jsonget_str(d, "status");
+        if (!st || strcmp(st, "pass") != 0 || !doctor_type_has(d, "GPU"))
+            continue;
+        const char *addr = jsonget_str(d, "pci_address");
+        bool seen = false;
+        for (size_t j = 0; addr && j < i; j++) {
+            json_object *e = json_object_array_get_idx(devs, j);
+            const char *a2 = jsonget_str(e, "pci_address"), *s2 = jsonget_str(e, "status");
+            seen |= a2 && s2 && strcmp(s2, "pass") == 0 && doctor_type_has(e, "GPU") && strcmp(a2, addr) == 0;
+        }
+        if (!seen)
+            n++;
+    }
+    return n;
+}
+
+/* Highest OpenCL version (major*100+minor) of any device, or -1 if none known. */
+int doctor_best_opencl_version(const struct report *r, const char **name)
+{
+    json_object *plats = jsonget(doctor_data(r, "opencl"), "platforms");
+    int best = -1;
+    for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
+        json_object *devs = jsonget(json_object_array_get_idx(plats, i), "devices");
+        for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
+            json_object *d = json_object_array_get_idx(devs, j);
+            const char *v = jsonget_str(d, "opencl_version");
+            unsigned maj = 0, min = 0;
+            if (v && sscanf(v, "%u.%u", &maj, &min) == 2 && maj < 100 && min < 100 && (int)(maj * 100 + min) > best) {
+                best = (int)(maj * 100 + min);
+                if (name)
+                    *name = jsonget_str(d, "name");
+            }
+        }
+    }
+    return best;
+}
+
+/* ---- the cuda section (probes/cuda: data["driver"], data["devices"], data["smoke"]) ---- */
+
+/* The CUDA devices array, or NULL when the cuda section did not run ok. */
+json_object *doctor_cuda_devices(const struct report *r)
+{
+    json_object *d = jsonget(doctor_data(r, "cuda"), "devices");
+    return d && json_object_is_type(d, json_type_array) ? d : NULL;
+}
+
+/* Compute capability of a CUDA device as major * 10 + minor, or -1. */
+int doctor_cuda_cc(json_object *dev)
+{
+    int64_t ma = jsonget_int(dev, "cc_major", -1), mi = jsonget_int(dev, "cc_minor", -1);
+    return ma >= 0 && ma < 100 && mi >= 0 && mi < 10 ? (int)(ma * 10 + mi) : -1;
+}
+
+/* The CUDA smoke status of DEV ("pass", "fail"...), or NULL when unknown. */
+static const char *doctor_cuda_smoke(const struct report *r, json_object *dev)
+{
+    json_object *sd = jsonget(doctor_data(r, "cuda"), "smoke"); /* one entry per GPU tested */
+    int64_t ord = jsonget_int(dev, "ordinal", -1);
+    for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
+        json_object *s = json_object_array_get_idx(sd, i);
+        if (jsonget_int(s, "ordinal", -2) == ord)
+            return jsonget_str(s, "status");
+    }
+    return NULL;
+}
+
+/* CUDA devices that passed the CUDA smoke test with compute capability >= MIN_CC (-1: any). */
+size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **first)
+{
+    json_object *devs = doctor_cuda_devices(r);
+    size_t n = 0;
+    if (first)
+        *first = NULL;
+    for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *st = doctor_cuda_smoke(r, d);
+        if (!st || strcmp(st, "pass") != 0 || doctor_cuda_cc(d) < min_cc)
+            continue;
+        if (first && !*first)
+            *first = d;
+        n++;
+    }
+    return n;
+}
+
+/* cuDriverGetVersion (13000 = 13.0), or -1. */
+int doctor_cuda_driver_version(const struct report *r)
+{
+    json_object *drv = jsonget(doctor_data(r, "cuda"), "driver");
+    int64_t v = jsonget_int(drv, "driver_version", -1);
+    return v > 0 && v < 1000000 ? (int)v : -1;
+}
+
+/* Why the CUDA smoke test gives no answer for DEV, or NULL when it ran. */
+const char *doctor_cuda_smoke_missing(const struct report *r)
+{
+    return jsonget_str(doctor_data(r, "cuda"), "smoke_not_run");
+}
+
+/* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,
+ * a CUDA device at its address) and whose CUDA smoke test did not fail: such GPUs compute through
+ * CUDA, so a missing OpenCL driver for them is not what keeps the machine from being ready. */
+bool doctor_gpus_compute_via_cuda(const struct report *r)
+{
+    json_object *devs = doctor_cuda_devices(r);
+    json_object *pci = jsonget(doctor_data(r, "pci"), "devices");
+    if (!devs || json_object_array_length(devs) == 0 || !pci || !json_object_is_type(pci, json_type_array))
+        return false;
+    size_t gpus = 0;
+    for (size_t i = 0; i < json_object_array_length(pci); i++) {
+        json_object *p = json_object_array_get_idx(pci, i);
+        const char *kind = jsonget_str(p, "kind"), *addr = jsonget_str(p, "address");
+        if (!kind || strcmp(kind, "compute-gpu") != 0)
+            continue;
+        gpus++;
+        const char *vid = jsonget_str(p, "vendor_id");
+        if (!vid || strcmp(vid, "10de") != 0 || !addr)
+            return false;
+        bool ok = false;
+        for (size_t j = 0; j < json_object_array_length(devs) && !ok; j++) {
+            json_object *d = json_object_array_get_idx(devs, j);
+            const char *a = jsonget_str(d, "pci_address"), *st = doctor_cuda_smoke(r, d);
+            ok = a && strcmp(a, addr) == 0 && (!st || strcmp(st, "pass") == 0 || strcmp(st, "not-run") == 0);
+        }
+        if (!ok)
+            return false;
+    }
+    return gpus > 0;
+}
+
+const char *doctor_dev_label(json_object *d, char *buf, size_t len)
+{
+    const char *name = jsonget_str(d, "name"), *addr = jsonget_str(d, "pci_address");
+    snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
+    return buf;
+}

@@ -1,0 +1,41 @@
+/* doctor_facts.h: reads of the probes' sections for the verdict and the probes' --require evaluators. */
+#ifndef GPUCHECKUP_DOCTOR_FACTS_H
+#define GPUCHECKUP_DOCTOR_FACTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "report.h"
+
+/* DATA of section NAME when it ran ok, else NULL. */
+json_object *doctor_data(const struct report *r, const char *name);
+
+/* The smoke section: devices that passed (only GPUs with GPU_ONLY; only those WANT accepts when it is
+ * not NULL); *FIRST (may be NULL) gets the first. Returns the count. */
+size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
+                             json_object **first);
+/* A smoke device whose fp64 pass passed. */
+bool doctor_fp64_passed(json_object *dev);
+/* Distinct physical GPUs that passed the smoke test (by PCI address; devices without one count once each). */
+size_t doctor_gpu_count(const struct report *r);
+/* The opencl section: highest OpenCL version (major * 100 + minor) of any device, or -1; *NAME gets its name. */
+int doctor_best_opencl_version(const struct report *r, const char **name);
+
+/* The cuda section: its devices array, or NULL when it did not run ok. */
+json_object *doctor_cuda_devices(const struct report *r);
+/* Compute capability of a CUDA device as major * 10 + minor, or -1. */
+int doctor_cuda_cc(json_object *dev);
+/* CUDA devices that passed the CUDA smoke test with compute capability >= MIN_CC (-1: any). */
+size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **first);
+/* cuDriverGetVersion (13000 = 13.0), or -1. */
+int doctor_cuda_driver_version(const struct report *r);
+/* Why the CUDA smoke test did not run, or NULL when it ran. */
+const char *doctor_cuda_smoke_missing(const struct report *r);
+/* True when every compute GPU on the PCI bus computes through CUDA (enumerated, smoke test not failed). */
+bool doctor_gpus_compute_via_cuda(const struct report *r);
+
+/* "0000:01:00.0 NVIDIA H100" for a smoke or CUDA device, in BUF. */
+const char *doctor_dev_label(json_object *d, char *buf, size_t len);
+
+#endif
