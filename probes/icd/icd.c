@@ -335,7 +335,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     /* Libraries are loaded on this machine, so they are looked up on this machine's files, even
      * when --root --live reads the .icd files from a captured tree. */
     st.libfs = ctx->fs;
-    if (!ctx->fs->live) {
+    if (!ctx->fs->live && !ctx->snapshot) { /* a snapshot's tree holds the libraries' names */
         if (hostfs_open(&st.own_libfs, "/") == 0) {
             st.have_own_libfs = true;
             st.libfs = &st.own_libfs;
@@ -352,17 +352,25 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     else if (st.search.cache && icd_ldcache_walk(st.search.cache, st.search.cache_len, NULL, NULL) < 0)
         report_section_add_note(sec, "/etc/ld.so.cache: not a cache file this build understands");
 
-    icd_identify(&st);
-    icd_crosscheck_winner(&st);
+    if (ctx->snapshot) {
+        icd_identify_captured(&st);
+    } else {
+        icd_identify(&st);
+        icd_crosscheck_winner(&st);
+    }
     icd_check_loaders(&st);
     icd_collect(&st);
     icd_precheck(&st);
-    icd_check_ignored_env(&st);
-    icd_probe_all(&st);
-    icd_check_conflict(&st);
+    if (!ctx->snapshot) { /* loading drivers and this process's environment: the live machine's */
+        icd_check_ignored_env(&st);
+        icd_probe_all(&st);
+        icd_check_conflict(&st);
+    }
     icd_no_icds(&st);
     icd_fill_data(&st);
     icd_summary(&st);
+    if (ctx->snapshot)
+        icd_replay_captured(&st);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     icd_state_free(&st);
     return PROBE_DONE;
