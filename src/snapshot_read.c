@@ -14,6 +14,9 @@
 #include "snapshot.h"
 #include "strutil.h"
 
+/* A --root that is a file, but not a snapshot (the words a plain --root FILE gave before). */
+#define SNAP_NOT "Not a directory, nor a gpucheckup snapshot (a gzip tarball)"
+
 /* A JSON file of the snapshot (ours, not a host file), at most 64 MiB. NULL when unreadable. */
 static json_object *snap_load_json(const char *dir, const char *name)
 {
@@ -190,7 +193,7 @@ static int snap_unpack(const char *path, const char *dest, char **err)
         flags |= ARCHIVE_EXTRACT_OWNER;
     archive_write_disk_set_options(out, flags);
     if (archive_read_open_filename(in, path, 64 * 1024) != ARCHIVE_OK) {
-        *err = str_printf("cannot open it: %s", archive_error_string(in) ? archive_error_string(in) : "?");
+        *err = str_printf(SNAP_NOT ": %s", archive_error_string(in) ? archive_error_string(in) : "?");
         goto done;
     }
     size_t count = 0, total = 0;
@@ -200,8 +203,7 @@ static int snap_unpack(const char *path, const char *dest, char **err)
         if (r == ARCHIVE_EOF)
             break;
         if (r < ARCHIVE_WARN) {
-            *err = str_printf("not a gpucheckup snapshot (a gzip tarball): %s",
-                              archive_error_string(in) ? archive_error_string(in) : "unreadable");
+            *err = str_printf(SNAP_NOT ": %s", archive_error_string(in) ? archive_error_string(in) : "unreadable");
             goto done;
         }
         if (++count > SNAPSHOT_MEMBERS_MAX) {
@@ -223,7 +225,7 @@ static int snap_unpack(const char *path, const char *dest, char **err)
         }
     }
     if (count == 0) {
-        *err = str_dup("not a gpucheckup snapshot: an empty archive");
+        *err = str_dup(SNAP_NOT ": an empty archive");
         goto done;
     }
     rc = 0;
