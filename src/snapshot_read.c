@@ -86,14 +86,18 @@ static bool snap_name_safe(const char *name)
     return strlen(name) < PATH_MAX - 64;
 }
 
-/* A relative symlink at member NAME must stay inside the snapshot's tree. Absolute targets are read
- * inside the --root tree by hostfs (RESOLVE_IN_ROOT), so they stay too. */
+/* A relative symlink at member NAME must stay inside the snapshot's tree: its ".." parts come first
+ * (a ".." after a name could climb out of where a linked name leads) and do not climb above tree/.
+ * Absolute targets are read inside the --root tree by hostfs (RESOLVE_IN_ROOT), except below /sys,
+ * which libpci reads by its real path: there a link is relative, as the kernel makes them. */
 static bool snap_link_safe(const char *name, const char *target)
 {
+    static const char sys[] = SNAPSHOT_TOP "/tree/sys";
     if (!target || !*target)
         return false;
     if (target[0] == '/')
-        return true;
+        return !(str_starts_with(name, sys) && (name[sizeof(sys) - 1] == '/' || !name[sizeof(sys) - 1]));
+    bool named = false;
     int depth = -1; /* the depth of the link's directory below SNAPSHOT_TOP */
     for (const char *p = name; *p; p++)
         depth += *p == '/';
@@ -101,10 +105,14 @@ static bool snap_link_safe(const char *name, const char *target)
     while (*p) {
         const char *s = strchr(p, '/');
         size_t n = s ? (size_t)(s - p) : strlen(p);
-        if (n == 2 && p[0] == '.' && p[1] == '.')
+        if (n == 2 && p[0] == '.' && p[1] == '.') {
+            if (named)
+                return false;
             depth--;
-        else if (n > 0 && !(n == 1 && p[0] == '.'))
+        } else if (n > 0 && !(n == 1 && p[0] == '.')) {
             depth++;
+            named = true;
+        }
         if (depth < 1) /* above SNAPSHOT_TOP/tree */
             return false;
         if (!s)

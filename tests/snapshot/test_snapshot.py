@@ -308,6 +308,14 @@ class BadTarballs(Base):
         p = self.out("symlink.tar.gz")
         tarball(p, GOOD + [(TOP + "tree/etc", "sym", "../../../../../etc")])
         self.bad(p, ["symbolic link"])
+        # ".." after a name: where the name leads decides where ".." goes
+        p = self.out("dotdot.tar.gz")
+        tarball(p, GOOD + [(TOP + "tree/a/b", "sym", "c/../../x")])
+        self.bad(p, ["symbolic link"])
+        # libpci follows /sys links by their real path: an absolute one would read this machine's bus
+        p = self.out("abs-sys.tar.gz")
+        tarball(p, GOOD + [(TOP + "tree/sys/bus", "sym", "/sys/bus")])
+        self.bad(p, ["symbolic link"])
         # a link, then a file written through it
         p = self.out("through.tar.gz")
         tarball(p, GOOD + [(TOP + "tree/d", "sym", "x"), (TOP + "tree/d/f", "file", "y")])
