@@ -43,11 +43,16 @@ void redact_free(struct redactor *rd)
     free(rd);
 }
 
-/* Values that identify nobody, or would corrupt unrelated text if replaced everywhere. */
+/* Values that identify nobody, or would corrupt what the replay reads if replaced everywhere: a
+ * host called "debian" or a group member called "nvidia" must not rename /proc/driver/nvidia. */
 static bool redact_ignored(enum redact_kind k, const char *v, size_t len)
 {
-    static const char *const common[] = {"root", "nobody", "localhost", "localhost.localdomain", "(none)",
-                                         "none", "unknown", "null", NULL};
+    static const char *const common[] = {
+        "root", "nobody", "localhost", "localhost.localdomain", "(none)", "none", "unknown", "null",
+        /* system words: drivers, distributions, directories */
+        "nvidia", "amdgpu", "radeon", "nouveau", "i915", "xe", "intel", "amd", "mesa", "pocl", "cuda", "opencl",
+        "video", "render", "gpu", "kvm", "debian", "ubuntu", "fedora", "centos", "rhel", "linux", "kernel", "sys",
+        "proc", "dev", "etc", "usr", "lib", "bin", "home", "driver", "drivers", "devices", "pci", NULL};
     if (len < (k == REDACT_SERIAL ? 4u : 2u) || len > 256)
         return true;
     for (size_t i = 0; common[i]; i++)
@@ -259,8 +264,6 @@ static void redact_prepare(struct redactor *rd)
     for (size_t i = 0; i < rd->n; i++) {
         unsigned char c = (unsigned char)rd->s[i].value[0];
         rd->first[c] = 1;
-        rd->first[(unsigned char)tolower(c)] = 1;
-        rd->first[(unsigned char)toupper(c)] = 1;
     }
     rd->sorted = true;
 }
@@ -318,8 +321,7 @@ char *redact_text(struct redactor *rd, const char *text, size_t len, size_t *out
                 const struct redact_secret *s = &rd->s[i];
                 if (s->kind == REDACT_MAC || (size_t)(end - p) < s->len)
                     continue;
-                bool eq = s->kind == REDACT_HOST ? strncasecmp(p, s->value, s->len) == 0
-                                                 : memcmp(p, s->value, s->len) == 0;
+                bool eq = memcmp(p, s->value, s->len) == 0;
                 if (eq && redact_word_ok(s, text, p, end)) {
                     ph = s->placeholder;
                     skip = s->len;
