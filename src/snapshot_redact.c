@@ -259,7 +259,8 @@ static void redact_prepare(struct redactor *rd)
     if (rd->sorted)
         return;
     /* longest first, so "host.example.org" wins over "host" */
-    qsort(rd->s, rd->n, sizeof(*rd->s), redact_cmp_len);
+    if (rd->n > 1)
+        qsort(rd->s, rd->n, sizeof(*rd->s), redact_cmp_len);
     memset(rd->first, 0, sizeof(rd->first));
     for (size_t i = 0; i < rd->n; i++) {
         unsigned char c = (unsigned char)rd->s[i].value[0];
