@@ -273,7 +273,7 @@ static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snaps
         }
         if (k == 1) {
             o->root = s->tree;
-            if (!o->cpuid_dump)
+            if (!o->cpuid_dump && !o->live) /* --live: this machine's CPUID */
                 o->cpuid_dump = s->cpuid_dump;
             o->snapshot = s;
         }
