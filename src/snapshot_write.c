@@ -187,11 +187,26 @@ static bool snap_never_read(const char *path)
            strcmp(base, "resource") != 0; /* "resource" itself is the small text table of BARs */
 }
 
+/* Secrets no diagnosis needs: password hashes, sudo rules, SSH and TLS keys. */
+static bool snap_private(const char *path)
+{
+    static const char *const prefixes[] = {"/etc/shadow", "/etc/gshadow", "/etc/sudoers", "/etc/ssh/", "/etc/ssl/private/",
+                                           NULL};
+    for (size_t i = 0; prefixes[i]; i++)
+        if (str_starts_with(path, prefixes[i]))
+            return true;
+    return str_ends_with(path, ".key") || str_ends_with(path, ".pem") || strstr(path, "/.ssh/") != NULL;
+}
+
 static void snap_visit_file(struct snap *sn, const char *c, const struct stat *st)
 {
     struct snap_member *m = snap_add(sn, c, S_IFREG, st);
     if (!m)
         return;
+    if (snap_private(c)) {
+        snap_placeholder(sn, c, st, "private: never read");
+        return;
+    }
     if (snap_never_read(c)) {
         snap_placeholder(sn, c, st, "PCI BAR or ROM: never read");
         return;
