@@ -178,13 +178,15 @@ out:
     return result;
 }
 
-/* Never read: a BAR (sysfs resource*, gigabytes, mmap only) or an option ROM. */
+/* Never read: a BAR (sysfs resource*, gigabytes, mmap only), an option ROM, or the VPD (reading it
+ * talks to the device, and hangs some: the kernel keeps quirks for those, drivers/pci/vpd.c). */
 static bool snap_never_read(const char *path)
 {
     const char *base = strrchr(path, '/');
     base = base ? base + 1 : path;
-    return str_starts_with(path, "/sys/") && (str_starts_with(base, "resource") || strcmp(base, "rom") == 0) &&
-           strcmp(base, "resource") != 0; /* "resource" itself is the small text table of BARs */
+    return str_starts_with(path, "/sys/") &&
+           ((str_starts_with(base, "resource") && strcmp(base, "resource") != 0) || /* "resource": the BAR table */
+            strcmp(base, "rom") == 0 || strcmp(base, "vpd") == 0);
 }
 
 /* Secrets no diagnosis needs: password hashes, sudo rules, SSH and TLS keys. */
@@ -208,7 +210,7 @@ static void snap_visit_file(struct snap *sn, const char *c, const struct stat *s
         return;
     }
     if (snap_never_read(c)) {
-        snap_placeholder(sn, c, st, "PCI BAR or ROM: never read");
+        snap_placeholder(sn, c, st, "PCI BAR, ROM or VPD: never read");
         return;
     }
     if (st->st_size > SNAPSHOT_FILE_CAP) {
