@@ -15,6 +15,8 @@
 #define SNAPSHOT_TOP "gpucheckup-snapshot"
 /* Capture: a host file larger than this is stored as an empty placeholder (driver libraries, BARs). */
 #define SNAPSHOT_FILE_CAP (128 * 1024)
+/* ...of which the first bytes are kept: an ELF header (the library search reads it). */
+#define SNAPSHOT_HEAD 64
 /* Replay: limits on what an untrusted tarball may unpack to. */
 #define SNAPSHOT_MEMBER_MAX (16u * 1024 * 1024)
 #define SNAPSHOT_TOTAL_MAX (256u * 1024 * 1024)
@@ -80,6 +82,9 @@ void redact_learn_report(struct redactor *rd, json_object *doc);
 /* TEXT (LEN bytes) with every learnt secret and every MAC address replaced: a new heap buffer of
  * *OUT_LEN bytes (NUL-terminated), or NULL when out of memory. */
 char *redact_text(struct redactor *rd, const char *text, size_t len, size_t *out_len);
+/* Redact binary data BUF in place, keeping its length (offsets inside it stay valid): each secret
+ * becomes its placeholder cut or padded with 'x' to the secret's length. */
+void redact_binary(struct redactor *rd, char *buf, size_t len);
 /* Zero the Device Serial Number capability in a PCI configuration space image, in place. */
 void redact_pci_config(unsigned char *cfg, size_t len);
 /* {"host": n, "user": n, ...}: how many distinct secrets of each kind were replaced (new ref). */

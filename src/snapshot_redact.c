@@ -301,6 +301,49 @@ static bool redact_word_ok(const struct redact_secret *s, const char *text, cons
     return before && after;
 }
 
+/* The secret at P, if any: its placeholder and length. */
+static const char *redact_match(struct redactor *rd, const char *text, const char *p, const char *end, size_t *skip)
+{
+    char mac[18];
+    if (isxdigit((unsigned char)*p) && redact_mac_at(text, p, end, mac)) {
+        *skip = 17;
+        const char *ph = redact_add(rd, REDACT_MAC, mac, 17);
+        return ph ? ph : "02:00:00:00:ff:ff"; /* table full: redacted all the same */
+    }
+    if (!rd->first[(unsigned char)*p])
+        return NULL;
+    for (size_t i = 0; i < rd->n; i++) {
+        const struct redact_secret *s = &rd->s[i];
+        if (s->kind == REDACT_MAC || (size_t)(end - p) < s->len)
+            continue;
+        if (memcmp(p, s->value, s->len) == 0 && redact_word_ok(s, text, p, end)) {
+            *skip = s->len;
+            return s->placeholder;
+        }
+    }
+    return NULL;
+}
+
+void redact_binary(struct redactor *rd, char *buf, size_t len)
+{
+    redact_prepare(rd);
+    char *p = buf, *end = buf + len;
+    while (p < end) {
+        size_t skip = 0;
+        const char *ph = redact_match(rd, buf, p, end, &skip);
+        if (!ph || skip == 0) {
+            p++;
+            continue;
+        }
+        size_t pl = strlen(ph);
+        memcpy(p, ph, pl < skip ? pl : skip);
+        if (pl < skip)
+            memset(p + pl, 'x', skip - pl);
+        p += skip;
+        redact_prepare(rd);
+    }
+}
+
 char *redact_text(struct redactor *rd, const char *text, size_t len, size_t *out_len)
 {
     redact_prepare(rd);
@@ -311,24 +354,8 @@ char *redact_text(struct redactor *rd, const char *text, size_t len, size_t *out
         return NULL;
     const char *p = text, *end = text + len, *run = text;
     while (p < end) {
-        char mac[18];
-        const char *ph = NULL;
         size_t skip = 0;
-        if (isxdigit((unsigned char)*p) && redact_mac_at(text, p, end, mac)) {
-            ph = redact_add(rd, REDACT_MAC, mac, 17);
-            skip = 17;
-        } else if (rd->first[(unsigned char)*p]) {
-            for (size_t i = 0; i < rd->n && !ph; i++) {
-                const struct redact_secret *s = &rd->s[i];
-                if (s->kind == REDACT_MAC || (size_t)(end - p) < s->len)
-                    continue;
-                bool eq = memcmp(p, s->value, s->len) == 0;
-                if (eq && redact_word_ok(s, text, p, end)) {
-                    ph = s->placeholder;
-                    skip = s->len;
-                }
-            }
-        }
+        const char *ph = redact_match(rd, text, p, end, &skip);
         if (ph) {
             fwrite(run, 1, (size_t)(p - run), m);
             fputs(ph, m);

@@ -200,6 +200,19 @@ static bool snap_private(const char *path)
     return str_ends_with(path, ".key") || str_ends_with(path, ".pem") || strstr(path, "/.ssh/") != NULL;
 }
 
+/* The first 64 bytes of a big file: a library's ELF header, which the library search checks
+ * (class and machine, as ld.so does), so a replay finds the same libraries. */
+static void snap_head(struct snap *sn, const char *path, struct snap_member *m)
+{
+    int fd = hostfs_openat(sn->in->fs, path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
+        return;
+    m->data = calloc(1, SNAPSHOT_HEAD + 1);
+    ssize_t n = m->data ? read(fd, m->data, SNAPSHOT_HEAD) : -1;
+    close(fd);
+    m->len = n > 0 ? (size_t)n : 0;
+}
+
 static void snap_visit_file(struct snap *sn, const char *c, const struct stat *st)
 {
     struct snap_member *m = snap_add(sn, c, S_IFREG, st);
@@ -213,14 +226,12 @@ static void snap_visit_file(struct snap *sn, const char *c, const struct stat *s
         snap_placeholder(sn, c, st, "PCI BAR, ROM or VPD: never read");
         return;
     }
-    if (st->st_size > SNAPSHOT_FILE_CAP) {
-        snap_placeholder(sn, c, st, "larger than 128 KiB");
-        return;
-    }
-    int rc = hostfs_read_file(sn->in->fs, c, SNAPSHOT_FILE_CAP, &m->data, &m->len);
-    if (rc == -EFBIG)
-        snap_placeholder(sn, c, st, "larger than 128 KiB");
-    else if (rc < 0) {
+    int rc = st->st_size > SNAPSHOT_FILE_CAP ? -EFBIG
+                                             : hostfs_read_file(sn->in->fs, c, SNAPSHOT_FILE_CAP, &m->data, &m->len);
+    if (rc == -EFBIG) {
+        snap_head(sn, c, m);
+        snap_placeholder(sn, c, st, "larger than 128 KiB: only its first 64 bytes are kept");
+    } else if (rc < 0) {
         char *why = str_printf("unreadable: %s", strerror(-rc));
         snap_placeholder(sn, c, st, why ? why : "unreadable");
         free(why);
@@ -383,6 +394,10 @@ static void snap_redact(struct snap *sn, struct redactor *rd)
         if (str_ends_with(m->name, "/config") && strstr(m->name, "/tree/sys/")) {
             redact_pci_config((unsigned char *)m->data, m->len);
             continue; /* binary: no text to replace */
+        }
+        if (memchr(m->data, '\0', m->len)) { /* binary (ld.so.cache, an ELF header): lengths kept */
+            redact_binary(rd, m->data, m->len);
+            continue;
         }
         size_t nl = 0;
         if ((s = redact_text(rd, m->data, m->len, &nl)) != NULL) {

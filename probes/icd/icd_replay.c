@@ -5,11 +5,12 @@
 #include "icd_impl.h"
 #include "snapshot.h"
 
-/* Findings that come from loading drivers or from the environment of the run: replayed as captured. */
+/* Findings that come from loading drivers (icd.missing-library too: it is judged on dlopen's answer),
+ * from the files' owners, or from the environment of the run: replayed as captured. */
 static const char *const icd_captured_ids[] = {
-    "icd.load-failed", "icd.no-entry-point", "icd.no-platforms", "icd.rejected",       "icd.error",
-    "icd.crash",       "icd.hang",           "icd.conflict",     "icd.insecure",       "icd.loader-ignores-env",
-    "icd.absent-hardware", NULL,
+    "icd.load-failed", "icd.no-entry-point", "icd.no-platforms", "icd.rejected",        "icd.error",
+    "icd.crash",       "icd.hang",           "icd.conflict",     "icd.insecure",        "icd.loader-ignores-env",
+    "icd.absent-hardware", "icd.missing-library", NULL,
 };
 
 static json_object *icd_copy_keys(json_object *from, const char *const *keys)

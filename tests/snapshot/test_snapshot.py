@@ -22,7 +22,7 @@ LIVE = ("cuda", "opencl", "smoke")
 # The icd findings that come from loading drivers or from the run's environment (probes/icd/icd_replay.c).
 ICD_CAPTURED = {"icd.load-failed", "icd.no-entry-point", "icd.no-platforms", "icd.rejected", "icd.error",
                 "icd.crash", "icd.hang", "icd.conflict", "icd.insecure", "icd.loader-ignores-env",
-                "icd.absent-hardware"}
+                "icd.absent-hardware", "icd.missing-library"}
 
 
 def owners():
@@ -128,6 +128,35 @@ class LiveSnapshot(Base):
         for line in t.stdout.splitlines():
             if line.strip().startswith("[") and " CPU " in line:
                 self.assertNotIn("[captured]", line)
+
+    def test_icd_file_checks_replay_where_the_run_looked(self):
+        """.icd files in OCL_ICD_VENDORS: the replay reads them from the tree, under the captured environment."""
+        vend = self.out("vendors")
+        os.mkdir(vend)
+        with open(os.path.join(vend, "broken.icd"), "wb") as f:
+            f.write(b"lib\x01\x02garbage\n")
+        open(os.path.join(vend, "empty.icd"), "w").close()
+        with open(os.path.join(vend, "missing.icd"), "w") as f:
+            f.write("libgc-no-such-driver.so\n")
+        if os.path.exists("/etc/OpenCL/vendors/pocl.icd"):
+            with open("/etc/OpenCL/vendors/pocl.icd") as src, open(os.path.join(vend, "pocl.icd"), "w") as dst:
+                dst.write(src.read())
+        env = dict(self.env, OCL_ICD_VENDORS=vend)
+        path = self.out("icd.tar.gz")
+        live = gctest.run("snapshot", "-o", path, "--json", "--no-smoke", env=env, timeout=300)
+        self.assertIn(live.rc, (0, 1), repr(live))
+        r = self.run_json("--root", path, env=self.env)  # not this process's OCL_ICD_VENDORS
+        def files(doc):
+            return sorted(key(f) for f in doc["findings"] if f["id"] in ("icd.malformed", "icd.unreadable"))
+        self.assertEqual(len(files(live.json)), 2, repr(live))
+        self.assertEqual(files(r.json), files(live.json))
+        self.assertFalse(any(f.get("captured") for f in r.json["findings"] if f["id"] == "icd.malformed"))
+        self.assertEqual(r.json["icd"]["vendors_dir"], vend)
+        # each library is found again in the tree, where the live run found it
+        want = {e["file"]: e["resolved"] for e in live.json["icd"]["icds"]}
+        got = {e["file"]: e["resolved"] for e in r.json["icd"]["icds"]}
+        self.assertEqual(got, want)
+        self.assertEqual(sorted(key(f) for f in r.json["findings"]), sorted(key(f) for f in live.json["findings"]))
 
     def test_unpacked_directory_replays_too(self):
         path, _ = self.snapshot("--no-smoke")

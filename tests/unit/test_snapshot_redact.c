@@ -110,6 +110,24 @@ static void test_report_uuids_and_serials(void **state)
     redact_free(rd);
 }
 
+static void test_binary_keeps_its_length(void **state)
+{
+    (void)state;
+    struct redactor *rd = redact_new();
+    redact_learn(rd, "user", "ann");
+    redact_learn(rd, "serial", "SERIAL123456789012345");
+    char buf[] = "x\0/home/ann/lib\0aa:bb:cc:dd:ee:ff\0SERIAL123456789012345\0end";
+    size_t len = sizeof(buf) - 1;
+    redact_binary(rd, buf, len);
+    /* same offsets: every NUL where it was */
+    assert_int_equal(buf[1], '\0');
+    assert_memory_equal(buf + 2, "/home/red/lib", 13);       /* "redacted-user-1" cut to 3 */
+    assert_memory_equal(buf + 16, "02:00:00:00:00:01", 17);  /* a MAC placeholder is as long */
+    assert_memory_equal(buf + 34, "REDACTED-SERIAL-1xxxx", 21);
+    assert_memory_equal(buf + 56, "end", 3);
+    redact_free(rd);
+}
+
 static void test_pci_device_serial_number_zeroed(void **state)
 {
     (void)state;
@@ -140,6 +158,7 @@ int main(void)
         cmocka_unit_test(test_ignored_values),
         cmocka_unit_test(test_files_teach_users_and_serials),
         cmocka_unit_test(test_report_uuids_and_serials),
+        cmocka_unit_test(test_binary_keeps_its_length),
         cmocka_unit_test(test_pci_device_serial_number_zeroed),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
