@@ -8,7 +8,7 @@
 
 #include "strutil.h"
 
-const char *const cli_commands[] = {"check", "cpu", "pci", "cuda", "icd", "opencl", "smoke", "list", NULL};
+const char *const cli_commands[] = {"check", "cpu", "pci", "cuda", "icd", "opencl", "smoke", "list", "snapshot", NULL};
 
 enum {
     OPT_FORMAT = 0x100,
@@ -28,6 +28,7 @@ enum {
     OPT_PROP,
     OPT_REQUIRE,
     OPT_JSON,
+    OPT_NO_REDACT,
 };
 
 /* A value quoted in a message: its first CLI_QUOTE_MAX bytes, then "..." (a huge value would push
@@ -43,6 +44,7 @@ static const struct option cli_long_options[] = {
     {"output", required_argument, NULL, 'o'},
     {"root", required_argument, NULL, OPT_ROOT},
     {"live", no_argument, NULL, OPT_LIVE},
+    {"no-redact", no_argument, NULL, OPT_NO_REDACT},
     {"timeout", required_argument, NULL, OPT_TIMEOUT},
     {"color", required_argument, NULL, OPT_COLOR},
     {"colour", required_argument, NULL, OPT_COLOR},
@@ -79,6 +81,10 @@ void cli_print_help(FILE *out)
         "  opencl             every OpenCL platform and device with its properties\n"
         "  list               one line per OpenCL platform and device, with its PCI address\n"
         "  smoke              a small matrix multiply on each OpenCL device, checked exactly\n"
+        "  snapshot -o FILE.tar.gz\n"
+        "                     `check`, then everything it read and found into FILE.tar.gz for another\n"
+        "                     machine (hostnames, serials, MACs, user names redacted); the report\n"
+        "                     goes to stdout\n"
         "\n"
         "Output:\n"
         "      --json              same as --format=json\n"
@@ -93,6 +99,10 @@ void cli_print_help(FILE *out)
         "Where to look:\n"
         "      --root=DIR          read /sys, /proc, /dev and /etc under DIR (a captured tree);\n"
         "                          probes that need the live machine are skipped\n"
+        "      --root=FILE.tar.gz  replay a snapshot (or its unpacked directory): cpu, pci and the\n"
+        "                          .icd file checks run again on it; opencl, smoke, cuda and the\n"
+        "                          driver loading show the captured results, marked [captured]\n"
+        "      --no-redact         snapshot: keep hostnames, serials, MACs and user names\n"
         "      --live              with --root: still run OpenCL, CUDA, smoke and CPUID on this machine\n"
         "      --timeout=SECONDS   limit for each isolated driver child (default 15, max 3600)\n"
         "      --cpuid-dump=FILE   decode a raw CPUID dump instead of this CPU: libcpuid's format,\n"
@@ -120,7 +130,8 @@ void cli_print_help(FILE *out)
         "Exit status:\n"
         "  0  ready: no error finding and every --require met\n"
         "  1  not ready: at least one error finding or unmet requirement\n"
-        "  2  usage error or unusable input (the message names the option or file)\n"
+        "  2  usage error or unusable input (the message names the option or file;\n"
+        "     a snapshot that is not one, truncated, or unsafe to unpack)\n"
         "  3  gpucheckup itself failed (out of memory, cannot write the output)\n"
         "\n"
         "See gpucheckup(1) for every finding ID and the JSON format.\n",
@@ -327,6 +338,9 @@ static int cli_option(int c, char **argv, struct cli_options *o, char *err, size
     case OPT_LIVE:
         o->live = true;
         break;
+    case OPT_NO_REDACT:
+        o->no_redact = true;
+        break;
     case 'q':
         o->quiet = true;
         break;
@@ -395,7 +409,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             if (strcmp(cmd, cli_commands[i]) == 0)
                 o->command = cli_commands[i];
         if (!o->command) {
-            snprintf(err, errlen, "unknown command '%.*s%s' (commands: check, cpu, pci, cuda, icd, opencl, list, smoke)",
+            snprintf(err, errlen, "unknown command '%.*s%s' (commands: check, cpu, pci, cuda, icd, opencl, list, smoke, snapshot)",
                      CLI_QUOTE(cmd));
             return -1;
         }

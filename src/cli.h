@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdio.h>
 
+struct snapshot;
+
 enum cli_format { CLI_FORMAT_TEXT = 0, CLI_FORMAT_JSON };
 enum cli_color { CLI_COLOR_AUTO = 0, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
 enum cli_smoke { CLI_SMOKE_ALL = 0, CLI_SMOKE_GPU, CLI_SMOKE_NONE };
@@ -20,7 +22,9 @@ struct cli_options {
     enum cli_format format;
     bool compact;
     const char *output;      /* -o FILE, or NULL for stdout */
-    const char *root;        /* --root DIR, or NULL for the live system */
+    const char *root;        /* --root DIR (or a snapshot), or NULL for the live system */
+    bool no_redact;          /* snapshot --no-redact: keep hostnames, serials, MACs, user names */
+    const struct snapshot *snapshot; /* set by main when --root names a snapshot (not an option) */
     bool live;               /* --live: run live-only probes even under --root */
     double timeout_s;        /* per isolated child */
     enum cli_color color;

@@ -12,6 +12,7 @@
 #include "hostfs.h"
 #include "probe.h"
 #include "run.h"
+#include "snapshot.h"
 #include "strutil.h"
 #include "writer.h"
 
@@ -177,6 +178,116 @@ static bool main_use_color(const struct cli_options *o)
     return isatty(STDOUT_FILENO);
 }
 
+/* `snapshot`: the run is `check`, tracing every host path and saving the CPUID leaves. */
+struct main_snap {
+    char *tmpdir;  /* for the CPUID dump */
+    char *dump;    /* the dump file, or NULL */
+    bool own_dump; /* ours to remove */
+    char *trace;
+    size_t trace_len;
+    FILE *m;
+};
+
+static int main_snapshot_begin(const struct cli_options *o, struct cli_options *run, struct hostfs *fs,
+                               struct main_snap *ms, char *err, size_t errlen)
+{
+    memset(ms, 0, sizeof(*ms));
+    if (!o->output || strcmp(o->output, "-") == 0) {
+        snprintf(err, errlen, "snapshot: -o FILE.tar.gz is required (the report itself goes to standard output)");
+        return -1;
+    }
+    if (o->snapshot) {
+        snprintf(err, errlen, "snapshot: --root must be a directory, not another snapshot");
+        return -1;
+    }
+    *run = *o;
+    run->command = "check";
+    run->output = NULL;
+    if (o->save_cpuid) {
+        ms->dump = str_dup(o->save_cpuid);
+    } else if (fs->live || o->live || o->cpuid_dump) {
+#if defined(__x86_64__) || defined(__i386__)
+        const char *tmp = getenv("TMPDIR");
+        ms->tmpdir = str_printf("%s/gpucheckup-cpuid-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
+        if (ms->tmpdir && mkdtemp(ms->tmpdir)) {
+            ms->dump = str_printf("%s/cpuid.dump", ms->tmpdir);
+            ms->own_dump = true;
+            run->save_cpuid = ms->dump;
+        } else {
+            free(ms->tmpdir);
+            ms->tmpdir = NULL;
+        }
+#endif
+    }
+    ms->m = open_memstream(&ms->trace, &ms->trace_len);
+    if (!ms->m) {
+        snprintf(err, errlen, "snapshot: out of memory");
+        return -1;
+    }
+    fs->trace = ms->m;
+    return 0;
+}
+
+/* Write the snapshot of report R (exit code RC). 0, or GC_EXIT_INTERNAL with a message on stderr. */
+static int main_snapshot_end(const struct cli_options *o, const struct cli_options *run, struct hostfs *fs,
+                             struct main_snap *ms, const struct report *r, int rc)
+{
+    int out = 0;
+    if (ms->m) {
+        fclose(ms->m);
+        fs->trace = NULL;
+    }
+    if (r) {
+        json_object *doc = write_json_document(r, run, rc);
+        struct snapshot_input in = {.fs = fs, .trace = ms->trace ? ms->trace : "", .trace_len = ms->trace_len,
+                                    .cpuid_dump = ms->dump, .report = doc, .redact = !o->no_redact};
+        char *err = NULL;
+        if (snapshot_write(o->output, &in, &err) < 0) {
+            fprintf(stderr, "gpucheckup: snapshot %s: %s\n", o->output, err ? err : "cannot be written");
+            out = GC_EXIT_INTERNAL;
+        }
+        free(err);
+        json_object_put(doc);
+    }
+    if (ms->own_dump)
+        unlink(ms->dump);
+    if (ms->tmpdir)
+        rmdir(ms->tmpdir);
+    free(ms->tmpdir);
+    free(ms->dump);
+    free(ms->trace);
+    return out;
+}
+
+/* --root: a directory, or a snapshot (unpacked into S). 0, or -1 with the message in ERR. */
+static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snapshot *s, char *err, size_t errlen)
+{
+    memset(s, 0, sizeof(*s));
+    if (o->root) {
+        char *serr = NULL;
+        int k = snapshot_open(o->root, s, &serr);
+        if (k < 0) {
+            snprintf(err, errlen, "%s", serr ? serr : "--root: cannot open the snapshot");
+            free(serr);
+            return -1;
+        }
+        if (k == 1) {
+            o->root = s->tree;
+            if (!o->cpuid_dump && !o->live) /* --live: this machine's CPUID */
+                o->cpuid_dump = s->cpuid_dump;
+            o->snapshot = s;
+        }
+    }
+    int frc = hostfs_open(fs, o->root);
+    if (frc < 0) {
+        const char *root = o->root ? o->root : "/";
+        snprintf(err, errlen, "--root %.*s%s: %s", MAIN_PATH(root), strerror(-frc));
+        snapshot_close(s);
+        return -1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     bool json = cli_wants_json(argc, argv);
@@ -208,26 +319,47 @@ int main(int argc, char **argv)
     }
 
     struct hostfs fs;
-    int frc = hostfs_open(&fs, o.root);
-    if (frc < 0) {
-        const char *root = o.root ? o.root : "/";
-        snprintf(err, sizeof(err), "--root %.*s%s: %s", MAIN_PATH(root), strerror(-frc));
-        int rc = main_fail(json, o.output, o.compact, "usage", err, GC_EXIT_USAGE);
+    struct snapshot snap;
+    bool snapshot_cmd = strcmp(o.command, "snapshot") == 0;
+    /* the report of `snapshot` goes to stdout: -o names the tarball */
+    const char *out = snapshot_cmd ? NULL : o.output;
+    if (main_open_root(&o, &fs, &snap, err, sizeof(err)) < 0) {
+        int rc = main_fail(json, out, o.compact, "usage", err, GC_EXIT_USAGE);
+        cli_options_free(&o);
+        return rc;
+    }
+    struct cli_options run = o;
+    struct main_snap ms = {0};
+    if (snapshot_cmd && main_snapshot_begin(&o, &run, &fs, &ms, err, sizeof(err)) < 0) {
+        int rc = main_fail(json, NULL, o.compact, "usage", err, GC_EXIT_USAGE);
+        main_snapshot_end(&o, &run, &fs, &ms, NULL, 0);
+        hostfs_close(&fs);
+        snapshot_close(&snap);
         cli_options_free(&o);
         return rc;
     }
     const char *trace = getenv("GPUCHECKUP_FS_TRACE");
-    if (trace && *trace)
+    if (trace && *trace && !snapshot_cmd)
         fs.trace = fopen(trace, "we");
 
     struct report *r = NULL;
     char *error = NULL;
-    int rc = run_diagnosis(&o, &fs, &r, &error);
+    int rc = run_diagnosis(&run, &fs, &r, &error);
+    if (snapshot_cmd) {
+        int src = main_snapshot_end(&o, &run, &fs, &ms, r, rc);
+        if (src && r) {
+            report_free(r);
+            r = NULL;
+            free(error);
+            error = str_printf("snapshot %s: cannot be written", o.output);
+            rc = GC_EXIT_INTERNAL;
+        }
+    }
     if (rc == GC_EXIT_USAGE || rc == GC_EXIT_INTERNAL) {
-        rc = main_fail(json, o.output, o.compact, rc == GC_EXIT_USAGE ? "input" : "internal",
+        rc = main_fail(json, out, o.compact, rc == GC_EXIT_USAGE ? "input" : "internal",
                        error ? error : "failed", rc);
     } else if (json) {
-        int wrc = main_emit_json(o.output, write_json_document(r, &o, rc), o.compact);
+        int wrc = main_emit_json(out, write_json_document(r, &run, rc), o.compact);
         if (wrc)
             rc = wrc;
     } else {
@@ -235,9 +367,9 @@ int main(int argc, char **argv)
         size_t len = 0;
         FILE *m = open_memstream(&buf, &len);
         if (m) {
-            write_text(m, r, &o, rc, main_use_color(&o));
+            write_text(m, r, &run, rc, main_use_color(&run));
             fclose(m);
-            int wrc = main_emit(o.output, buf, len);
+            int wrc = main_emit(out, buf, len);
             if (wrc)
                 rc = wrc;
             free(buf);
@@ -250,6 +382,7 @@ int main(int argc, char **argv)
     if (fs.trace)
         fclose(fs.trace);
     hostfs_close(&fs);
+    snapshot_close(&snap);
     cli_options_free(&o);
     return rc;
 }

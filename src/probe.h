@@ -10,6 +10,8 @@
 #include "hostfs.h"
 #include "report.h"
 
+struct snapshot;
+
 /* What a probe gets to work with. */
 struct probe_ctx {
     const struct cli_options *opts;
@@ -17,6 +19,7 @@ struct probe_ctx {
     struct report *report;    /* earlier probes' sections are there (report_find_section) */
     int timeout_ms;           /* for each isolated child */
     char *error;              /* set (heap) by a probe returning PROBE_INPUT_ERROR: the message */
+    const struct snapshot *snapshot; /* --root names a snapshot: live-only parts are replayed from it */
 };
 
 /* Return values of probe.run. */

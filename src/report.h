@@ -44,6 +44,7 @@ struct report_finding {
     size_t n_evidence;
     char *caused_by_id;      /* root cause finding, or NULL */
     char *caused_by_subject; /* its subject, may be NULL */
+    bool captured;           /* replayed from a snapshot, not found on this run */
 };
 
 struct report_line {
@@ -60,6 +61,7 @@ struct report_section {
     struct report_line *lines; /* summary lines, in order */
     size_t n_lines;
     double duration_ms;
+    bool captured;             /* replayed from a snapshot: the live probe did not run here */
 };
 
 struct report_requirement {

@@ -8,6 +8,7 @@
 
 #include "doctor.h"
 #include "probe.h"
+#include "snapshot.h"
 #include "strutil.h"
 
 static bool run_needs(const struct probe *p, const char *name, int depth)
@@ -33,6 +34,27 @@ bool run_selects(const char *command, const char *name)
     return p && run_needs(p, name, 0);
 }
 
+/* host.snapshot: where a replayed snapshot comes from. */
+static void run_note_snapshot(const struct snapshot *s, json_object *host)
+{
+    json_object *o = json_object_new_object();
+    static const char *const keys[] = {"created", "gpucheckup_version", "redacted", NULL};
+    for (size_t i = 0; keys[i]; i++) {
+        json_object *v = json_object_object_get(s->manifest, keys[i]);
+        json_object_object_add(o, keys[i], v ? json_object_get(v) : NULL);
+    }
+    json_object_object_add(o, "path", json_object_new_string(s->path ? s->path : s->dir));
+    json_object_object_add(host, "snapshot", o);
+    /* what the tree cannot say (uname of the captured machine), the captured report does */
+    json_object *cap = json_object_object_get(s->report, "host");
+    static const char *const ids[] = {"hostname", "kernel", "architecture", NULL};
+    for (size_t i = 0; ids[i]; i++) {
+        json_object *v = json_object_object_get(cap, ids[i]);
+        if (!json_object_object_get(host, ids[i]) && json_object_is_type(v, json_type_string))
+            json_object_object_add(host, ids[i], json_object_get(v));
+    }
+}
+
 int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct report **out, char **error)
 {
     *out = NULL;
@@ -46,11 +68,14 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
         return GC_EXIT_INTERNAL;
     }
     host_collect(fs, r->host);
+    if (o->snapshot)
+        run_note_snapshot(o->snapshot, r->host);
 
     struct probe_ctx ctx = {
         .opts = o,
         .fs = fs,
         .report = r,
+        .snapshot = o->snapshot,
         .timeout_ms = (int)(o->timeout_s * 1000.0 + 0.5),
     };
     if (ctx.timeout_ms < 1)
@@ -66,7 +91,11 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
             *error = str_dup("out of memory");
             return GC_EXIT_INTERNAL;
         }
-        if (p->needs_live && !fs->live && !o->live) {
+        /* a snapshot's icd probe checks the .icd files again and replays the drivers' results */
+        bool replay_icd = o->snapshot && !o->live && strcmp(p->name, "icd") == 0;
+        if (p->needs_live && !fs->live && !o->live && !replay_icd) {
+            if (o->snapshot && snapshot_replay_section(o->snapshot, r, sec))
+                continue;
             report_section_set_status(sec, REPORT_STATUS_SKIPPED,
                                       "needs the live machine, and --root points at another tree "
                                       "(add --live to run it against this machine)");

@@ -33,6 +33,8 @@ static json_object *write_json_section(const struct report_section *s)
         json_object_array_add(sum, l);
     }
     json_object_object_add(o, "summary", sum);
+    if (s->captured)
+        json_object_object_add(o, "captured", json_object_new_boolean(true));
     /* The probe's facts sit beside the common keys; a probe never uses those names. */
     json_object_object_foreach(s->data, key, val)
     {
@@ -67,6 +69,8 @@ static json_object *write_json_finding(const struct report_finding *f)
     } else {
         json_object_object_add(o, "caused_by", NULL);
     }
+    if (f->captured)
+        json_object_object_add(o, "captured", json_object_new_boolean(true));
     return o;
 }
 

@@ -60,8 +60,9 @@ static void write_text_findings(struct text_out *t, const struct report *r, enum
         if (!heading)
             text_heading(t, "Findings");
         heading = true;
-        fprintf(t->f, "  %s %s%s%s%s\n", text_mark(t, text_severity_mark(f->severity)), f->id,
-                f->subject ? " (" : "", f->subject ? f->subject : "", f->subject ? ")" : "");
+        fprintf(t->f, "  %s %s%s%s%s%s\n", text_mark(t, text_severity_mark(f->severity)), f->id,
+                f->subject ? " (" : "", f->subject ? f->subject : "", f->subject ? ")" : "",
+                f->captured ? " [captured]" : "");
         fprintf(t->f, "         %s\n", f->message);
         if (f->caused_by_id)
             fprintf(t->f, "         caused by: %s%s%s%s\n", f->caused_by_id, f->caused_by_subject ? " (" : "",
@@ -118,7 +119,13 @@ void write_text(FILE *f, const struct report *r, const struct cli_options *o, in
     const char *kern = json_object_get_string(json_object_object_get(r->host, "kernel"));
     fprintf(f, "gpucheckup %s on %s (%s%s%s)\n", GPUCHECKUP_VERSION, host ? host : "unknown host",
             os ? os : "unknown OS", kern ? ", kernel " : "", kern ? kern : "");
-    if (!json_object_get_boolean(json_object_object_get(r->host, "live")))
+    json_object *snap = json_object_object_get(r->host, "snapshot");
+    if (snap)
+        fprintf(f, "Replaying the snapshot %s (taken %s by gpucheckup %s): [captured] marks what was not run here\n",
+                json_object_get_string(json_object_object_get(snap, "path")),
+                json_object_get_string(json_object_object_get(snap, "created")),
+                json_object_get_string(json_object_object_get(snap, "gpucheckup_version")));
+    else if (!json_object_get_boolean(json_object_object_get(r->host, "live")))
         fprintf(f, "Reading a captured tree: %s\n",
                 json_object_get_string(json_object_object_get(r->host, "root")));
 
@@ -126,13 +133,15 @@ void write_text(FILE *f, const struct report *r, const struct cli_options *o, in
     for (size_t i = 0; i < r->n_sections; i++) {
         const struct report_section *s = &r->sections[i];
         if (s->status != REPORT_STATUS_OK) {
-            fprintf(f, "  %s %-10s %s%s%s\n",
+            fprintf(f, "  %s %-10s %s%s%s%s\n",
                     text_mark(&t, s->status == REPORT_STATUS_FAILED ? REPORT_MARK_ERROR : REPORT_MARK_SKIP), s->name,
-                    report_status_name(s->status), s->reason ? ": " : "", s->reason ? s->reason : "");
+                    s->captured ? "[captured] " : "", report_status_name(s->status), s->reason ? ": " : "",
+                    s->reason ? s->reason : "");
             continue;
         }
         for (size_t j = 0; j < s->n_lines; j++)
-            fprintf(f, "  %s %-10s %s\n", text_mark(&t, s->lines[j].mark), s->lines[j].label, s->lines[j].text);
+            fprintf(f, "  %s %-10s %s%s\n", text_mark(&t, s->lines[j].mark), s->lines[j].label,
+                    s->captured ? "[captured] " : "", s->lines[j].text);
     }
 
     write_text_findings(&t, r, REPORT_SEV_INFO);

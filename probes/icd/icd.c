@@ -8,6 +8,7 @@
 #include "icd_impl.h"
 #include "isolate.h"
 #include "probe.h"
+#include "snapshot.h"
 #include "strutil.h"
 
 static const struct check icd_checks[] = {
@@ -77,8 +78,14 @@ static const struct check icd_checks[] = {
 
 /* ---- small helpers ---- */
 
+/* Under a snapshot: the environment its run saw (the icd section's "env"), not this process's, so
+ * the .icd files are looked for where that run looked. Set only while icd_run runs. */
+static json_object *icd_replay_env;
+
 const char *icd_env(const char *name)
 {
+    if (icd_replay_env)
+        return json_object_get_string(json_object_object_get(icd_replay_env, name));
     const char *v = getenv(name);
     return v;
 }
@@ -325,6 +332,7 @@ static void icd_check_ignored_env(struct icd_state *st)
 
 static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
 {
+    json_object *own_env = NULL;
     struct icd_state st;
     memset(&st, 0, sizeof(st));
     st.ctx = ctx;
@@ -335,7 +343,13 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     /* Libraries are loaded on this machine, so they are looked up on this machine's files, even
      * when --root --live reads the .icd files from a captured tree. */
     st.libfs = ctx->fs;
-    if (!ctx->fs->live) {
+    if (ctx->snapshot) {
+        json_object *env = json_object_object_get(snapshot_captured_section(ctx->snapshot, "icd"), "env");
+        if (!json_object_is_type(env, json_type_object)) /* none captured: nothing was set */
+            env = own_env = json_object_new_object();
+        icd_replay_env = env;
+    }
+    if (!ctx->fs->live && !ctx->snapshot) { /* a snapshot's tree holds the libraries' names */
         if (hostfs_open(&st.own_libfs, "/") == 0) {
             st.have_own_libfs = true;
             st.libfs = &st.own_libfs;
@@ -344,6 +358,8 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     if (icd_search_init(&st.search, st.libfs, icd_env("LD_LIBRARY_PATH")) != 0 ||
         icd_loaders_scan(&st.search, &st.loaders, &st.n_loaders) != 0) {
         icd_state_free(&st);
+        icd_replay_env = NULL;
+        json_object_put(own_env);
         ctx->error = str_printf("icd: out of memory");
         return PROBE_INTERNAL_ERROR;
     }
@@ -352,17 +368,28 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     else if (st.search.cache && icd_ldcache_walk(st.search.cache, st.search.cache_len, NULL, NULL) < 0)
         report_section_add_note(sec, "/etc/ld.so.cache: not a cache file this build understands");
 
-    icd_identify(&st);
-    icd_crosscheck_winner(&st);
+    if (ctx->snapshot) {
+        icd_identify_captured(&st);
+    } else {
+        icd_identify(&st);
+        icd_crosscheck_winner(&st);
+    }
     icd_check_loaders(&st);
     icd_collect(&st);
     icd_precheck(&st);
-    icd_check_ignored_env(&st);
-    icd_probe_all(&st);
-    icd_check_conflict(&st);
+    if (!ctx->snapshot) { /* loading drivers and this process's environment: the live machine's */
+        icd_check_ignored_env(&st);
+        icd_probe_all(&st);
+        icd_check_conflict(&st);
+    }
     icd_no_icds(&st);
     icd_fill_data(&st);
     icd_summary(&st);
+    if (ctx->snapshot) {
+        icd_replay_captured(&st);
+        icd_replay_env = NULL;
+        json_object_put(own_env);
+    }
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     icd_state_free(&st);
     return PROBE_DONE;

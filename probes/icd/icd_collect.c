@@ -397,7 +397,8 @@ void icd_precheck(struct icd_state *st)
             }
         }
     }
-    if (st->root)
+    /* a snapshot's owners and modes are those of its unpacking: its icd.insecure is the captured one */
+    if (st->root && !st->ctx->snapshot)
         for (size_t i = 0; i < st->n; i++)
             icd_check_insecure(st, &st->e[i]);
 }

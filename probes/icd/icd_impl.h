@@ -215,6 +215,10 @@ char *icd_output_tail(const char *out);
 
 /* the loader (icd_loader.c) */
 void icd_identify(struct icd_state *st);
+/* Under a snapshot (icd_replay.c): the loader as the snapshot's run identified it, no child run. */
+void icd_identify_captured(struct icd_state *st);
+/* Under a snapshot: the driver children's findings and summary, as captured. */
+void icd_replay_captured(struct icd_state *st);
 json_object *icd_loader_file_info(const struct icd_state *st, size_t i);
 const char *icd_loader_kind_of(json_object *info);
 void icd_crosscheck_winner(struct icd_state *st);
