@@ -46,3 +46,23 @@ void checks_foreach(void (*fn)(const struct check *c, const char *owner, void *a
                 fn(&cs->rows[i], pr->name, arg);
     }
 }
+
+struct checks_owner_ctx {
+    const char *id;
+    const char *owner;
+};
+
+static void checks_owner_row(const struct check *c, const char *owner, void *arg)
+{
+    struct checks_owner_ctx *ctx = arg;
+    if (!ctx->owner && strcmp(c->id, ctx->id) == 0)
+        ctx->owner = owner;
+}
+
+const char *checks_owner(const char *id)
+{
+    struct checks_owner_ctx ctx = {id, NULL};
+    if (id)
+        checks_foreach(checks_owner_row, &ctx);
+    return ctx.owner;
+}

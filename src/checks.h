@@ -16,6 +16,9 @@ struct check {
 /* The row for ID across the core and every registered probe, or NULL. */
 const struct check *checks_find(const char *id);
 
+/* Who declares ID: "core", or the name of the probe whose rows hold it; NULL when no row has it. */
+const char *checks_owner(const char *id);
+
 /* Call FN for every catalogue row, core rows first, then each probe's in registry order. */
 void checks_foreach(void (*fn)(const struct check *c, const char *owner, void *arg), void *arg);
 

@@ -8,6 +8,8 @@
 
 #include "strutil.h"
 
+const char *const cli_format_names[] = {"text", "json", "junit", "prometheus", "nfd", "github", NULL};
+
 const char *const cli_commands[] = {"check", "cpu", "pci", "cuda", "icd", "opencl", "smoke", "list", NULL};
 
 enum {
@@ -82,7 +84,11 @@ void cli_print_help(FILE *out)
         "\n"
         "Output:\n"
         "      --json              same as --format=json\n"
-        "      --format=FMT        text (default) or json\n"
+        "      --format=FMT        text (default), json, or for other consumers:\n"
+        "                          junit (JUnit XML for CI test reports), prometheus\n"
+        "                          (node_exporter textfile collector), nfd (Kubernetes Node\n"
+        "                          Feature Discovery features.d labels), github (GitHub\n"
+        "                          Actions ::error/::warning/::notice annotations)\n"
         "      --compact           JSON on one line\n"
         "  -o, --output=FILE       write the report to FILE (atomically) instead of stdout\n"
         "      --color=WHEN        auto (default), always or never; NO_COLOR is honoured\n"
@@ -228,15 +234,21 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             o->format = CLI_FORMAT_JSON;
             break;
         case OPT_FORMAT:
-            if (strcmp(optarg, "text") == 0)
-                o->format = CLI_FORMAT_TEXT;
-            else if (strcmp(optarg, "json") == 0)
-                o->format = CLI_FORMAT_JSON;
-            else {
-                snprintf(err, errlen, "--format: '%.*s%s' is not a format (use text or json)", CLI_QUOTE(optarg));
+        {
+            bool known = false;
+            for (size_t i = 0; cli_format_names[i]; i++)
+                if (strcmp(optarg, cli_format_names[i]) == 0) {
+                    o->format = (enum cli_format)i;
+                    known = true;
+                }
+            if (!known) {
+                snprintf(err, errlen,
+                         "--format: '%.*s%s' is not a format (use text, json, junit, prometheus, nfd or github)",
+                         CLI_QUOTE(optarg));
                 return -1;
             }
             break;
+        }
         case OPT_COMPACT:
             o->compact = true;
             break;
