@@ -175,8 +175,9 @@ static int junit_write_case(xmlTextWriterPtr w, const char *classname, const str
                                                  BAD_CAST(c->finding->message ? c->finding->message : "")));
             JUNIT_DO(xmlTextWriterWriteString(w, BAD_CAST text));
             JUNIT_DO(xmlTextWriterEndElement(w));
+        } else {
+            JUNIT_DO(xmlTextWriterWriteElement(w, BAD_CAST "system-out", BAD_CAST text));
         }
-        JUNIT_DO(xmlTextWriterWriteElement(w, BAD_CAST "system-out", BAD_CAST text));
         free(text);
     } else if (c->skipped) {
         JUNIT_DO(xmlTextWriterStartElement(w, BAD_CAST "skipped"));
