@@ -77,6 +77,7 @@ static void checks_owner_cb(const struct check *c, const char *owner, void *arg)
 const char *checks_owner(const char *id)
 {
     struct checks_owner_find f = {id, NULL};
-    checks_foreach(checks_owner_cb, &f);
+    if (id)
+        checks_foreach(checks_owner_cb, &f);
     return f.owner;
 }

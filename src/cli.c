@@ -8,6 +8,8 @@
 
 #include "strutil.h"
 
+const char *const cli_format_names[] = {"text", "json", "junit", "prometheus", "nfd", "github", NULL};
+
 const char *const cli_commands[] = {"check", "cpu", "pci", "cuda", "icd", "opencl", "smoke", "list", "snapshot", NULL};
 
 enum {
@@ -88,7 +90,11 @@ void cli_print_help(FILE *out)
         "\n"
         "Output:\n"
         "      --json              same as --format=json\n"
-        "      --format=FMT        text (default) or json\n"
+        "      --format=FMT        text (default), json, or for other consumers:\n"
+        "                          junit (JUnit XML for CI test reports), prometheus\n"
+        "                          (node_exporter textfile collector), nfd (Kubernetes Node\n"
+        "                          Feature Discovery features.d labels), github (GitHub\n"
+        "                          Actions ::error/::warning/::notice annotations)\n"
         "      --compact           JSON on one line\n"
         "  -o, --output=FILE       write the report to FILE (atomically) instead of stdout\n"
         "      --color=WHEN        auto (default), always or never; NO_COLOR is honoured\n"
@@ -225,15 +231,14 @@ static int cli_option_value(int c, struct cli_options *o, char *err, size_t errl
     uint64_t u;
     switch (c) {
     case OPT_FORMAT:
-        if (strcmp(optarg, "text") == 0)
-            o->format = CLI_FORMAT_TEXT;
-        else if (strcmp(optarg, "json") == 0)
-            o->format = CLI_FORMAT_JSON;
-        else {
-            snprintf(err, errlen, "--format: '%.*s%s' is not a format (use text or json)", CLI_QUOTE(optarg));
-            return -1;
-        }
-        return 0;
+        for (size_t i = 0; cli_format_names[i]; i++)
+            if (strcmp(optarg, cli_format_names[i]) == 0) {
+                o->format = (enum cli_format)i;
+                return 0;
+            }
+        snprintf(err, errlen, "--format: '%.*s%s' is not a format (use text, json, junit, prometheus, nfd or github)",
+                 CLI_QUOTE(optarg));
+        return -1;
     case 'o':
         if (!*optarg) {
             snprintf(err, errlen, "--output: empty file name");

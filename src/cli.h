@@ -8,7 +8,18 @@
 
 struct snapshot;
 
-enum cli_format { CLI_FORMAT_TEXT = 0, CLI_FORMAT_JSON };
+/* Output formats; every one walks the same report (see writer.h). */
+enum cli_format {
+    CLI_FORMAT_TEXT = 0,
+    CLI_FORMAT_JSON,
+    CLI_FORMAT_JUNIT,      /* JUnit XML for CI test reports */
+    CLI_FORMAT_PROMETHEUS, /* node_exporter textfile collector */
+    CLI_FORMAT_NFD,        /* Kubernetes Node Feature Discovery features.d file */
+    CLI_FORMAT_GITHUB,     /* GitHub Actions workflow commands */
+};
+
+/* Format names, indexed by enum cli_format. */
+extern const char *const cli_format_names[];
 enum cli_color { CLI_COLOR_AUTO = 0, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
 enum cli_smoke { CLI_SMOKE_ALL = 0, CLI_SMOKE_GPU, CLI_SMOKE_NONE };
 

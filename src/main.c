@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "checks.h"
@@ -163,6 +164,27 @@ static int main_check_output(const char *path, char *err, size_t errlen)
     return rc;
 }
 
+/* The report in the chosen non-JSON format. Returns 0 or -1 (out of memory). */
+static int main_write(FILE *m, const struct report *r, const struct cli_options *o, const struct writer_run *run,
+                      bool color)
+{
+    switch (o->format) {
+    case CLI_FORMAT_JUNIT:
+        return write_junit(m, r, o, run);
+    case CLI_FORMAT_PROMETHEUS:
+        return write_prometheus(m, r, o, run);
+    case CLI_FORMAT_NFD:
+        return write_nfd(m, r, o, run);
+    case CLI_FORMAT_GITHUB:
+        return write_github(m, r, o, run);
+    case CLI_FORMAT_TEXT:
+    case CLI_FORMAT_JSON:
+    default:
+        write_text(m, r, o, run->exit_code, color);
+        return 0;
+    }
+}
+
 static bool main_use_color(const struct cli_options *o)
 {
     if (o->color == CLI_COLOR_ALWAYS)
@@ -312,6 +334,11 @@ int main(int argc, char **argv)
         cli_options_free(&o);
         return main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE);
     }
+    if (o.list_checks && o.format != CLI_FORMAT_TEXT && o.format != CLI_FORMAT_JSON) {
+        snprintf(err, sizeof(err), "--list-checks: prints text or json, not %s", cli_format_names[o.format]);
+        cli_options_free(&o);
+        return main_fail(false, NULL, false, "usage", err, GC_EXIT_USAGE);
+    }
     if (o.list_checks) {
         int rc = main_list_checks(&o);
         cli_options_free(&o);
@@ -344,7 +371,11 @@ int main(int argc, char **argv)
 
     struct report *r = NULL;
     char *error = NULL;
+    struct timespec t0, m0, m1;
+    clock_gettime(CLOCK_REALTIME, &t0);
+    clock_gettime(CLOCK_MONOTONIC, &m0);
     int rc = run_diagnosis(&run, &fs, &r, &error);
+    clock_gettime(CLOCK_MONOTONIC, &m1);
     if (snapshot_cmd) {
         int src = main_snapshot_end(&o, &run, &fs, &ms, r, rc);
         if (src && r) {
@@ -363,12 +394,25 @@ int main(int argc, char **argv)
         if (wrc)
             rc = wrc;
     } else {
+        struct writer_run wrun = {
+            .exit_code = rc,
+            .started_s = (double)t0.tv_sec + t0.tv_nsec / 1e9,
+            .duration_s = (double)(m1.tv_sec - m0.tv_sec) + (m1.tv_nsec - m0.tv_nsec) / 1e9,
+        };
         char *buf = NULL;
         size_t len = 0;
         FILE *m = open_memstream(&buf, &len);
         if (m) {
-            write_text(m, r, &run, rc, main_use_color(&run));
-            fclose(m);
+            int w = main_write(m, r, &run, &wrun, main_use_color(&run));
+            if (fclose(m) != 0 || w < 0) {
+                fprintf(stderr, "gpucheckup: cannot build the %s output (out of memory)\n",
+                        cli_format_names[o.format]);
+                free(buf);
+                buf = NULL;
+                rc = GC_EXIT_INTERNAL;
+            }
+        }
+        if (buf) {
             int wrc = main_emit(out, buf, len);
             if (wrc)
                 rc = wrc;

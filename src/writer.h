@@ -1,4 +1,4 @@
-/* writer.h: the two writers (text for people, JSON for machines); both only walk the report. */
+/* writer.h: the writers (text for people, JSON and the consumers' formats for machines); all only walk the report. */
 #ifndef GPUCHECKUP_WRITER_H
 #define GPUCHECKUP_WRITER_H
 
@@ -21,6 +21,24 @@ int write_json_to(FILE *f, json_object *doc, bool compact);
 
 /* The text report for people. COLOR: use ANSI colours. */
 void write_text(FILE *f, const struct report *r, const struct cli_options *o, int exit_code, bool color);
+
+/* What the writers for other consumers know about the run besides the report. */
+struct writer_run {
+    int exit_code;     /* the exit status gpucheckup returns */
+    double started_s;  /* when the run began, seconds since the Unix epoch */
+    double duration_s; /* how long the run took, in seconds */
+};
+
+/* The consumers' formats (--format=junit|prometheus|nfd|github). Each writes its whole document to
+ * F and returns 0, or -1 when memory ran out or F failed. None changes the exit status. */
+/* JUnit XML (write_junit.c): one testsuite per probe, one testcase per check. */
+int write_junit(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run);
+/* Prometheus text exposition format for node_exporter's textfile collector (write_prometheus.c). */
+int write_prometheus(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run);
+/* Kubernetes Node Feature Discovery features.d file: label=value lines (write_nfd.c). */
+int write_nfd(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run);
+/* GitHub Actions workflow commands, one per finding (write_github.c). */
+int write_github(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run);
 
 /* Write LEN bytes of BUF to PATH atomically (temp file in the same directory, fsync, rename), or to
  * stdout when PATH is NULL. Returns 0, or -1 with a message in *ERR (caller frees). A PATH that is

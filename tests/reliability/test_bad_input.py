@@ -129,7 +129,7 @@ class OptionValueTests(BadInputCase):
         "--device": "P or P:D",
     }
     CHOICES = {
-        "--format": "text or json",
+        "--format": "text, json, junit, prometheus, nfd or github",
         "--color": "auto, always, never",
         "--colour": "auto, always, never",  # named "--color" in the message: one option, two spellings
         "--smoke": "all, gpu, none",

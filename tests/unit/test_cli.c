@@ -30,6 +30,33 @@ static void test_defaults(void **state)
     cli_options_free(&o);
 }
 
+/* Every format name parses to its enum value, the last --format wins, and names are exact. */
+static void test_formats(void **state)
+{
+    (void)state;
+    struct cli_options o;
+    char err[256];
+    static const struct {
+        const char *arg;
+        enum cli_format f;
+    } ok[] = {
+        {"--format=text", CLI_FORMAT_TEXT},   {"--format=json", CLI_FORMAT_JSON},
+        {"--format=junit", CLI_FORMAT_JUNIT}, {"--format=prometheus", CLI_FORMAT_PROMETHEUS},
+        {"--format=nfd", CLI_FORMAT_NFD},     {"--format=github", CLI_FORMAT_GITHUB},
+    };
+    for (size_t i = 0; i < sizeof(ok) / sizeof(ok[0]); i++) {
+        assert_int_equal(PARSE(&o, err, "--json", (char *)ok[i].arg), 0);
+        assert_int_equal(o.format, ok[i].f);
+        assert_string_equal(cli_format_names[o.format], ok[i].arg + strlen("--format="));
+        cli_options_free(&o);
+    }
+    assert_int_equal(PARSE(&o, err, "--format=JUnit"), -1);
+    assert_non_null(strstr(err, "junit, prometheus, nfd or github"));
+    cli_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--format=githubx"), -1);
+    cli_options_free(&o);
+}
+
 static void test_command_and_options_in_any_order(void **state)
 {
     (void)state;
@@ -137,6 +164,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
+        cmocka_unit_test(test_formats),
         cmocka_unit_test(test_command_and_options_in_any_order),
         cmocka_unit_test(test_bad_values_named),
         cmocka_unit_test(test_huge_value_keeps_the_explanation),

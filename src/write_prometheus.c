@@ -1,0 +1,234 @@
+/* write_prometheus.c: the Prometheus writer (--format=prometheus) for node_exporter's textfile collector. */
+#include "writer.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strutil.h"
+
+/* The text exposition format (https://prometheus.io/docs/instrumenting/exposition_formats/): one
+ * "# HELP" and one "# TYPE" line per metric family, then its samples; a label value escapes
+ * backslash, double quote and line feed as \\, \" and \n; a HELP text escapes backslash and line
+ * feed. Every metric is a gauge of this run; every family keeps the same label names in every run,
+ * so dashboards and alerts can rely on them. node_exporter's textfile collector reads *.prom files
+ * and rejects the whole file on a duplicate series, so each series below is unique by its labels. */
+
+#define PROM_PREFIX "gpucheckup_"
+
+static void prom_family(FILE *f, const char *name, const char *help)
+{
+    fprintf(f, "# HELP " PROM_PREFIX "%s %s\n# TYPE " PROM_PREFIX "%s gauge\n", name, help, name);
+}
+
+/* A label value, escaped (NULL as ""). */
+static void prom_label_value(FILE *f, const char *v)
+{
+    for (const char *p = v ? v : ""; *p; p++) {
+        if (*p == '\\')
+            fputs("\\\\", f);
+        else if (*p == '"')
+            fputs("\\\"", f);
+        else if (*p == '\n')
+            fputs("\\n", f);
+        else
+            fputc(*p, f);
+    }
+}
+
+/* NAME{k1="v1",k2="v2"...} VALUE: LABELS is NULL-terminated pairs of name and value. */
+static void prom_sample(FILE *f, const char *name, const char *const *labels, double value)
+{
+    fprintf(f, PROM_PREFIX "%s", name);
+    if (labels && labels[0]) {
+        fputc('{', f);
+        for (size_t i = 0; labels[i]; i += 2) {
+            fprintf(f, "%s%s=\"", i ? "," : "", labels[i]);
+            prom_label_value(f, labels[i + 1]);
+            fputc('"', f);
+        }
+        fputc('}', f);
+    }
+    if (isfinite(value))
+        fprintf(f, " %.10g\n", value);
+    else
+        fputs(" NaN\n", f);
+}
+
+static json_object *prom_get(json_object *o, const char *key)
+{
+    json_object *v = NULL;
+    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
+}
+
+static const char *prom_str(json_object *o, const char *key)
+{
+    json_object *v = prom_get(o, key);
+    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+}
+
+/* A number under KEY: true and *OUT, or false when it is missing or null (unknown is never 0). */
+static bool prom_num(json_object *o, const char *key, double *out)
+{
+    json_object *v = prom_get(o, key);
+    if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+        return false;
+    *out = json_object_get_double(v);
+    return true;
+}
+
+/* One smoke-tested device: its labels. API is "opencl" or "cuda". */
+struct prom_dev {
+    const char *api;
+    char device[48]; /* "P:D" (OpenCL platform:device index) or the CUDA ordinal */
+    const char *name;
+    const char *pci;
+    json_object *o;
+};
+
+static size_t prom_smoke_devices(const struct report *r, struct prom_dev *out, size_t max)
+{
+    size_t n = 0;
+    const struct report_section *s = report_find_section(r, "smoke");
+    json_object *arr = s ? prom_get(s->data, "devices") : NULL;
+    for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
+         i++) {
+        json_object *d = json_object_array_get_idx(arr, i);
+        const char *st = prom_str(d, "status");
+        if (!st || strcmp(st, "skipped") == 0)
+            continue;
+        double p = -1, x = -1;
+        prom_num(d, "platform_index", &p);
+        prom_num(d, "device_index", &x);
+        out[n] = (struct prom_dev){.api = "opencl", .name = prom_str(d, "name"), .pci = prom_str(d, "pci_address"), .o = d};
+        snprintf(out[n].device, sizeof(out[n].device), "%.0f:%.0f", p, x);
+        n++;
+    }
+    s = report_find_section(r, "cuda");
+    arr = s ? prom_get(s->data, "smoke") : NULL;
+    for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
+         i++) {
+        json_object *d = json_object_array_get_idx(arr, i);
+        const char *st = prom_str(d, "status");
+        if (!st || strcmp(st, "skipped") == 0)
+            continue;
+        double ord = -1;
+        prom_num(d, "ordinal", &ord);
+        out[n] = (struct prom_dev){.api = "cuda", .name = prom_str(d, "name"), .pci = prom_str(d, "pci_bus_id"), .o = d};
+        snprintf(out[n].device, sizeof(out[n].device), "%.0f", ord);
+        n++;
+    }
+    return n;
+}
+
+/* A per-device family: the devices that have KEY (times SCALE). */
+static void prom_smoke_family(FILE *f, const struct prom_dev *devs, size_t n, const char *name, const char *help,
+                              const char *key, double scale)
+{
+    bool any = false;
+    for (size_t i = 0; i < n; i++) {
+        double v;
+        bool have = key ? prom_num(devs[i].o, key, &v) : true;
+        if (!key)
+            v = strcmp(prom_str(devs[i].o, "status"), "pass") == 0 ? 1 : 0;
+        if (!have)
+            continue;
+        if (!any)
+            prom_family(f, name, help);
+        any = true;
+        const char *labels[] = {"api", devs[i].api, "device", devs[i].device, "name", devs[i].name,
+                                "pci_address", devs[i].pci, NULL};
+        prom_sample(f, name, labels, v * scale);
+    }
+}
+
+int write_prometheus(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run)
+{
+    const char *info[] = {"version", GPUCHECKUP_VERSION, "command", o->command, NULL};
+    prom_family(f, "info", "gpucheckup's version and the command that wrote this file (always 1).");
+    prom_sample(f, "info", info, 1);
+
+    prom_family(f, "ready", "1 when the machine is ready (no error finding, every --require met), else 0.");
+    prom_sample(f, "ready", NULL, report_is_ready(r) ? 1 : 0);
+    prom_family(f, "exit_code", "gpucheckup's exit status: 0 ready, 1 not ready.");
+    prom_sample(f, "exit_code", NULL, run->exit_code);
+
+    prom_family(f, "findings", "Number of findings by severity.");
+    for (int sev = REPORT_SEV_ERROR; sev >= REPORT_SEV_INFO; sev--) {
+        const char *labels[] = {"severity", report_severity_name((enum report_severity)sev), NULL};
+        prom_sample(f, "findings", labels, (double)report_count_severity(r, (enum report_severity)sev));
+    }
+
+    /* one series per finding ID and subject; its value counts the findings with both */
+    if (r->n_findings)
+        prom_family(f, "check",
+                    "Findings of this run, one series per finding ID and subject (see gpucheckup(1)); "
+                    "the value counts them.");
+    for (size_t i = 0; i < r->n_findings; i++) {
+        const struct report_finding *fi = &r->findings[i];
+        const char *subj = fi->subject ? fi->subject : "";
+        bool seen = false;
+        size_t count = 0;
+        for (size_t j = 0; j < r->n_findings; j++) {
+            const char *sj = r->findings[j].subject ? r->findings[j].subject : "";
+            if (strcmp(r->findings[j].id, fi->id) == 0 && strcmp(sj, subj) == 0) {
+                if (j < i)
+                    seen = true;
+                count++;
+            }
+        }
+        if (seen)
+            continue;
+        const char *labels[] = {"id", fi->id, "subject", subj, "severity", report_severity_name(fi->severity), NULL};
+        prom_sample(f, "check", labels, (double)count);
+    }
+
+    if (r->targets && json_object_object_length(r->targets) > 0) {
+        prom_family(f, "target_ready",
+                    "1 when the target is ready: gpu, opencl, cuda12, cuda13, cpu_avx (see gpucheckup(1)).");
+        json_object_object_foreach(r->targets, name, t)
+        {
+            json_object *ready = prom_get(t, "ready");
+            const char *labels[] = {"target", name, NULL};
+            prom_sample(f, "target_ready", labels, ready && json_object_get_boolean(ready) ? 1 : 0);
+        }
+    }
+    if (r->n_requirements)
+        prom_family(f, "requirement_met", "1 when the --require item is met.");
+    for (size_t i = 0; i < r->n_requirements; i++) {
+        bool seen = false; /* --require gpu,gpu: one series */
+        for (size_t j = 0; j < i; j++)
+            seen |= strcmp(r->requirements[j].name, r->requirements[i].name) == 0;
+        if (seen)
+            continue;
+        const char *labels[] = {"requirement", r->requirements[i].name, NULL};
+        prom_sample(f, "requirement_met", labels, r->requirements[i].met ? 1 : 0);
+    }
+
+    if (r->n_sections) {
+        prom_family(f, "probe_ok", "1 when the probe ran to completion; 0 when skipped, not applicable or failed.");
+        for (size_t i = 0; i < r->n_sections; i++) {
+            const char *labels[] = {"probe", r->sections[i].name, NULL};
+            prom_sample(f, "probe_ok", labels, r->sections[i].status == REPORT_STATUS_OK ? 1 : 0);
+        }
+        prom_family(f, "probe_duration_seconds", "How long each probe took.");
+        for (size_t i = 0; i < r->n_sections; i++) {
+            const char *labels[] = {"probe", r->sections[i].name, NULL};
+            prom_sample(f, "probe_duration_seconds", labels, r->sections[i].duration_ms / 1000.0);
+        }
+    }
+
+    struct prom_dev devs[256];
+    size_t n = prom_smoke_devices(r, devs, sizeof(devs) / sizeof(devs[0]));
+    prom_smoke_family(f, devs, n, "smoke_pass",
+                      "1 when the device's smoke test (a matrix product checked exactly) passed, else 0.", NULL, 1);
+    prom_smoke_family(f, devs, n, "smoke_gflops", "GFLOPS of the device's smoke-test matrix product.", "gflops", 1);
+    prom_smoke_family(f, devs, n, "smoke_kernel_seconds", "Time of the smoke-test kernel on the device.",
+                      "kernel_ms", 1e-3);
+
+    prom_family(f, "run_duration_seconds", "How long the run took.");
+    prom_sample(f, "run_duration_seconds", NULL, run->duration_s);
+    prom_family(f, "run_timestamp_seconds", "When the run began, seconds since the Unix epoch.");
+    fprintf(f, PROM_PREFIX "run_timestamp_seconds %.3f\n", run->started_s);
+    return ferror(f) ? -1 : 0;
+}
