@@ -61,6 +61,7 @@ static json_object *bench_cpu_point(const struct bench_cblas *b, enum bench_prec
         json_object_object_add(pt, "runs", json_object_new_int((int)runs));
         json_object_object_add(pt, "timer", json_object_new_string("host"));
         json_object_object_add(pt, "ms", jsonnum_ms(med));
+        json_object_object_add(pt, "host_ms", jsonnum_ms(med));
         json_object_object_add(pt, "ms_min", jsonnum_ms(ms[0]));
         json_object_object_add(pt, "ms_max", jsonnum_ms(ms[runs - 1]));
         json_object_object_add(pt, "gflops", right && med > 0 ? jsonnum_sig(flops / (med * 1e6), 4) : NULL);
