@@ -202,11 +202,16 @@ static void bench_summary(struct report_section *sec, json_object *dev)
         }
         const char *st = bench_get_str(sw, "status");
         bool bad = strcmp(st, "ok") != 0;
+        char best_text[64];
+        if (best)
+            snprintf(best_text, sizeof(best_text), "best %.1f GFLOPS at N=%.0f", bench_get_num(best, "gflops"),
+                     bench_get_num(best, "n"));
+        else
+            snprintf(best_text, sizeof(best_text), "no valid result");
         report_section_add_line(sec, strcmp(st, "wrong") == 0 ? REPORT_MARK_ERROR : bad ? REPORT_MARK_WARN : REPORT_MARK_OK,
-                                "Bench", "%d:%d %s: %s %s: %s%.1f GFLOPS at N=%.0f; %s", p, d, name ? name : "?",
-                                bench_get_str(sw, "implementation"), bench_get_str(sw, "precision"),
-                                bad ? st : "", best ? bench_get_num(best, "gflops") : 0.0, best ? bench_get_num(best, "n") : 0.0,
-                                bench_get_str(bench_get(sw, "crossover"), "text"));
+                                "Bench", "%d:%d %s: %s %s: %s%s%s; %s", p, d, name ? name : "?",
+                                bench_get_str(sw, "implementation"), bench_get_str(sw, "precision"), bad ? st : "",
+                                bad ? ", " : "", best_text, bench_get_str(bench_get(sw, "crossover"), "text"));
     }
 }
 

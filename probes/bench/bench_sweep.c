@@ -314,7 +314,9 @@ json_object *bench_sweep(struct bench_dev *d, enum bench_impl impl, enum bench_p
         unsigned n = sizes[i];
         double spent = jsonnum_now_ms() - t0;
         if (last_n) {
-            double f = pow((double)n / last_n, 3.0), est = last_ms * f * (BENCH_MIN_RUNS + 1);
+            /* the next size's runs, by N^3 from the last one's median, plus a warm-up when it is short */
+            double next = last_ms * pow((double)n / last_n, 3.0);
+            double est = next * (BENCH_MIN_RUNS + (next < 50.0 ? 1 : 0));
             if (spent + est > budget_ms) {
                 stopped = "budget";
                 break;

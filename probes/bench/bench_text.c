@@ -154,9 +154,12 @@ static void bench_device_text(struct text_out *t, json_object *dev, json_object 
         double g = bench_get_num(o, "gflops");
         char key[24];
         snprintf(key, sizeof(key), "peak %s", pn);
+        const char *has = bench_get_str(bench_get(dev, "precisions"), pn);
+        if (p > 0 && t->verbose == 0 && (!has || strcmp(has, "supported") != 0))
+            continue;
         if (isfinite(g))
             text_kv(t, key, "%.1f GFLOPS (%s)", g, bench_get_str(o, "source"));
-        else if (t->verbose > 0 || p == 0)
+        else
             text_kv(t, key, "%s", bench_get_str(o, "source") ? bench_get_str(o, "source") : "unknown");
     }
     json_object *bw = bench_get(dev, "bandwidth"), *lat = bench_get(dev, "launch_latency");
