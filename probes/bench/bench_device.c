@@ -304,15 +304,15 @@ json_object *bench_device_child(void *arg)
         bench_props(&d, out);
     bench_stage(d.args->stage, "creating a context");
     ok = ok && bench_open_queue(&d, &err);
-    json_object *clb = json_object_new_object();
     if (ok) {
+        json_object *clb = json_object_new_object();
         bench_stage(d.args->stage, "loading CLBlast");
         d.have_clblast = bench_clblast_open(&d.clblast, msg, sizeof(msg)) == 0;
         json_object_object_add(clb, "status", json_object_new_string(d.have_clblast ? "loaded" : "missing"));
         json_object_object_add(clb, "path", d.have_clblast ? json_object_new_string(str_sanitize(d.clblast.path)) : NULL);
         json_object_object_add(clb, "detail", d.have_clblast ? NULL : json_object_new_string(str_sanitize(msg)));
+        json_object_object_add(out, "clblast", clb);
     }
-    json_object_object_add(out, "clblast", clb);
     json_object *precs = json_object_new_object();
     if (ok) {
         bench_stage(d.args->stage, "measuring bandwidth");

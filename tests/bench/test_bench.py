@@ -218,6 +218,28 @@ class BenchTests(gctest.TestCase):
         self.assertIn("bench.wrong-result", ids)
         self.assertIn("bench.clblast-missing", ids)
 
+    def test_devices_that_cannot_be_opened(self):
+        # the fake loader's GPUs enumerate but have no context to give: each is a device-failed error
+        r = self.bench("--bench-time", "1", expect_rc=1, GPUCHECKUP_LIBOPENCL=os.environ["GC_OCL_FAKE_LIB"],
+                       GC_OCL_FAKE_MODE="gpus")
+        devs = r.json["bench"]["devices"]
+        self.assertEqual(len(devs), 3)
+        for d in devs:
+            self.assertEqual(d["status"], "error", d)
+            self.assertIn("clCreateContext", d["detail"])
+        f = r.findings("bench.device-failed")
+        self.assertEqual(len(f), 3)
+        self.assertIn("Fake GeForce RTX 3090", f[0]["message"])
+
+    def test_crashing_driver_is_contained(self):
+        r = self.bench("--bench-time", "1", GPUCHECKUP_LIBOPENCL=os.environ["GC_OCL_FAKE_LIB"],
+                       GC_OCL_FAKE_MODE="crash")
+        # the opencl probe contains the crash and says so; bench then has no device, and says that
+        self.assertEqual(r.rc, 1, repr(r))
+        self.assertIn("cl.enumeration-crash", r.finding_ids())
+        self.assertEqual(r.json["bench"]["devices"], [])
+        self.assertEqual(r.findings("bench.no-devices")[0]["severity"], "warning")
+
     def test_device_filter_naming_nothing_is_a_usage_error(self):
         r = self.bench("--device", "7", expect_rc=2)
         self.assertIn("--device", r.json["error"]["message"])
