@@ -312,6 +312,8 @@ json_object *bench_device_child(void *arg)
         json_object_object_add(clb, "path", d.have_clblast ? json_object_new_string(str_sanitize(d.clblast.path)) : NULL);
         json_object_object_add(clb, "detail", d.have_clblast ? NULL : json_object_new_string(str_sanitize(msg)));
         json_object_object_add(out, "clblast", clb);
+        d.have_cblas = bench_cblas_open(&d.cblas, msg, sizeof(msg)) == 0;
+        json_object_object_add(out, "reference", json_object_new_string(d.have_cblas ? "cpu-blas" : "sampled"));
     }
     json_object *precs = json_object_new_object();
     if (ok) {
@@ -327,6 +329,7 @@ json_object *bench_device_child(void *arg)
     json_object_object_add(out, "error", err);
     bench_stage(d.args->stage, "done");
     bench_clblast_close(&d.clblast);
+    bench_cblas_close(&d.cblas);
     free(d.vendor);
     return out;
 }

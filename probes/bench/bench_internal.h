@@ -55,6 +55,8 @@ struct bench_dev {
     struct clapi api;
     struct bench_clblast clblast;
     bool have_clblast;
+    struct bench_cblas cblas;      /* the CPU BLAS, for the references of large sizes */
+    bool have_cblas;
     cl_device_id dev;
     cl_context ctx;
     cl_command_queue q;

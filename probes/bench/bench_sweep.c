@@ -262,7 +262,7 @@ static json_object *bench_point(struct bench_run *r, unsigned n, bool warm_up, d
     json_object *pt = NULL;
     struct bench_check chk;
     bench_stage(d->args->stage, "%s %s N=%u: verifying", bench_impl_name(r->impl), bench_prec_name(r->prec), n);
-    if (ok && got && bench_problem_check(&p, got, &chk) == 0) {
+    if (ok && got && bench_problem_check(&p, got, d->have_cblas ? d->cblas.dgemm : NULL, &chk) == 0) {
         bool right = bench_check_ok(&chk);
         pt = json_object_new_object();
         json_object_object_add(pt, "n", json_object_new_int((int)n));

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_blas.h"
 #include "strutil.h"
 
 _Static_assert((int)BENCH_FP32 == (int)SMOKE_FP32 && (int)BENCH_FP64 == (int)SMOKE_FP64 &&
@@ -69,8 +70,16 @@ static void *bench_corner(const struct bench_problem *bp, const void *got)
     return c;
 }
 
-static int bench_check_full(struct bench_problem *bp, const void *got, struct bench_check *out)
+static int bench_check_full(struct bench_problem *bp, const void *got, bench_dgemm_fn dgemm, struct bench_check *out)
 {
+    if (!bp->sp.ref && dgemm) {
+        int n = (int)bp->sp.n;
+        bp->sp.ref = malloc((size_t)n * n * sizeof(double));
+        if (!bp->sp.ref)
+            return -1;
+        dgemm(BENCH_BLAS_ROW_MAJOR, BENCH_BLAS_NO_TRANS, BENCH_BLAS_NO_TRANS, n, n, n, 1.0, bp->sp.ad, n, bp->sp.bd, n,
+              0.0, bp->sp.ref, n);
+    }
     if (!bp->sp.ref && smoke_problem_reference(&bp->sp) < 0)
         return -1;
     void *c = bench_corner(bp, got), *prior = bench_corner(bp, bp->sentinel);
@@ -82,7 +91,7 @@ static int bench_check_full(struct bench_problem *bp, const void *got, struct be
     smoke_verify(&bp->sp, c, prior, &out->c);
     free(c);
     free(prior);
-    out->method = "full";
+    out->method = dgemm ? "blas-reference" : "full";
     return 0;
 }
 
@@ -182,11 +191,11 @@ static size_t bench_check_projection(const struct bench_problem *bp, const void 
     return bad;
 }
 
-int bench_problem_check(struct bench_problem *bp, const void *got, struct bench_check *out)
+int bench_problem_check(struct bench_problem *bp, const void *got, bench_dgemm_fn dgemm, struct bench_check *out)
 {
     memset(out, 0, sizeof(*out));
-    if (bp->sp.n <= BENCH_FULL_CHECK_N)
-        return bench_check_full(bp, got, out);
+    if (bp->sp.n <= BENCH_FULL_CHECK_N || dgemm)
+        return bench_check_full(bp, got, bp->sp.n <= BENCH_FULL_CHECK_N ? NULL : dgemm, out);
     out->method = "sampled";
     out->rows = bp->sp.n;
     bench_check_samples(bp, got, &out->c);

@@ -8,9 +8,12 @@
 #include "bench_kernel.h"
 #include "smoke_verify.h"
 
-/* Up to this N every element is compared with a full double-precision reference (smoke_verify); above it
- * the reference would cost more than the benchmark, so BENCH_SAMPLES elements are compared one by one and
- * every row is checked by a random projection (Freivalds: C x = A (B x) for random +-1 vectors x). */
+/* Up to this N every element is compared with a full double-precision reference (smoke_verify). Above it
+ * the plain reference would cost more than the benchmark: the reference comes from the CPU BLAS's dgemm
+ * when one is loaded (every element still compared: method "blas-reference"); without one, BENCH_SAMPLES
+ * elements are compared one by one and every row is checked by random projections (Freivalds: C x = A (B x)
+ * for random +-1 vectors x, within the sum of the row's element tolerances): method "sampled", which
+ * catches gross errors (a lazy or broken kernel) but not one element slightly off. */
 #define BENCH_FULL_CHECK_N 512u
 #define BENCH_SAMPLES 2048u
 #define BENCH_PROJECTIONS 2u
@@ -27,7 +30,7 @@ struct bench_problem {
 
 /* The outcome of one check. */
 struct bench_check {
-    const char *method;       /* "full" or "sampled" */
+    const char *method;       /* "full", "blas-reference" or "sampled" */
     struct smoke_check c;     /* full: every element; sampled: the sampled elements */
     size_t rows_wrong;        /* sampled: rows that failed the projection check */
     size_t rows;              /* sampled: rows checked by projection (N) */
@@ -44,8 +47,13 @@ const char *bench_prec_name(enum bench_prec p);
 int bench_problem_make(struct bench_problem *bp, enum bench_prec p, unsigned n, size_t np, unsigned long long seed);
 void bench_problem_free(struct bench_problem *bp);
 
-/* Check GOT (np x np, device format) against the problem. Returns 0, or -1 when out of memory. */
-int bench_problem_check(struct bench_problem *bp, const void *got, struct bench_check *out);
+/* A CBLAS dgemm (cblas_dgemm's signature), used to compute large references. */
+typedef void (*bench_dgemm_fn)(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                               const double *b, int ldb, double beta, double *c, int ldc);
+
+/* Check GOT (np x np, device format) against the problem; DGEMM (may be NULL) computes the reference of
+ * sizes above BENCH_FULL_CHECK_N. Returns 0, or -1 when out of memory. */
+int bench_problem_check(struct bench_problem *bp, const void *got, bench_dgemm_fn dgemm, struct bench_check *out);
 /* True when OUT found no error. */
 bool bench_check_ok(const struct bench_check *out);
 /* One line for people about a failed check (heap, caller frees; NULL when out of memory). */

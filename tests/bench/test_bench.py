@@ -35,11 +35,11 @@ class BenchTests(gctest.TestCase):
     def sweeps(dev):
         return {(s["implementation"], s["precision"]): s for s in dev["sweeps"]}
 
-    def assert_good_points(self, sw):
+    def assert_good_points(self, sw, big="blas-reference"):
         self.assertGreater(len(sw["points"]), 0, sw)
         for p in sw["points"]:
             self.assertEqual(p["status"], "ok", p)
-            self.assertEqual(p["check"], "full" if p["n"] <= 512 else "sampled")
+            self.assertEqual(p["check"], "full" if p["n"] <= 512 else big)
             self.assertEqual(p["wrong_elements"], 0)
             self.assertGreaterEqual(p["runs"], 3)
             self.assertGreater(p["gflops"], 0)
@@ -75,7 +75,8 @@ class BenchTests(gctest.TestCase):
         cpu = b["cpu_blas"]
         self.assertEqual(cpu["status"], "loaded")
         self.assertEqual([s["precision"] for s in cpu["sweeps"]], ["fp32"])
-        self.assert_good_points(cpu["sweeps"][0])
+        self.assert_good_points(cpu["sweeps"][0], big="sampled")
+        self.assertEqual(dev["reference"], "cpu-blas")
         largest = max(p["n"] for s in sws.values() for p in s["points"])
         self.assertLessEqual(max(p["n"] for p in cpu["sweeps"][0]["points"]), largest)
         # vs_cpu where both measured, and a crossover consistent with it
@@ -158,7 +159,8 @@ class BenchTests(gctest.TestCase):
         self.assertEqual(dev["clblast"]["status"], "missing")
         self.assertEqual(list(self.sweeps(dev)), [("gpucheckup", "fp32")])
         sw = self.sweeps(dev)[("gpucheckup", "fp32")]
-        self.assert_good_points(sw)
+        self.assert_good_points(sw, big="sampled")
+        self.assertEqual(dev["reference"], "sampled")
         self.assertIsNone(sw["crossover"]["n"])
         self.assertIn("no CPU BLAS baseline", sw["crossover"]["text"])
         for fid, package in (("bench.clblast-missing", "libclblast1"), ("bench.cpu-blas-missing", "libopenblas0")):

@@ -30,36 +30,66 @@ static float *device_fp32(const struct bench_problem *p)
     return c;
 }
 
-static void check_sizes(unsigned n, size_t np, const char *method)
+/* A plain row-major CBLAS dgemm (alpha 1, beta 0, no transposes), standing in for the CPU BLAS. */
+static void plain_dgemm(int order, int ta, int tb, int m, int n, int k, double alpha, const double *a, int lda,
+                        const double *b, int ldb, double beta, double *c, int ldc)
+{
+    assert_int_equal(order, BENCH_BLAS_ROW_MAJOR);
+    assert_int_equal(ta, BENCH_BLAS_NO_TRANS);
+    assert_int_equal(tb, BENCH_BLAS_NO_TRANS);
+    assert_true(alpha == 1.0 && beta == 0.0);
+    for (int i = 0; i < m; i++) {
+        for (int j = 0; j < n; j++)
+            c[i * ldc + j] = 0.0;
+        for (int x = 0; x < k; x++)
+            for (int j = 0; j < n; j++)
+                c[i * ldc + j] += a[i * lda + x] * b[x * ldb + j];
+    }
+}
+
+static void check_sizes(unsigned n, size_t np, bench_dgemm_fn dgemm, const char *method)
 {
     struct bench_problem p;
     struct bench_check chk;
     assert_int_equal(bench_problem_make(&p, BENCH_FP32, n, np, 7), 0);
     float *c = device_fp32(&p);
-    assert_int_equal(bench_problem_check(&p, c, &chk), 0);
+    assert_int_equal(bench_problem_check(&p, c, dgemm, &chk), 0);
     assert_string_equal(chk.method, method);
     assert_true(bench_check_ok(&chk));
-    /* one element off by one, far from the first rows (beyond the sampled corner) */
-    c[(n - 1) * np + (n - 2)] += 1.0f;
-    assert_int_equal(bench_problem_check(&p, c, &chk), 0);
+    bool sampled = strcmp(method, "sampled") == 0;
+    /* one element off by one: anywhere for a full check, in the always-sampled corner otherwise */
+    size_t at = sampled ? 3 * np + 5 : (n - 1) * np + (n - 2);
+    float keep = c[at];
+    c[at] += 1.0f;
+    assert_int_equal(bench_problem_check(&p, c, dgemm, &chk), 0);
     assert_false(bench_check_ok(&chk));
+    assert_int_equal(chk.c.wrong, 1);
     char *why = bench_check_describe(&chk);
     assert_non_null(why);
     free(why);
-    c[(n - 1) * np + (n - 2)] -= 1.0f;
+    c[at] = keep;
+    if (sampled) { /* a gross error away from the samples: the projections see its row */
+        at = (n - 1) * np + (n - 2);
+        keep = c[at];
+        c[at] += 1000.0f;
+        assert_int_equal(bench_problem_check(&p, c, dgemm, &chk), 0);
+        assert_false(bench_check_ok(&chk));
+        assert_int_equal(chk.rows_wrong, 1);
+        c[at] = keep;
+    }
     /* the padding is not looked at: garbage there is fine */
     if (np > n) {
         c[n] = 1e30f;
-        assert_int_equal(bench_problem_check(&p, c, &chk), 0);
+        assert_int_equal(bench_problem_check(&p, c, dgemm, &chk), 0);
         assert_true(bench_check_ok(&chk));
     }
     /* a lazy device: the output is a copy of A */
     memcpy(c, p.a, np * np * sizeof(float));
-    assert_int_equal(bench_problem_check(&p, c, &chk), 0);
+    assert_int_equal(bench_problem_check(&p, c, dgemm, &chk), 0);
     assert_false(bench_check_ok(&chk));
     /* an untouched output */
     memcpy(c, p.sentinel, np * np * sizeof(float));
-    assert_int_equal(bench_problem_check(&p, c, &chk), 0);
+    assert_int_equal(bench_problem_check(&p, c, dgemm, &chk), 0);
     assert_false(bench_check_ok(&chk));
     assert_true(chk.c.unchanged);
     free(c);
@@ -69,14 +99,21 @@ static void check_sizes(unsigned n, size_t np, const char *method)
 static void test_check_full(void **state)
 {
     (void)state;
-    check_sizes(64, 64, "full");
-    check_sizes(100, 112, "full");
+    check_sizes(64, 64, NULL, "full");
+    check_sizes(100, 112, NULL, "full");
+    check_sizes(100, 112, plain_dgemm, "full"); /* small sizes never need the BLAS */
 }
 
 static void test_check_sampled(void **state)
 {
     (void)state;
-    check_sizes(600, 608, "sampled");
+    check_sizes(600, 608, NULL, "sampled");
+}
+
+static void test_check_blas_reference(void **state)
+{
+    (void)state;
+    check_sizes(600, 608, plain_dgemm, "blas-reference");
 }
 
 static void test_fp16_large_uses_exact_inputs(void **state)
@@ -237,7 +274,7 @@ static void test_options(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_check_full),    cmocka_unit_test(test_check_sampled),
+        cmocka_unit_test(test_check_full),    cmocka_unit_test(test_check_sampled), cmocka_unit_test(test_check_blas_reference),
         cmocka_unit_test(test_fp16_large_uses_exact_inputs), cmocka_unit_test(test_peak),
         cmocka_unit_test(test_crossover),     cmocka_unit_test(test_kernel_interface),
         cmocka_unit_test(test_options),
