@@ -1,6 +1,8 @@
 """End-to-end tests of `gpucheckup bench` on PoCL, through the built binary (and its test build)."""
 import os
+import pty
 import re
+import subprocess
 import tempfile
 
 import gctest
@@ -211,6 +213,34 @@ class BenchTests(gctest.TestCase):
         self.assertRegex(out, r"launch latency\s+[0-9.]+ us median")
         # no progress line when stderr is not a terminal
         self.assertNotIn("\033[K", r.stderr)
+
+    def test_progress_on_a_terminal_only(self):
+        master, slave = pty.openpty()
+        e = dict(os.environ)
+        e.update({k: v for k, v in self.env(GPUCHECKUP_LIBCLBLAST=NO_CLBLAST).items() if v is not None})
+        e.pop("GPUCHECKUP_LIBCBLAS", None)
+        proc = subprocess.Popen([gctest.GPUCHECKUP, "bench", "--json", "--bench-time", "1", "--bench-precision",
+                                 "fp32", "--timeout", "120"], stdout=subprocess.PIPE, stderr=slave,
+                                stdin=subprocess.DEVNULL, env=e)
+        os.close(slave)
+        chunks = []
+        while True:
+            try:
+                b = os.read(master, 4096)
+            except OSError:  # EIO: the other side is closed
+                break
+            if not b:
+                break
+            chunks.append(b)
+        out = proc.stdout.read()
+        proc.stdout.close()
+        self.assertEqual(proc.wait(timeout=280), 0)
+        os.close(master)
+        tty = b"".join(chunks).decode(errors="replace")
+        self.assertIn("bench: device 1/1 0:0", tty)
+        self.assertIn("bench: CPU BLAS", tty)
+        self.assertTrue(tty.endswith("\r\x1b[K"), repr(tty[-40:]))  # the line is cleared at the end
+        self.assertIn(b'"bench"', out)
 
     def test_check_never_runs_bench(self):
         r = self.run_json("check", "--no-smoke", env=self.env())
