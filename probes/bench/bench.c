@@ -193,6 +193,9 @@ static void bench_summary(struct report_section *sec, json_object *dev)
         return;
     }
     json_object *sws = bench_get(dev, "sweeps");
+    if (!json_object_is_type(sws, json_type_array) || json_object_array_length(sws) == 0)
+        report_section_add_line(sec, REPORT_MARK_INFO, "Bench", "%d:%d %s: no GEMM sweep: the device has none of the "
+                                "precisions asked for (--bench-precision)", p, d, name ? name : "?");
     for (size_t i = 0; json_object_is_type(sws, json_type_array) && i < json_object_array_length(sws); i++) {
         json_object *sw = json_object_array_get_idx(sws, i), *pts = bench_get(sw, "points"), *best = NULL;
         for (size_t k = 0; json_object_is_type(pts, json_type_array) && k < json_object_array_length(pts); k++) {

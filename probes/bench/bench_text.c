@@ -186,6 +186,8 @@ static void bench_device_text(struct text_out *t, json_object *dev, json_object 
     }
     double ns[16];
     size_t nn = bench_sizes(&c, ns);
+    if (c.n == 0)
+        text_kv(t, "GEMM", "no sweep: the device has none of the precisions asked for (--bench-precision)");
     if (nn == 0)
         return;
     bench_table(t, &c, ns, nn);

@@ -109,6 +109,15 @@ class BenchTests(gctest.TestCase):
         self.assert_good_points(sws[("gpucheckup", "fp64")])
         self.assertEqual([s["precision"] for s in r.json["bench"]["cpu_blas"]["sweeps"]], ["fp64"])
 
+    def test_precision_the_device_lacks(self):
+        r = self.bench("--bench-time", "1", "--bench-precision", "fp16", expect_rc=0)
+        dev = r.json["bench"]["devices"][0]
+        self.assertEqual(dev["precisions"]["fp16"], "unsupported")  # PoCL's CPU device has no cl_khr_fp16
+        self.assertEqual(dev["sweeps"], [])
+        self.assertEqual(r.json["bench"]["cpu_blas"]["sweeps"], [])  # CBLAS has no fp16 GEMM
+        lines = [l["text"] for l in r.json["bench"]["summary"]]
+        self.assertTrue(any("none of the precisions asked for" in l for l in lines), lines)
+
     def test_lazy_device_is_wrong_not_fast(self):
         r = self.bench("--bench-time", "1", "--bench-precision", "fp32", binary=TEST_BINARY, expect_rc=1,
                        GC_BENCH_TEST_KERNEL="lazy", GPUCHECKUP_LIBCLBLAST=NO_CLBLAST)
