@@ -211,7 +211,11 @@ static void bench_summary(struct report_section *sec, json_object *dev)
                      bench_get_num(best, "n"));
         else
             snprintf(best_text, sizeof(best_text), "no valid result");
-        report_section_add_line(sec, strcmp(st, "wrong") == 0 ? REPORT_MARK_ERROR : bad ? REPORT_MARK_WARN : REPORT_MARK_OK,
+        enum report_mark m = strcmp(st, "wrong") == 0         ? REPORT_MARK_ERROR
+                             : strcmp(st, "unsupported") == 0 ? REPORT_MARK_INFO
+                             : bad                            ? REPORT_MARK_WARN
+                                                              : REPORT_MARK_OK;
+        report_section_add_line(sec, m,
                                 "Bench", "%d:%d %s: %s %s: %s%s%s; %s", p, d, name ? name : "?",
                                 bench_get_str(sw, "implementation"), bench_get_str(sw, "precision"), bad ? st : "",
                                 bad ? ", " : "", best_text, bench_get_str(bench_get(sw, "crossover"), "text"));

@@ -31,6 +31,7 @@ struct bench_run {
     size_t np;
     unsigned n;
     json_object *error;        /* the failed call, or NULL */
+    bool unsupported;          /* bench_kernel_pick has no kernel for this precision: not a failure */
     char *detail;
 };
 
@@ -52,7 +53,8 @@ static bool bench_build(struct bench_run *r, json_object *sweep)
     if (bench_kernel_override)
         r->k = *bench_kernel_override;
     else if (bench_kernel_pick(r->prec, &d->hints, &r->k) < 0) {
-        r->detail = str_dup("gpucheckup's kernel has no variant for this precision");
+        r->detail = str_dup("gpucheckup's kernel has no variant for this precision on this device");
+        r->unsupported = true;
         return false;
     }
     cl_int err = CL_SUCCESS;
@@ -347,8 +349,11 @@ json_object *bench_sweep(struct bench_dev *d, enum bench_impl impl, enum bench_p
         json_object_object_get_ex(json_object_array_get_idx(points, i), "status", &st);
         wrong |= st && strcmp(json_object_get_string(st), "wrong") == 0;
     }
-    const char *status = !built ? "failed" : r.error ? (json_object_array_length(points) ? "partial" : "failed")
-                         : wrong ? "wrong" : "ok";
+    const char *status = r.unsupported ? "unsupported"
+                         : !built  ? "failed"
+                         : r.error ? (json_object_array_length(points) ? "partial" : "failed")
+                         : wrong   ? "wrong"
+                                   : "ok";
     json_object_object_add(sw, "status", json_object_new_string(status));
     json_object_object_add(sw, "stopped", built ? json_object_new_string(stopped) : NULL);
     json_object_object_add(sw, "error", r.error);
