@@ -30,6 +30,8 @@
     X(clEnqueueNDRangeKernel, true)                         \
     X(clEnqueueWriteBuffer, true)                           \
     X(clEnqueueReadBuffer, true)                            \
+    X(clEnqueueMapBuffer, false)                            \
+    X(clEnqueueUnmapMemObject, false)                       \
     X(clFinish, true)                                       \
     X(clWaitForEvents, true)                                \
     X(clGetEventProfilingInfo, true)                        \

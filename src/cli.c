@@ -5,12 +5,13 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "strutil.h"
 
 const char *const cli_format_names[] = {"text", "json", "junit", "prometheus", "nfd", "github", NULL};
 
-const char *const cli_commands[] = {"check", "cpu", "pci", "cuda", "icd", "opencl", "smoke", "list", "snapshot", NULL};
+const char *const cli_commands[] = {"check", "cpu", "pci", "cuda", "icd", "opencl", "smoke", "list", "snapshot", "bench", NULL};
 
 enum {
     OPT_FORMAT = 0x100,
@@ -31,6 +32,9 @@ enum {
     OPT_REQUIRE,
     OPT_JSON,
     OPT_NO_REDACT,
+    OPT_BENCH_TIME,
+    OPT_BENCH_PRECISION,
+    OPT_PLOT,
 };
 
 /* A value quoted in a message: its first CLI_QUOTE_MAX bytes, then "..." (a huge value would push
@@ -64,6 +68,9 @@ static const struct option cli_long_options[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"prop", required_argument, NULL, OPT_PROP},
     {"require", required_argument, NULL, OPT_REQUIRE},
+    {"bench-time", required_argument, NULL, OPT_BENCH_TIME},
+    {"bench-precision", required_argument, NULL, OPT_BENCH_PRECISION},
+    {"plot", required_argument, NULL, OPT_PLOT},
     {NULL, 0, NULL, 0},
 };
 
@@ -87,6 +94,9 @@ void cli_print_help(FILE *out)
         "                     `check`, then everything it read and found into FILE.tar.gz for another\n"
         "                     machine (hostnames, serials, MACs, user names redacted); the report\n"
         "                     goes to stdout\n"
+        "  bench              GEMM speed per OpenCL device (gpucheckup's kernel, CLBlast) against\n"
+        "                     the CPU BLAS, every result verified; bandwidth, launch latency, peak\n"
+        "                     (only when asked for: `check` never runs it)\n"
         "\n"
         "Output:\n"
         "      --json              same as --format=json\n"
@@ -121,8 +131,15 @@ void cli_print_help(FILE *out)
         "                          (none also skips the CUDA smoke test)\n"
         "      --no-smoke          same as --smoke=none\n"
         "      --smoke-size=N      matrix size for the smoke test (default 256, 1..4096)\n"
-        "      --device=P[:D]      only platform P (device D) in opencl/list/smoke\n"
+        "      --device=P[:D]      only platform P (device D) in opencl/list/smoke/bench\n"
         "      --prop=TEXT         only properties whose name contains TEXT, ignoring case (opencl)\n"
+        "\n"
+        "Benchmark (bench):\n"
+        "      --bench-time=SECONDS  time budget of the whole run, split over the devices and the\n"
+        "                          CPU BLAS (default 10, max 3600)\n"
+        "      --bench-precision=LIST  comma-separated fp32, fp64, fp16 (default all the device has)\n"
+        "      --plot=FILE         also draw GFLOPS against N into FILE (.svg or .png; needs a build\n"
+        "                          with cairo, else exit status 2)\n"
         "\n"
         "Gating:\n"
         "      --require=LIST      comma-separated needs; each unmet one is an error (repeatable):\n"
@@ -224,6 +241,72 @@ static int cli_parse_device(const char *s, int *p, int *d)
     return 0;
 }
 
+/* True if S ends with SUFFIX, ignoring ASCII case. */
+static bool str_ends_with_nocase(const char *s, const char *suffix)
+{
+    size_t a = strlen(s), b = strlen(suffix);
+    return a >= b && strcasecmp(s + a - b, suffix) == 0;
+}
+
+/* Parse "fp32,fp64,fp16" (any non-empty subset, any order, no empty items) into a bit set. */
+static int cli_parse_precisions(const char *s, unsigned *out)
+{
+    static const char *const names[] = {"fp32", "fp64", "fp16"};
+    unsigned set = 0;
+    const char *p = s;
+    for (;;) {
+        size_t len = strcspn(p, ",");
+        size_t i = 0;
+        while (i < 3 && !(strlen(names[i]) == len && strncmp(p, names[i], len) == 0))
+            i++;
+        if (i == 3)
+            return -1;
+        set |= 1u << i;
+        if (!p[len])
+            break;
+        p += len + 1;
+    }
+    *out = set;
+    return 0;
+}
+
+/* The options of `bench`: 0, 1 when C is not one of them, or -1 with ERR set. */
+static int cli_option_bench(int c, struct cli_options *o, char *err, size_t errlen)
+{
+    double d;
+    switch (c) {
+    case OPT_BENCH_TIME:
+        if (str_to_double(optarg, &d) < 0 || d <= 0 || d > CLI_MAX_BENCH_TIME_S) {
+            snprintf(err, errlen, "--bench-time: '%.*s%s' is not a number of seconds above 0 and at most %.0f",
+                     CLI_QUOTE(optarg), CLI_MAX_BENCH_TIME_S);
+            return -1;
+        }
+        o->bench_time_s = d;
+        return 0;
+    case OPT_BENCH_PRECISION:
+        if (cli_parse_precisions(optarg, &o->bench_precs) < 0) {
+            snprintf(err, errlen, "--bench-precision: '%.*s%s' is not a comma-separated list of fp32, fp64, fp16",
+                     CLI_QUOTE(optarg));
+            return -1;
+        }
+        return 0;
+    case OPT_PLOT:
+        if (!*optarg) {
+            snprintf(err, errlen, "--plot: empty file name");
+            return -1;
+        }
+        if (!str_ends_with_nocase(optarg, ".svg") && !str_ends_with_nocase(optarg, ".png")) {
+            snprintf(err, errlen, "--plot: '%.*s%s' does not end in .svg or .png (the format comes from it)",
+                     CLI_QUOTE(optarg));
+            return -1;
+        }
+        o->plot = optarg;
+        return 0;
+    default:
+        return 1;
+    }
+}
+
 /* One option that takes a checked value: 0, 1 when C is not one of them, or -1 with ERR set. */
 static int cli_option_value(int c, struct cli_options *o, char *err, size_t errlen)
 {
@@ -323,7 +406,7 @@ static int cli_option_value(int c, struct cli_options *o, char *err, size_t errl
         }
         return 0;
     default:
-        return 1;
+        return cli_option_bench(c, o, err, errlen);
     }
 }
 
@@ -384,6 +467,7 @@ static int cli_option(int c, char **argv, struct cli_options *o, char *err, size
     return 0;
 }
 
+
 int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof(*o));
@@ -392,6 +476,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
     o->smoke_size = CLI_DEFAULT_SMOKE_SIZE;
     o->device_platform = -1;
     o->device_index = -1;
+    o->bench_time_s = CLI_DEFAULT_BENCH_TIME_S;
+    o->bench_precs = CLI_BENCH_PREC_ALL;
     err[0] = '\0';
 
     optind = 0; /* full re-initialisation of getopt (GNU), so tests can parse repeatedly */
@@ -414,7 +500,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
             if (strcmp(cmd, cli_commands[i]) == 0)
                 o->command = cli_commands[i];
         if (!o->command) {
-            snprintf(err, errlen, "unknown command '%.*s%s' (commands: check, cpu, pci, cuda, icd, opencl, list, smoke, snapshot)",
+            snprintf(err, errlen, "unknown command '%.*s%s' (commands: check, cpu, pci, cuda, icd, opencl, list, smoke, snapshot, bench)",
                      CLI_QUOTE(cmd));
             return -1;
         }

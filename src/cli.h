@@ -27,6 +27,9 @@ enum cli_smoke { CLI_SMOKE_ALL = 0, CLI_SMOKE_GPU, CLI_SMOKE_NONE };
 #define CLI_MAX_TIMEOUT_S 3600.0
 #define CLI_DEFAULT_SMOKE_SIZE 256u
 #define CLI_MAX_SMOKE_SIZE 4096u
+#define CLI_DEFAULT_BENCH_TIME_S 10.0
+#define CLI_MAX_BENCH_TIME_S 3600.0
+#define CLI_BENCH_PREC_ALL 7u     /* bit 0 fp32, bit 1 fp64, bit 2 fp16 (enum bench_prec) */
 
 struct cli_options {
     const char *command;     /* "check" (default) or a probe name, or "list" */
@@ -51,6 +54,9 @@ struct cli_options {
     int device_platform;     /* --device P[:D]: platform index, or -1 */
     int device_index;        /* device index within it, or -1 for all */
     const char *prop;        /* --prop TEXT: only properties whose name contains TEXT */
+    double bench_time_s;     /* --bench-time SECONDS: the whole bench's budget */
+    unsigned bench_precs;    /* --bench-precision LIST: bit (1 << enum bench_prec) per precision */
+    const char *plot;        /* --plot FILE (.svg or .png), or NULL */
     char **requires;         /* --require items, split on commas, each trimmed (owned) */
     size_t n_requires;
 };

@@ -66,6 +66,8 @@ struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
     const char *title;        /* one line for --help-like listings */
     bool needs_live;          /* uses this machine (drivers, CPUID): skipped under --root unless --live */
+    bool explicit_only;       /* runs only for its own command (bench: seconds of load), never in `check`
+                                 nor as another probe's dependency */
     const char *const *deps;  /* probes whose sections this one reads (NULL-terminated, may be NULL):
                                  they run first, also for a single-probe command */
     const struct check *checks; /* finding IDs this probe can emit */

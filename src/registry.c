@@ -9,8 +9,9 @@ extern const struct probe probe_cuda;
 extern const struct probe probe_icd;
 extern const struct probe probe_opencl;
 extern const struct probe probe_smoke;
+extern const struct probe probe_bench;
 
-/* Order matters: pci before opencl and cuda (device to PCI mapping), icd before opencl, opencl before smoke. */
+/* Order matters: pci before opencl and cuda (device to PCI mapping), icd before opencl, opencl before smoke and bench; bench runs only for `gpucheckup bench`. */
 const struct probe *const probe_registry[] = {
     &probe_cpu,
     &probe_pci,
@@ -18,6 +19,7 @@ const struct probe *const probe_registry[] = {
     &probe_icd,
     &probe_opencl,
     &probe_smoke,
+    &probe_bench,
     NULL,
 };
 

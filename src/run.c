@@ -27,6 +27,9 @@ static bool run_needs(const struct probe *p, const char *name, int depth)
 
 bool run_selects(const char *command, const char *name)
 {
+    const struct probe *self = probe_find(name);
+    if (self && self->explicit_only && strcmp(command, name) != 0)
+        return false;
     if (strcmp(command, "check") == 0)
         return true;
     const char *target = strcmp(command, "list") == 0 ? "opencl" : command;

@@ -19,7 +19,8 @@ enum {
  * *ERROR holds a message (caller frees). */
 int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct report **out, char **error);
 
-/* True if probe NAME runs for command COMMAND (itself, "check", or as a dependency). */
+/* True if probe NAME runs for command COMMAND (itself, "check", or as a dependency); an explicit_only
+ * probe (bench) runs for its own command only. */
 bool run_selects(const char *command, const char *name);
 
 /* PRETTY_NAME (or NAME) from an os-release file's TEXT, unquoted and sanitised; heap string

@@ -459,9 +459,7 @@ static void smoke_summary_line(struct report_section *sec, json_object *dev)
 
 /* ---- The probe ----------------------------------------------------------------------------------- */
 
-/* The device list: the opencl section's when it has one, else an enumeration of our own.
- * Returns 0 (INV filled, *SOURCE set) or -1 with the section's status set. */
-static int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
+int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
                               const char **source)
 {
     struct report_section *cl = report_find_section(ctx->report, "opencl");

@@ -37,6 +37,14 @@ int smoke_inventory_select(struct smoke_inventory *inv, int dev_platform, int de
 
 void smoke_inventory_free(struct smoke_inventory *inv);
 
+struct probe_ctx;
+struct report_section;
+/* The device list: the opencl section's when it is there and ok, else an enumeration of our own (in an
+ * isolated child). Returns 0 (INV filled, *SOURCE "opencl" or "enumeration") or -1 with SEC's status set.
+ * Used by the smoke and bench probes. */
+int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
+                       const char **source);
+
 /* Who a finding is about: the PCI address when known, else "P:D name". Heap string (caller frees). */
 char *smoke_target_subject(const struct smoke_target *t);
 
