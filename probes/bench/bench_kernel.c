@@ -1,0 +1,242 @@
+/* bench_kernel.c: gpucheckup's own OpenCL GEMM kernels for `bench` (register-blocked for CPUs, tiled for GPUs). */
+#include "bench_kernel.h"
+
+#include <string.h>
+
+/* One program, two kernels, three precisions; build options pick the precision (GC_FP32/GC_FP64/GC_FP16)
+ * and the block sizes. Both kernels compute C = A x B for n x n row-major matrices with n a multiple of
+ * their block, summing over k in increasing order (like the CPU reference).
+ *
+ * gc_gemm_cpu_*: no local memory. Each work item keeps a GC_RM x (GC_NV x VW) block of C in vector
+ * registers; per k it loads GC_NV vectors of a row of B and broadcasts GC_RM elements of A (the classic
+ * CPU BLAS micro-kernel shape, e.g. OpenBLAS's and BLIS's register kernels). Work-items of one
+ * work-group walk down the rows of one column panel, so the panel of B they share stays in the cache.
+ * PoCL runs the work-items of a group one after the other in one thread (its "work-item loops"), so local
+ * memory would only be an extra copy (PoCL docs, "Kernel compiler": local memory is ordinary memory).
+ *
+ * gc_gemm_tiled_*: for GPUs. A work-group of (GC_TS/GC_WN) x (GC_TS/GC_WM) items computes a GC_TS x GC_TS
+ * tile of C; per step of GC_TK along k it copies a GC_TS x GC_TK tile of A (transposed) and a GC_TK x GC_TS
+ * tile of B into local memory, then each item accumulates a GC_WM x GC_WN block in registers, its elements
+ * spaced by the group's width so that neighbouring items touch neighbouring columns (coalesced loads and
+ * stores, no local-memory bank conflicts). The scheme is the well-known one of C. Nugteren's "Tutorial:
+ * OpenCL SGEMM tuning for Kepler" (kernel 6, "2D register blocking"), written here from its description.
+ *
+ * fp16 is stored as half and accumulated in float, through vload_half / vstore_half (core OpenCL C, no
+ * extension needed to load and store half: OpenCL C 1.2 spec, 6.12.7), so it runs on any device. */
+static const char bench_kernel_src[] =
+    "#if defined(GC_FP64)\n"
+    "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
+    "typedef double T; typedef double ACC; typedef double4 ACCV;\n"
+    "#define VW 4\n"
+    "#define LD1(p, i) ((p)[i])\n"
+    "#define LDV(p, i) vload4(0, (p) + (i))\n"
+    "#define ST1(v, p, i) ((p)[i] = (v))\n"
+    "#define STV(v, p, i) vstore4((v), 0, (p) + (i))\n"
+    "#define GC_KERNEL(v) gc_gemm_##v##_fp64\n"
+    "#elif defined(GC_FP16)\n"
+    "typedef half T; typedef float ACC; typedef float8 ACCV;\n"
+    "#define VW 8\n"
+    "#define LD1(p, i) vload_half((i), (p))\n"
+    "#define LDV(p, i) vload_half8(0, (p) + (i))\n"
+    "#define ST1(v, p, i) vstore_half((v), (i), (p))\n"
+    "#define STV(v, p, i) vstore_half8((v), 0, (p) + (i))\n"
+    "#define GC_KERNEL(v) gc_gemm_##v##_fp16\n"
+    "#else\n"
+    "typedef float T; typedef float ACC; typedef float8 ACCV;\n"
+    "#define VW 8\n"
+    "#define LD1(p, i) ((p)[i])\n"
+    "#define LDV(p, i) vload8(0, (p) + (i))\n"
+    "#define ST1(v, p, i) ((p)[i] = (v))\n"
+    "#define STV(v, p, i) vstore8((v), 0, (p) + (i))\n"
+    "#define GC_KERNEL(v) gc_gemm_##v##_fp32\n"
+    "#endif\n"
+    "\n"
+    "#ifdef GC_CPU\n"
+    "__kernel void GC_KERNEL(cpu)(const int n, __global const T *a, __global const T *b, __global T *c)\n"
+    "{\n"
+    "    const int col = (int)get_global_id(0) * (GC_NV * VW);\n"
+    "    const int row = (int)get_global_id(1) * GC_RM;\n"
+    "    ACCV acc[GC_RM][GC_NV];\n"
+    "    for (int i = 0; i < GC_RM; i++)\n"
+    "        for (int j = 0; j < GC_NV; j++)\n"
+    "            acc[i][j] = (ACCV)(0);\n"
+    "    __global const T *ap = a + row * n;\n"
+    "    __global const T *bp = b + col;\n"
+    "    for (int k = 0; k < n; k++) {\n"
+    "        ACCV bv[GC_NV];\n"
+    "        for (int j = 0; j < GC_NV; j++)\n"
+    "            bv[j] = LDV(bp, k * n + j * VW);\n"
+    "        for (int i = 0; i < GC_RM; i++) {\n"
+    "            const ACCV x = (ACCV)(LD1(ap, i * n + k));\n"
+    "            for (int j = 0; j < GC_NV; j++)\n"
+    "                acc[i][j] = mad(x, bv[j], acc[i][j]);\n"
+    "        }\n"
+    "    }\n"
+    "    for (int i = 0; i < GC_RM; i++)\n"
+    "        for (int j = 0; j < GC_NV; j++)\n"
+    "            STV(acc[i][j], c, (row + i) * n + col + j * VW);\n"
+    "}\n"
+    "#endif\n"
+    "\n"
+    "#ifdef GC_TILED\n"
+    "#define GC_LX (GC_TS / GC_WN)\n"
+    "#define GC_LY (GC_TS / GC_WM)\n"
+    "__kernel __attribute__((reqd_work_group_size(GC_LX, GC_LY, 1)))\n"
+    "void GC_KERNEL(tiled)(const int n, __global const T *a, __global const T *b, __global T *c)\n"
+    "{\n"
+    "    __local ACC as[GC_TK][GC_TS + 1];\n"
+    "    __local ACC bs[GC_TK][GC_TS + 1];\n"
+    "    const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);\n"
+    "    const int col0 = (int)get_group_id(0) * GC_TS, row0 = (int)get_group_id(1) * GC_TS;\n"
+    "    const int tid = ly * GC_LX + lx;\n"
+    "    ACC acc[GC_WM][GC_WN];\n"
+    "    for (int i = 0; i < GC_WM; i++)\n"
+    "        for (int j = 0; j < GC_WN; j++)\n"
+    "            acc[i][j] = (ACC)0;\n"
+    "    for (int k0 = 0; k0 < n; k0 += GC_TK) {\n"
+    "        for (int e = tid; e < GC_TS * GC_TK; e += GC_LX * GC_LY) {\n"
+    "            const int r = e / GC_TK, kk = e % GC_TK;\n"
+    "            as[kk][r] = LD1(a, (row0 + r) * n + k0 + kk);\n"
+    "        }\n"
+    "        for (int e = tid; e < GC_TS * GC_TK; e += GC_LX * GC_LY) {\n"
+    "            const int kk = e / GC_TS, cc = e % GC_TS;\n"
+    "            bs[kk][cc] = LD1(b, (k0 + kk) * n + col0 + cc);\n"
+    "        }\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "        for (int kk = 0; kk < GC_TK; kk++) {\n"
+    "            ACC bv[GC_WN];\n"
+    "            for (int j = 0; j < GC_WN; j++)\n"
+    "                bv[j] = bs[kk][lx + j * GC_LX];\n"
+    "            for (int i = 0; i < GC_WM; i++) {\n"
+    "                const ACC x = as[kk][ly + i * GC_LY];\n"
+    "                for (int j = 0; j < GC_WN; j++)\n"
+    "                    acc[i][j] = mad(x, bv[j], acc[i][j]);\n"
+    "            }\n"
+    "        }\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    for (int i = 0; i < GC_WM; i++)\n"
+    "        for (int j = 0; j < GC_WN; j++)\n"
+    "            ST1(acc[i][j], c, (row0 + ly + i * GC_LY) * n + col0 + lx + j * GC_LX);\n"
+    "}\n"
+    "#endif\n";
+
+enum bench_kernel_kind { BENCH_KIND_CPU, BENCH_KIND_TILED };
+
+/* One row per kernel variant. For CPU rows, bm x bn is the block of C one work item computes and
+ * (lx, ly) the work-group; for tiled rows, bm = bn = the tile of C one work-group computes and (lx, ly)
+ * its required size. The option strings repeat the numbers in the columns (the kernel's view of them). */
+struct bench_kernel_row {
+    enum bench_prec prec;
+    enum bench_kernel_kind kind;
+    const char *name;
+    const char *options;
+    size_t bm, bn;      /* rows x columns of C per work item (CPU) or per work-group (tiled) */
+    size_t lx, ly;      /* work-group size */
+    size_t min_wg;      /* the least CL_DEVICE_MAX_WORK_GROUP_SIZE the row needs */
+    unsigned long long local_bytes; /* local memory the row needs */
+};
+
+#define BENCH_CPU_FP32_OPTS "-DGC_CPU -DGC_RM=8 -DGC_NV=2"
+#define BENCH_CPU_FP64_OPTS "-DGC_CPU -DGC_FP64 -DGC_RM=8 -DGC_NV=2"
+#define BENCH_CPU_FP16_OPTS "-DGC_CPU -DGC_FP16 -DGC_RM=8 -DGC_NV=2"
+#define BENCH_T64 "-DGC_TILED -DGC_TS=64 -DGC_TK=16 -DGC_WM=4 -DGC_WN=4"
+#define BENCH_T32 "-DGC_TILED -DGC_TS=32 -DGC_TK=16 -DGC_WM=4 -DGC_WN=4"
+
+/* Local memory of a tiled row: two GC_TK x (GC_TS + 1) tiles of the accumulator type. */
+#define BENCH_TILE_BYTES(ts, acc) (2ull * 16 * ((ts) + 1) * (acc))
+
+static const struct bench_kernel_row bench_kernel_rows[] = {
+    /* CPU: 8 rows x 16 floats (two float8: 16 accumulators in AVX2's 16 ymm registers with fp32, fp64 uses
+     * double4 so 8 x 8). */
+    {BENCH_FP32, BENCH_KIND_CPU, "gc_gemm_cpu_fp32", BENCH_CPU_FP32_OPTS, 8, 16, 1, 16, 1, 0},
+    {BENCH_FP64, BENCH_KIND_CPU, "gc_gemm_cpu_fp64", BENCH_CPU_FP64_OPTS, 8, 8, 1, 16, 1, 0},
+    {BENCH_FP16, BENCH_KIND_CPU, "gc_gemm_cpu_fp16", BENCH_CPU_FP16_OPTS, 8, 16, 1, 16, 1, 0},
+    /* GPU: 64 x 64 tiles by 16 x 16 = 256 items (4 x 4 each), else 32 x 32 tiles by 8 x 8 = 64 items. */
+    {BENCH_FP32, BENCH_KIND_TILED, "gc_gemm_tiled_fp32", BENCH_T64, 64, 64, 16, 16, 256, BENCH_TILE_BYTES(64, 4)},
+    {BENCH_FP64, BENCH_KIND_TILED, "gc_gemm_tiled_fp64", BENCH_T64 " -DGC_FP64", 64, 64, 16, 16, 256,
+     BENCH_TILE_BYTES(64, 8)},
+    {BENCH_FP16, BENCH_KIND_TILED, "gc_gemm_tiled_fp16", BENCH_T64 " -DGC_FP16", 64, 64, 16, 16, 256,
+     BENCH_TILE_BYTES(64, 4)},
+    {BENCH_FP32, BENCH_KIND_TILED, "gc_gemm_tiled_fp32", BENCH_T32, 32, 32, 8, 8, 64, BENCH_TILE_BYTES(32, 4)},
+    {BENCH_FP64, BENCH_KIND_TILED, "gc_gemm_tiled_fp64", BENCH_T32 " -DGC_FP64", 32, 32, 8, 8, 64,
+     BENCH_TILE_BYTES(32, 8)},
+    {BENCH_FP16, BENCH_KIND_TILED, "gc_gemm_tiled_fp16", BENCH_T32 " -DGC_FP16", 32, 32, 8, 8, 64,
+     BENCH_TILE_BYTES(32, 4)},
+};
+#define BENCH_KERNEL_NROWS (sizeof bench_kernel_rows / sizeof bench_kernel_rows[0])
+
+static bool bench_kernel_fits(const struct bench_kernel_row *r, const struct bench_kernel_hints *h)
+{
+    if (r->kind == BENCH_KIND_CPU)
+        return true;
+    return !h->is_cpu && h->max_wg_size >= r->min_wg && h->local_mem >= r->local_bytes;
+}
+
+int bench_kernel_pick(enum bench_prec p, const struct bench_kernel_hints *h, struct bench_kernel *out)
+{
+    static const struct bench_kernel_hints none = {0};
+    if (!h)
+        h = &none;
+    const struct bench_kernel_row *pick = NULL;
+    for (size_t i = 0; i < BENCH_KERNEL_NROWS; i++) {
+        const struct bench_kernel_row *r = &bench_kernel_rows[i];
+        if (r->prec != p || !bench_kernel_fits(r, h))
+            continue;
+        /* The first tiled row that fits wins; the CPU row is the fallback (CPUs, small work-groups). */
+        if (!pick || (pick->kind == BENCH_KIND_CPU && r->kind == BENCH_KIND_TILED))
+            pick = r;
+        if (pick->kind == BENCH_KIND_TILED)
+            break;
+    }
+    if (!pick || !out)
+        return -1;
+    out->source = bench_kernel_src;
+    out->name = pick->name;
+    out->options = pick->options;
+    out->pad = pick->bm > pick->bn ? pick->bm : pick->bn; /* powers of two: the larger is a multiple */
+    return 0;
+}
+
+/* The row K came from: its name and options point into the table (pick copies them). */
+static const struct bench_kernel_row *bench_kernel_row_of(const struct bench_kernel *k)
+{
+    for (size_t i = 0; k && k->name && k->options && i < BENCH_KERNEL_NROWS; i++)
+        if (strcmp(bench_kernel_rows[i].name, k->name) == 0 && strcmp(bench_kernel_rows[i].options, k->options) == 0)
+            return &bench_kernel_rows[i];
+    return NULL;
+}
+
+/* The largest divisor of TOTAL that is at most WANT (at least 1). */
+static size_t bench_kernel_divisor(size_t total, size_t want)
+{
+    if (want > total)
+        want = total;
+    while (want > 1 && total % want != 0)
+        want--;
+    return want ? want : 1;
+}
+
+void bench_kernel_geometry(const struct bench_kernel *k, const struct bench_kernel_hints *h, size_t np,
+                           size_t global[2], size_t local[2])
+{
+    (void)h;
+    const struct bench_kernel_row *r = bench_kernel_row_of(k);
+    if (!r) {
+        /* Not one of ours: one item per element, the runtime picks the group. */
+        global[0] = global[1] = np;
+        local[0] = local[1] = 0;
+        return;
+    }
+    if (r->kind == BENCH_KIND_TILED) {
+        global[0] = np / r->bn * r->lx;
+        global[1] = np / r->bm * r->ly;
+        local[0] = r->lx;
+        local[1] = r->ly;
+        return;
+    }
+    global[0] = np / r->bn;
+    global[1] = np / r->bm;
+    local[0] = bench_kernel_divisor(global[0], r->lx);
+    local[1] = bench_kernel_divisor(global[1], r->ly);
+}
