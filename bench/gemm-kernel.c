@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #ifdef GEMM_HAVE_CLBLAST
 #include <clblast_c.h>
@@ -49,7 +50,8 @@ struct dev {
 
 /* A timing: median of the event durations and of the host-clock durations, in seconds. */
 struct timing {
-    double ev, wall, best; /* best: the shortest event duration (least disturbed by other load) */
+    double ev, wall, best;
+    double cpu; /* process CPU seconds per run (PoCL's threads are ours): a figure other load barely moves */ /* best: the shortest event duration (least disturbed by other load) */
     bool ok;
 };
 
@@ -61,6 +63,13 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+static double cpu_s(void)
+{
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    return (double)(ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) + (double)(ru.ru_utime.tv_usec + ru.ru_stime.tv_usec) * 1e-6;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -205,8 +214,11 @@ static cl_kernel build(struct dev *d, const struct bench_kernel *k, cl_program *
         fprintf(stderr, "gemm-kernel: %s: build of %s failed (%d):\n%s\n", d->name, k->name, err, log);
         return NULL;
     }
-    cl_kernel kern = clCreateKernel(*prog, k->name, &err);
-    return kern;
+    char log[16384] = "";
+    clGetProgramBuildInfo(*prog, d->id, CL_PROGRAM_BUILD_LOG, sizeof log - 1, log, NULL);
+    if (strstr(log, "warning"))
+        fprintf(stderr, "gemm-kernel: %s: %s built with warnings:\n%s\n", d->name, k->name, log);
+    return clCreateKernel(*prog, k->name, &err);
 }
 
 /* Tuning experiments (CPU kernel only): GEMM_BLOCK=RM,RN and GEMM_LOCAL=LX,LY replace the geometry;
@@ -238,7 +250,10 @@ static void time_ours(struct dev *d, cl_kernel kern, const struct bench_kernel *
         clSetKernelArg(kern, (cl_uint)i + 1, sizeof(cl_mem), &bufs[i]);
     double ev[MAX_REPS], wall[MAX_REPS];
     t->ok = false;
+    double c0 = 0;
     for (int r = -1; r < reps; r++) {
+        if (r == 0)
+            c0 = cpu_s();
         cl_event e = NULL;
         const double t0 = now_s();
         cl_int err = clEnqueueNDRangeKernel(d->q, kern, 2, NULL, global, local[0] ? local : NULL, 0, NULL, &e);
@@ -254,6 +269,7 @@ static void time_ours(struct dev *d, cl_kernel kern, const struct bench_kernel *
         }
         clReleaseEvent(e);
     }
+    t->cpu = (cpu_s() - c0) / reps;
     t->ev = median(ev, reps);
     t->best = ev[0]; /* sorted by median() */
     t->wall = median(wall, reps);
@@ -369,6 +385,8 @@ static int bench_prec_on(struct dev *d, enum bench_prec p, const struct opts *o)
     const bool picked = bench_kernel_pick(p, &d->hints, &k) == 0;
     if (picked && getenv("GEMM_OPTIONS"))
         k.options = getenv("GEMM_OPTIONS");
+    if (picked && getenv("GEMM_NAME"))
+        k.name = getenv("GEMM_NAME");
     if (!picked) {
         printf("%-28.28s %s  no kernel\n", d->name, prec_names[p]);
         return 0;
@@ -378,7 +396,7 @@ static int bench_prec_on(struct dev *d, enum bench_prec p, const struct opts *o)
     int failures = 0;
     for (size_t i = 0; kern && i < o->nsizes; i++) {
         const size_t n = o->sizes[i], np = (n + k.pad - 1) / k.pad * k.pad;
-        struct timing ours, blas = {0};
+        struct timing ours = {0}, blas = {0};
         long bad = run_one(d, p, n, np, true, kern, &k, o->reps, &ours);
         long bbad = -1;
 #ifdef GEMM_HAVE_CLBLAST
@@ -386,8 +404,9 @@ static int bench_prec_on(struct dev *d, enum bench_prec p, const struct opts *o)
             bbad = run_one(d, p, n, n, false, NULL, &k, o->reps, &blas);
 #endif
         failures += bad != 0 || bbad > 0;
-        printf("%-28.28s %s N=%-5zu %-18s %7.2f GFLOPS (host %7.2f, best %7.2f)%s", d->name, prec_names[p], n,
-               k.name, gflops(n, ours.ev), gflops(n, ours.wall), gflops(n, ours.best), bad == 0 ? "" : bad < 0 ? " FAILED" : " WRONG");
+        printf("%-28.28s %s N=%-5zu %-18s %7.2f GFLOPS (host %7.2f, best %7.2f, per cpu-s %6.2f)%s", d->name,
+               prec_names[p], n, k.name, gflops(n, ours.ev), gflops(n, ours.wall), gflops(n, ours.best),
+               gflops(n, ours.cpu), bad == 0 ? "" : bad < 0 ? " FAILED" : " WRONG");
         if (blas.ok)
             printf(" | CLBlast host %7.2f (best %7.2f)%s | ratio %.2f (best %.2f)", gflops(n, blas.wall),
                    gflops(n, blas.best), bbad == 0 ? "" : " WRONG", blas.wall / ours.wall, blas.best / ours.best);

@@ -26,55 +26,93 @@
 static const char bench_kernel_src[] =
     "#if defined(GC_FP64)\n"
     "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
-    "typedef double T; typedef double ACC; typedef double4 ACCV;\n"
+    "typedef double T; typedef double ACC; typedef double4 ACCV; typedef double LT;\n"
     "#define VW 4\n"
     "#define LD1(p, i) ((p)[i])\n"
     "#define LDV(p, i) vload4(0, (p) + (i))\n"
     "#define ST1(v, p, i) ((p)[i] = (v))\n"
     "#define STV(v, p, i) vstore4((v), 0, (p) + (i))\n"
     "#define GC_KERNEL(v) gc_gemm_##v##_fp64\n"
+    "#define GC_COPY(d, s) (vstore4(vload4(0, (s)), 0, (d)), vstore4(vload4(1, (s)), 1, (d)))\n"
     "#elif defined(GC_FP16)\n"
-    "typedef half T; typedef float ACC; typedef float8 ACCV;\n"
+    "typedef half T; typedef float ACC; typedef float8 ACCV; typedef ushort LT; /* no half variables */\n"
     "#define VW 8\n"
     "#define LD1(p, i) vload_half((i), (p))\n"
     "#define LDV(p, i) vload_half8(0, (p) + (i))\n"
     "#define ST1(v, p, i) vstore_half((v), (i), (p))\n"
     "#define STV(v, p, i) vstore_half8((v), 0, (p) + (i))\n"
     "#define GC_KERNEL(v) gc_gemm_##v##_fp16\n"
+    "#define GC_COPY(d, s) (vstore16(vload16(0, (__global const ushort *)(s)), 0, (__local ushort *)(d)))\n"
     "#else\n"
-    "typedef float T; typedef float ACC; typedef float8 ACCV;\n"
+    "typedef float T; typedef float ACC; typedef float8 ACCV; typedef float LT;\n"
     "#define VW 8\n"
     "#define LD1(p, i) ((p)[i])\n"
     "#define LDV(p, i) vload8(0, (p) + (i))\n"
     "#define ST1(v, p, i) ((p)[i] = (v))\n"
     "#define STV(v, p, i) vstore8((v), 0, (p) + (i))\n"
     "#define GC_KERNEL(v) gc_gemm_##v##_fp32\n"
+    "#define GC_COPY(d, s) (vstore8(vload8(0, (s)), 0, (d)), vstore8(vload8(1, (s)), 1, (d)))\n"
+    "#endif\n"
+    "\n"
+    "#if defined(GC_CPU) || defined(GC_CPUL)\n"
+    "#if (defined(GC_FP64) && defined(FP_FAST_FMA)) || (!defined(GC_FP64) && defined(FP_FAST_FMAF))\n"
+    "#define GC_MAD(x, y, z) fma((x), (y), (z))\n"
+    "#else\n"
+    "#define GC_MAD(x, y, z) mad((x), (y), (z))\n"
+    "#endif\n"
+    "#define GC_DECL(i) ACCV c##i##0 = (ACCV)(0), c##i##1 = (ACCV)(0);\n"
+    "#define GC_STEP(i) { const ACCV x = (ACCV)(LD1(ap, i * n + k));                 \\\n"
+    "                     c##i##0 = GC_MAD(x, b0, c##i##0); c##i##1 = GC_MAD(x, b1, c##i##1); }\n"
+    "#define GC_STORE(i) STV(c##i##0, c, (row + i) * n + col); STV(c##i##1, c, (row + i) * n + col + VW);\n"
+    "#if GC_RM == 8\n"
+    "#define GC_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5) M(6) M(7)\n"
+    "#elif GC_RM == 6\n"
+    "#define GC_ROWS(M) M(0) M(1) M(2) M(3) M(4) M(5)\n"
+    "#elif GC_RM == 4\n"
+    "#define GC_ROWS(M) M(0) M(1) M(2) M(3)\n"
+    "#else\n"
+    "#error GC_RM must be 4, 6 or 8\n"
+    "#endif\n"
     "#endif\n"
     "\n"
     "#ifdef GC_CPU\n"
     "__kernel void GC_KERNEL(cpu)(const int n, __global const T *a, __global const T *b, __global T *c)\n"
     "{\n"
-    "    const int col = (int)get_global_id(0) * (GC_NV * VW);\n"
+    "    const int col = (int)get_global_id(0) * (2 * VW);\n"
     "    const int row = (int)get_global_id(1) * GC_RM;\n"
-    "    ACCV acc[GC_RM][GC_NV];\n"
-    "    for (int i = 0; i < GC_RM; i++)\n"
-    "        for (int j = 0; j < GC_NV; j++)\n"
-    "            acc[i][j] = (ACCV)(0);\n"
+    "    GC_ROWS(GC_DECL)\n"
     "    __global const T *ap = a + row * n;\n"
     "    __global const T *bp = b + col;\n"
     "    for (int k = 0; k < n; k++) {\n"
-    "        ACCV bv[GC_NV];\n"
-    "        for (int j = 0; j < GC_NV; j++)\n"
-    "            bv[j] = LDV(bp, k * n + j * VW);\n"
-    "        for (int i = 0; i < GC_RM; i++) {\n"
-    "            const ACCV x = (ACCV)(LD1(ap, i * n + k));\n"
-    "            for (int j = 0; j < GC_NV; j++)\n"
-    "                acc[i][j] = mad(x, bv[j], acc[i][j]);\n"
-    "        }\n"
+    "        const ACCV b0 = LDV(bp, k * n), b1 = LDV(bp, k * n + VW);\n"
+    "        GC_ROWS(GC_STEP)\n"
     "    }\n"
-    "    for (int i = 0; i < GC_RM; i++)\n"
-    "        for (int j = 0; j < GC_NV; j++)\n"
-    "            STV(acc[i][j], c, (row + i) * n + col + j * VW);\n"
+    "    GC_ROWS(GC_STORE)\n"
+    "}\n"
+    "#endif\n"
+    "\n"
+    "#ifdef GC_CPUL\n"
+    "__kernel void GC_KERNEL(cpul)(const int n, __global const T *a, __global const T *b, __global T *c)\n"
+    "{\n"
+    "    __local LT bll[GC_KC * 2 * VW];\n"
+    "    __local T *bl = (__local T *)bll;\n"
+    "    const int col = (int)get_group_id(0) * (2 * VW);\n"
+    "    const int row = (int)get_global_id(1) * GC_RM;\n"
+    "    const int ly = (int)get_local_id(1), nl = (int)get_local_size(1);\n"
+    "    GC_ROWS(GC_DECL)\n"
+    "    for (int k0 = 0; k0 < n; k0 += GC_KC) {\n"
+    "        const int kc = min(GC_KC, n - k0);\n"
+    "        for (int r = ly; r < kc; r += nl)\n"
+    "            GC_COPY(bl + r * 2 * VW, b + (k0 + r) * n + col);\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "        __global const T *ap = a + row * n + k0;\n"
+    "        for (int k = 0; k < kc; k++) {\n"
+    "            const ACCV b0 = LDV(bl, k * 2 * VW), b1 = LDV(bl, k * 2 * VW + VW);\n"
+    "            GC_ROWS(GC_STEP)\n"
+    "        }\n"
+    "        barrier(CLK_LOCAL_MEM_FENCE);\n"
+    "    }\n"
+    "    GC_ROWS(GC_STORE)\n"
     "}\n"
     "#endif\n"
     "\n"
@@ -121,38 +159,39 @@ static const char bench_kernel_src[] =
     "}\n"
     "#endif\n";
 
-enum bench_kernel_kind { BENCH_KIND_CPU, BENCH_KIND_TILED };
+enum bench_kernel_kind { BENCH_KIND_TILED, BENCH_KIND_CPUL, BENCH_KIND_CPU };
 
-/* One row per kernel variant. For CPU rows, bm x bn is the block of C one work item computes and
- * (lx, ly) the work-group; for tiled rows, bm = bn = the tile of C one work-group computes and (lx, ly)
- * its required size. The option strings repeat the numbers in the columns (the kernel's view of them). */
+/* One row per kernel variant, in order of preference: bench_kernel_pick takes the first that fits. For
+ * CPU rows, bm x bn is the block of C one work item computes and ly the most work items of a group
+ * (dimension 1: down the rows of one column panel); for tiled rows, bm = bn = the tile of C one
+ * work-group computes and (lx, ly) its required size. The option strings repeat the numbers in the
+ * columns (the kernel's view of them). */
 struct bench_kernel_row {
     enum bench_prec prec;
     enum bench_kernel_kind kind;
     const char *name;
     const char *options;
     size_t bm, bn;      /* rows x columns of C per work item (CPU) or per work-group (tiled) */
-    size_t lx, ly;      /* work-group size */
+    size_t lx, ly;      /* work-group size (the most, for CPU rows) */
     size_t min_wg;      /* the least CL_DEVICE_MAX_WORK_GROUP_SIZE the row needs */
     unsigned long long local_bytes; /* local memory the row needs */
 };
 
-#define BENCH_CPU_FP32_OPTS "-DGC_CPU -DGC_RM=8 -DGC_NV=2"
-#define BENCH_CPU_FP64_OPTS "-DGC_CPU -DGC_FP64 -DGC_RM=8 -DGC_NV=2"
-#define BENCH_CPU_FP16_OPTS "-DGC_CPU -DGC_FP16 -DGC_RM=8 -DGC_NV=2"
+/* Tiled: 64 x 64 tiles by 16 x 16 = 256 items (4 x 4 each), else 32 x 32 tiles by 8 x 8 = 64 items;
+ * local memory: two GC_TK x (GC_TS + 1) tiles of the accumulator type. */
 #define BENCH_T64 "-DGC_TILED -DGC_TS=64 -DGC_TK=16 -DGC_WM=4 -DGC_WN=4"
 #define BENCH_T32 "-DGC_TILED -DGC_TS=32 -DGC_TK=16 -DGC_WM=4 -DGC_WN=4"
-
-/* Local memory of a tiled row: two GC_TK x (GC_TS + 1) tiles of the accumulator type. */
 #define BENCH_TILE_BYTES(ts, acc) (2ull * 16 * ((ts) + 1) * (acc))
+/* CPU: 4 rows x two vectors (8 floats or halves, 4 doubles) = 8 accumulators, which with the two rows of B
+ * and the broadcast of A fit AVX2's 16 ymm registers (8 rows spill: measured slower on PoCL 3.1). The
+ * local-memory row copies GC_KC = 256 rows of its B panel at a time (16 KiB in fp32), so that the panel is
+ * read from contiguous memory; reading it in place walks B with a stride of n, and at n = 1024 (4 KiB rows)
+ * every line of the panel falls into the same cache set: about half the speed per CPU second measured. */
+#define BENCH_CL "-cl-mad-enable -DGC_CPUL -DGC_RM=4 -DGC_KC=256"
+#define BENCH_CP "-cl-mad-enable -DGC_CPU -DGC_RM=4"
+#define BENCH_CPU_LY 32
 
 static const struct bench_kernel_row bench_kernel_rows[] = {
-    /* CPU: 8 rows x 16 floats (two float8: 16 accumulators in AVX2's 16 ymm registers with fp32, fp64 uses
-     * double4 so 8 x 8). */
-    {BENCH_FP32, BENCH_KIND_CPU, "gc_gemm_cpu_fp32", BENCH_CPU_FP32_OPTS, 8, 16, 1, 16, 1, 0},
-    {BENCH_FP64, BENCH_KIND_CPU, "gc_gemm_cpu_fp64", BENCH_CPU_FP64_OPTS, 8, 8, 1, 16, 1, 0},
-    {BENCH_FP16, BENCH_KIND_CPU, "gc_gemm_cpu_fp16", BENCH_CPU_FP16_OPTS, 8, 16, 1, 16, 1, 0},
-    /* GPU: 64 x 64 tiles by 16 x 16 = 256 items (4 x 4 each), else 32 x 32 tiles by 8 x 8 = 64 items. */
     {BENCH_FP32, BENCH_KIND_TILED, "gc_gemm_tiled_fp32", BENCH_T64, 64, 64, 16, 16, 256, BENCH_TILE_BYTES(64, 4)},
     {BENCH_FP64, BENCH_KIND_TILED, "gc_gemm_tiled_fp64", BENCH_T64 " -DGC_FP64", 64, 64, 16, 16, 256,
      BENCH_TILE_BYTES(64, 8)},
@@ -163,39 +202,40 @@ static const struct bench_kernel_row bench_kernel_rows[] = {
      BENCH_TILE_BYTES(32, 8)},
     {BENCH_FP16, BENCH_KIND_TILED, "gc_gemm_tiled_fp16", BENCH_T32 " -DGC_FP16", 32, 32, 8, 8, 64,
      BENCH_TILE_BYTES(32, 4)},
+    {BENCH_FP32, BENCH_KIND_CPUL, "gc_gemm_cpul_fp32", BENCH_CL, 4, 16, 1, BENCH_CPU_LY, 1, 256ull * 16 * 4},
+    {BENCH_FP64, BENCH_KIND_CPUL, "gc_gemm_cpul_fp64", BENCH_CL " -DGC_FP64", 4, 8, 1, BENCH_CPU_LY, 1,
+     256ull * 8 * 8},
+    {BENCH_FP16, BENCH_KIND_CPUL, "gc_gemm_cpul_fp16", BENCH_CL " -DGC_FP16", 4, 16, 1, BENCH_CPU_LY, 1,
+     256ull * 16 * 2},
+    {BENCH_FP32, BENCH_KIND_CPU, "gc_gemm_cpu_fp32", BENCH_CP, 4, 16, 1, BENCH_CPU_LY, 1, 0},
+    {BENCH_FP64, BENCH_KIND_CPU, "gc_gemm_cpu_fp64", BENCH_CP " -DGC_FP64", 4, 8, 1, BENCH_CPU_LY, 1, 0},
+    {BENCH_FP16, BENCH_KIND_CPU, "gc_gemm_cpu_fp16", BENCH_CP " -DGC_FP16", 4, 16, 1, BENCH_CPU_LY, 1, 0},
 };
 #define BENCH_KERNEL_NROWS (sizeof bench_kernel_rows / sizeof bench_kernel_rows[0])
 
 static bool bench_kernel_fits(const struct bench_kernel_row *r, const struct bench_kernel_hints *h)
 {
-    if (r->kind == BENCH_KIND_CPU)
-        return true;
-    return !h->is_cpu && h->max_wg_size >= r->min_wg && h->local_mem >= r->local_bytes;
+    if (r->kind == BENCH_KIND_TILED && h->is_cpu)
+        return false;
+    return h->max_wg_size >= r->min_wg && h->local_mem >= r->local_bytes;
 }
 
 int bench_kernel_pick(enum bench_prec p, const struct bench_kernel_hints *h, struct bench_kernel *out)
 {
-    static const struct bench_kernel_hints none = {0};
-    if (!h)
-        h = &none;
-    const struct bench_kernel_row *pick = NULL;
+    if (!h || !out)
+        return -1;
     for (size_t i = 0; i < BENCH_KERNEL_NROWS; i++) {
         const struct bench_kernel_row *r = &bench_kernel_rows[i];
-        if (r->prec != p || !bench_kernel_fits(r, h))
+        /* The last row of a precision is the plain CPU kernel: it runs anywhere, so it is the fallback. */
+        if (r->prec != p || (!bench_kernel_fits(r, h) && r->kind != BENCH_KIND_CPU))
             continue;
-        /* The first tiled row that fits wins; the CPU row is the fallback (CPUs, small work-groups). */
-        if (!pick || (pick->kind == BENCH_KIND_CPU && r->kind == BENCH_KIND_TILED))
-            pick = r;
-        if (pick->kind == BENCH_KIND_TILED)
-            break;
+        out->source = bench_kernel_src;
+        out->name = r->name;
+        out->options = r->options;
+        out->pad = r->bm > r->bn ? r->bm : r->bn; /* powers of two: the larger is a multiple of the other */
+        return 0;
     }
-    if (!pick || !out)
-        return -1;
-    out->source = bench_kernel_src;
-    out->name = pick->name;
-    out->options = pick->options;
-    out->pad = pick->bm > pick->bn ? pick->bm : pick->bn; /* powers of two: the larger is a multiple */
-    return 0;
+    return -1;
 }
 
 /* The row K came from: its name and options point into the table (pick copies them). */
@@ -220,7 +260,6 @@ static size_t bench_kernel_divisor(size_t total, size_t want)
 void bench_kernel_geometry(const struct bench_kernel *k, const struct bench_kernel_hints *h, size_t np,
                            size_t global[2], size_t local[2])
 {
-    (void)h;
     const struct bench_kernel_row *r = bench_kernel_row_of(k);
     if (!r) {
         /* Not one of ours: one item per element, the runtime picks the group. */
@@ -237,6 +276,9 @@ void bench_kernel_geometry(const struct bench_kernel *k, const struct bench_kern
     }
     global[0] = np / r->bn;
     global[1] = np / r->bm;
-    local[0] = bench_kernel_divisor(global[0], r->lx);
-    local[1] = bench_kernel_divisor(global[1], r->ly);
+    size_t ly = r->ly;
+    if (h && h->max_wg_size > 0 && h->max_wg_size < ly)
+        ly = h->max_wg_size;
+    local[0] = 1;
+    local[1] = bench_kernel_divisor(global[1], ly);
 }
