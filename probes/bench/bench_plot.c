@@ -336,6 +336,10 @@ static void plot_draw(cairo_surface_t *sf, const struct plot_frame *f, const cha
     plot_clean(t, sizeof t, title ? title : "gpucheckup bench");
     cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
     cairo_set_font_size(cr, 16);
+    cairo_text_extents_t e;
+    cairo_text_extents(cr, t, &e);
+    if (e.x_advance > PLOT_W - 40) /* a long title: smaller, to fit the width */
+        cairo_set_font_size(cr, 16 * (PLOT_W - 40) / e.x_advance);
     cairo_set_source_rgb(cr, 0, 0, 0);
     plot_text(cr, PLOT_W / 2, 18, 0.5, 0, t);
     cairo_destroy(cr);

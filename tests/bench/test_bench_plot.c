@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,6 +63,7 @@ static int teardown(void **state)
     return 0;
 }
 
+#ifdef GPUCHECKUP_HAVE_CAIRO
 /* The whole file PATH, NUL-terminated; *LEN its size. */
 static unsigned char *slurp(const char *path, size_t *len)
 {
@@ -90,6 +92,7 @@ static uint32_t be32(const unsigned char *p)
 {
     return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
 }
+#endif
 
 static void test_available(void **state)
 {
@@ -163,6 +166,29 @@ static void test_png(void **state)
     free(png);
 }
 
+/* Driver strings are not trusted: invalid UTF-8 and control bytes in a label, an overlong title, NaN and
+ * infinite values, a crossover off the data. All drawn (cairo would refuse invalid UTF-8), none fatal. */
+static void test_hostile_input(void **state)
+{
+    (void)state;
+    char title[400], p[4200], err[256] = "";
+    memset(title, 'W', sizeof title - 1);
+    title[sizeof title - 1] = 0;
+    const double odd[] = {0.5, NAN, INFINITY, 40.0, 1e300, 2e-300};
+    const struct bench_plot_series s[] = {
+        {"bad \xff\xfe\x01 utf-8\n", false, 6, sizes, odd, 1e9},
+        {NULL, true, 6, sizes, blas, 64},
+    };
+    snprintf(p, sizeof p, "%s/hostile.svg", dir);
+    assert_int_equal(bench_plot_write(p, title, s, 2, err, sizeof err), 0);
+    size_t len;
+    unsigned char *svg = slurp(p, &len);
+    assert_non_null(strstr((char *)svg, "bad ??? utf-8?"));
+    assert_non_null(strstr((char *)svg, "(unnamed) (baseline), beats the baseline from N=64"));
+    free(svg);
+    unlink(p);
+}
+
 static void test_errors(void **state)
 {
     (void)state;
@@ -199,6 +225,7 @@ int main(void)
 #ifdef GPUCHECKUP_HAVE_CAIRO
         cmocka_unit_test(test_svg),
         cmocka_unit_test(test_png),
+        cmocka_unit_test(test_hostile_input),
         cmocka_unit_test(test_errors),
 #endif
     };
