@@ -95,10 +95,11 @@ static int setup(void **state)
     return 0;
 }
 
+/* The loader stays loaded (and API reachable) until exit: after a dlclose, LeakSanitizer sees the state
+ * PoCL keeps for the life of the process with frames in no module, which tests/lsan.supp cannot match. */
 static int teardown(void **state)
 {
     (void)state;
-    clapi_close(&api);
     return 0;
 }
 
