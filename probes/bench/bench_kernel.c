@@ -247,14 +247,14 @@ static const struct bench_kernel_row *bench_kernel_row_of(const struct bench_ker
     return NULL;
 }
 
-/* The largest divisor of TOTAL that is at most WANT (at least 1). */
+/* The largest power of two that divides TOTAL and is at most WANT (at least 1). Powers of two only: PoCL
+ * compiles a work-group function per local size, so few distinct sizes over a sweep mean few compiles. */
 static size_t bench_kernel_divisor(size_t total, size_t want)
 {
-    if (want > total)
-        want = total;
-    while (want > 1 && total % want != 0)
-        want--;
-    return want ? want : 1;
+    size_t d = 1;
+    while (d * 2 <= want && total % (d * 2) == 0)
+        d *= 2;
+    return d;
 }
 
 void bench_kernel_geometry(const struct bench_kernel *k, const struct bench_kernel_hints *h, size_t np,
