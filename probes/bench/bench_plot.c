@@ -178,6 +178,11 @@ static void plot_axes(cairo_t *cr, const struct plot_frame *f)
             cairo_move_to(cr, f->px, y);
             cairo_line_to(cr, f->px + f->pw, y);
             cairo_stroke(cr);
+            if (f->y1 - f->y0 <= 2 && (m == 2 || m == 5)) { /* few decades: label 2x and 5x too */
+                cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+                snprintf(buf, sizeof buf, "%g", (double)m * pow(10, d));
+                plot_text(cr, f->px - 8, y, 1, 0.5, buf);
+            }
         }
         const double y = plot_y(f, pow(10, d));
         cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
