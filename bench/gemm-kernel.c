@@ -10,6 +10,13 @@
  *   build/bench/gemm-kernel [--sizes 256,512,1024] [--reps 5] [--prec fp32,fp64,fp16] [--device SUBSTR]
  *                           [--gpu-variant]   (pretend the device is no CPU: times the tiled kernel)
  * Exit status: 0, 1 when a result was wrong, 2 on a setup error.
+ *
+ * Columns: our GFLOPS from the events' median, from the host clock's median, from the best event, and per
+ * second of process CPU time (PoCL's threads are ours: the figure other load moves least, for tuning on a
+ * shared machine); CLBlast's from the host clock (median, best); "ratio" = CLBlast's median host time over
+ * ours (> 1: ours is faster) and the same for the best times. Run it when `uptime` shows little load.
+ * Tuning knobs (environment, CPU kernels): GEMM_OPTIONS replaces the build options, GEMM_NAME the kernel,
+ * GEMM_BLOCK=RM,RN the block of C per work item, GEMM_LOCAL=LX,LY the work-group.
  */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
