@@ -3,16 +3,19 @@
 
 #include <string.h>
 
-/* One program, two kernels, three precisions; build options pick the precision (GC_FP32/GC_FP64/GC_FP16)
- * and the block sizes. Both kernels compute C = A x B for n x n row-major matrices with n a multiple of
- * their block, summing over k in increasing order (like the CPU reference).
+/* One program, three kernels, three precisions; build options pick the kernel (GC_CPUL, GC_CPU, GC_TILED),
+ * the precision (GC_FP64, GC_FP16, else fp32) and the block sizes. Each computes C = A x B for n x n
+ * row-major matrices with n a multiple of its block, summing over k in increasing order.
  *
- * gc_gemm_cpu_*: no local memory. Each work item keeps a GC_RM x (GC_NV x VW) block of C in vector
- * registers; per k it loads GC_NV vectors of a row of B and broadcasts GC_RM elements of A (the classic
- * CPU BLAS micro-kernel shape, e.g. OpenBLAS's and BLIS's register kernels). Work-items of one
- * work-group walk down the rows of one column panel, so the panel of B they share stays in the cache.
- * PoCL runs the work-items of a group one after the other in one thread (its "work-item loops"), so local
- * memory would only be an extra copy (PoCL docs, "Kernel compiler": local memory is ordinary memory).
+ * gc_gemm_cpul_* (CPUs): each work item keeps a GC_RM x (2 x VW) block of C in vector registers, in named
+ * variables (PoCL 3.1 left a private array of accumulators on the stack, without FMA: measured); per k it
+ * loads two vectors of a row of B and broadcasts GC_RM elements of A into fused multiply-adds (the shape
+ * of the CPU BLAS register kernels, e.g. OpenBLAS's and BLIS's micro-kernels). The items of a work-group
+ * walk down the rows of one column panel of C and share its panel of B, which they first copy, GC_KC rows
+ * at a time, into local memory: on PoCL that is an ordinary buffer (PoCL docs, "Kernel compiler": its
+ * work-item loops run a group's items one after another in one thread), and contiguous where the panel
+ * in B is a column of lines n elements apart, which at n = 1024 all fall into the same cache set.
+ * gc_gemm_cpu_*: the same without local memory, reading the panel in place (devices with too little).
  *
  * gc_gemm_tiled_*: for GPUs. A work-group of (GC_TS/GC_WN) x (GC_TS/GC_WM) items computes a GC_TS x GC_TS
  * tile of C; per step of GC_TK along k it copies a GC_TS x GC_TK tile of A (transposed) and a GC_TK x GC_TS
