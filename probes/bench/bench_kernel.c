@@ -62,7 +62,7 @@ static const char bench_kernel_src[] =
     "#endif\n"
     "\n"
     "#if defined(GC_CPU) || defined(GC_CPUL)\n"
-    "#if (defined(GC_FP64) && defined(FP_FAST_FMA)) || (!defined(GC_FP64) && defined(FP_FAST_FMAF))\n"
+    "#if defined(__FMA__) || (defined(GC_FP64) && defined(FP_FAST_FMA)) || (!defined(GC_FP64) && defined(FP_FAST_FMAF))\n"
     "#define GC_MAD(x, y, z) fma((x), (y), (z))\n"
     "#else\n"
     "#define GC_MAD(x, y, z) mad((x), (y), (z))\n"
