@@ -94,7 +94,7 @@ void cli_print_help(FILE *out)
         "      --root=DIR          read /sys, /proc, /dev and /etc under DIR (a captured tree);\n"
         "                          probes that need the live machine are skipped\n"
         "      --live              with --root: still run OpenCL, CUDA, smoke and CPUID on this machine\n"
-        "      --timeout=SECONDS   limit for each isolated driver child (default 15, max 3600)\n"
+        "      --timeout=SECONDS   limit for the whole run, every driver child included (default 15, max 3600)\n"
         "      --cpuid-dump=FILE   decode a raw CPUID dump instead of this CPU: libcpuid's format,\n"
         "                          an AIDA64/InstLatx64 report, `cpuid -r` output, or /dev/cpu/N/cpuid\n"
         "      --save-cpuid=FILE   write this CPU's raw CPUID dump to FILE (with `cpu` or `check`)\n"

@@ -22,7 +22,7 @@ struct cli_options {
     const char *output;      /* -o FILE, or NULL for stdout */
     const char *root;        /* --root DIR, or NULL for the live system */
     bool live;               /* --live: run live-only probes even under --root */
-    double timeout_s;        /* per isolated child */
+    double timeout_s;        /* the whole run, end to end */
     enum cli_color color;
     bool quiet;
     int verbose;

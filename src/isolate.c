@@ -234,8 +234,19 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
 {
     if (n == 0)
         return 0;
-    if (timeout_ms <= 0)
-        timeout_ms = 1;
+    if (timeout_ms <= 0) {
+        /* The run's one deadline has passed: starting a child only to kill it would blame its driver. */
+        for (size_t i = 0; i < n; i++) {
+            memset(&jobs[i].result, 0, sizeof(jobs[i].result));
+            jobs[i].result.status = ISOLATE_SPAWN_FAILED;
+            jobs[i].result.error = ETIME;
+            jobs[i].result.budget_spent = true;
+            jobs[i].result.detail = str_printf("not started: the run's --timeout was already spent");
+            if (done)
+                done(i, &jobs[i], arg);
+        }
+        return -1;
+    }
     struct isolate_child_state *cs = calloc(n, sizeof(*cs));
     if (!cs) {
         for (size_t i = 0; i < n; i++) {

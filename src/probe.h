@@ -15,9 +15,17 @@ struct probe_ctx {
     const struct cli_options *opts;
     const struct hostfs *fs;  /* every host file read goes through this */
     struct report *report;    /* earlier probes' sections are there (report_find_section) */
-    int timeout_ms;           /* for each isolated child */
+    int timeout_ms;           /* --timeout: the whole run's budget, end to end (for messages) */
+    double deadline_ms;       /* when the run's budget ends, on jsonnum_now_ms's clock: children get
+                                 what is left (probe_budget_ms), never more */
+    bool budget_spent;        /* set by probe_budget_ms when it had nothing left to give */
     char *error;              /* set (heap) by a probe returning PROBE_INPUT_ERROR: the message */
 };
+
+/* The milliseconds left before CTX's deadline: the timeout to give the next batch of isolated
+ * children. 0 or less when the budget is spent (isolate_run_many then starts nothing); that case
+ * also sets CTX->budget_spent, which the run reports as core.timeout-spent. */
+int probe_budget_ms(struct probe_ctx *ctx);
 
 /* Return values of probe.run. */
 enum {

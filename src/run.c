@@ -33,6 +33,16 @@ bool run_selects(const char *command, const char *name)
     return p && run_needs(p, name, 0);
 }
 
+int probe_budget_ms(struct probe_ctx *ctx)
+{
+    double left = ctx->deadline_ms - jsonnum_now_ms();
+    if (left < 1.0) {
+        ctx->budget_spent = true;
+        return 0;
+    }
+    return left > (double)ctx->timeout_ms ? ctx->timeout_ms : (int)left;
+}
+
 int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct report **out, char **error)
 {
     *out = NULL;
@@ -55,6 +65,8 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
     };
     if (ctx.timeout_ms < 1)
         ctx.timeout_ms = 1;
+    /* One deadline for the whole run (issue 17): --timeout bounds it end to end, whatever hangs. */
+    ctx.deadline_ms = jsonnum_now_ms() + ctx.timeout_ms;
 
     for (size_t i = 0; probe_registry[i]; i++) {
         const struct probe *p = probe_registry[i];
@@ -72,8 +84,14 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
                                       "(add --live to run it against this machine)");
             continue;
         }
+        if (p->needs_live && probe_budget_ms(&ctx) <= 0) {
+            /* A driver hung earlier and took the whole budget: this probe's children have no time. */
+            report_section_set_status(sec, REPORT_STATUS_SKIPPED,
+                                      "not started: the run's --timeout of %.1f s was already spent",
+                                      ctx.timeout_ms / 1000.0);
+        }
         double t0 = jsonnum_now_ms();
-        int rc = p->run(&ctx, sec);
+        int rc = sec->status == REPORT_STATUS_SKIPPED ? PROBE_DONE : p->run(&ctx, sec);
         sec->duration_ms = jsonnum_now_ms() - t0;
         if (rc == PROBE_INPUT_ERROR || rc == PROBE_INTERNAL_ERROR) {
             *error = ctx.error ? ctx.error : str_printf("%s: probe failed", p->name);
@@ -87,6 +105,13 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
                                                           "The %s probe failed: %s", p->name,
                                                           sec->reason ? sec->reason : "no reason given");
             (void)f;
+        }
+        if (ctx.budget_spent) {
+            report_add_finding(r, "core.timeout-spent", p->name,
+                               "The run's --timeout of %.1f s was spent before the %s probe could start all "
+                               "of its isolated children: what they check is unknown",
+                               ctx.timeout_ms / 1000.0, p->name);
+            ctx.budget_spent = false;
         }
     }
 

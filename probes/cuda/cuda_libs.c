@@ -509,7 +509,7 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
         job_of[i] = n_jobs++;
     }
     if (!st->err)
-        isolate_run_many(jobs, n_jobs, st->ctx->timeout_ms);
+        isolate_run_many(jobs, n_jobs, probe_budget_ms(st->ctx));
     for (size_t i = 0; i < st->n && !st->err; i++)
         cuda_libs_take_result(st, &st->e[i], &jobs[job_of[i]].result);
     for (size_t j = 0; j < n_jobs; j++)

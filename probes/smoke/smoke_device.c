@@ -14,12 +14,11 @@
 
 #include "clapi.h"
 #include "smoke_kernel.h"
+#include "smoke_prep.h"
 #include "smoke_timer.h"
 #include "smoke_verify.h"
 #include "strutil.h"
 
-/* Inputs are the same on every run and every machine: a failure can be reproduced. */
-#define SMOKE_SEED 0x5EED0F5310CEull
 /* What the output buffer holds before each kernel run: no exact-pass result can equal it. */
 #define SMOKE_SENTINEL 0.1234
 
@@ -227,56 +226,6 @@ json_object *smoke_enumerate_child(void *arg)
 
 /* ---- The test of one device ---------------------------------------------------------------- */
 
-/* Largest N whose fp32 and fp64 inputs and references are prepared ahead, in a thread, while the
- * driver loads and builds (about 40 MB at 512); beyond it each pass prepares its own. */
-#define SMOKE_PREP_MAX_N 512
-
-/* Inputs and references prepared by a helper thread while the main thread loads the driver and
- * builds the kernel: on a CPU device (or a busy host) the reference would otherwise compete with the
- * kernel for the same cores. fp16 is rare and always prepared on demand. */
-struct smoke_prep {
-    unsigned n;
-    pthread_t thread;
-    bool running;
-    bool ready[SMOKE_N_PREC][SMOKE_N_PASS];
-    int rc[SMOKE_N_PREC][SMOKE_N_PASS];
-    struct smoke_problem pr[SMOKE_N_PREC][SMOKE_N_PASS];
-};
-
-static void *smoke_prep_main(void *arg)
-{
-    struct smoke_prep *sp = arg;
-    for (int p = SMOKE_FP32; p <= SMOKE_FP64; p++)
-        for (int k = 0; k < SMOKE_N_PASS; k++) {
-            int rc = smoke_problem_generate(&sp->pr[p][k], (enum smoke_prec)p, (enum smoke_pass_kind)k, sp->n,
-                                            SMOKE_SEED);
-            /* fp64 shares fp32's inputs, and so its reference. */
-            if (rc == 0 && smoke_problem_reference_like(&sp->pr[p][k], p == SMOKE_FP64 ? &sp->pr[SMOKE_FP32][k] : NULL) < 0)
-                rc = -1;
-            sp->rc[p][k] = rc;
-            sp->ready[p][k] = true;
-        }
-    return NULL;
-}
-
-static void smoke_prep_start(struct smoke_prep *sp, unsigned n)
-{
-    memset(sp, 0, sizeof(*sp));
-    sp->n = n;
-    if (n <= SMOKE_PREP_MAX_N)
-        sp->running = pthread_create(&sp->thread, NULL, smoke_prep_main, sp) == 0;
-}
-
-static void smoke_prep_finish(struct smoke_prep *sp)
-{
-    if (sp->running)
-        pthread_join(sp->thread, NULL);
-    sp->running = false;
-    for (int p = 0; p < SMOKE_N_PREC; p++)
-        for (int k = 0; k < SMOKE_N_PASS; k++)
-            smoke_problem_free(&sp->pr[p][k]);
-}
-
 /* Everything one device test holds (the child ends without releasing the OpenCL objects). */
 struct smoke_dev {
     struct smoke_device_args *args;
@@ -464,19 +413,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
 {
     const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
     struct smoke_problem pr;
-    int g;
-    struct smoke_prep *sp = d->prep;
-    if (sp && p <= SMOKE_FP64 && (sp->running || sp->ready[p][kind])) {
-        if (sp->running)
-            pthread_join(sp->thread, NULL);
-        sp->running = false;
-        g = sp->rc[p][kind];
-        pr = sp->pr[p][kind]; /* ownership moves here */
-        memset(&sp->pr[p][kind], 0, sizeof(pr));
-        sp->ready[p][kind] = false;
-    } else {
-        g = smoke_problem_generate(&pr, p, kind, d->n, SMOKE_SEED);
-    }
+    int g = smoke_prep_take(d->prep, p, kind, d->n, &pr);
     if (g == 1) {
         /* Not meaningful at this size (fp16 random beyond N ~ 1000): said so, not counted. */
         json_object *po = smoke_pass_json(p, kind, "skipped");
@@ -513,8 +450,10 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     /* The uploads finish first, so that the host clock times the kernel alone: from just before
      * its launch to the moment clWaitForEvents sees it done. The read-back starts after that, and
      * the reference (when not prepared ahead) is computed while it runs. */
-    if (ok)
+    if (ok) {
+        smoke_stage(d, "%s %s pass: waiting for the upload (clFinish)", pn, kn);
         ok = smoke_ok(d, d->api.clFinish(d->q), "clFinish");
+    }
     double hms = NAN;
     if (ok) {
         smoke_stage(d, "%s %s pass: running the kernel", pn, kn);
@@ -622,15 +561,16 @@ static bool smoke_precision(struct smoke_dev *d, enum smoke_prec p)
     return ok;
 }
 
-/* The whole test; results in D. */
-static void smoke_dev_test(struct smoke_dev *d, json_object *out)
+/* Load the loader and find the device D tests; its name, type and extensions go into D and OUT.
+ * Returns its platform, or NULL with the error recorded. */
+static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
 {
     smoke_stage(d, "loading the OpenCL loader");
     char err[512];
     if (clapi_open(&d->api, NULL, err, sizeof(err)) < 0) {
         d->error = smoke_error_json("dlopen", 0, false);
         smoke_detail(d, "%s", err);
-        return;
+        return NULL;
     }
     *(void **)&d->flush = dlsym(d->api.handle, "clFlush");
 
@@ -639,7 +579,7 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     cl_device_id *dids = NULL;
     cl_uint np = 0, nd = 0;
     if (!smoke_ok(d, smoke_platform_ids(&d->api, &pids, &np), "clGetPlatformIDs"))
-        return;
+        return NULL;
     cl_platform_id plat = (cl_uint)d->args->platform < np ? pids[d->args->platform] : NULL;
     free(pids);
     if (plat)
@@ -647,16 +587,16 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     if (!plat) {
         d->error = smoke_error_json("clGetPlatformIDs", 0, false);
         smoke_detail(d, "platform %d is gone (the loader now lists %u)", d->args->platform, np);
-        return;
+        return NULL;
     }
     if (!smoke_ok(d, smoke_device_ids(&d->api, plat, &dids, &nd), "clGetDeviceIDs"))
-        return;
+        return NULL;
     d->dev = (cl_uint)d->args->device < nd ? dids[d->args->device] : NULL;
     free(dids);
     if (!d->dev) {
         d->error = smoke_error_json("clGetDeviceIDs", 0, false);
         smoke_detail(d, "device %d:%d is gone (the platform now has %u)", d->args->platform, d->args->device, nd);
-        return;
+        return NULL;
     }
     char *name = smoke_device_str(&d->api, d->dev, CL_DEVICE_NAME);
     char *exts = smoke_device_str(&d->api, d->dev, CL_DEVICE_EXTENSIONS);
@@ -673,6 +613,15 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     for (int p = 0; p < SMOKE_N_PREC; p++)
         d->prec_status[p] = d->supported[p] ? "not-run" : "unsupported";
 
+    return plat;
+}
+
+/* The whole test; results in D. */
+static void smoke_dev_test(struct smoke_dev *d, json_object *out)
+{
+    cl_platform_id plat = smoke_dev_find(d, out);
+    if (!plat)
+        return;
     smoke_stage(d, "creating a context and a queue");
     cl_int e = CL_SUCCESS;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};
