@@ -408,6 +408,57 @@ static json_object *smoke_pass_json(enum smoke_prec p, enum smoke_pass_kind k, c
     return o;
 }
 
+/* Check one pass's result GOT (SENTINEL: what the buffer held before) against PR and record it in D:
+ * the pass, the fastest fp32 times (KMS by the profiling events, HMS by the host clock), mismatches. */
+static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke_pass_kind kind,
+                              const struct smoke_problem *pr, const void *got, const void *sentinel, double kms,
+                              double hms, bool *failed)
+{
+    const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
+    smoke_stage(d, "%s %s pass: checking the result", pn, kn);
+    struct smoke_check chk;
+    smoke_verify(pr, got, sentinel, &chk);
+    json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
+    json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
+    json_object_object_add(po, "host_ms", jsonnum_ms(hms));
+    json_object_object_add(po, "max_error", jsonnum_sig(chk.max_error, 6));
+    json_object_object_add(po, "tolerance", jsonnum_sig(chk.max_tolerance, 6));
+    json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
+    json_object_array_add(d->passes, po);
+    if (p == SMOKE_FP32) {
+        if (isfinite(kms) && (!isfinite(d->kernel_ms) || kms < d->kernel_ms))
+            d->kernel_ms = kms;
+        if (isfinite(hms) && (!isfinite(d->host_ms) || hms < d->host_ms))
+            d->host_ms = hms;
+        if (!d->have_max_error || chk.max_error > d->max_error)
+            d->max_error = chk.max_error;
+        d->have_max_error = true;
+    }
+    d->wrong += chk.wrong;
+    for (size_t i = 0; i < chk.n_first && json_object_array_length(d->mismatches) < SMOKE_MAX_MISMATCHES; i++) {
+        const struct smoke_mismatch *m = &chk.first[i];
+        json_object *mo = json_object_new_object();
+        char text[40];
+        snprintf(text, sizeof(text), "%.9g", m->got);
+        json_object_object_add(mo, "precision", json_object_new_string(pn));
+        json_object_object_add(mo, "pass", json_object_new_string(kn));
+        json_object_object_add(mo, "row", json_object_new_int64(m->row));
+        json_object_object_add(mo, "col", json_object_new_int64(m->col));
+        int digits = p == SMOKE_FP64 ? 17 : 9; /* enough to tell neighbouring values apart */
+        json_object_object_add(mo, "expected", jsonnum_sig(m->expected, digits));
+        json_object_object_add(mo, "got", jsonnum_sig(m->got, digits));
+        json_object_object_add(mo, "got_text", json_object_new_string(text));
+        json_object_array_add(d->mismatches, mo);
+    }
+    if (chk.wrong) {
+        *failed = true;
+        d->wrong_result = true;
+        char *why = smoke_check_describe(&chk);
+        smoke_detail(d, "%s %s pass: %s", pn, kn, why ? why : "wrong result");
+        free(why);
+    }
+}
+
 /* One pass of one precision with kernel K. Returns false when a call failed (stop testing). */
 static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum smoke_pass_kind kind, bool *failed)
 {
@@ -491,52 +542,10 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     if (rev)
         d->api.clReleaseEvent(rev);
 
-    if (ok) {
-        smoke_stage(d, "%s %s pass: checking the result", pn, kn);
-        struct smoke_check chk;
-        smoke_verify(&pr, got, sentinel, &chk);
-        json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
-        json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
-        json_object_object_add(po, "host_ms", jsonnum_ms(hms));
-        json_object_object_add(po, "max_error", jsonnum_sig(chk.max_error, 6));
-        json_object_object_add(po, "tolerance", jsonnum_sig(chk.max_tolerance, 6));
-        json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
-        json_object_array_add(d->passes, po);
-        if (p == SMOKE_FP32) {
-            if (isfinite(kms) && (!isfinite(d->kernel_ms) || kms < d->kernel_ms))
-                d->kernel_ms = kms;
-            if (isfinite(hms) && (!isfinite(d->host_ms) || hms < d->host_ms))
-                d->host_ms = hms;
-            if (!d->have_max_error || chk.max_error > d->max_error)
-                d->max_error = chk.max_error;
-            d->have_max_error = true;
-        }
-        d->wrong += chk.wrong;
-        for (size_t i = 0; i < chk.n_first && json_object_array_length(d->mismatches) < SMOKE_MAX_MISMATCHES; i++) {
-            const struct smoke_mismatch *m = &chk.first[i];
-            json_object *mo = json_object_new_object();
-            char text[40];
-            snprintf(text, sizeof(text), "%.9g", m->got);
-            json_object_object_add(mo, "precision", json_object_new_string(pn));
-            json_object_object_add(mo, "pass", json_object_new_string(kn));
-            json_object_object_add(mo, "row", json_object_new_int64(m->row));
-            json_object_object_add(mo, "col", json_object_new_int64(m->col));
-            int digits = p == SMOKE_FP64 ? 17 : 9; /* enough to tell neighbouring values apart */
-            json_object_object_add(mo, "expected", jsonnum_sig(m->expected, digits));
-            json_object_object_add(mo, "got", jsonnum_sig(m->got, digits));
-            json_object_object_add(mo, "got_text", json_object_new_string(text));
-            json_object_array_add(d->mismatches, mo);
-        }
-        if (chk.wrong) {
-            *failed = true;
-            d->wrong_result = true;
-            char *why = smoke_check_describe(&chk);
-            smoke_detail(d, "%s %s pass: %s", pn, kn, why ? why : "wrong result");
-            free(why);
-        }
-    } else {
+    if (ok)
+        smoke_pass_record(d, p, kind, &pr, got, sentinel, kms, hms, failed);
+    else
         json_object_array_add(d->passes, smoke_pass_json(p, kind, "error"));
-    }
     free(got);
     free(sentinel);
     smoke_problem_free(&pr);
