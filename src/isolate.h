@@ -61,7 +61,7 @@ void isolate_result_clear(struct isolate_result *res);
 
 /* "ok", "signal", "exit", "timeout", "bad-output", "spawn-failed". */
 const char *isolate_status_name(enum isolate_status s);
-/* "SIGSEGV" for SIGSEGV, "signal 42" style fallback (static or thread-unsafe buffer). */
+/* "SIGSEGV" for SIGSEGV, "signal 42" style fallback (a buffer of the calling thread's). */
 const char *isolate_signal_name(int sig);
 
 /* Maximum bytes of JSON a child may return (larger output is cut and reported as bad output). */
