@@ -36,6 +36,8 @@ bool run_selects(const char *command, const char *name)
 
 int probe_budget_ms(struct probe_ctx *ctx)
 {
+    if (ctx->deadline_ms <= 0)
+        return ctx->timeout_ms; /* no run around it (a unit test's context): each batch gets it all */
     double left = ctx->deadline_ms - jsonnum_now_ms();
     if (left < 1.0) {
         ctx->budget_spent = true;
