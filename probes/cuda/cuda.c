@@ -755,6 +755,8 @@ static void cuda_smoke_run(struct cuda_run *cr)
         why = "the CUDA driver did not initialise";
     else if (nd == 0)
         why = "no CUDA device";
+    else if (probe_budget_ms(cr->ctx) <= 0) /* core.timeout-spent names it */
+        why = "the run's --timeout was already spent";
     if (why) {
         /* data["smoke"] is the smoke part's array (one entry per GPU tested): empty, and why. */
         json_object_object_add(cr->sec->data, "smoke", json_object_new_array());
