@@ -424,6 +424,8 @@ static const char *cuda_libs_file_version(const char *real)
 static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_entry *e, const struct isolate_result *r)
 {
     json_object *err = NULL;
+    if (r->budget_spent)
+        return; /* never started, no time left: unknown, not a failure (core.timeout-spent says so) */
     if (r->status != ISOLATE_OK) {
         e->error = str_printf("loading it %s", r->detail ? r->detail : isolate_status_name(r->status));
         return;
