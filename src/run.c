@@ -172,9 +172,13 @@ static void run_schedule(struct run_sched *s)
 {
     pthread_mutex_lock(&s->mu);
     for (;;) {
-        bool all_done = true, started = false;
+        bool all_done = true, started = false, failed = false;
+        for (size_t i = 0; i < s->n; i++)
+            failed = failed || (s->slots[i].state == RUN_DONE && s->slots[i].rc != PROBE_DONE);
         for (size_t i = 0; i < s->n; i++) {
             struct run_slot *sl = &s->slots[i];
+            if (failed && sl->state == RUN_WAITING)
+                sl->state = RUN_DONE; /* the run ends with that probe's error: start nothing more */
             all_done = all_done && sl->state == RUN_DONE;
             if (sl->state == RUN_WAITING && run_deps_done(s, sl)) {
                 run_start(s, sl);
@@ -197,7 +201,8 @@ static int run_merge(struct report *r, struct run_slot *sl)
     if (!f)
         return -1;
     r->findings = f;
-    memcpy(r->findings + r->n_findings, sl->view.findings + sl->n_seen, own * sizeof(*f));
+    if (own > 0)
+        memcpy(r->findings + r->n_findings, sl->view.findings + sl->n_seen, own * sizeof(*f));
     r->n_findings += own;
     free(sl->view.findings);
     sl->view.findings = NULL;
