@@ -25,8 +25,9 @@ struct probe_ctx {
 };
 
 /* The milliseconds left before CTX's deadline: the timeout to give the next batch of isolated
- * children (CTX->timeout_ms when no deadline is set, as in a unit test's context). 0 or less when the budget is spent (isolate_run_many then starts nothing); that case
- * also sets CTX->budget_spent, which the run reports as core.timeout-spent. */
+ * children (CTX->timeout_ms when no deadline is set, as in a unit test's context). 0 when the
+ * budget is spent (isolate_run_many then starts nothing); that case also sets CTX->budget_spent,
+ * which the run reports as core.timeout-spent. */
 int probe_budget_ms(struct probe_ctx *ctx);
 
 /* Return values of probe.run. */
