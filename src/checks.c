@@ -11,6 +11,9 @@ static const struct check checks_core[] = {
     {"core.isolated-child-failed", REPORT_SEV_WARNING,
      "An isolated child process could not be started (fork or pipe failed)",
      "Check the process and file-descriptor limits (ulimit -u, ulimit -n) and free memory.", CHECK_LAYER_NONE},
+    {"core.timeout-spent", REPORT_SEV_WARNING,
+     "The run's --timeout was spent before a probe could run all of its isolated children",
+     "Another finding names what hung; fix that, or give the run more time with --timeout.", CHECK_LAYER_NONE},
     {"require.unmet", REPORT_SEV_ERROR, "A requirement given with --require is not met",
      "See the finding's message for what is missing; the other findings say why.", CHECK_LAYER_NONE},
 };

@@ -83,7 +83,7 @@ const char *clapi_error_name(cl_int err)
     for (size_t i = 0; i < sizeof(clapi_errors) / sizeof(clapi_errors[0]); i++)
         if (clapi_errors[i].code == err)
             return clapi_errors[i].name;
-    static char buf[40];
+    static _Thread_local char buf[40]; /* the smoke test calls this from one thread per device */
     snprintf(buf, sizeof(buf), "CL_UNKNOWN_ERROR_%d", (int)err);
     return buf;
 }

@@ -40,7 +40,7 @@ struct cli_options {
     bool no_redact;          /* snapshot --no-redact: keep hostnames, serials, MACs, user names */
     const struct snapshot *snapshot; /* set by main when --root names a snapshot (not an option) */
     bool live;               /* --live: run live-only probes even under --root */
-    double timeout_s;        /* per isolated child */
+    double timeout_s;        /* the whole run, end to end */
     enum cli_color color;
     bool quiet;
     int verbose;

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,6 +19,9 @@
 #include "strutil.h"
 
 #define ISOLATE_TAIL_MAX 4096
+
+/* Held while a batch creates its pipes and forks (see isolate_run_many_cb). */
+static pthread_mutex_t isolate_spawn_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static const struct {
     int sig;
@@ -35,7 +39,7 @@ const char *isolate_signal_name(int sig)
     for (size_t i = 0; i < sizeof(isolate_signals) / sizeof(isolate_signals[0]); i++)
         if (isolate_signals[i].sig == sig)
             return isolate_signals[i].name;
-    static char buf[32];
+    static _Thread_local char buf[32]; /* probes run in threads */
     snprintf(buf, sizeof(buf), "signal %d", sig);
     return buf;
 }
@@ -234,8 +238,19 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
 {
     if (n == 0)
         return 0;
-    if (timeout_ms <= 0)
-        timeout_ms = 1;
+    if (timeout_ms <= 0) {
+        /* The run's one deadline has passed: starting a child only to kill it would blame its driver. */
+        for (size_t i = 0; i < n; i++) {
+            memset(&jobs[i].result, 0, sizeof(jobs[i].result));
+            jobs[i].result.status = ISOLATE_SPAWN_FAILED;
+            jobs[i].result.error = ETIME;
+            jobs[i].result.budget_spent = true;
+            jobs[i].result.detail = str_printf("not started: the run's --timeout was already spent");
+            if (done)
+                done(i, &jobs[i], arg);
+        }
+        return -1;
+    }
     struct isolate_child_state *cs = calloc(n, sizeof(*cs));
     if (!cs) {
         for (size_t i = 0; i < n; i++) {
@@ -251,6 +266,9 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
     fflush(NULL); /* nothing buffered may be written twice */
     pid_t parent = getpid();
     size_t started = 0;
+    /* Probes run in threads: while one creates its pipes and forks, no other may fork, or that
+     * other child would hold this batch's write ends open (delaying the end of file) for its life. */
+    pthread_mutex_lock(&isolate_spawn_lock);
     for (size_t i = 0; i < n; i++) {
         struct isolate_result *res = &jobs[i].result;
         memset(res, 0, sizeof(*res));
@@ -305,6 +323,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         cs[i].err_fd = pe[0];
         started++;
     }
+    pthread_mutex_unlock(&isolate_spawn_lock);
 
     double deadline = jsonnum_now_ms() + timeout_ms;
     struct pollfd *pfd = calloc(2 * n, sizeof(*pfd));

@@ -29,6 +29,8 @@ struct isolate_result {
     double elapsed_ms;
     char *stderr_tail;   /* the last few KiB the child wrote to stdout/stderr (sanitised), or NULL */
     char *detail;        /* one human line: "killed by SIGSEGV", "timed out after 5.0 s"... */
+    bool budget_spent;   /* ISOLATE_SPAWN_FAILED because no time was left (timeout_ms <= 0): the job was
+                            never started, through no fault of its own */
 };
 
 struct isolate_job {
@@ -37,7 +39,9 @@ struct isolate_job {
     struct isolate_result result; /* filled by isolate_run_many */
 };
 
-/* Run every job in its own child process, all at once, each with TIMEOUT_MS (> 0). Children get
+/* Run every job in its own child process, all at once, each with TIMEOUT_MS. TIMEOUT_MS <= 0 (the
+ * run's time budget is spent) starts nothing: every job ends ISOLATE_SPAWN_FAILED with .budget_spent
+ * set and .error ETIME. Children get
  * their own process group (killed whole on timeout), stdin from /dev/null, and stdout+stderr
  * captured into stderr_tail. Returns 0 when every job ran (whatever its outcome), or -1 when none
  * could be started. Always fills every job's result; free each with isolate_result_clear(). */
@@ -57,7 +61,7 @@ void isolate_result_clear(struct isolate_result *res);
 
 /* "ok", "signal", "exit", "timeout", "bad-output", "spawn-failed". */
 const char *isolate_status_name(enum isolate_status s);
-/* "SIGSEGV" for SIGSEGV, "signal 42" style fallback (static or thread-unsafe buffer). */
+/* "SIGSEGV" for SIGSEGV, "signal 42" style fallback (a buffer of the calling thread's). */
 const char *isolate_signal_name(int sig);
 
 /* Maximum bytes of JSON a child may return (larger output is cut and reported as bad output). */

@@ -16,11 +16,22 @@ struct snapshot;
 struct probe_ctx {
     const struct cli_options *opts;
     const struct hostfs *fs;  /* every host file read goes through this */
-    struct report *report;    /* earlier probes' sections are there (report_find_section) */
-    int timeout_ms;           /* for each isolated child */
+    struct report *report;    /* the deps' sections and findings are there (report_find_section); the
+                                 probe runs in a thread beside probes it does not depend on: it writes
+                                 only its own section and findings (report_add_finding) */
+    int timeout_ms;           /* --timeout: the whole run's budget, end to end (for messages) */
+    double deadline_ms;       /* when the run's budget ends, on jsonnum_now_ms's clock: children get
+                                 what is left (probe_budget_ms), never more */
+    bool budget_spent;        /* set by probe_budget_ms when it had nothing left to give */
     char *error;              /* set (heap) by a probe returning PROBE_INPUT_ERROR: the message */
     const struct snapshot *snapshot; /* --root names a snapshot: live-only parts are replayed from it */
 };
+
+/* The milliseconds left before CTX's deadline: the timeout to give the next batch of isolated
+ * children (CTX->timeout_ms when no deadline is set, as in a unit test's context). 0 when the
+ * budget is spent (isolate_run_many then starts nothing); that case also sets CTX->budget_spent,
+ * which the run reports as core.timeout-spent. */
+int probe_budget_ms(struct probe_ctx *ctx);
 
 /* Return values of probe.run. */
 enum {
@@ -68,8 +79,9 @@ struct probe {
     bool needs_live;          /* uses this machine (drivers, CPUID): skipped under --root unless --live */
     bool explicit_only;       /* runs only for its own command (bench: seconds of load), never in `check`
                                  nor as another probe's dependency */
-    const char *const *deps;  /* probes whose sections this one reads (NULL-terminated, may be NULL):
-                                 they run first, also for a single-probe command */
+    const char *const *deps;  /* probes whose sections or findings this one reads (NULL-terminated, may
+                                 be NULL): they run first, also for a single-probe command; a probe
+                                 starts as soon as they are done, beside the others (run.c) */
     const struct check *checks; /* finding IDs this probe can emit */
     size_t n_checks;
     const struct check_set *check_sets; /* more rows, ended by {NULL, NULL}; may be NULL */
@@ -81,7 +93,7 @@ struct probe {
     void (*print_text)(const struct report_section *sec, const struct report *r, struct text_out *t);
 };
 
-/* The registry: every probe in the order they run (NULL-terminated). */
+/* The registry: every probe in report order (NULL-terminated); they run as their deps allow. */
 extern const struct probe *const probe_registry[];
 /* The probe called NAME, or NULL. */
 const struct probe *probe_find(const char *name);

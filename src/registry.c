@@ -1,4 +1,4 @@
-/* registry.c: the one list of probes, in the order they run. */
+/* registry.c: the one list of probes, in the order of the report. */
 #include <string.h>
 
 #include "probe.h"
@@ -11,7 +11,9 @@ extern const struct probe probe_opencl;
 extern const struct probe probe_smoke;
 extern const struct probe probe_bench;
 
-/* Order matters: pci before opencl and cuda (device to PCI mapping), icd before opencl, opencl before smoke and bench; bench runs only for `gpucheckup bench`. */
+/* The order of the sections and findings in the report. When each runs is decided by the deps each
+ * probe declares (run.c): pci before cuda, icd and opencl (device to PCI mapping), opencl before smoke and bench;
+ * bench runs only for `gpucheckup bench`. */
 const struct probe *const probe_registry[] = {
     &probe_cpu,
     &probe_pci,

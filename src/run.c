@@ -1,7 +1,8 @@
-/* run.c: one diagnosis: pick the probes for the command, run them in order, correlate, decide. */
+/* run.c: one diagnosis: pick the probes for the command, run them as their deps allow, correlate, decide. */
 #include "jsonnum.h"
 #include "run.h"
 
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -58,6 +59,198 @@ static void run_note_snapshot(const struct snapshot *s, json_object *host)
     }
 }
 
+int probe_budget_ms(struct probe_ctx *ctx)
+{
+    if (ctx->deadline_ms <= 0)
+        return ctx->timeout_ms; /* no run around it (a unit test's context): each batch gets it all */
+    double left = ctx->deadline_ms - jsonnum_now_ms();
+    if (left < 1.0) {
+        ctx->budget_spent = true;
+        return 0;
+    }
+    return left > (double)ctx->timeout_ms ? ctx->timeout_ms : (int)left;
+}
+
+/* One selected probe in a run: its section, its own context and findings, where it stands. */
+struct run_slot {
+    const struct probe *p;
+    size_t sec;               /* index into the report's sections (the array moves while it grows) */
+    struct probe_ctx ctx;     /* the probe's own: .error and .budget_spent are per probe */
+    struct report view;       /* the shared report as this probe sees it: its dependencies' findings,
+                                 then its own (added here, so threads never share a findings array) */
+    size_t n_seen;            /* how many of VIEW's findings were inherited */
+    int rc;
+    enum { RUN_WAITING, RUN_RUNNING, RUN_DONE } state;
+};
+
+struct run_sched {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct run_slot *slots;
+    size_t n;
+    struct report *r;
+};
+
+struct run_worker {
+    struct run_sched *s;
+    struct run_slot *slot;
+};
+
+/* The probe's work, in its own thread: only its section, its view and its context are written. */
+static void *run_worker_main(void *arg)
+{
+    struct run_worker *w = arg;
+    struct run_slot *sl = w->slot;
+    struct report_section *sec = &w->s->r->sections[sl->sec];
+    double t0 = jsonnum_now_ms();
+    sl->rc = sl->p->run(&sl->ctx, sec);
+    sec->duration_ms = jsonnum_now_ms() - t0;
+    pthread_mutex_lock(&w->s->mu);
+    sl->state = RUN_DONE;
+    pthread_cond_broadcast(&w->s->cv);
+    pthread_mutex_unlock(&w->s->mu);
+    free(w);
+    return NULL;
+}
+
+/* True when every probe SL depends on (among those selected) is done. */
+static bool run_deps_done(const struct run_sched *s, const struct run_slot *sl)
+{
+    for (size_t i = 0; sl->p->deps && sl->p->deps[i]; i++)
+        for (size_t j = 0; j < s->n; j++)
+            if (strcmp(s->slots[j].p->name, sl->p->deps[i]) == 0 && s->slots[j].state != RUN_DONE)
+                return false;
+    return true;
+}
+
+/* SL's view: the findings of every finished probe before it in registry order (its dependencies'
+ * among them, which is all a probe may read), shared, not copied. Returns -1 when out of memory. */
+static int run_view(const struct run_sched *s, struct run_slot *sl)
+{
+    sl->view = *s->r;
+    sl->view.findings = NULL;
+    sl->view.n_findings = 0;
+    size_t n = 0;
+    for (const struct run_slot *o = s->slots; o < sl; o++)
+        if (o->state == RUN_DONE)
+            n += o->view.n_findings - o->n_seen;
+    sl->view.findings = calloc(n ? n : 1, sizeof(*sl->view.findings));
+    if (!sl->view.findings)
+        return -1;
+    for (const struct run_slot *o = s->slots; o < sl; o++)
+        if (o->state == RUN_DONE)
+            for (size_t k = o->n_seen; k < o->view.n_findings; k++)
+                sl->view.findings[sl->view.n_findings++] = o->view.findings[k];
+    sl->n_seen = sl->view.n_findings;
+    sl->ctx.report = &sl->view;
+    return 0;
+}
+
+/* Start SL now: in a thread, or here when no thread can be had. Called with S->mu held. */
+static void run_start(struct run_sched *s, struct run_slot *sl)
+{
+    const struct cli_options *o = sl->ctx.opts;
+    struct report_section *sec = &s->r->sections[sl->sec];
+    sl->state = RUN_RUNNING;
+    if (run_view(s, sl) < 0) {
+        sl->rc = PROBE_INTERNAL_ERROR;
+        sl->state = RUN_DONE;
+        return;
+    }
+    /* a snapshot's icd probe checks the .icd files again and replays the drivers' results */
+    bool replay_icd = o->snapshot && !o->live && strcmp(sl->p->name, "icd") == 0;
+    if (sl->p->needs_live && !sl->ctx.fs->live && !o->live && !replay_icd) {
+        /* a snapshot's captured section and findings stand in for it (into this probe's view) */
+        if (o->snapshot && snapshot_replay_section(o->snapshot, &sl->view, sec)) {
+            sl->state = RUN_DONE;
+            return;
+        }
+        report_section_set_status(sec, REPORT_STATUS_SKIPPED,
+                                  "needs the live machine, and --root points at another tree "
+                                  "(add --live to run it against this machine)");
+        sl->state = RUN_DONE;
+        return;
+    }
+    if (sl->p->needs_live && probe_budget_ms(&sl->ctx) <= 0) {
+        /* A driver hung earlier and took the whole budget: this probe's children have no time. */
+        report_section_set_status(sec, REPORT_STATUS_SKIPPED,
+                                  "not started: the run's --timeout of %.1f s was already spent",
+                                  sl->ctx.timeout_ms / 1000.0);
+        sl->state = RUN_DONE;
+        return;
+    }
+    struct run_worker *w = malloc(sizeof(*w));
+    pthread_t th;
+    if (w) {
+        *w = (struct run_worker){.s = s, .slot = sl};
+        if (pthread_create(&th, NULL, run_worker_main, w) == 0) {
+            pthread_detach(th);
+            return;
+        }
+    }
+    /* No thread: run it here, unlocked (only this probe's state is written). */
+    pthread_mutex_unlock(&s->mu);
+    double t0 = jsonnum_now_ms();
+    sl->rc = sl->p->run(&sl->ctx, sec);
+    sec->duration_ms = jsonnum_now_ms() - t0;
+    free(w);
+    pthread_mutex_lock(&s->mu);
+    sl->state = RUN_DONE;
+}
+
+/* Run every slot, each as soon as the probes it depends on are done: independent probes run at the
+ * same time (cpu and pci; then cuda, icd and opencl, which read only pci; smoke once opencl is done). */
+static void run_schedule(struct run_sched *s)
+{
+    pthread_mutex_lock(&s->mu);
+    for (;;) {
+        bool all_done = true, started = false, failed = false;
+        for (size_t i = 0; i < s->n; i++)
+            failed = failed || (s->slots[i].state == RUN_DONE && s->slots[i].rc != PROBE_DONE);
+        for (size_t i = 0; i < s->n; i++) {
+            struct run_slot *sl = &s->slots[i];
+            if (failed && sl->state == RUN_WAITING)
+                sl->state = RUN_DONE; /* the run ends with that probe's error: start nothing more */
+            all_done = all_done && sl->state == RUN_DONE;
+            if (sl->state == RUN_WAITING && run_deps_done(s, sl)) {
+                run_start(s, sl);
+                started = true;
+            }
+        }
+        if (all_done)
+            break;
+        if (!started)
+            pthread_cond_wait(&s->cv, &s->mu);
+    }
+    pthread_mutex_unlock(&s->mu);
+}
+
+/* Move SL's own findings into R, in the order the probe added them, then the run's own about it. */
+static int run_merge(struct report *r, struct run_slot *sl)
+{
+    size_t own = sl->view.n_findings - sl->n_seen;
+    struct report_finding *f = realloc(r->findings, (r->n_findings + own + 1) * sizeof(*f));
+    if (!f)
+        return -1;
+    r->findings = f;
+    if (own > 0)
+        memcpy(r->findings + r->n_findings, sl->view.findings + sl->n_seen, own * sizeof(*f));
+    r->n_findings += own;
+    free(sl->view.findings);
+    sl->view.findings = NULL;
+    sl->view.n_findings = sl->n_seen = 0;
+    const struct report_section *sec = &r->sections[sl->sec];
+    if (sec->status == REPORT_STATUS_FAILED)
+        report_add_finding(r, "core.probe-failed", sl->p->name, "The %s probe failed: %s", sl->p->name,
+                           sec->reason ? sec->reason : "no reason given");
+    if (sl->ctx.budget_spent)
+        report_add_finding(r, "core.timeout-spent", sl->p->name,
+                           "The run's --timeout of %.1f s was spent before the %s probe could start all "
+                           "of its isolated children: what they check is unknown",
+                           sl->ctx.timeout_ms / 1000.0, sl->p->name);
+    return 0;
+}
+
 int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct report **out, char **error)
 {
     *out = NULL;
@@ -66,7 +259,13 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
     if (doctor_validate_requires(o->requires, o->n_requires, error) < 0)
         return GC_EXIT_USAGE;
     struct report *r = report_new();
-    if (!r) {
+    size_t n = 0;
+    for (size_t i = 0; probe_registry[i]; i++)
+        n++;
+    struct run_sched s = {.slots = calloc(n ? n : 1, sizeof(*s.slots)), .r = r};
+    if (!r || !s.slots) {
+        free(s.slots);
+        report_free(r);
         *error = str_dup("out of memory");
         return GC_EXIT_INTERNAL;
     }
@@ -74,55 +273,56 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
     if (o->snapshot)
         run_note_snapshot(o->snapshot, r->host);
 
-    struct probe_ctx ctx = {
-        .opts = o,
-        .fs = fs,
-        .report = r,
-        .snapshot = o->snapshot,
-        .timeout_ms = (int)(o->timeout_s * 1000.0 + 0.5),
-    };
-    if (ctx.timeout_ms < 1)
-        ctx.timeout_ms = 1;
-
+    int timeout_ms = (int)(o->timeout_s * 1000.0 + 0.5);
+    if (timeout_ms < 1)
+        timeout_ms = 1;
+    /* One deadline for the whole run (issue 17): --timeout bounds it end to end, whatever hangs. */
+    double deadline_ms = jsonnum_now_ms() + timeout_ms;
+    /* Every section first, in registry order (the report's order), before any probe runs. */
     for (size_t i = 0; probe_registry[i]; i++) {
         const struct probe *p = probe_registry[i];
         if (!run_selects(o->command, p->name))
             continue;
-        struct report_section *sec = report_add_section(r, p->name);
-        if (!sec) {
+        if (!report_add_section(r, p->name)) {
+            free(s.slots);
             report_free(r);
             *error = str_dup("out of memory");
             return GC_EXIT_INTERNAL;
         }
-        /* a snapshot's icd probe checks the .icd files again and replays the drivers' results */
-        bool replay_icd = o->snapshot && !o->live && strcmp(p->name, "icd") == 0;
-        if (p->needs_live && !fs->live && !o->live && !replay_icd) {
-            if (o->snapshot && snapshot_replay_section(o->snapshot, r, sec))
-                continue;
-            report_section_set_status(sec, REPORT_STATUS_SKIPPED,
-                                      "needs the live machine, and --root points at another tree "
-                                      "(add --live to run it against this machine)");
-            continue;
+        s.slots[s.n++] = (struct run_slot){
+            .p = p,
+            .sec = r->n_sections - 1,
+            .ctx = {.opts = o, .fs = fs, .report = r, .snapshot = o->snapshot, .timeout_ms = timeout_ms,
+                    .deadline_ms = deadline_ms},
+        };
+    }
+    pthread_mutex_init(&s.mu, NULL);
+    pthread_cond_init(&s.cv, NULL);
+    run_schedule(&s);
+    pthread_cond_destroy(&s.cv);
+    pthread_mutex_destroy(&s.mu);
+
+    /* Findings in registry order, as if the probes had run one after another; the first probe (in
+     * that order) that failed outright decides the exit. */
+    int rc = 0;
+    for (size_t i = 0; i < s.n; i++) {
+        struct run_slot *sl = &s.slots[i];
+        if (rc == 0 && (sl->rc == PROBE_INPUT_ERROR || sl->rc == PROBE_INTERNAL_ERROR)) {
+            *error = sl->ctx.error ? sl->ctx.error : str_printf("%s: probe failed", sl->p->name);
+            sl->ctx.error = NULL;
+            rc = sl->rc == PROBE_INPUT_ERROR ? GC_EXIT_USAGE : GC_EXIT_INTERNAL;
         }
-        double t0 = jsonnum_now_ms();
-        int rc = p->run(&ctx, sec);
-        sec->duration_ms = jsonnum_now_ms() - t0;
-        if (rc == PROBE_INPUT_ERROR || rc == PROBE_INTERNAL_ERROR) {
-            *error = ctx.error ? ctx.error : str_printf("%s: probe failed", p->name);
-            report_free(r);
-            return rc == PROBE_INPUT_ERROR ? GC_EXIT_USAGE : GC_EXIT_INTERNAL;
-        }
-        free(ctx.error);
-        ctx.error = NULL;
-        if (sec->status == REPORT_STATUS_FAILED) {
-            struct report_finding *f = report_add_finding(r, "core.probe-failed", p->name,
-                                                          "The %s probe failed: %s", p->name,
-                                                          sec->reason ? sec->reason : "no reason given");
-            (void)f;
+        free(sl->ctx.error);
+        if (run_merge(r, sl) < 0 && rc == 0) {
+            *error = str_dup("out of memory");
+            rc = GC_EXIT_INTERNAL;
         }
     }
-
-    int rc = doctor_run(o, r, error);
+    for (size_t i = 0; i < s.n; i++)
+        free(s.slots[i].view.findings); /* only after a failed merge: the findings stay with R */
+    free(s.slots);
+    if (rc == 0)
+        rc = doctor_run(o, r, error);
     if (rc != 0) {
         report_free(r);
         return rc;

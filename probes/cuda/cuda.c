@@ -156,8 +156,9 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
     const char *status;
     if (res->status == ISOLATE_SPAWN_FAILED) {
         status = "failed";
-        report_add_finding(r, "core.isolated-child-failed", "cuda", "The CUDA driver child could not start: %s",
-                           res->detail ? res->detail : "fork failed");
+        if (!res->budget_spent) /* no time left: core.timeout-spent says so */
+            report_add_finding(r, "core.isolated-child-failed", "cuda", "The CUDA driver child could not start: %s",
+                               res->detail ? res->detail : "fork failed");
     } else if (res->status == ISOLATE_TIMEOUT) {
         status = "timeout";
         struct report_finding *f = report_add_finding(r, "cuda.driver-hang", "libcuda.so.1",
@@ -239,6 +240,8 @@ static void cuda_smoke_run(struct cuda_run *cr)
         why = "the CUDA driver did not initialise";
     else if (nd == 0)
         why = "no CUDA device";
+    else if (probe_budget_ms(cr->ctx) <= 0) /* core.timeout-spent names it */
+        why = "the run's --timeout was already spent";
     if (why) {
         /* data["smoke"] is the smoke part's array (one entry per GPU tested): empty, and why. */
         json_object_object_add(cr->sec->data, "smoke", json_object_new_array());
@@ -261,7 +264,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
         jobs[i].fn = cuda_smoke_child;
         jobs[i].arg = &args[i];
     }
-    isolate_run_many(jobs, nd, cr->ctx->timeout_ms);
+    isolate_run_many(jobs, nd, probe_budget_ms(cr->ctx));
     for (size_t i = 0; i < nd; i++)
         results[i] = jobs[i].result;
     cuda_smoke_report(cr->ctx, cr->sec, args, results, nd);
@@ -366,7 +369,7 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
         {.fn = cuda_driver_child, .arg = NULL},
         {.fn = cuda_nvml_child, .arg = NULL},
     };
-    isolate_run_many(jobs, 2, ctx->timeout_ms);
+    isolate_run_many(jobs, 2, probe_budget_ms(ctx));
     cuda_driver_report(&cr, &jobs[0].result);
     cr.facts.nvidia_module_loaded |= cr.facts.kernel_driver_version[0] != '\0';
     cuda_nvml_report(ctx, sec, &jobs[1].result, &cr.facts);

@@ -418,6 +418,8 @@ static const char *cuda_libs_file_version(const char *real)
 static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_entry *e, const struct isolate_result *r)
 {
     json_object *err = NULL;
+    if (r->budget_spent)
+        return; /* never started, no time left: unknown, not a failure (core.timeout-spent says so) */
     if (r->status != ISOLATE_OK) {
         e->error = str_printf("loading it %s", r->detail ? r->detail : isolate_status_name(r->status));
         return;
@@ -503,7 +505,7 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
         job_of[i] = n_jobs++;
     }
     if (!st->err)
-        isolate_run_many(jobs, n_jobs, st->ctx->timeout_ms);
+        isolate_run_many(jobs, n_jobs, probe_budget_ms(st->ctx));
     for (size_t i = 0; i < st->n && !st->err; i++)
         cuda_libs_take_result(st, &st->e[i], &jobs[job_of[i]].result);
     for (size_t j = 0; j < n_jobs; j++)

@@ -436,7 +436,9 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
     bool nv = facts->nvidia_gpu_bound || facts->nvidia_module_loaded;
     struct report_finding *f = NULL;
 
-    if (res->status == ISOLATE_SPAWN_FAILED) {
+    if (res->status == ISOLATE_SPAWN_FAILED && res->budget_spent) {
+        f = NULL; /* no time left: core.timeout-spent says so */
+    } else if (res->status == ISOLATE_SPAWN_FAILED) {
         f = report_add_finding(ctx->report, "core.isolated-child-failed", "libnvidia-ml.so.1",
                                "The NVML child could not be started: %s", res->detail ? res->detail : "fork failed");
     } else if (res->status != ISOLATE_OK || strcmp(status, "missing-symbol") == 0) {

@@ -66,6 +66,11 @@ static const struct check icd_checks[] = {
     {"icd.hang", REPORT_SEV_ERROR,
      "A vendor driver does not answer within the timeout: every OpenCL program hangs the same way",
      "Update or reinstall the driver; until then move its .icd file out of the vendors directory.", CHECK_LAYER_DRIVER},
+    {"icd.loader-hang", REPORT_SEV_ERROR,
+     "An OpenCL loader itself, with no driver loaded yet, does not answer within the timeout: every OpenCL "
+     "program that loads it hangs the same way",
+     "See which libOpenCL.so.1 programs load (`ldconfig -p | grep libOpenCL`, LD_LIBRARY_PATH); reinstall the "
+     "loader package (Debian: ocl-icd-libopencl1) or remove the stray copy.", CHECK_LAYER_LOADER},
     {"icd.absent-hardware", REPORT_SEV_INFO,
      "A GPU driver is installed but this machine has none of the hardware it drives: its error or empty "
      "platform is expected, not a fault",
@@ -222,7 +227,9 @@ char *icd_child_failure(const struct isolate_result *r, int stage, double timeou
     case ISOLATE_SIGNAL:
         return str_printf("killed by %s in %s", isolate_signal_name(r->signal), where);
     case ISOLATE_TIMEOUT:
-        return str_printf("no answer within %.1f s (in %s)", timeout_s, where);
+        /* The child had what was left of the run's budget, at most --timeout. */
+        return str_printf("no answer within %.1f s (in %s)", r->elapsed_ms > 0 && r->elapsed_ms / 1000.0 < timeout_s
+                                                                 ? r->elapsed_ms / 1000.0 : timeout_s, where);
     case ISOLATE_EXIT:
         return str_printf("the process ended in %s (%s)", where, r->detail ? r->detail : "exit");
     case ISOLATE_BAD_OUTPUT:

@@ -9,6 +9,16 @@
 
 /* ---- the loader ---- */
 
+/* A loader (LIB: its name or path) that did not answer while being identified (RES, STAGE). */
+static void icd_loader_hang(struct icd_state *st, const char *lib, const struct isolate_result *res, int stage)
+{
+    char *why = icd_child_failure(res, stage, st->ctx->timeout_ms / 1000.0);
+    report_add_finding(st->ctx->report, "icd.loader-hang", lib,
+                       "The OpenCL loader %s does not answer before any driver is loaded: %s. Every OpenCL "
+                       "program that loads it hangs the same way", lib, why ? why : "timed out");
+    free(why);
+}
+
 /* Identify the default loader and every distinct libOpenCL file, each in a child with no vendor. */
 void icd_identify(struct icd_state *st)
 {
@@ -41,7 +51,7 @@ void icd_identify(struct icd_state *st)
         jobs[k] = (struct isolate_job){.fn = icd_child_loader, .arg = &args[k]};
         k++;
     }
-    isolate_run_many(jobs, k, st->ctx->timeout_ms);
+    isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
 
     struct isolate_result *r = &jobs[0].result;
     if (r->status == ISOLATE_OK && icd_jbool(r->value, "ok", false)) {
@@ -54,10 +64,12 @@ void icd_identify(struct icd_state *st)
         /* The loader itself misbehaved with no vendor loaded: say so, assume a loader is there. */
         char *why = icd_child_failure(r, stages ? stages[0] : 0, st->ctx->timeout_ms / 1000.0);
         report_section_add_note(st->sec, "identifying the OpenCL loader failed: %s", why ? why : "?");
+        if (r->status == ISOLATE_TIMEOUT)
+            icd_loader_hang(st, "libOpenCL.so.1", r, stages ? stages[0] : 0);
         free(why);
         st->kind = ICD_KIND_UNKNOWN;
     }
-    if (r->status == ISOLATE_SPAWN_FAILED)
+    if (r->status == ISOLATE_SPAWN_FAILED && !r->budget_spent)
         report_add_finding(st->ctx->report, "core.isolated-child-failed", "icd",
                            "Could not start a child process to identify the OpenCL loader: %s",
                            r->detail ? r->detail : "fork failed");
@@ -65,6 +77,8 @@ void icd_identify(struct icd_state *st)
         struct isolate_result *lr = &jobs[j].result;
         if (lr->status == ISOLATE_OK)
             st->loader_info[which[j]] = json_object_get(lr->value);
+        else if (lr->status == ISOLATE_TIMEOUT)
+            icd_loader_hang(st, st->loaders[which[j]].resolved, lr, stages ? stages[j] : 0);
     }
     for (size_t j = 0; j < k; j++)
         isolate_result_clear(&jobs[j].result);

@@ -374,7 +374,8 @@ static void icd_judge(struct icd_state *st, struct icd_entry *e, struct isolate_
     struct report_finding *f = NULL;
     if (res->status == ISOLATE_SPAWN_FAILED) {
         icd_set(e, "not-probed", "%s", res->detail ? res->detail : "could not start a child process");
-        report_add_finding(r, "core.isolated-child-failed", subj, "Could not probe %s: %s", subj, e->detail);
+        if (!res->budget_spent) /* no time left: core.timeout-spent says so, once */
+            report_add_finding(r, "core.isolated-child-failed", subj, "Could not probe %s: %s", subj, e->detail);
         free(lib);
         return;
     }
@@ -531,7 +532,7 @@ void icd_probe_all(struct icd_state *st)
         k++;
     }
     if (k > 0)
-        isolate_run_many(jobs, k, st->ctx->timeout_ms);
+        isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
     for (size_t j = 0; j < k; j++) {
         int stage = stages ? stages[j] : 0;
         if (j == combined)

@@ -257,7 +257,12 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct isolate_result res;
     memset(&res, 0, sizeof(res));
-    isolate_run(ocl_enumerate, NULL, ctx->timeout_ms, &res);
+    isolate_run(ocl_enumerate, NULL, probe_budget_ms(ctx), &res);
+    if (res.budget_spent) {
+        report_section_set_status(sec, REPORT_STATUS_SKIPPED, "%s", res.detail);
+        isolate_result_clear(&res);
+        return PROBE_DONE;
+    }
 
     json_object *data = NULL;
     if (res.status == ISOLATE_OK && ocl_data_well_formed(res.value)) {

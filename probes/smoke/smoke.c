@@ -10,6 +10,7 @@
 #include "isolate.h"
 #include "probe.h"
 #include "smoke_device.h"
+#include "smoke_platform.h"
 #include "smoke_select.h"
 #include "smoke_timer.h"
 #include "strutil.h"
@@ -128,17 +129,17 @@ struct smoke_progress {
     struct smoke_target **targets; /* by job index */
 };
 
-static void smoke_progress_done(size_t index, const struct isolate_job *job, void *arg)
+static void smoke_progress_done(size_t index, const struct isolate_result *res, void *arg)
 {
     struct smoke_progress *pg = arg;
     pg->done++;
     if (!pg->on)
         return;
     const struct smoke_target *t = pg->targets[index];
-    const char *st = job->result.status == ISOLATE_OK ? smoke_get_str(job->result.value, "status")
-                     : job->result.status == ISOLATE_TIMEOUT ? "timeout"
-                     : job->result.status == ISOLATE_SPAWN_FAILED ? "error"
-                                                                  : "crash";
+    const char *st = res->status == ISOLATE_OK             ? smoke_get_str(res->value, "status")
+                     : res->status == ISOLATE_TIMEOUT      ? "timeout"
+                     : res->status == ISOLATE_SPAWN_FAILED ? "error"
+                                                           : "crash";
     fprintf(stderr, "\r\033[Ksmoke: %zu/%zu devices done; %d:%d %s: %s", pg->done, pg->total, t->platform, t->device,
             t->name ? t->name : "", st ? st : "?");
     fflush(stderr);
@@ -191,6 +192,9 @@ static json_object *smoke_device_object(const struct smoke_target *t, const stru
     if (!res) {
         status = "skipped";
         detail = str_dup(t->skip_reason ? t->skip_reason : "not selected");
+    } else if (res->budget_spent) {
+        status = "skipped"; /* core.timeout-spent says why */
+        detail = str_dup(res->detail ? res->detail : "not started: the run's --timeout was already spent");
     } else if (child) {
         status = cstatus;
     } else if (res->status == ISOLATE_TIMEOUT) {
@@ -470,12 +474,14 @@ int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct
         return 0;
     }
     struct isolate_result res;
-    isolate_run(smoke_enumerate_child, NULL, ctx->timeout_ms, &res);
+    isolate_run(smoke_enumerate_child, NULL, probe_budget_ms(ctx), &res);
     int rc = -1;
     json_object *v = res.value;
     const char *loader = smoke_get_str(v, "loader_error");
     json_object *err = smoke_get(v, "error");
-    if (res.status != ISOLATE_OK) {
+    if (res.budget_spent) {
+        report_section_set_status(sec, REPORT_STATUS_SKIPPED, "%s", res.detail);
+    } else if (res.status != ISOLATE_OK) {
         report_section_set_status(sec, REPORT_STATUS_FAILED, "enumerating the OpenCL devices: %s",
                                   res.detail ? res.detail : isolate_status_name(res.status));
     } else if (loader) {
@@ -518,15 +524,15 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
     size_t njobs = 0;
     for (size_t i = 0; i < inv.n_targets; i++)
         njobs += inv.targets[i].run;
-    struct isolate_job *jobs = calloc(njobs ? njobs : 1, sizeof(*jobs));
+    struct isolate_result *results = calloc(njobs ? njobs : 1, sizeof(*results));
     struct smoke_device_args *args = calloc(njobs ? njobs : 1, sizeof(*args));
     struct smoke_target **job_target = calloc(njobs ? njobs : 1, sizeof(*job_target));
     size_t *target_job = calloc(inv.n_targets ? inv.n_targets : 1, sizeof(*target_job));
     /* The stage each child reached, in memory it shares with us: survives its crash. */
     size_t shm_len = (njobs ? njobs : 1) * SMOKE_STAGE_MAX;
     char *stages = mmap(NULL, shm_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    if (!jobs || !args || !job_target || !target_job || stages == MAP_FAILED) {
-        free(jobs);
+    if (!results || !args || !job_target || !target_job || stages == MAP_FAILED) {
+        free(results);
         free(args);
         free(job_target);
         free(target_job);
@@ -545,7 +551,6 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
                                              .device = inv.targets[i].device,
                                              .n = o->smoke_size,
                                              .stage = stages + j * SMOKE_STAGE_MAX};
-        jobs[j] = (struct isolate_job){.fn = smoke_device_child, .arg = &args[j]};
         job_target[j] = &inv.targets[i];
         target_job[i] = j;
         j++;
@@ -562,8 +567,8 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
             fprintf(stderr, "smoke: testing %zu devices in parallel ...", njobs);
         fflush(stderr);
     }
-    if (njobs > 0)
-        isolate_run_many_cb(jobs, njobs, ctx->timeout_ms, smoke_progress_done, &pg);
+    /* One child per platform, its devices side by side; a crash reruns them one child each. */
+    smoke_platform_run(ctx, args, njobs, results, smoke_progress_done, &pg);
     if (pg.on) {
         fputs("\r\033[K", stderr);
         fflush(stderr);
@@ -572,7 +577,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object *devs = json_object_new_array();
     for (size_t i = 0; i < inv.n_targets; i++) {
         struct smoke_target *t = &inv.targets[i];
-        const struct isolate_result *res = t->run ? &jobs[target_job[i]].result : NULL;
+        const struct isolate_result *res = t->run ? &results[target_job[i]] : NULL;
         char stage[SMOKE_STAGE_MAX] = "";
         if (t->run) {
             memcpy(stage, stages + target_job[i] * SMOKE_STAGE_MAX, SMOKE_STAGE_MAX);
@@ -594,9 +599,9 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
 
     for (size_t i = 0; i < njobs; i++)
-        isolate_result_clear(&jobs[i].result);
+        isolate_result_clear(&results[i]);
     munmap(stages, shm_len);
-    free(jobs);
+    free(results);
     free(args);
     free(job_target);
     free(target_job);

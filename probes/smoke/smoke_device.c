@@ -14,12 +14,11 @@
 
 #include "clapi.h"
 #include "smoke_kernel.h"
+#include "smoke_prep.h"
 #include "smoke_timer.h"
 #include "smoke_verify.h"
 #include "strutil.h"
 
-/* Inputs are the same on every run and every machine: a failure can be reproduced. */
-#define SMOKE_SEED 0x5EED0F5310CEull
 /* What the output buffer holds before each kernel run: no exact-pass result can equal it. */
 #define SMOKE_SENTINEL 0.1234
 
@@ -227,56 +226,6 @@ json_object *smoke_enumerate_child(void *arg)
 
 /* ---- The test of one device ---------------------------------------------------------------- */
 
-/* Largest N whose fp32 and fp64 inputs and references are prepared ahead, in a thread, while the
- * driver loads and builds (about 40 MB at 512); beyond it each pass prepares its own. */
-#define SMOKE_PREP_MAX_N 512
-
-/* Inputs and references prepared by a helper thread while the main thread loads the driver and
- * builds the kernel: on a CPU device (or a busy host) the reference would otherwise compete with the
- * kernel for the same cores. fp16 is rare and always prepared on demand. */
-struct smoke_prep {
-    unsigned n;
-    pthread_t thread;
-    bool running;
-    bool ready[SMOKE_N_PREC][SMOKE_N_PASS];
-    int rc[SMOKE_N_PREC][SMOKE_N_PASS];
-    struct smoke_problem pr[SMOKE_N_PREC][SMOKE_N_PASS];
-};
-
-static void *smoke_prep_main(void *arg)
-{
-    struct smoke_prep *sp = arg;
-    for (int p = SMOKE_FP32; p <= SMOKE_FP64; p++)
-        for (int k = 0; k < SMOKE_N_PASS; k++) {
-            int rc = smoke_problem_generate(&sp->pr[p][k], (enum smoke_prec)p, (enum smoke_pass_kind)k, sp->n,
-                                            SMOKE_SEED);
-            /* fp64 shares fp32's inputs, and so its reference. */
-            if (rc == 0 && smoke_problem_reference_like(&sp->pr[p][k], p == SMOKE_FP64 ? &sp->pr[SMOKE_FP32][k] : NULL) < 0)
-                rc = -1;
-            sp->rc[p][k] = rc;
-            sp->ready[p][k] = true;
-        }
-    return NULL;
-}
-
-static void smoke_prep_start(struct smoke_prep *sp, unsigned n)
-{
-    memset(sp, 0, sizeof(*sp));
-    sp->n = n;
-    if (n <= SMOKE_PREP_MAX_N)
-        sp->running = pthread_create(&sp->thread, NULL, smoke_prep_main, sp) == 0;
-}
-
-static void smoke_prep_finish(struct smoke_prep *sp)
-{
-    if (sp->running)
-        pthread_join(sp->thread, NULL);
-    sp->running = false;
-    for (int p = 0; p < SMOKE_N_PREC; p++)
-        for (int k = 0; k < SMOKE_N_PASS; k++)
-            smoke_problem_free(&sp->pr[p][k]);
-}
-
 /* Everything one device test holds (the child ends without releasing the OpenCL objects). */
 struct smoke_dev {
     struct smoke_device_args *args;
@@ -459,24 +408,63 @@ static json_object *smoke_pass_json(enum smoke_prec p, enum smoke_pass_kind k, c
     return o;
 }
 
+/* Check one pass's result GOT (SENTINEL: what the buffer held before) against PR and record it in D:
+ * the pass, the fastest fp32 times (KMS by the profiling events, HMS by the host clock), mismatches. */
+static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke_pass_kind kind,
+                              const struct smoke_problem *pr, const void *got, const void *sentinel, double kms,
+                              double hms, bool *failed)
+{
+    const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
+    smoke_stage(d, "%s %s pass: checking the result", pn, kn);
+    struct smoke_check chk;
+    smoke_verify(pr, got, sentinel, &chk);
+    json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
+    json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
+    json_object_object_add(po, "host_ms", jsonnum_ms(hms));
+    json_object_object_add(po, "max_error", jsonnum_sig(chk.max_error, 6));
+    json_object_object_add(po, "tolerance", jsonnum_sig(chk.max_tolerance, 6));
+    json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
+    json_object_array_add(d->passes, po);
+    if (p == SMOKE_FP32) {
+        if (isfinite(kms) && (!isfinite(d->kernel_ms) || kms < d->kernel_ms))
+            d->kernel_ms = kms;
+        if (isfinite(hms) && (!isfinite(d->host_ms) || hms < d->host_ms))
+            d->host_ms = hms;
+        if (!d->have_max_error || chk.max_error > d->max_error)
+            d->max_error = chk.max_error;
+        d->have_max_error = true;
+    }
+    d->wrong += chk.wrong;
+    for (size_t i = 0; i < chk.n_first && json_object_array_length(d->mismatches) < SMOKE_MAX_MISMATCHES; i++) {
+        const struct smoke_mismatch *m = &chk.first[i];
+        json_object *mo = json_object_new_object();
+        char text[40];
+        snprintf(text, sizeof(text), "%.9g", m->got);
+        json_object_object_add(mo, "precision", json_object_new_string(pn));
+        json_object_object_add(mo, "pass", json_object_new_string(kn));
+        json_object_object_add(mo, "row", json_object_new_int64(m->row));
+        json_object_object_add(mo, "col", json_object_new_int64(m->col));
+        int digits = p == SMOKE_FP64 ? 17 : 9; /* enough to tell neighbouring values apart */
+        json_object_object_add(mo, "expected", jsonnum_sig(m->expected, digits));
+        json_object_object_add(mo, "got", jsonnum_sig(m->got, digits));
+        json_object_object_add(mo, "got_text", json_object_new_string(text));
+        json_object_array_add(d->mismatches, mo);
+    }
+    if (chk.wrong) {
+        *failed = true;
+        d->wrong_result = true;
+        char *why = smoke_check_describe(&chk);
+        smoke_detail(d, "%s %s pass: %s", pn, kn, why ? why : "wrong result");
+        free(why);
+    }
+}
+
 /* One pass of one precision with kernel K. Returns false when a call failed (stop testing). */
 static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum smoke_pass_kind kind, bool *failed)
 {
     const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
     struct smoke_problem pr;
-    int g;
-    struct smoke_prep *sp = d->prep;
-    if (sp && p <= SMOKE_FP64 && (sp->running || sp->ready[p][kind])) {
-        if (sp->running)
-            pthread_join(sp->thread, NULL);
-        sp->running = false;
-        g = sp->rc[p][kind];
-        pr = sp->pr[p][kind]; /* ownership moves here */
-        memset(&sp->pr[p][kind], 0, sizeof(pr));
-        sp->ready[p][kind] = false;
-    } else {
-        g = smoke_problem_generate(&pr, p, kind, d->n, SMOKE_SEED);
-    }
+    int g = smoke_prep_take(d->prep, p, kind, d->n, &pr);
     if (g == 1) {
         /* Not meaningful at this size (fp16 random beyond N ~ 1000): said so, not counted. */
         json_object *po = smoke_pass_json(p, kind, "skipped");
@@ -513,8 +501,10 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     /* The uploads finish first, so that the host clock times the kernel alone: from just before
      * its launch to the moment clWaitForEvents sees it done. The read-back starts after that, and
      * the reference (when not prepared ahead) is computed while it runs. */
-    if (ok)
+    if (ok) {
+        smoke_stage(d, "%s %s pass: waiting for the upload (clFinish)", pn, kn);
         ok = smoke_ok(d, d->api.clFinish(d->q), "clFinish");
+    }
     double hms = NAN;
     if (ok) {
         smoke_stage(d, "%s %s pass: running the kernel", pn, kn);
@@ -552,52 +542,10 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     if (rev)
         d->api.clReleaseEvent(rev);
 
-    if (ok) {
-        smoke_stage(d, "%s %s pass: checking the result", pn, kn);
-        struct smoke_check chk;
-        smoke_verify(&pr, got, sentinel, &chk);
-        json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
-        json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
-        json_object_object_add(po, "host_ms", jsonnum_ms(hms));
-        json_object_object_add(po, "max_error", jsonnum_sig(chk.max_error, 6));
-        json_object_object_add(po, "tolerance", jsonnum_sig(chk.max_tolerance, 6));
-        json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
-        json_object_array_add(d->passes, po);
-        if (p == SMOKE_FP32) {
-            if (isfinite(kms) && (!isfinite(d->kernel_ms) || kms < d->kernel_ms))
-                d->kernel_ms = kms;
-            if (isfinite(hms) && (!isfinite(d->host_ms) || hms < d->host_ms))
-                d->host_ms = hms;
-            if (!d->have_max_error || chk.max_error > d->max_error)
-                d->max_error = chk.max_error;
-            d->have_max_error = true;
-        }
-        d->wrong += chk.wrong;
-        for (size_t i = 0; i < chk.n_first && json_object_array_length(d->mismatches) < SMOKE_MAX_MISMATCHES; i++) {
-            const struct smoke_mismatch *m = &chk.first[i];
-            json_object *mo = json_object_new_object();
-            char text[40];
-            snprintf(text, sizeof(text), "%.9g", m->got);
-            json_object_object_add(mo, "precision", json_object_new_string(pn));
-            json_object_object_add(mo, "pass", json_object_new_string(kn));
-            json_object_object_add(mo, "row", json_object_new_int64(m->row));
-            json_object_object_add(mo, "col", json_object_new_int64(m->col));
-            int digits = p == SMOKE_FP64 ? 17 : 9; /* enough to tell neighbouring values apart */
-            json_object_object_add(mo, "expected", jsonnum_sig(m->expected, digits));
-            json_object_object_add(mo, "got", jsonnum_sig(m->got, digits));
-            json_object_object_add(mo, "got_text", json_object_new_string(text));
-            json_object_array_add(d->mismatches, mo);
-        }
-        if (chk.wrong) {
-            *failed = true;
-            d->wrong_result = true;
-            char *why = smoke_check_describe(&chk);
-            smoke_detail(d, "%s %s pass: %s", pn, kn, why ? why : "wrong result");
-            free(why);
-        }
-    } else {
+    if (ok)
+        smoke_pass_record(d, p, kind, &pr, got, sentinel, kms, hms, failed);
+    else
         json_object_array_add(d->passes, smoke_pass_json(p, kind, "error"));
-    }
     free(got);
     free(sentinel);
     smoke_problem_free(&pr);
@@ -622,15 +570,16 @@ static bool smoke_precision(struct smoke_dev *d, enum smoke_prec p)
     return ok;
 }
 
-/* The whole test; results in D. */
-static void smoke_dev_test(struct smoke_dev *d, json_object *out)
+/* Load the loader and find the device D tests; its name, type and extensions go into D and OUT.
+ * Returns its platform, or NULL with the error recorded. */
+static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
 {
     smoke_stage(d, "loading the OpenCL loader");
     char err[512];
     if (clapi_open(&d->api, NULL, err, sizeof(err)) < 0) {
         d->error = smoke_error_json("dlopen", 0, false);
         smoke_detail(d, "%s", err);
-        return;
+        return NULL;
     }
     *(void **)&d->flush = dlsym(d->api.handle, "clFlush");
 
@@ -639,7 +588,7 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     cl_device_id *dids = NULL;
     cl_uint np = 0, nd = 0;
     if (!smoke_ok(d, smoke_platform_ids(&d->api, &pids, &np), "clGetPlatformIDs"))
-        return;
+        return NULL;
     cl_platform_id plat = (cl_uint)d->args->platform < np ? pids[d->args->platform] : NULL;
     free(pids);
     if (plat)
@@ -647,16 +596,16 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     if (!plat) {
         d->error = smoke_error_json("clGetPlatformIDs", 0, false);
         smoke_detail(d, "platform %d is gone (the loader now lists %u)", d->args->platform, np);
-        return;
+        return NULL;
     }
     if (!smoke_ok(d, smoke_device_ids(&d->api, plat, &dids, &nd), "clGetDeviceIDs"))
-        return;
+        return NULL;
     d->dev = (cl_uint)d->args->device < nd ? dids[d->args->device] : NULL;
     free(dids);
     if (!d->dev) {
         d->error = smoke_error_json("clGetDeviceIDs", 0, false);
         smoke_detail(d, "device %d:%d is gone (the platform now has %u)", d->args->platform, d->args->device, nd);
-        return;
+        return NULL;
     }
     char *name = smoke_device_str(&d->api, d->dev, CL_DEVICE_NAME);
     char *exts = smoke_device_str(&d->api, d->dev, CL_DEVICE_EXTENSIONS);
@@ -673,6 +622,15 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     for (int p = 0; p < SMOKE_N_PREC; p++)
         d->prec_status[p] = d->supported[p] ? "not-run" : "unsupported";
 
+    return plat;
+}
+
+/* The whole test; results in D. */
+static void smoke_dev_test(struct smoke_dev *d, json_object *out)
+{
+    cl_platform_id plat = smoke_dev_find(d, out);
+    if (!plat)
+        return;
     smoke_stage(d, "creating a context and a queue");
     cl_int e = CL_SUCCESS;
     cl_context_properties props[] = {CL_CONTEXT_PLATFORM, (cl_context_properties)plat, 0};

@@ -13,8 +13,9 @@
  *   GC_FAKE_CUDA_VERSION=N     cuDriverGetVersion (default 13000)
  *   GC_FAKE_CUDA_CC=M.m        compute capability (default 9.0)
  *   GC_FAKE_CUDA_COMPUTE_MODE=N  compute mode attribute (default 0)
- *   GC_FAKE_CUDA_COMPUTE=correct|lazy|jit-fail   the smoke kernel: computed on the host, accepted and
- *                              skipped (a device that computes nothing), or a JIT failure (221 + log)
+ *   GC_FAKE_CUDA_COMPUTE=correct|lazy|jit-fail|hang-load   the smoke kernel: computed on the host,
+ *                              accepted and skipped (a device that computes nothing), a JIT failure
+ *                              (221 + log), or a cuModuleLoadDataEx that never returns
  * CUDA_VISIBLE_DEVICES is honoured as the real driver does for indices: the list stops at the first
  * entry that is not a device, and an empty result makes cuInit return CUDA_ERROR_NO_DEVICE. */
 
@@ -261,6 +262,9 @@ static int fake_function;
 
 EXPORT CUresult cuModuleLoadDataEx(void **mod, const void *image, unsigned int n, int *options, void **values)
 {
+    if (strcmp(fake_compute(), "hang-load") == 0)
+        for (;;)
+            pause();
     if (strcmp(fake_compute(), "jit-fail") == 0) {
         /* As a driver without libnvidia-ptxjitcompiler answers: CUDA_ERROR_JIT_COMPILER_NOT_FOUND. */
         char *log = NULL;

@@ -58,7 +58,7 @@ static const char hook_kernel_wrongname[] =
     "__kernel void not_the_smoke_kernel(__global float *c) { c[get_global_id(0)] = 1.0f; }\n";
 
 static const char *hook_crash_at, *hook_hang_at, *hook_only_device;
-static char hook_device[32];
+static _Thread_local char hook_device[32]; /* per device thread: one child tests a platform's devices side by side */
 
 static void hook_stage(const char *stage)
 {

@@ -4,6 +4,7 @@ import pty
 import shutil
 import subprocess
 import tempfile
+import time
 
 import gctest
 
@@ -291,14 +292,44 @@ class SmokeTests(gctest.TestCase):
         self.assertIn("running the kernel", f[0]["message"])
 
     def test_timeout(self):
+        t0 = time.monotonic()
         r = self.smoke("--timeout", "1.5", binary=TEST_BINARY, expect_rc=1, GC_SMOKE_TEST_HANG_AT="building")
+        elapsed = time.monotonic() - t0
+        # --timeout bounds the whole run (issue 17): the enumeration before took part of it
+        self.assertLessEqual(elapsed, 1.5 + 1.0)
         d = r.json["smoke"]["devices"][0]
         self.assertEqual(d["status"], "timeout")
         self.assertEqual(d["stage"], "building the kernel")
-        self.assertIn("timed out after 1.5 s", d["detail"])
+        self.assertRegex(d["detail"], r"^timed out after [01]\.[0-9] s while building the kernel$")
         f = r.findings("smoke.timeout")
         self.assertEqual(len(f), 1)
         self.assertIn({"source": "--timeout", "value": "1.5 s"}, f[0]["evidence"])
+
+    def test_hang_on_one_device_keeps_the_others(self):
+        # One child tests the platform's two devices side by side; one hangs: the child answers at
+        # its deadline with the other device's result, and names the stage the hung one was in.
+        t0 = time.monotonic()
+        r = self.smoke("--timeout", "6", devices="pthread pthread", binary=TEST_BINARY, expect_rc=1,
+                       GC_SMOKE_TEST_HANG_AT="fp32 exact pass: running the kernel", GC_SMOKE_TEST_ONLY_DEVICE="0:1")
+        elapsed = time.monotonic() - t0
+        self.assertLessEqual(elapsed, 6 + 1.0)
+        d0, d1 = r.json["smoke"]["devices"]
+        self.assert_passed(d0)
+        self.assertEqual(d1["status"], "timeout")
+        self.assertEqual(d1["stage"], "fp32 exact pass: running the kernel")
+        f = r.findings("smoke.timeout")
+        self.assertEqual([x["subject"] for x in f], ["0:1 " + d1["name"]])
+        self.assertIn({"source": "stage", "value": "fp32 exact pass: running the kernel"}, f[0]["evidence"])
+
+    def test_crash_on_one_of_four_reruns_each_alone(self):
+        # The platform's child dies with the crashing device; each device runs again alone: the three
+        # healthy ones pass, the culprit is named with its stage.
+        r = self.smoke(devices=FOUR, binary=TEST_BINARY, expect_rc=1,
+                       GC_SMOKE_TEST_CRASH_AT="building the kernel", GC_SMOKE_TEST_ONLY_DEVICE="0:2")
+        devs = r.json["smoke"]["devices"]
+        self.assertEqual([d["status"] for d in devs], ["pass", "pass", "crash", "pass"])
+        self.assertEqual(devs[2]["stage"], "building the kernel")
+        self.assertEqual([x["subject"] for x in r.findings("smoke.crash")], ["0:2 " + devs[2]["name"]])
 
     def test_check_includes_smoke(self):
         r = self.run_json(env=self.env(), timeout=300)

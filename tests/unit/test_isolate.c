@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "isolate.h"
+#include "probe.h"
 
 static json_object *child_ok(void *arg)
 {
@@ -183,6 +184,61 @@ static void test_parallel_mixed(void **state)
         isolate_result_clear(&jobs[i].result);
 }
 
+/* Marks that it ran: a job that must not start must leave this alone. */
+static json_object *child_touch(void *arg)
+{
+    FILE *f = fopen((const char *)arg, "w");
+    if (f)
+        fclose(f);
+    return json_object_new_object();
+}
+
+static void test_no_time_left_starts_nothing(void **state)
+{
+    (void)state;
+    char path[] = "/tmp/gc-isolate-touch-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    unlink(path);
+    struct isolate_job jobs[2] = {{.fn = child_touch, .arg = path}, {.fn = child_touch, .arg = path}};
+    assert_int_equal(isolate_run_many(jobs, 2, 0), -1);
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(jobs[i].result.status, ISOLATE_SPAWN_FAILED);
+        assert_true(jobs[i].result.budget_spent);
+        assert_non_null(strstr(jobs[i].result.detail, "--timeout was already spent"));
+        isolate_result_clear(&jobs[i].result);
+    }
+    assert_int_equal(access(path, F_OK), -1); /* no child ran */
+    /* with time left the same jobs run, and are not marked */
+    struct isolate_result r;
+    assert_int_equal(isolate_run(child_touch, path, 5000, &r), ISOLATE_OK);
+    assert_false(r.budget_spent);
+    assert_int_equal(access(path, F_OK), 0);
+    unlink(path);
+    isolate_result_clear(&r);
+}
+
+static void test_budget_what_is_left(void **state)
+{
+    (void)state;
+    struct probe_ctx ctx = {.timeout_ms = 2000};
+    /* no deadline (a unit test's context): every batch gets the whole --timeout */
+    assert_int_equal(probe_budget_ms(&ctx), 2000);
+    assert_false(ctx.budget_spent);
+    /* a deadline 500 ms ahead: about 500 ms, never more than --timeout */
+    ctx.deadline_ms = now_ms() + 500;
+    int left = probe_budget_ms(&ctx);
+    assert_true(left > 300 && left <= 500);
+    ctx.deadline_ms = now_ms() + 60000;
+    assert_int_equal(probe_budget_ms(&ctx), 2000);
+    assert_false(ctx.budget_spent);
+    /* past the deadline: nothing, and the context remembers it */
+    ctx.deadline_ms = now_ms() - 1;
+    assert_int_equal(probe_budget_ms(&ctx), 0);
+    assert_true(ctx.budget_spent);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -193,6 +249,8 @@ int main(void)
         cmocka_unit_test(test_garbage_output),
         cmocka_unit_test(test_large_output),
         cmocka_unit_test(test_parallel_mixed),
+        cmocka_unit_test(test_no_time_left_starts_nothing),
+        cmocka_unit_test(test_budget_what_is_left),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
