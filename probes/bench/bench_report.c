@@ -2,6 +2,7 @@
 #include "bench_report.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -63,7 +64,10 @@ static void bench_enrich_sweep(json_object *sw, double peak, json_object *base)
         json_object_object_add(p, "vs_cpu", isfinite(c) && c > 0 && isfinite(g) ? jsonnum_sig(g / c, 3) : NULL);
         if (isfinite(c) && isfinite(g)) {
             upto = n;
-            if (isnan(cross) && g > c)
+            /* "faster" as vs_cpu shows it (3 digits): a tie within rounding is no crossover */
+            char r3[40];
+            snprintf(r3, sizeof(r3), "%.3g", c > 0 ? g / c : 0.0);
+            if (isnan(cross) && strtod(r3, NULL) > 1.0)
                 cross = n;
         }
     }
