@@ -234,35 +234,24 @@ int isolate_run_many(struct isolate_job *jobs, size_t n, int timeout_ms)
     return isolate_run_many_cb(jobs, n, timeout_ms, NULL, NULL);
 }
 
-int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isolate_done_fn done, void *arg)
+/* Every job fails before it starts: ERR (errno-like), DETAIL; BUDGET when the run's time is spent. */
+static void isolate_fail_all(struct isolate_job *jobs, size_t n, int err, bool budget, const char *detail,
+                             isolate_done_fn done, void *arg)
 {
-    if (n == 0)
-        return 0;
-    if (timeout_ms <= 0) {
-        /* The run's one deadline has passed: starting a child only to kill it would blame its driver. */
-        for (size_t i = 0; i < n; i++) {
-            memset(&jobs[i].result, 0, sizeof(jobs[i].result));
-            jobs[i].result.status = ISOLATE_SPAWN_FAILED;
-            jobs[i].result.error = ETIME;
-            jobs[i].result.budget_spent = true;
-            jobs[i].result.detail = str_printf("not started: the run's --timeout was already spent");
-            if (done)
-                done(i, &jobs[i], arg);
-        }
-        return -1;
+    for (size_t i = 0; i < n; i++) {
+        memset(&jobs[i].result, 0, sizeof(jobs[i].result));
+        jobs[i].result.status = ISOLATE_SPAWN_FAILED;
+        jobs[i].result.error = err;
+        jobs[i].result.budget_spent = budget;
+        jobs[i].result.detail = str_dup(detail);
+        if (done)
+            done(i, &jobs[i], arg);
     }
-    struct isolate_child_state *cs = calloc(n, sizeof(*cs));
-    if (!cs) {
-        for (size_t i = 0; i < n; i++) {
-            memset(&jobs[i].result, 0, sizeof(jobs[i].result));
-            jobs[i].result.status = ISOLATE_SPAWN_FAILED;
-            jobs[i].result.error = ENOMEM;
-            jobs[i].result.detail = str_printf("out of memory");
-            if (done)
-                done(i, &jobs[i], arg);
-        }
-        return -1;
-    }
+}
+
+/* Fork one child per job, each with its own stdout/stderr pipes. Returns how many started. */
+static size_t isolate_spawn_all(struct isolate_job *jobs, size_t n, struct isolate_child_state *cs)
+{
     fflush(NULL); /* nothing buffered may be written twice */
     pid_t parent = getpid();
     size_t started = 0;
@@ -324,7 +313,14 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         started++;
     }
     pthread_mutex_unlock(&isolate_spawn_lock);
+    return started;
+}
 
+/* Read every child's pipes and reap them until all are done or TIMEOUT_MS has passed; each one that
+ * ends before that is completed (and reported through DONE) at once. */
+static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job *jobs, size_t n, int timeout_ms,
+                             isolate_done_fn done, void *arg)
+{
     double deadline = jsonnum_now_ms() + timeout_ms;
     struct pollfd *pfd = calloc(2 * n, sizeof(*pfd));
     for (;;) {
@@ -406,6 +402,24 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         }
     }
     free(pfd);
+}
+
+int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isolate_done_fn done, void *arg)
+{
+    if (n == 0)
+        return 0;
+    if (timeout_ms <= 0) {
+        /* The run's one deadline has passed: starting a child only to kill it would blame its driver. */
+        isolate_fail_all(jobs, n, ETIME, true, "not started: the run's --timeout was already spent", done, arg);
+        return -1;
+    }
+    struct isolate_child_state *cs = calloc(n, sizeof(*cs));
+    if (!cs) {
+        isolate_fail_all(jobs, n, ENOMEM, false, "out of memory", done, arg);
+        return -1;
+    }
+    size_t started = isolate_spawn_all(jobs, n, cs);
+    isolate_wait_all(cs, jobs, n, timeout_ms, done, arg);
 
     for (size_t i = 0; i < n; i++) {
         if (cs[i].pid < 0) {

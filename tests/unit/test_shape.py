@@ -11,16 +11,9 @@ ROOT = os.environ.get("GPUCHECKUP_SOURCE_ROOT") or os.path.dirname(os.path.dirna
 MAX_FILE_LINES = 800
 MAX_FUNCTION_LINES = 120
 
-# Today's exceptions, (path, function): the budget branch (probes/smoke/ and src/isolate.c, which this
-# branch may not touch) splits them; the lead drops these rows when merging it.
-EXCEPTIONS = {
-    ("probes/smoke/smoke_device.c", "smoke_pass"),
-    ("probes/smoke/smoke_device.c", "smoke_dev_test"),
-    ("src/isolate.c", "isolate_run_many_cb"),
-}
-FILE_EXCEPTIONS = {
-    "probes/smoke/smoke_device.c",
-}
+# Exceptions, (path, function) and paths: none left. Add one only with a comment saying why and when it goes.
+EXCEPTIONS = set()
+FILE_EXCEPTIONS = set()
 
 
 def blank_comments_and_literals(src):
