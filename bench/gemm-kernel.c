@@ -100,26 +100,6 @@ static double event_seconds(cl_event ev)
     return (double)(t1 - t0) * 1e-9;
 }
 
-/* Store the double V as element I of a matrix of precision P. */
-static void put(void *m, enum bench_prec p, size_t i, double v)
-{
-    if (p == BENCH_FP32)
-        ((float *)m)[i] = (float)v;
-    else if (p == BENCH_FP64)
-        ((double *)m)[i] = v;
-    else
-        ((uint16_t *)m)[i] = bench_half_from_float((float)v);
-}
-
-static double get(const void *m, enum bench_prec p, size_t i)
-{
-    if (p == BENCH_FP32)
-        return ((const float *)m)[i];
-    if (p == BENCH_FP64)
-        return ((const double *)m)[i];
-    return bench_half_to_float(((const uint16_t *)m)[i]);
-}
-
 /* The inputs: N x N integers in [-2, 2] ([-1, 1] for fp16, whose 11-bit significand must hold every sum),
  * zero-padded to NP x NP; REF = A x B on the unpadded N x N (exact in double). */
 static void fill(enum bench_prec p, size_t n, size_t np, void *a, void *b, double *ref, unsigned seed)
@@ -139,8 +119,8 @@ static void fill(enum bench_prec p, size_t n, size_t np, void *a, void *b, doubl
             da[i * n + j] = (double)((int)((seed >> 16) % (unsigned)span) - span / 2);
             seed = seed * 1103515245u + 12345u;
             db[i * n + j] = (double)((int)((seed >> 16) % (unsigned)span) - span / 2);
-            put(a, p, i * np + j, da[i * n + j]);
-            put(b, p, i * np + j, db[i * n + j]);
+            bench_elem_put(a, p, i * np + j, da[i * n + j]);
+            bench_elem_put(b, p, i * np + j, db[i * n + j]);
         }
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++)
@@ -161,7 +141,7 @@ static size_t wrong(const void *c, enum bench_prec p, size_t n, size_t ld, const
     size_t bad = 0;
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < n; j++)
-            bad += get(c, p, i * ld + j) != ref[i * n + j];
+            bad += bench_elem_get(c, p, i * ld + j) != ref[i * n + j];
     return bad;
 }
 

@@ -50,14 +50,7 @@ static json_object *bench_cpu_point(const struct bench_cblas *b, enum bench_prec
         double med = bench_median(ms, runs), flops = 2.0 * n * (double)n * n;
         pt = json_object_new_object();
         json_object_object_add(pt, "n", json_object_new_int((int)n));
-        json_object_object_add(pt, "status", json_object_new_string(right ? "ok" : "wrong"));
-        json_object_object_add(pt, "check", json_object_new_string(chk.method));
-        json_object_object_add(pt, "max_error", jsonnum_sig(chk.c.max_error, 6));
-        json_object_object_add(pt, "wrong_elements", json_object_new_int64((int64_t)chk.c.wrong));
-        json_object_object_add(pt, "wrong_rows", json_object_new_int64((int64_t)chk.rows_wrong));
-        char *why = right ? NULL : bench_check_describe(&chk);
-        json_object_object_add(pt, "detail", why ? json_object_new_string(str_sanitize(why)) : NULL);
-        free(why);
+        bench_check_to_json(pt, &chk);
         json_object_object_add(pt, "runs", json_object_new_int((int)runs));
         json_object_object_add(pt, "timer", json_object_new_string("host"));
         json_object_object_add(pt, "ms", jsonnum_ms(med));

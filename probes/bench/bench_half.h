@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "bench_kernel.h"
+
 /* The half nearest to F (ties to even), as OpenCL's vstore_half does by default; overflow gives
  * infinity, NaN stays NaN. */
 static inline uint16_t bench_half_from_float(float f)
@@ -44,6 +46,26 @@ static inline float bench_half_to_float(uint16_t h)
     uint32_t x = sign | (e == 31 ? 0x7f800000u | m << 13 : (e + 112u) << 23 | m << 13);
     memcpy(&f, &x, sizeof f);
     return f;
+}
+
+/* Element I of a host matrix of precision P (fp16 stored as binary16), as a double: set and get. */
+static inline void bench_elem_put(void *m, enum bench_prec p, size_t i, double v)
+{
+    if (p == BENCH_FP32)
+        ((float *)m)[i] = (float)v;
+    else if (p == BENCH_FP64)
+        ((double *)m)[i] = v;
+    else
+        ((uint16_t *)m)[i] = bench_half_from_float((float)v);
+}
+
+static inline double bench_elem_get(const void *m, enum bench_prec p, size_t i)
+{
+    if (p == BENCH_FP32)
+        return ((const float *)m)[i];
+    if (p == BENCH_FP64)
+        return ((const double *)m)[i];
+    return bench_half_to_float(((const uint16_t *)m)[i]);
 }
 
 #endif

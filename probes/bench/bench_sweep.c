@@ -269,14 +269,7 @@ static json_object *bench_point(struct bench_run *r, unsigned n, bool warm_up, d
         pt = json_object_new_object();
         json_object_object_add(pt, "n", json_object_new_int((int)n));
         json_object_object_add(pt, "padded_n", json_object_new_int((int)r->np));
-        json_object_object_add(pt, "status", json_object_new_string(right ? "ok" : "wrong"));
-        json_object_object_add(pt, "check", json_object_new_string(chk.method));
-        json_object_object_add(pt, "max_error", jsonnum_sig(chk.c.max_error, 6));
-        json_object_object_add(pt, "wrong_elements", json_object_new_int64((int64_t)chk.c.wrong));
-        json_object_object_add(pt, "wrong_rows", json_object_new_int64((int64_t)chk.rows_wrong));
-        char *why = right ? NULL : bench_check_describe(&chk);
-        json_object_object_add(pt, "detail", why ? json_object_new_string(str_sanitize(why)) : NULL);
-        free(why);
+        bench_check_to_json(pt, &chk);
         bench_point_timing(r, pt, &t, right);
         double h[BENCH_MAX_RUNS];
         memcpy(h, t.host, sizeof(h));

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "bench_blas.h"
+#include "jsonnum.h"
 #include "strutil.h"
 
 _Static_assert((int)BENCH_FP32 == (int)SMOKE_FP32 && (int)BENCH_FP64 == (int)SMOKE_FP64 &&
@@ -219,4 +220,17 @@ char *bench_check_describe(const struct bench_check *out)
         return t;
     }
     return str_printf("%zu of %zu rows fail the projection check C x = A (B x)", out->rows_wrong, out->rows);
+}
+
+void bench_check_to_json(json_object *pt, const struct bench_check *chk)
+{
+    bool right = bench_check_ok(chk);
+    json_object_object_add(pt, "status", json_object_new_string(right ? "ok" : "wrong"));
+    json_object_object_add(pt, "check", json_object_new_string(chk->method));
+    json_object_object_add(pt, "max_error", jsonnum_sig(chk->c.max_error, 6));
+    json_object_object_add(pt, "wrong_elements", json_object_new_int64((int64_t)chk->c.wrong));
+    json_object_object_add(pt, "wrong_rows", json_object_new_int64((int64_t)chk->rows_wrong));
+    char *why = right ? NULL : bench_check_describe(chk);
+    json_object_object_add(pt, "detail", why ? json_object_new_string(str_sanitize(why)) : NULL);
+    free(why);
 }

@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <json-c/json.h>
+
 #include "bench_kernel.h"
 #include "smoke_verify.h"
 
@@ -58,5 +60,8 @@ int bench_problem_check(struct bench_problem *bp, const void *got, bench_dgemm_f
 bool bench_check_ok(const struct bench_check *out);
 /* One line for people about a failed check (heap, caller frees; NULL when out of memory). */
 char *bench_check_describe(const struct bench_check *out);
+/* A sweep point's verdict into PT: status (ok or wrong), check, max_error, wrong_elements, wrong_rows,
+ * detail (why, for a wrong one). */
+void bench_check_to_json(json_object *pt, const struct bench_check *chk);
 
 #endif

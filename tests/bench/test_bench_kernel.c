@@ -105,25 +105,6 @@ static int teardown(void **state)
 
 static const size_t elem[3] = {4, 8, 2};
 
-static void put(void *m, enum bench_prec p, size_t i, int v)
-{
-    if (p == BENCH_FP32)
-        ((float *)m)[i] = (float)v;
-    else if (p == BENCH_FP64)
-        ((double *)m)[i] = v;
-    else
-        ((uint16_t *)m)[i] = bench_half_from_float((float)v);
-}
-
-static double get(const void *m, enum bench_prec p, size_t i)
-{
-    if (p == BENCH_FP32)
-        return ((const float *)m)[i];
-    if (p == BENCH_FP64)
-        return ((const double *)m)[i];
-    return bench_half_to_float(((const uint16_t *)m)[i]);
-}
-
 /* Run kernel K on DEV for N x N integer matrices (values -3..3, -1..1 in fp16 so every sum is exact) and
  * compare the N x N corner with the CPU's sums; returns the number of wrong elements. */
 static size_t run_gemm(cl_device_id dev, cl_context ctx, cl_command_queue q, const struct bench_kernel *k,
@@ -140,8 +121,8 @@ static size_t run_gemm(cl_device_id dev, cl_context ctx, cl_command_queue q, con
         ia[i] = (int)((seed >> 16) % (unsigned)span) - span / 2;
         seed = seed * 1103515245u + 12345u;
         ib[i] = (int)((seed >> 16) % (unsigned)span) - span / 2;
-        put(a, p, i / n * np + i % n, ia[i]);
-        put(b, p, i / n * np + i % n, ib[i]);
+        bench_elem_put(a, p, i / n * np + i % n, ia[i]);
+        bench_elem_put(b, p, i / n * np + i % n, ib[i]);
     }
     cl_int err;
     const char *src = k->source;
@@ -176,7 +157,7 @@ static size_t run_gemm(cl_device_id dev, cl_context ctx, cl_command_queue q, con
             long ref = 0;
             for (size_t x = 0; x < n; x++)
                 ref += (long)ia[i * n + x] * ib[x * n + j];
-            bad += get(c, p, i * np + j) != (double)ref;
+            bad += bench_elem_get(c, p, i * np + j) != (double)ref;
         }
     api.clReleaseMemObject(ba);
     api.clReleaseMemObject(bb);
