@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "strutil.h"
+#include "jsonget.h"
 
 /* NFD's local feature source reads files in /etc/kubernetes/node-feature-discovery/features.d/,
  * one "name=value" per line, and labels the node with them; feature.node.kubernetes.io/ is a
@@ -57,18 +58,6 @@ static void nfd_count(FILE *f, const char *group, const char *name, size_t n)
     nfd_label(f, group, name, b);
 }
 
-static json_object *nfd_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *nfd_str(json_object *o, const char *key)
-{
-    json_object *v = nfd_get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 static json_object *nfd_data(const struct report *r, const char *probe)
 {
     const struct report_section *s = report_find_section(r, probe);
@@ -78,7 +67,7 @@ static json_object *nfd_data(const struct report *r, const char *probe)
 /* The verdict target NAME: 1 ready, 0 not, -1 absent. */
 static int nfd_target(const struct report *r, const char *name)
 {
-    json_object *t = nfd_get(r->targets, name), *ready = nfd_get(t, "ready");
+    json_object *t = jsonget(r->targets, name), *ready = jsonget(t, "ready");
     return ready && json_object_is_type(ready, json_type_boolean) ? json_object_get_boolean(ready) : -1;
 }
 
@@ -103,16 +92,16 @@ static void nfd_gpus(FILE *f, const struct report *r)
     json_object *pci = nfd_data(r, "pci");
     if (!pci)
         return;
-    json_object *devs = nfd_get(pci, "devices");
+    json_object *devs = jsonget(pci, "devices");
     size_t n = 0;
     const char *vendor = NULL;
     bool mixed = false;
     for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
         json_object *d = json_object_array_get_idx(devs, i);
-        const char *kind = nfd_str(d, "kind");
+        const char *kind = jsonget_str(d, "kind");
         if (!kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
             continue;
-        const char *v = nfd_vendor(nfd_str(d, "vendor_id"));
+        const char *v = nfd_vendor(jsonget_str(d, "vendor_id"));
         if (vendor && v && strcmp(vendor, v) != 0)
             mixed = true;
         if (!vendor)
@@ -131,15 +120,15 @@ static void nfd_cuda(FILE *f, const struct report *r)
     json_object *cuda = nfd_data(r, "cuda");
     if (!cuda)
         return;
-    json_object *drv = nfd_get(cuda, "driver");
-    nfd_label(f, "cuda", "driver-version", nfd_str(drv, "cuda_version"));
-    const char *kmod = nfd_str(drv, "kernel_module_version");
-    nfd_label(f, "nvidia", "driver-version", kmod ? kmod : nfd_str(nfd_get(drv, "library"), "version"));
-    json_object *devs = nfd_get(cuda, "devices");
+    json_object *drv = jsonget(cuda, "driver");
+    nfd_label(f, "cuda", "driver-version", jsonget_str(drv, "cuda_version"));
+    const char *kmod = jsonget_str(drv, "kernel_module_version");
+    nfd_label(f, "nvidia", "driver-version", kmod ? kmod : jsonget_str(jsonget(drv, "library"), "version"));
+    json_object *devs = jsonget(cuda, "devices");
     int best_major = -1, best_minor = -1;
     size_t n = 0;
     for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i), *ma = nfd_get(d, "cc_major"), *mi = nfd_get(d, "cc_minor");
+        json_object *d = json_object_array_get_idx(devs, i), *ma = jsonget(d, "cc_major"), *mi = jsonget(d, "cc_minor");
         n++;
         if (!ma || !mi || !json_object_is_type(ma, json_type_int) || !json_object_is_type(mi, json_type_int))
             continue;
@@ -165,13 +154,13 @@ static void nfd_cpu(FILE *f, const struct report *r)
     json_object *cpu = nfd_data(r, "cpu");
     if (!cpu)
         return;
-    json_object *lv = nfd_get(cpu, "x86_64_level");
+    json_object *lv = jsonget(cpu, "x86_64_level");
     if (lv && json_object_is_type(lv, json_type_int) && json_object_get_int(lv) >= 1 && json_object_get_int(lv) <= 4)
         nfd_count(f, "cpu", "x86-64-level", (size_t)json_object_get_int(lv));
-    json_object *flags = nfd_get(cpu, "flags");
+    json_object *flags = jsonget(cpu, "flags");
     if (flags && json_object_is_type(flags, json_type_object)) {
         /* "flags" are the usable ones: the CPU has them and the OS enabled their registers */
-        json_object *a = nfd_get(flags, "avx512f");
+        json_object *a = jsonget(flags, "avx512f");
         nfd_bool(f, "cpu", "avx512", a && json_object_is_type(a, json_type_boolean) && json_object_get_boolean(a));
     }
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "strutil.h"
+#include "jsonget.h"
 
 /* The text exposition format (https://prometheus.io/docs/instrumenting/exposition_formats/): one
  * "# HELP" and one "# TYPE" line per metric family, then its samples; a label value escapes
@@ -55,28 +56,7 @@ static void prom_sample(FILE *f, const char *name, const char *const *labels, do
         fputs(" NaN\n", f);
 }
 
-static json_object *prom_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *prom_str(json_object *o, const char *key)
-{
-    json_object *v = prom_get(o, key);
-    return v && json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* A number under KEY: true and *OUT, or false when it is missing or null (unknown is never 0). */
-static bool prom_num(json_object *o, const char *key, double *out)
-{
-    json_object *v = prom_get(o, key);
-    if (!v || !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-        return false;
-    *out = json_object_get_double(v);
-    return true;
-}
-
 /* One smoke-tested device: its labels. API is "opencl" or "cuda". */
 struct prom_dev {
     const char *api;
@@ -90,31 +70,31 @@ static size_t prom_smoke_devices(const struct report *r, struct prom_dev *out, s
 {
     size_t n = 0;
     const struct report_section *s = report_find_section(r, "smoke");
-    json_object *arr = s ? prom_get(s->data, "devices") : NULL;
+    json_object *arr = s ? jsonget(s->data, "devices") : NULL;
     for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
          i++) {
         json_object *d = json_object_array_get_idx(arr, i);
-        const char *st = prom_str(d, "status");
+        const char *st = jsonget_str(d, "status");
         if (!st || strcmp(st, "skipped") == 0)
             continue;
         double p = -1, x = -1;
-        prom_num(d, "platform_index", &p);
-        prom_num(d, "device_index", &x);
-        out[n] = (struct prom_dev){.api = "opencl", .name = prom_str(d, "name"), .pci = prom_str(d, "pci_address"), .o = d};
+        jsonget_num(d, "platform_index", &p);
+        jsonget_num(d, "device_index", &x);
+        out[n] = (struct prom_dev){.api = "opencl", .name = jsonget_str(d, "name"), .pci = jsonget_str(d, "pci_address"), .o = d};
         snprintf(out[n].device, sizeof(out[n].device), "%.0f:%.0f", p, x);
         n++;
     }
     s = report_find_section(r, "cuda");
-    arr = s ? prom_get(s->data, "smoke") : NULL;
+    arr = s ? jsonget(s->data, "smoke") : NULL;
     for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
          i++) {
         json_object *d = json_object_array_get_idx(arr, i);
-        const char *st = prom_str(d, "status");
+        const char *st = jsonget_str(d, "status");
         if (!st || strcmp(st, "skipped") == 0)
             continue;
         double ord = -1;
-        prom_num(d, "ordinal", &ord);
-        out[n] = (struct prom_dev){.api = "cuda", .name = prom_str(d, "name"), .pci = prom_str(d, "pci_bus_id"), .o = d};
+        jsonget_num(d, "ordinal", &ord);
+        out[n] = (struct prom_dev){.api = "cuda", .name = jsonget_str(d, "name"), .pci = jsonget_str(d, "pci_bus_id"), .o = d};
         snprintf(out[n].device, sizeof(out[n].device), "%.0f", ord);
         n++;
     }
@@ -128,9 +108,9 @@ static void prom_smoke_family(FILE *f, const struct prom_dev *devs, size_t n, co
     bool any = false;
     for (size_t i = 0; i < n; i++) {
         double v;
-        bool have = key ? prom_num(devs[i].o, key, &v) : true;
+        bool have = key ? jsonget_num(devs[i].o, key, &v) : true;
         if (!key)
-            v = strcmp(prom_str(devs[i].o, "status"), "pass") == 0 ? 1 : 0;
+            v = strcmp(jsonget_str(devs[i].o, "status"), "pass") == 0 ? 1 : 0;
         if (!have)
             continue;
         if (!any)
@@ -188,7 +168,7 @@ int write_prometheus(FILE *f, const struct report *r, const struct cli_options *
                     "1 when the target is ready: gpu, opencl, cuda12, cuda13, cpu_avx (see gpucheckup(1)).");
         json_object_object_foreach(r->targets, name, t)
         {
-            json_object *ready = prom_get(t, "ready");
+            json_object *ready = jsonget(t, "ready");
             const char *labels[] = {"target", name, NULL};
             prom_sample(f, "target_ready", labels, ready && json_object_get_boolean(ready) ? 1 : 0);
         }

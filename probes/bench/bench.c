@@ -69,7 +69,7 @@ static void bench_progress(bool on, const char *fmt, ...)
 static json_object *bench_device_object(const struct smoke_target *t, struct isolate_result *res, const char *stage)
 {
     json_object *o = NULL;
-    const char *st = res ? bench_get_str(res->value, "status") : NULL;
+    const char *st = res ? jsonget_str(res->value, "status") : NULL;
     if (res && res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object) && st &&
         (strcmp(st, "ok") == 0 || strcmp(st, "error") == 0)) {
         o = json_object_get(res->value);
@@ -86,18 +86,18 @@ static json_object *bench_device_object(const struct smoke_target *t, struct iso
         json_object_object_add(o, "detail", detail ? json_object_new_string(str_sanitize(detail)) : NULL);
         free(detail);
     }
-    if (!bench_get(o, "name"))
+    if (!jsonget(o, "name"))
         json_object_object_add(o, "name", t->name ? json_object_new_string(t->name) : NULL);
-    if (!bench_get(o, "type"))
+    if (!jsonget(o, "type"))
         json_object_object_add(o, "type", t->type ? json_object_get(t->type) : NULL);
     json_object_object_add(o, "platform_index", json_object_new_int(t->platform));
     json_object_object_add(o, "device_index", json_object_new_int(t->device));
     json_object_object_add(o, "pci_address", t->pci_address ? json_object_new_string(t->pci_address) : NULL);
     json_object_object_add(o, "elapsed_ms", res ? jsonnum_ms(res->elapsed_ms) : NULL);
-    json_object *err = bench_get(o, "error");
-    if (strcmp(bench_get_str(o, "status"), "error") == 0 && !bench_get_str(o, "detail") && err) {
-        char *d = str_printf("%s failed: %s", bench_get_str(err, "call") ? bench_get_str(err, "call") : "?",
-                             bench_get_str(err, "name") ? bench_get_str(err, "name") : "?");
+    json_object *err = jsonget(o, "error");
+    if (strcmp(jsonget_str(o, "status"), "error") == 0 && !jsonget_str(o, "detail") && err) {
+        char *d = str_printf("%s failed: %s", jsonget_str(err, "call") ? jsonget_str(err, "call") : "?",
+                             jsonget_str(err, "name") ? jsonget_str(err, "name") : "?");
         json_object_object_add(o, "detail", d ? json_object_new_string(d) : NULL);
         free(d);
     }
@@ -109,9 +109,9 @@ static unsigned bench_max_n(json_object *devs)
 {
     double m = 0;
     for (size_t i = 0; i < json_object_array_length(devs); i++) {
-        json_object *sw = bench_get(json_object_array_get_idx(devs, i), "sweeps");
+        json_object *sw = jsonget(json_object_array_get_idx(devs, i), "sweeps");
         for (size_t j = 0; json_object_is_type(sw, json_type_array) && j < json_object_array_length(sw); j++) {
-            json_object *pts = bench_get(json_object_array_get_idx(sw, j), "points");
+            json_object *pts = jsonget(json_object_array_get_idx(sw, j), "points");
             size_t k = json_object_is_type(pts, json_type_array) ? json_object_array_length(pts) : 0;
             double n = k ? bench_get_num(json_object_array_get_idx(pts, k - 1), "n") : 0;
             if (n > m)
@@ -124,20 +124,20 @@ static unsigned bench_max_n(json_object *devs)
 /* Findings about one sweep SW of device DEV (or of the CPU BLAS when DEV is NULL). */
 static void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw)
 {
-    const char *impl = bench_get_str(sw, "implementation"), *prec = bench_get_str(sw, "precision");
-    const char *status = bench_get_str(sw, "status");
-    json_object *pts = bench_get(sw, "points");
+    const char *impl = jsonget_str(sw, "implementation"), *prec = jsonget_str(sw, "precision");
+    const char *status = jsonget_str(sw, "status");
+    json_object *pts = jsonget(sw, "points");
     char sizes[200] = "";
     const char *first = NULL;
     size_t used = 0;
     for (size_t i = 0; json_object_is_type(pts, json_type_array) && i < json_object_array_length(pts); i++) {
         json_object *p = json_object_array_get_idx(pts, i);
-        if (strcmp(bench_get_str(p, "status"), "wrong") != 0 || used >= sizeof(sizes) - 16)
+        if (strcmp(jsonget_str(p, "status"), "wrong") != 0 || used >= sizeof(sizes) - 16)
             continue;
         used += (size_t)snprintf(sizes + used, sizeof(sizes) - used, "%s%d", used ? ", " : "",
-                                 json_object_get_int(bench_get(p, "n")));
+                                 json_object_get_int(jsonget(p, "n")));
         if (!first)
-            first = bench_get_str(p, "detail");
+            first = jsonget_str(p, "detail");
     }
     struct report_finding *f;
     if (used) {
@@ -147,10 +147,10 @@ static void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, con
             report_finding_add_evidence(f, "first wrong size", "%s", first);
     }
     if (status && (strcmp(status, "failed") == 0 || strcmp(status, "partial") == 0)) {
-        const char *detail = bench_get_str(sw, "detail");
+        const char *detail = jsonget_str(sw, "detail");
         f = report_add_finding(ctx->report, "bench.run-failed", subject, "%s: %s %s failed: %s", who,
                                impl ? impl : "?", prec ? prec : "?", detail ? detail : "no detail");
-        const char *log = bench_get_str(sw, "build_log");
+        const char *log = jsonget_str(sw, "build_log");
         if (f && log)
             report_finding_add_evidence(f, "build log", "%.300s", log);
     }
@@ -161,22 +161,22 @@ static void bench_device_findings(struct probe_ctx *ctx, const struct smoke_targ
 {
     char *subject = smoke_target_subject(t);
     char *who = str_printf("Device %d:%d (%s)", t->platform, t->device, t->name ? t->name : "unnamed device");
-    const char *status = bench_get_str(dev, "status");
+    const char *status = jsonget_str(dev, "status");
     if (strcmp(status, "ok") != 0 && strcmp(status, "skipped") != 0) {
         struct report_finding *f = report_add_finding(ctx->report, "bench.device-failed", subject, "%s: the benchmark %s: %s",
                                                       who ? who : "?", strcmp(status, "error") == 0 ? "could not run" : status,
-                                                      bench_get_str(dev, "detail") ? bench_get_str(dev, "detail") : "");
+                                                      jsonget_str(dev, "detail") ? jsonget_str(dev, "detail") : "");
         if (f)
             report_finding_add_evidence(f, "time limit", "the device's share of --bench-time, plus --timeout (%.1f s) "
                                         "for its setup and for each sweep's first call", ctx->timeout_ms / 1000.0);
     }
-    json_object *sws = bench_get(dev, "sweeps");
+    json_object *sws = jsonget(dev, "sweeps");
     bool compared = false, won = false;
     for (size_t i = 0; json_object_is_type(sws, json_type_array) && i < json_object_array_length(sws); i++) {
         json_object *sw = json_object_array_get_idx(sws, i);
         bench_sweep_findings(ctx, subject, who ? who : "?", sw);
-        json_object *x = bench_get(sw, "crossover");
-        if (strcmp(bench_get_str(sw, "precision"), "fp32") == 0 && bench_get_num(x, "compared_up_to") >= 512) {
+        json_object *x = jsonget(sw, "crossover");
+        if (strcmp(jsonget_str(sw, "precision"), "fp32") == 0 && bench_get_num(x, "compared_up_to") >= 512) {
             compared = true;
             won |= isfinite(bench_get_num(x, "n"));
         }
@@ -190,26 +190,26 @@ static void bench_device_findings(struct probe_ctx *ctx, const struct smoke_targ
 
 static void bench_summary(struct report_section *sec, json_object *dev)
 {
-    const char *name = bench_get_str(dev, "name"), *status = bench_get_str(dev, "status");
-    int p = json_object_get_int(bench_get(dev, "platform_index")), d = json_object_get_int(bench_get(dev, "device_index"));
+    const char *name = jsonget_str(dev, "name"), *status = jsonget_str(dev, "status");
+    int p = json_object_get_int(jsonget(dev, "platform_index")), d = json_object_get_int(jsonget(dev, "device_index"));
     if (strcmp(status, "ok") != 0) {
         report_section_add_line(sec, strcmp(status, "skipped") == 0 ? REPORT_MARK_SKIP : REPORT_MARK_ERROR, "Bench",
                                 "%d:%d %s: %s, %s", p, d, name ? name : "?", status,
-                                bench_get_str(dev, "detail") ? bench_get_str(dev, "detail") : "");
+                                jsonget_str(dev, "detail") ? jsonget_str(dev, "detail") : "");
         return;
     }
-    json_object *sws = bench_get(dev, "sweeps");
+    json_object *sws = jsonget(dev, "sweeps");
     if (!json_object_is_type(sws, json_type_array) || json_object_array_length(sws) == 0)
         report_section_add_line(sec, REPORT_MARK_INFO, "Bench", "%d:%d %s: no GEMM sweep: the device has none of the "
                                 "precisions asked for (--bench-precision)", p, d, name ? name : "?");
     for (size_t i = 0; json_object_is_type(sws, json_type_array) && i < json_object_array_length(sws); i++) {
-        json_object *sw = json_object_array_get_idx(sws, i), *pts = bench_get(sw, "points"), *best = NULL;
+        json_object *sw = json_object_array_get_idx(sws, i), *pts = jsonget(sw, "points"), *best = NULL;
         for (size_t k = 0; json_object_is_type(pts, json_type_array) && k < json_object_array_length(pts); k++) {
             json_object *pt = json_object_array_get_idx(pts, k);
             if (isfinite(bench_get_num(pt, "gflops")) && (!best || bench_get_num(pt, "gflops") > bench_get_num(best, "gflops")))
                 best = pt;
         }
-        const char *st = bench_get_str(sw, "status");
+        const char *st = jsonget_str(sw, "status");
         bool bad = strcmp(st, "ok") != 0;
         char best_text[64];
         if (best)
@@ -223,8 +223,8 @@ static void bench_summary(struct report_section *sec, json_object *dev)
                                                               : REPORT_MARK_OK;
         report_section_add_line(sec, m,
                                 "Bench", "%d:%d %s: %s %s: %s%s%s; %s", p, d, name ? name : "?",
-                                bench_get_str(sw, "implementation"), bench_get_str(sw, "precision"), bad ? st : "",
-                                bad ? ", " : "", best_text, bench_get_str(bench_get(sw, "crossover"), "text"));
+                                jsonget_str(sw, "implementation"), jsonget_str(sw, "precision"), bad ? st : "",
+                                bad ? ", " : "", best_text, jsonget_str(jsonget(sw, "crossover"), "text"));
     }
 }
 
@@ -248,7 +248,7 @@ static json_object *bench_cpu(struct probe_ctx *ctx, double budget_ms, unsigned 
     bench_progress(progress, "bench: CPU BLAS (%.1f s) ...", budget_ms / 1000.0);
     bench_child(ctx, bench_cpu_child, &ca, budget_ms, 0, stage, &res);
     json_object *cpu;
-    if (res.status == ISOLATE_OK && bench_get_str(res.value, "status")) {
+    if (res.status == ISOLATE_OK && jsonget_str(res.value, "status")) {
         cpu = json_object_get(res.value);
     } else {
         cpu = json_object_new_object();
@@ -259,18 +259,18 @@ static json_object *bench_cpu(struct probe_ctx *ctx, double budget_ms, unsigned 
     }
     json_object_object_add(cpu, "elapsed_ms", jsonnum_ms(res.elapsed_ms));
     isolate_result_clear(&res);
-    const char *st = bench_get_str(cpu, "status");
+    const char *st = jsonget_str(cpu, "status");
     if (strcmp(st, "missing") == 0) {
         struct report_finding *f = report_add_finding(ctx->report, "bench.cpu-blas-missing", "cpu-blas",
                                                       "No CPU BLAS found (Debian package %s): no CPU baseline",
                                                       BENCH_CBLAS_PACKAGE);
         if (f)
-            report_finding_add_evidence(f, "tried", "%s", bench_get_str(cpu, "detail"));
+            report_finding_add_evidence(f, "tried", "%s", jsonget_str(cpu, "detail"));
     } else if (strcmp(st, "failed") == 0) {
         report_add_finding(ctx->report, "bench.device-failed", "cpu-blas", "The CPU BLAS benchmark failed: %s",
-                           bench_get_str(cpu, "detail"));
+                           jsonget_str(cpu, "detail"));
     }
-    json_object *sws = bench_get(cpu, "sweeps");
+    json_object *sws = jsonget(cpu, "sweeps");
     for (size_t i = 0; json_object_is_type(sws, json_type_array) && i < json_object_array_length(sws); i++)
         bench_sweep_findings(ctx, "cpu-blas", "The CPU BLAS", json_object_array_get_idx(sws, i));
     return cpu;
@@ -356,16 +356,16 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         bench_enrich_device(dev, &in, cpu);
         bench_device_findings(ctx, &inv.targets[i], dev);
         bench_summary(sec, dev);
-        clblast_missing |= bench_get_str(bench_get(dev, "clblast"), "status") &&
-                           strcmp(bench_get_str(bench_get(dev, "clblast"), "status"), "missing") == 0;
+        clblast_missing |= jsonget_str(jsonget(dev, "clblast"), "status") &&
+                           strcmp(jsonget_str(jsonget(dev, "clblast"), "status"), "missing") == 0;
     }
     if (clblast_missing) {
         struct report_finding *f = report_add_finding(ctx->report, "bench.clblast-missing", "clblast",
                                                       "CLBlast is not installed (Debian package %s): only gpucheckup's "
                                                       "own kernel was measured", BENCH_CLBLAST_PACKAGE);
-        json_object *c = bench_get(json_object_array_get_idx(devs, 0), "clblast");
-        if (f && bench_get_str(c, "detail"))
-            report_finding_add_evidence(f, "tried", "%s", bench_get_str(c, "detail"));
+        json_object *c = jsonget(json_object_array_get_idx(devs, 0), "clblast");
+        if (f && jsonget_str(c, "detail"))
+            report_finding_add_evidence(f, "tried", "%s", jsonget_str(c, "detail"));
     }
     if (ndev == 0) {
         report_add_finding(ctx->report, "bench.no-devices", NULL, "There is no OpenCL device to benchmark%s",

@@ -8,32 +8,20 @@
 
 #include "jsonnum.h"
 #include "strutil.h"
-
-json_object *bench_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return o && json_object_is_type(o, json_type_object) && json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-const char *bench_get_str(json_object *o, const char *key)
-{
-    json_object *v = bench_get(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
+#include "jsonget.h"
 
 double bench_get_num(json_object *o, const char *key)
 {
-    json_object *v = bench_get(o, key);
-    return json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int) ? json_object_get_double(v)
-                                                                                             : NAN;
+    double v;
+    return jsonget_num(o, key, &v) ? v : NAN;
 }
 
 json_object *bench_cpu_sweep_of(json_object *cpu, const char *prec)
 {
-    json_object *sw = bench_get(cpu, "sweeps");
+    json_object *sw = jsonget(cpu, "sweeps");
     for (size_t i = 0; json_object_is_type(sw, json_type_array) && i < json_object_array_length(sw); i++) {
         json_object *s = json_object_array_get_idx(sw, i);
-        const char *p = bench_get_str(s, "precision");
+        const char *p = jsonget_str(s, "precision");
         if (p && strcmp(p, prec) == 0)
             return s;
     }
@@ -43,7 +31,7 @@ json_object *bench_cpu_sweep_of(json_object *cpu, const char *prec)
 /* The CPU's GFLOPS at size N in BASE (a CPU sweep), NAN when not measured or wrong. */
 static double bench_base_at(json_object *base, double n)
 {
-    json_object *pts = bench_get(base, "points");
+    json_object *pts = jsonget(base, "points");
     for (size_t i = 0; json_object_is_type(pts, json_type_array) && i < json_object_array_length(pts); i++) {
         json_object *p = json_object_array_get_idx(pts, i);
         if (bench_get_num(p, "n") == n)
@@ -55,7 +43,7 @@ static double bench_base_at(json_object *base, double n)
 /* Per point of SW: fraction of PEAK and ratio to the CPU; then the sweep's crossover. */
 static void bench_enrich_sweep(json_object *sw, double peak, json_object *base)
 {
-    json_object *pts = bench_get(sw, "points");
+    json_object *pts = jsonget(sw, "points");
     double cross = NAN, upto = NAN;
     for (size_t i = 0; json_object_is_type(pts, json_type_array) && i < json_object_array_length(pts); i++) {
         json_object *p = json_object_array_get_idx(pts, i);
@@ -85,9 +73,9 @@ static void bench_enrich_sweep(json_object *sw, double peak, json_object *base)
 
 void bench_enrich_device(json_object *dev, struct bench_peak_in *in, json_object *cpu)
 {
-    json_object *pr = bench_get(dev, "properties");
-    const char *vendor = bench_get_str(dev, "vendor");
-    json_object *type = bench_get(dev, "type");
+    json_object *pr = jsonget(dev, "properties");
+    const char *vendor = jsonget_str(dev, "vendor");
+    json_object *type = jsonget(dev, "type");
     in->vendor = vendor;
     in->cpu = false;
     for (size_t i = 0; json_object_is_type(type, json_type_array) && i < json_object_array_length(type); i++)
@@ -108,10 +96,10 @@ void bench_enrich_device(json_object *dev, struct bench_peak_in *in, json_object
         json_object_object_add(peaks, p == 0 ? "fp32" : p == 1 ? "fp64" : "fp16", o);
     }
     json_object_object_add(dev, "peak", peaks);
-    json_object *sweeps = bench_get(dev, "sweeps");
+    json_object *sweeps = jsonget(dev, "sweeps");
     for (size_t i = 0; json_object_is_type(sweeps, json_type_array) && i < json_object_array_length(sweeps); i++) {
         json_object *sw = json_object_array_get_idx(sweeps, i);
-        const char *prec = bench_get_str(sw, "precision");
+        const char *prec = jsonget_str(sw, "precision");
         int p = prec && strcmp(prec, "fp64") == 0 ? 1 : prec && strcmp(prec, "fp16") == 0 ? 2 : 0;
         bench_enrich_sweep(sw, peak_of[p], prec ? bench_cpu_sweep_of(cpu, prec) : NULL);
     }
@@ -120,7 +108,7 @@ void bench_enrich_device(json_object *dev, struct bench_peak_in *in, json_object
 /* One series from sweep SW. Returns false when it has no valid point. */
 static bool bench_series_one(json_object *sw, char *label, bool baseline, struct bench_plot_series *s)
 {
-    json_object *pts = bench_get(sw, "points");
+    json_object *pts = jsonget(sw, "points");
     size_t n = json_object_is_type(pts, json_type_array) ? json_object_array_length(pts) : 0, k = 0;
     double *xs = calloc(n ? n : 1, sizeof(double)), *ys = calloc(n ? n : 1, sizeof(double));
     bool any = false;
@@ -136,7 +124,7 @@ static bool bench_series_one(json_object *sw, char *label, bool baseline, struct
         free(xs), free(ys), free(label);
         return false;
     }
-    double cross = bench_get_num(bench_get(sw, "crossover"), "n");
+    double cross = bench_get_num(jsonget(sw, "crossover"), "n");
     *s = (struct bench_plot_series){label, baseline, k, xs, ys, isfinite(cross) ? cross : 0};
     return true;
 }
@@ -145,12 +133,12 @@ size_t bench_series(json_object *devices, json_object *cpu, struct bench_plot_se
 {
     size_t cap = 8, n = 0;
     struct bench_plot_series *s = calloc(cap, sizeof(*s));
-    json_object *csw = bench_get(cpu, "sweeps");
+    json_object *csw = jsonget(cpu, "sweeps");
     size_t nd = json_object_is_type(devices, json_type_array) ? json_object_array_length(devices) : 0;
     size_t nc = json_object_is_type(csw, json_type_array) ? json_object_array_length(csw) : 0;
     for (size_t d = 0; s && d <= nd; d++) {
         json_object *dev = d < nd ? json_object_array_get_idx(devices, d) : NULL;
-        json_object *sws = dev ? bench_get(dev, "sweeps") : csw;
+        json_object *sws = dev ? jsonget(dev, "sweeps") : csw;
         size_t m = dev ? (json_object_is_type(sws, json_type_array) ? json_object_array_length(sws) : 0) : nc;
         for (size_t i = 0; i < m; i++) {
             json_object *sw = json_object_array_get_idx(sws, i);
@@ -160,10 +148,10 @@ size_t bench_series(json_object *devices, json_object *cpu, struct bench_plot_se
                     break;
                 s = t, cap *= 2;
             }
-            const char *name = bench_get_str(dev, "name"), *lib = bench_get_str(cpu, "library");
-            char *label = dev ? str_printf("%s / %s %s", name ? name : "?", bench_get_str(sw, "implementation"),
-                                           bench_get_str(sw, "precision"))
-                              : str_printf("CPU BLAS (%s) %s", lib ? lib : "?", bench_get_str(sw, "precision"));
+            const char *name = jsonget_str(dev, "name"), *lib = jsonget_str(cpu, "library");
+            char *label = dev ? str_printf("%s / %s %s", name ? name : "?", jsonget_str(sw, "implementation"),
+                                           jsonget_str(sw, "precision"))
+                              : str_printf("CPU BLAS (%s) %s", lib ? lib : "?", jsonget_str(sw, "precision"));
             n += bench_series_one(sw, label, !dev, &s[n]);
         }
     }

@@ -7,11 +7,8 @@
 
 #include "bench_peak.h"
 #include "bench_plot.h"
+#include "jsonget.h"
 
-/* Member KEY of O, or NULL. */
-json_object *bench_get(json_object *o, const char *key);
-/* String member KEY of O, or NULL. */
-const char *bench_get_str(json_object *o, const char *key);
 /* Number member KEY of O (NAN when missing or null). */
 double bench_get_num(json_object *o, const char *key);
 

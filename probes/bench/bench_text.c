@@ -19,14 +19,14 @@ struct bench_cols {
 
 static void bench_cols_fill(struct bench_cols *c, json_object *dev, json_object *cpu)
 {
-    json_object *sws = bench_get(dev, "sweeps");
+    json_object *sws = jsonget(dev, "sweeps");
     c->n = 0;
     bool prec_seen[3] = {false, false, false};
     for (size_t i = 0; json_object_is_type(sws, json_type_array) && i < json_object_array_length(sws) &&
                        c->n < BENCH_TEXT_MAX_COLS; i++) {
         json_object *sw = json_object_array_get_idx(sws, i);
-        const char *prec = bench_get_str(sw, "precision");
-        snprintf(c->title[c->n], sizeof(c->title[0]), "%s %s", bench_get_str(sw, "implementation"), prec);
+        const char *prec = jsonget_str(sw, "precision");
+        snprintf(c->title[c->n], sizeof(c->title[0]), "%s %s", jsonget_str(sw, "implementation"), prec);
         c->sw[c->n++] = sw;
         prec_seen[prec && strcmp(prec, "fp64") == 0 ? 1 : prec && strcmp(prec, "fp16") == 0 ? 2 : 0] = true;
     }
@@ -42,7 +42,7 @@ static void bench_cols_fill(struct bench_cols *c, json_object *dev, json_object 
 /* The point of size N in SW, or NULL. */
 static json_object *bench_point_at(json_object *sw, double n)
 {
-    json_object *pts = bench_get(sw, "points");
+    json_object *pts = jsonget(sw, "points");
     for (size_t i = 0; json_object_is_type(pts, json_type_array) && i < json_object_array_length(pts); i++)
         if (bench_get_num(json_object_array_get_idx(pts, i), "n") == n)
             return json_object_array_get_idx(pts, i);
@@ -74,7 +74,7 @@ static void bench_table(struct text_out *t, const struct bench_cols *c, const do
         for (size_t j = 0; j < c->n; j++) {
             json_object *p = bench_point_at(c->sw[j], ns[i]);
             double g = bench_get_num(p, "gflops");
-            const char *st = bench_get_str(p, "status");
+            const char *st = jsonget_str(p, "status");
             char cell[40];
             if (!p)
                 snprintf(cell, sizeof(cell), "-");
@@ -139,30 +139,30 @@ static void bench_chart(struct text_out *t, const struct bench_cols *c, const do
 
 static void bench_device_text(struct text_out *t, json_object *dev, json_object *cpu)
 {
-    const char *status = bench_get_str(dev, "status");
+    const char *status = jsonget_str(dev, "status");
     fprintf(t->f, "\n  %s %d:%d %s\n", text_mark(t, strcmp(status, "ok") == 0 ? REPORT_MARK_OK : REPORT_MARK_ERROR),
-            json_object_get_int(bench_get(dev, "platform_index")), json_object_get_int(bench_get(dev, "device_index")),
-            bench_get_str(dev, "name") ? bench_get_str(dev, "name") : "(no name)");
+            json_object_get_int(jsonget(dev, "platform_index")), json_object_get_int(jsonget(dev, "device_index")),
+            jsonget_str(dev, "name") ? jsonget_str(dev, "name") : "(no name)");
     if (strcmp(status, "ok") != 0) {
-        text_kv(t, "status", "%s: %s", status, bench_get_str(dev, "detail") ? bench_get_str(dev, "detail") : "");
+        text_kv(t, "status", "%s: %s", status, jsonget_str(dev, "detail") ? jsonget_str(dev, "detail") : "");
         return;
     }
-    json_object *pk = bench_get(dev, "peak");
+    json_object *pk = jsonget(dev, "peak");
     for (int p = 0; p < 3; p++) {
         const char *pn = p == 0 ? "fp32" : p == 1 ? "fp64" : "fp16";
-        json_object *o = bench_get(pk, pn);
+        json_object *o = jsonget(pk, pn);
         double g = bench_get_num(o, "gflops");
         char key[24];
         snprintf(key, sizeof(key), "peak %s", pn);
-        const char *has = bench_get_str(bench_get(dev, "precisions"), pn);
+        const char *has = jsonget_str(jsonget(dev, "precisions"), pn);
         if (p > 0 && t->verbose == 0 && (!has || strcmp(has, "supported") != 0))
             continue;
         if (isfinite(g))
-            text_kv(t, key, "%.1f GFLOPS (%s)", g, bench_get_str(o, "source"));
+            text_kv(t, key, "%.1f GFLOPS (%s)", g, jsonget_str(o, "source"));
         else
-            text_kv(t, key, "%s", bench_get_str(o, "source") ? bench_get_str(o, "source") : "unknown");
+            text_kv(t, key, "%s", jsonget_str(o, "source") ? jsonget_str(o, "source") : "unknown");
     }
-    json_object *bw = bench_get(dev, "bandwidth"), *lat = bench_get(dev, "launch_latency");
+    json_object *bw = jsonget(dev, "bandwidth"), *lat = jsonget(dev, "launch_latency");
     if (bw)
         text_kv(t, "host<->device", "pageable write %.2f, read %.2f GB/s; pinned write %.2f, read %.2f GB/s",
                 bench_get_num(bw, "pageable_write_gbs"), bench_get_num(bw, "pageable_read_gbs"),
@@ -170,17 +170,17 @@ static void bench_device_text(struct text_out *t, json_object *dev, json_object 
     if (lat)
         text_kv(t, "launch latency", "%.1f us median (%.1f to %.1f, %d launches, host clock)",
                 bench_get_num(lat, "median_us"), bench_get_num(lat, "min_us"), bench_get_num(lat, "max_us"),
-                json_object_get_int(bench_get(lat, "launches")));
-    json_object *clb = bench_get(dev, "clblast");
-    text_kv(t, "CLBlast", "%s", bench_get_str(clb, "path") ? bench_get_str(clb, "path")
-                                : bench_get_str(clb, "detail") ? bench_get_str(clb, "detail") : "not loaded");
+                json_object_get_int(jsonget(lat, "launches")));
+    json_object *clb = jsonget(dev, "clblast");
+    text_kv(t, "CLBlast", "%s", jsonget_str(clb, "path") ? jsonget_str(clb, "path")
+                                : jsonget_str(clb, "detail") ? jsonget_str(clb, "detail") : "not loaded");
     struct bench_cols c;
     bench_cols_fill(&c, dev, cpu);
     for (size_t j = 0; j < c.n; j++) {
-        json_object *x = bench_get(c.sw[j], "crossover");
+        json_object *x = jsonget(c.sw[j], "crossover");
         if (x)
-            text_kv(t, c.title[j], "%s", bench_get_str(x, "text"));
-        const char *d = bench_get_str(c.sw[j], "detail");
+            text_kv(t, c.title[j], "%s", jsonget_str(x, "text"));
+        const char *d = jsonget_str(c.sw[j], "detail");
         if (d)
             text_kv(t, "", "%s", d);
     }
@@ -197,12 +197,12 @@ static void bench_device_text(struct text_out *t, json_object *dev, json_object 
 void bench_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
 {
     (void)r;
-    json_object *cpu = bench_get(sec->data, "cpu_blas"), *devs = bench_get(sec->data, "devices");
+    json_object *cpu = jsonget(sec->data, "cpu_blas"), *devs = jsonget(sec->data, "devices");
     text_heading(t, "Benchmark (GEMM C = A x B, N x N)");
     text_kv(t, "time budget", "%.1f s", bench_get_num(sec->data, "budget_s"));
-    const char *cst = bench_get_str(cpu, "status");
-    text_kv(t, "CPU BLAS", "%s", cst && strcmp(cst, "loaded") == 0 ? bench_get_str(cpu, "path")
-                                 : bench_get_str(cpu, "detail") ? bench_get_str(cpu, "detail") : "not run");
+    const char *cst = jsonget_str(cpu, "status");
+    text_kv(t, "CPU BLAS", "%s", cst && strcmp(cst, "loaded") == 0 ? jsonget_str(cpu, "path")
+                                 : jsonget_str(cpu, "detail") ? jsonget_str(cpu, "detail") : "not run");
     size_t n = json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
     if (n == 0)
         fputs("  no OpenCL device to benchmark\n", t->f);

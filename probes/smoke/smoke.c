@@ -14,6 +14,7 @@
 #include "smoke_select.h"
 #include "smoke_timer.h"
 #include "strutil.h"
+#include "jsonget.h"
 
 static const char *const smoke_deps[] = {"opencl", NULL};
 
@@ -109,18 +110,6 @@ static json_object *smoke_clean(json_object *v, bool multiline)
     }
 }
 
-static json_object *smoke_get(json_object *o, const char *key)
-{
-    json_object *v = NULL;
-    return json_object_object_get_ex(o, key, &v) ? v : NULL;
-}
-
-static const char *smoke_get_str(json_object *o, const char *key)
-{
-    json_object *v = smoke_get(o, key);
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
-}
-
 /* ---- Progress on a terminal --------------------------------------------------------------------- */
 
 struct smoke_progress {
@@ -136,7 +125,7 @@ static void smoke_progress_done(size_t index, const struct isolate_result *res, 
     if (!pg->on)
         return;
     const struct smoke_target *t = pg->targets[index];
-    const char *st = res->status == ISOLATE_OK             ? smoke_get_str(res->value, "status")
+    const char *st = res->status == ISOLATE_OK             ? jsonget_str(res->value, "status")
                      : res->status == ISOLATE_TIMEOUT      ? "timeout"
                      : res->status == ISOLATE_SPAWN_FAILED ? "error"
                                                            : "crash";
@@ -170,17 +159,17 @@ static json_object *smoke_device_object(const struct smoke_target *t, const stru
     json_object *child = res && res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object)
                              ? res->value
                              : NULL;
-    const char *cstatus = child ? smoke_get_str(child, "status") : NULL;
+    const char *cstatus = child ? jsonget_str(child, "status") : NULL;
     if (child && (!cstatus || (strcmp(cstatus, "pass") && strcmp(cstatus, "fail") && strcmp(cstatus, "error"))))
         child = NULL, cstatus = NULL;
 
     json_object_object_add(o, "platform_index", json_object_new_int(t->platform));
     json_object_object_add(o, "device_index", json_object_new_int(t->device));
-    const char *cname = child ? smoke_get_str(child, "name") : NULL;
-    json_object_object_add(o, "name", cname ? smoke_clean(smoke_get(child, "name"), false)
+    const char *cname = child ? jsonget_str(child, "name") : NULL;
+    json_object_object_add(o, "name", cname ? smoke_clean(jsonget(child, "name"), false)
                                       : t->name ? json_object_new_string(t->name)
                                                 : NULL);
-    json_object *ctype = child ? smoke_get(child, "type") : NULL;
+    json_object *ctype = child ? jsonget(child, "type") : NULL;
     json_object_object_add(o, "type", json_object_is_type(ctype, json_type_array) ? smoke_clean(ctype, false)
                                       : t->type                                    ? json_object_get(t->type)
                                                                                    : NULL);
@@ -221,7 +210,7 @@ static json_object *smoke_device_object(const struct smoke_target *t, const stru
         const char *k = smoke_child_keys[i];
         json_object *v = NULL;
         if (child)
-            v = smoke_clean(smoke_get(child, k), strcmp(k, "build_log") == 0);
+            v = smoke_clean(jsonget(child, k), strcmp(k, "build_log") == 0);
         else if (strcmp(k, "n") == 0)
             v = json_object_new_int64(n);
         else if (strcmp(k, "precisions") == 0)
@@ -244,7 +233,7 @@ static json_object *smoke_device_object(const struct smoke_target *t, const stru
 /* "rusticl (driver 22.3.6)" from the child's raw answer (sanitised), or NULL. Free it. */
 static char *smoke_driver_text(json_object *child)
 {
-    const char *plat = smoke_get_str(child, "platform_name"), *ver = smoke_get_str(child, "driver_version");
+    const char *plat = jsonget_str(child, "platform_name"), *ver = jsonget_str(child, "driver_version");
     if (!plat && !ver)
         return NULL;
     return str_sanitize(str_printf("%s%s%s%s", plat ? plat : "", plat && ver ? " (driver " : ver ? "driver " : "",
@@ -257,13 +246,13 @@ static void smoke_timer_findings(struct probe_ctx *ctx, const struct smoke_targe
                                  const struct isolate_result *res, const char *subject)
 {
     json_object *child = res && res->status == ISOLATE_OK ? res->value : NULL;
-    const char *timer = smoke_get_str(dev, "timer");
+    const char *timer = jsonget_str(dev, "timer");
     if (!child || !timer)
         return;
     const char *name = t->name ? t->name : "unnamed device";
-    json_object *kms = smoke_get(dev, "kernel_ms"), *hms = smoke_get(dev, "host_ms"), *peak = smoke_get(dev, "peak_gflops");
-    enum smoke_timer_why why = smoke_timer_why_parse(smoke_get_str(dev, "timer_reason"));
-    json_object *blame = smoke_get(child, "blame_profiling");
+    json_object *kms = jsonget(dev, "kernel_ms"), *hms = jsonget(dev, "host_ms"), *peak = jsonget(dev, "peak_gflops");
+    enum smoke_timer_why why = smoke_timer_why_parse(jsonget_str(dev, "timer_reason"));
+    json_object *blame = jsonget(child, "blame_profiling");
     char *driver = smoke_driver_text(child);
     struct report_finding *f;
     if (why != SMOKE_TIMER_PROFILING_OK && json_object_is_type(blame, json_type_boolean) && json_object_get_boolean(blame)) {
@@ -283,8 +272,8 @@ static void smoke_timer_findings(struct probe_ctx *ctx, const struct smoke_targe
                 report_finding_add_evidence(f, "driver", "%s", driver);
         }
     }
-    const char *gwhy = smoke_get_str(dev, "gflops_reason");
-    json_object *above = smoke_get(child, "above_peak");
+    const char *gwhy = jsonget_str(dev, "gflops_reason");
+    json_object *above = jsonget(child, "above_peak");
     if (gwhy && json_object_is_type(above, json_type_boolean) && json_object_get_boolean(above)) {
         f = report_add_finding(ctx->report, "smoke.implausible-speed", subject,
                                "Device %d:%d (%s) finished the smoke kernel faster than it can: %s", t->platform,
@@ -302,14 +291,14 @@ static void smoke_timer_findings(struct probe_ctx *ctx, const struct smoke_targe
 static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, json_object *dev,
                            const struct isolate_result *res)
 {
-    const char *status = smoke_get_str(dev, "status");
-    const char *detail = smoke_get_str(dev, "detail");
-    const char *stage = smoke_get_str(dev, "stage");
+    const char *status = jsonget_str(dev, "status");
+    const char *detail = jsonget_str(dev, "detail");
+    const char *stage = jsonget_str(dev, "stage");
     char *subject = smoke_target_subject(t);
     const char *name = t->name ? t->name : "unnamed device";
-    json_object *err = smoke_get(dev, "error");
-    const char *call = smoke_get_str(err, "call");
-    const char *ename = smoke_get_str(err, "name");
+    json_object *err = jsonget(dev, "error");
+    const char *call = jsonget_str(err, "call");
+    const char *ename = jsonget_str(err, "name");
     struct report_finding *f;
 
     if (strcmp(status, "timeout") == 0) {
@@ -337,7 +326,7 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
         f = report_add_finding(ctx->report, "smoke.build-failed", subject,
                                "The driver could not build the smoke test kernel on device %d:%d (%s): %s",
                                t->platform, t->device, name, ename ? ename : "build failed");
-        const char *log = smoke_get_str(dev, "build_log");
+        const char *log = jsonget_str(dev, "build_log");
         if (f && log) {
             /* The first lines of the log, one evidence entry each (evidence is one line). */
             const char *p = log;
@@ -361,7 +350,7 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
         f = report_add_finding(ctx->report, "smoke.run-failed", subject, "Smoke test on device %d:%d (%s): %s",
                                t->platform, t->device, name, detail ? detail : call);
         if (f) {
-            json_object *code = smoke_get(err, "code");
+            json_object *code = jsonget(err, "code");
             report_finding_add_evidence(f, call, "%s%s%s%s", ename ? ename : "failed",
                                         code ? " (" : "", code ? json_object_get_string(code) : "", code ? ")" : "");
             if (stage)
@@ -370,29 +359,29 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
     }
     smoke_timer_findings(ctx, t, dev, res, subject);
     if (strcmp(status, "fail") == 0) {
-        json_object *wrong = smoke_get(dev, "wrong_elements");
+        json_object *wrong = jsonget(dev, "wrong_elements");
         f = report_add_finding(ctx->report, "smoke.wrong-result", subject,
                                "Device %d:%d (%s) computed wrong results: %s", t->platform, t->device, name,
                                detail ? detail : "wrong result");
         if (f) {
             if (wrong)
                 report_finding_add_evidence(f, "wrong elements", "%s", json_object_get_string(wrong));
-            json_object *mm = smoke_get(dev, "first_mismatches");
+            json_object *mm = jsonget(dev, "first_mismatches");
             for (size_t i = 0; json_object_is_type(mm, json_type_array) && i < json_object_array_length(mm) && i < 3;
                  i++) {
                 json_object *m = json_object_array_get_idx(mm, i);
-                json_object *exp = smoke_get(m, "expected");
+                json_object *exp = jsonget(m, "expected");
                 report_finding_add_evidence(f, "mismatch", "%s %s pass, row %s, column %s: expected %s, got %s",
-                                            smoke_get_str(m, "precision"), smoke_get_str(m, "pass"),
-                                            json_object_get_string(smoke_get(m, "row")),
-                                            json_object_get_string(smoke_get(m, "col")),
-                                            exp ? json_object_get_string(exp) : "?", smoke_get_str(m, "got_text"));
+                                            jsonget_str(m, "precision"), jsonget_str(m, "pass"),
+                                            json_object_get_string(jsonget(m, "row")),
+                                            json_object_get_string(jsonget(m, "col")),
+                                            exp ? json_object_get_string(exp) : "?", jsonget_str(m, "got_text"));
             }
-            json_object *rt = smoke_get(dev, "round_trip");
-            if (rt && strcmp(smoke_get_str(rt, "status") ? smoke_get_str(rt, "status") : "", "fail") == 0)
+            json_object *rt = jsonget(dev, "round_trip");
+            if (rt && strcmp(jsonget_str(rt, "status") ? jsonget_str(rt, "status") : "", "fail") == 0)
                 report_finding_add_evidence(f, "buffer round trip", "%s of %s bytes differ (in 32-bit words)",
-                                            json_object_get_string(smoke_get(rt, "wrong_words")),
-                                            json_object_get_string(smoke_get(rt, "bytes")));
+                                            json_object_get_string(jsonget(rt, "wrong_words")),
+                                            json_object_get_string(jsonget(rt, "bytes")));
             report_finding_set_hint(f,
                                     "Do not trust this device's results. Update or reinstall its OpenCL driver; if a "
                                     "GPU keeps failing (`gpucheckup smoke --device %d:%d`), check it for "
@@ -422,36 +411,36 @@ static void smoke_precisions_text(json_object *prec, char *buf, size_t len)
  * "implausibly fast" when the speed is above the device's peak; "" when there is no time. */
 static void smoke_speed_text(json_object *dev, char *buf, size_t len)
 {
-    const char *timer = smoke_get_str(dev, "timer");
+    const char *timer = jsonget_str(dev, "timer");
     buf[0] = '\0';
     if (!timer)
         return;
     bool host = strcmp(timer, "host") == 0;
-    json_object *ms = smoke_get(dev, host ? "host_ms" : "kernel_ms"), *gf = smoke_get(dev, "gflops");
+    json_object *ms = jsonget(dev, host ? "host_ms" : "kernel_ms"), *gf = jsonget(dev, "gflops");
     if (!ms)
         return;
     char gtext[40];
     if (gf)
         snprintf(gtext, sizeof(gtext), "%.1f GFLOPS", json_object_get_double(gf));
     else
-        snprintf(gtext, sizeof(gtext), "%s", smoke_get_str(dev, "gflops_reason") ? "implausibly fast, no GFLOPS" : "no GFLOPS");
+        snprintf(gtext, sizeof(gtext), "%s", jsonget_str(dev, "gflops_reason") ? "implausibly fast, no GFLOPS" : "no GFLOPS");
     snprintf(buf, len, ", %.2f ms%s, %s", json_object_get_double(ms), host ? " (host clock)" : "", gtext);
 }
 
 static void smoke_summary_line(struct report_section *sec, json_object *dev)
 {
-    const char *status = smoke_get_str(dev, "status");
-    const char *name = smoke_get_str(dev, "name");
-    int p = json_object_get_int(smoke_get(dev, "platform_index"));
-    int d = json_object_get_int(smoke_get(dev, "device_index"));
-    const char *detail = smoke_get_str(dev, "detail");
+    const char *status = jsonget_str(dev, "status");
+    const char *name = jsonget_str(dev, "name");
+    int p = json_object_get_int(jsonget(dev, "platform_index"));
+    int d = json_object_get_int(jsonget(dev, "device_index"));
+    const char *detail = jsonget_str(dev, "detail");
     if (strcmp(status, "pass") == 0) {
         char prec[160];
-        smoke_precisions_text(smoke_get(dev, "precisions"), prec, sizeof(prec));
+        smoke_precisions_text(jsonget(dev, "precisions"), prec, sizeof(prec));
         char speed[120] = "";
         smoke_speed_text(dev, speed, sizeof(speed));
         report_section_add_line(sec, REPORT_MARK_OK, "Smoke", "%d:%d %s: pass, N=%s, %s%s", p, d, name ? name : "?",
-                                json_object_get_string(smoke_get(dev, "n")), prec, speed);
+                                json_object_get_string(jsonget(dev, "n")), prec, speed);
     } else if (strcmp(status, "skipped") == 0) {
         report_section_add_line(sec, REPORT_MARK_SKIP, "Smoke", "%d:%d %s: skipped, %s", p, d, name ? name : "?",
                                 detail ? detail : "");
@@ -477,8 +466,8 @@ int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct
     isolate_run(smoke_enumerate_child, NULL, probe_budget_ms(ctx), &res);
     int rc = -1;
     json_object *v = res.value;
-    const char *loader = smoke_get_str(v, "loader_error");
-    json_object *err = smoke_get(v, "error");
+    const char *loader = jsonget_str(v, "loader_error");
+    json_object *err = jsonget(v, "error");
     if (res.budget_spent) {
         report_section_set_status(sec, REPORT_STATUS_SKIPPED, "%s", res.detail);
     } else if (res.status != ISOLATE_OK) {
@@ -489,10 +478,10 @@ int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct
         report_section_set_status(sec, REPORT_STATUS_SKIPPED, "no usable OpenCL loader: %s", msg ? msg : "");
         free(msg);
     } else if (err) {
-        const char *name = smoke_get_str(err, "name");
+        const char *name = jsonget_str(err, "name");
         report_section_set_status(sec, REPORT_STATUS_FAILED, "enumerating the OpenCL devices: %s failed: %s",
-                                  smoke_get_str(err, "call") ? smoke_get_str(err, "call") : "?", name ? name : "?");
-    } else if (smoke_inventory_from_platforms(inv, smoke_get(v, "platforms")) == 0) {
+                                  jsonget_str(err, "call") ? jsonget_str(err, "call") : "?", name ? name : "?");
+    } else if (smoke_inventory_from_platforms(inv, jsonget(v, "platforms")) == 0) {
         *source = "enumeration";
         rc = 0;
     } else {
@@ -614,87 +603,87 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
 static void smoke_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
 {
     (void)r;
-    json_object *devs = smoke_get(sec->data, "devices");
+    json_object *devs = jsonget(sec->data, "devices");
     text_heading(t, "Smoke test");
-    text_kv(t, "matrix size", "N = %s", json_object_get_string(smoke_get(sec->data, "n")));
-    text_kv(t, "devices from", "%s", smoke_get_str(sec->data, "source") ? smoke_get_str(sec->data, "source") : "?");
+    text_kv(t, "matrix size", "N = %s", json_object_get_string(jsonget(sec->data, "n")));
+    text_kv(t, "devices from", "%s", jsonget_str(sec->data, "source") ? jsonget_str(sec->data, "source") : "?");
     size_t n = json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
     if (n == 0)
         fprintf(t->f, "  no OpenCL device to test\n");
     for (size_t i = 0; i < n; i++) {
         json_object *d = json_object_array_get_idx(devs, i);
-        const char *status = smoke_get_str(d, "status");
+        const char *status = jsonget_str(d, "status");
         enum report_mark m = strcmp(status, "pass") == 0      ? REPORT_MARK_OK
                              : strcmp(status, "skipped") == 0 ? REPORT_MARK_SKIP
                                                               : REPORT_MARK_ERROR;
-        const char *pci = smoke_get_str(d, "pci_address");
+        const char *pci = jsonget_str(d, "pci_address");
         fprintf(t->f, "\n  %s %s:%s %s%s%s%s\n", text_mark(t, m),
-                json_object_get_string(smoke_get(d, "platform_index")),
-                json_object_get_string(smoke_get(d, "device_index")),
-                smoke_get_str(d, "name") ? smoke_get_str(d, "name") : "(no name)", pci ? " [" : "", pci ? pci : "",
+                json_object_get_string(jsonget(d, "platform_index")),
+                json_object_get_string(jsonget(d, "device_index")),
+                jsonget_str(d, "name") ? jsonget_str(d, "name") : "(no name)", pci ? " [" : "", pci ? pci : "",
                 pci ? "]" : "");
         text_kv(t, "status", "%s", status);
-        if (smoke_get_str(d, "detail"))
-            text_kv(t, "detail", "%s", smoke_get_str(d, "detail"));
+        if (jsonget_str(d, "detail"))
+            text_kv(t, "detail", "%s", jsonget_str(d, "detail"));
         if (strcmp(status, "skipped") == 0)
             continue;
         char prec[160];
-        smoke_precisions_text(smoke_get(d, "precisions"), prec, sizeof(prec));
+        smoke_precisions_text(jsonget(d, "precisions"), prec, sizeof(prec));
         text_kv(t, "precisions", "%s", prec);
         json_object *v;
-        if ((v = smoke_get(d, "build_ms")))
+        if ((v = jsonget(d, "build_ms")))
             text_kv(t, "kernel build", "%.1f ms", json_object_get_double(v));
-        const char *timer = smoke_get_str(d, "timer");
+        const char *timer = jsonget_str(d, "timer");
         if (timer) {
             bool host = strcmp(timer, "host") == 0;
-            json_object *km = smoke_get(d, "kernel_ms"), *hm = smoke_get(d, "host_ms"), *gf = smoke_get(d, "gflops");
+            json_object *km = jsonget(d, "kernel_ms"), *hm = jsonget(d, "host_ms"), *gf = jsonget(d, "gflops");
             v = host ? hm : km;
             text_kv(t, "fp32 kernel", "%.3f ms by the %s clock (%s GFLOPS)", v ? json_object_get_double(v) : 0.0,
                     host ? "host" : "profiling", gf ? json_object_get_string(gf) : "no");
             if (host)
                 text_kv(t, "profiling clock", "%s ms: %s", km ? json_object_get_string(km) : "unreadable",
-                        smoke_timer_why_text(smoke_timer_why_parse(smoke_get_str(d, "timer_reason"))));
+                        smoke_timer_why_text(smoke_timer_why_parse(jsonget_str(d, "timer_reason"))));
             else if (t->verbose > 0 && hm)
                 text_kv(t, "host clock", "%.3f ms (launch and wait included)", json_object_get_double(hm));
-            if (smoke_get_str(d, "gflops_reason"))
-                text_kv(t, "speed", "%s", smoke_get_str(d, "gflops_reason"));
-            if ((v = smoke_get(d, "peak_gflops")) && t->verbose > 0)
+            if (jsonget_str(d, "gflops_reason"))
+                text_kv(t, "speed", "%s", jsonget_str(d, "gflops_reason"));
+            if ((v = jsonget(d, "peak_gflops")) && t->verbose > 0)
                 text_kv(t, "plausible peak", "%s GFLOPS", json_object_get_string(v));
         }
-        if ((v = smoke_get(d, "max_error")))
+        if ((v = jsonget(d, "max_error")))
             text_kv(t, "fp32 max error", "%s", json_object_get_string(v));
-        if ((v = smoke_get(d, "wrong_elements")))
+        if ((v = jsonget(d, "wrong_elements")))
             text_kv(t, "wrong elements", "%s", json_object_get_string(v));
-        json_object *rt = smoke_get(d, "round_trip");
+        json_object *rt = jsonget(d, "round_trip");
         if (rt)
-            text_kv(t, "buffer round trip", "%s (%s bytes, %s words differ)", smoke_get_str(rt, "status"),
-                    json_object_get_string(smoke_get(rt, "bytes")), json_object_get_string(smoke_get(rt, "wrong_words")));
-        json_object *passes = smoke_get(d, "passes");
+            text_kv(t, "buffer round trip", "%s (%s bytes, %s words differ)", jsonget_str(rt, "status"),
+                    json_object_get_string(jsonget(rt, "bytes")), json_object_get_string(jsonget(rt, "wrong_words")));
+        json_object *passes = jsonget(d, "passes");
         for (size_t k = 0; t->verbose > 0 && json_object_is_type(passes, json_type_array) &&
                            k < json_object_array_length(passes);
              k++) {
             json_object *p = json_object_array_get_idx(passes, k);
             char key[40];
-            const char *prec = smoke_get_str(p, "precision"), *kind = smoke_get_str(p, "kind");
-            const char *pst = smoke_get_str(p, "status");
+            const char *prec = jsonget_str(p, "precision"), *kind = jsonget_str(p, "kind");
+            const char *pst = jsonget_str(p, "status");
             snprintf(key, sizeof(key), "%s %s pass", prec ? prec : "?", kind ? kind : "?");
-            json_object *km = smoke_get(p, "kernel_ms"), *me = smoke_get(p, "max_error"), *tol = smoke_get(p, "tolerance");
-            json_object *hm = smoke_get(p, "host_ms");
+            json_object *km = jsonget(p, "kernel_ms"), *me = jsonget(p, "max_error"), *tol = jsonget(p, "tolerance");
+            json_object *hm = jsonget(p, "host_ms");
             text_kv(t, key, "%s, kernel %s ms (host %s ms), max error %s (tolerance %s)", pst ? pst : "?",
                     km ? json_object_get_string(km) : "?", hm ? json_object_get_string(hm) : "?",
                     me ? json_object_get_string(me) : "?",
                     tol ? json_object_get_string(tol) : "?");
         }
-        json_object *mm = smoke_get(d, "first_mismatches");
+        json_object *mm = jsonget(d, "first_mismatches");
         for (size_t k = 0; json_object_is_type(mm, json_type_array) && k < json_object_array_length(mm); k++) {
             json_object *m = json_object_array_get_idx(mm, k);
-            json_object *exp = smoke_get(m, "expected");
+            json_object *exp = jsonget(m, "expected");
             text_kv(t, k == 0 ? "mismatches" : "", "%s %s, row %s, col %s: expected %s, got %s",
-                    smoke_get_str(m, "precision"), smoke_get_str(m, "pass"), json_object_get_string(smoke_get(m, "row")),
-                    json_object_get_string(smoke_get(m, "col")), exp ? json_object_get_string(exp) : "?",
-                    smoke_get_str(m, "got_text"));
+                    jsonget_str(m, "precision"), jsonget_str(m, "pass"), json_object_get_string(jsonget(m, "row")),
+                    json_object_get_string(jsonget(m, "col")), exp ? json_object_get_string(exp) : "?",
+                    jsonget_str(m, "got_text"));
         }
-        const char *log = smoke_get_str(d, "build_log");
+        const char *log = jsonget_str(d, "build_log");
         if (log && *log) {
             fprintf(t->f, "  build log:\n");
             const char *p = log;

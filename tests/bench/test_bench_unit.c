@@ -195,19 +195,19 @@ static void test_crossover(void **state)
     json_object_object_add(dev, "properties", pr);
     struct bench_peak_in in = {0};
     bench_enrich_device(dev, &in, cpu);
-    json_object *x = bench_get(json_object_array_get_idx(sws, 0), "crossover");
+    json_object *x = jsonget(json_object_array_get_idx(sws, 0), "crossover");
     assert_true(bench_get_num(x, "n") == 256);
     assert_true(bench_get_num(x, "compared_up_to") == 512);
     /* peak: 1 SM x 1000 MHz x 256 = 256 GFLOPS; 40 / 256 at N = 512 */
-    json_object *p512 = json_object_array_get_idx(bench_get(json_object_array_get_idx(sws, 0), "points"), 3);
+    json_object *p512 = json_object_array_get_idx(jsonget(json_object_array_get_idx(sws, 0), "points"), 3);
     assert_true(fabs(bench_get_num(p512, "fraction_of_peak") - 40.0 / 256) < 1e-3);
     assert_true(fabs(bench_get_num(p512, "vs_cpu") - 40.0 / 9) < 1e-2);
-    x = bench_get(json_object_array_get_idx(sws, 1), "crossover");
+    x = jsonget(json_object_array_get_idx(sws, 1), "crossover");
     assert_true(isnan(bench_get_num(x, "n")));
     assert_true(bench_get_num(x, "compared_up_to") == 256); /* the wrong point at 128 is not compared */
-    assert_non_null(strstr(bench_get_str(x, "text"), "never faster than the CPU BLAS up to N = 256"));
-    x = bench_get(json_object_array_get_idx(sws, 2), "crossover"); /* no fp64 CPU sweep */
-    assert_non_null(strstr(bench_get_str(x, "text"), "no CPU BLAS baseline"));
+    assert_non_null(strstr(jsonget_str(x, "text"), "never faster than the CPU BLAS up to N = 256"));
+    x = jsonget(json_object_array_get_idx(sws, 2), "crossover"); /* no fp64 CPU sweep */
+    assert_non_null(strstr(jsonget_str(x, "text"), "no CPU BLAS baseline"));
 
     json_object *devs = json_object_new_array();
     json_object_array_add(devs, dev);
