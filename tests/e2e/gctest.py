@@ -46,17 +46,61 @@ class Result:
             " ".join(self.args), self.rc, self.stdout[-4000:], self.stderr[-4000:])
 
 
+def _sanitized(binary):
+    """True for an ASan build (tests/run-suite's second stage), whose own work runs several times slower."""
+    try:
+        out = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=30).stdout
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return "libasan" in out
+
+
+SANITIZED = _sanitized(GPUCHECKUP)
+# --timeout bounds the whole run (issue 17). A sanitizer build on a shared 2-core machine can spend
+# the default 15 s on a healthy run (cuBLAS loads, PoCL builds, NEO, all instrumented), which would
+# turn into timeouts the test did not ask for. There, a run that sets no --timeout gets this one, and
+# a generous one (10 to 120 s, not a hang test's short bound) is scaled; others are left as given.
+SANITIZED_DEFAULT_TIMEOUT = "90"
+SANITIZED_SCALE = 3.0
+
+
+def _timeout_args(args):
+    if not SANITIZED:
+        return list(args)
+    out = list(args)
+    for i, a in enumerate(out):
+        v = None
+        if a == "--timeout" and i + 1 < len(out):
+            v, at = out[i + 1], i + 1
+        elif a.startswith("--timeout="):
+            v, at = a.split("=", 1)[1], i
+        if v is not None:
+            try:
+                secs = float(v)
+            except ValueError:
+                return out  # a bad value is what the test checks
+            if 10 <= secs <= 120:
+                scaled = "%g" % (secs * SANITIZED_SCALE)
+                out[at] = scaled if at != i else "--timeout=" + scaled
+            return out
+    if "--help" in out or "-h" in out:
+        return out
+    return ["--timeout", SANITIZED_DEFAULT_TIMEOUT, *out]
+
+
 def run(*args, env=None, timeout=120, input=None):
-    """Run gpucheckup with ARGS; ENV entries are added to (or, when None, removed from) the environment."""
+    """Run gpucheckup with ARGS; ENV entries are added to (or, when None, removed from) the environment.
+    In a sanitizer build, --timeout is widened (see SANITIZED_DEFAULT_TIMEOUT)."""
     e = dict(os.environ)
     for k, v in (env or {}).items():
         if v is None:
             e.pop(k, None)
         else:
             e[k] = v
-    proc = subprocess.run([GPUCHECKUP, *args], capture_output=True, text=True, env=e, timeout=timeout,
-                          input=input, errors="strict")
-    return Result(proc, list(args))
+    full = _timeout_args(args)
+    proc = subprocess.run([GPUCHECKUP, *full], capture_output=True, text=True, env=e,
+                          timeout=timeout * (SANITIZED_SCALE if SANITIZED else 1), input=input, errors="strict")
+    return Result(proc, full)
 
 
 def validate(doc):

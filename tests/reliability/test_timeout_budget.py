@@ -22,16 +22,7 @@ T_SMOKE = 8.0  # the smoke cases: the hang must come after a (warm) PoCL build, 
 SLACK = 1.0
 
 
-def _sanitized(binary):
-    """True for an ASan build (tests/run-suite's second stage), whose own work runs several times slower."""
-    try:
-        out = subprocess.run(["ldd", binary], capture_output=True, text=True, timeout=30).stdout
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return "libasan" in out
-
-
-if _sanitized(gctest.GPUCHECKUP):
+if gctest.SANITIZED:
     SLACK = 1.5  # still less than the --timeout (T) a second sequential batch would add
 TEST_BINARY = os.environ["GC_SMOKE_TEST_BINARY"]
 
