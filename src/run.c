@@ -96,15 +96,21 @@ struct run_worker {
     struct run_slot *slot;
 };
 
+/* Run SL's probe on SEC and time it (in a worker thread, or inline when no thread could be had). */
+static void run_invoke(struct run_slot *sl, struct report_section *sec)
+{
+    double t0 = jsonnum_now_ms();
+    sl->rc = sl->p->run(&sl->ctx, sec);
+    sec->duration_ms = jsonnum_now_ms() - t0;
+}
+
 /* The probe's work, in its own thread: only its section, its view and its context are written. */
 static void *run_worker_main(void *arg)
 {
     struct run_worker *w = arg;
     struct run_slot *sl = w->slot;
     struct report_section *sec = &w->s->r->sections[sl->sec];
-    double t0 = jsonnum_now_ms();
-    sl->rc = sl->p->run(&sl->ctx, sec);
-    sec->duration_ms = jsonnum_now_ms() - t0;
+    run_invoke(sl, sec);
     pthread_mutex_lock(&w->s->mu);
     sl->state = RUN_DONE;
     pthread_cond_broadcast(&w->s->cv);
@@ -190,9 +196,7 @@ static void run_start(struct run_sched *s, struct run_slot *sl)
     }
     /* No thread: run it here, unlocked (only this probe's state is written). */
     pthread_mutex_unlock(&s->mu);
-    double t0 = jsonnum_now_ms();
-    sl->rc = sl->p->run(&sl->ctx, sec);
-    sec->duration_ms = jsonnum_now_ms() - t0;
+    run_invoke(sl, sec);
     free(w);
     pthread_mutex_lock(&s->mu);
     sl->state = RUN_DONE;
