@@ -74,6 +74,11 @@ static int cpu_read_live(struct cpu_run *c)
         __cpuid_count(7, 1, l->leaf7_1[0], l->leaf7_1[1], l->leaf7_1[2], l->leaf7_1[3]);
         l->have_7_1 = true;
     }
+    /* AVX10's leaf, only when CPUID.(7,1):EDX[19] says it is there (cpu_x86_avx10). */
+    if (l->basic[0][CPU_EAX] >= 0x24 && l->basic[7][CPU_EAX] >= 1 && ((l->leaf7_1[CPU_EDX] >> 19) & 1)) {
+        __cpuid_count(0x24, 0, l->leaf24[0], l->leaf24[1], l->leaf24[2], l->leaf24[3]);
+        l->have_24 = true;
+    }
     if (l->basic[0][CPU_EAX] >= 1 && (l->basic[1][CPU_ECX] >> 31) & 1) {
         __cpuid_count(0x40000000u, 0, l->hv[0], l->hv[1], l->hv[2], l->hv[3]);
         l->have_hv = true;
@@ -165,10 +170,18 @@ static json_object *cpu_cpuinfo_flags_json(const struct cpu_run *c)
     if (!c->have_ci || !c->ci.has_flags_line)
         return NULL;
     json_object *o = json_object_new_object();
-    for (size_t i = 0; i < cpu_flag_count; i++)
-        json_object_object_add(o, cpu_flag_table[i].name,
-                               json_object_new_boolean(cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel)));
+    for (size_t i = 0; i < cpu_flag_count; i++) {
+        int k = cpu_kernel_flag(c, i);
+        json_object_object_add(o, cpu_flag_table[i].name, k == CPU_UNKNOWN ? NULL : json_object_new_boolean(k == CPU_YES));
+    }
     return o;
+}
+
+int cpu_kernel_flag(const struct cpu_run *c, size_t i)
+{
+    if (!c->have_ci || !c->ci.has_flags_line || !cpu_flag_table[i].kernel)
+        return CPU_UNKNOWN;
+    return cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel) ? CPU_YES : CPU_NO;
 }
 
 static const char *cpu_os_source_name(const struct cpu_run *c)
@@ -179,6 +192,24 @@ static const char *cpu_os_source_name(const struct cpu_run *c)
     case CPU_XCR0_ASSUMED: return "assumed";
     }
     return "assumed";
+}
+
+/* {"version": N or null, "vector_bits": [128, 256, 512]} when CPUID reports AVX10, else NULL. */
+static json_object *cpu_avx10_json(const struct cpu_x86_view *v)
+{
+    if (v->avx10_version == 0)
+        return NULL;
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "version", v->avx10_version > 0 ? json_object_new_int(v->avx10_version) : NULL);
+    json_object *bits = NULL;
+    if (v->avx10_version > 0) {
+        bits = json_object_new_array();
+        for (int i = 0; i < 3; i++)
+            if ((v->avx10_vector_bits >> i) & 1)
+                json_object_array_add(bits, json_object_new_int(128 << i));
+    }
+    json_object_object_add(o, "vector_bits", bits);
+    return o;
 }
 
 static void cpu_fill_x86(struct cpu_run *c)
@@ -192,9 +223,7 @@ static void cpu_fill_x86(struct cpu_run *c)
         memcpy(usable, v->usable, sizeof(usable));
     } else {
         for (size_t i = 0; i < cpu_flag_count && i < CPU_FLAG_MAX; i++)
-            usable[i] = (signed char)(c->have_ci && c->ci.has_flags_line
-                                          ? (cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel) ? CPU_YES : CPU_NO)
-                                          : CPU_UNKNOWN);
+            usable[i] = (signed char)cpu_kernel_flag(c, i);
     }
     bool have_flags = cpuid || (c->have_ci && c->ci.has_flags_line);
     if (!have_flags)
@@ -250,6 +279,7 @@ static void cpu_fill_x86(struct cpu_run *c)
         }
     }
     json_object_object_add(d, "x86_64_missing", missing);
+    json_object_object_add(d, "avx10", cpuid ? cpu_avx10_json(v) : NULL);
 
     /* hypervisor */
     json_object *hv = NULL;
@@ -406,6 +436,8 @@ static int cpu_use_dump(struct cpu_run *c)
     cpu_leaves_from_raw(c->raw, &c->leaves);
     c->leaves.have_7_1 = c->dump.extras.have_7_1;
     memcpy(c->leaves.leaf7_1, c->dump.extras.leaf7_1, sizeof(c->leaves.leaf7_1));
+    c->leaves.have_24 = c->dump.extras.have_24;
+    memcpy(c->leaves.leaf24, c->dump.extras.leaf24, sizeof(c->leaves.leaf24));
     c->leaves.have_hv = c->dump.extras.have_hv;
     memcpy(c->leaves.hv, c->dump.extras.hv, sizeof(c->leaves.hv));
     c->leaves.have_hv2 = c->dump.extras.have_hv2;
@@ -485,6 +517,7 @@ static void cpu_fill_other(struct cpu_run *c)
     json_object_object_add(c->d, "os_enabled", NULL);
     json_object_object_add(c->d, "x86_64_level", NULL);
     json_object_object_add(c->d, "x86_64_missing", NULL);
+    json_object_object_add(c->d, "avx10", NULL);
     json_object_object_add(c->d, "hypervisor", NULL);
     json_object_object_add(c->d, "libcpuid", NULL);
     json_object *feats = NULL;

@@ -155,7 +155,7 @@ int cpu_dump_start_cpu(struct cpu_dump_state *st, unsigned long idx, unsigned li
 /* The 4 registers of CPUID leaf LEAF, subleaf SUB, for the current CPU, where libcpuid's raw struct
  * (and gpucheckup's extras, for CPU #0) keep them. Subleaf 0 of a basic or extended leaf is its
  * basic_cpuid/ext_cpuid row; the subleaves libcpuid 0.6 records go to its arrays (bounded by their
- * sizes); leaf 7 subleaf 1 and the hypervisor leaves to the extras. Everything else is dropped:
+ * sizes); leaf 7 subleaf 1, leaf 0x24 (AVX10) and the hypervisor leaves to the extras. Everything else is dropped:
  * gpucheckup decodes nothing from it. Returns 0, or -1 (out of memory). */
 int cpu_dump_put(struct cpu_dump_state *st, uint32_t leaf, uint32_t sub, const uint32_t regs[4])
 {
@@ -199,6 +199,9 @@ int cpu_dump_put(struct cpu_dump_state *st, uint32_t leaf, uint32_t sub, const u
     if (leaf == 7 && sub == 1) {
         memcpy(x->leaf7_1, regs, sizeof(x->leaf7_1));
         x->have_7_1 = true;
+    } else if (leaf == 0x24 && sub == 0) {
+        memcpy(x->leaf24, regs, sizeof(x->leaf24));
+        x->have_24 = true;
     } else if (leaf == 0x40000000u && sub == 0) {
         memcpy(x->hv, regs, sizeof(x->hv));
         x->have_hv = true;
@@ -222,6 +225,8 @@ static int cpu_dump_extra(struct cpu_dump *d, char *line, unsigned lineno, char 
     bool *have = NULL;
     if (strcmp(name, "gpucheckup.cpuid_7_1") == 0)
         dst = d->extras.leaf7_1, have = &d->extras.have_7_1;
+    else if (strcmp(name, "gpucheckup.cpuid_24") == 0)
+        dst = d->extras.leaf24, have = &d->extras.have_24;
     else if (strcmp(name, "gpucheckup.cpuid_40000000") == 0)
         dst = d->extras.hv, have = &d->extras.have_hv;
     else if (strcmp(name, "gpucheckup.cpuid_40000100") == 0)

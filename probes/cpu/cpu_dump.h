@@ -45,7 +45,7 @@ struct cpu_dump {
 
 /* Parse the dump text TEXT (LEN bytes) in any of the text formats above. Leaves land where libcpuid's
  * raw struct keeps them (subleaf 0 in basic_cpuid/ext_cpuid, the subleaves of leaves 4, 0xB, 0x12,
- * 0x14 and 0x8000001D in its arrays) and in the extras (leaf 7 subleaf 1, 0x40000000, 0x40000100, for
+ * 0x14 and 0x8000001D in its arrays) and in the extras (leaf 7 subleaf 1, 0x24, 0x40000000, 0x40000100, for
  * CPU #0). Returns 0, or -1 with a message in *ERR (heap, caller frees) saying why it is not a usable
  * dump: empty, in no format gpucheckup reads (naming those it does), a bad line (with its number), or
  * nothing to decode. On success free D with cpu_dump_free(). */

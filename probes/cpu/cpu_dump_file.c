@@ -75,6 +75,9 @@ int cpu_dump_from_query(cpu_dump_query_fn query, void *arg, struct cpu_dump *d, 
             for (uint32_t s = 1; s < MAX_INTELFN14H_LEVEL; s++)
                 CPU_DUMP_Q(0x14u, s);
     }
+    /* AVX10's leaf is above libcpuid's basic rows: read when CPUID.(7,1):EDX[19] announces it. */
+    if (max >= 0x24 && d->extras.have_7_1 && ((d->extras.leaf7_1[CPU_EDX] >> 19) & 1))
+        CPU_DUMP_Q(0x24u, 0u);
     CPU_DUMP_Q(0x80000000u, 0u);
     uint32_t max_ext = r[CPU_EAX];
     if (max_ext > 0x80000000u && max_ext <= 0x8000ffffu) {
@@ -261,6 +264,12 @@ int cpu_dump_save(const char *user_path, const struct cpu_raw_data_t *raw, const
     if (extra && extras->have_7_1) {
         char *n = str_printf("%sgpucheckup.cpuid_7_1=%08" PRIx32 " %08" PRIx32 " %08" PRIx32 " %08" PRIx32 "\n", extra,
                              extras->leaf7_1[0], extras->leaf7_1[1], extras->leaf7_1[2], extras->leaf7_1[3]);
+        free(extra);
+        extra = n;
+    }
+    if (extra && extras->have_24) {
+        char *n = str_printf("%sgpucheckup.cpuid_24=%08" PRIx32 " %08" PRIx32 " %08" PRIx32 " %08" PRIx32 "\n", extra,
+                             extras->leaf24[0], extras->leaf24[1], extras->leaf24[2], extras->leaf24[3]);
         free(extra);
         extra = n;
     }

@@ -104,8 +104,7 @@ void cpu_find_x86(struct cpu_run *c, signed char *usable_out)
             usable[i] = v->usable[i];
             reported[i] = v->reported[i];
         } else {
-            usable[i] = (signed char)(have_flags ? (cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel) ? CPU_YES : CPU_NO)
-                                                 : CPU_UNKNOWN);
+            usable[i] = (signed char)cpu_kernel_flag(c, i);
             reported[i] = CPU_UNKNOWN;
         }
     }
@@ -160,9 +159,10 @@ void cpu_find_x86(struct cpu_run *c, signed char *usable_out)
     /* CPUID (usable) against the kernel's list, when both describe the same machine. */
     if (c->cross_check && c->ci.has_flags_line) {
         for (size_t i = 0; i < cpu_flag_count; i++) {
-            if (usable[i] == CPU_UNKNOWN)
+            int k = cpu_kernel_flag(c, i);
+            if (usable[i] == CPU_UNKNOWN || k == CPU_UNKNOWN)
                 continue;
-            bool kern = cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel);
+            bool kern = k == CPU_YES;
             if (kern == (usable[i] == CPU_YES))
                 continue;
             const char *what = usable[i] == CPU_YES ? "usable"

@@ -37,6 +37,9 @@ struct cpu_run {
 
 /* cpu_lib.c: libcpuid's identification, run in an isolated child; sets c->lib (or adds a note). */
 void cpu_run_libcpuid(struct cpu_run *c);
+/* Table row I as the kernel's /proc/cpuinfo lists it: CPU_YES / CPU_NO, or CPU_UNKNOWN when there is
+ * no flags line or the kernel has no name for the flag. */
+int cpu_kernel_flag(const struct cpu_run *c, size_t i);
 /* A non-empty string member of c->lib, or NULL; an int member, or -1. */
 const char *cpu_lib_get_str(const struct cpu_run *c, const char *key);
 int cpu_lib_get_int(const struct cpu_run *c, const char *key);

@@ -122,6 +122,25 @@ static void cpu_text_ident(struct text_out *t, json_object *d)
     }
 }
 
+/* "AVX10.1, 128/256/512-bit vectors" when CPUID reports AVX10. */
+static void cpu_text_avx10(struct text_out *t, json_object *d)
+{
+    json_object *a = NULL, *ver = NULL, *bits = NULL;
+    if (!json_object_object_get_ex(d, "avx10", &a) || !json_object_is_type(a, json_type_object))
+        return;
+    json_object_object_get_ex(a, "version", &ver);
+    json_object_object_get_ex(a, "vector_bits", &bits);
+    if (!ver || !bits) {
+        text_kv(t, "AVX10", "reported (version unknown: CPUID leaf 0x24 not read)");
+        return;
+    }
+    char widths[32] = "";
+    for (size_t i = 0; i < json_object_array_length(bits); i++)
+        snprintf(widths + strlen(widths), sizeof(widths) - strlen(widths), "%s%d", i ? "/" : "",
+                 json_object_get_int(json_object_array_get_idx(bits, i)));
+    text_kv(t, "AVX10", "AVX10.%d, %s-bit vectors", json_object_get_int(ver), widths[0] ? widths : "no");
+}
+
 /* Hypervisor, the OS-enabled register state, the x86-64 level. */
 static void cpu_text_state(struct text_out *t, json_object *d, const char *src)
 {
@@ -170,6 +189,7 @@ static void cpu_text_state(struct text_out *t, json_object *d, const char *src)
         else
             text_kv(t, "x86-64 level", "none: not an x86-64 CPU (lacks:%s)", buf);
     }
+    cpu_text_avx10(t, d);
 }
 
 /* The flag table rows by state, and the kernel's feature list. */

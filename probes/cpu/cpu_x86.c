@@ -54,6 +54,11 @@ const struct cpu_flag_def cpu_flag_table[] = {
     {"avx512_vnni", "AVX-512 VNNI", "avx512_vnni", CPU_REG_7_ECX, 11, CPU_STATE_AVX512, 0, CPU_FEATURE_AVX512VNNI},
     {"avx512_bf16", "AVX-512 BF16", "avx512_bf16", CPU_REG_7_1_EAX, 5, CPU_STATE_AVX512, 0, -1},
     {"avx_vnni", "AVX-VNNI", "avx_vnni", CPU_REG_7_1_EAX, 4, CPU_STATE_AVX, 0, -1},
+    /* AVX10 (Intel AVX10 Architecture Specification, "Enumeration"): CPUID.(7,1):EDX[19], version and
+     * vector widths in leaf 0x24 (cpu_x86_avx10). It runs on the opmask and ZMM register state, as
+     * AVX-512 does (Xen's xstate_check asks the same three XCR0 bits for either). Linux names the bit only
+     * inside KVM (arch/x86/kvm/reverse_cpuid.h), so /proc/cpuinfo has no flag for it. */
+    {"avx10", "AVX10", NULL, CPU_REG_7_1_EDX, 19, CPU_STATE_AVX512, 0, -1},
     {"amx_tile", "AMX-TILE", "amx_tile", CPU_REG_7_EDX, 24, CPU_STATE_AMX, 0, -1},
     {"amx_bf16", "AMX-BF16", "amx_bf16", CPU_REG_7_EDX, 22, CPU_STATE_AMX, 0, -1},
     {"amx_int8", "AMX-INT8", "amx_int8", CPU_REG_7_EDX, 25, CPU_STATE_AMX, 0, -1},
@@ -92,12 +97,13 @@ static int cpu_x86_reg(const struct cpu_leaves *l, const struct cpu_x86_view *v,
         *val = l->basic[7][reg == CPU_REG_7_EBX ? CPU_EBX : reg == CPU_REG_7_ECX ? CPU_ECX : CPU_EDX];
         return CPU_YES;
     case CPU_REG_7_1_EAX:
+    case CPU_REG_7_1_EDX:
         /* Leaf 7 EAX is the highest subleaf: without subleaf 1 the answer is a known "no". */
         if (v->max_basic < 7 || l->basic[7][CPU_EAX] < 1)
             return CPU_NO;
         if (!l->have_7_1)
             return CPU_UNKNOWN;
-        *val = l->leaf7_1[CPU_EAX];
+        *val = l->leaf7_1[reg == CPU_REG_7_1_EAX ? CPU_EAX : CPU_EDX];
         return CPU_YES;
     case CPU_REG_E1_ECX:
     case CPU_REG_E1_EDX:
@@ -124,6 +130,25 @@ static void cpu_x86_regs_text(char *out, const uint32_t *regs, const int *order)
         if (c < 0x20 || c > 0x7e)
             out[i] = '?';
     }
+}
+
+/* AVX10's version and vector widths (Intel AVX10 Architecture Specification, "Enumeration"): leaf 0x24
+ * subleaf 0, EBX[7:0] the version (>= 1 whenever CPUID.(7,1):EDX[19] is set), EBX[16], [17], [18] the
+ * 128-, 256- and 512-bit widths. A version 0 from a CPU that claims AVX10 is garbage: unknown. */
+static void cpu_x86_avx10(const struct cpu_leaves *l, struct cpu_x86_view *v)
+{
+    v->avx10_version = 0;
+    v->avx10_vector_bits = 0;
+    int row = cpu_flag_index("avx10");
+    if (row < 0 || v->reported[row] != CPU_YES)
+        return;
+    uint32_t ebx = l->leaf24[CPU_EBX];
+    if (v->max_basic < 0x24 || !l->have_24 || (ebx & 0xff) == 0) {
+        v->avx10_version = -1;
+        return;
+    }
+    v->avx10_version = (int)(ebx & 0xff);
+    v->avx10_vector_bits = (ebx >> 16) & 0x7;
 }
 
 static void cpu_x86_brand(const struct cpu_leaves *l, struct cpu_x86_view *v)
@@ -301,6 +326,7 @@ void cpu_x86_decode(const struct cpu_leaves *l, struct cpu_x86_view *v)
         int have = cpu_x86_reg(l, v, cpu_flag_table[i].reg, &val);
         v->reported[i] = (signed char)(have == CPU_YES ? (int)((val >> cpu_flag_table[i].bit) & 1) : have);
     }
+    cpu_x86_avx10(l, v);
 
     /* What the OS enabled. Without OSXSAVE the OS turned XSAVE off and XGETBV would fault. */
     if (!v->osxsave) {

@@ -17,6 +17,7 @@ enum cpu_reg {
     CPU_REG_7_ECX,
     CPU_REG_7_EDX,
     CPU_REG_7_1_EAX,  /* leaf 7, subleaf 1 */
+    CPU_REG_7_1_EDX,
     CPU_REG_E1_ECX,   /* leaf 0x80000001 */
     CPU_REG_E1_EDX,
 };
@@ -59,6 +60,8 @@ struct cpu_leaves {
     uint32_t ext[32][4];   /* leaf 0x80000000 + N; meaningful up to ext[0][EAX] */
     bool have_7_1;         /* leaf 7 subleaf 1 was read (live, or a dump written by gpucheckup) */
     uint32_t leaf7_1[4];
+    bool have_24;          /* leaf 0x24 subleaf 0 (AVX10) was read: live, or any dump that records it */
+    uint32_t leaf24[4];
     bool have_hv;          /* leaf 0x40000000 (hypervisor vendor) was read */
     uint32_t hv[4];
     bool have_hv2;         /* leaf 0x40000100 was read: KVM's own signature when it poses as
@@ -97,6 +100,9 @@ struct cpu_x86_view {
     const char *hv_vendor;     /* "KVM", "VMware"..., NULL when unknown; "KVM" also when KVM poses as
                                   Hyper-V (leaf 0x40000100 says KVMKVMKVM) */
     bool hybrid;               /* CPUID.7:EDX[15]: performance and efficiency cores */
+    int avx10_version;         /* AVX10 version from leaf 0x24 (1 = AVX10.1), 0 when the CPU reports no
+                                  AVX10, -1 when it does but leaf 0x24 was not read */
+    unsigned avx10_vector_bits; /* widths leaf 0x24 reports: 128 | 256 | 512 as bits 0, 1, 2 */
 };
 
 /* Decode L into V. Never fails: missing leaves decode as "not reported". */

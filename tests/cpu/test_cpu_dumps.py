@@ -26,12 +26,12 @@ BITS = {
     "avx512dq": ("7.ebx", 17), "avx512cd": ("7.ebx", 28), "sha_ni": ("7.ebx", 29), "avx512bw": ("7.ebx", 30),
     "avx512vl": ("7.ebx", 31), "avx512_vnni": ("7.ecx", 11),
     "amx_bf16": ("7.edx", 22), "amx_tile": ("7.edx", 24), "amx_int8": ("7.edx", 25),
-    "avx_vnni": ("7.1.eax", 4), "avx512_bf16": ("7.1.eax", 5),
+    "avx_vnni": ("7.1.eax", 4), "avx512_bf16": ("7.1.eax", 5), "avx10": ("7.1.edx", 19),
     "lahf_lm": ("e1.ecx", 0), "abm": ("e1.ecx", 5), "syscall": ("e1.edx", 11), "lm": ("e1.edx", 29),
 }
 # The register state (XCR0 bits, Intel SDM vol. 1, 13.1) a flag's instructions need.
 AVX_STATE = {"avx", "avx2", "fma", "f16c", "avx_vnni"}
-AVX512_STATE = {f for f in BITS if f.startswith("avx512")}
+AVX512_STATE = {f for f in BITS if f.startswith("avx512")} | {"avx10"}  # AVX10 runs on the opmask/ZMM state
 AMX_STATE = {"amx_bf16", "amx_tile", "amx_int8"}
 # x86-64 psABI, "Micro-architecture levels". The baseline's SCE (SYSCALL) is left out on purpose:
 # Intel reports it only to 64-bit code, and long mode (LM) is what makes a CPU x86-64.
@@ -99,13 +99,13 @@ def truth(text):
     names = {"eax": 0, "ebx": 1, "ecx": 2, "edx": 3}
     reported = {}
     for flag, (where, bit) in BITS.items():
-        if where == "7.1.eax":
+        if where.startswith("7.1."):
             if max_basic < 7 or regs["7"][0] < 1:
                 reported[flag] = False  # leaf 7 EAX: the highest subleaf
             elif (7, 1) not in lv:
                 reported[flag] = None
             else:
-                reported[flag] = bool(lv[(7, 1)][0] >> bit & 1)
+                reported[flag] = bool(lv[(7, 1)][names[where[4:]]] >> bit & 1)
             continue
         leaf, reg = where.split(".")
         reported[flag] = bool(regs[leaf][names[reg]] >> bit & 1)
@@ -227,6 +227,27 @@ class RealDumpTests(gctest.TestCase):
                     self.assertIs(c["flags"][flag], usable[flag], "usable " + flag)
                 # below-v2 warns exactly when the level is below 2
                 self.assertEqual("cpu.below-x86-64-v2" in r.finding_ids(), level < 2)
+
+    def test_avx10_version_and_widths(self):
+        # Only Granite Rapids among the real dumps reports AVX10 (CPUID.(7,1):EDX[19]); its leaf 0x24
+        # says AVX10.1 with 128/256/512-bit vectors (EBX 0x00070001).
+        for name in sorted(EXPECTED):
+            with self.subTest(dump=name):
+                c = self.run_json("cpu", "--cpuid-dump", os.path.join(REAL, name)).json["cpu"]
+                if name.startswith("GenuineIntel00A06D1_GraniteRapids"):
+                    self.assertEqual(c["avx10"], {"version": 1, "vector_bits": [128, 256, 512]})
+                    self.assertTrue(c["flags"]["avx10"])
+                else:
+                    self.assertIsNone(c["avx10"])
+        r = gctest.run("cpu", "--cpuid-dump", os.path.join(REAL, "GenuineIntel00A06D1_GraniteRapids_03_CPUID.txt"))
+        self.assertIn("AVX10.1, 128/256/512-bit vectors", r.stdout)
+        # --require takes every flag of the table, AVX10 included
+        ok = gctest.run("cpu", "--cpuid-dump", os.path.join(REAL, "GenuineIntel00A06D1_GraniteRapids_03_CPUID.txt"),
+                        "--require", "avx10")
+        self.assertEqual(ok.rc, 0, ok.stderr)
+        no = gctest.run("cpu", "--cpuid-dump", os.path.join(REAL, "GenuineIntel00806F8_SapphireRapids_05_CPUID.txt"),
+                        "--require", "avx10")
+        self.assertNotEqual(no.rc, 0)
 
     def test_sandy_bridge_without_syscall_bit_is_x86_64_v2(self):
         # Regression: this i7-2600K dump was taken by 32-bit code, so CPUID.80000001H:EDX[11]

@@ -43,9 +43,10 @@ static void leaves_set(struct cpu_leaves *l, const char *name)
     case CPU_REG_7_ECX: l->basic[7][CPU_ECX] |= bit; break;
     case CPU_REG_7_EDX: l->basic[7][CPU_EDX] |= bit; break;
     case CPU_REG_7_1_EAX:
+    case CPU_REG_7_1_EDX:
         l->basic[7][CPU_EAX] = 1;
         l->have_7_1 = true;
-        l->leaf7_1[CPU_EAX] |= bit;
+        l->leaf7_1[f->reg == CPU_REG_7_1_EAX ? CPU_EAX : CPU_EDX] |= bit;
         break;
     case CPU_REG_E1_ECX: l->ext[1][CPU_ECX] |= bit; break;
     case CPU_REG_E1_EDX: l->ext[1][CPU_EDX] |= bit; break;
@@ -77,7 +78,8 @@ static void test_table_is_sane(void **state)
         assert_true(IDX(required[i]) >= 0);
     assert_int_equal(IDX("nonexistent"), -1);
     for (size_t i = 0; i < cpu_flag_count; i++) {
-        assert_non_null(cpu_flag_table[i].kernel);
+        /* A flag without a kernel name (AVX10) cannot count toward a level: levels are also read from /proc/cpuinfo. */
+        assert_true(cpu_flag_table[i].kernel != NULL || cpu_flag_table[i].level == 0);
         assert_true(cpu_flag_table[i].bit < 32);
         for (size_t j = i + 1; j < cpu_flag_count; j++) {
             assert_string_not_equal(cpu_flag_table[i].name, cpu_flag_table[j].name);
@@ -303,6 +305,50 @@ static void test_xcr0_assumed_from_leaf_0xd(void **state)
     cpu_x86_decode(&l, &v);
     assert_int_equal(v.xcr0 & 0xe7, 0xe7);
     assert_int_equal(v.usable[IDX("avx512f")], CPU_YES);
+}
+
+/* AVX10: the flag from CPUID.(7,1):EDX[19], version and widths from leaf 0x24, unknown without it. */
+static void test_avx10(void **state)
+{
+    (void)state;
+    struct cpu_leaves l;
+    struct cpu_x86_view v;
+    int row = IDX("avx10");
+    leaves_level(&l, 4, 0xe7);
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.reported[row], CPU_NO);
+    assert_int_equal(v.avx10_version, 0);
+
+    leaves_set(&l, "avx10");
+    l.basic[0][CPU_EAX] = 0x24;
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.reported[row], CPU_YES);
+    assert_int_equal(v.usable[row], CPU_YES);
+    assert_int_equal(v.avx10_version, -1); /* leaf 0x24 not read */
+
+    l.have_24 = true;
+    l.leaf24[CPU_EBX] = 0x00070001; /* Granite Rapids: AVX10.1, 128/256/512 */
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.avx10_version, 1);
+    assert_int_equal(v.avx10_vector_bits, 7);
+    l.leaf24[CPU_EBX] = 0x00030002; /* version 2, 128 and 256 only */
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.avx10_version, 2);
+    assert_int_equal(v.avx10_vector_bits, 3);
+    l.leaf24[CPU_EBX] = 0x00070000; /* version 0 from a CPU that claims AVX10: not trusted */
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.avx10_version, -1);
+    l.leaf24[CPU_EBX] = 0x00070001;
+    l.basic[0][CPU_EAX] = 0x23; /* the leaf lies above the highest basic leaf: ignored */
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.avx10_version, -1);
+
+    /* The OS did not enable the opmask/ZMM state: reported, not usable. */
+    l.basic[0][CPU_EAX] = 0x24;
+    l.xcr0 = 0x7;
+    cpu_x86_decode(&l, &v);
+    assert_int_equal(v.reported[row], CPU_YES);
+    assert_int_equal(v.usable[row], CPU_NO);
 }
 
 static void test_levels(void **state)
@@ -761,6 +807,8 @@ static void test_dump_save_reads_back_in_libcpuid(void **state)
     l.hv[CPU_EBX] = 0x4b4d564b;
     l.have_hv2 = true;
     l.hv2[CPU_EDX] = 0x12345678;
+    l.have_24 = true;
+    l.leaf24[CPU_EBX] = 0x00070001;
     char *err = NULL;
     assert_int_equal(cpu_dump_save(path, &raw, &l, &err), 0);
     assert_null(err);
@@ -782,6 +830,8 @@ static void test_dump_save_reads_back_in_libcpuid(void **state)
     assert_true(d.extras.have_hv2);
     assert_int_equal(d.extras.hv2[CPU_EDX], 0x12345678);
     assert_false(d.extras.have_7_1);
+    assert_true(d.extras.have_24);
+    assert_int_equal(d.extras.leaf24[CPU_EBX], 0x00070001);
     cpu_dump_free(&d);
 
     /* errors name the problem, leave nothing behind */
@@ -965,6 +1015,7 @@ int main(void)
         cmocka_unit_test(test_xcr0_gates_avx512_and_amx),
         cmocka_unit_test(test_xcr0_assumed_from_leaf_0xd),
         cmocka_unit_test(test_levels),
+        cmocka_unit_test(test_avx10),
         cmocka_unit_test(test_missing_leaves),
         cmocka_unit_test(test_dump_parse_valid),
         cmocka_unit_test(test_dump_parse_refuses),

@@ -24,6 +24,8 @@ static void fuzz_cpudump_decode(const struct cpu_dump *d)
     cpu_leaves_from_raw(&d->raw[0], &l);
     l.have_7_1 = d->extras.have_7_1;
     memcpy(l.leaf7_1, d->extras.leaf7_1, sizeof(l.leaf7_1));
+    l.have_24 = d->extras.have_24;
+    memcpy(l.leaf24, d->extras.leaf24, sizeof(l.leaf24));
     l.have_hv = d->extras.have_hv;
     memcpy(l.hv, d->extras.hv, sizeof(l.hv));
     l.have_hv2 = d->extras.have_hv2;
@@ -51,6 +53,13 @@ static void fuzz_cpudump_decode(const struct cpu_dump *d)
             abort();
     }
     if (v.state_avx512 && !v.state_avx)
+        abort();
+    /* AVX10's version comes only with the flag, and only from leaf 0x24's 8-bit field */
+    int a10 = cpu_flag_index("avx10");
+    if (v.avx10_version != 0 && (a10 < 0 || v.reported[a10] != CPU_YES))
+        abort();
+    if (v.avx10_version < -1 || v.avx10_version > 255 || v.avx10_vector_bits > 7 ||
+        (v.avx10_version <= 0 && v.avx10_vector_bits != 0))
         abort();
     if (!v.osxsave && (v.xcr0 || v.xcr0_source != CPU_XCR0_NONE || v.state_avx || v.state_amx))
         abort();
