@@ -407,7 +407,7 @@ static const char *const icd_deps[] = {"pci", NULL};
 
 const struct probe probe_icd = {
     .name = "icd",
-    .title = "the OpenCL ICD loader and vendor drivers",
+    .title = "the OpenCL ICD loader and each vendor driver (.icd file)",
     .needs_live = true,
     .deps = icd_deps,
     .checks = icd_checks,

@@ -326,7 +326,7 @@ static const char *const ocl_deps[] = {"pci", NULL};
 
 const struct probe probe_opencl = {
     .name = "opencl",
-    .title = "OpenCL platforms and devices",
+    .title = "every OpenCL platform and device with its properties",
     .needs_live = true,
     .deps = ocl_deps,
     .checks = ocl_checks,

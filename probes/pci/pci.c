@@ -515,7 +515,7 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
 
 const struct probe probe_pci = {
     .name = "pci",
-    .title = "GPUs on the PCI bus, kernel drivers, device nodes",
+    .title = "GPUs and accelerators on the PCI bus, kernel drivers, device nodes",
     .needs_live = false,
     .checks = pci_checks,
     .n_checks = sizeof(pci_checks) / sizeof(pci_checks[0]),
