@@ -88,6 +88,8 @@ struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
     const char *title;        /* what its command does, for --help's command list (lines split by '\n') */
     bool needs_live;          /* uses this machine (drivers, CPUID): skipped under --root unless --live */
+    bool snapshot_rerun;      /* needs_live, yet under --root SNAPSHOT (without --live) it runs: it checks
+                                 the tree again and replays the captured live parts itself (icd) */
     bool explicit_only;       /* runs only for its own command (bench: seconds of load), never in `check`
                                  nor as another probe's dependency */
     const char *const *deps;  /* probes whose sections or findings this one reads (NULL-terminated, may
@@ -111,6 +113,8 @@ struct probe {
 extern const struct probe *const probe_registry[];
 /* The probe called NAME, or NULL. */
 const struct probe *probe_find(const char *name);
+/* Every registered probe's catalogue rows (what report_new hands the report). */
+const struct checks_catalogue *probe_catalogue(void);
 
 /* Text helpers for probe printers: colour only when T->color. */
 void text_heading(struct text_out *t, const char *title);
