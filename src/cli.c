@@ -44,7 +44,8 @@ enum {
     OPT_PROBE = 0x200, /* + the index of a probe's option in cli_parse's table */
 };
 
-/* At most this many options from the probes (a unit test checks the registry's fit). */
+/* At most this many options from the probes: beyond, cli_parse fails ("internal: ..."), and so does every
+ * test that parses options. */
 #define CLI_MAX_PROBE_OPTIONS 64
 
 static const struct option cli_long_options[] = {
