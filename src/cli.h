@@ -46,7 +46,8 @@ struct cli_options {
     bool quiet;
     int verbose;
     bool help, version, list_checks;
-    /* options read by several probes; a probe's own options live in the probe (struct probe.options) */
+    /* options the core keeps (main.c's snapshot uses the CPUID ones; --device serves opencl, list, smoke
+     * and bench); a probe's own options live in the probe (struct probe.options) */
     const char *cpuid_dump;  /* --cpuid-dump FILE */
     const char *save_cpuid;  /* --save-cpuid FILE */
     const char *pci_dump;    /* --pci-dump FILE */
