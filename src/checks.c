@@ -1,9 +1,7 @@
-/* checks.c: the catalogue of every finding ID: core rows here, probe rows in each probe. */
+/* checks.c: the catalogue of every finding ID: core rows here, the probes' rows handed in (struct checks_catalogue). */
 #include "checks.h"
 
 #include <string.h>
-
-#include "probe.h"
 
 static const struct check checks_core[] = {
     {"core.probe-failed", REPORT_SEV_WARNING, "A probe could not complete; what it checks is unknown",
@@ -18,44 +16,49 @@ static const struct check checks_core[] = {
      "See the finding's message for what is missing; the other findings say why.", CHECK_LAYER_NONE},
 };
 
-const struct check *checks_find(const char *id)
+#define CHECKS_N_CORE (sizeof(checks_core) / sizeof(checks_core[0]))
+
+/* The row for ID and its owner, or NULL. */
+static const struct check *checks_lookup(const struct checks_catalogue *cat, const char *id, const char **owner)
 {
-    for (size_t i = 0; i < sizeof(checks_core) / sizeof(checks_core[0]); i++)
-        if (strcmp(checks_core[i].id, id) == 0)
+    for (size_t i = 0; id && i < CHECKS_N_CORE; i++)
+        if (strcmp(checks_core[i].id, id) == 0) {
+            *owner = "core";
             return &checks_core[i];
-    for (size_t p = 0; probe_registry[p]; p++) {
-        const struct probe *pr = probe_registry[p];
-        for (size_t i = 0; i < pr->n_checks; i++)
-            if (strcmp(pr->checks[i].id, id) == 0)
-                return &pr->checks[i];
-        for (const struct check_set *cs = pr->check_sets; cs && cs->rows; cs++)
-            for (size_t i = 0; i < *cs->n; i++)
-                if (strcmp(cs->rows[i].id, id) == 0)
-                    return &cs->rows[i];
-    }
+        }
+    for (size_t p = 0; id && cat && p < cat->n; p++)
+        for (size_t i = 0; i < cat->parts[p].n; i++)
+            if (strcmp(cat->parts[p].rows[i].id, id) == 0) {
+                *owner = cat->parts[p].owner;
+                return &cat->parts[p].rows[i];
+            }
+    *owner = NULL;
     return NULL;
 }
 
-void checks_foreach(void (*fn)(const struct check *c, const char *owner, void *arg), void *arg)
+const struct check *checks_find(const struct checks_catalogue *cat, const char *id)
 {
-    for (size_t i = 0; i < sizeof(checks_core) / sizeof(checks_core[0]); i++)
-        fn(&checks_core[i], "core", arg);
-    for (size_t p = 0; probe_registry[p]; p++) {
-        const struct probe *pr = probe_registry[p];
-        for (size_t i = 0; i < pr->n_checks; i++)
-            fn(&pr->checks[i], pr->name, arg);
-        for (const struct check_set *cs = pr->check_sets; cs && cs->rows; cs++)
-            for (size_t i = 0; i < *cs->n; i++)
-                fn(&cs->rows[i], pr->name, arg);
-    }
+    const char *owner;
+    return checks_lookup(cat, id, &owner);
 }
 
-enum check_layer checks_layer(const char *id)
+void checks_foreach(const struct checks_catalogue *cat, void (*fn)(const struct check *c, const char *owner, void *arg),
+                    void *arg)
 {
-    const struct check *c = checks_find(id);
+    for (size_t i = 0; i < CHECKS_N_CORE; i++)
+        fn(&checks_core[i], "core", arg);
+    for (size_t p = 0; cat && p < cat->n; p++)
+        for (size_t i = 0; i < cat->parts[p].n; i++)
+            fn(&cat->parts[p].rows[i], cat->parts[p].owner, arg);
+}
+
+enum check_layer checks_layer(const struct checks_catalogue *cat, const char *id)
+{
+    const struct check *c = checks_find(cat, id);
     if (!c)
         return CHECK_LAYER_NONE;
-    return c->layer == CHECK_LAYER_UNSET ? CHECK_LAYER_NONE : c->layer;
+    enum check_layer l = (enum check_layer)(c->layer & CHECK_LAYER_MASK);
+    return l == CHECK_LAYER_UNSET ? CHECK_LAYER_NONE : l;
 }
 
 const char *checks_layer_name(enum check_layer l)
@@ -65,22 +68,15 @@ const char *checks_layer_name(enum check_layer l)
     return (size_t)l < sizeof(names) / sizeof(names[0]) ? names[l] : "unset";
 }
 
-struct checks_owner_find {
-    const char *id;
-    const char *owner;
-};
-
-static void checks_owner_cb(const struct check *c, const char *owner, void *arg)
+unsigned checks_flags(const struct checks_catalogue *cat, const char *id)
 {
-    struct checks_owner_find *f = arg;
-    if (!f->owner && strcmp(c->id, f->id) == 0)
-        f->owner = owner;
+    const struct check *c = checks_find(cat, id);
+    return c ? c->layer & ~CHECK_LAYER_MASK : 0;
 }
 
-const char *checks_owner(const char *id)
+const char *checks_owner(const struct checks_catalogue *cat, const char *id)
 {
-    struct checks_owner_find f = {id, NULL};
-    if (id)
-        checks_foreach(checks_owner_cb, &f);
-    return f.owner;
+    const char *owner;
+    checks_lookup(cat, id, &owner);
+    return owner;
 }

@@ -18,26 +18,62 @@ enum check_layer {
     CHECK_LAYER_COMPUTE,    /* running a kernel: the smoke test */
 };
 
+/* What the doctor may conclude from a finding, besides its layer: a row's layer field is its enum
+ * check_layer OR'd with these (CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE). Each is a fact the owning
+ * probe states about its own check; the doctor keeps no lists of IDs. */
+#define CHECK_LAYER_MASK 0xffu
+enum {
+    CHECK_F_NEVER_CAUSE = 1u << 8,  /* explains no other finding (informational: link speed, an insecure
+                                       or duplicate file, no GPU at all) */
+    CHECK_F_NEVER_ROOT = 1u << 9,   /* never a verdict's or requirement's root cause (a driver for absent
+                                       hardware explains nothing missing) */
+    CHECK_F_ALL_VENDORS = 1u << 10,  /* speaks of every vendor at once: any cause in a lower layer explains
+                                       it, whichever vendor that cause is about */
+    CHECK_F_CAUSES_ALL = 1u << 11,   /* explains the findings of every vendor above it (no ICD loader) */
+    CHECK_F_CUDA_RELIEF = 1u << 12,  /* an error only while no GPU computes through CUDA: a warning when
+                                       every GPU does (the GPU is unusable through OpenCL only) */
+    CHECK_F_CUDA_RELIEF_NVIDIA = 1u << 13, /* the same, when the finding is about an NVIDIA device or driver */
+};
+
 /* One row of the catalogue. Probes declare their own rows (struct probe.checks); the core adds its own. */
 struct check {
     const char *id;          /* "area.name", lowercase with dashes; once shipped, keeps its meaning */
     enum report_severity severity;
     const char *title;       /* one line: what the finding means */
     const char *hint;        /* default fix hint (may be specialised per finding) */
-    enum check_layer layer;  /* where in the stack; last so that every row states it after its hint */
+    unsigned layer;          /* where in the stack (enum check_layer) | the CHECK_F_* flags that apply; last
+                                so that every row states it after its hint (read it with checks_layer and
+                                checks_flags) */
 };
 
-/* The row for ID across the core and every registered probe, or NULL. */
-const struct check *checks_find(const char *id);
+/* One owner's rows: a probe's (or one part of it). */
+struct check_part {
+    const char *owner;       /* the probe's name */
+    const struct check *rows;
+    size_t n;
+};
+
+/* The catalogue a report works with: every probe's rows, handed in by whoever makes the report
+ * (registry.c's probe_catalogue() for the registered probes). The core's own rows come first. */
+struct checks_catalogue {
+    const struct check_part *parts;
+    size_t n;
+};
+
+/* The row for ID among the core's and CAT's, or NULL (CAT may be NULL: the core's only). */
+const struct check *checks_find(const struct checks_catalogue *cat, const char *id);
 
 /* The layer of finding ID (CHECK_LAYER_NONE for an ID not in the catalogue). */
-enum check_layer checks_layer(const char *id);
+enum check_layer checks_layer(const struct checks_catalogue *cat, const char *id);
+/* The CHECK_F_* flags of finding ID (0 for an ID not in the catalogue). */
+unsigned checks_flags(const struct checks_catalogue *cat, const char *id);
 /* Who declares finding ID: "core" or the probe's name; NULL for an ID not in the catalogue. */
-const char *checks_owner(const char *id);
+const char *checks_owner(const struct checks_catalogue *cat, const char *id);
 /* "hardware", "kernel"... for people and tests. */
 const char *checks_layer_name(enum check_layer l);
 
-/* Call FN for every catalogue row, core rows first, then each probe's in registry order. */
-void checks_foreach(void (*fn)(const struct check *c, const char *owner, void *arg), void *arg);
+/* Call FN for every catalogue row, core rows first, then CAT's in its order. */
+void checks_foreach(const struct checks_catalogue *cat, void (*fn)(const struct check *c, const char *owner, void *arg),
+                    void *arg);
 
 #endif

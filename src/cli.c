@@ -7,11 +7,23 @@
 #include <string.h>
 #include <strings.h>
 
+#include "probe.h"
 #include "strutil.h"
 
 const char *const cli_format_names[] = {"text", "json", "junit", "prometheus", "nfd", "github", NULL};
 
-const char *const cli_commands[] = {"check", "cpu", "pci", "cuda", "icd", "opencl", "smoke", "list", "snapshot", "bench", NULL};
+/* The commands that are not a probe's (each probe's name is a command too), with their --help text. */
+static const struct {
+    const char *name, *usage, *help;
+} cli_core_commands[] = {
+    {"check", "check", "every probe, then the verdict (the default)"},
+    {"list", "list", "one line per OpenCL platform and device, with its PCI address"},
+    {"snapshot", "snapshot -o FILE.tar.gz",
+     "`check`, then everything it read and found into FILE.tar.gz for another\n"
+     "machine (hostnames, serials, MACs, user names redacted); the report\n"
+     "goes to stdout"},
+};
+#define CLI_N_CORE_COMMANDS (sizeof(cli_core_commands) / sizeof(cli_core_commands[0]))
 
 enum {
     OPT_FORMAT = 0x100,
@@ -24,24 +36,17 @@ enum {
     OPT_CPUID_DUMP,
     OPT_SAVE_CPUID,
     OPT_PCI_DUMP,
-    OPT_SMOKE,
-    OPT_NO_SMOKE,
-    OPT_SMOKE_SIZE,
     OPT_DEVICE,
     OPT_PROP,
     OPT_REQUIRE,
     OPT_JSON,
     OPT_NO_REDACT,
-    OPT_BENCH_TIME,
-    OPT_BENCH_PRECISION,
-    OPT_PLOT,
+    OPT_PROBE = 0x200, /* + the index of a probe's option in cli_parse's table */
 };
 
-/* A value quoted in a message: its first CLI_QUOTE_MAX bytes, then "..." (a huge value would push
- * the explanation out of the caller's message buffer). Use with "'%.*s%s'". */
-#define CLI_QUOTE_MAX 64
-#define CLI_QUOTE(s) \
-    (int)(strlen(s) > CLI_QUOTE_MAX ? CLI_QUOTE_MAX : strlen(s)), (s), strlen(s) > CLI_QUOTE_MAX ? "..." : ""
+/* At most this many options from the probes: beyond, cli_parse fails ("internal: ..."), and so does every
+ * test that parses options. */
+#define CLI_MAX_PROBE_OPTIONS 64
 
 static const struct option cli_long_options[] = {
     {"json", no_argument, NULL, OPT_JSON},
@@ -62,41 +67,69 @@ static const struct option cli_long_options[] = {
     {"cpuid-dump", required_argument, NULL, OPT_CPUID_DUMP},
     {"save-cpuid", required_argument, NULL, OPT_SAVE_CPUID},
     {"pci-dump", required_argument, NULL, OPT_PCI_DUMP},
-    {"smoke", required_argument, NULL, OPT_SMOKE},
-    {"no-smoke", no_argument, NULL, OPT_NO_SMOKE},
-    {"smoke-size", required_argument, NULL, OPT_SMOKE_SIZE},
     {"device", required_argument, NULL, OPT_DEVICE},
     {"prop", required_argument, NULL, OPT_PROP},
     {"require", required_argument, NULL, OPT_REQUIRE},
-    {"bench-time", required_argument, NULL, OPT_BENCH_TIME},
-    {"bench-precision", required_argument, NULL, OPT_BENCH_PRECISION},
-    {"plot", required_argument, NULL, OPT_PLOT},
-    {NULL, 0, NULL, 0},
 };
+#define CLI_N_LONG_OPTIONS (sizeof(cli_long_options) / sizeof(cli_long_options[0]))
+
+/* HEAD, then TEXT from column COL (its further lines there too). A HEAD that does not leave a space
+ * before COL gets TEXT on the next line when OWN_LINE, else two spaces after it. */
+static void cli_help_row(FILE *out, const char *head, int col, bool own_line, const char *text)
+{
+    int w = fprintf(out, "%s", head);
+    if (w + 1 < col)
+        fprintf(out, "%*s", col - w, "");
+    else if (own_line)
+        fprintf(out, "\n%*s", col, "");
+    else
+        fputs("  ", out);
+    const char *p = text ? text : "";
+    do {
+        size_t n = strcspn(p, "\n");
+        fprintf(out, "%.*s\n", (int)n, p);
+        p += n;
+        if (*p && *++p)
+            fprintf(out, "%*s", col, "");
+    } while (*p);
+}
+
+static void cli_help_command(FILE *out, const char *usage, const char *text)
+{
+    char head[64];
+    snprintf(head, sizeof(head), "  %s", usage);
+    cli_help_row(out, head, 21, true, text);
+}
+
+/* Each probe's options under its heading, in registry order. */
+static void cli_help_probe_options(FILE *out)
+{
+    for (size_t i = 0; probe_registry[i]; i++) {
+        const struct probe *p = probe_registry[i];
+        if (!p->options || !p->options[0].name)
+            continue;
+        fprintf(out, "\n%s:\n", p->options_title ? p->options_title : p->name);
+        for (const struct probe_option *po = p->options; po->name; po++) {
+            char head[128];
+            snprintf(head, sizeof(head), "      --%s%s%s", po->name, po->arg ? "=" : "", po->arg ? po->arg : "");
+            cli_help_row(out, head, 26, false, po->help);
+        }
+    }
+}
 
 void cli_print_help(FILE *out)
 {
+    fputs("Usage: gpucheckup [COMMAND] [OPTIONS]\n"
+          "Is this machine ready to compute on its GPU, and if not, exactly why not?\n"
+          "\n"
+          "Commands:\n",
+          out);
+    cli_help_command(out, cli_core_commands[0].usage, cli_core_commands[0].help);
+    for (size_t i = 0; probe_registry[i]; i++)
+        cli_help_command(out, probe_registry[i]->name, probe_registry[i]->title);
+    for (size_t i = 1; i < CLI_N_CORE_COMMANDS; i++)
+        cli_help_command(out, cli_core_commands[i].usage, cli_core_commands[i].help);
     fputs(
-        "Usage: gpucheckup [COMMAND] [OPTIONS]\n"
-        "Is this machine ready to compute on its GPU, and if not, exactly why not?\n"
-        "\n"
-        "Commands:\n"
-        "  check              every probe, then the verdict (the default)\n"
-        "  cpu                CPU identification, usable SIMD flags, x86-64 level\n"
-        "  pci                GPUs and accelerators on the PCI bus, kernel drivers, device nodes\n"
-        "  cuda               the NVIDIA CUDA stack: libcuda and cuInit, each GPU, NVML, the CUDA\n"
-        "                     libraries frameworks load, a CUDA smoke test\n"
-        "  icd                the OpenCL ICD loader and each vendor driver (.icd file)\n"
-        "  opencl             every OpenCL platform and device with its properties\n"
-        "  list               one line per OpenCL platform and device, with its PCI address\n"
-        "  smoke              a small matrix multiply on each OpenCL device, checked exactly\n"
-        "  snapshot -o FILE.tar.gz\n"
-        "                     `check`, then everything it read and found into FILE.tar.gz for another\n"
-        "                     machine (hostnames, serials, MACs, user names redacted); the report\n"
-        "                     goes to stdout\n"
-        "  bench              GEMM speed per OpenCL device (gpucheckup's kernel, CLBlast) against\n"
-        "                     the CPU BLAS, every result verified; bandwidth, launch latency, peak\n"
-        "                     (only when asked for: `check` never runs it)\n"
         "\n"
         "Output:\n"
         "      --json              same as --format=json\n"
@@ -127,20 +160,12 @@ void cli_print_help(FILE *out)
         "      --save-cpuid=FILE   write this CPU's raw CPUID dump to FILE (with `cpu` or `check`)\n"
         "      --pci-dump=FILE     read an `lspci -x` dump instead of the live PCI bus\n"
         "\n"
-        "OpenCL and smoke test:\n"
-        "      --smoke=WHICH       all (default), gpu or none: which devices get the smoke test\n"
-        "                          (none also skips the CUDA smoke test)\n"
-        "      --no-smoke          same as --smoke=none\n"
-        "      --smoke-size=N      matrix size for the smoke test (default 256, 1..4096)\n"
+        "OpenCL devices:\n"
         "      --device=P[:D]      only platform P (device D) in opencl/list/smoke/bench\n"
-        "      --prop=TEXT         only properties whose name contains TEXT, ignoring case (opencl)\n"
-        "\n"
-        "Benchmark (bench):\n"
-        "      --bench-time=SECONDS  time budget of the whole run, split over the devices and the\n"
-        "                          CPU BLAS (default 10, max 3600)\n"
-        "      --bench-precision=LIST  comma-separated fp32, fp64, fp16 (default all the device has)\n"
-        "      --plot=FILE         also draw GFLOPS against N into FILE (.svg or .png; needs a build\n"
-        "                          with cairo, else exit status 2)\n"
+        "      --prop=TEXT         only properties whose name contains TEXT, ignoring case (opencl)\n",
+        out);
+    cli_help_probe_options(out);
+    fputs(
         "\n"
         "Gating:\n"
         "      --require=LIST      comma-separated needs; each unmet one is an error (repeatable):\n"
@@ -242,77 +267,10 @@ static int cli_parse_device(const char *s, int *p, int *d)
     return 0;
 }
 
-/* True if S ends with SUFFIX, ignoring ASCII case. */
-static bool str_ends_with_nocase(const char *s, const char *suffix)
-{
-    size_t a = strlen(s), b = strlen(suffix);
-    return a >= b && strcasecmp(s + a - b, suffix) == 0;
-}
-
-/* Parse "fp32,fp64,fp16" (any non-empty subset, any order, no empty items) into a bit set. */
-static int cli_parse_precisions(const char *s, unsigned *out)
-{
-    static const char *const names[] = {"fp32", "fp64", "fp16"};
-    unsigned set = 0;
-    const char *p = s;
-    for (;;) {
-        size_t len = strcspn(p, ",");
-        size_t i = 0;
-        while (i < 3 && !(strlen(names[i]) == len && strncmp(p, names[i], len) == 0))
-            i++;
-        if (i == 3)
-            return -1;
-        set |= 1u << i;
-        if (!p[len])
-            break;
-        p += len + 1;
-    }
-    *out = set;
-    return 0;
-}
-
-/* The options of `bench`: 0, 1 when C is not one of them, or -1 with ERR set. */
-static int cli_option_bench(int c, struct cli_options *o, char *err, size_t errlen)
-{
-    double d;
-    switch (c) {
-    case OPT_BENCH_TIME:
-        if (str_to_double(optarg, &d) < 0 || d <= 0 || d > CLI_MAX_BENCH_TIME_S) {
-            snprintf(err, errlen, "--bench-time: '%.*s%s' is not a number of seconds above 0 and at most %.0f",
-                     CLI_QUOTE(optarg), CLI_MAX_BENCH_TIME_S);
-            return -1;
-        }
-        o->bench_time_s = d;
-        return 0;
-    case OPT_BENCH_PRECISION:
-        if (cli_parse_precisions(optarg, &o->bench_precs) < 0) {
-            snprintf(err, errlen, "--bench-precision: '%.*s%s' is not a comma-separated list of fp32, fp64, fp16",
-                     CLI_QUOTE(optarg));
-            return -1;
-        }
-        return 0;
-    case OPT_PLOT:
-        if (!*optarg) {
-            snprintf(err, errlen, "--plot: empty file name");
-            return -1;
-        }
-        if (!str_ends_with_nocase(optarg, ".svg") && !str_ends_with_nocase(optarg, ".png")) {
-            snprintf(err, errlen, "--plot: '%.*s%s' does not end in .svg or .png (the format comes from it)",
-                     CLI_QUOTE(optarg));
-            return -1;
-        }
-        o->plot = optarg;
-        return 0;
-    default:
-        return 1;
-    }
-}
-
 /* One option that takes a checked value: 0, 1 when C is not one of them, or -1 with ERR set. */
 static int cli_option_value(int c, struct cli_options *o, char *err, size_t errlen)
 {
     double d;
-    uint64_t u;
     switch (c) {
     case OPT_FORMAT:
         for (size_t i = 0; cli_format_names[i]; i++)
@@ -372,26 +330,6 @@ static int cli_option_value(int c, struct cli_options *o, char *err, size_t errl
         else
             o->pci_dump = optarg;
         return 0;
-    case OPT_SMOKE:
-        if (strcmp(optarg, "all") == 0)
-            o->smoke = CLI_SMOKE_ALL;
-        else if (strcmp(optarg, "gpu") == 0)
-            o->smoke = CLI_SMOKE_GPU;
-        else if (strcmp(optarg, "none") == 0)
-            o->smoke = CLI_SMOKE_NONE;
-        else {
-            snprintf(err, errlen, "--smoke: '%.*s%s' is not one of all, gpu, none", CLI_QUOTE(optarg));
-            return -1;
-        }
-        return 0;
-    case OPT_SMOKE_SIZE:
-        if (str_to_u64(optarg, 10, &u) < 0 || u < 1 || u > CLI_MAX_SMOKE_SIZE) {
-            snprintf(err, errlen, "--smoke-size: '%.*s%s' is not a whole number from 1 to %u", CLI_QUOTE(optarg),
-                     CLI_MAX_SMOKE_SIZE);
-            return -1;
-        }
-        o->smoke_size = (unsigned)u;
-        return 0;
     case OPT_DEVICE:
         if (cli_parse_device(optarg, &o->device_platform, &o->device_index) < 0) {
             snprintf(err, errlen, "--device: '%.*s%s' is not P or P:D (platform and device indices)",
@@ -407,7 +345,7 @@ static int cli_option_value(int c, struct cli_options *o, char *err, size_t errl
         }
         return 0;
     default:
-        return cli_option_bench(c, o, err, errlen);
+        return 1;
     }
 }
 
@@ -445,9 +383,6 @@ static int cli_option(int c, char **argv, struct cli_options *o, char *err, size
     case OPT_LIST_CHECKS:
         o->list_checks = true;
         break;
-    case OPT_NO_SMOKE:
-        o->smoke = CLI_SMOKE_NONE;
-        break;
     case OPT_PROP:
         o->prop = optarg;
         break;
@@ -469,23 +404,98 @@ static int cli_option(int c, char **argv, struct cli_options *o, char *err, size
 }
 
 
+/* getopt's table: the core's options, then every probe's in registry order (their defaults set). */
+struct cli_table {
+    struct option longopts[CLI_N_LONG_OPTIONS + CLI_MAX_PROBE_OPTIONS + 1];
+    const struct probe_option *probe[CLI_MAX_PROBE_OPTIONS]; /* OPT_PROBE + k is probe[k] */
+};
+
+static int cli_table_build(struct cli_table *t, char *err, size_t errlen)
+{
+    memcpy(t->longopts, cli_long_options, sizeof(cli_long_options));
+    size_t n = CLI_N_LONG_OPTIONS, k = 0;
+    for (size_t i = 0; probe_registry[i]; i++) {
+        const struct probe *p = probe_registry[i];
+        if (p->options_reset)
+            p->options_reset();
+        for (const struct probe_option *po = p->options; po && po->name; po++) {
+            for (size_t j = 0; j < n; j++)
+                if (strcmp(t->longopts[j].name, po->name) == 0) {
+                    snprintf(err, errlen, "internal: option --%s is declared twice (probe %s)", po->name, p->name);
+                    return -1;
+                }
+            if (k == CLI_MAX_PROBE_OPTIONS || !po->parse) {
+                snprintf(err, errlen, "internal: probe %s's option --%s does not fit", p->name, po->name);
+                return -1;
+            }
+            t->probe[k] = po;
+            t->longopts[n++] = (struct option){po->name, po->arg ? required_argument : no_argument, NULL,
+                                               OPT_PROBE + (int)k};
+            k++;
+        }
+    }
+    t->longopts[n] = (struct option){NULL, 0, NULL, 0};
+    return 0;
+}
+
+/* A probe's option: its parser stores the value; a complaint gets the option's name before it. */
+static int cli_probe_option(const struct probe_option *po, char *err, size_t errlen)
+{
+    char why[256] = "";
+    if (po->parse(po->arg ? optarg : NULL, why, sizeof(why)) == 0)
+        return 0;
+    snprintf(err, errlen, "--%s: %s", po->name, why[0] ? why : "bad value");
+    return -1;
+}
+
+/* The command called NAME (a static string), or NULL. */
+static const char *cli_command(const char *name)
+{
+    for (size_t i = 0; i < CLI_N_CORE_COMMANDS; i++)
+        if (strcmp(name, cli_core_commands[i].name) == 0)
+            return cli_core_commands[i].name;
+    const struct probe *p = probe_find(name);
+    return p ? p->name : NULL;
+}
+
+static void cli_append(char *buf, size_t len, const char *name)
+{
+    size_t at = strlen(buf);
+    snprintf(buf + at, len - at, "%s%s", at ? ", " : "", name);
+}
+
+/* "check, cpu, ..., list, snapshot": every command, in --help's order, into BUF. */
+static const char *cli_command_list(char *buf, size_t len)
+{
+    buf[0] = '\0';
+    cli_append(buf, len, cli_core_commands[0].name);
+    for (size_t i = 0; probe_registry[i]; i++)
+        cli_append(buf, len, probe_registry[i]->name);
+    for (size_t i = 1; i < CLI_N_CORE_COMMANDS; i++)
+        cli_append(buf, len, cli_core_commands[i].name);
+    return buf;
+}
+
 int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t errlen)
 {
     memset(o, 0, sizeof(*o));
     o->command = "check";
     o->timeout_s = CLI_DEFAULT_TIMEOUT_S;
-    o->smoke_size = CLI_DEFAULT_SMOKE_SIZE;
     o->device_platform = -1;
     o->device_index = -1;
-    o->bench_time_s = CLI_DEFAULT_BENCH_TIME_S;
-    o->bench_precs = CLI_BENCH_PREC_ALL;
     err[0] = '\0';
+    struct cli_table t;
+    if (cli_table_build(&t, err, errlen) < 0)
+        return -1;
 
     optind = 0; /* full re-initialisation of getopt (GNU), so tests can parse repeatedly */
     opterr = 0;
     int c;
-    while ((c = getopt_long(argc, argv, ":o:qvhV", cli_long_options, NULL)) != -1) {
-        if (cli_option(c, argv, o, err, errlen) < 0)
+    while ((c = getopt_long(argc, argv, ":o:qvhV", t.longopts, NULL)) != -1) {
+        int rc = c >= OPT_PROBE && c < OPT_PROBE + CLI_MAX_PROBE_OPTIONS
+                     ? cli_probe_option(t.probe[c - OPT_PROBE], err, errlen)
+                     : cli_option(c, argv, o, err, errlen);
+        if (rc < 0)
             return -1;
     }
     /* GNU getopt moves operands behind the options: at most one, the command. */
@@ -496,13 +506,11 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
                      CLI_QUOTE(cmd));
             return -1;
         }
-        o->command = NULL;
-        for (size_t i = 0; cli_commands[i]; i++)
-            if (strcmp(cmd, cli_commands[i]) == 0)
-                o->command = cli_commands[i];
+        o->command = cli_command(cmd);
         if (!o->command) {
-            snprintf(err, errlen, "unknown command '%.*s%s' (commands: check, cpu, pci, cuda, icd, opencl, list, smoke, snapshot, bench)",
-                     CLI_QUOTE(cmd));
+            char list[256];
+            snprintf(err, errlen, "unknown command '%.*s%s' (commands: %s)", CLI_QUOTE(cmd),
+                     cli_command_list(list, sizeof(list)));
             return -1;
         }
     }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <string.h>
 
 struct snapshot;
 
@@ -21,15 +22,15 @@ enum cli_format {
 /* Format names, indexed by enum cli_format. */
 extern const char *const cli_format_names[];
 enum cli_color { CLI_COLOR_AUTO = 0, CLI_COLOR_ALWAYS, CLI_COLOR_NEVER };
-enum cli_smoke { CLI_SMOKE_ALL = 0, CLI_SMOKE_GPU, CLI_SMOKE_NONE };
 
 #define CLI_DEFAULT_TIMEOUT_S 15.0
 #define CLI_MAX_TIMEOUT_S 3600.0
-#define CLI_DEFAULT_SMOKE_SIZE 256u
-#define CLI_MAX_SMOKE_SIZE 4096u
-#define CLI_DEFAULT_BENCH_TIME_S 10.0
-#define CLI_MAX_BENCH_TIME_S 3600.0
-#define CLI_BENCH_PREC_ALL 7u     /* bit 0 fp32, bit 1 fp64, bit 2 fp16 (enum bench_prec) */
+
+/* A value quoted in a message: its first CLI_QUOTE_MAX bytes, then "..." (a huge value would push
+ * the explanation out of the caller's message buffer). Use with "'%.*s%s'"; probes' option parsers too. */
+#define CLI_QUOTE_MAX 64
+#define CLI_QUOTE(s) \
+    (int)(strlen(s) > CLI_QUOTE_MAX ? CLI_QUOTE_MAX : strlen(s)), (s), strlen(s) > CLI_QUOTE_MAX ? "..." : ""
 
 struct cli_options {
     const char *command;     /* "check" (default) or a probe name, or "list" */
@@ -45,31 +46,27 @@ struct cli_options {
     bool quiet;
     int verbose;
     bool help, version, list_checks;
-    /* probe options */
+    /* options the core keeps (main.c's snapshot uses the CPUID ones; --device serves opencl, list, smoke
+     * and bench); a probe's own options live in the probe (struct probe.options) */
     const char *cpuid_dump;  /* --cpuid-dump FILE */
     const char *save_cpuid;  /* --save-cpuid FILE */
     const char *pci_dump;    /* --pci-dump FILE */
-    enum cli_smoke smoke;    /* --smoke=all|gpu|none, --no-smoke */
-    unsigned smoke_size;     /* --smoke-size N */
     int device_platform;     /* --device P[:D]: platform index, or -1 */
     int device_index;        /* device index within it, or -1 for all */
     const char *prop;        /* --prop TEXT: only properties whose name contains TEXT */
-    double bench_time_s;     /* --bench-time SECONDS: the whole bench's budget */
-    unsigned bench_precs;    /* --bench-precision LIST: bit (1 << enum bench_prec) per precision */
-    const char *plot;        /* --plot FILE (.svg or .png), or NULL */
     char **requires;         /* --require items, split on commas, each trimmed (owned) */
     size_t n_requires;
 };
 
-/* The commands gpucheckup accepts (NULL-terminated). */
-extern const char *const cli_commands[];
-
-/* Parse ARGV into O (defaults first). Returns 0, or -1 with a message naming the option and what is
+/* Parse ARGV into O (defaults first), and each registered probe's own options into its storage (their
+ * defaults first: struct probe.options_reset). The commands are "check", "list", "snapshot" and each
+ * probe's name. Returns 0, or -1 with a message naming the option and what is
  * wrong in ERR. Strings in O point into ARGV except the requires array (free with cli_options_free). */
 int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t errlen);
 void cli_options_free(struct cli_options *o);
 /* True when ARGV asks for JSON output (used to shape error output when parsing fails). */
 bool cli_wants_json(int argc, char **argv);
+/* --help: the commands and each probe's options from the registry, the rest from here. */
 void cli_print_help(FILE *out);
 
 #endif

@@ -33,23 +33,23 @@ static const struct {
     {"cuda13", "CUDA 13", 13, 75},
 };
 
-/* OpenCL findings that stop being errors when every GPU computes through CUDA: they say the GPU
- * cannot be used through OpenCL, which PyTorch, TensorFlow and JAX on NVIDIA do not need. */
+/* Findings that stop being errors when every GPU computes through CUDA (their rows say so:
+ * CHECK_F_CUDA_RELIEF, CHECK_F_CUDA_RELIEF_NVIDIA): they say the GPU cannot be used through OpenCL,
+ * which PyTorch, TensorFlow and JAX on NVIDIA do not need. */
 static void doctor_cuda_relief(struct report *r)
 {
     if (!doctor_gpus_compute_via_cuda(r))
         return;
-    static const char *const ids[] = {"cl.cpu-only", "cl.no-platforms", "icd.no-loader", NULL};
     for (size_t i = 0; i < r->n_findings; i++) {
         struct report_finding *f = &r->findings[i];
         if (f->severity != REPORT_SEV_ERROR)
             continue;
-        bool want = false;
-        for (size_t k = 0; ids[k]; k++)
-            want |= strcmp(f->id, ids[k]) == 0;
-        const char *v = doctor_finding_vendor(r, f);
-        want |= (str_starts_with(f->id, "cl.") || str_starts_with(f->id, "icd.")) && v && strcmp(v, "nvidia") == 0 &&
-                strcmp(f->id, "cl.enumeration-crash") != 0 && strcmp(f->id, "cl.enumeration-hang") != 0;
+        unsigned fl = checks_flags(r->catalogue, f->id);
+        bool want = fl & CHECK_F_CUDA_RELIEF;
+        if (!want && (fl & CHECK_F_CUDA_RELIEF_NVIDIA)) {
+            const char *v = doctor_finding_vendor(r, f);
+            want = v && strcmp(v, "nvidia") == 0;
+        }
         if (!want)
             continue;
         char *m = str_printf("%s (a warning only: the GPU computes through CUDA)", f->message ? f->message : "");
@@ -193,29 +193,16 @@ const char *doctor_finding_vendor(const struct report *r, const struct report_fi
 
 /* The layer of the GPU stack finding ID is about (its catalogue row), 0 when it is not about the GPU
  * stack: a finding can only be caused by one in a lower layer. */
-static int doctor_tier(const char *id)
+static int doctor_tier(const struct report *r, const char *id)
 {
-    enum check_layer l = checks_layer(id);
+    enum check_layer l = checks_layer(r->catalogue, id);
     return l == CHECK_LAYER_NONE || l == CHECK_LAYER_UNSET ? 0 : (int)l;
 }
 
-/* Findings that cannot cause anything else (informational, or about link speed/insecurity). */
-static bool doctor_can_cause(const struct report_finding *f)
+/* Findings that can cause others: not informational, and not marked CHECK_F_NEVER_CAUSE by their row. */
+static bool doctor_can_cause(const struct report *r, const struct report_finding *f)
 {
-    static const char *const never[] = {"pci.no-gpu", "pci.link-degraded", "pci.link-slow", "icd.insecure",
-                                        "icd.multiple-loaders", "icd.duplicate", NULL};
-    if (f->severity == REPORT_SEV_INFO)
-        return false;
-    for (size_t i = 0; never[i]; i++)
-        if (strcmp(f->id, never[i]) == 0)
-            return false;
-    return true;
-}
-
-/* Findings that speak of every vendor at once: any earlier cause explains them. */
-static bool doctor_is_aggregate(const char *id)
-{
-    return strcmp(id, "cl.no-platforms") == 0 || strcmp(id, "cl.cpu-only") == 0;
+    return f->severity != REPORT_SEV_INFO && !(checks_flags(r->catalogue, f->id) & CHECK_F_NEVER_CAUSE);
 }
 
 static struct report_finding *doctor_root_of(struct report *r, struct report_finding *f)
@@ -232,23 +219,13 @@ static struct report_finding *doctor_root_of(struct report *r, struct report_fin
 /* Link consequences to causes inside the CPU and GPU chains. */
 static void doctor_link_chains(struct report *r)
 {
-    /* CPU: the reason AVX is missing explains cpu.no-avx. */
-    struct report_finding *no_avx = report_find_finding(r, "cpu.no-avx", NULL);
-    if (no_avx && !no_avx->caused_by_id) {
-        static const char *const cpu_causes[] = {"cpu.avx-hidden-by-hypervisor", "cpu.avx-disabled-by-os", NULL};
-        for (size_t i = 0; cpu_causes[i]; i++) {
-            struct report_finding *c = report_find_finding(r, cpu_causes[i], NULL);
-            if (c) {
-                report_finding_set_cause(no_avx, c->id, c->subject);
-                break;
-            }
-        }
-    }
+    /* The CPU chain needs nothing here: the cpu probe links its findings itself (the reason AVX is
+     * missing explains cpu.no-avx: probes/cpu/cpu_findings.c). */
 
     /* The GPU chain: PCI/driver/node problems, then ICDs, then OpenCL, then smoke. */
     for (size_t e = 0; e < r->n_findings; e++) {
         struct report_finding *eff = &r->findings[e];
-        int te = doctor_tier(eff->id);
+        int te = doctor_tier(r, eff->id);
         if (te == 0 || eff->caused_by_id)
             continue;
         const char *ve = doctor_finding_vendor(r, eff);
@@ -256,13 +233,16 @@ static void doctor_link_chains(struct report *r)
         int best_tier = 99;
         for (size_t c = 0; c < r->n_findings; c++) {
             struct report_finding *cause = &r->findings[c];
-            int tc = doctor_tier(cause->id);
-            if (c == e || tc == 0 || tc >= te || !doctor_can_cause(cause))
+            int tc = doctor_tier(r, cause->id);
+            if (c == e || tc == 0 || tc >= te || !doctor_can_cause(r, cause))
                 continue;
             const char *vc = doctor_finding_vendor(r, cause);
             bool same_subject = cause->subject && eff->subject && strcmp(cause->subject, eff->subject) == 0;
+            /* a finding about every vendor is explained by any cause; a cause about every vendor
+             * explains any finding (the rows' CHECK_F_ALL_VENDORS, CHECK_F_CAUSES_ALL) */
             bool match = same_subject || (vc && ve && strcmp(vc, ve) == 0) ||
-                         (doctor_is_aggregate(eff->id)) || strcmp(cause->id, "icd.no-loader") == 0;
+                         (checks_flags(r->catalogue, eff->id) & CHECK_F_ALL_VENDORS) ||
+                         (checks_flags(r->catalogue, cause->id) & CHECK_F_CAUSES_ALL);
             if (!match)
                 continue;
             if (tc < best_tier) {
@@ -284,14 +264,14 @@ struct doctor_chain {
     const char *owner; /* the probe whose findings it holds (PROBE_CHAIN_STACK, PROBE_CHAIN_OWN) */
 };
 
-static bool doctor_in_chain(const struct doctor_chain *c, const char *id)
+static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c, const char *id)
 {
-    enum check_layer l = checks_layer(id);
-    const char *owner = checks_owner(id);
+    enum check_layer l = checks_layer(r->catalogue, id);
+    const char *owner = checks_owner(r->catalogue, id);
     bool own = owner && c->owner && strcmp(owner, c->owner) == 0;
     switch (c->kind) {
     case PROBE_CHAIN_GPU:
-        return doctor_tier(id) > 0;
+        return doctor_tier(r, id) > 0;
     case PROBE_CHAIN_STACK:
         return own || l == CHECK_LAYER_HARDWARE || l == CHECK_LAYER_KERNEL;
     case PROBE_CHAIN_OWN:
@@ -339,7 +319,7 @@ static const char **doctor_reasons(const struct report *r, const struct doctor_c
         const struct report_finding *f = &r->findings[i];
         if (f->caused_by_id || f->severity == REPORT_SEV_INFO)
             continue;
-        bool want = doctor_in_chain(chain, f->id);
+        bool want = doctor_in_chain(r, chain, f->id);
         bool dup = false;
         for (size_t j = 0; j < *n; j++)
             dup |= strcmp(ids[j], f->id) == 0;
@@ -349,10 +329,11 @@ static const char **doctor_reasons(const struct report *r, const struct doctor_c
     return ids;
 }
 
-/* Findings that explain nothing: never a verdict's root cause (a driver for absent hardware). */
-static bool doctor_never_root(const struct report_finding *f)
+/* Findings that explain nothing: never a verdict's root cause (CHECK_F_NEVER_ROOT: a driver for absent
+ * hardware). */
+static bool doctor_never_root(const struct report *r, const struct report_finding *f)
 {
-    return strcmp(f->id, "icd.absent-hardware") == 0;
+    return checks_flags(r->catalogue, f->id) & CHECK_F_NEVER_ROOT;
 }
 
 /* The most severe root cause (not caused by another) in CHAIN, or NULL. Info findings count only when
@@ -363,9 +344,9 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
     const struct report_finding **sorted = report_sorted_findings(r, &n);
     const struct report_finding *found = NULL;
     for (size_t i = 0; i < n && !found; i++) {
-        if (sorted[i]->caused_by_id || doctor_never_root(sorted[i]))
+        if (sorted[i]->caused_by_id || doctor_never_root(r, sorted[i]))
             continue;
-        if (doctor_in_chain(chain, sorted[i]->id))
+        if (doctor_in_chain(r, chain, sorted[i]->id))
             found = sorted[i];
     }
     free(sorted);

@@ -85,7 +85,7 @@ static int main_list_checks(const struct cli_options *o)
     if (o->format == CLI_FORMAT_JSON) {
         json_object *doc = json_object_new_object();
         json_object *arr = json_object_new_array();
-        checks_foreach(main_list_check_json, arr);
+        checks_foreach(probe_catalogue(), main_list_check_json, arr);
         json_object_object_add(doc, "schema_version", json_object_new_int(GC_SCHEMA_VERSION));
         json_object_object_add(doc, "checks", arr);
         return main_emit_json(o->output, doc, o->compact);
@@ -95,7 +95,7 @@ static int main_list_checks(const struct cli_options *o)
     FILE *m = open_memstream(&buf, &len);
     if (!m)
         return GC_EXIT_INTERNAL;
-    checks_foreach(main_list_check_text, m);
+    checks_foreach(probe_catalogue(), main_list_check_text, m);
     fclose(m);
     int rc = main_emit(o->output, buf, len);
     free(buf);

@@ -1,4 +1,4 @@
-/* probe.h: the probe interface: each probes/NAME.c exports one `const struct probe`, listed in registry.c. */
+/* probe.h: the probe interface: each probes/NAME/NAME.c exports one `const struct probe`, listed in registry.c. */
 #ifndef GPUCHECKUP_PROBE_H
 #define GPUCHECKUP_PROBE_H
 
@@ -73,10 +73,23 @@ struct probe_require {
     enum probe_chain chain;
 };
 
+/* A command-line option a probe owns (struct probe.options, ended by a row with NAME NULL): cli.c
+ * parses and documents it (--help); the value lives in the probe's own storage, which the probe reads. */
+struct probe_option {
+    const char *name;  /* the long name without its dashes: "bench-time" */
+    const char *arg;   /* the value's name in --help ("SECONDS"), or NULL for an option without a value */
+    const char *help;  /* --help's text for it, lines separated by '\n' */
+    /* Store VALUE (NULL for an option without one) in the probe's storage: 0, or -1 with what is
+     * wrong with it in ERR (cli.c puts "--NAME: " before it). Called while parsing only. */
+    int (*parse)(const char *value, char *err, size_t errlen);
+};
+
 struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
-    const char *title;        /* one line for --help-like listings */
+    const char *title;        /* what its command does, for --help's command list (lines split by '\n') */
     bool needs_live;          /* uses this machine (drivers, CPUID): skipped under --root unless --live */
+    bool snapshot_rerun;      /* needs_live, yet under --root SNAPSHOT (without --live) it runs: it checks
+                                 the tree again and replays the captured live parts itself (icd) */
     bool explicit_only;       /* runs only for its own command (bench: seconds of load), never in `check`
                                  nor as another probe's dependency */
     const char *const *deps;  /* probes whose sections or findings this one reads (NULL-terminated, may
@@ -86,6 +99,9 @@ struct probe {
     size_t n_checks;
     const struct check_set *check_sets; /* more rows, ended by {NULL, NULL}; may be NULL */
     const struct probe_require *requires; /* the --require names it answers; may be NULL */
+    const struct probe_option *options; /* its command-line options; may be NULL */
+    const char *options_title; /* --help's heading above them: "Benchmark (bench)" */
+    void (*options_reset)(void); /* set their defaults: cli_parse calls it before parsing; may be NULL */
     /* Fill SEC (status, data, summary lines) and add findings to ctx->report. Never exits, never
      * calls report_add_section. Returns PROBE_DONE, PROBE_INPUT_ERROR or PROBE_INTERNAL_ERROR. */
     int (*run)(struct probe_ctx *ctx, struct report_section *sec);
@@ -97,6 +113,8 @@ struct probe {
 extern const struct probe *const probe_registry[];
 /* The probe called NAME, or NULL. */
 const struct probe *probe_find(const char *name);
+/* Every registered probe's catalogue rows (what report_new hands the report). */
+const struct checks_catalogue *probe_catalogue(void);
 
 /* Text helpers for probe printers: colour only when T->color. */
 void text_heading(struct text_out *t, const char *title);

@@ -1,4 +1,5 @@
-/* registry.c: the one list of probes, in the order of the report. */
+/* registry.c: the one list of probes, in the order of the report, and the catalogue their rows make. */
+#include <pthread.h>
 #include <string.h>
 
 #include "probe.h"
@@ -31,4 +32,37 @@ const struct probe *probe_find(const char *name)
         if (strcmp(probe_registry[i]->name, name) == 0)
             return probe_registry[i];
     return NULL;
+}
+
+/* Every probe's catalogue rows, in registry order (a probe's own rows, then its check_sets'). */
+#define PROBE_MAX_PARTS 64
+static struct check_part probe_parts[PROBE_MAX_PARTS];
+static struct checks_catalogue probe_cat = {probe_parts, 0};
+static pthread_once_t probe_cat_once = PTHREAD_ONCE_INIT;
+
+static void probe_catalogue_add(const char *owner, const struct check *rows, size_t n)
+{
+    if (n > 0 && probe_cat.n < PROBE_MAX_PARTS) /* unit-doctor checks that every row is found */
+        probe_parts[probe_cat.n++] = (struct check_part){owner, rows, n};
+}
+
+static void probe_catalogue_build(void)
+{
+    for (size_t i = 0; probe_registry[i]; i++) {
+        const struct probe *p = probe_registry[i];
+        probe_catalogue_add(p->name, p->checks, p->n_checks);
+        for (const struct check_set *cs = p->check_sets; cs && cs->rows; cs++)
+            probe_catalogue_add(p->name, cs->rows, *cs->n);
+    }
+}
+
+const struct checks_catalogue *probe_catalogue(void)
+{
+    pthread_once(&probe_cat_once, probe_catalogue_build);
+    return &probe_cat;
+}
+
+struct report *report_new(void)
+{
+    return report_new_with(probe_catalogue());
 }

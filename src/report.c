@@ -34,11 +34,12 @@ static void *report_grow(void **arr, size_t *n, size_t size)
     return elem;
 }
 
-struct report *report_new(void)
+struct report *report_new_with(const struct checks_catalogue *cat)
 {
     struct report *r = calloc(1, sizeof(*r));
     if (!r)
         return NULL;
+    r->catalogue = cat;
     r->host = json_object_new_object();
     if (!r->host) {
         free(r);
@@ -172,7 +173,7 @@ void report_section_add_note(struct report_section *s, const char *fmt, ...)
 struct report_finding *report_add_finding(struct report *r, const char *id, const char *subject,
                                           const char *fmt, ...)
 {
-    const struct check *c = checks_find(id);
+    const struct check *c = checks_find(r->catalogue, id);
     if (!c)
         fprintf(stderr, "gpucheckup: internal: finding ID '%s' is not in the check catalogue\n", id);
     va_list ap;

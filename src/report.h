@@ -70,6 +70,8 @@ struct report_requirement {
     char *detail; /* why (un)met */
 };
 
+struct checks_catalogue;
+
 struct report {
     json_object *host;                /* host identification, owned */
     struct report_section *sections;
@@ -80,9 +82,14 @@ struct report {
     size_t n_requirements;
     json_object *targets;             /* verdict targets (object name -> {ready, reasons}); owned, may be NULL */
     char *verdict_text;               /* one-line verdict for people; may be NULL (derived) */
+    const struct checks_catalogue *catalogue; /* the finding IDs it may hold (checks.h); not owned */
 };
 
-/* Allocate an empty report. Returns NULL on allocation failure. Free with report_free(). */
+/* Allocate an empty report over catalogue CAT (kept, not copied; NULL: the core's rows only).
+ * Returns NULL on allocation failure. Free with report_free(). */
+struct report *report_new_with(const struct checks_catalogue *cat);
+/* report_new_with(probe_catalogue()): every registered probe's rows (defined in registry.c, so the
+ * report model itself never reaches into the registry). */
 struct report *report_new(void);
 void report_free(struct report *r);
 

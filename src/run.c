@@ -163,9 +163,9 @@ static void run_start(struct run_sched *s, struct run_slot *sl)
         sl->state = RUN_DONE;
         return;
     }
-    /* a snapshot's icd probe checks the .icd files again and replays the drivers' results */
-    bool replay_icd = o->snapshot && !o->live && strcmp(sl->p->name, "icd") == 0;
-    if (sl->p->needs_live && !sl->ctx.fs->live && !o->live && !replay_icd) {
+    /* a snapshot_rerun probe checks the snapshot's tree again and replays the live parts itself (icd) */
+    bool rerun = o->snapshot && !o->live && sl->p->snapshot_rerun;
+    if (sl->p->needs_live && !sl->ctx.fs->live && !o->live && !rerun) {
         /* a snapshot's captured section and findings stand in for it (into this probe's view) */
         if (o->snapshot && snapshot_replay_section(o->snapshot, &sl->view, sec)) {
             sl->state = RUN_DONE;

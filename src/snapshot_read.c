@@ -422,7 +422,7 @@ void snapshot_replay_findings(const struct snapshot *s, struct report *r, const 
         struct snap_owner o = {.id = snap_str(jf, "id")};
         if (!o.id)
             continue;
-        checks_foreach(snap_find_owner, &o);
+        checks_foreach(r->catalogue, snap_find_owner, &o);
         if (!o.owner || strcmp(o.owner, owner) != 0) /* unknown IDs (a newer gpucheckup) are not guessed at */
             continue;
         bool wanted = !ids;

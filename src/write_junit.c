@@ -243,7 +243,7 @@ static void junit_collect(const struct report *r, bool *placed, const char *owne
                           struct junit_suite *s)
 {
     struct junit_ctx ctx = {.r = r, .suite = s, .probe = owner, .skipped = skipped, .placed = placed};
-    checks_foreach(junit_row, &ctx);
+    checks_foreach(r->catalogue, junit_row, &ctx);
 }
 
 int write_junit(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run)

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "bench_internal.h"
+#include "bench_options.h"
 #include "bench_report.h"
 #include "isolate.h"
 #include "jsonnum.h"
@@ -243,7 +244,7 @@ static void bench_child(struct probe_ctx *ctx, isolate_fn fn, void *arg, double 
 /* The CPU BLAS child, its object, and its findings. */
 static json_object *bench_cpu(struct probe_ctx *ctx, double budget_ms, unsigned max_n, char *stage, bool progress)
 {
-    struct bench_cpu_args ca = {.budget_ms = budget_ms, .precs = ctx->opts->bench_precs & 3u, .max_n = max_n, .stage = stage};
+    struct bench_cpu_args ca = {.budget_ms = budget_ms, .precs = bench_options()->precs & 3u, .max_n = max_n, .stage = stage};
     struct isolate_result res;
     bench_progress(progress, "bench: CPU BLAS (%.1f s) ...", budget_ms / 1000.0);
     bench_child(ctx, bench_cpu_child, &ca, budget_ms, 0, stage, &res);
@@ -282,7 +283,7 @@ static int bench_plot(struct probe_ctx *ctx, json_object *devs, json_object *cpu
     struct bench_plot_series *s = NULL;
     size_t n = bench_series(devs, cpu, &s);
     char err[512] = "";
-    int rc = bench_plot_write(ctx->opts->plot, "gpucheckup bench: GEMM GFLOPS against N", s, n, err, sizeof(err));
+    int rc = bench_plot_write(bench_options()->plot, "gpucheckup bench: GEMM GFLOPS against N", s, n, err, sizeof(err));
     bench_series_free(s, n);
     if (rc == 0)
         return PROBE_DONE;
@@ -301,7 +302,7 @@ static json_object *bench_devices(struct probe_ctx *ctx, struct smoke_inventory 
         struct isolate_result res = {.status = ISOLATE_OK};
         if (t->run) {
             struct bench_device_args a = {.platform = t->platform, .device = t->device, .budget_ms = dev_ms,
-                                          .precs = ctx->opts->bench_precs, .stage = stage};
+                                          .precs = bench_options()->precs, .stage = stage};
             bench_progress(progress, "bench: device %zu/%zu %d:%d %s (%.1f s) ...", ++k, ndev, t->platform, t->device,
                            t->name ? t->name : "", dev_ms / 1000.0);
             bench_child(ctx, bench_device_child, &a, dev_ms, 2u * (unsigned)__builtin_popcount(a.precs), stage, &res);
@@ -316,7 +317,8 @@ static json_object *bench_devices(struct probe_ctx *ctx, struct smoke_inventory 
 static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     const struct cli_options *o = ctx->opts;
-    if (o->plot && !bench_plot_available()) {
+    const struct bench_options *bo = bench_options();
+    if (bo->plot && !bench_plot_available()) {
         ctx->error = str_dup("--plot: gpucheckup was built without cairo: --plot is not available");
         return PROBE_INPUT_ERROR;
     }
@@ -340,7 +342,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         ctx->error = str_dup("bench: out of memory");
         return PROBE_INTERNAL_ERROR;
     }
-    double total_ms = o->bench_time_s * 1000.0, share = total_ms / (double)(ndev + 1);
+    double total_ms = bo->time_s * 1000.0, share = total_ms / (double)(ndev + 1);
     bool progress = !o->quiet && isatty(STDERR_FILENO);
     json_object *devs = bench_devices(ctx, &inv, share, stage, progress, ndev);
     json_object *cpu = bench_cpu(ctx, share, bench_max_n(devs), stage, progress);
@@ -374,29 +376,34 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     }
     json_object *precs = json_object_new_array();
     for (int p = 0; p < 3; p++)
-        if (o->bench_precs & (1u << p))
+        if (bo->precs & (1u << p))
             json_object_array_add(precs, json_object_new_string(p == 0 ? "fp32" : p == 1 ? "fp64" : "fp16"));
     json_object_object_add(sec->data, "source", json_object_new_string(source));
-    json_object_object_add(sec->data, "budget_s", jsonnum_sig(o->bench_time_s, 6));
+    json_object_object_add(sec->data, "budget_s", jsonnum_sig(bo->time_s, 6));
     json_object_object_add(sec->data, "precisions", precs);
     json_object_object_add(sec->data, "cpu_blas", cpu);
     json_object_object_add(sec->data, "devices", devs);
-    json_object_object_add(sec->data, "plot", o->plot ? json_object_new_string(o->plot) : NULL);
+    json_object_object_add(sec->data, "plot", bo->plot ? json_object_new_string(bo->plot) : NULL);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     smoke_inventory_free(&inv);
-    return o->plot ? bench_plot(ctx, devs, cpu) : PROBE_DONE;
+    return bo->plot ? bench_plot(ctx, devs, cpu) : PROBE_DONE;
 }
 
 void bench_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);
 
 const struct probe probe_bench = {
     .name = "bench",
-    .title = "GEMM speed per OpenCL device against the CPU BLAS, verified; bandwidth, latency, peak",
+    .title = "GEMM speed per OpenCL device (gpucheckup's kernel, CLBlast) against\n"
+             "the CPU BLAS, every result verified; bandwidth, launch latency, peak\n"
+             "(only when asked for: `check` never runs it)",
     .needs_live = true,
     .explicit_only = true,
     .deps = bench_deps,
     .checks = bench_checks,
     .n_checks = sizeof(bench_checks) / sizeof(bench_checks[0]),
+    .options = bench_option_rows,
+    .options_title = "Benchmark (bench)",
+    .options_reset = bench_options_reset,
     .run = bench_run,
     .print_text = bench_print_text,
 };

@@ -10,6 +10,7 @@
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "pci_internal.h"
+#include "smoke_options.h"
 #include "strutil.h"
 
 
@@ -234,7 +235,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
     json_object *devices = jsonget(cr->sec->data, "devices");
     size_t nd = devices ? json_object_array_length(devices) : 0;
     const char *why = NULL;
-    if (cr->ctx->opts->smoke == CLI_SMOKE_NONE)
+    if (smoke_options()->which == SMOKE_WHICH_NONE)
         why = "--no-smoke";
     else if (cr->facts.cuinit_result != CUDA_SUCCESS)
         why = "the CUDA driver did not initialise";
@@ -260,7 +261,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
     }
     for (size_t i = 0; i < nd; i++) {
         args[i].ordinal = (int)jsonget_int(json_object_array_get_idx(devices, i), "ordinal", (int64_t)i);
-        args[i].n = (int)cr->ctx->opts->smoke_size;
+        args[i].n = (int)smoke_options()->size;
         jobs[i].fn = cuda_smoke_child;
         jobs[i].arg = &args[i];
     }
@@ -387,7 +388,8 @@ static const char *const cuda_deps[] = {"pci", NULL};
 
 const struct probe probe_cuda = {
     .name = "cuda",
-    .title = "NVIDIA CUDA: driver API, NVML, the libraries frameworks load, a CUDA smoke test",
+    .title = "the NVIDIA CUDA stack: libcuda and cuInit, each GPU, NVML, the CUDA\n"
+             "libraries frameworks load, a CUDA smoke test",
     .needs_live = true,
     .deps = cuda_deps,
     .check_sets = cuda_check_sets,

@@ -11,7 +11,7 @@ static const struct check pci_checks[] = {
     {"pci.no-gpu", REPORT_SEV_INFO, "No GPU or accelerator was found on the PCI bus",
      "If this machine should have one: check that it is seated, powered and enabled in the firmware setup, "
      "or passed through to this VM or container; `lspci -nn | grep -Ei 'vga|3d|display|accel'` lists what the "
-     "bus shows.", CHECK_LAYER_KERNEL},
+     "bus shows.", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
     {"pci.no-driver", REPORT_SEV_ERROR, "A GPU or accelerator has no kernel driver bound: nothing can use it",
      "Install and load the vendor's kernel driver; `lspci -k` shows the candidate modules and `sudo dmesg` why "
      "binding failed.", CHECK_LAYER_KERNEL},
@@ -31,11 +31,11 @@ static const struct check pci_checks[] = {
     {"pci.link-degraded", REPORT_SEV_WARNING,
      "A GPU's PCIe link is narrower than the card supports (wrong slot, riser, poor seating)",
      "Move the card to a slot wired for its full width, check riser cables and seating; compare LnkCap with "
-     "LnkSta in `sudo lspci -vv -s ADDRESS`.", CHECK_LAYER_KERNEL},
+     "LnkSta in `sudo lspci -vv -s ADDRESS`.", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
     {"pci.link-slow", REPORT_SEV_INFO,
      "A GPU's PCIe link runs below its top speed (normal while idle: GPUs slow the link to save power)",
      "Check again under load (`sudo lspci -vv -s ADDRESS | grep LnkSta`); if it stays low, check the slot's "
-     "PCIe generation and the firmware's link-speed setting.", CHECK_LAYER_KERNEL},
+     "PCIe generation and the firmware's link-speed setting.", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
     {"pci.not-responding", REPORT_SEV_ERROR,
      "A GPU's configuration space reads all ones: it fell off the bus",
      "Look for the cause with `sudo dmesg | grep -iE 'AER|Xid|fallen off|pcieport'`; a reboot or power cycle "
@@ -515,7 +515,7 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
 
 const struct probe probe_pci = {
     .name = "pci",
-    .title = "GPUs on the PCI bus, kernel drivers, device nodes",
+    .title = "GPUs and accelerators on the PCI bus, kernel drivers, device nodes",
     .needs_live = false,
     .checks = pci_checks,
     .n_checks = sizeof(pci_checks) / sizeof(pci_checks[0]),

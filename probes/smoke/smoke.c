@@ -10,6 +10,7 @@
 #include "isolate.h"
 #include "probe.h"
 #include "smoke_device.h"
+#include "smoke_options.h"
 #include "smoke_platform.h"
 #include "smoke_select.h"
 #include "smoke_timer.h"
@@ -494,7 +495,8 @@ int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct
 static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     const struct cli_options *o = ctx->opts;
-    if (o->smoke == CLI_SMOKE_NONE) {
+    const struct smoke_options *so = smoke_options();
+    if (so->which == SMOKE_WHICH_NONE) {
         report_section_set_status(sec, REPORT_STATUS_SKIPPED, "turned off (--smoke=none or --no-smoke)");
         return PROBE_DONE;
     }
@@ -504,7 +506,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
     if (smoke_find_devices(ctx, sec, &inv, &source) < 0)
         return PROBE_DONE;
     char *err = NULL;
-    if (smoke_inventory_select(&inv, o->device_platform, o->device_index, o->smoke == CLI_SMOKE_GPU, &err) < 0) {
+    if (smoke_inventory_select(&inv, o->device_platform, o->device_index, so->which == SMOKE_WHICH_GPU, &err) < 0) {
         smoke_inventory_free(&inv);
         ctx->error = err;
         return PROBE_INPUT_ERROR;
@@ -538,7 +540,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
             continue;
         args[j] = (struct smoke_device_args){.platform = inv.targets[i].platform,
                                              .device = inv.targets[i].device,
-                                             .n = o->smoke_size,
+                                             .n = so->size,
                                              .stage = stages + j * SMOKE_STAGE_MAX};
         job_target[j] = &inv.targets[i];
         target_job[i] = j;
@@ -573,7 +575,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
             stage[SMOKE_STAGE_MAX - 1] = '\0';
             str_sanitize(stage);
         }
-        json_object *dev = smoke_device_object(t, res, stage, o->smoke_size);
+        json_object *dev = smoke_device_object(t, res, stage, so->size);
         json_object_array_add(devs, dev);
         smoke_findings(ctx, t, dev, res);
         smoke_summary_line(sec, dev);
@@ -582,8 +584,8 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
         report_section_add_line(sec, REPORT_MARK_WARN, "Smoke", "no OpenCL device to test");
 
     json_object_object_add(sec->data, "source", json_object_new_string(source));
-    json_object_object_add(sec->data, "n", json_object_new_int64(o->smoke_size));
-    json_object_object_add(sec->data, "selection", json_object_new_string(o->smoke == CLI_SMOKE_GPU ? "gpu" : "all"));
+    json_object_object_add(sec->data, "n", json_object_new_int64(so->size));
+    json_object_object_add(sec->data, "selection", json_object_new_string(so->which == SMOKE_WHICH_GPU ? "gpu" : "all"));
     json_object_object_add(sec->data, "devices", devs);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
 
@@ -698,11 +700,14 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
 
 const struct probe probe_smoke = {
     .name = "smoke",
-    .title = "a matrix multiply on each OpenCL device, checked exactly",
+    .title = "a small matrix multiply on each OpenCL device, checked exactly",
     .needs_live = true,
     .deps = smoke_deps,
     .checks = smoke_checks,
     .n_checks = sizeof(smoke_checks) / sizeof(smoke_checks[0]),
+    .options = smoke_option_rows,
+    .options_title = "Smoke test",
+    .options_reset = smoke_options_reset,
     .run = smoke_run,
     .print_text = smoke_print_text,
 };

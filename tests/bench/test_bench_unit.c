@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "bench_internal.h"
+#include "bench_options.h"
 #include "bench_report.h"
 #include "bench_verify.h"
 #include "cli.h"
@@ -250,14 +251,14 @@ static void test_options(void **state)
     char *ok[] = {"gpucheckup", "bench", "--bench-time", "2.5", "--bench-precision", "fp64,fp16", "--plot", "A.SVG", NULL};
     assert_int_equal(cli_parse(8, ok, &o, err, sizeof(err)), 0);
     assert_string_equal(o.command, "bench");
-    assert_true(o.bench_time_s == 2.5);
-    assert_int_equal(o.bench_precs, 6u);
-    assert_string_equal(o.plot, "A.SVG");
+    assert_true(bench_options()->time_s == 2.5);
+    assert_int_equal(bench_options()->precs, 6u);
+    assert_string_equal(bench_options()->plot, "A.SVG");
     char *def[] = {"gpucheckup", "bench", NULL};
     assert_int_equal(cli_parse(2, def, &o, err, sizeof(err)), 0);
-    assert_true(o.bench_time_s == CLI_DEFAULT_BENCH_TIME_S);
-    assert_int_equal(o.bench_precs, 7u);
-    assert_null(o.plot);
+    assert_true(bench_options()->time_s == BENCH_DEFAULT_TIME_S);
+    assert_int_equal(bench_options()->precs, 7u);
+    assert_null(bench_options()->plot);
     static const char *const bad[][2] = {
         {"--bench-time", "0"},      {"--bench-time", "-1"},         {"--bench-time", "nan"},
         {"--bench-time", "3601"},   {"--bench-time", "1s"},         {"--bench-precision", "fp8"},

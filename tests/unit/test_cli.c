@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "probe.h"
+#include "smoke_options.h"
 
 #define PARSE(o, err, ...)                                                                         \
     ({                                                                                             \
@@ -25,7 +27,8 @@ static void test_defaults(void **state)
     assert_string_equal(o.command, "check");
     assert_int_equal(o.format, CLI_FORMAT_TEXT);
     assert_true(o.timeout_s == CLI_DEFAULT_TIMEOUT_S);
-    assert_int_equal(o.smoke_size, 256);
+    assert_int_equal(smoke_options()->size, SMOKE_DEFAULT_SIZE);
+    assert_int_equal(smoke_options()->which, SMOKE_WHICH_ALL);
     assert_int_equal(o.device_platform, -1);
     cli_options_free(&o);
 }
@@ -143,10 +146,68 @@ static void test_device_and_smoke(void **state)
     assert_int_equal(PARSE(&o, err, "--device=1:2", "--no-smoke", "--smoke-size=64", "--timeout=2.5"), 0);
     assert_int_equal(o.device_platform, 1);
     assert_int_equal(o.device_index, 2);
-    assert_int_equal(o.smoke, CLI_SMOKE_NONE);
-    assert_int_equal(o.smoke_size, 64);
+    assert_int_equal(smoke_options()->which, SMOKE_WHICH_NONE);
+    assert_int_equal(smoke_options()->size, 64);
     assert_true(o.timeout_s == 2.5);
     cli_options_free(&o);
+    /* the probe's storage gets its defaults again on every parse */
+    assert_int_equal(PARSE(&o, err, "--smoke=gpu"), 0);
+    assert_int_equal(smoke_options()->which, SMOKE_WHICH_GPU);
+    assert_int_equal(smoke_options()->size, SMOKE_DEFAULT_SIZE);
+    cli_options_free(&o);
+    /* a probe's complaint is prefixed with the option's name */
+    assert_int_equal(PARSE(&o, err, "--smoke-size=0"), -1);
+    assert_string_equal(err, "--smoke-size: '0' is not a whole number from 1 to 4096");
+    cli_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--smoke-size"), -1);
+    assert_string_equal(err, "--smoke-size: missing value");
+    cli_options_free(&o);
+    assert_int_equal(PARSE(&o, err, "--no-smoke=x"), -1);
+    assert_non_null(strstr(err, "unknown option '--no-smoke=x'"));
+    cli_options_free(&o);
+}
+
+/* The commands and the probes' options come from the registry: each probe is a command, named in
+ * --help and in the unknown-command message, and each of its options is parsed and documented. */
+static void test_registry_commands_and_options(void **state)
+{
+    (void)state;
+    struct cli_options o;
+    char err[512];
+    char *help = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&help, &len);
+    assert_non_null(m);
+    cli_print_help(m);
+    fclose(m);
+    char *bad[] = {"gpucheckup", "frobnicate", NULL};
+    assert_int_equal(cli_parse(2, bad, &o, err, sizeof(err)), -1);
+    cli_options_free(&o);
+    assert_non_null(strstr(err, "(commands: check, "));
+    assert_non_null(strstr(err, ", list, snapshot)"));
+    size_t nopts = 0;
+    for (size_t i = 0; probe_registry[i]; i++) {
+        const struct probe *p = probe_registry[i];
+        char word[64];
+        snprintf(word, sizeof(word), "\n  %s ", p->name);
+        assert_non_null(strstr(help, word));
+        snprintf(word, sizeof(word), " %s,", p->name);
+        assert_non_null(strstr(err, word));
+        char *argv[] = {"gpucheckup", (char *)p->name, NULL};
+        assert_int_equal(cli_parse(2, argv, &o, err, sizeof(err)), 0);
+        assert_string_equal(o.command, p->name);
+        cli_options_free(&o);
+        assert_int_equal(cli_parse(2, bad, &o, err, sizeof(err)), -1); /* the message again, for the next probe */
+        cli_options_free(&o);
+        for (const struct probe_option *po = p->options; po && po->name; po++, nopts++) {
+            snprintf(word, sizeof(word), "\n      --%s%s%s ", po->name, po->arg ? "=" : "", po->arg ? po->arg : "");
+            assert_non_null(strstr(help, word));
+            assert_non_null(po->help);
+            assert_non_null(po->parse);
+        }
+    }
+    assert_true(nopts >= 6); /* smoke's three, bench's three */
+    free(help);
 }
 
 static void test_wants_json(void **state)
@@ -170,6 +231,7 @@ int main(void)
         cmocka_unit_test(test_huge_value_keeps_the_explanation),
         cmocka_unit_test(test_requires_split_and_repeat),
         cmocka_unit_test(test_device_and_smoke),
+        cmocka_unit_test(test_registry_commands_and_options),
         cmocka_unit_test(test_wants_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

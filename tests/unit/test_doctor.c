@@ -168,11 +168,14 @@ static void test_cpu_root_cause_and_target(void **state)
     (void)state;
     struct report *r = report_new();
     add(r, "cpu", "{\"flags\": {\"avx\": false}, \"x86_64_level\": 2}");
-    report_add_finding(r, "cpu.no-avx", "cpu", "no AVX");
-    report_add_finding(r, "cpu.avx-hidden-by-hypervisor", "cpu", "the VM hides AVX");
+    report_add_finding(r, "cpu.avx-hidden-by-hypervisor", NULL, "the VM hides AVX");
+    /* the cpu probe links cpu.no-avx to its reason itself (probes/cpu/cpu_findings.c) */
+    report_finding_set_cause(report_add_finding(r, "cpu.no-avx", NULL, "no AVX"), "cpu.avx-hidden-by-hypervisor", NULL);
     report_add_finding(r, "require.unmet", "avx", "avx not met");
     doctor_link_causes(r);
     assert_string_equal(report_find_finding(r, "cpu.no-avx", NULL)->caused_by_id, "cpu.avx-hidden-by-hypervisor");
+    /* the unmet CPU requirement is explained by the CPU chain's root cause */
+    assert_string_equal(report_find_finding(r, "require.unmet", "avx")->caused_by_id, "cpu.avx-hidden-by-hypervisor");
     doctor_verdict(r);
     json_object *t = json_object_object_get(r->targets, "cpu_avx");
     assert_false(json_object_get_boolean(json_object_object_get(t, "ready")));
@@ -333,14 +336,15 @@ static void test_cuda_wheel_lines(void **state)
 static void layer_row(const struct check *c, const char *owner, void *arg)
 {
     size_t *unset = arg;
-    if (c->layer == CHECK_LAYER_UNSET || c->layer > CHECK_LAYER_COMPUTE) {
+    unsigned layer = c->layer & CHECK_LAYER_MASK;
+    if (layer == CHECK_LAYER_UNSET || layer > CHECK_LAYER_COMPUTE) {
         print_error("%s (%s) declares no layer\n", c->id, owner);
         (*unset)++;
     }
     /* Rows not about the GPU stack: gpucheckup itself, --require, the CPU. */
     bool none = strcmp(owner, "core") == 0 || strcmp(owner, "cpu") == 0;
-    if (none != (c->layer == CHECK_LAYER_NONE)) {
-        print_error("%s (%s): layer %s\n", c->id, owner, checks_layer_name(c->layer));
+    if (none != (layer == CHECK_LAYER_NONE)) {
+        print_error("%s (%s): layer %s\n", c->id, owner, checks_layer_name((enum check_layer)layer));
         (*unset)++;
     }
 }
@@ -349,19 +353,96 @@ static void test_catalogue_layers(void **state)
 {
     (void)state;
     size_t bad = 0;
-    checks_foreach(layer_row, &bad);
+    const struct checks_catalogue *cat = probe_catalogue();
+    checks_foreach(cat, layer_row, &bad);
     assert_int_equal(bad, 0);
-    assert_int_equal(checks_layer("pci.not-responding"), CHECK_LAYER_HARDWARE);
-    assert_int_equal(checks_layer("pci.no-driver"), CHECK_LAYER_KERNEL);
-    assert_int_equal(checks_layer("icd.no-loader"), CHECK_LAYER_LOADER);
-    assert_int_equal(checks_layer("icd.no-platforms"), CHECK_LAYER_DRIVER);
-    assert_int_equal(checks_layer("cl.cpu-only"), CHECK_LAYER_RUNTIME);
-    assert_int_equal(checks_layer("smoke.wrong-result"), CHECK_LAYER_COMPUTE);
-    assert_int_equal(checks_layer("cpu.no-avx"), CHECK_LAYER_NONE);
-    assert_int_equal(checks_layer("no.such-id"), CHECK_LAYER_NONE);
-    assert_string_equal(checks_owner("cuda.no-libcuda"), "cuda");
-    assert_string_equal(checks_owner("require.unmet"), "core");
-    assert_null(checks_owner("no.such-id"));
+    assert_int_equal(checks_layer(cat, "pci.not-responding"), CHECK_LAYER_HARDWARE);
+    assert_int_equal(checks_layer(cat, "pci.no-driver"), CHECK_LAYER_KERNEL);
+    assert_int_equal(checks_layer(cat, "icd.no-loader"), CHECK_LAYER_LOADER);
+    assert_int_equal(checks_layer(cat, "icd.no-platforms"), CHECK_LAYER_DRIVER);
+    assert_int_equal(checks_layer(cat, "cl.cpu-only"), CHECK_LAYER_RUNTIME);
+    assert_int_equal(checks_layer(cat, "smoke.wrong-result"), CHECK_LAYER_COMPUTE);
+    assert_int_equal(checks_layer(cat, "cpu.no-avx"), CHECK_LAYER_NONE);
+    assert_int_equal(checks_layer(cat, "no.such-id"), CHECK_LAYER_NONE);
+    assert_string_equal(checks_owner(cat, "cuda.no-libcuda"), "cuda");
+    assert_string_equal(checks_owner(cat, "require.unmet"), "core");
+    assert_null(checks_owner(cat, "no.such-id"));
+    /* the catalogue without the probes' parts: the core's rows only */
+    assert_string_equal(checks_owner(NULL, "require.unmet"), "core");
+    assert_null(checks_find(NULL, "cuda.no-libcuda"));
+}
+
+/* Count every row and those of the cuda probe's parts: the registry's catalogue holds every part. */
+static void count_row(const struct check *c, const char *owner, void *arg)
+{
+    size_t *n = arg;
+    (void)c;
+    n[0]++;
+    n[1] += strcmp(owner, "cuda") == 0;
+}
+
+/* The facts the doctor once kept as ID lists are the owning probes' row flags now. */
+static void test_catalogue_flags(void **state)
+{
+    (void)state;
+    const struct checks_catalogue *cat = probe_catalogue();
+    size_t n[2] = {0, 0};
+    checks_foreach(cat, count_row, n);
+    assert_true(n[0] > 100);
+    assert_true(n[1] > 40); /* cuda's rows are all in its check_sets */
+    static const struct {
+        const char *id;
+        unsigned flags; /* exactly these of the doctor's flags */
+    } rows[] = {
+        {"pci.no-gpu", CHECK_F_NEVER_CAUSE},
+        {"pci.link-degraded", CHECK_F_NEVER_CAUSE},
+        {"pci.link-slow", CHECK_F_NEVER_CAUSE},
+        {"pci.no-driver", 0},
+        {"icd.insecure", CHECK_F_NEVER_CAUSE | CHECK_F_CUDA_RELIEF_NVIDIA},
+        {"icd.multiple-loaders", CHECK_F_NEVER_CAUSE | CHECK_F_CUDA_RELIEF_NVIDIA},
+        {"icd.duplicate", CHECK_F_NEVER_CAUSE | CHECK_F_CUDA_RELIEF_NVIDIA},
+        {"icd.absent-hardware", CHECK_F_NEVER_ROOT | CHECK_F_CUDA_RELIEF_NVIDIA},
+        {"icd.no-loader", CHECK_F_CAUSES_ALL | CHECK_F_CUDA_RELIEF},
+        {"icd.crash", CHECK_F_CUDA_RELIEF_NVIDIA},
+        {"cl.no-platforms", CHECK_F_ALL_VENDORS | CHECK_F_CUDA_RELIEF},
+        {"cl.cpu-only", CHECK_F_ALL_VENDORS | CHECK_F_CUDA_RELIEF},
+        {"cl.gpu-without-opencl", CHECK_F_CUDA_RELIEF_NVIDIA},
+        {"cl.enumeration-crash", 0},
+        {"cl.enumeration-hang", 0},
+        {"smoke.wrong-result", 0},
+        {"cuda.no-libcuda", 0},
+    };
+    for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+        assert_non_null(checks_find(cat, rows[i].id));
+        if (checks_flags(cat, rows[i].id) != rows[i].flags)
+            fail_msg("%s: flags 0x%x, want 0x%x", rows[i].id, checks_flags(cat, rows[i].id), rows[i].flags);
+    }
+}
+
+/* The doctor follows the catalogue it is handed, not IDs it knows: the same findings link or not as
+ * their rows' flags say. */
+static void test_doctor_reads_flags_from_the_catalogue(void **state)
+{
+    (void)state;
+    for (int with_flag = 0; with_flag < 2; with_flag++) {
+        const struct check rows[] = {
+            {"fake.no-loader", REPORT_SEV_ERROR, "t", "h", CHECK_LAYER_LOADER | (with_flag ? CHECK_F_CAUSES_ALL : 0)},
+            {"fake.no-device", REPORT_SEV_ERROR, "t", "h", CHECK_LAYER_RUNTIME},
+        };
+        const struct check_part part = {"fake", rows, 2};
+        const struct checks_catalogue cat = {&part, 1};
+        struct report *r = report_new_with(&cat);
+        assert_non_null(r);
+        report_add_finding(r, "fake.no-loader", "amdgpu", "no loader for the Radeon");
+        report_add_finding(r, "fake.no-device", "nvidia", "no device on the NVIDIA GPU");
+        assert_int_equal(r->findings[0].severity, REPORT_SEV_ERROR); /* the rows were found */
+        doctor_link_causes(r);
+        if (with_flag)
+            assert_string_equal(r->findings[1].caused_by_id, "fake.no-loader");
+        else
+            assert_null(r->findings[1].caused_by_id);
+        report_free(r);
+    }
 }
 
 /* --require names come from the probes that own them: each probe's forms parse, and the error lists
@@ -427,6 +508,8 @@ int main(void)
         cmocka_unit_test(test_cuda_gpu_makes_gpu_target_ready),
         cmocka_unit_test(test_cuda_wheel_lines),
         cmocka_unit_test(test_catalogue_layers),
+        cmocka_unit_test(test_catalogue_flags),
+        cmocka_unit_test(test_doctor_reads_flags_from_the_catalogue),
         cmocka_unit_test(test_requirements_declared_by_probes),
         cmocka_unit_test(test_requirement_chains),
     };

@@ -1,4 +1,6 @@
-"""The shape of the sources: no .c/.h under src/ or probes/ over 800 lines, no function over 120 (issue 13)."""
+"""The shape of the sources (issue 13): no .c/.h under src/ or probes/ over 800 lines, no function over 120;
+and what a probe owns stays in its folder: src/ (outside src/registry.c) names no probe's command, option
+or finding ID prefix, and the top-level meson.build no probe folder."""
 import glob
 import os
 import re
@@ -125,6 +127,145 @@ class ShapeTests(unittest.TestCase):
         self.assertEqual(over, [], f"functions over {MAX_FUNCTION_LINES} lines")
         # An exception that no longer applies goes: the list only shrinks.
         self.assertEqual(sorted(EXCEPTIONS - seen), [], "stale exceptions in test_shape.py")
+
+
+def string_literals(src):
+    """(line, text) of every string literal outside comments (character literals skipped)."""
+    out, i, n, line = [], 0, len(src), 1
+    while i < n:
+        if src.startswith("/*", i):
+            j = src.find("*/", i + 2)
+            j = n if j < 0 else j + 2
+            line += src.count("\n", i, j)
+            i = j
+        elif src.startswith("//", i):
+            j = src.find("\n", i)
+            i = n if j < 0 else j
+        elif src[i] in "\"'":
+            quote, j = src[i], i + 1
+            while j < n and src[j] != quote and src[j] != "\n":
+                j += 2 if src[j] == "\\" else 1
+            if quote == '"':
+                out.append((line, src[i + 1:j]))
+            i = j + 1
+        else:
+            line += src[i] == "\n"
+            i += 1
+    return out
+
+
+def probe_facts():
+    """What the probes own, read from probes/: {command: file} from each `const struct probe`'s .name,
+    {option: file} from each `struct probe_option` table's .name rows, {ID prefix: file} from the IDs of
+    each `struct check` table."""
+    names, options, prefixes = {}, {}, {}
+    for rel in sources():
+        if not rel.startswith("probes" + os.sep) or not rel.endswith(".c"):
+            continue
+        with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+            src = f.read()
+        for m in re.finditer(r"const struct probe probe_\w+\s*=\s*\{(.*?)\n\};", src, re.S):
+            name = re.search(r'\.name\s*=\s*"([^"]+)"', m.group(1))
+            if name:
+                names[name.group(1)] = rel
+        for m in re.finditer(r"struct probe_option \w+\[\]\s*=\s*\{(.*?)\n\};", src, re.S):
+            for o in re.findall(r'\.name\s*=\s*"([a-z0-9-]+)"', m.group(1)):
+                options[o] = rel
+        for m in re.finditer(r"struct check \w+\[\]\s*=\s*\{(.*?)\n\};", src, re.S):
+            for prefix in re.findall(r'\{\s*"([a-z0-9]+)\.[a-z0-9-]+",', m.group(1)):
+                prefixes[prefix] = rel
+    return names, options, prefixes
+
+
+def probe_mentions():
+    """(file, kind, what) for each place in src/ outside src/registry.c that names a probe: a string
+    literal that is a probe's command name, holds one of its options (--NAME), or starts with one of
+    its finding ID prefixes ("cl.")."""
+    names, options, prefixes = probe_facts()
+    found = set()
+    for rel in sources():
+        if not rel.startswith("src" + os.sep) or rel == os.path.join("src", "registry.c"):
+            continue
+        with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+            lits = string_literals(f.read())
+        rel = rel.replace(os.sep, "/")
+        for _, lit in lits:
+            if lit in names:
+                found.add((rel, "command", lit))
+            for o in options:
+                if re.search(r"--" + re.escape(o) + r"(?![a-z0-9-])", lit):
+                    found.add((rel, "option", o))
+            for prefix in prefixes:
+                if re.match(re.escape(prefix) + r"\.[a-z]", lit):
+                    found.add((rel, "finding ID", prefix))
+    return found
+
+
+# Where src/ still names a probe, and why. The list only shrinks: a new entry means a probe's facts
+# leaked into the core (put them on the probe's row: struct probe, its options, its catalogue flags).
+OWNERSHIP_EXCEPTIONS = {
+    # The verdict and the vendor of a finding read the probes' sections by name (issue 13 item 5,
+    # typed results, replaces these reads).
+    ("src/doctor.c", "command", "cpu"),
+    ("src/doctor.c", "command", "cuda"),
+    ("src/doctor.c", "command", "icd"),
+    ("src/doctor.c", "command", "opencl"),
+    ("src/doctor.c", "command", "pci"),
+    ("src/doctor.c", "command", "smoke"),
+    ("src/doctor_facts.c", "command", "cuda"),
+    ("src/doctor_facts.c", "command", "opencl"),
+    ("src/doctor_facts.c", "command", "pci"),
+    ("src/doctor_facts.c", "command", "smoke"),
+    # `list` is the opencl probe's section printed as a list.
+    ("src/run.c", "command", "opencl"),
+    ("src/write_text.c", "command", "opencl"),
+    # Words kept by the redaction, not the probes ("cuda", "opencl" in a library name).
+    ("src/snapshot_redact.c", "command", "cuda"),
+    ("src/snapshot_redact.c", "command", "opencl"),
+    ("src/snapshot_redact.c", "command", "pci"),
+    # Labels and metrics of other consumers' formats, read from the sections; "opencl" and "cuda" are
+    # also verdict targets there.
+    ("src/write_nfd.c", "command", "cpu"),
+    ("src/write_nfd.c", "command", "cuda"),
+    ("src/write_nfd.c", "command", "opencl"),
+    ("src/write_nfd.c", "command", "pci"),
+    ("src/write_prometheus.c", "command", "cuda"),
+    ("src/write_prometheus.c", "command", "opencl"),
+    ("src/write_prometheus.c", "command", "smoke"),
+}
+
+
+class OwnershipScannerTests(unittest.TestCase):
+    """The scanners themselves: a broken scanner would pass every tree."""
+
+    def test_literals_skip_comments_and_characters(self):
+        src = '/* "a" */ x = "b"; // "c"\nchar q = \'"\'; y = "d\\"e";\n'
+        self.assertEqual(string_literals(src), [(1, "b"), (2, 'd\\"e')])
+
+    def test_probe_facts_found(self):
+        names, options, prefixes = probe_facts()
+        self.assertLessEqual({"cpu", "pci", "cuda", "icd", "opencl", "smoke", "bench"}, set(names))
+        self.assertLessEqual({"smoke", "no-smoke", "smoke-size", "bench-time", "bench-precision", "plot"},
+                             set(options))
+        self.assertLessEqual({"cpu", "pci", "drv", "dev", "cuda", "icd", "cl", "smoke", "bench"}, set(prefixes))
+
+
+class OwnershipTests(unittest.TestCase):
+    def test_src_names_no_probe(self):
+        found = probe_mentions()
+        self.assertEqual(sorted(found - OWNERSHIP_EXCEPTIONS), [],
+                         "src/ names a probe's command, option or finding ID: the fact belongs on the "
+                         "probe's row (struct probe, its options, its catalogue flags)")
+        self.assertEqual(sorted(OWNERSHIP_EXCEPTIONS - found), [], "stale entries in OWNERSHIP_EXCEPTIONS")
+
+    def test_meson_top_level_names_no_probe_folder(self):
+        names, _, _ = probe_facts()
+        with open(os.path.join(ROOT, "meson.build"), encoding="utf-8") as f:
+            top = f.read()
+        for name in names:
+            self.assertFalse("probes/" + name in top,
+                             f"meson.build names probes/{name}: the folder adds itself (probes/{name}/meson.build)")
+            self.assertTrue(os.path.exists(os.path.join(ROOT, "probes", name, "meson.build")), name)
 
 
 if __name__ == "__main__":
