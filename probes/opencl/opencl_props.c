@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clquery.h"
 #include "opencl_internal.h"
 #include "strutil.h"
 
@@ -344,20 +345,6 @@ unsigned ocl_parse_version(const char *s)
     return OCL_V(maj, min);
 }
 
-bool ocl_has_ext(const char *exts, const char *ext)
-{
-    if (!exts || !ext || !*ext)
-        return false;
-    size_t n = strlen(ext);
-    for (const char *p = exts; (p = strstr(p, ext)) != NULL; p += n) {
-        bool start = p == exts || p[-1] == ' ' || p[-1] == '\t';
-        bool end = p[n] == '\0' || p[n] == ' ' || p[n] == '\t';
-        if (start && end)
-            return true;
-    }
-    return false;
-}
-
 bool ocl_prop_legal(const struct ocl_prop *p, unsigned version, const char *exts, bool gpu)
 {
     if (p->gpu_only && !gpu)
@@ -366,7 +353,7 @@ bool ocl_prop_legal(const struct ocl_prop *p, unsigned version, const char *exts
     if (version == 0)
         version = OCL_V(1, 0);
     bool by_version = p->since != OCL_NEVER && version >= p->since && (p->until == 0 || version < p->until);
-    return by_version || (p->ext && ocl_has_ext(exts, p->ext));
+    return by_version || (p->ext && clquery_has_ext(exts, p->ext));
 }
 
 /* ---- decoding ---- */

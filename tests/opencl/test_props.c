@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clquery.h"
 #include "opencl_internal.h"
 
 /* ---- the table itself ---- */
@@ -110,14 +111,14 @@ static void test_has_ext_matches_whole_words(void **state)
 {
     (void)state;
     const char *exts = "cl_khr_fp64  cl_khr_icd\tcl_nv_device_attribute_query";
-    assert_true(ocl_has_ext(exts, "cl_khr_fp64"));
-    assert_true(ocl_has_ext(exts, "cl_khr_icd"));
-    assert_true(ocl_has_ext(exts, "cl_nv_device_attribute_query"));
-    assert_false(ocl_has_ext(exts, "cl_khr_fp"));
-    assert_false(ocl_has_ext(exts, "khr_fp64"));
-    assert_false(ocl_has_ext("cl_khr_fp64_extra", "cl_khr_fp64"));
-    assert_false(ocl_has_ext(NULL, "cl_khr_fp64"));
-    assert_false(ocl_has_ext(exts, ""));
+    assert_true(clquery_has_ext(exts, "cl_khr_fp64"));
+    assert_true(clquery_has_ext(exts, "cl_khr_icd"));
+    assert_true(clquery_has_ext(exts, "cl_nv_device_attribute_query"));
+    assert_false(clquery_has_ext(exts, "cl_khr_fp"));
+    assert_false(clquery_has_ext(exts, "khr_fp64"));
+    assert_false(clquery_has_ext("cl_khr_fp64_extra", "cl_khr_fp64"));
+    assert_false(clquery_has_ext(NULL, "cl_khr_fp64"));
+    assert_false(clquery_has_ext(exts, ""));
 }
 
 static void test_legality_by_version_and_extension(void **state)
