@@ -199,14 +199,10 @@ struct icd_entry *icd_entry_new(struct icd_state *st, const char *file, const ch
 void icd_set(struct icd_entry *e, const char *status, const char *fmt, ...)
 {
     e->status = status;
-    free(e->detail);
-    e->detail = NULL;
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        e->detail = str_sanitize(str_vprintf(fmt, ap));
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    str_set_vprintf(&e->detail, fmt, ap);
+    va_end(ap);
 }
 
 /* Milliseconds as a JSON number with three decimals (null when not finite). */
