@@ -5,26 +5,41 @@
 #include <stdlib.h>
 #include <string.h>
 
-cl_int clquery_platform_ids(const struct clapi *api, cl_platform_id **ids, cl_uint *n)
+/* What to list: the platforms, or the devices of type TYPE on platform P. */
+struct clquery_lister {
+    const struct clapi *api;
+    bool devices;
+    cl_platform_id p;
+    cl_device_type type;
+};
+
+static cl_int clquery_list_call(const struct clquery_lister *l, cl_uint num, void *out, cl_uint *n)
+{
+    return l->devices ? l->api->clGetDeviceIDs(l->p, l->type, num, out, n) : l->api->clGetPlatformIDs(num, out, n);
+}
+
+/* The two-call list protocol (count, then ids), at most MAX ids. cl_platform_id and cl_device_id are
+ * both pointers: the list is an array of pointers either way. */
+static cl_int clquery_list(const struct clquery_lister *l, cl_uint max, void **ids, cl_uint *n)
 {
     *ids = NULL;
     *n = 0;
-    cl_uint count = 0; /* some loaders leave it untouched on an error */
-    cl_int e = api->clGetPlatformIDs(0, NULL, &count);
+    cl_uint count = 0; /* some drivers leave it untouched on an error (CL_DEVICE_NOT_FOUND) */
+    cl_int e = clquery_list_call(l, 0, NULL, &count);
     if (e != CL_SUCCESS || count == 0)
         return e;
-    if (count > CLQUERY_MAX_PLATFORMS)
-        count = CLQUERY_MAX_PLATFORMS;
-    cl_platform_id *list = calloc(count, sizeof(*list));
+    if (count > max)
+        count = max;
+    void **list = calloc(count, sizeof(*list));
     if (!list)
         return CL_OUT_OF_HOST_MEMORY;
     cl_uint got = 0;
-    e = api->clGetPlatformIDs(count, list, &got);
+    e = clquery_list_call(l, count, list, &got);
     if (e != CL_SUCCESS) {
         free(list);
         return e;
     }
-    /* Fewer than counted (a driver gone meanwhile): keep those; more: only COUNT were written. */
+    /* Fewer than counted (one gone meanwhile): keep those; more: only COUNT were written. */
     if (got < count)
         count = got;
     if (count == 0) {
@@ -36,35 +51,23 @@ cl_int clquery_platform_ids(const struct clapi *api, cl_platform_id **ids, cl_ui
     return CL_SUCCESS;
 }
 
+cl_int clquery_platform_ids(const struct clapi *api, cl_platform_id **ids, cl_uint *n)
+{
+    struct clquery_lister l = {.api = api};
+    void *list = NULL;
+    cl_int e = clquery_list(&l, CLQUERY_MAX_PLATFORMS, &list, n);
+    *ids = list;
+    return e;
+}
+
 cl_int clquery_device_ids(const struct clapi *api, cl_platform_id p, cl_device_type type, cl_device_id **ids,
                           cl_uint *n)
 {
-    *ids = NULL;
-    *n = 0;
-    cl_uint count = 0; /* some drivers leave it untouched on CL_DEVICE_NOT_FOUND */
-    cl_int e = api->clGetDeviceIDs(p, type, 0, NULL, &count);
-    if (e != CL_SUCCESS || count == 0)
-        return e;
-    if (count > CLQUERY_MAX_DEVICES)
-        count = CLQUERY_MAX_DEVICES;
-    cl_device_id *list = calloc(count, sizeof(*list));
-    if (!list)
-        return CL_OUT_OF_HOST_MEMORY;
-    cl_uint got = 0;
-    e = api->clGetDeviceIDs(p, type, count, list, &got);
-    if (e != CL_SUCCESS) {
-        free(list);
-        return e;
-    }
-    if (got < count)
-        count = got;
-    if (count == 0) {
-        free(list);
-        return CL_SUCCESS;
-    }
+    struct clquery_lister l = {.api = api, .devices = true, .p = p, .type = type};
+    void *list = NULL;
+    cl_int e = clquery_list(&l, CLQUERY_MAX_DEVICES, &list, n);
     *ids = list;
-    *n = count;
-    return CL_SUCCESS;
+    return e;
 }
 
 /* The two-call string protocol of clGet*Info (size, then value) over either object kind. */
