@@ -4,39 +4,30 @@
 #include <string.h>
 
 #include "clquery.h"
+#include "jsonget.h"
 #include "opencl_internal.h"
 #include "strutil.h"
 
+/* The probe's names for jsonget's readers (its many callers stay as they are). */
 const char *ocl_jstr(json_object *o, const char *key)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return NULL;
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+    return jsonget_str(o, key);
 }
 
 int64_t ocl_jint(json_object *o, const char *key, int64_t dflt)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return dflt;
-    return json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : dflt;
+    return jsonget_int(o, key, dflt);
 }
 
 json_object *ocl_jarr(json_object *o, const char *key)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return NULL;
-    return json_object_is_type(v, json_type_array) ? v : NULL;
+    size_t n;
+    return jsonget_array(o, key, &n);
 }
 
 json_object *ocl_jobj(json_object *o, const char *key)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return NULL;
-    return json_object_is_type(v, json_type_object) ? v : NULL;
+    return jsonget_object(o, key);
 }
 
 /* A string value, or a new JSON null (for top-level fields copied from properties). */
@@ -49,11 +40,7 @@ static json_object *ocl_copy_string(json_object *props, const char *key)
 /* Is the number KEY of PROPS present (not an error object)? */
 static bool ocl_num(json_object *props, const char *key, int64_t *out)
 {
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(props, key, &v) || !json_object_is_type(v, json_type_int))
-        return false;
-    *out = json_object_get_int64(v);
-    return true;
+    return jsonget_int_ex(props, key, out);
 }
 
 int ocl_device_pci_address(json_object *props, char *buf, size_t len, const char **source)
