@@ -35,9 +35,13 @@ static json_object *enumerate(const char *addr, const char *via, const char *dev
     else
         unsetenv("GC_FAKE_ICD_PCI_SHARED");
     struct isolate_result res;
-    assert_int_equal(isolate_run(smoke_enumerate_child, NULL, 10000, &res), ISOLATE_OK);
+    enum isolate_status st = isolate_run(smoke_enumerate_child, NULL, 10000, &res);
     json_object *v = json_object_get(res.value);
+    char why[256];
+    snprintf(why, sizeof(why), "%s", res.detail ? res.detail : "");
     isolate_result_clear(&res);
+    if (st != ISOLATE_OK)
+        fail_msg("the enumeration child ended %s: %s", isolate_status_name(st), why);
     assert_null(jsonget(v, "loader_error"));
     assert_null(jsonget(v, "error"));
     return v;
