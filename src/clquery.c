@@ -180,9 +180,10 @@ enum clquery_pci_source clquery_pci_format(const struct clquery_pci_raw *raw, ch
                  (unsigned)raw->amd_function);
         return CLQUERY_PCI_AMD;
     }
-    /* cl_nv_device_attribute_query (NVIDIA's extension text): the slot is device << 3 | function, the
-     * decoding hwloc's OpenCL backend and clinfo use. Drivers before CUDA 10.2 refuse the domain
-     * query: those only ran on domain 0. */
+    /* cl_nv_device_attribute_query (query ids as in Khronos cl_ext.h): NVIDIA does not document the
+     * slot's encoding; device << 3 | function is how hwloc's include/hwloc/opencl.h decodes it ("used
+     * in many other projects"). The domain query exists since CUDA 10.2 (hwloc, same place): older
+     * drivers refuse it, and only ran on domain 0. */
     if (raw->have_nv) {
         int64_t domain = raw->have_nv_domain && clquery_in(raw->nv_domain, 0xffffffffLL) ? raw->nv_domain : 0;
         snprintf(buf, CLQUERY_PCI_LEN, "%04x:%02x:%02x.%x", (unsigned)domain, (unsigned)(raw->nv_bus & 0xff),

@@ -14,8 +14,8 @@
 #define CLQUERY_MAX_PLATFORMS 64
 #define CLQUERY_MAX_DEVICES 256
 
-/* NVIDIA query ids the Khronos headers of Debian 12 do not carry; values from NVIDIA's
- * cl_nv_device_attribute_query extension text (as in the Khronos registry's later cl_ext.h). */
+/* NVIDIA query ids (cl_nv_device_attribute_query) the Khronos headers of Debian 12 do not carry;
+ * values as in later Khronos cl_ext.h and hwloc's include/hwloc/opencl.h. */
 #define CLQUERY_PCI_BUS_ID_NV 0x4008
 #define CLQUERY_PCI_SLOT_ID_NV 0x4009
 #define CLQUERY_PCI_DOMAIN_ID_NV 0x400A
