@@ -273,13 +273,14 @@ static void test_numbers(void **state)
 static void test_has_ext(void **state)
 {
     (void)state;
-    const char *exts = "cl_khr_fp64 cl_khr_icd\tcl_nv_device_attribute_query cl_khr_fp16_extra ";
+    const char *exts = "cl_khr_fp64  cl_khr_icd\tcl_nv_device_attribute_query cl_khr_fp16_extra ";
     assert_true(clquery_has_ext(exts, "cl_khr_fp64"));
     assert_true(clquery_has_ext(exts, "cl_khr_icd"));
     assert_true(clquery_has_ext(exts, "cl_nv_device_attribute_query"));
     assert_false(clquery_has_ext(exts, "cl_khr_fp16")); /* only a longer name has it as a prefix */
     assert_false(clquery_has_ext(exts, "cl_khr_fp"));
     assert_false(clquery_has_ext(exts, "khr_fp64"));
+    assert_false(clquery_has_ext("cl_khr_fp64_extra", "cl_khr_fp64"));
     assert_false(clquery_has_ext(NULL, "cl_khr_fp64"));
     assert_false(clquery_has_ext(exts, ""));
     assert_false(clquery_has_ext(exts, NULL));
