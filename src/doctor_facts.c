@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "jsonget.h"
+#include "strutil.h"
 
 /* DATA of section NAME when it ran ok, else NULL. */
 json_object *doctor_data(const struct report *r, const char *name)
@@ -199,4 +200,16 @@ const char *doctor_dev_label(json_object *d, char *buf, size_t len)
     const char *name = jsonget_str(d, "name"), *addr = jsonget_str(d, "pci_address");
     snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
     return buf;
+}
+
+bool doctor_req_version(int best, int want, int scale, const char *what, const char *label, const char *none,
+                        char **detail)
+{
+    if (best < 0) {
+        *detail = str_printf("%s", none);
+        return false;
+    }
+    *detail = str_printf("%s %d.%d (%s), %d.%d needed", what, best / scale, best % scale, label, want / scale,
+                         want % scale);
+    return best >= want;
 }

@@ -38,4 +38,10 @@ bool doctor_gpus_compute_via_cuda(const struct report *r);
 /* "0000:01:00.0 NVIDIA H100" for a smoke or CUDA device, in BUF. */
 const char *doctor_dev_label(json_object *d, char *buf, size_t len);
 
+/* A "best version >= wanted" requirement: BEST and WANT as major * SCALE + minor (BEST < 0: none is
+ * known, and NONE is the detail). Otherwise the detail is "WHAT M.m (LABEL), M.m needed". Returns
+ * whether it is met; *DETAIL is a new string. */
+bool doctor_req_version(int best, int want, int scale, const char *what, const char *label, const char *none,
+                        char **detail);
+
 #endif

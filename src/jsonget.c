@@ -45,3 +45,18 @@ json_object *jsonget_array(json_object *o, const char *key, size_t *n)
     *n = json_object_array_length(v);
     return v;
 }
+
+bool jsonget_int_ex(json_object *o, const char *key, int64_t *out)
+{
+    json_object *v = jsonget(o, key);
+    if (!v || !json_object_is_type(v, json_type_int))
+        return false;
+    *out = json_object_get_int64(v);
+    return true;
+}
+
+json_object *jsonget_object(json_object *o, const char *key)
+{
+    json_object *v = jsonget(o, key);
+    return v && json_object_is_type(v, json_type_object) ? v : NULL;
+}

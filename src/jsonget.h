@@ -16,6 +16,10 @@ int64_t jsonget_int(json_object *o, const char *key, int64_t def);
 int jsonget_tri(json_object *o, const char *key);
 /* KEY as a number (integer or double) in *OUT; false (OUT untouched) when it is neither. */
 bool jsonget_num(json_object *o, const char *key, double *out);
+/* KEY as an integer in *OUT; false (OUT untouched) when it is missing or not an integer. */
+bool jsonget_int_ex(json_object *o, const char *key, int64_t *out);
+/* KEY when it is an object, else NULL. */
+json_object *jsonget_object(json_object *o, const char *key);
 /* KEY when it is an array, else NULL; its length in *N (0 when NULL). */
 json_object *jsonget_array(json_object *o, const char *key, size_t *n);
 

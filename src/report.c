@@ -122,14 +122,10 @@ struct report_section *report_find_section(const struct report *r, const char *n
 void report_section_set_status(struct report_section *s, enum report_status st, const char *fmt, ...)
 {
     s->status = st;
-    free(s->reason);
-    s->reason = NULL;
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        s->reason = str_sanitize(str_vprintf(fmt, ap));
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    str_set_vprintf(&s->reason, fmt, ap);
+    va_end(ap);
 }
 
 void report_section_add_line(struct report_section *s, enum report_mark mark, const char *label,

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "checks.h"
+#include "jsonget.h"
 #include "snapshot.h"
 #include "strutil.h"
 
@@ -379,24 +380,19 @@ static void snap_find_owner(const struct check *c, const char *owner, void *arg)
         o->owner = owner;
 }
 
-static const char *snap_str(json_object *o, const char *key)
-{
-    return json_object_get_string(json_object_object_get(o, key));
-}
-
 static void snap_add_finding(struct report *r, json_object *jf)
 {
-    const char *id = snap_str(jf, "id");
-    struct report_finding *f = report_add_finding(r, id, snap_str(jf, "subject"), "%s",
-                                                  snap_str(jf, "message") ? snap_str(jf, "message") : "");
+    const char *id = jsonget_str(jf, "id");
+    struct report_finding *f = report_add_finding(r, id, jsonget_str(jf, "subject"), "%s",
+                                                  jsonget_str(jf, "message") ? jsonget_str(jf, "message") : "");
     if (!f)
         return;
     f->captured = true;
-    const char *sev = snap_str(jf, "severity");
+    const char *sev = jsonget_str(jf, "severity");
     for (int i = REPORT_SEV_INFO; sev && i <= REPORT_SEV_ERROR; i++)
         if (strcmp(sev, report_severity_name((enum report_severity)i)) == 0)
             f->severity = (enum report_severity)i;
-    const char *hint = snap_str(jf, "hint");
+    const char *hint = jsonget_str(jf, "hint");
     if (hint)
         report_finding_set_hint(f, "%s", hint);
     else {
@@ -406,12 +402,12 @@ static void snap_add_finding(struct report *r, json_object *jf)
     json_object *ev = json_object_object_get(jf, "evidence");
     for (size_t i = 0; json_object_is_type(ev, json_type_array) && i < json_object_array_length(ev) && i < 256; i++) {
         json_object *e = json_object_array_get_idx(ev, i);
-        if (snap_str(e, "source"))
-            report_finding_add_evidence(f, snap_str(e, "source"), "%s", snap_str(e, "value") ? snap_str(e, "value") : "");
+        if (jsonget_str(e, "source"))
+            report_finding_add_evidence(f, jsonget_str(e, "source"), "%s", jsonget_str(e, "value") ? jsonget_str(e, "value") : "");
     }
     json_object *cb = json_object_object_get(jf, "caused_by");
-    if (snap_str(cb, "id"))
-        report_finding_set_cause(f, snap_str(cb, "id"), snap_str(cb, "subject"));
+    if (jsonget_str(cb, "id"))
+        report_finding_set_cause(f, jsonget_str(cb, "id"), jsonget_str(cb, "subject"));
 }
 
 void snapshot_replay_findings(const struct snapshot *s, struct report *r, const char *owner, const char *const *ids)
@@ -419,7 +415,7 @@ void snapshot_replay_findings(const struct snapshot *s, struct report *r, const 
     json_object *fa = json_object_object_get(s->report, "findings");
     for (size_t i = 0; json_object_is_type(fa, json_type_array) && i < json_object_array_length(fa); i++) {
         json_object *jf = json_object_array_get_idx(fa, i);
-        struct snap_owner o = {.id = snap_str(jf, "id")};
+        struct snap_owner o = {.id = jsonget_str(jf, "id")};
         if (!o.id)
             continue;
         checks_foreach(r->catalogue, snap_find_owner, &o);
@@ -440,12 +436,12 @@ bool snapshot_replay_section(const struct snapshot *s, struct report *r, struct 
     json_object *cap = snapshot_captured_section(s, sec->name);
     if (!cap)
         return false;
-    const char *st = snap_str(cap, "status");
+    const char *st = jsonget_str(cap, "status");
     enum report_status status = REPORT_STATUS_SKIPPED;
     for (int i = REPORT_STATUS_OK; st && i <= REPORT_STATUS_FAILED; i++)
         if (strcmp(st, report_status_name((enum report_status)i)) == 0)
             status = (enum report_status)i;
-    const char *reason = snap_str(cap, "reason");
+    const char *reason = jsonget_str(cap, "reason");
     if (reason)
         report_section_set_status(sec, status, "%s", reason);
     else
@@ -453,13 +449,13 @@ bool snapshot_replay_section(const struct snapshot *s, struct report *r, struct 
     json_object *sum = json_object_object_get(cap, "summary");
     for (size_t i = 0; json_object_is_type(sum, json_type_array) && i < json_object_array_length(sum); i++) {
         json_object *l = json_object_array_get_idx(sum, i);
-        const char *mk = snap_str(l, "mark");
+        const char *mk = jsonget_str(l, "mark");
         enum report_mark mark = REPORT_MARK_INFO;
         for (size_t k = 0; mk && k < sizeof(snap_marks) / sizeof(snap_marks[0]); k++)
             if (strcmp(mk, snap_marks[k]) == 0)
                 mark = (enum report_mark)k;
-        report_section_add_line(sec, mark, snap_str(l, "label") ? snap_str(l, "label") : "?", "%s",
-                                snap_str(l, "text") ? snap_str(l, "text") : "");
+        report_section_add_line(sec, mark, jsonget_str(l, "label") ? jsonget_str(l, "label") : "?", "%s",
+                                jsonget_str(l, "text") ? jsonget_str(l, "text") : "");
     }
     json_object_object_foreach(cap, key, val)
     {

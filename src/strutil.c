@@ -178,3 +178,9 @@ char *str_sanitize(char *s)
     }
     return s;
 }
+
+void str_set_vprintf(char **dst, const char *fmt, va_list ap)
+{
+    free(*dst);
+    *dst = fmt ? str_sanitize(str_vprintf(fmt, ap)) : NULL;
+}

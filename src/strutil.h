@@ -33,4 +33,8 @@ int str_to_double(const char *s, double *out);
  * before it goes into a report. */
 char *str_sanitize(char *s);
 
+/* Free *DST and set it to FMT printed and sanitised (str_sanitize), or to NULL when FMT is NULL or the
+ * printing fails: a message field that a new status replaces. */
+void str_set_vprintf(char **dst, const char *fmt, va_list ap);
+
 #endif

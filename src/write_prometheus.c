@@ -66,6 +66,14 @@ struct prom_dev {
     json_object *o;
 };
 
+/* Entry I of ARR when it is a device that was tested (has a status, not "skipped"), else NULL. */
+static json_object *prom_tested(json_object *arr, size_t i)
+{
+    json_object *d = json_object_array_get_idx(arr, i);
+    const char *st = jsonget_str(d, "status");
+    return st && strcmp(st, "skipped") != 0 ? d : NULL;
+}
+
 static size_t prom_smoke_devices(const struct report *r, struct prom_dev *out, size_t max)
 {
     size_t n = 0;
@@ -73,9 +81,8 @@ static size_t prom_smoke_devices(const struct report *r, struct prom_dev *out, s
     json_object *arr = s ? jsonget(s->data, "devices") : NULL;
     for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
          i++) {
-        json_object *d = json_object_array_get_idx(arr, i);
-        const char *st = jsonget_str(d, "status");
-        if (!st || strcmp(st, "skipped") == 0)
+        json_object *d = prom_tested(arr, i);
+        if (!d)
             continue;
         double p = -1, x = -1;
         jsonget_num(d, "platform_index", &p);
@@ -88,9 +95,8 @@ static size_t prom_smoke_devices(const struct report *r, struct prom_dev *out, s
     arr = s ? jsonget(s->data, "smoke") : NULL;
     for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
          i++) {
-        json_object *d = json_object_array_get_idx(arr, i);
-        const char *st = jsonget_str(d, "status");
-        if (!st || strcmp(st, "skipped") == 0)
+        json_object *d = prom_tested(arr, i);
+        if (!d)
             continue;
         double ord = -1;
         jsonget_num(d, "ordinal", &ord);

@@ -8,6 +8,7 @@
 
 #include "bench_internal.h"
 #include "bench_verify.h"
+#include "clquery.h"
 #include "jsonnum.h"
 #include "smoke_device.h"
 #include "strutil.h"
@@ -38,53 +39,30 @@ json_object *bench_error_json(const char *call, cl_int code)
 /* A string device property (heap, sanitised), or NULL. */
 static char *bench_dev_str(const struct bench_dev *d, cl_device_info what)
 {
-    size_t len = 0;
-    if (d->api.clGetDeviceInfo(d->dev, what, 0, NULL, &len) != CL_SUCCESS || len == 0 || len > (1u << 20))
-        return NULL;
-    char *s = calloc(1, len + 1);
-    if (s && d->api.clGetDeviceInfo(d->dev, what, len, s, NULL) != CL_SUCCESS) {
-        free(s);
-        return NULL;
-    }
-    return str_sanitize(s);
+    return str_sanitize(clquery_device_str(&d->api, d->dev, what, NULL));
 }
 
 static unsigned long long bench_dev_num(const struct bench_dev *d, cl_device_info what, size_t size)
 {
-    unsigned long long v = 0;
-    unsigned char buf[8] = {0};
-    if (d->api.clGetDeviceInfo(d->dev, what, size, buf, NULL) != CL_SUCCESS)
-        return 0;
-    if (size == 4) {
-        cl_uint u;
-        memcpy(&u, buf, 4);
-        v = u;
-    } else {
-        memcpy(&v, buf, 8);
-    }
-    return v;
+    return clquery_device_uint_or0(&d->api, d->dev, what, size);
 }
 
 /* Find device P:D. Returns true, or false with *ERR set. */
 static bool bench_find_device(struct bench_dev *d, json_object **err)
 {
+    cl_platform_id *plats = NULL;
+    cl_device_id *devs = NULL;
     cl_uint np = 0, nd = 0;
-    cl_int e = d->api.clGetPlatformIDs(0, NULL, &np);
+    cl_int e = clquery_platform_ids(&d->api, &plats, &np);
     if (e != CL_SUCCESS || (cl_uint)d->args->platform >= np) {
-        *err = bench_error_json("clGetPlatformIDs", e == CL_SUCCESS ? CL_INVALID_PLATFORM : e);
-        return false;
-    }
-    cl_platform_id *plats = calloc(np, sizeof(*plats));
-    if (!plats || d->api.clGetPlatformIDs(np, plats, NULL) != CL_SUCCESS) {
         free(plats);
-        *err = bench_error_json("clGetPlatformIDs", CL_OUT_OF_HOST_MEMORY);
+        *err = bench_error_json("clGetPlatformIDs", e == CL_SUCCESS ? CL_INVALID_PLATFORM : e);
         return false;
     }
     cl_platform_id p = plats[d->args->platform];
     free(plats);
-    e = d->api.clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
-    cl_device_id *devs = e == CL_SUCCESS && nd ? calloc(nd, sizeof(*devs)) : NULL;
-    if (!devs || (cl_uint)d->args->device >= nd || d->api.clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, devs, NULL) != CL_SUCCESS) {
+    e = clquery_device_ids(&d->api, p, CL_DEVICE_TYPE_ALL, &devs, &nd);
+    if (e != CL_SUCCESS || (cl_uint)d->args->device >= nd) {
         free(devs);
         *err = bench_error_json("clGetDeviceIDs", e == CL_SUCCESS ? CL_DEVICE_NOT_FOUND : e);
         return false;
@@ -120,7 +98,7 @@ static void bench_props(struct bench_dev *d, json_object *out)
     d->max_alloc = bench_dev_num(d, CL_DEVICE_MAX_MEM_ALLOC_SIZE, 8);
     d->supported[BENCH_FP32] = true;
     d->supported[BENCH_FP64] = bench_dev_num(d, CL_DEVICE_DOUBLE_FP_CONFIG, sizeof(cl_device_fp_config)) != 0;
-    d->supported[BENCH_FP16] = exts && strstr(exts, "cl_khr_fp16") != NULL;
+    d->supported[BENCH_FP16] = clquery_has_ext(exts, "cl_khr_fp16");
     json_object_object_add(out, "name", name ? json_object_new_string(name) : NULL);
     json_object_object_add(out, "vendor", d->vendor ? json_object_new_string(d->vendor) : NULL);
     json_object_object_add(out, "type", smoke_type_json(type));

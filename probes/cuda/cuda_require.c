@@ -101,13 +101,9 @@ static bool cuda_req_eval_cc(const struct report *r, const char *name, int arg, 
             first = d;
         }
     }
-    if (best < 0) {
-        *detail = str_printf("no CUDA device with a known compute capability");
-        return false;
-    }
-    *detail = str_printf("best CUDA device has compute capability %d.%d (%s), %d.%d needed", best / 10, best % 10,
-                         doctor_dev_label(first, label, sizeof(label)), arg / 10, arg % 10);
-    return best >= arg;
+    return doctor_req_version(best, arg, 10, "best CUDA device has compute capability",
+                              first ? doctor_dev_label(first, label, sizeof(label)) : "",
+                              "no CUDA device with a known compute capability", detail);
 }
 
 /* Unmet, they are explained by the CUDA stack's findings and those of the hardware and kernel below it. */

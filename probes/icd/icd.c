@@ -7,6 +7,7 @@
 
 #include "icd_impl.h"
 #include "isolate.h"
+#include "jsonget.h"
 #include "probe.h"
 #include "snapshot.h"
 #include "strutil.h"
@@ -134,30 +135,22 @@ const char *icd_subject(const struct icd_entry *e)
     return e->file ? e->file : e->library ? e->library : e->source;
 }
 
+/* The probe's names for jsonget's readers (its many callers stay as they are). */
 const char *icd_jstr(json_object *o, const char *key)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return json_object_get_string(v);
+    return jsonget_str(o, key);
 }
 
 bool icd_jbool(json_object *o, const char *key, bool dflt)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_boolean))
-        return dflt;
-    return json_object_get_boolean(v);
+    int t = jsonget_tri(o, key);
+    return t < 0 ? dflt : t == 1;
 }
 
 /* Integer KEY of O into *OUT; false when absent or not an integer. */
 bool icd_jint(json_object *o, const char *key, int64_t *out)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-        return false;
-    *out = json_object_get_int64(v);
-    return true;
+    return jsonget_int_ex(o, key, out);
 }
 
 bool icd_is_ocl_semantics(enum icd_kind k)
@@ -213,14 +206,10 @@ struct icd_entry *icd_entry_new(struct icd_state *st, const char *file, const ch
 void icd_set(struct icd_entry *e, const char *status, const char *fmt, ...)
 {
     e->status = status;
-    free(e->detail);
-    e->detail = NULL;
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        e->detail = str_sanitize(str_vprintf(fmt, ap));
-        va_end(ap);
-    }
+    va_list ap;
+    va_start(ap, fmt);
+    str_set_vprintf(&e->detail, fmt, ap);
+    va_end(ap);
 }
 
 /* Milliseconds as a JSON number with three decimals (null when not finite). */

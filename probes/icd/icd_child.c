@@ -11,13 +11,12 @@
 #include <CL/cl_icd.h>
 
 #include "clapi.h"
+#include "clquery.h"
 #include "jsonstr.h"
 #include "strutil.h"
 
 /* Most platforms one child reports (a driver claiming millions is answered with the first ones). */
 #define ICD_MAX_PLATFORMS 64
-/* Longest platform string kept (extensions can be long; more is cut). */
-#define ICD_MAX_INFO (1u << 20)
 
 /* clGetICDLoaderInfoOCLICD (ocl-icd's extension, also in Khronos since 2023): not in the headers. */
 typedef cl_int (*icd_loader_info_fn)(cl_uint param, size_t size, void *value, size_t *size_ret);
@@ -59,36 +58,12 @@ static void icd_set_stage(const struct icd_child_arg *a, int base, int stage)
         *a->stage = base + stage;
 }
 
-/* A string property through a clGetPlatformInfo-shaped function. Returns a heap string, or NULL
- * with *ERR set to the code (CL_SUCCESS with NULL means out of memory). */
-static char *icd_info_string(cl_api_clGetPlatformInfo fn, cl_platform_id p, cl_platform_info what, cl_int *err)
-{
-    size_t size = 0;
-    *err = fn(p, what, 0, NULL, &size);
-    if (*err != CL_SUCCESS)
-        return NULL;
-    if (size > ICD_MAX_INFO)
-        size = ICD_MAX_INFO;
-    char *buf = calloc(1, size + 1);
-    if (!buf)
-        return NULL;
-    if (size > 0) {
-        *err = fn(p, what, size, buf, NULL);
-        if (*err != CL_SUCCESS) {
-            free(buf);
-            return NULL;
-        }
-    }
-    buf[size] = '\0';
-    return buf;
-}
-
 /* Add KEY (a string property) to O, or KEY_code when the query fails. */
 static void icd_add_info(json_object *o, const char *key, cl_api_clGetPlatformInfo fn, cl_platform_id p,
                          cl_platform_info what, char **keep)
 {
     cl_int err = CL_SUCCESS;
-    char *s = icd_info_string(fn, p, what, &err);
+    char *s = clquery_platform_str_fn(fn, p, what, &err);
     json_object_object_add(o, key, jsonstr_sanitized(s));
     if (!s && err != CL_SUCCESS) {
         char k[64];
@@ -117,7 +92,7 @@ static json_object *icd_describe_platform(const struct icd_child_arg *a, int bas
     icd_add_info(o, "icd_suffix", info, p, CL_PLATFORM_ICD_SUFFIX_KHR, NULL);
     char *ext = NULL;
     cl_int err = CL_SUCCESS;
-    ext = icd_info_string(info, p, CL_PLATFORM_EXTENSIONS, &err);
+    ext = clquery_platform_str_fn(info, p, CL_PLATFORM_EXTENSIONS, &err);
     if (ext) {
         /* ocl-icd checks with strstr, so a substring is what counts */
         bool has = strstr(ext, "cl_khr_icd") != NULL;

@@ -3,39 +3,31 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clquery.h"
+#include "jsonget.h"
 #include "opencl_internal.h"
 #include "strutil.h"
 
+/* The probe's names for jsonget's readers (its many callers stay as they are). */
 const char *ocl_jstr(json_object *o, const char *key)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return NULL;
-    return json_object_is_type(v, json_type_string) ? json_object_get_string(v) : NULL;
+    return jsonget_str(o, key);
 }
 
 int64_t ocl_jint(json_object *o, const char *key, int64_t dflt)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return dflt;
-    return json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : dflt;
+    return jsonget_int(o, key, dflt);
 }
 
 json_object *ocl_jarr(json_object *o, const char *key)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return NULL;
-    return json_object_is_type(v, json_type_array) ? v : NULL;
+    size_t n;
+    return jsonget_array(o, key, &n);
 }
 
 json_object *ocl_jobj(json_object *o, const char *key)
 {
-    json_object *v = NULL;
-    if (!o || !json_object_is_type(o, json_type_object) || !json_object_object_get_ex(o, key, &v))
-        return NULL;
-    return json_object_is_type(v, json_type_object) ? v : NULL;
+    return jsonget_object(o, key);
 }
 
 /* A string value, or a new JSON null (for top-level fields copied from properties). */
@@ -48,49 +40,37 @@ static json_object *ocl_copy_string(json_object *props, const char *key)
 /* Is the number KEY of PROPS present (not an error object)? */
 static bool ocl_num(json_object *props, const char *key, int64_t *out)
 {
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(props, key, &v) || !json_object_is_type(v, json_type_int))
-        return false;
-    *out = json_object_get_int64(v);
-    return true;
+    return jsonget_int_ex(props, key, out);
 }
 
 int ocl_device_pci_address(json_object *props, char *buf, size_t len, const char **source)
 {
-    *source = NULL;
-    buf[0] = '\0';
+    struct clquery_pci_raw raw;
+    memset(&raw, 0, sizeof(raw));
     json_object *khr = ocl_jobj(props, "CL_DEVICE_PCI_BUS_INFO_KHR");
     if (khr && !json_object_object_get_ex(khr, "error", NULL)) {
-        int64_t d = ocl_jint(khr, "domain", -1), b = ocl_jint(khr, "bus", -1), dv = ocl_jint(khr, "device", -1),
-                f = ocl_jint(khr, "function", -1);
-        if (d >= 0 && d <= 0xffffffffLL && b >= 0 && b <= 0xff && dv >= 0 && dv <= 0x1f && f >= 0 && f <= 7) {
-            snprintf(buf, len, "%04x:%02x:%02x.%x", (unsigned)d, (unsigned)b, (unsigned)dv, (unsigned)f);
-            *source = "cl_khr_pci_bus_info";
-            return 0;
-        }
+        raw.have_khr = true;
+        raw.khr_domain = ocl_jint(khr, "domain", -1);
+        raw.khr_bus = ocl_jint(khr, "bus", -1);
+        raw.khr_device = ocl_jint(khr, "device", -1);
+        raw.khr_function = ocl_jint(khr, "function", -1);
     }
     json_object *amd = ocl_jobj(props, "CL_DEVICE_TOPOLOGY_AMD");
     const char *type = ocl_jstr(amd, "type");
     if (type && strcmp(type, "PCIe") == 0) {
-        int64_t b = ocl_jint(amd, "bus", -1), dv = ocl_jint(amd, "device", -1), f = ocl_jint(amd, "function", -1);
-        if (b >= 0 && b <= 0xff && dv >= 0 && dv <= 0x1f && f >= 0 && f <= 7) {
-            /* The AMD topology has no domain: 0 is what the driver means on single-domain machines. */
-            snprintf(buf, len, "0000:%02x:%02x.%x", (unsigned)b, (unsigned)dv, (unsigned)f);
-            *source = "amd_topology";
-            return 0;
-        }
+        raw.have_amd = true;
+        raw.amd_bus = ocl_jint(amd, "bus", -1);
+        raw.amd_device = ocl_jint(amd, "device", -1);
+        raw.amd_function = ocl_jint(amd, "function", -1);
     }
-    int64_t bus, slot, domain = 0;
-    if (ocl_num(props, "CL_DEVICE_PCI_BUS_ID_NV", &bus) && ocl_num(props, "CL_DEVICE_PCI_SLOT_ID_NV", &slot)) {
-        /* Drivers before CUDA 10.2 refuse the domain query: those only ran on domain 0. */
-        if (!ocl_num(props, "CL_DEVICE_PCI_DOMAIN_ID_NV", &domain) || domain < 0 || domain > 0xffffffffLL)
-            domain = 0;
-        snprintf(buf, len, "%04x:%02x:%02x.%x", (unsigned)domain, (unsigned)(bus & 0xff),
-                 (unsigned)((slot >> 3) & 0x1f), (unsigned)(slot & 7));
-        *source = "nvidia_attribute_query";
-        return 0;
-    }
-    return -1;
+    raw.have_nv = ocl_num(props, "CL_DEVICE_PCI_BUS_ID_NV", &raw.nv_bus) &&
+                  ocl_num(props, "CL_DEVICE_PCI_SLOT_ID_NV", &raw.nv_slot);
+    raw.have_nv_domain = ocl_num(props, "CL_DEVICE_PCI_DOMAIN_ID_NV", &raw.nv_domain);
+    char addr[CLQUERY_PCI_LEN];
+    enum clquery_pci_source src = clquery_pci_format(&raw, addr);
+    *source = clquery_pci_source_name(src);
+    snprintf(buf, len, "%s", addr);
+    return src == CLQUERY_PCI_NONE ? -1 : 0;
 }
 
 /* Query every legal row of TABLE into a new properties object. PRE holds values already fetched (by row

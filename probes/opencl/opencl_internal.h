@@ -71,8 +71,6 @@ const struct ocl_prop *ocl_prop_find(const char *name);
 
 /* "OpenCL 3.0 PoCL ..." -> 300; 0 when S does not start with "OpenCL M.m". */
 unsigned ocl_parse_version(const char *s);
-/* True when the space-separated list EXTS contains EXT as a whole word. */
-bool ocl_has_ext(const char *exts, const char *ext);
 /* True when row P may be queried on something of VERSION with extensions EXTS (GPU: device type). */
 bool ocl_prop_legal(const struct ocl_prop *p, unsigned version, const char *exts, bool gpu);
 

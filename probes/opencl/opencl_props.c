@@ -4,14 +4,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clquery.h"
 #include "opencl_internal.h"
 #include "strutil.h"
 
 /* Vendor query ids the Khronos headers of Debian 12 do not carry (values from the vendors' extension specs). */
 #define OCL_ATTRIBUTE_ASYNC_ENGINE_COUNT_NV 0x4007
-#define OCL_PCI_BUS_ID_NV 0x4008
-#define OCL_PCI_SLOT_ID_NV 0x4009
-#define OCL_PCI_DOMAIN_ID_NV 0x400A
 #define OCL_MAX_REAL_TIME_COMPUTE_QUEUES_AMD 0x404D
 #define OCL_MAX_REAL_TIME_COMPUTE_UNITS_AMD 0x404E
 #define OCL_TERMINATE_CAPABILITY_CONTEXT_KHR 1u
@@ -119,11 +117,11 @@ const struct ocl_prop ocl_device_props[] = {
     PE(CL_DEVICE_BOARD_NAME_AMD, OCL_T_STR, OCL_NEVER, "cl_amd_device_attribute_query", "Device Board Name (AMD)"),
     ROW(CL_DEVICE_PCIE_ID_AMD, OCL_T_NUM, NULL, OCL_NEVER, 0, "cl_amd_device_attribute_query", true, OCL_U_HEX,
         "Device PCI-e ID (AMD)"),
-    ROWI("CL_DEVICE_PCI_BUS_ID_NV", OCL_PCI_BUS_ID_NV, OCL_T_NUM, NULL, OCL_NEVER, 0, "cl_nv_device_attribute_query",
+    ROWI("CL_DEVICE_PCI_BUS_ID_NV", CLQUERY_PCI_BUS_ID_NV, OCL_T_NUM, NULL, OCL_NEVER, 0, "cl_nv_device_attribute_query",
          false, OCL_U_NONE, "Device PCI bus (NV)"),
-    ROWI("CL_DEVICE_PCI_SLOT_ID_NV", OCL_PCI_SLOT_ID_NV, OCL_T_NUM, NULL, OCL_NEVER, 0,
+    ROWI("CL_DEVICE_PCI_SLOT_ID_NV", CLQUERY_PCI_SLOT_ID_NV, OCL_T_NUM, NULL, OCL_NEVER, 0,
          "cl_nv_device_attribute_query", false, OCL_U_NONE, "Device PCI slot (NV)"),
-    ROWI("CL_DEVICE_PCI_DOMAIN_ID_NV", OCL_PCI_DOMAIN_ID_NV, OCL_T_NUM, NULL, OCL_NEVER, 0,
+    ROWI("CL_DEVICE_PCI_DOMAIN_ID_NV", CLQUERY_PCI_DOMAIN_ID_NV, OCL_T_NUM, NULL, OCL_NEVER, 0,
          "cl_nv_device_attribute_query", false, OCL_U_NONE, "Device PCI domain (NV)"),
     /* compute units and clocks */
     P(CL_DEVICE_MAX_COMPUTE_UNITS, OCL_T_NUM, V10, "Max compute units"),
@@ -344,20 +342,6 @@ unsigned ocl_parse_version(const char *s)
     return OCL_V(maj, min);
 }
 
-bool ocl_has_ext(const char *exts, const char *ext)
-{
-    if (!exts || !ext || !*ext)
-        return false;
-    size_t n = strlen(ext);
-    for (const char *p = exts; (p = strstr(p, ext)) != NULL; p += n) {
-        bool start = p == exts || p[-1] == ' ' || p[-1] == '\t';
-        bool end = p[n] == '\0' || p[n] == ' ' || p[n] == '\t';
-        if (start && end)
-            return true;
-    }
-    return false;
-}
-
 bool ocl_prop_legal(const struct ocl_prop *p, unsigned version, const char *exts, bool gpu)
 {
     if (p->gpu_only && !gpu)
@@ -366,7 +350,7 @@ bool ocl_prop_legal(const struct ocl_prop *p, unsigned version, const char *exts
     if (version == 0)
         version = OCL_V(1, 0);
     bool by_version = p->since != OCL_NEVER && version >= p->since && (p->until == 0 || version < p->until);
-    return by_version || (p->ext && ocl_has_ext(exts, p->ext));
+    return by_version || (p->ext && clquery_has_ext(exts, p->ext));
 }
 
 /* ---- decoding ---- */

@@ -85,13 +85,8 @@ static bool ocl_req_eval_version(const struct report *r, const char *name, int a
     (void)name;
     const char *dev = NULL;
     int best = doctor_best_opencl_version(r, &dev);
-    if (best < 0) {
-        *detail = str_printf("no OpenCL device found");
-        return false;
-    }
-    *detail = str_printf("best device supports OpenCL %d.%d (%s), %d.%d needed", best / 100, best % 100,
-                         dev ? dev : "unnamed", arg / 100, arg % 100);
-    return best >= arg;
+    return doctor_req_version(best, arg, 100, "best device supports OpenCL", dev ? dev : "unnamed",
+                              "no OpenCL device found", detail);
 }
 
 /* Unmet, they are explained by any finding about the GPU stack (a GPU may compute through CUDA too). */

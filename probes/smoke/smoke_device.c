@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "clapi.h"
+#include "clquery.h"
 #include "smoke_kernel.h"
 #include "smoke_prep.h"
 #include "smoke_timer.h"
@@ -58,59 +59,6 @@ static json_object *smoke_json_str(const char *s)
     return s ? json_object_new_string(s) : NULL;
 }
 
-/* A device or platform string property as a heap string, or NULL. */
-static char *smoke_device_str(const struct clapi *api, cl_device_id d, cl_device_info what)
-{
-    size_t len = 0;
-    if (api->clGetDeviceInfo(d, what, 0, NULL, &len) != CL_SUCCESS || len == 0 || len > (1u << 20))
-        return NULL;
-    char *s = calloc(1, len + 1);
-    if (s && api->clGetDeviceInfo(d, what, len, s, NULL) != CL_SUCCESS) {
-        free(s);
-        return NULL;
-    }
-    return s;
-}
-
-static char *smoke_platform_str(const struct clapi *api, cl_platform_id p, cl_platform_info what)
-{
-    size_t len = 0;
-    if (api->clGetPlatformInfo(p, what, 0, NULL, &len) != CL_SUCCESS || len == 0 || len > (1u << 20))
-        return NULL;
-    char *s = calloc(1, len + 1);
-    if (s && api->clGetPlatformInfo(p, what, len, s, NULL) != CL_SUCCESS) {
-        free(s);
-        return NULL;
-    }
-    return s;
-}
-
-/* True when the space-separated list EXTS names EXT. */
-static bool smoke_has_ext(const char *exts, const char *ext)
-{
-    size_t n = strlen(ext);
-    for (const char *p = exts; p && (p = strstr(p, ext)) != NULL; p += n) {
-        bool start = p == exts || p[-1] == ' ';
-        bool end = p[n] == '\0' || p[n] == ' ';
-        if (start && end)
-            return true;
-    }
-    return false;
-}
-
-/* "dddd:bb:dd.f" from cl_khr_pci_bus_info, or NULL. */
-static char *smoke_pci_address(const struct clapi *api, cl_device_id d, const char *exts)
-{
-    if (!smoke_has_ext(exts, "cl_khr_pci_bus_info"))
-        return NULL;
-    cl_device_pci_bus_info_khr info;
-    memset(&info, 0, sizeof(info));
-    if (api->clGetDeviceInfo(d, CL_DEVICE_PCI_BUS_INFO_KHR, sizeof(info), &info, NULL) != CL_SUCCESS)
-        return NULL;
-    return str_printf("%04x:%02x:%02x.%x", info.pci_domain, info.pci_bus & 0xffu, info.pci_device & 0x1fu,
-                      info.pci_function & 7u);
-}
-
 static json_object *smoke_error_json(const char *call, cl_int code, bool have_code)
 {
     json_object *e = json_object_new_object();
@@ -120,52 +68,10 @@ static json_object *smoke_error_json(const char *call, cl_int code, bool have_co
     return e;
 }
 
-/* All platform IDs: *N set; NULL with *N = 0 when there are none. Returns the clGetPlatformIDs error. */
-static cl_int smoke_platform_ids(const struct clapi *api, cl_platform_id **out, cl_uint *n)
+/* clquery's enumeration, where "none" (CL_PLATFORM_NOT_FOUND_KHR, CL_DEVICE_NOT_FOUND) is an empty list. */
+static cl_int smoke_none_is_empty(cl_int e)
 {
-    *out = NULL;
-    *n = 0;
-    cl_uint np = 0;
-    cl_int e = api->clGetPlatformIDs(0, NULL, &np);
-    if (e == CL_PLATFORM_NOT_FOUND_KHR || (e == CL_SUCCESS && np == 0))
-        return CL_SUCCESS;
-    if (e != CL_SUCCESS)
-        return e;
-    cl_platform_id *ids = calloc(np, sizeof(*ids));
-    if (!ids)
-        return CL_OUT_OF_HOST_MEMORY;
-    e = api->clGetPlatformIDs(np, ids, &np);
-    if (e != CL_SUCCESS) {
-        free(ids);
-        return e;
-    }
-    *out = ids;
-    *n = np;
-    return CL_SUCCESS;
-}
-
-/* All device IDs of platform P (every type); same conventions. */
-static cl_int smoke_device_ids(const struct clapi *api, cl_platform_id p, cl_device_id **out, cl_uint *n)
-{
-    *out = NULL;
-    *n = 0;
-    cl_uint nd = 0;
-    cl_int e = api->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 0, NULL, &nd);
-    if (e == CL_DEVICE_NOT_FOUND || (e == CL_SUCCESS && nd == 0))
-        return CL_SUCCESS;
-    if (e != CL_SUCCESS)
-        return e;
-    cl_device_id *ids = calloc(nd, sizeof(*ids));
-    if (!ids)
-        return CL_OUT_OF_HOST_MEMORY;
-    e = api->clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, nd, ids, &nd);
-    if (e != CL_SUCCESS) {
-        free(ids);
-        return e;
-    }
-    *out = ids;
-    *n = nd;
-    return CL_SUCCESS;
+    return e == CL_PLATFORM_NOT_FOUND_KHR || e == CL_DEVICE_NOT_FOUND ? CL_SUCCESS : e;
 }
 
 json_object *smoke_enumerate_child(void *arg)
@@ -180,7 +86,7 @@ json_object *smoke_enumerate_child(void *arg)
     }
     cl_platform_id *pids = NULL;
     cl_uint np = 0;
-    cl_int e = smoke_platform_ids(&api, &pids, &np);
+    cl_int e = smoke_none_is_empty(clquery_platform_ids(&api, &pids, &np));
     if (e != CL_SUCCESS) {
         json_object_object_add(o, "error", smoke_error_json("clGetPlatformIDs", e, true));
         return o;
@@ -188,31 +94,31 @@ json_object *smoke_enumerate_child(void *arg)
     json_object *plats = json_object_new_array();
     for (cl_uint p = 0; p < np; p++) {
         json_object *po = json_object_new_object();
-        char *pname = smoke_platform_str(&api, pids[p], CL_PLATFORM_NAME);
+        char *pname = clquery_platform_str(&api, pids[p], CL_PLATFORM_NAME, NULL);
         json_object_object_add(po, "index", json_object_new_int((int)p));
         json_object_object_add(po, "name", smoke_json_str(pname));
         free(pname);
         json_object *devs = json_object_new_array();
         cl_device_id *dids = NULL;
         cl_uint nd = 0;
-        e = smoke_device_ids(&api, pids[p], &dids, &nd);
+        e = smoke_none_is_empty(clquery_device_ids(&api, pids[p], CL_DEVICE_TYPE_ALL, &dids, &nd));
         if (e != CL_SUCCESS)
             json_object_object_add(po, "devices_error", smoke_error_json("clGetDeviceIDs", e, true));
         for (cl_uint d = 0; d < nd; d++) {
             json_object *dobj = json_object_new_object();
-            char *name = smoke_device_str(&api, dids[d], CL_DEVICE_NAME);
-            char *exts = smoke_device_str(&api, dids[d], CL_DEVICE_EXTENSIONS);
-            cl_device_type type = 0;
-            bool have_type = api.clGetDeviceInfo(dids[d], CL_DEVICE_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS;
-            char *pci = smoke_pci_address(&api, dids[d], exts);
+            char *name = clquery_device_str(&api, dids[d], CL_DEVICE_NAME, NULL);
+            char *exts = clquery_device_str(&api, dids[d], CL_DEVICE_EXTENSIONS, NULL);
+            uint64_t type = 0;
+            bool have_type = clquery_device_uint(&api, dids[d], CL_DEVICE_TYPE, sizeof(cl_device_type), &type) == CL_SUCCESS;
+            char pci[CLQUERY_PCI_LEN];
+            clquery_device_pci(&api, dids[d], exts, pci);
             json_object_object_add(dobj, "index", json_object_new_int((int)d));
             json_object_object_add(dobj, "name", smoke_json_str(name));
             json_object_object_add(dobj, "type", have_type ? smoke_type_json(type) : NULL);
-            json_object_object_add(dobj, "pci_address", smoke_json_str(pci));
+            json_object_object_add(dobj, "pci_address", smoke_json_str(*pci ? pci : NULL));
             json_object_array_add(devs, dobj);
             free(name);
             free(exts);
-            free(pci);
         }
         free(dids);
         json_object_object_add(po, "devices", devs);
@@ -346,8 +252,7 @@ static cl_int smoke_build(struct smoke_dev *d, const char *options, char **log)
 /* A cl_uint device property, or 0 when the query fails. */
 static unsigned smoke_device_uint(const struct smoke_dev *d, cl_device_info what)
 {
-    cl_uint v = 0;
-    return d->api.clGetDeviceInfo(d->dev, what, sizeof(v), &v, NULL) == CL_SUCCESS ? v : 0;
+    return (unsigned)clquery_device_uint_or0(&d->api, d->dev, what, sizeof(cl_uint));
 }
 
 /* What the device says about its compute units, clock and vector width, for its plausible peak; and
@@ -362,7 +267,7 @@ static void smoke_peak_query(struct smoke_dev *d, cl_device_type type)
     d->peak.float_width = native > pref ? native : pref;
     long cpus = sysconf(_SC_NPROCESSORS_ONLN);
     d->peak.host_cpus = cpus > 0 && cpus < 1000000 ? (unsigned)cpus : 0;
-    d->driver_version = smoke_device_str(&d->api, d->dev, CL_DRIVER_VERSION);
+    d->driver_version = clquery_device_str(&d->api, d->dev, CL_DRIVER_VERSION, NULL);
 }
 
 /* Write a pattern into the output buffer and read it back: transfers and memory, before any kernel. */
@@ -587,18 +492,18 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     cl_platform_id *pids = NULL;
     cl_device_id *dids = NULL;
     cl_uint np = 0, nd = 0;
-    if (!smoke_ok(d, smoke_platform_ids(&d->api, &pids, &np), "clGetPlatformIDs"))
+    if (!smoke_ok(d, smoke_none_is_empty(clquery_platform_ids(&d->api, &pids, &np)), "clGetPlatformIDs"))
         return NULL;
     cl_platform_id plat = (cl_uint)d->args->platform < np ? pids[d->args->platform] : NULL;
     free(pids);
     if (plat)
-        d->platform_name = smoke_platform_str(&d->api, plat, CL_PLATFORM_NAME);
+        d->platform_name = clquery_platform_str(&d->api, plat, CL_PLATFORM_NAME, NULL);
     if (!plat) {
         d->error = smoke_error_json("clGetPlatformIDs", 0, false);
         smoke_detail(d, "platform %d is gone (the loader now lists %u)", d->args->platform, np);
         return NULL;
     }
-    if (!smoke_ok(d, smoke_device_ids(&d->api, plat, &dids, &nd), "clGetDeviceIDs"))
+    if (!smoke_ok(d, smoke_none_is_empty(clquery_device_ids(&d->api, plat, CL_DEVICE_TYPE_ALL, &dids, &nd)), "clGetDeviceIDs"))
         return NULL;
     d->dev = (cl_uint)d->args->device < nd ? dids[d->args->device] : NULL;
     free(dids);
@@ -607,17 +512,17 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
         smoke_detail(d, "device %d:%d is gone (the platform now has %u)", d->args->platform, d->args->device, nd);
         return NULL;
     }
-    char *name = smoke_device_str(&d->api, d->dev, CL_DEVICE_NAME);
-    char *exts = smoke_device_str(&d->api, d->dev, CL_DEVICE_EXTENSIONS);
-    cl_device_type type = 0;
-    if (d->api.clGetDeviceInfo(d->dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS)
+    char *name = clquery_device_str(&d->api, d->dev, CL_DEVICE_NAME, NULL);
+    char *exts = clquery_device_str(&d->api, d->dev, CL_DEVICE_EXTENSIONS, NULL);
+    uint64_t type = 0;
+    if (clquery_device_uint(&d->api, d->dev, CL_DEVICE_TYPE, sizeof(cl_device_type), &type) == CL_SUCCESS)
         json_object_object_add(out, "type", smoke_type_json(type));
     json_object_object_add(out, "name", smoke_json_str(name));
     free(name);
     smoke_peak_query(d, type);
     d->supported[SMOKE_FP32] = true;
-    d->supported[SMOKE_FP64] = smoke_has_ext(exts, "cl_khr_fp64");
-    d->supported[SMOKE_FP16] = smoke_has_ext(exts, "cl_khr_fp16");
+    d->supported[SMOKE_FP64] = clquery_has_ext(exts, "cl_khr_fp64");
+    d->supported[SMOKE_FP16] = clquery_has_ext(exts, "cl_khr_fp16");
     free(exts);
     for (int p = 0; p < SMOKE_N_PREC; p++)
         d->prec_status[p] = d->supported[p] ? "not-run" : "unsupported";

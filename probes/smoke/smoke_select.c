@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "strutil.h"
 
 void smoke_inventory_free(struct smoke_inventory *inv)
@@ -21,19 +22,13 @@ void smoke_inventory_free(struct smoke_inventory *inv)
 /* The integer at KEY of O, or FALLBACK when absent or not an integer in [0, 65535]. */
 static int smoke_index(json_object *o, const char *key, int fallback)
 {
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
-        return fallback;
-    int64_t i = json_object_get_int64(v);
+    int64_t i = jsonget_int(o, key, -1);
     return i >= 0 && i <= 65535 ? (int)i : fallback;
 }
 
 static char *smoke_string(json_object *o, const char *key)
 {
-    json_object *v = NULL;
-    if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
-        return NULL;
-    return str_sanitize(str_dup(json_object_get_string(v)));
+    return str_sanitize(str_dup(jsonget_str(o, key)));
 }
 
 /* The type as an array of sanitised names (a single string is accepted too), or NULL. */

@@ -153,7 +153,8 @@ static bool fake_is_device(cl_device_id d)
     return d >= &fake_devices[0] && d < &fake_devices[FAKE_MAX_DEVICES] && d->index < fake_device_count();
 }
 
-/* "DDDD:BB:DD.F" from GC_FAKE_ICD_PCI (device I adds I to the device number), or -1. */
+/* "DDDD:BB:DD.F" from GC_FAKE_ICD_PCI (device I adds I to the device number unless
+ * GC_FAKE_ICD_PCI_SHARED is set), or -1. */
 static int fake_pci(unsigned i, cl_device_pci_bus_info_khr *out)
 {
     const char *s = getenv("GC_FAKE_ICD_PCI");
@@ -162,9 +163,57 @@ static int fake_pci(unsigned i, cl_device_pci_bus_info_khr *out)
         return -1;
     out->pci_domain = dom;
     out->pci_bus = bus;
-    out->pci_device = dev + i;
+    out->pci_device = dev + (getenv("GC_FAKE_ICD_PCI_SHARED") ? 0 : i);
     out->pci_function = fn;
     return 0;
+}
+
+/* Which query tells the address (GC_FAKE_ICD_PCI_VIA): 'k' cl_khr_pci_bus_info (the default), 'a' AMD's
+ * CL_DEVICE_TOPOLOGY_AMD, 'n' NVIDIA's CL_DEVICE_PCI_BUS_ID_NV / SLOT_ID_NV (no domain query, as
+ * drivers before CUDA 10.2). */
+static char fake_pci_via(void)
+{
+    const char *v = fake_env("GC_FAKE_ICD_PCI_VIA", "khr");
+    return strcmp(v, "amd") == 0 ? 'a' : strcmp(v, "nv") == 0 ? 'n' : 'k';
+}
+
+static const char *fake_extensions(void)
+{
+    if (!getenv("GC_FAKE_ICD_PCI"))
+        return "";
+    switch (fake_pci_via()) {
+    case 'a': return "cl_amd_device_attribute_query";
+    case 'n': return "cl_nv_device_attribute_query";
+    default: return "cl_khr_pci_bus_info";
+    }
+}
+
+/* The vendor PCI queries (ids and layouts as in Khronos cl_ext.h and the vendors' extension texts). */
+static cl_int fake_vendor_pci(cl_device_id device, cl_device_info param, size_t size, void *value, size_t *size_ret)
+{
+    cl_device_pci_bus_info_khr pci;
+    char via = fake_pci_via();
+    if (fake_pci(device->index, &pci) != 0)
+        return CL_INVALID_VALUE;
+    if (param == CL_DEVICE_TOPOLOGY_AMD && via == 'a') {
+        unsigned char topo[24] = {0};
+        cl_uint type = CL_DEVICE_TOPOLOGY_TYPE_PCIE_AMD;
+        memcpy(topo, &type, sizeof(type));
+        topo[21] = (unsigned char)pci.pci_bus;
+        topo[22] = (unsigned char)pci.pci_device;
+        topo[23] = (unsigned char)pci.pci_function;
+        return fake_answer(topo, sizeof(topo), size, value, size_ret);
+    }
+    if (via != 'n')
+        return CL_INVALID_VALUE;
+    cl_uint u;
+    if (param == 0x4008) /* CL_DEVICE_PCI_BUS_ID_NV */
+        u = pci.pci_bus;
+    else if (param == 0x4009) /* CL_DEVICE_PCI_SLOT_ID_NV: device << 3 | function */
+        u = pci.pci_device << 3 | pci.pci_function;
+    else
+        return CL_INVALID_VALUE;
+    return fake_answer(&u, sizeof(u), size, value, size_ret);
 }
 
 CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_info param, size_t size, void *value,
@@ -197,7 +246,7 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
     case CL_DEVICE_PROFILE:
         return fake_string("FULL_PROFILE", size, value, size_ret);
     case CL_DEVICE_EXTENSIONS:
-        return fake_string(getenv("GC_FAKE_ICD_PCI") ? "cl_khr_pci_bus_info" : "", size, value, size_ret);
+        return fake_string(fake_extensions(), size, value, size_ret);
     case CL_DEVICE_VENDOR_ID:
         u = (cl_uint)strtoul(fake_env("GC_FAKE_ICD_VENDOR_ID", "0"), NULL, 0);
         return fake_answer(&u, sizeof(u), size, value, size_ret);
@@ -243,9 +292,13 @@ CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_i
         return fake_answer(&p, sizeof(p), size, value, size_ret);
     }
     case CL_DEVICE_PCI_BUS_INFO_KHR:
-        if (fake_pci(device->index, &pci) != 0)
+        if (fake_pci_via() != 'k' || fake_pci(device->index, &pci) != 0)
             return CL_INVALID_VALUE;
         return fake_answer(&pci, sizeof(pci), size, value, size_ret);
+    case CL_DEVICE_TOPOLOGY_AMD:
+    case 0x4008:
+    case 0x4009:
+        return fake_vendor_pci(device, param, size, value, size_ret);
     default:
         return CL_INVALID_VALUE;
     }

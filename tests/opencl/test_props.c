@@ -106,20 +106,6 @@ static void test_parse_version(void **state)
     assert_int_equal(ocl_parse_version("OpenCL 999.1"), 0);
 }
 
-static void test_has_ext_matches_whole_words(void **state)
-{
-    (void)state;
-    const char *exts = "cl_khr_fp64  cl_khr_icd\tcl_nv_device_attribute_query";
-    assert_true(ocl_has_ext(exts, "cl_khr_fp64"));
-    assert_true(ocl_has_ext(exts, "cl_khr_icd"));
-    assert_true(ocl_has_ext(exts, "cl_nv_device_attribute_query"));
-    assert_false(ocl_has_ext(exts, "cl_khr_fp"));
-    assert_false(ocl_has_ext(exts, "khr_fp64"));
-    assert_false(ocl_has_ext("cl_khr_fp64_extra", "cl_khr_fp64"));
-    assert_false(ocl_has_ext(NULL, "cl_khr_fp64"));
-    assert_false(ocl_has_ext(exts, ""));
-}
-
 static void test_legality_by_version_and_extension(void **state)
 {
     (void)state;
@@ -415,7 +401,6 @@ int main(void)
         cmocka_unit_test(test_shared_ids_are_exclusive),
         cmocka_unit_test(test_the_issue_queries_are_in_the_table),
         cmocka_unit_test(test_parse_version),
-        cmocka_unit_test(test_has_ext_matches_whole_words),
         cmocka_unit_test(test_legality_by_version_and_extension),
         cmocka_unit_test(test_decode_scalars),
         cmocka_unit_test(test_decode_bits_and_enums),

@@ -11,6 +11,7 @@
 #include "checks.h"
 #include "cli.h"
 #include "doctor.h"
+#include "doctor_facts.h"
 #include "probe.h"
 #include "report.h"
 #include "run.h"
@@ -77,6 +78,33 @@ static void test_requirements_against_sections(void **state)
         assert_non_null(detail);
         free(detail);
     }
+    report_free(r);
+}
+
+/* The one "best version >= wanted" evaluation the opencl-version and compute-capability names share. */
+static void test_req_version(void **state)
+{
+    (void)state;
+    char *detail = NULL;
+    assert_true(doctor_req_version(300, 102, 100, "best device supports OpenCL", "H100", "none", &detail));
+    assert_string_equal(detail, "best device supports OpenCL 3.0 (H100), 1.2 needed");
+    free(detail);
+    assert_false(doctor_req_version(86, 90, 10, "best CUDA device has compute capability", "0000:01:00.0 A40",
+                                    "none", &detail));
+    assert_string_equal(detail, "best CUDA device has compute capability 8.6 (0000:01:00.0 A40), 9.0 needed");
+    free(detail);
+    assert_true(doctor_req_version(90, 90, 10, "x", "y", "none", &detail)); /* equal is met */
+    free(detail);
+    assert_false(doctor_req_version(-1, 0, 10, "x", "y", "no CUDA device with a known compute capability", &detail));
+    assert_string_equal(detail, "no CUDA device with a known compute capability");
+    free(detail);
+
+    struct report *r = report_new();
+    add(r, "opencl", "{\"platforms\": [{\"index\": 0, \"devices\": [{\"index\": 0, \"name\": \"H100\", "
+                     "\"opencl_version\": \"3.0\"}]}]}");
+    assert_false(doctor_eval_require(r, "opencl-version>=3.1", &detail));
+    assert_string_equal(detail, "best device supports OpenCL 3.0 (H100), 3.1 needed");
+    free(detail);
     report_free(r);
 }
 
@@ -498,6 +526,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validate_requires),
         cmocka_unit_test(test_requirements_against_sections),
+        cmocka_unit_test(test_req_version),
         cmocka_unit_test(test_gpu_requirement_fails_on_cpu_only),
         cmocka_unit_test(test_smoke_not_run_means_unmet),
         cmocka_unit_test(test_nouveau_root_cause),

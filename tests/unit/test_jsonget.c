@@ -36,6 +36,10 @@ static void test_present_members(void **state)
     size_t n = 99;
     assert_non_null(jsonget_array(o, "a", &n));
     assert_int_equal(n, 3);
+    int64_t i = 0;
+    assert_true(jsonget_int_ex(o, "neg", &i));
+    assert_int_equal(i, -4);
+    assert_string_equal(jsonget_str(jsonget_object(o, "o"), "s"), "inner");
     json_object_put(o);
 }
 
@@ -57,6 +61,15 @@ static void test_wrong_type_missing_and_null(void **state)
     assert_false(jsonget_num(o, "s", &d));
     assert_false(jsonget_num(o, "t", &d));
     assert_true(d == 42); /* untouched */
+    int64_t i = 42;
+    assert_false(jsonget_int_ex(o, "d", &i));
+    assert_false(jsonget_int_ex(o, "n", &i));
+    assert_false(jsonget_int_ex(o, "missing", &i));
+    assert_false(jsonget_int_ex(NULL, "i", &i));
+    assert_int_equal(i, 42); /* untouched */
+    assert_null(jsonget_object(o, "a"));
+    assert_null(jsonget_object(o, "n"));
+    assert_null(jsonget_object(o, "s"));
     size_t n = 99;
     assert_null(jsonget_array(o, "o", &n));
     assert_int_equal(n, 0);

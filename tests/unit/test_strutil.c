@@ -68,10 +68,32 @@ static void test_copy_n(void **state)
     free(c);
 }
 
+static void set_printf(char **dst, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    str_set_vprintf(dst, fmt, ap);
+    va_end(ap);
+}
+
+/* A message field a new status replaces: the old text freed, the new one sanitised, NULL clears. */
+static void test_set_vprintf(void **state)
+{
+    (void)state;
+    char *msg = NULL;
+    set_printf(&msg, "%s %d", "first", 1);
+    assert_string_equal(msg, "first 1");
+    set_printf(&msg, "bad\x01" "byte %s", "x\x02y");
+    assert_string_equal(msg, "bad?byte x?y");
+    set_printf(&msg, NULL);
+    assert_null(msg);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_copy_n),
+        cmocka_unit_test(test_set_vprintf),
         cmocka_unit_test(test_numbers),
         cmocka_unit_test(test_trim_and_affixes),
         cmocka_unit_test(test_sanitise_keeps_utf8_drops_garbage),
