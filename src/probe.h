@@ -86,10 +86,13 @@ struct probe {
     size_t n_checks;
     const struct check_set *check_sets; /* more rows, ended by {NULL, NULL}; may be NULL */
     const struct probe_require *requires; /* the --require names it answers; may be NULL */
-    /* Fill SEC (status, data, summary lines) and add findings to ctx->report. Never exits, never
+    /* The kind of typed result it publishes in its section (struct report_result_ops), or NULL when
+     * its section holds JSON data only. A captured section (--root FILE.tar.gz) is read back into it. */
+    const struct report_result_ops *result;
+    /* Fill SEC (status, data or typed result, summary lines) and add findings to ctx->report. Never exits, never
      * calls report_add_section. Returns PROBE_DONE, PROBE_INPUT_ERROR or PROBE_INTERNAL_ERROR. */
     int (*run)(struct probe_ctx *ctx, struct report_section *sec);
-    /* Print the section's details for people (walks SEC->data only). May be NULL. */
+    /* Print the section's details for people (walks SEC's typed result or SEC->data only). May be NULL. */
     void (*print_text)(const struct report_section *sec, const struct report *r, struct text_out *t);
 };
 
