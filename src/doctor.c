@@ -469,7 +469,7 @@ void doctor_verdict(struct report *r)
     if (smoke_ran || opencl_ran) {
         const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
         const struct report_finding *root = doctor_first_root(r, gpu_chain);
-        json_object *gpu = NULL, *any = NULL;
+        const struct result_smoke_dev *gpu = NULL, *any = NULL;
         size_t ngpu = 0, nany = 0;
         if (smoke_ran) {
             ngpu = doctor_passed_devices(r, true, NULL, &gpu);
@@ -486,7 +486,7 @@ void doctor_verdict(struct report *r)
             lines[nl++] = str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)");
             free(detail);
         } else if (ngpu > 0) {
-            detail = str_printf("ready on %s", doctor_dev_label(gpu, label, sizeof(label)));
+            detail = str_printf("ready on %s", doctor_smoke_label(gpu, label, sizeof(label)));
             report_set_target(r, "gpu", true, detail, reasons);
             lines[nl++] = str_printf("GPU compute (OpenCL): %s%s", detail, ngpu > 1 ? " and more" : "");
             free(detail);
@@ -511,7 +511,7 @@ void doctor_verdict(struct report *r)
         }
         if (smoke_ran) {
             detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
-                                           doctor_dev_label(any, label, sizeof(label)))
+                                           doctor_smoke_label(any, label, sizeof(label)))
                               : str_printf("no OpenCL device passed the smoke test");
             report_set_target(r, "opencl", nany > 0, detail, reasons);
             lines[nl++] = str_printf("OpenCL: %s", detail);

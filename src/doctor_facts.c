@@ -14,35 +14,22 @@ json_object *doctor_data(const struct report *r, const char *name)
     return s && s->status == REPORT_STATUS_OK ? s->data : NULL;
 }
 
-static bool doctor_type_has(json_object *dev, const char *type)
+/* A smoke device that passed, and is a GPU when GPU_ONLY. */
+static bool doctor_smoke_passed(const struct result_smoke_dev *d, bool gpu_only)
 {
-    json_object *t = jsonget(dev, "type");
-    if (t && json_object_is_type(t, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(t); i++)
-            if (strcasecmp(json_object_get_string(json_object_array_get_idx(t, i)), type) == 0)
-                return true;
-    } else if (t && json_object_is_type(t, json_type_string)) {
-        return strcasestr(json_object_get_string(t), type) != NULL;
-    }
-    return false;
+    return (d->have & RESULT_SMOKE_HAVE_STATUS) && d->status == RESULT_SMOKE_PASS && (!gpu_only || d->gpu == GC_TRI_YES);
 }
 
-/* Smoke-tested devices that passed, optionally only GPUs; calls FN for each. Returns the count. */
-size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
-                                    json_object **first)
+size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(const struct result_smoke_dev *dev),
+                             const struct result_smoke_dev **first)
 {
-    json_object *devs = jsonget(doctor_data(r, "smoke"), "devices");
+    const struct result_smoke *sm = result_smoke_get(r);
     size_t n = 0;
     if (first)
         *first = NULL;
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = jsonget_str(d, "status");
-        if (!st || strcmp(st, "pass") != 0)
-            continue;
-        if (gpu_only && !doctor_type_has(d, "GPU"))
-            continue;
-        if (want && !want(d))
+    for (size_t i = 0; sm && i < sm->n_devs; i++) {
+        const struct result_smoke_dev *d = &sm->devs[i];
+        if (!doctor_smoke_passed(d, gpu_only) || (want && !want(d)))
             continue;
         if (first && !*first)
             *first = d;
@@ -51,28 +38,25 @@ size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)
     return n;
 }
 
-bool doctor_fp64_passed(json_object *dev)
+bool doctor_fp64_passed(const struct result_smoke_dev *dev)
 {
-    const char *p = jsonget_str(jsonget(dev, "precisions"), "fp64");
-    return p && strcmp(p, "pass") == 0;
+    return dev->prec[RESULT_SMOKE_FP64] == RESULT_SMOKE_PREC_PASS;
 }
 
 /* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
 size_t doctor_gpu_count(const struct report *r)
 {
-    json_object *devs = jsonget(doctor_data(r, "smoke"), "devices");
+    const struct result_smoke *sm = result_smoke_get(r);
     size_t n = 0;
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = jsonget_str(d, "status");
-        if (!st || strcmp(st, "pass") != 0 || !doctor_type_has(d, "GPU"))
+    for (size_t i = 0; sm && i < sm->n_devs; i++) {
+        const struct result_smoke_dev *d = &sm->devs[i];
+        if (!doctor_smoke_passed(d, true))
             continue;
-        const char *addr = jsonget_str(d, "pci_address");
+        const char *addr = d->pci_address;
         bool seen = false;
         for (size_t j = 0; addr && j < i; j++) {
-            json_object *e = json_object_array_get_idx(devs, j);
-            const char *a2 = jsonget_str(e, "pci_address"), *s2 = jsonget_str(e, "status");
-            seen |= a2 && s2 && strcmp(s2, "pass") == 0 && doctor_type_has(e, "GPU") && strcmp(a2, addr) == 0;
+            const struct result_smoke_dev *e = &sm->devs[j];
+            seen |= doctor_smoke_passed(e, true) && e->pci_address && strcmp(e->pci_address, addr) == 0;
         }
         if (!seen)
             n++;
@@ -197,6 +181,13 @@ bool doctor_gpus_compute_via_cuda(const struct report *r)
 const char *doctor_dev_label(json_object *d, char *buf, size_t len)
 {
     const char *name = jsonget_str(d, "name"), *addr = jsonget_str(d, "pci_address");
+    snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
+    return buf;
+}
+
+const char *doctor_smoke_label(const struct result_smoke_dev *d, char *buf, size_t len)
+{
+    const char *name = d ? d->name : NULL, *addr = d ? d->pci_address : NULL;
     snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
     return buf;
 }

@@ -7,16 +7,17 @@
 #include <json-c/json.h>
 
 #include "report.h"
+#include "result_smoke.h"
 
 /* DATA of section NAME when it ran ok, else NULL. */
 json_object *doctor_data(const struct report *r, const char *name);
 
-/* The smoke section: devices that passed (only GPUs with GPU_ONLY; only those WANT accepts when it is
- * not NULL); *FIRST (may be NULL) gets the first. Returns the count. */
-size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
-                             json_object **first);
+/* The smoke section (its typed result): devices that passed (only GPUs with GPU_ONLY; only those WANT
+ * accepts when it is not NULL); *FIRST (may be NULL) gets the first. Returns the count. */
+size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(const struct result_smoke_dev *dev),
+                             const struct result_smoke_dev **first);
 /* A smoke device whose fp64 pass passed. */
-bool doctor_fp64_passed(json_object *dev);
+bool doctor_fp64_passed(const struct result_smoke_dev *dev);
 /* Distinct physical GPUs that passed the smoke test (by PCI address; devices without one count once each). */
 size_t doctor_gpu_count(const struct report *r);
 /* The opencl section: highest OpenCL version (major * 100 + minor) of any device, or -1; *NAME gets its name. */
@@ -35,7 +36,9 @@ const char *doctor_cuda_smoke_missing(const struct report *r);
 /* True when every compute GPU on the PCI bus computes through CUDA (enumerated, smoke test not failed). */
 bool doctor_gpus_compute_via_cuda(const struct report *r);
 
-/* "0000:01:00.0 NVIDIA H100" for a smoke or CUDA device, in BUF. */
+/* "0000:01:00.0 NVIDIA H100" for a CUDA device, in BUF. */
 const char *doctor_dev_label(json_object *d, char *buf, size_t len);
+/* The same for a smoke device. */
+const char *doctor_smoke_label(const struct result_smoke_dev *d, char *buf, size_t len);
 
 #endif
