@@ -85,46 +85,17 @@ int doctor_best_opencl_version(const struct report *r, const char **name)
     return best;
 }
 
-/* ---- the cuda section (probes/cuda: data["driver"], data["devices"], data["smoke"]) ---- */
+/* ---- the cuda section (its typed facts, src/result_cuda.h) ---- */
 
-/* The CUDA devices array, or NULL when the cuda section did not run ok. */
-json_object *doctor_cuda_devices(const struct report *r)
+size_t doctor_cuda_passed(const struct report *r, int min_cc, const struct result_cuda_dev **first)
 {
-    json_object *d = jsonget(doctor_data(r, "cuda"), "devices");
-    return d && json_object_is_type(d, json_type_array) ? d : NULL;
-}
-
-/* Compute capability of a CUDA device as major * 10 + minor, or -1. */
-int doctor_cuda_cc(json_object *dev)
-{
-    int64_t ma = jsonget_int(dev, "cc_major", -1), mi = jsonget_int(dev, "cc_minor", -1);
-    return ma >= 0 && ma < 100 && mi >= 0 && mi < 10 ? (int)(ma * 10 + mi) : -1;
-}
-
-/* The CUDA smoke status of DEV ("pass", "fail"...), or NULL when unknown. */
-static const char *doctor_cuda_smoke(const struct report *r, json_object *dev)
-{
-    json_object *sd = jsonget(doctor_data(r, "cuda"), "smoke"); /* one entry per GPU tested */
-    int64_t ord = jsonget_int(dev, "ordinal", -1);
-    for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
-        json_object *s = json_object_array_get_idx(sd, i);
-        if (jsonget_int(s, "ordinal", -2) == ord)
-            return jsonget_str(s, "status");
-    }
-    return NULL;
-}
-
-/* CUDA devices that passed the CUDA smoke test with compute capability >= MIN_CC (-1: any). */
-size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **first)
-{
-    json_object *devs = doctor_cuda_devices(r);
+    const struct result_cuda *c = result_cuda_get(r);
     size_t n = 0;
     if (first)
         *first = NULL;
-    for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = doctor_cuda_smoke(r, d);
-        if (!st || strcmp(st, "pass") != 0 || doctor_cuda_cc(d) < min_cc)
+    for (size_t i = 0; c && i < c->n_devs; i++) {
+        const struct result_cuda_dev *d = &c->devs[i];
+        if (result_cuda_smoke_of(c, d->ordinal) != RESULT_CUDA_SMOKE_PASS || d->cc < min_cc)
             continue;
         if (first && !*first)
             *first = d;
@@ -133,18 +104,16 @@ size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **firs
     return n;
 }
 
-/* cuDriverGetVersion (13000 = 13.0), or -1. */
 int doctor_cuda_driver_version(const struct report *r)
 {
-    json_object *drv = jsonget(doctor_data(r, "cuda"), "driver");
-    int64_t v = jsonget_int(drv, "driver_version", -1);
-    return v > 0 && v < 1000000 ? (int)v : -1;
+    const struct result_cuda *c = result_cuda_get(r);
+    return c ? c->driver_version : -1;
 }
 
-/* Why the CUDA smoke test gives no answer for DEV, or NULL when it ran. */
 const char *doctor_cuda_smoke_missing(const struct report *r)
 {
-    return jsonget_str(doctor_data(r, "cuda"), "smoke_not_run");
+    const struct result_cuda *c = result_cuda_get(r);
+    return c ? c->smoke_not_run : NULL;
 }
 
 /* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,
@@ -152,9 +121,9 @@ const char *doctor_cuda_smoke_missing(const struct report *r)
  * CUDA, so a missing OpenCL driver for them is not what keeps the machine from being ready. */
 bool doctor_gpus_compute_via_cuda(const struct report *r)
 {
-    json_object *devs = doctor_cuda_devices(r);
+    const struct result_cuda *c = result_cuda_get(r);
     json_object *pci = jsonget(doctor_data(r, "pci"), "devices");
-    if (!devs || json_object_array_length(devs) == 0 || !pci || !json_object_is_type(pci, json_type_array))
+    if (!c || c->n_devs == 0 || !pci || !json_object_is_type(pci, json_type_array))
         return false;
     size_t gpus = 0;
     for (size_t i = 0; i < json_object_array_length(pci); i++) {
@@ -167,10 +136,11 @@ bool doctor_gpus_compute_via_cuda(const struct report *r)
         if (!vid || strcmp(vid, "10de") != 0 || !addr)
             return false;
         bool ok = false;
-        for (size_t j = 0; j < json_object_array_length(devs) && !ok; j++) {
-            json_object *d = json_object_array_get_idx(devs, j);
-            const char *a = jsonget_str(d, "pci_address"), *st = doctor_cuda_smoke(r, d);
-            ok = a && strcmp(a, addr) == 0 && (!st || strcmp(st, "pass") == 0 || strcmp(st, "not-run") == 0);
+        for (size_t j = 0; j < c->n_devs && !ok; j++) {
+            const struct result_cuda_dev *d = &c->devs[j];
+            int st = result_cuda_smoke_of(c, d->ordinal);
+            ok = d->pci_address && strcmp(d->pci_address, addr) == 0 &&
+                 (st == -1 || st == RESULT_CUDA_SMOKE_PASS || st == RESULT_CUDA_SMOKE_NOT_RUN);
         }
         if (!ok)
             return false;
@@ -178,9 +148,9 @@ bool doctor_gpus_compute_via_cuda(const struct report *r)
     return gpus > 0;
 }
 
-const char *doctor_dev_label(json_object *d, char *buf, size_t len)
+const char *doctor_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len)
 {
-    const char *name = jsonget_str(d, "name"), *addr = jsonget_str(d, "pci_address");
+    const char *name = d ? d->name : NULL, *addr = d ? d->pci_address : NULL;
     snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
     return buf;
 }

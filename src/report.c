@@ -145,7 +145,7 @@ int report_section_adopt(struct report_section *s, const struct report_result_op
 
 json_object *report_section_json(const struct report_section *s)
 {
-    if (!s->result_ops || !s->result)
+    if (!s->result_ops || !s->result || !s->result_ops->to_json) /* no result, or facts beside the JSON */
         return json_object_get(s->data);
     json_object *o = s->result_ops->to_json(s->result);
     if (!o)

@@ -59,7 +59,8 @@ struct report_line {
 struct report_result_ops {
     const char *section; /* the section it belongs to: "smoke" */
     /* The result's JSON members as a new object, in the order the section prints them; NULL on
-     * allocation failure. */
+     * allocation failure. NULL for a result still being converted: typed facts beside the section's
+     * JSON data, which is then printed as it is (and FROM_JSON takes nothing out of it). */
     json_object *(*to_json)(const void *res);
     /* A result read back from captured JSON DATA (a snapshot's section, a test's fixture): it takes
      * the members it types out of DATA and leaves the others there (printed after its own). Lenient:

@@ -8,6 +8,7 @@
 #include "cuda_api.h"
 #include "cuda_internal.h"
 #include "jsonnum.h"
+#include "result_cuda.h"
 #include "smoke_verify.h"
 #include "strutil.h"
 
@@ -244,6 +245,8 @@ void cuda_smoke_report(struct probe_ctx *ctx, struct report_section *sec, const 
         cs_finding(ctx, e, subject);
 
         const char *st = cs_get_str(e, "status");
+        if (result_cuda_of(sec))
+            result_cuda_add_smoke(result_cuda_of(sec), args[i].ordinal, st);
         char label[64];
         snprintf(label, sizeof(label), "CUDA smoke %s", subject);
         if (strcmp(st, "pass") == 0) {
