@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "result_cuda.h"
 #include "result_smoke.h"
 #include "typed.h"
 #include "writer.h"
@@ -304,6 +305,39 @@ static void test_smoke_result_odd_shapes(void **state)
     report_free(r);
 }
 
+/* The cuda facts are read beside the section's JSON, which stays as it is. */
+static void test_cuda_facts_beside_json(void **state)
+{
+    (void)state;
+    static const char *doc =
+        "{\"environment\":{},\"driver\":{\"status\":\"ok\",\"driver_version\":12040},\"devices\":[{\"ordinal\":0,"
+        "\"name\":\"A\",\"pci_address\":\"0000:01:00.0\",\"cc_major\":8,\"cc_minor\":6},{\"ordinal\":1,\"cc_major\":8,"
+        "\"cc_minor\":12},7],\"nvml\":null,\"smoke\":[{\"ordinal\":0,\"status\":\"pass\"},{\"ordinal\":1,\"status\":"
+        "\"melted\"},{\"status\":\"pass\"}]}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "cuda");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_cuda_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), doc);
+    json_object_put(back);
+    const struct result_cuda *c = result_cuda_get(r);
+    assert_non_null(c);
+    assert_int_equal(c->driver_status, RESULT_CUDA_DRV_OK);
+    assert_int_equal(c->driver_version, 12040);
+    assert_int_equal(c->n_devs, 3); /* the one that is not an object counts, unknown */
+    assert_int_equal(c->devs[0].cc, 86);
+    assert_string_equal(c->devs[0].pci_address, "0000:01:00.0");
+    assert_int_equal(c->devs[1].cc, -1); /* minor 12: not a compute capability */
+    assert_int_equal(c->devs[2].ordinal, -1);
+    assert_int_equal(result_cuda_smoke_of(c, 0), RESULT_CUDA_SMOKE_PASS);
+    assert_int_equal(result_cuda_smoke_of(c, 1), -2); /* a status this version does not know */
+    assert_int_equal(result_cuda_smoke_of(c, 2), -1); /* not tested */
+    assert_null(c->smoke_not_run);
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -319,6 +353,7 @@ int main(void)
         cmocka_unit_test(test_typed_names_and_tri),
         cmocka_unit_test(test_smoke_result_round_trip),
         cmocka_unit_test(test_smoke_result_odd_shapes),
+        cmocka_unit_test(test_cuda_facts_beside_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
