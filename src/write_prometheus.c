@@ -7,6 +7,7 @@
 
 #include "strutil.h"
 #include "jsonget.h"
+#include "result_cuda.h"
 #include "result_smoke.h"
 
 /* The text exposition format (https://prometheus.io/docs/instrumenting/exposition_formats/): one
@@ -90,13 +91,14 @@ static size_t prom_smoke_devices(const struct report *r, struct prom_dev *out, s
     for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
          i++) {
         json_object *d = json_object_array_get_idx(arr, i);
-        const char *st = jsonget_str(d, "status");
-        if (!st || strcmp(st, "skipped") == 0)
+        const char *sn = jsonget_str(d, "status");
+        int st = gc_name_parse(&result_cuda_smoke_status_names, sn); /* -1 for a status unknown here */
+        if (!sn || st == RESULT_CUDA_SMOKE_SKIPPED)
             continue;
         double ord = -1;
         jsonget_num(d, "ordinal", &ord);
         out[n] = (struct prom_dev){.api = "cuda", .name = jsonget_str(d, "name"), .pci = jsonget_str(d, "pci_bus_id"),
-                                   .pass = strcmp(st, "pass") == 0, .o = d};
+                                   .pass = st == RESULT_CUDA_SMOKE_PASS, .o = d};
         snprintf(out[n].device, sizeof(out[n].device), "%.0f", ord);
         n++;
     }
