@@ -148,16 +148,19 @@ bool doctor_gpus_compute_via_cuda(const struct report *r)
     return gpus > 0;
 }
 
-const char *doctor_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len)
+/* "ADDR NAME" in BUF; either may be NULL. */
+static const char *doctor_label(const char *addr, const char *name, char *buf, size_t len)
 {
-    const char *name = d ? d->name : NULL, *addr = d ? d->pci_address : NULL;
     snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
     return buf;
 }
 
+const char *doctor_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len)
+{
+    return doctor_label(d ? d->pci_address : NULL, d ? d->name : NULL, buf, len);
+}
+
 const char *doctor_smoke_label(const struct result_smoke_dev *d, char *buf, size_t len)
 {
-    const char *name = d ? d->name : NULL, *addr = d ? d->pci_address : NULL;
-    snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
-    return buf;
+    return doctor_label(d ? d->pci_address : NULL, d ? d->name : NULL, buf, len);
 }
