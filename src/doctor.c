@@ -361,8 +361,8 @@ static char *doctor_cuda_verdict(struct report *r)
     const char **reasons = doctor_reasons(r, &doctor_cuda_chain, &nreasons);
     const struct report_finding *root = doctor_first_root(r, &doctor_cuda_chain);
     int dv = doctor_cuda_driver_version(r);
-    json_object *devs = doctor_cuda_devices(r);
-    size_t ndev = devs ? json_object_array_length(devs) : 0;
+    const struct result_cuda *cuda = result_cuda_get(r);
+    size_t ndev = cuda ? cuda->n_devs : 0;
     const char *smoke_missing = doctor_cuda_smoke_missing(r);
     char *parts[2] = {NULL, NULL}, *whys[2] = {NULL, NULL};
     bool all_ready = true, any_ready = false;
@@ -370,7 +370,7 @@ static char *doctor_cuda_verdict(struct report *r)
     size_t ns = sizeof(doctor_cuda_series) / sizeof(doctor_cuda_series[0]);
     for (size_t i = 0; i < ns && i < 2; i++) {
         int need = doctor_cuda_series[i].cuda_major * 1000;
-        json_object *dev = NULL;
+        const struct result_cuda_dev *dev = NULL;
         size_t n = doctor_cuda_passed(r, doctor_cuda_series[i].min_cc, &dev);
         char *why;
         if (dv < 0 || ndev == 0)
@@ -383,8 +383,8 @@ static char *doctor_cuda_verdict(struct report *r)
         else {
             int best = -1;
             for (size_t j = 0; j < ndev; j++)
-                if (doctor_cuda_cc(json_object_array_get_idx(devs, j)) > best)
-                    best = doctor_cuda_cc(json_object_array_get_idx(devs, j));
+                if (cuda->devs[j].cc > best)
+                    best = cuda->devs[j].cc;
             if (best >= 0 && best < doctor_cuda_series[i].min_cc)
                 why = str_printf("compute capability %d.%d is below the %d.%d this series needs", best / 10, best % 10,
                                  doctor_cuda_series[i].min_cc / 10, doctor_cuda_series[i].min_cc % 10);
@@ -395,7 +395,7 @@ static char *doctor_cuda_verdict(struct report *r)
                            : str_printf("no GPU passed the CUDA smoke test");
         }
         char *detail = why ? str_printf("not ready: %s", why)
-                           : str_printf("ready on %s", doctor_dev_label(dev, label, sizeof(label)));
+                           : str_printf("ready on %s", doctor_cuda_label(dev, label, sizeof(label)));
         report_set_target(r, doctor_cuda_series[i].target, why == NULL, detail, reasons);
         parts[i] = str_printf("%s %s", doctor_cuda_series[i].label, why ? detail : "ready");
         all_ready &= why == NULL;
@@ -404,7 +404,7 @@ static char *doctor_cuda_verdict(struct report *r)
         free(detail);
     }
     free(reasons);
-    json_object *first = NULL;
+    const struct result_cuda_dev *first = NULL;
     doctor_cuda_passed(r, -1, &first);
     char *line;
     if (dv < 0 && !root)
@@ -414,7 +414,7 @@ static char *doctor_cuda_verdict(struct report *r)
     else if (all_ready)
         line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): ready on %s (driver CUDA "
                           "%d.%d)",
-                          doctor_dev_label(first, label, sizeof(label)), dv / 1000, (dv % 1000) / 10);
+                          doctor_cuda_label(first, label, sizeof(label)), dv / 1000, (dv % 1000) / 10);
     else if (whys[0] && whys[1] && strcmp(whys[0], whys[1]) == 0)
         line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): not ready: %s", whys[0]);
     else
@@ -438,11 +438,11 @@ void doctor_verdict(struct report *r)
     bool smoke_ran = doctor_data(r, "smoke") != NULL;
     bool opencl_ran = doctor_data(r, "opencl") != NULL;
     bool gpu_missing = false;
-    json_object *cuda_gpu = NULL;
+    const struct result_cuda_dev *cuda_gpu = NULL;
     size_t ncuda = doctor_cuda_passed(r, -1, &cuda_gpu);
     if (!smoke_ran && !opencl_ran && ncuda > 0) {
         const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
-        char *detail = str_printf("ready on %s (CUDA)", doctor_dev_label(cuda_gpu, label, sizeof(label)));
+        char *detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
         report_set_target(r, "gpu", true, detail, reasons);
         free(detail);
         free(reasons);
@@ -450,7 +450,7 @@ void doctor_verdict(struct report *r)
     if (smoke_ran || opencl_ran) {
         const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
         const struct report_finding *root = doctor_first_root(r, gpu_chain);
-        json_object *gpu = NULL, *any = NULL;
+        const struct result_smoke_dev *gpu = NULL, *any = NULL;
         size_t ngpu = 0, nany = 0;
         if (smoke_ran) {
             ngpu = doctor_passed_devices(r, true, NULL, &gpu);
@@ -458,7 +458,7 @@ void doctor_verdict(struct report *r)
         }
         char *detail;
         if (!smoke_ran && ncuda > 0) {
-            detail = str_printf("ready on %s (CUDA)", doctor_dev_label(cuda_gpu, label, sizeof(label)));
+            detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
             report_set_target(r, "gpu", true, detail, reasons);
             free(detail);
         } else if (!smoke_ran) {
@@ -467,7 +467,7 @@ void doctor_verdict(struct report *r)
             lines[nl++] = str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)");
             free(detail);
         } else if (ngpu > 0) {
-            detail = str_printf("ready on %s", doctor_dev_label(gpu, label, sizeof(label)));
+            detail = str_printf("ready on %s", doctor_smoke_label(gpu, label, sizeof(label)));
             report_set_target(r, "gpu", true, detail, reasons);
             lines[nl++] = str_printf("GPU compute (OpenCL): %s%s", detail, ngpu > 1 ? " and more" : "");
             free(detail);
@@ -477,7 +477,7 @@ void doctor_verdict(struct report *r)
             detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
             lines[nl++] = str_printf("GPU compute (OpenCL): not available: %s", detail);
             free(detail);
-            detail = str_printf("ready on %s (CUDA)", doctor_dev_label(cuda_gpu, label, sizeof(label)));
+            detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
             report_set_target(r, "gpu", true, detail, reasons);
             free(detail);
         } else {
@@ -492,7 +492,7 @@ void doctor_verdict(struct report *r)
         }
         if (smoke_ran) {
             detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
-                                           doctor_dev_label(any, label, sizeof(label)))
+                                           doctor_smoke_label(any, label, sizeof(label)))
                               : str_printf("no OpenCL device passed the smoke test");
             report_set_target(r, "opencl", nany > 0, detail, reasons);
             lines[nl++] = str_printf("OpenCL: %s", detail);

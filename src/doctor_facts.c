@@ -15,35 +15,22 @@ json_object *doctor_data(const struct report *r, const char *name)
     return s && s->status == REPORT_STATUS_OK ? s->data : NULL;
 }
 
-static bool doctor_type_has(json_object *dev, const char *type)
+/* A smoke device that passed, and is a GPU when GPU_ONLY. */
+static bool doctor_smoke_passed(const struct result_smoke_dev *d, bool gpu_only)
 {
-    json_object *t = jsonget(dev, "type");
-    if (t && json_object_is_type(t, json_type_array)) {
-        for (size_t i = 0; i < json_object_array_length(t); i++)
-            if (strcasecmp(json_object_get_string(json_object_array_get_idx(t, i)), type) == 0)
-                return true;
-    } else if (t && json_object_is_type(t, json_type_string)) {
-        return strcasestr(json_object_get_string(t), type) != NULL;
-    }
-    return false;
+    return (d->have & RESULT_SMOKE_HAVE_STATUS) && d->status == RESULT_SMOKE_PASS && (!gpu_only || d->gpu == GC_TRI_YES);
 }
 
-/* Smoke-tested devices that passed, optionally only GPUs; calls FN for each. Returns the count. */
-size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
-                                    json_object **first)
+size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(const struct result_smoke_dev *dev),
+                             const struct result_smoke_dev **first)
 {
-    json_object *devs = jsonget(doctor_data(r, "smoke"), "devices");
+    const struct result_smoke *sm = result_smoke_get(r);
     size_t n = 0;
     if (first)
         *first = NULL;
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = jsonget_str(d, "status");
-        if (!st || strcmp(st, "pass") != 0)
-            continue;
-        if (gpu_only && !doctor_type_has(d, "GPU"))
-            continue;
-        if (want && !want(d))
+    for (size_t i = 0; sm && i < sm->n_devs; i++) {
+        const struct result_smoke_dev *d = &sm->devs[i];
+        if (!doctor_smoke_passed(d, gpu_only) || (want && !want(d)))
             continue;
         if (first && !*first)
             *first = d;
@@ -52,28 +39,25 @@ size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)
     return n;
 }
 
-bool doctor_fp64_passed(json_object *dev)
+bool doctor_fp64_passed(const struct result_smoke_dev *dev)
 {
-    const char *p = jsonget_str(jsonget(dev, "precisions"), "fp64");
-    return p && strcmp(p, "pass") == 0;
+    return dev->prec[RESULT_SMOKE_FP64] == RESULT_SMOKE_PREC_PASS;
 }
 
 /* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
 size_t doctor_gpu_count(const struct report *r)
 {
-    json_object *devs = jsonget(doctor_data(r, "smoke"), "devices");
+    const struct result_smoke *sm = result_smoke_get(r);
     size_t n = 0;
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = jsonget_str(d, "status");
-        if (!st || strcmp(st, "pass") != 0 || !doctor_type_has(d, "GPU"))
+    for (size_t i = 0; sm && i < sm->n_devs; i++) {
+        const struct result_smoke_dev *d = &sm->devs[i];
+        if (!doctor_smoke_passed(d, true))
             continue;
-        const char *addr = jsonget_str(d, "pci_address");
+        const char *addr = d->pci_address;
         bool seen = false;
         for (size_t j = 0; addr && j < i; j++) {
-            json_object *e = json_object_array_get_idx(devs, j);
-            const char *a2 = jsonget_str(e, "pci_address"), *s2 = jsonget_str(e, "status");
-            seen |= a2 && s2 && strcmp(s2, "pass") == 0 && doctor_type_has(e, "GPU") && strcmp(a2, addr) == 0;
+            const struct result_smoke_dev *e = &sm->devs[j];
+            seen |= doctor_smoke_passed(e, true) && e->pci_address && strcmp(e->pci_address, addr) == 0;
         }
         if (!seen)
             n++;
@@ -102,46 +86,17 @@ int doctor_best_opencl_version(const struct report *r, const char **name)
     return best;
 }
 
-/* ---- the cuda section (probes/cuda: data["driver"], data["devices"], data["smoke"]) ---- */
+/* ---- the cuda section (its typed facts, src/result_cuda.h) ---- */
 
-/* The CUDA devices array, or NULL when the cuda section did not run ok. */
-json_object *doctor_cuda_devices(const struct report *r)
+size_t doctor_cuda_passed(const struct report *r, int min_cc, const struct result_cuda_dev **first)
 {
-    json_object *d = jsonget(doctor_data(r, "cuda"), "devices");
-    return d && json_object_is_type(d, json_type_array) ? d : NULL;
-}
-
-/* Compute capability of a CUDA device as major * 10 + minor, or -1. */
-int doctor_cuda_cc(json_object *dev)
-{
-    int64_t ma = jsonget_int(dev, "cc_major", -1), mi = jsonget_int(dev, "cc_minor", -1);
-    return ma >= 0 && ma < 100 && mi >= 0 && mi < 10 ? (int)(ma * 10 + mi) : -1;
-}
-
-/* The CUDA smoke status of DEV ("pass", "fail"...), or NULL when unknown. */
-static const char *doctor_cuda_smoke(const struct report *r, json_object *dev)
-{
-    json_object *sd = jsonget(doctor_data(r, "cuda"), "smoke"); /* one entry per GPU tested */
-    int64_t ord = jsonget_int(dev, "ordinal", -1);
-    for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
-        json_object *s = json_object_array_get_idx(sd, i);
-        if (jsonget_int(s, "ordinal", -2) == ord)
-            return jsonget_str(s, "status");
-    }
-    return NULL;
-}
-
-/* CUDA devices that passed the CUDA smoke test with compute capability >= MIN_CC (-1: any). */
-size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **first)
-{
-    json_object *devs = doctor_cuda_devices(r);
+    const struct result_cuda *c = result_cuda_get(r);
     size_t n = 0;
     if (first)
         *first = NULL;
-    for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *st = doctor_cuda_smoke(r, d);
-        if (!st || strcmp(st, "pass") != 0 || doctor_cuda_cc(d) < min_cc)
+    for (size_t i = 0; c && i < c->n_devs; i++) {
+        const struct result_cuda_dev *d = &c->devs[i];
+        if (result_cuda_smoke_of(c, d->ordinal) != RESULT_CUDA_SMOKE_PASS || d->cc < min_cc)
             continue;
         if (first && !*first)
             *first = d;
@@ -150,18 +105,16 @@ size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **firs
     return n;
 }
 
-/* cuDriverGetVersion (13000 = 13.0), or -1. */
 int doctor_cuda_driver_version(const struct report *r)
 {
-    json_object *drv = jsonget(doctor_data(r, "cuda"), "driver");
-    int64_t v = jsonget_int(drv, "driver_version", -1);
-    return v > 0 && v < 1000000 ? (int)v : -1;
+    const struct result_cuda *c = result_cuda_get(r);
+    return c ? c->driver_version : -1;
 }
 
-/* Why the CUDA smoke test gives no answer for DEV, or NULL when it ran. */
 const char *doctor_cuda_smoke_missing(const struct report *r)
 {
-    return jsonget_str(doctor_data(r, "cuda"), "smoke_not_run");
+    const struct result_cuda *c = result_cuda_get(r);
+    return c ? c->smoke_not_run : NULL;
 }
 
 /* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,
@@ -169,9 +122,9 @@ const char *doctor_cuda_smoke_missing(const struct report *r)
  * CUDA, so a missing OpenCL driver for them is not what keeps the machine from being ready. */
 bool doctor_gpus_compute_via_cuda(const struct report *r)
 {
-    json_object *devs = doctor_cuda_devices(r);
+    const struct result_cuda *c = result_cuda_get(r);
     json_object *pci = jsonget(doctor_data(r, "pci"), "devices");
-    if (!devs || json_object_array_length(devs) == 0 || !pci || !json_object_is_type(pci, json_type_array))
+    if (!c || c->n_devs == 0 || !pci || !json_object_is_type(pci, json_type_array))
         return false;
     size_t gpus = 0;
     for (size_t i = 0; i < json_object_array_length(pci); i++) {
@@ -184,10 +137,11 @@ bool doctor_gpus_compute_via_cuda(const struct report *r)
         if (!vid || strcmp(vid, "10de") != 0 || !addr)
             return false;
         bool ok = false;
-        for (size_t j = 0; j < json_object_array_length(devs) && !ok; j++) {
-            json_object *d = json_object_array_get_idx(devs, j);
-            const char *a = jsonget_str(d, "pci_address"), *st = doctor_cuda_smoke(r, d);
-            ok = a && strcmp(a, addr) == 0 && (!st || strcmp(st, "pass") == 0 || strcmp(st, "not-run") == 0);
+        for (size_t j = 0; j < c->n_devs && !ok; j++) {
+            const struct result_cuda_dev *d = &c->devs[j];
+            int st = result_cuda_smoke_of(c, d->ordinal);
+            ok = d->pci_address && strcmp(d->pci_address, addr) == 0 &&
+                 (st == -1 || st == RESULT_CUDA_SMOKE_PASS || st == RESULT_CUDA_SMOKE_NOT_RUN);
         }
         if (!ok)
             return false;
@@ -195,9 +149,9 @@ bool doctor_gpus_compute_via_cuda(const struct report *r)
     return gpus > 0;
 }
 
-const char *doctor_dev_label(json_object *d, char *buf, size_t len)
+/* "ADDR NAME" in BUF; either may be NULL. */
+static const char *doctor_label(const char *addr, const char *name, char *buf, size_t len)
 {
-    const char *name = jsonget_str(d, "name"), *addr = jsonget_str(d, "pci_address");
     snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
     return buf;
 }
@@ -212,4 +166,14 @@ bool doctor_req_version(int best, int want, int scale, const char *what, const c
     *detail = str_printf("%s %d.%d (%s), %d.%d needed", what, best / scale, best % scale, label, want / scale,
                          want % scale);
     return best >= want;
+}
+
+const char *doctor_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len)
+{
+    return doctor_label(d ? d->pci_address : NULL, d ? d->name : NULL, buf, len);
+}
+
+const char *doctor_smoke_label(const struct result_smoke_dev *d, char *buf, size_t len)
+{
+    return doctor_label(d ? d->pci_address : NULL, d ? d->name : NULL, buf, len);
 }

@@ -7,27 +7,26 @@
 #include <json-c/json.h>
 
 #include "report.h"
+#include "result_cuda.h"
+#include "result_smoke.h"
 
 /* DATA of section NAME when it ran ok, else NULL. */
 json_object *doctor_data(const struct report *r, const char *name);
 
-/* The smoke section: devices that passed (only GPUs with GPU_ONLY; only those WANT accepts when it is
- * not NULL); *FIRST (may be NULL) gets the first. Returns the count. */
-size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(json_object *dev),
-                             json_object **first);
+/* The smoke section (its typed result): devices that passed (only GPUs with GPU_ONLY; only those WANT
+ * accepts when it is not NULL); *FIRST (may be NULL) gets the first. Returns the count. */
+size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(const struct result_smoke_dev *dev),
+                             const struct result_smoke_dev **first);
 /* A smoke device whose fp64 pass passed. */
-bool doctor_fp64_passed(json_object *dev);
+bool doctor_fp64_passed(const struct result_smoke_dev *dev);
 /* Distinct physical GPUs that passed the smoke test (by PCI address; devices without one count once each). */
 size_t doctor_gpu_count(const struct report *r);
 /* The opencl section: highest OpenCL version (major * 100 + minor) of any device, or -1; *NAME gets its name. */
 int doctor_best_opencl_version(const struct report *r, const char **name);
 
-/* The cuda section: its devices array, or NULL when it did not run ok. */
-json_object *doctor_cuda_devices(const struct report *r);
-/* Compute capability of a CUDA device as major * 10 + minor, or -1. */
-int doctor_cuda_cc(json_object *dev);
-/* CUDA devices that passed the CUDA smoke test with compute capability >= MIN_CC (-1: any). */
-size_t doctor_cuda_passed(const struct report *r, int min_cc, json_object **first);
+/* The cuda section (its typed facts, result_cuda_get): devices that passed the CUDA smoke test with
+ * compute capability >= MIN_CC (-1: any); *FIRST (may be NULL) gets the first. */
+size_t doctor_cuda_passed(const struct report *r, int min_cc, const struct result_cuda_dev **first);
 /* cuDriverGetVersion (13000 = 13.0), or -1. */
 int doctor_cuda_driver_version(const struct report *r);
 /* Why the CUDA smoke test did not run, or NULL when it ran. */
@@ -35,8 +34,10 @@ const char *doctor_cuda_smoke_missing(const struct report *r);
 /* True when every compute GPU on the PCI bus computes through CUDA (enumerated, smoke test not failed). */
 bool doctor_gpus_compute_via_cuda(const struct report *r);
 
-/* "0000:01:00.0 NVIDIA H100" for a smoke or CUDA device, in BUF. */
-const char *doctor_dev_label(json_object *d, char *buf, size_t len);
+/* "0000:01:00.0 NVIDIA H100" for a CUDA device, in BUF. */
+const char *doctor_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len);
+/* The same for a smoke device. */
+const char *doctor_smoke_label(const struct result_smoke_dev *d, char *buf, size_t len);
 
 /* A "best version >= wanted" requirement: BEST and WANT as major * SCALE + minor (BEST < 0: none is
  * known, and NONE is the detail). Otherwise the detail is "WHAT M.m (LABEL), M.m needed". Returns

@@ -20,10 +20,10 @@ int64_t jsonget_int(json_object *o, const char *key, int64_t def)
     return v && json_object_is_type(v, json_type_int) ? json_object_get_int64(v) : def;
 }
 
-int jsonget_tri(json_object *o, const char *key)
+enum gc_tri jsonget_tri(json_object *o, const char *key)
 {
     json_object *v = jsonget(o, key);
-    return v && json_object_is_type(v, json_type_boolean) ? json_object_get_boolean(v) : -1;
+    return v && json_object_is_type(v, json_type_boolean) ? gc_tri_from_bool(json_object_get_boolean(v)) : GC_TRI_UNKNOWN;
 }
 
 bool jsonget_num(json_object *o, const char *key, double *out)

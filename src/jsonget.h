@@ -6,14 +6,16 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "typed.h"
+
 /* Member KEY of O, or NULL when O is NULL, not an object, has no KEY, or KEY is null. */
 json_object *jsonget(json_object *o, const char *key);
 /* KEY as a string, or NULL when it is missing or not a string. */
 const char *jsonget_str(json_object *o, const char *key);
 /* KEY as an integer, or DEF when it is missing or not an integer (a double is not one). */
 int64_t jsonget_int(json_object *o, const char *key, int64_t def);
-/* KEY as a tri-state: 1 true, 0 false, -1 missing, null or not a boolean. */
-int jsonget_tri(json_object *o, const char *key);
+/* KEY as a tri-state: GC_TRI_YES, GC_TRI_NO, or GC_TRI_UNKNOWN when missing, null or not a boolean. */
+enum gc_tri jsonget_tri(json_object *o, const char *key);
 /* KEY as a number (integer or double) in *OUT; false (OUT untouched) when it is neither. */
 bool jsonget_num(json_object *o, const char *key, double *out);
 /* KEY as an integer in *OUT; false (OUT untouched) when it is missing or not an integer. */

@@ -102,10 +102,13 @@ struct probe {
     const struct probe_option *options; /* its command-line options; may be NULL */
     const char *options_title; /* --help's heading above them: "Benchmark (bench)" */
     void (*options_reset)(void); /* set their defaults: cli_parse calls it before parsing; may be NULL */
-    /* Fill SEC (status, data, summary lines) and add findings to ctx->report. Never exits, never
+    /* The kind of typed result it publishes in its section (struct report_result_ops), or NULL when
+     * its section holds JSON data only. A captured section (--root FILE.tar.gz) is read back into it. */
+    const struct report_result_ops *result;
+    /* Fill SEC (status, data or typed result, summary lines) and add findings to ctx->report. Never exits, never
      * calls report_add_section. Returns PROBE_DONE, PROBE_INPUT_ERROR or PROBE_INTERNAL_ERROR. */
     int (*run)(struct probe_ctx *ctx, struct report_section *sec);
-    /* Print the section's details for people (walks SEC->data only). May be NULL. */
+    /* Print the section's details for people (walks SEC's typed result or SEC->data only). May be NULL. */
     void (*print_text)(const struct report_section *sec, const struct report *r, struct text_out *t);
 };
 

@@ -73,6 +73,8 @@ void report_free(struct report *r)
         free(s->name);
         free(s->reason);
         json_object_put(s->data);
+        if (s->result_ops && s->result)
+            s->result_ops->free(s->result);
         for (size_t j = 0; j < s->n_lines; j++) {
             free(s->lines[j].label);
             free(s->lines[j].text);
@@ -117,6 +119,44 @@ struct report_section *report_find_section(const struct report *r, const char *n
         if (strcmp(r->sections[i].name, name) == 0)
             return &r->sections[i];
     return NULL;
+}
+
+void report_section_set_result(struct report_section *s, const struct report_result_ops *ops, void *res)
+{
+    if (s->result_ops && s->result)
+        s->result_ops->free(s->result);
+    s->result_ops = res ? ops : NULL;
+    s->result = res;
+}
+
+const void *report_result(const struct report *r, const struct report_result_ops *ops)
+{
+    const struct report_section *s = report_find_section(r, ops->section);
+    return s && s->status == REPORT_STATUS_OK && s->result_ops == ops ? s->result : NULL;
+}
+
+int report_section_adopt(struct report_section *s, const struct report_result_ops *ops)
+{
+    void *res = ops->from_json(s->data);
+    if (!res)
+        return -1;
+    report_section_set_result(s, ops, res);
+    return 0;
+}
+
+json_object *report_section_json(const struct report_section *s)
+{
+    if (!s->result_ops || !s->result || !s->result_ops->to_json) /* no result, or facts beside the JSON */
+        return json_object_get(s->data);
+    json_object *o = s->result_ops->to_json(s->result);
+    if (!o)
+        return NULL;
+    json_object_object_foreach(s->data, key, val)
+    {
+        if (!json_object_object_get_ex(o, key, NULL))
+            json_object_object_add(o, key, json_object_get(val));
+    }
+    return o;
 }
 
 void report_section_set_status(struct report_section *s, enum report_status st, const char *fmt, ...)

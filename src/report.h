@@ -53,11 +53,30 @@ struct report_line {
     char *text;
 };
 
+/* A probe's typed result: the facts the doctor, --require and the text writer read as fields and
+ * enums, and the source of the section's JSON, which is made only at the edge (report_section_json).
+ * One const table per kind of result, next to its struct (src/result_NAME.c). */
+struct report_result_ops {
+    const char *section; /* the section it belongs to: "smoke" */
+    /* The result's JSON members as a new object, in the order the section prints them; NULL on
+     * allocation failure. NULL for a result still being converted: typed facts beside the section's
+     * JSON data, which is then printed as it is (and FROM_JSON takes nothing out of it). */
+    json_object *(*to_json)(const void *res);
+    /* A result read back from captured JSON DATA (a snapshot's section, a test's fixture): it takes
+     * the members it types out of DATA and leaves the others there (printed after its own). Lenient:
+     * a member of an unexpected shape stays in DATA. NULL on allocation failure. */
+    void *(*from_json)(json_object *data);
+    void (*free)(void *res);
+};
+
 struct report_section {
     char *name;                /* probe name: "cpu", "pci"... */
     enum report_status status;
     char *reason;              /* why skipped/failed/not applicable; NULL when ok */
-    json_object *data;         /* the probe's facts (an object), owned by the section */
+    json_object *data;         /* the probe's facts (an object), owned by the section; with a typed
+                                * result, only the members that are not typed yet (notes...) */
+    const struct report_result_ops *result_ops; /* the typed result's kind, or NULL */
+    void *result;              /* the typed result, owned (result_ops->free); NULL when none */
     struct report_line *lines; /* summary lines, in order */
     size_t n_lines;
     double duration_ms;
@@ -98,6 +117,17 @@ void report_free(struct report *r);
 struct report_section *report_add_section(struct report *r, const char *name);
 /* The section named NAME, or NULL. */
 struct report_section *report_find_section(const struct report *r, const char *name);
+
+/* Give S the typed result RES of kind OPS (owned from now on; a previous one is freed). */
+void report_section_set_result(struct report_section *s, const struct report_result_ops *ops, void *res);
+/* The typed result of kind OPS of section OPS->section when it ran ok, else NULL. */
+const void *report_result(const struct report *r, const struct report_result_ops *ops);
+/* Turn S's captured JSON data into the typed result of kind OPS (a snapshot replay, a test's JSON
+ * fixture). 0, or -1 on allocation failure (S keeps its data then). */
+int report_section_adopt(struct report_section *s, const struct report_result_ops *ops);
+/* The section's facts as one JSON object (a new reference): its typed result's members, then those
+ * of its data that the result does not print. NULL on allocation failure. */
+json_object *report_section_json(const struct report_section *s);
 
 /* Set status and (printf-style, may be NULL) reason of a section. */
 void report_section_set_status(struct report_section *s, enum report_status st, const char *fmt, ...)

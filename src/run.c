@@ -168,6 +168,8 @@ static void run_start(struct run_sched *s, struct run_slot *sl)
     if (sl->p->needs_live && !sl->ctx.fs->live && !o->live && !rerun) {
         /* a snapshot's captured section and findings stand in for it (into this probe's view) */
         if (o->snapshot && snapshot_replay_section(o->snapshot, &sl->view, sec)) {
+            if (sl->p->result) /* the typed result again, from its captured JSON */
+                report_section_adopt(sec, sl->p->result);
             sl->state = RUN_DONE;
             return;
         }

@@ -35,13 +35,18 @@ static json_object *write_json_section(const struct report_section *s)
     json_object_object_add(o, "summary", sum);
     if (s->captured)
         json_object_object_add(o, "captured", json_object_new_boolean(true));
-    /* The probe's facts sit beside the common keys; a probe never uses those names. */
-    json_object_object_foreach(s->data, key, val)
+    /* The probe's facts sit beside the common keys; a probe never uses those names. A typed result
+     * is turned into JSON here, at the edge. */
+    json_object *data = report_section_json(s);
+    if (!data)
+        return o;
+    json_object_object_foreach(data, key, val)
     {
         if (json_object_object_get_ex(o, key, NULL))
             continue;
         json_object_object_add(o, key, json_object_get(val));
     }
+    json_object_put(data);
     return o;
 }
 

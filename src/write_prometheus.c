@@ -7,6 +7,8 @@
 
 #include "strutil.h"
 #include "jsonget.h"
+#include "result_cuda.h"
+#include "result_smoke.h"
 
 /* The text exposition format (https://prometheus.io/docs/instrumenting/exposition_formats/): one
  * "# HELP" and one "# TYPE" line per metric family, then its samples; a label value escapes
@@ -63,44 +65,40 @@ struct prom_dev {
     char device[48]; /* "P:D" (OpenCL platform:device index) or the CUDA ordinal */
     const char *name;
     const char *pci;
-    json_object *o;
+    bool pass;       /* its smoke test passed */
+    json_object *o;  /* its measurements */
 };
-
-/* Entry I of ARR when it is a device that was tested (has a status, not "skipped"), else NULL. */
-static json_object *prom_tested(json_object *arr, size_t i)
-{
-    json_object *d = json_object_array_get_idx(arr, i);
-    const char *st = jsonget_str(d, "status");
-    return st && strcmp(st, "skipped") != 0 ? d : NULL;
-}
 
 static size_t prom_smoke_devices(const struct report *r, struct prom_dev *out, size_t max)
 {
     size_t n = 0;
     const struct report_section *s = report_find_section(r, "smoke");
-    json_object *arr = s ? jsonget(s->data, "devices") : NULL;
-    for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
-         i++) {
-        json_object *d = prom_tested(arr, i);
-        if (!d)
+    const struct result_smoke *sm = s && s->result_ops == &result_smoke_ops ? s->result : NULL;
+    for (size_t i = 0; sm && i < sm->n_devs && n < max; i++) {
+        const struct result_smoke_dev *d = &sm->devs[i];
+        if (!(d->have & RESULT_SMOKE_HAVE_STATUS) || d->status == RESULT_SMOKE_SKIPPED)
             continue;
-        double p = -1, x = -1;
-        jsonget_num(d, "platform_index", &p);
-        jsonget_num(d, "device_index", &x);
-        out[n] = (struct prom_dev){.api = "opencl", .name = jsonget_str(d, "name"), .pci = jsonget_str(d, "pci_address"), .o = d};
-        snprintf(out[n].device, sizeof(out[n].device), "%.0f:%.0f", p, x);
+        out[n] = (struct prom_dev){.api = "opencl", .name = d->name, .pci = d->pci_address,
+                                   .pass = d->status == RESULT_SMOKE_PASS, .o = d->rest};
+        if ((d->have & RESULT_SMOKE_HAVE_PLATFORM) && (d->have & RESULT_SMOKE_HAVE_DEVICE))
+            snprintf(out[n].device, sizeof(out[n].device), "%d:%d", d->platform_index, d->device_index);
+        else
+            snprintf(out[n].device, sizeof(out[n].device), "-1:-1");
         n++;
     }
     s = report_find_section(r, "cuda");
-    arr = s ? jsonget(s->data, "smoke") : NULL;
+    json_object *arr = s ? jsonget(s->data, "smoke") : NULL;
     for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
          i++) {
-        json_object *d = prom_tested(arr, i);
-        if (!d)
+        json_object *d = json_object_array_get_idx(arr, i);
+        const char *sn = jsonget_str(d, "status");
+        int st = gc_name_parse(&result_cuda_smoke_status_names, sn); /* -1 for a status unknown here */
+        if (!sn || st == RESULT_CUDA_SMOKE_SKIPPED)
             continue;
         double ord = -1;
         jsonget_num(d, "ordinal", &ord);
-        out[n] = (struct prom_dev){.api = "cuda", .name = jsonget_str(d, "name"), .pci = jsonget_str(d, "pci_bus_id"), .o = d};
+        out[n] = (struct prom_dev){.api = "cuda", .name = jsonget_str(d, "name"), .pci = jsonget_str(d, "pci_bus_id"),
+                                   .pass = st == RESULT_CUDA_SMOKE_PASS, .o = d};
         snprintf(out[n].device, sizeof(out[n].device), "%.0f", ord);
         n++;
     }
@@ -116,7 +114,7 @@ static void prom_smoke_family(FILE *f, const struct prom_dev *devs, size_t n, co
         double v;
         bool have = key ? jsonget_num(devs[i].o, key, &v) : true;
         if (!key)
-            v = strcmp(jsonget_str(devs[i].o, "status"), "pass") == 0 ? 1 : 0;
+            v = devs[i].pass ? 1 : 0;
         if (!have)
             continue;
         if (!any)

@@ -55,13 +55,13 @@ static char *cpu_req_flag_forms(void)
 static bool cpu_req_eval_flag(const struct report *r, const char *name, int arg, char **detail)
 {
     (void)arg;
-    int v = jsonget_tri(jsonget(doctor_data(r, "cpu"), "flags"), name);
-    if (v < 0) {
+    enum gc_tri v = jsonget_tri(jsonget(doctor_data(r, "cpu"), "flags"), name);
+    if (v == GC_TRI_UNKNOWN) {
         *detail = str_printf("CPU flag %s is unknown (the CPU probe did not report it)", name);
         return false;
     }
-    *detail = str_printf("%s is %s", name, v ? "usable" : "not usable");
-    return v == 1;
+    *detail = str_printf("%s is %s", name, v == GC_TRI_YES ? "usable" : "not usable");
+    return v == GC_TRI_YES;
 }
 
 const struct probe_require cpu_requires[] = {

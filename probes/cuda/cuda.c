@@ -11,6 +11,7 @@
 #include "jsonstr.h"
 #include "pci_internal.h"
 #include "smoke_options.h"
+#include "result_cuda.h"
 #include "strutil.h"
 
 
@@ -154,21 +155,22 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
     json_object *child = res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object)
                              ? jsonstr_clean_copy(res->value, &cuda_child_limits)
                              : NULL;
-    const char *status;
+    struct result_cuda *rc = result_cuda_of(cr->sec);
+    enum result_cuda_driver_status status;
     if (res->status == ISOLATE_SPAWN_FAILED) {
-        status = "failed";
+        status = RESULT_CUDA_DRV_FAILED;
         if (!res->budget_spent) /* no time left: core.timeout-spent says so */
             report_add_finding(r, "core.isolated-child-failed", "cuda", "The CUDA driver child could not start: %s",
                                res->detail ? res->detail : "fork failed");
     } else if (res->status == ISOLATE_TIMEOUT) {
-        status = "timeout";
+        status = RESULT_CUDA_DRV_TIMEOUT;
         struct report_finding *f = report_add_finding(r, "cuda.driver-hang", "libcuda.so.1",
                                                       "Loading libcuda.so.1 and cuInit(0) %s",
                                                       res->detail ? res->detail : "timed out");
         if (res->stderr_tail && *res->stderr_tail)
             report_finding_add_evidence(f, "output", "%s", res->stderr_tail);
     } else if (!child) {
-        status = "crash";
+        status = RESULT_CUDA_DRV_CRASH;
         struct report_finding *f = report_add_finding(r, "cuda.driver-crash", "libcuda.so.1",
                                                       "Loading libcuda.so.1 and cuInit(0) failed: %s",
                                                       res->detail ? res->detail : isolate_status_name(res->status));
@@ -177,15 +179,15 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
     } else {
         json_object *lib = jsonget(child, "library");
         if (!lib || !json_object_is_type(lib, json_type_object))
-            status = "no-library";
+            status = RESULT_CUDA_DRV_NO_LIBRARY;
         else if (jsonget_str(child, "missing_symbol"))
-            status = "missing-symbols";
+            status = RESULT_CUDA_DRV_MISSING_SYMBOLS;
         else if (jsonget_int(jsonget(child, "cuinit"), "code", -1) == CUDA_SUCCESS)
-            status = "ok";
+            status = RESULT_CUDA_DRV_OK;
         else
-            status = "init-failed";
+            status = RESULT_CUDA_DRV_INIT_FAILED;
     }
-    json_object_object_add(drv, "status", json_object_new_string(status));
+    json_object_object_add(drv, "status", gc_name_json(&result_cuda_driver_status_names, (int)status));
     json_object_object_add(drv, "detail", res->status == ISOLATE_OK || !res->detail ? NULL : json_object_new_string(res->detail));
     static const char *const keys[] = {"library", "dlopen_error", "missing_symbol", "cuinit", "driver_version",
                                        "device_count", "has_compute", NULL};
@@ -211,17 +213,25 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
     json_object *cdevs = jsonget(child, "devices");
     for (size_t i = 0; cdevs && json_object_is_type(cdevs, json_type_array) && i < json_object_array_length(cdevs); i++) {
         json_object *d = json_object_array_get_idx(cdevs, i);
-        if (json_object_is_type(d, json_type_object))
-            json_object_array_add(devices, cuda_device_json(d, cr->pci_devs));
+        if (!json_object_is_type(d, json_type_object))
+            continue;
+        json_object *dev = cuda_device_json(d, cr->pci_devs);
+        json_object_array_add(devices, dev);
+        if (rc)
+            result_cuda_add_dev(rc, dev);
     }
     cr->facts.cuinit_result = (int)jsonget_int(jsonget(child, "cuinit"), "code", -1);
     cr->facts.driver_cuda_version = (int)(dv > 0 && dv < 1000000 ? dv : -1);
+    if (rc) {
+        rc->driver_status = (int)status;
+        rc->driver_version = cr->facts.driver_cuda_version;
+    }
     cr->facts.device_count = cr->facts.cuinit_result == CUDA_SUCCESS ? (int)json_object_array_length(devices) : -1;
 
     json_object_object_add(data, "driver", drv);
     json_object_object_add(data, "devices", devices);
     cuda_findings_secure_boot(cr);
-    if (child && strcmp(status, "no-library") == 0)
+    if (child && status == RESULT_CUDA_DRV_NO_LIBRARY)
         cuda_findings_no_library(cr, drv);
     else if (child)
         cuda_findings_loaded(cr, drv, devices);
@@ -247,6 +257,9 @@ static void cuda_smoke_run(struct cuda_run *cr)
         /* data["smoke"] is the smoke part's array (one entry per GPU tested): empty, and why. */
         json_object_object_add(cr->sec->data, "smoke", json_object_new_array());
         json_object_object_add(cr->sec->data, "smoke_not_run", json_object_new_string(why));
+        struct result_cuda *rc = result_cuda_of(cr->sec);
+        if (rc && !rc->smoke_not_run)
+            rc->smoke_not_run = str_dup(why);
         return;
     }
     struct cuda_smoke_args *args = calloc(nd, sizeof(*args));
@@ -278,39 +291,29 @@ static void cuda_smoke_run(struct cuda_run *cr)
 
 /* ---- summary ------------------------------------------------------------------------------------ */
 
-/* The smoke status of device ORDINAL from data["smoke"] (one entry per GPU tested), or NULL. */
-static const char *cuda_smoke_status(json_object *data, int64_t ordinal)
-{
-    json_object *sd = jsonget(data, "smoke");
-    for (size_t i = 0; sd && json_object_is_type(sd, json_type_array) && i < json_object_array_length(sd); i++) {
-        json_object *d = json_object_array_get_idx(sd, i);
-        if (jsonget_int(d, "ordinal", -1) == ordinal)
-            return jsonget_str(d, "status");
-    }
-    return NULL;
-}
-
 static void cuda_summary(struct cuda_run *cr)
 {
     struct report_section *sec = cr->sec;
     json_object *data = sec->data, *drv = jsonget(data, "driver"), *lib = jsonget(drv, "library");
-    const char *status = jsonget_str(drv, "status");
+    const struct result_cuda *rc = result_cuda_of(sec);
+    int status = rc ? rc->driver_status : -1;
+    const char *status_name = gc_name(&result_cuda_driver_status_names, status);
     const char *cname = jsonget_str(jsonget(drv, "cuinit"), "name");
     const char *path = jsonget_str(lib, "path");
     const char *cv = jsonget_str(drv, "cuda_version");
     json_object *devices = jsonget(data, "devices");
     size_t nd = devices ? json_object_array_length(devices) : 0;
-    if (!status || strcmp(status, "no-library") == 0) {
+    if (status < 0 || status == RESULT_CUDA_DRV_NO_LIBRARY) {
         bool info = report_find_finding(cr->ctx->report, "cuda.no-driver", NULL) != NULL ||
                     (!cr->facts.nvidia_gpu_present && cr->pci_known);
         report_section_add_line(sec, info ? REPORT_MARK_INFO : REPORT_MARK_ERROR, "CUDA", "no NVIDIA driver: libcuda.so.1 %s%s",
                                 jsonget_str(drv, "dlopen_error") && !strstr(jsonget_str(drv, "dlopen_error"), "cannot open shared object file")
                                     ? "cannot be loaded" : "not found",
                                 info ? " (no NVIDIA GPU)" : "");
-    } else if (strcmp(status, "crash") == 0 || strcmp(status, "timeout") == 0 || strcmp(status, "failed") == 0) {
-        report_section_add_line(sec, REPORT_MARK_ERROR, "CUDA", "driver child %s: %s", status,
+    } else if (status == RESULT_CUDA_DRV_CRASH || status == RESULT_CUDA_DRV_TIMEOUT || status == RESULT_CUDA_DRV_FAILED) {
+        report_section_add_line(sec, REPORT_MARK_ERROR, "CUDA", "driver child %s: %s", status_name,
                                 jsonget_str(drv, "detail") ? jsonget_str(drv, "detail") : "no detail");
-    } else if (strcmp(status, "ok") != 0) {
+    } else if (status != RESULT_CUDA_DRV_OK) {
         bool info = !cr->facts.nvidia_gpu_present && cr->pci_known &&
                     !report_find_finding(cr->ctx->report, "cuda.stub-library", NULL);
         report_section_add_line(sec, info ? REPORT_MARK_INFO : REPORT_MARK_ERROR, "CUDA", "cuInit failed: %s (%lld), libcuda %s",
@@ -338,9 +341,10 @@ static void cuda_summary(struct cuda_run *cr)
         if (bytes >= 0)
             snprintf(mem, sizeof(mem), "%.1f GiB", (double)bytes / (1024.0 * 1024.0 * 1024.0));
         const char *cc = jsonget_str(d, "compute_capability"), *addr = jsonget_str(d, "pci_address");
-        const char *smoke = cuda_smoke_status(data, ord);
+        int sst = ord >= 0 && ord < 65536 ? result_cuda_smoke_of(rc, (int)ord) : -1;
+        const char *smoke = gc_name(&result_cuda_smoke_status_names, sst);
         const char *cm = jsonget_str(d, "compute_mode");
-        bool bad = (smoke && strcmp(smoke, "pass") != 0) || (cm && strcmp(cm, "prohibited") == 0);
+        bool bad = (smoke && sst != RESULT_CUDA_SMOKE_PASS) || (cm && strcmp(cm, "prohibited") == 0);
         report_section_add_line(sec, bad ? REPORT_MARK_ERROR : REPORT_MARK_OK, label,
                                 "%s%s%s, compute capability %s, %s, %lld SMs%s%s",
                                 jsonget_str(d, "name") ? jsonget_str(d, "name") : "unnamed device", addr ? " " : "",
@@ -352,6 +356,8 @@ static void cuda_summary(struct cuda_run *cr)
 static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct cuda_run cr = {.ctx = ctx, .sec = sec};
+    /* The typed facts the doctor reads, filled beside the JSON by the parts below (src/result_cuda.h). */
+    report_section_set_result(sec, &result_cuda_ops, result_cuda_new());
     cr.pci_devs = cuda_facts_collect(ctx, sec, &cr.facts, &cr.pci_known, &cr.uvm_loaded);
 
     json_object *env = json_object_new_object();
@@ -394,6 +400,7 @@ const struct probe probe_cuda = {
     .deps = cuda_deps,
     .check_sets = cuda_check_sets,
     .requires = cuda_requires,
+    .result = &result_cuda_ops,
     .run = cuda_run,
     .print_text = cuda_print_text,
 };

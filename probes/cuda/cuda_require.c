@@ -57,7 +57,7 @@ static bool cuda_req_eval_cuda(const struct report *r, const char *name, int arg
 {
     (void)name;
     (void)arg;
-    json_object *first = NULL;
+    const struct result_cuda_dev *first = NULL;
     char label[256];
     if (!doctor_data(r, "cuda")) {
         *detail = str_printf("the cuda probe did not run");
@@ -71,7 +71,7 @@ static bool cuda_req_eval_cuda(const struct report *r, const char *name, int arg
         return false;
     }
     *detail = str_printf("%zu CUDA device%s passed, e.g. %s", n, n == 1 ? "" : "s",
-                         doctor_dev_label(first, label, sizeof(label)));
+                         doctor_cuda_label(first, label, sizeof(label)));
     return true;
 }
 
@@ -91,18 +91,18 @@ static bool cuda_req_eval_cudaver(const struct report *r, const char *name, int 
 static bool cuda_req_eval_cc(const struct report *r, const char *name, int arg, char **detail)
 {
     (void)name;
-    json_object *devs = doctor_cuda_devices(r), *first = NULL;
+    const struct result_cuda *cuda = result_cuda_get(r);
+    const struct result_cuda_dev *first = NULL;
     char label[256];
     int best = -1;
-    for (size_t i = 0; devs && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        if (doctor_cuda_cc(d) > best) {
-            best = doctor_cuda_cc(d);
-            first = d;
+    for (size_t i = 0; cuda && i < cuda->n_devs; i++) {
+        if (cuda->devs[i].cc > best) {
+            best = cuda->devs[i].cc;
+            first = &cuda->devs[i];
         }
     }
     return doctor_req_version(best, arg, 10, "best CUDA device has compute capability",
-                              first ? doctor_dev_label(first, label, sizeof(label)) : "",
+                              first ? doctor_cuda_label(first, label, sizeof(label)) : "",
                               "no CUDA device with a known compute capability", detail);
 }
 

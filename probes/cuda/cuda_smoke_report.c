@@ -8,6 +8,7 @@
 #include "cuda_api.h"
 #include "cuda_internal.h"
 #include "jsonnum.h"
+#include "result_cuda.h"
 #include "smoke_verify.h"
 #include "strutil.h"
 
@@ -168,10 +169,11 @@ static void cs_finding(struct probe_ctx *ctx, json_object *e, const char *subjec
     if (!detail)
         detail = "no detail";
     struct report_finding *f = NULL;
-    if (strcmp(st, "wrong-result") == 0) {
+    int sv = gc_name_parse(&result_cuda_smoke_status_names, st); /* the entry's status, as an enum */
+    if (sv == RESULT_CUDA_SMOKE_WRONG_RESULT) {
         f = report_add_finding(ctx->report, "cuda.smoke-wrong-result", subject,
                                "The CUDA smoke test on GPU %s got a wrong result: %s", gpu, detail);
-    } else if (strcmp(st, "jit-failed") == 0) {
+    } else if (sv == RESULT_CUDA_SMOKE_JIT_FAILED) {
         f = report_add_finding(ctx->report, "cuda.smoke-jit-failed", subject,
                                "The CUDA driver could not compile the smoke test's PTX for GPU %s: %s", gpu, detail);
         /* 221: cuda.h documents CUDA_ERROR_JIT_COMPILER_NOT_FOUND as "the PTX JIT compiler library was
@@ -189,23 +191,23 @@ static void cs_finding(struct probe_ctx *ctx, json_object *e, const char *subjec
                 f, "The driver's PTX compiler rejected plain PTX ISA 6.0: libnvidia-ptxjitcompiler and libcuda "
                    "probably come from different driver versions. Reinstall the driver so that every NVIDIA "
                    "library has the kernel module's version; the JIT log is in the evidence.");
-    } else if (strcmp(st, "timeout") == 0) {
+    } else if (sv == RESULT_CUDA_SMOKE_TIMEOUT) {
         f = report_add_finding(ctx->report, "cuda.smoke-timeout", subject,
                                "The CUDA smoke test on GPU %s did not finish in time: %s", gpu, detail);
-    } else if (strcmp(st, "crash") == 0) {
+    } else if (sv == RESULT_CUDA_SMOKE_CRASH) {
         f = report_add_finding(ctx->report, "cuda.smoke-crash", subject,
                                "The CUDA smoke test on GPU %s ended abnormally: %s", gpu, detail);
-    } else if (strcmp(st, "pass") != 0) {
-        const char *what = strcmp(st, "init-failed") == 0      ? "could not initialise CUDA"
-                           : strcmp(st, "no-compute-api") == 0 ? "found a libcuda that cannot run kernels"
-                                                               : "failed";
+    } else if (sv != RESULT_CUDA_SMOKE_PASS) {
+        const char *what = sv == RESULT_CUDA_SMOKE_INIT_FAILED      ? "could not initialise CUDA"
+                           : sv == RESULT_CUDA_SMOKE_NO_COMPUTE_API ? "found a libcuda that cannot run kernels"
+                                                                    : "failed";
         f = report_add_finding(ctx->report, "cuda.smoke-run-failed", subject, "The CUDA smoke test on GPU %s %s: %s",
                                gpu, what, detail);
-        if (f && strcmp(st, "run-failed") != 0)
+        if (f && sv != RESULT_CUDA_SMOKE_RUN_FAILED)
             report_finding_set_hint(f, "The smoke test's own process could not use the CUDA driver (library %s). "
                                        "The cuda section's driver findings name the cause; `gpucheckup cuda -v` shows "
                                        "which libcuda was loaded.",
-                                    strcmp(st, "init-failed") == 0 ? "or cuInit" : "functions");
+                                    sv == RESULT_CUDA_SMOKE_INIT_FAILED ? "or cuInit" : "functions");
     }
     if (!f)
         return;
@@ -244,9 +246,12 @@ void cuda_smoke_report(struct probe_ctx *ctx, struct report_section *sec, const 
         cs_finding(ctx, e, subject);
 
         const char *st = cs_get_str(e, "status");
+        if (result_cuda_of(sec))
+            result_cuda_add_smoke(result_cuda_of(sec), args[i].ordinal, st);
+        bool pass = gc_name_parse(&result_cuda_smoke_status_names, st) == RESULT_CUDA_SMOKE_PASS;
         char label[64];
         snprintf(label, sizeof(label), "CUDA smoke %s", subject);
-        if (strcmp(st, "pass") == 0) {
+        if (pass) {
             json_object *gf = cs_get(e, "gflops", json_type_double);
             char speed[64] = "";
             if (gf)

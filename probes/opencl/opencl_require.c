@@ -50,7 +50,7 @@ static int ocl_req_parse_version(const char *name, int *arg)
 static bool ocl_req_eval_device(const struct report *r, const char *name, int arg, char **detail)
 {
     (void)name;
-    json_object *first = NULL;
+    const struct result_smoke_dev *first = NULL;
     char label[256];
     if (!doctor_data(r, "smoke")) {
         *detail = str_printf("the smoke test did not run, so no device is proven to compute");
@@ -64,7 +64,7 @@ static bool ocl_req_eval_device(const struct report *r, const char *name, int ar
         return false;
     }
     *detail = str_printf("%zu device%s passed, e.g. %s", n, n == 1 ? "" : "s",
-                         doctor_dev_label(first, label, sizeof(label)));
+                         doctor_smoke_label(first, label, sizeof(label)));
     return true;
 }
 

@@ -16,6 +16,7 @@
 #include "smoke_timer.h"
 #include "strutil.h"
 #include "jsonget.h"
+#include "result_smoke.h"
 
 static const char *const smoke_deps[] = {"opencl", NULL};
 
@@ -135,98 +136,118 @@ static void smoke_progress_done(size_t index, const struct isolate_result *res, 
     fflush(stderr);
 }
 
-/* ---- One device's JSON object --------------------------------------------------------------------- */
+/* ---- One device's result ------------------------------------------------------------------------- */
 
+/* The child's measurements kept as JSON in the device's rest (result_smoke.c prints them in place);
+ * "precisions" and "detail" among them are typed. */
 static const char *const smoke_child_keys[] = {
     "n",          "build_ms",  "kernel_ms",      "host_ms",          "timer",      "timer_reason",
     "gflops",     "gflops_reason", "peak_gflops", "max_error",   "wrong_elements", "first_mismatches",
     "precisions", "passes",    "round_trip",     "build_log",        "error",      "detail",
 };
 
-static json_object *smoke_precisions_all(const char *what)
+/* DEV's type from the child's answer CTYPE (an array) or the target's; GPU from it. */
+static void smoke_device_type(struct result_smoke_dev *dev, const struct smoke_target *t, json_object *ctype)
 {
-    json_object *p = json_object_new_object();
-    json_object_object_add(p, "fp32", json_object_new_string(what));
-    json_object_object_add(p, "fp64", json_object_new_string(what));
-    json_object_object_add(p, "fp16", json_object_new_string(what));
-    return p;
+    json_object *type = json_object_is_type(ctype, json_type_array) ? smoke_clean(ctype, false)
+                        : t->type                                   ? json_object_get(t->type)
+                                                                    : NULL;
+    if (result_smoke_dev_set_type(dev, type) < 0) { /* another shape: kept as it is */
+        dev->have &= ~(unsigned)RESULT_SMOKE_HAVE_TYPE;
+        dev->gpu = gc_tri_from_bool(t->is_gpu);
+        json_object_object_add(dev->rest, "type", json_object_get(type));
+    }
+    json_object_put(type);
 }
 
-/* The device object for target T, from its child's RES (NULL: not run) and the STAGE it reached. */
-static json_object *smoke_device_object(const struct smoke_target *t, const struct isolate_result *res,
-                                        const char *stage, unsigned n)
+/* The child's member K (a precisions object or the detail string) into DEV's typed member, or into
+ * its rest when it has another shape. */
+static void smoke_device_typed_child(struct result_smoke_dev *dev, const char *k, json_object *v)
 {
-    json_object *o = json_object_new_object();
+    if (strcmp(k, "precisions") == 0 && result_smoke_dev_set_precisions(dev, v) == 0) {
+        json_object_put(v);
+        return;
+    }
+    if (strcmp(k, "detail") == 0 && (!v || json_object_is_type(v, json_type_string))) {
+        dev->detail = v ? str_dup(json_object_get_string(v)) : NULL;
+        json_object_put(v);
+        return;
+    }
+    dev->have &= ~(unsigned)(strcmp(k, "detail") == 0 ? RESULT_SMOKE_HAVE_DETAIL : RESULT_SMOKE_HAVE_PRECISIONS);
+    json_object_object_add(dev->rest, k, v);
+}
+
+/* Fill DEV for target T from its child's RES (NULL: not run) and the STAGE it reached. */
+static void smoke_device_fill(struct result_smoke_dev *dev, const struct smoke_target *t,
+                              const struct isolate_result *res, const char *stage, unsigned n)
+{
     json_object *child = res && res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object)
                              ? res->value
                              : NULL;
-    const char *cstatus = child ? jsonget_str(child, "status") : NULL;
-    if (child && (!cstatus || (strcmp(cstatus, "pass") && strcmp(cstatus, "fail") && strcmp(cstatus, "error"))))
-        child = NULL, cstatus = NULL;
+    int cstatus = child ? gc_name_parse(&result_smoke_status_names, jsonget_str(child, "status")) : -1;
+    if (cstatus != RESULT_SMOKE_PASS && cstatus != RESULT_SMOKE_FAIL && cstatus != RESULT_SMOKE_ERROR)
+        child = NULL;
 
-    json_object_object_add(o, "platform_index", json_object_new_int(t->platform));
-    json_object_object_add(o, "device_index", json_object_new_int(t->device));
+    dev->have = RESULT_SMOKE_HAVE_ALL;
+    dev->platform_index = t->platform;
+    dev->device_index = t->device;
     const char *cname = child ? jsonget_str(child, "name") : NULL;
-    json_object_object_add(o, "name", cname ? smoke_clean(jsonget(child, "name"), false)
-                                      : t->name ? json_object_new_string(t->name)
-                                                : NULL);
-    json_object *ctype = child ? jsonget(child, "type") : NULL;
-    json_object_object_add(o, "type", json_object_is_type(ctype, json_type_array) ? smoke_clean(ctype, false)
-                                      : t->type                                    ? json_object_get(t->type)
-                                                                                   : NULL);
-    json_object_object_add(o, "pci_address", t->pci_address ? json_object_new_string(t->pci_address) : NULL);
+    dev->name = cname ? str_sanitize(str_dup(cname)) : str_dup(t->name);
+    smoke_device_type(dev, t, child ? jsonget(child, "type") : NULL);
+    dev->pci_address = str_dup(t->pci_address);
 
-    const char *status;
     char *detail = NULL;
     json_object *error = NULL;
     if (!res) {
-        status = "skipped";
+        dev->status = RESULT_SMOKE_SKIPPED;
         detail = str_dup(t->skip_reason ? t->skip_reason : "not selected");
     } else if (res->budget_spent) {
-        status = "skipped"; /* core.timeout-spent says why */
+        dev->status = RESULT_SMOKE_SKIPPED; /* core.timeout-spent says why */
         detail = str_dup(res->detail ? res->detail : "not started: the run's --timeout was already spent");
     } else if (child) {
-        status = cstatus;
+        dev->status = (enum result_smoke_status)cstatus;
     } else if (res->status == ISOLATE_TIMEOUT) {
-        status = "timeout";
+        dev->status = RESULT_SMOKE_TIMEOUT;
     } else if (res->status == ISOLATE_SPAWN_FAILED) {
-        status = "error";
+        dev->status = RESULT_SMOKE_ERROR;
         error = json_object_new_object();
         json_object_object_add(error, "call", json_object_new_string("fork"));
         json_object_object_add(error, "code", NULL);
         json_object_object_add(error, "name", NULL);
         detail = str_printf("the test process could not be started: %s", res->detail ? res->detail : "unknown");
     } else if (res->status == ISOLATE_OK) {
-        status = "error";
+        dev->status = RESULT_SMOKE_ERROR;
         detail = str_dup("the test process returned an unexpected result");
     } else {
-        status = "crash"; /* a signal, or the driver ended the process (exit, garbage on the pipe) */
+        dev->status = RESULT_SMOKE_CRASH; /* a signal, or the driver ended the process (exit, garbage on the pipe) */
     }
     if (!detail && !child && res) {
         detail = str_printf("%s%s%s", res->detail ? res->detail : "ended abnormally", stage && *stage ? " while " : "",
                             stage && *stage ? stage : "");
     }
-    json_object_object_add(o, "status", json_object_new_string(status));
     for (size_t i = 0; i < sizeof(smoke_child_keys) / sizeof(smoke_child_keys[0]); i++) {
         const char *k = smoke_child_keys[i];
-        json_object *v = NULL;
-        if (child)
-            v = smoke_clean(jsonget(child, k), strcmp(k, "build_log") == 0);
+        bool typed = strcmp(k, "precisions") == 0 || strcmp(k, "detail") == 0;
+        if (child && typed)
+            smoke_device_typed_child(dev, k, smoke_clean(jsonget(child, k), false));
+        else if (child)
+            json_object_object_add(dev->rest, k, smoke_clean(jsonget(child, k), strcmp(k, "build_log") == 0));
         else if (strcmp(k, "n") == 0)
-            v = json_object_new_int64(n);
+            json_object_object_add(dev->rest, k, json_object_new_int64(n));
         else if (strcmp(k, "precisions") == 0)
-            v = smoke_precisions_all("not-run");
+            for (int p = 0; p < RESULT_SMOKE_N_PREC; p++)
+                dev->prec[p] = RESULT_SMOKE_PREC_NOT_RUN;
         else if (strcmp(k, "error") == 0)
-            v = error, error = NULL;
+            json_object_object_add(dev->rest, k, error), error = NULL;
         else if (strcmp(k, "detail") == 0)
-            v = detail ? json_object_new_string(str_sanitize(detail)) : NULL;
-        json_object_object_add(o, k, v);
+            dev->detail = detail ? str_sanitize(str_dup(detail)) : NULL;
+        else
+            json_object_object_add(dev->rest, k, NULL);
     }
     json_object_put(error);
     free(detail);
-    json_object_object_add(o, "stage", res && stage && *stage ? json_object_new_string(stage) : NULL);
-    json_object_object_add(o, "elapsed_ms", res ? jsonnum_ms(res->elapsed_ms) : NULL);
-    return o;
+    dev->stage = res && stage && *stage ? str_dup(stage) : NULL;
+    json_object_object_add(dev->rest, "elapsed_ms", res ? jsonnum_ms(res->elapsed_ms) : NULL);
 }
 
 /* ---- Findings and summary ---------------------------------------------------------------------- */
@@ -289,12 +310,12 @@ static void smoke_timer_findings(struct probe_ctx *ctx, const struct smoke_targe
     free(driver);
 }
 
-static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, json_object *dev,
+static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, const struct result_smoke_dev *d,
                            const struct isolate_result *res)
 {
-    const char *status = jsonget_str(dev, "status");
-    const char *detail = jsonget_str(dev, "detail");
-    const char *stage = jsonget_str(dev, "stage");
+    json_object *dev = d->rest; /* the measurements */
+    const char *detail = d->detail;
+    const char *stage = d->stage;
     char *subject = smoke_target_subject(t);
     const char *name = t->name ? t->name : "unnamed device";
     json_object *err = jsonget(dev, "error");
@@ -302,7 +323,7 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
     const char *ename = jsonget_str(err, "name");
     struct report_finding *f;
 
-    if (strcmp(status, "timeout") == 0) {
+    if (d->status == RESULT_SMOKE_TIMEOUT) {
         f = report_add_finding(ctx->report, "smoke.timeout", subject, "Device %d:%d (%s) did not finish the smoke test: %s",
                                t->platform, t->device, name, detail ? detail : "timed out");
         if (f) {
@@ -310,7 +331,7 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
             if (stage)
                 report_finding_add_evidence(f, "stage", "%s", stage);
         }
-    } else if (strcmp(status, "crash") == 0) {
+    } else if (d->status == RESULT_SMOKE_CRASH) {
         f = report_add_finding(ctx->report, "smoke.crash", subject, "The driver of device %d:%d (%s) crashed: %s",
                                t->platform, t->device, name, detail ? detail : "crashed");
         if (f) {
@@ -359,7 +380,7 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
         }
     }
     smoke_timer_findings(ctx, t, dev, res, subject);
-    if (strcmp(status, "fail") == 0) {
+    if (d->status == RESULT_SMOKE_FAIL) {
         json_object *wrong = jsonget(dev, "wrong_elements");
         f = report_add_finding(ctx->report, "smoke.wrong-result", subject,
                                "Device %d:%d (%s) computed wrong results: %s", t->platform, t->device, name,
@@ -393,12 +414,25 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
     free(subject);
 }
 
-/* "fp32 pass, fp64 pass, fp16 unsupported" from a precisions object. */
-static void smoke_precisions_text(json_object *prec, char *buf, size_t len)
+/* "fp32 pass, fp64 pass, fp16 unsupported" from D's precisions (typed, or as captured when they
+ * had another shape). */
+static void smoke_precisions_text(const struct result_smoke_dev *d, char *buf, size_t len)
 {
     buf[0] = '\0';
     size_t off = 0;
-    json_object_object_foreach(prec, key, val)
+    if (d->have & RESULT_SMOKE_HAVE_PRECISIONS) {
+        for (int p = 0; p < RESULT_SMOKE_N_PREC; p++) {
+            if (d->prec[p] < 0)
+                continue;
+            int w = snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "", gc_name(&result_smoke_prec_names, p),
+                             gc_name(&result_smoke_prec_status_names, d->prec[p]));
+            if (w < 0 || (size_t)w >= len - off)
+                break;
+            off += (size_t)w;
+        }
+        return;
+    }
+    json_object_object_foreach(jsonget(d->rest, "precisions"), key, val)
     {
         int w = snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "", key,
                          json_object_is_type(val, json_type_string) ? json_object_get_string(val) : "?");
@@ -428,26 +462,24 @@ static void smoke_speed_text(json_object *dev, char *buf, size_t len)
     snprintf(buf, len, ", %.2f ms%s, %s", json_object_get_double(ms), host ? " (host clock)" : "", gtext);
 }
 
-static void smoke_summary_line(struct report_section *sec, json_object *dev)
+static void smoke_summary_line(struct report_section *sec, const struct result_smoke_dev *dev)
 {
-    const char *status = jsonget_str(dev, "status");
-    const char *name = jsonget_str(dev, "name");
-    int p = json_object_get_int(jsonget(dev, "platform_index"));
-    int d = json_object_get_int(jsonget(dev, "device_index"));
-    const char *detail = jsonget_str(dev, "detail");
-    if (strcmp(status, "pass") == 0) {
+    const char *name = dev->name;
+    int p = dev->platform_index, d = dev->device_index;
+    const char *detail = dev->detail;
+    if (dev->status == RESULT_SMOKE_PASS) {
         char prec[160];
-        smoke_precisions_text(jsonget(dev, "precisions"), prec, sizeof(prec));
+        smoke_precisions_text(dev, prec, sizeof(prec));
         char speed[120] = "";
-        smoke_speed_text(dev, speed, sizeof(speed));
+        smoke_speed_text(dev->rest, speed, sizeof(speed));
         report_section_add_line(sec, REPORT_MARK_OK, "Smoke", "%d:%d %s: pass, N=%s, %s%s", p, d, name ? name : "?",
-                                json_object_get_string(jsonget(dev, "n")), prec, speed);
-    } else if (strcmp(status, "skipped") == 0) {
+                                json_object_get_string(jsonget(dev->rest, "n")), prec, speed);
+    } else if (dev->status == RESULT_SMOKE_SKIPPED) {
         report_section_add_line(sec, REPORT_MARK_SKIP, "Smoke", "%d:%d %s: skipped, %s", p, d, name ? name : "?",
                                 detail ? detail : "");
     } else {
-        report_section_add_line(sec, REPORT_MARK_ERROR, "Smoke", "%d:%d %s: %s, %s", p, d, name ? name : "?", status,
-                                detail ? detail : "");
+        report_section_add_line(sec, REPORT_MARK_ERROR, "Smoke", "%d:%d %s: %s, %s", p, d, name ? name : "?",
+                                gc_name(&result_smoke_status_names, (int)dev->status), detail ? detail : "");
     }
 }
 
@@ -565,8 +597,8 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
         fflush(stderr);
     }
 
-    json_object *devs = json_object_new_array();
-    for (size_t i = 0; i < inv.n_targets; i++) {
+    struct result_smoke *result = result_smoke_new();
+    for (size_t i = 0; result && i < inv.n_targets; i++) {
         struct smoke_target *t = &inv.targets[i];
         const struct isolate_result *res = t->run ? &results[target_job[i]] : NULL;
         char stage[SMOKE_STAGE_MAX] = "";
@@ -575,19 +607,32 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
             stage[SMOKE_STAGE_MAX - 1] = '\0';
             str_sanitize(stage);
         }
-        json_object *dev = smoke_device_object(t, res, stage, so->size);
-        json_object_array_add(devs, dev);
+        struct result_smoke_dev *dev = result_smoke_add_dev(result);
+        if (!dev) {
+            result_smoke_ops.free(result);
+            result = NULL;
+            break;
+        }
+        smoke_device_fill(dev, t, res, stage, so->size);
         smoke_findings(ctx, t, dev, res);
         smoke_summary_line(sec, dev);
     }
     if (inv.n_targets == 0)
         report_section_add_line(sec, REPORT_MARK_WARN, "Smoke", "no OpenCL device to test");
 
-    json_object_object_add(sec->data, "source", json_object_new_string(source));
-    json_object_object_add(sec->data, "n", json_object_new_int64(so->size));
-    json_object_object_add(sec->data, "selection", json_object_new_string(so->which == SMOKE_WHICH_GPU ? "gpu" : "all"));
-    json_object_object_add(sec->data, "devices", devs);
-    report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    int rc = PROBE_DONE;
+    if (result) {
+        result->have = RESULT_SMOKE_HAVE_SOURCE | RESULT_SMOKE_HAVE_N | RESULT_SMOKE_HAVE_SELECTION |
+                       RESULT_SMOKE_HAVE_DEVICES;
+        result->source = str_dup(source);
+        result->n = so->size;
+        result->selection = so->which == SMOKE_WHICH_GPU ? RESULT_SMOKE_SEL_GPU : RESULT_SMOKE_SEL_ALL;
+        report_section_set_result(sec, &result_smoke_ops, result);
+        report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    } else {
+        ctx->error = str_dup("smoke: out of memory");
+        rc = PROBE_INTERNAL_ERROR;
+    }
 
     for (size_t i = 0; i < njobs; i++)
         isolate_result_clear(&results[i]);
@@ -597,7 +642,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
     free(job_target);
     free(target_job);
     smoke_inventory_free(&inv);
-    return PROBE_DONE;
+    return rc;
 }
 
 /* ---- Text details ---------------------------------------------------------------------------------- */
@@ -605,32 +650,34 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
 static void smoke_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
 {
     (void)r;
-    json_object *devs = jsonget(sec->data, "devices");
+    const struct result_smoke *res = sec->result_ops == &result_smoke_ops ? sec->result : NULL;
     text_heading(t, "Smoke test");
-    text_kv(t, "matrix size", "N = %s", json_object_get_string(jsonget(sec->data, "n")));
-    text_kv(t, "devices from", "%s", jsonget_str(sec->data, "source") ? jsonget_str(sec->data, "source") : "?");
-    size_t n = json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
+    char nbuf[32] = "?";
+    if (res && (res->have & RESULT_SMOKE_HAVE_N))
+        snprintf(nbuf, sizeof(nbuf), "%lld", (long long)res->n);
+    text_kv(t, "matrix size", "N = %s", nbuf);
+    text_kv(t, "devices from", "%s", res && res->source ? res->source : "?");
+    size_t n = res ? res->n_devs : 0;
     if (n == 0)
         fprintf(t->f, "  no OpenCL device to test\n");
     for (size_t i = 0; i < n; i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *status = jsonget_str(d, "status");
-        enum report_mark m = strcmp(status, "pass") == 0      ? REPORT_MARK_OK
-                             : strcmp(status, "skipped") == 0 ? REPORT_MARK_SKIP
-                                                              : REPORT_MARK_ERROR;
-        const char *pci = jsonget_str(d, "pci_address");
-        fprintf(t->f, "\n  %s %s:%s %s%s%s%s\n", text_mark(t, m),
-                json_object_get_string(jsonget(d, "platform_index")),
-                json_object_get_string(jsonget(d, "device_index")),
-                jsonget_str(d, "name") ? jsonget_str(d, "name") : "(no name)", pci ? " [" : "", pci ? pci : "",
-                pci ? "]" : "");
+        const struct result_smoke_dev *dv = &res->devs[i];
+        json_object *d = dv->rest; /* the measurements */
+        bool known = dv->have & RESULT_SMOKE_HAVE_STATUS;
+        const char *status = known ? gc_name(&result_smoke_status_names, (int)dv->status) : "?";
+        enum report_mark m = known && dv->status == RESULT_SMOKE_PASS      ? REPORT_MARK_OK
+                             : known && dv->status == RESULT_SMOKE_SKIPPED ? REPORT_MARK_SKIP
+                                                                           : REPORT_MARK_ERROR;
+        const char *pci = dv->pci_address;
+        fprintf(t->f, "\n  %s %d:%d %s%s%s%s\n", text_mark(t, m), dv->platform_index, dv->device_index,
+                dv->name ? dv->name : "(no name)", pci ? " [" : "", pci ? pci : "", pci ? "]" : "");
         text_kv(t, "status", "%s", status);
-        if (jsonget_str(d, "detail"))
-            text_kv(t, "detail", "%s", jsonget_str(d, "detail"));
-        if (strcmp(status, "skipped") == 0)
+        if (dv->detail)
+            text_kv(t, "detail", "%s", dv->detail);
+        if (known && dv->status == RESULT_SMOKE_SKIPPED)
             continue;
         char prec[160];
-        smoke_precisions_text(jsonget(d, "precisions"), prec, sizeof(prec));
+        smoke_precisions_text(dv, prec, sizeof(prec));
         text_kv(t, "precisions", "%s", prec);
         json_object *v;
         if ((v = jsonget(d, "build_ms")))
@@ -708,6 +755,7 @@ const struct probe probe_smoke = {
     .options = smoke_option_rows,
     .options_title = "Smoke test",
     .options_reset = smoke_options_reset,
+    .result = &result_smoke_ops,
     .run = smoke_run,
     .print_text = smoke_print_text,
 };

@@ -14,6 +14,7 @@
 
 #include "clapi.h"
 #include "clquery.h"
+#include "result_smoke.h"
 #include "smoke_kernel.h"
 #include "smoke_prep.h"
 #include "smoke_timer.h"
@@ -146,7 +147,7 @@ struct smoke_dev {
     unsigned n;
     bool supported[SMOKE_N_PREC];
     bool built[SMOKE_N_PREC];
-    const char *prec_status[SMOKE_N_PREC];
+    enum result_smoke_prec_status prec_status[SMOKE_N_PREC]; /* its JSON names: result_smoke.h */
     /* results */
     double build_ms;
     double kernel_ms;     /* fastest fp32 kernel run, by the profiling events */
@@ -464,14 +465,14 @@ static bool smoke_precision(struct smoke_dev *d, enum smoke_prec p)
     cl_int err = CL_SUCCESS;
     cl_kernel k = d->api.clCreateKernel(d->prog, smoke_kernel_name(p), &err);
     if (!smoke_ok(d, err != CL_SUCCESS ? err : (k ? CL_SUCCESS : CL_INVALID_KERNEL), "clCreateKernel")) {
-        d->prec_status[p] = "error";
+        d->prec_status[p] = RESULT_SMOKE_PREC_ERROR;
         return false;
     }
     bool failed = false, ok = true;
     for (int kind = 0; kind < SMOKE_N_PASS && ok; kind++)
         ok = smoke_pass(d, k, p, (enum smoke_pass_kind)kind, &failed);
     d->api.clReleaseKernel(k);
-    d->prec_status[p] = failed ? "fail" : ok ? "pass" : "error";
+    d->prec_status[p] = failed ? RESULT_SMOKE_PREC_FAIL : ok ? RESULT_SMOKE_PREC_PASS : RESULT_SMOKE_PREC_ERROR;
     return ok;
 }
 
@@ -525,7 +526,7 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     d->supported[SMOKE_FP16] = clquery_has_ext(exts, "cl_khr_fp16");
     free(exts);
     for (int p = 0; p < SMOKE_N_PREC; p++)
-        d->prec_status[p] = d->supported[p] ? "not-run" : "unsupported";
+        d->prec_status[p] = d->supported[p] ? RESULT_SMOKE_PREC_NOT_RUN : RESULT_SMOKE_PREC_UNSUPPORTED;
 
     return plat;
 }
@@ -578,12 +579,12 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
                 d->built[SMOKE_FP32] = true;
                 for (int p = SMOKE_FP64; p < SMOKE_N_PREC; p++)
                     if (d->supported[p])
-                        d->prec_status[p] = "build-failed";
+                        d->prec_status[p] = RESULT_SMOKE_PREC_BUILD_FAILED;
                 smoke_detail(d, "clBuildProgram failed (%s) with %s; fp32 alone builds", clapi_error_name(e), opts);
             }
         }
         if (!d->built[SMOKE_FP32]) {
-            d->prec_status[SMOKE_FP32] = "build-failed";
+            d->prec_status[SMOKE_FP32] = RESULT_SMOKE_PREC_BUILD_FAILED;
             smoke_detail(d, "clBuildProgram failed: %s", clapi_error_name(e));
             return;
         }
@@ -626,7 +627,7 @@ json_object *smoke_device_child(void *arg)
     d.mismatches = json_object_new_array();
     d.passes = json_object_new_array();
     for (int p = 0; p < SMOKE_N_PREC; p++)
-        d.prec_status[p] = "not-run";
+        d.prec_status[p] = RESULT_SMOKE_PREC_NOT_RUN;
     json_object *out = json_object_new_object();
     if (!out || !d.mismatches || !d.passes)
         return NULL;
@@ -640,12 +641,12 @@ json_object *smoke_device_child(void *arg)
     smoke_prep_finish(&prep);
     smoke_stage(&d, "done");
 
-    const char *status = d.wrong_result ? "fail" : d.error ? "error" : "pass";
+    int status = d.wrong_result ? RESULT_SMOKE_FAIL : d.error ? RESULT_SMOKE_ERROR : RESULT_SMOKE_PASS;
     if (!json_object_object_get_ex(out, "name", NULL))
         json_object_object_add(out, "name", NULL);
     if (!json_object_object_get_ex(out, "type", NULL))
         json_object_object_add(out, "type", NULL);
-    json_object_object_add(out, "status", json_object_new_string(status));
+    json_object_object_add(out, "status", gc_name_json(&result_smoke_status_names, status));
     json_object_object_add(out, "n", json_object_new_int64(d.n));
     json_object_object_add(out, "build_ms", d.built[SMOKE_FP32] || d.build_log ? jsonnum_ms(d.build_ms) : NULL);
     if (smoke_timer_hook && d.have_max_error)
@@ -684,7 +685,7 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "first_mismatches", d.mismatches);
     json_object *prec = json_object_new_object();
     for (int p = 0; p < SMOKE_N_PREC; p++)
-        json_object_object_add(prec, smoke_prec_name((enum smoke_prec)p), json_object_new_string(d.prec_status[p]));
+        json_object_object_add(prec, smoke_prec_name(p), gc_name_json(&result_smoke_prec_status_names, d.prec_status[p]));
     json_object_object_add(out, "precisions", prec);
     json_object_object_add(out, "passes", d.passes);
     json_object_object_add(out, "round_trip", d.round_trip);
@@ -693,7 +694,7 @@ json_object *smoke_device_child(void *arg)
     if (!d.detail && !d.error && !d.wrong_result) {
         size_t np = 0, nu = 0;
         for (int p = 0; p < SMOKE_N_PREC; p++)
-            np += strcmp(d.prec_status[p], "pass") == 0, nu += strcmp(d.prec_status[p], "unsupported") == 0;
+            np += d.prec_status[p] == RESULT_SMOKE_PREC_PASS, nu += d.prec_status[p] == RESULT_SMOKE_PREC_UNSUPPORTED;
         d.detail = str_printf("every result exact or within tolerance (%zu precision%s%s)", np, np == 1 ? "" : "s",
                               nu ? "; others unsupported" : "");
     }

@@ -13,6 +13,7 @@
 #include "cli.h"
 #include "hostfs.h"
 #include "probe.h"
+#include "result_smoke.h"
 #include "report.h"
 #include "smoke_select.h"
 
@@ -154,16 +155,28 @@ static void test_probe_uses_opencl_section(void **state)
     assert_int_equal(p->run(&ctx, sec), PROBE_DONE);
     assert_int_equal(sec->status, REPORT_STATUS_OK);
 
+    /* The typed result, as the doctor reads it ... */
+    const struct result_smoke *res = result_smoke_get(r);
+    assert_non_null(res);
+    assert_string_equal(res->source, "opencl");
+    assert_int_equal(res->n_devs, 1);
+    assert_int_equal(res->devs[0].status, RESULT_SMOKE_ERROR);
+    assert_int_equal(res->devs[0].gpu, GC_TRI_YES);
+    assert_string_equal(res->devs[0].pci_address, "0000:03:00.0");
+    assert_int_equal(res->devs[0].device_index, 3);
+    /* ... and its JSON, made at the edge. */
+    json_object *data = report_section_json(sec);
     json_object *v = NULL;
-    assert_true(json_object_object_get_ex(sec->data, "source", &v));
+    assert_true(json_object_object_get_ex(data, "source", &v));
     assert_string_equal(json_object_get_string(v), "opencl");
-    json_object *devs = json_object_object_get(sec->data, "devices");
+    json_object *devs = json_object_object_get(data, "devices");
     assert_int_equal(json_object_array_length(devs), 1);
     json_object *d = json_object_array_get_idx(devs, 0);
     assert_string_equal(json_object_get_string(json_object_object_get(d, "status")), "error");
     assert_string_equal(json_object_get_string(json_object_object_get(d, "pci_address")), "0000:03:00.0");
     assert_int_equal(json_object_get_int(json_object_object_get(d, "device_index")), 3);
     assert_non_null(strstr(json_object_get_string(json_object_object_get(d, "detail")), "gone"));
+    json_object_put(data);
     struct report_finding *f = report_find_finding(r, "smoke.run-failed", "0000:03:00.0");
     assert_non_null(f);
     assert_non_null(strstr(f->message, "Ghost"));

@@ -16,13 +16,17 @@
 #include "report.h"
 #include "run.h"
 
-/* Add section NAME with DATA parsed from JSON text. */
+/* Add section NAME with DATA parsed from JSON text, read into the probe's typed result (as a
+ * snapshot's captured section is) when it publishes one. */
 static struct report_section *add(struct report *r, const char *name, const char *json)
 {
     struct report_section *s = report_add_section(r, name);
     json_object_put(s->data);
     s->data = json_tokener_parse(json);
     assert_non_null(s->data);
+    const struct probe *p = probe_find(name);
+    if (p && p->result)
+        assert_int_equal(report_section_adopt(s, p->result), 0);
     return s;
 }
 

@@ -10,6 +10,9 @@
 #include <string.h>
 
 #include "report.h"
+#include "result_cuda.h"
+#include "result_smoke.h"
+#include "typed.h"
 #include "writer.h"
 
 static struct cli_options test_opts(const char *command)
@@ -199,6 +202,142 @@ static void test_error_document(void **state)
     json_object_put(doc);
 }
 
+/* ---- typed results (issue 13 item 5) ---- */
+
+static void test_typed_names_and_tri(void **state)
+{
+    (void)state;
+    assert_string_equal(gc_name(&result_smoke_status_names, RESULT_SMOKE_TIMEOUT), "timeout");
+    assert_null(gc_name(&result_smoke_status_names, -1));
+    assert_null(gc_name(&result_smoke_status_names, 99));
+    assert_int_equal(gc_name_parse(&result_smoke_prec_status_names, "not-run"), RESULT_SMOKE_PREC_NOT_RUN);
+    assert_int_equal(gc_name_parse(&result_smoke_prec_status_names, "Pass"), -1);
+    assert_int_equal(gc_name_parse(&result_smoke_prec_status_names, NULL), -1);
+    assert_null(gc_tri_json(GC_TRI_UNKNOWN));
+    json_object *t = gc_tri_json(GC_TRI_NO);
+    assert_true(json_object_is_type(t, json_type_boolean));
+    assert_false(json_object_get_boolean(t));
+    json_object_put(t);
+    assert_string_equal(gc_tri_name(GC_TRI_YES), "yes");
+}
+
+/* A smoke section as the probe prints it (every member, in its order), with a note after. */
+static const char *SMOKE_DOC =
+    "{\"source\":\"opencl\",\"n\":256,\"selection\":\"all\",\"devices\":[{\"platform_index\":0,\"device_index\":1,"
+    "\"name\":\"NVIDIA H100\",\"type\":[\"GPU\"],\"pci_address\":\"0000:01:00.0\",\"status\":\"pass\",\"n\":256,"
+    "\"build_ms\":1.5,\"kernel_ms\":0.25,\"host_ms\":0.5,\"timer\":\"profiling\",\"timer_reason\":\"ok\","
+    "\"gflops\":134.2,\"gflops_reason\":null,\"peak_gflops\":60000,\"max_error\":1.2e-05,\"wrong_elements\":0,"
+    "\"first_mismatches\":[],\"precisions\":{\"fp32\":\"pass\",\"fp64\":\"pass\",\"fp16\":\"unsupported\"},"
+    "\"passes\":[],\"round_trip\":{\"status\":\"pass\"},\"build_log\":null,\"error\":null,\"detail\":\"exact\","
+    "\"stage\":null,\"elapsed_ms\":12.5},{\"platform_index\":1,\"device_index\":0,\"name\":null,\"type\":null,"
+    "\"pci_address\":null,\"status\":\"skipped\",\"precisions\":{\"fp32\":\"not-run\"},\"detail\":\"not selected\","
+    "\"stage\":null}],\"notes\":[\"a note\"]}";
+
+/* Read TEXT back into the smoke result; its JSON must print exactly as TEXT. */
+static struct report_section *smoke_round_trip(struct report *r, const char *text)
+{
+    struct report_section *s = report_add_section(r, "smoke");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(text);
+    assert_non_null(s->data);
+    assert_int_equal(report_section_adopt(s, &result_smoke_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), text);
+    json_object_put(back);
+    return s;
+}
+
+static void test_smoke_result_round_trip(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    struct report_section *s = smoke_round_trip(r, SMOKE_DOC);
+    const struct result_smoke *res = result_smoke_get(r);
+    assert_non_null(res);
+    assert_int_equal(res->n, 256);
+    assert_int_equal(res->selection, RESULT_SMOKE_SEL_ALL);
+    assert_int_equal(res->n_devs, 2);
+    assert_int_equal(res->devs[0].status, RESULT_SMOKE_PASS);
+    assert_int_equal(res->devs[0].gpu, GC_TRI_YES);
+    assert_int_equal(res->devs[0].prec[RESULT_SMOKE_FP64], RESULT_SMOKE_PREC_PASS);
+    assert_int_equal(res->devs[0].prec[RESULT_SMOKE_FP16], RESULT_SMOKE_PREC_UNSUPPORTED);
+    assert_string_equal(res->devs[0].pci_address, "0000:01:00.0");
+    assert_int_equal(res->devs[1].status, RESULT_SMOKE_SKIPPED);
+    assert_int_equal(res->devs[1].gpu, GC_TRI_UNKNOWN); /* type null: not "not a GPU" */
+    assert_int_equal(res->devs[1].prec[RESULT_SMOKE_FP64], -1);
+    /* The typed members left the data; what is not typed stays. */
+    assert_false(json_object_object_get_ex(s->data, "devices", NULL));
+    assert_true(json_object_object_get_ex(s->data, "notes", NULL));
+    /* Not ok: no typed result for the doctor. */
+    s->status = REPORT_STATUS_SKIPPED;
+    assert_null(result_smoke_get(r));
+    report_free(r);
+}
+
+/* Members of shapes this version does not type stay JSON, in place, and print back unchanged. */
+static void test_smoke_result_odd_shapes(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    smoke_round_trip(r, "{\"source\":\"opencl\",\"devices\":[{\"platform_index\":\"0\",\"type\":\"CPU, GPU\","
+                        "\"status\":5,\"precisions\":{\"fp32\":\"pass\",\"fp128\":\"pass\"},\"detail\":7,"
+                        "\"future\":[1]}]}");
+    const struct result_smoke *res = result_smoke_get(r);
+    assert_non_null(res);
+    assert_int_equal(res->n_devs, 1);
+    const struct result_smoke_dev *d = &res->devs[0];
+    assert_false(d->have & RESULT_SMOKE_HAVE_STATUS);
+    assert_false(d->have & RESULT_SMOKE_HAVE_PLATFORM);
+    assert_false(d->have & RESULT_SMOKE_HAVE_PRECISIONS);
+    assert_false(d->have & RESULT_SMOKE_HAVE_DETAIL);
+    assert_int_equal(d->gpu, GC_TRI_YES); /* one type string, as older documents had */
+    report_free(r);
+
+    /* Precisions out of the printed order, and devices that are not all objects: not typed. */
+    r = report_new();
+    smoke_round_trip(r, "{\"devices\":[{\"precisions\":{\"fp64\":\"pass\",\"fp32\":\"pass\"}}]}");
+    assert_int_equal(result_smoke_get(r)->devs[0].prec[RESULT_SMOKE_FP64], -1);
+    report_free(r);
+    r = report_new();
+    struct report_section *s = smoke_round_trip(r, "{\"n\":8,\"devices\":[{\"status\":\"pass\"},3]}");
+    assert_int_equal(result_smoke_get(r)->n_devs, 0);
+    assert_true(json_object_object_get_ex(s->data, "devices", NULL));
+    report_free(r);
+}
+
+/* The cuda facts are read beside the section's JSON, which stays as it is. */
+static void test_cuda_facts_beside_json(void **state)
+{
+    (void)state;
+    static const char *doc =
+        "{\"environment\":{},\"driver\":{\"status\":\"ok\",\"driver_version\":12040},\"devices\":[{\"ordinal\":0,"
+        "\"name\":\"A\",\"pci_address\":\"0000:01:00.0\",\"cc_major\":8,\"cc_minor\":6},{\"ordinal\":1,\"cc_major\":8,"
+        "\"cc_minor\":12},7],\"nvml\":null,\"smoke\":[{\"ordinal\":0,\"status\":\"pass\"},{\"ordinal\":1,\"status\":"
+        "\"melted\"},{\"status\":\"pass\"}]}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "cuda");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_cuda_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), doc);
+    json_object_put(back);
+    const struct result_cuda *c = result_cuda_get(r);
+    assert_non_null(c);
+    assert_int_equal(c->driver_status, RESULT_CUDA_DRV_OK);
+    assert_int_equal(c->driver_version, 12040);
+    assert_int_equal(c->n_devs, 3); /* the one that is not an object counts, unknown */
+    assert_int_equal(c->devs[0].cc, 86);
+    assert_string_equal(c->devs[0].pci_address, "0000:01:00.0");
+    assert_int_equal(c->devs[1].cc, -1); /* minor 12: not a compute capability */
+    assert_int_equal(c->devs[2].ordinal, -1);
+    assert_int_equal(result_cuda_smoke_of(c, 0), RESULT_CUDA_SMOKE_PASS);
+    assert_int_equal(result_cuda_smoke_of(c, 1), -2); /* a status this version does not know */
+    assert_int_equal(result_cuda_smoke_of(c, 2), -1); /* not tested */
+    assert_null(c->smoke_not_run);
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -211,6 +350,10 @@ int main(void)
         cmocka_unit_test(test_text_summary_findings_verdict),
         cmocka_unit_test(test_quiet_all_clear_is_one_line),
         cmocka_unit_test(test_error_document),
+        cmocka_unit_test(test_typed_names_and_tri),
+        cmocka_unit_test(test_smoke_result_round_trip),
+        cmocka_unit_test(test_smoke_result_odd_shapes),
+        cmocka_unit_test(test_cuda_facts_beside_json),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,148 @@
+/* result_cuda.c: the cuda probe's typed facts: their name tables, building, and reading them from the section's JSON. */
+#include "result_cuda.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "jsonget.h"
+#include "strutil.h"
+
+static const char *const result_cuda_driver_status_tab[] = {
+    [RESULT_CUDA_DRV_OK] = "ok",
+    [RESULT_CUDA_DRV_FAILED] = "failed",
+    [RESULT_CUDA_DRV_TIMEOUT] = "timeout",
+    [RESULT_CUDA_DRV_CRASH] = "crash",
+    [RESULT_CUDA_DRV_NO_LIBRARY] = "no-library",
+    [RESULT_CUDA_DRV_MISSING_SYMBOLS] = "missing-symbols",
+    [RESULT_CUDA_DRV_INIT_FAILED] = "init-failed",
+};
+const struct gc_names result_cuda_driver_status_names = GC_NAMES(result_cuda_driver_status_tab);
+
+static const char *const result_cuda_smoke_status_tab[] = {
+    [RESULT_CUDA_SMOKE_PASS] = "pass",
+    [RESULT_CUDA_SMOKE_WRONG_RESULT] = "wrong-result",
+    [RESULT_CUDA_SMOKE_JIT_FAILED] = "jit-failed",
+    [RESULT_CUDA_SMOKE_RUN_FAILED] = "run-failed",
+    [RESULT_CUDA_SMOKE_NO_COMPUTE_API] = "no-compute-api",
+    [RESULT_CUDA_SMOKE_INIT_FAILED] = "init-failed",
+    [RESULT_CUDA_SMOKE_TIMEOUT] = "timeout",
+    [RESULT_CUDA_SMOKE_CRASH] = "crash",
+    [RESULT_CUDA_SMOKE_NOT_RUN] = "not-run",
+    [RESULT_CUDA_SMOKE_SKIPPED] = "skipped",
+};
+const struct gc_names result_cuda_smoke_status_names = GC_NAMES(result_cuda_smoke_status_tab);
+
+/* A smoke status that is a string this version does not know (not pass, not missing). */
+#define RESULT_CUDA_SMOKE_OTHER (-2)
+
+struct result_cuda *result_cuda_new(void)
+{
+    struct result_cuda *r = calloc(1, sizeof(*r));
+    if (r) {
+        r->driver_status = -1;
+        r->driver_version = -1;
+    }
+    return r;
+}
+
+static void result_cuda_free(void *res)
+{
+    struct result_cuda *r = res;
+    if (!r)
+        return;
+    for (size_t i = 0; i < r->n_devs; i++) {
+        free(r->devs[i].name);
+        free(r->devs[i].pci_address);
+    }
+    free(r->devs);
+    free(r->smoke);
+    free(r->smoke_not_run);
+    free(r);
+}
+
+int result_cuda_add_dev(struct result_cuda *r, json_object *d)
+{
+    struct result_cuda_dev *devs = realloc(r->devs, (r->n_devs + 1) * sizeof(*devs));
+    if (!devs)
+        return -1;
+    r->devs = devs;
+    struct result_cuda_dev *x = &devs[r->n_devs++];
+    int64_t ord = jsonget_int(d, "ordinal", -1), ma = jsonget_int(d, "cc_major", -1), mi = jsonget_int(d, "cc_minor", -1);
+    x->ordinal = ord >= 0 && ord < 65536 ? (int)ord : -1;
+    x->name = str_dup(jsonget_str(d, "name"));
+    x->pci_address = str_dup(jsonget_str(d, "pci_address"));
+    x->cc = ma >= 0 && ma < 100 && mi >= 0 && mi < 10 ? (int)(ma * 10 + mi) : -1;
+    return 0;
+}
+
+int result_cuda_add_smoke(struct result_cuda *r, int ordinal, const char *status)
+{
+    struct result_cuda_smoke *s = realloc(r->smoke, (r->n_smoke + 1) * sizeof(*s));
+    if (!s)
+        return -1;
+    r->smoke = s;
+    int st = gc_name_parse(&result_cuda_smoke_status_names, status);
+    s[r->n_smoke++] = (struct result_cuda_smoke){.ordinal = ordinal,
+                                                 .status = st >= 0 ? st : status ? RESULT_CUDA_SMOKE_OTHER : -1};
+    return 0;
+}
+
+/* The facts from the section's DATA (a captured section, a test's JSON); DATA is left as it is: the
+ * JSON printed is still the data (no to_json). */
+static void *result_cuda_from_json(json_object *data)
+{
+    struct result_cuda *r = result_cuda_new();
+    if (!r)
+        return NULL;
+    json_object *drv = jsonget(data, "driver");
+    r->driver_status = gc_name_parse(&result_cuda_driver_status_names, jsonget_str(drv, "status"));
+    int64_t v = jsonget_int(drv, "driver_version", -1);
+    r->driver_version = v > 0 && v < 1000000 ? (int)v : -1;
+    size_t n = 0;
+    json_object *devs = jsonget_array(data, "devices", &n);
+    for (size_t i = 0; devs && i < n; i++) {
+        if (result_cuda_add_dev(r, json_object_array_get_idx(devs, i)) < 0)
+            goto fail;
+    }
+    json_object *smoke = jsonget_array(data, "smoke", &n);
+    for (size_t i = 0; smoke && i < n; i++) {
+        json_object *s = json_object_array_get_idx(smoke, i);
+        int64_t ord = jsonget_int(s, "ordinal", -1);
+        if (ord < 0 || ord >= 65536) /* names no device */
+            continue;
+        if (result_cuda_add_smoke(r, (int)ord, jsonget_str(s, "status")) < 0)
+            goto fail;
+    }
+    const char *why = jsonget_str(data, "smoke_not_run");
+    if (why && !(r->smoke_not_run = str_dup(why)))
+        goto fail;
+    return r;
+fail:
+    result_cuda_free(r);
+    return NULL;
+}
+
+const struct report_result_ops result_cuda_ops = {
+    .section = "cuda",
+    .to_json = NULL,
+    .from_json = result_cuda_from_json,
+    .free = result_cuda_free,
+};
+
+struct result_cuda *result_cuda_of(struct report_section *s)
+{
+    return s->result_ops == &result_cuda_ops ? s->result : NULL;
+}
+
+const struct result_cuda *result_cuda_get(const struct report *r)
+{
+    return report_result(r, &result_cuda_ops);
+}
+
+int result_cuda_smoke_of(const struct result_cuda *c, int ordinal)
+{
+    for (size_t i = 0; c && ordinal >= 0 && i < c->n_smoke; i++)
+        if (c->smoke[i].ordinal == ordinal)
+            return c->smoke[i].status;
+    return -1;
+}

@@ -1,0 +1,99 @@
+/* fuzz_results.c: libFuzzer target for the typed results read back from captured sections (--root FILE.tar.gz). */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor_facts.h"
+#include "report.h"
+#include "result_cuda.h"
+#include "result_smoke.h"
+
+/* OPS's result read from DATA (taken), its section printed: a heap string, or NULL when out of memory.
+ * The readers of the doctor run over it on the way. */
+static char *fuzz_results_round(const struct report_result_ops *ops, json_object *data)
+{
+    struct report *r = report_new();
+    if (!r) {
+        json_object_put(data);
+        return NULL;
+    }
+    struct report_section *s = report_add_section(r, ops->section);
+    if (!s) {
+        json_object_put(data);
+        report_free(r);
+        return NULL;
+    }
+    json_object_put(s->data);
+    s->data = data;
+    char *out = NULL;
+    if (report_section_adopt(s, ops) == 0) {
+        report_section_set_status(s, REPORT_STATUS_OK, NULL);
+        const struct result_smoke *sm = result_smoke_get(r);
+        for (size_t i = 0; sm && i < sm->n_devs; i++) {
+            const struct result_smoke_dev *d = &sm->devs[i];
+            /* Enums hold a value of their table, or say unknown. */
+            if ((d->have & RESULT_SMOKE_HAVE_STATUS) && !gc_name(&result_smoke_status_names, (int)d->status))
+                abort();
+            if (d->gpu != GC_TRI_UNKNOWN && d->gpu != GC_TRI_NO && d->gpu != GC_TRI_YES)
+                abort();
+            for (int p = 0; p < RESULT_SMOKE_N_PREC; p++)
+                if (d->prec[p] != -1 && !gc_name(&result_smoke_prec_status_names, d->prec[p]))
+                    abort();
+        }
+        const struct result_cuda *c = result_cuda_get(r);
+        for (size_t i = 0; c && i < c->n_devs; i++) {
+            int st = result_cuda_smoke_of(c, c->devs[i].ordinal);
+            if (c->devs[i].cc < -1 || c->devs[i].cc > 999 || (st < 0 && st != -1 && st != -2) ||
+                (st >= 0 && !gc_name(&result_cuda_smoke_status_names, st)))
+                abort();
+        }
+        if (c && c->driver_status != -1 && !gc_name(&result_cuda_driver_status_names, c->driver_status))
+            abort();
+        /* The doctor's reads must not trip on anything a capture can hold. */
+        const struct result_smoke_dev *first = NULL;
+        if (doctor_passed_devices(r, true, doctor_fp64_passed, &first) > 0 && !first)
+            abort();
+        (void)doctor_gpu_count(r);
+        const struct result_cuda_dev *cfirst = NULL;
+        if (doctor_cuda_passed(r, -1, &cfirst) > 0 && !cfirst)
+            abort();
+        (void)doctor_cuda_driver_version(r);
+        json_object *j = report_section_json(s);
+        const char *t = j ? json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN) : NULL;
+        out = t ? strdup(t) : NULL;
+        json_object_put(j);
+    }
+    report_free(r);
+    return out;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size > 65536)
+        return 0;
+    static const struct report_result_ops *const kinds[] = {&result_smoke_ops, &result_cuda_ops};
+    for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+        json_tokener *tok = json_tokener_new();
+        if (!tok)
+            return 0;
+        json_object *doc = json_tokener_parse_ex(tok, (const char *)data, (int)size);
+        json_tokener_free(tok);
+        if (!json_object_is_type(doc, json_type_object)) {
+            json_object_put(doc);
+            return 0;
+        }
+        /* Printed once, the section reads back into the same result and prints the same again. */
+        char *once = fuzz_results_round(kinds[k], doc);
+        if (!once)
+            continue;
+        json_object *again = json_tokener_parse(once);
+        if (!again)
+            abort();
+        char *twice = fuzz_results_round(kinds[k], again);
+        if (twice && strcmp(once, twice) != 0)
+            abort();
+        free(once);
+        free(twice);
+    }
+    return 0;
+}
