@@ -13,6 +13,7 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "report.h"
+#include "result_smoke.h"
 #include "smoke_device.h"
 
 /* Run smoke's enumeration child with the fake working ICD as the only driver, its PCI knobs set to
@@ -138,6 +139,8 @@ static void check_one_gpu(const char *via)
     struct report_section *s = report_add_section(r, "smoke");
     json_object_put(s->data);
     s->data = smoke;
+    /* the doctor reads smoke's typed result, as the probe publishes it */
+    assert_int_equal(report_section_adopt(s, &result_smoke_ops), 0);
     char *detail = NULL;
     assert_true(doctor_eval_require(r, "gpus>=1", &detail));
     assert_non_null(strstr(detail, "1 GPU passed"));
