@@ -463,14 +463,15 @@ static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke
 static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum smoke_pass_kind kind, bool *failed)
 {
     const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
-    struct smoke_problem pr;
-    int g = smoke_prep_take(d->prep, p, kind, d->n, &pr);
+    struct smoke_problem own;
+    const struct smoke_problem *pr;
+    int g = smoke_prep_get(d->prep, p, kind, d->n, &own, &pr);
     if (g == 1) {
         /* Not meaningful at this size (fp16 random beyond N ~ 1000): said so, not counted. */
         json_object *po = smoke_pass_json(p, kind, "skipped");
         json_object_object_add(po, "reason", json_object_new_string("the error bound of this size reaches the values"));
         json_object_array_add(d->passes, po);
-        smoke_problem_free(&pr);
+        smoke_problem_free(&own);
         return true;
     }
     size_t nn = (size_t)d->n * d->n, bytes = nn * smoke_prec_size(p);
@@ -478,7 +479,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     if (g < 0 || !got || !sentinel) {
         free(got);
         free(sentinel);
-        smoke_problem_free(&pr);
+        smoke_problem_free(&own);
         smoke_oom(d, "the matrices");
         return false;
     }
@@ -488,9 +489,9 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     smoke_stage(d, "%s %s pass: uploading the matrices", pn, kn);
     cl_uint n = d->n;
     cl_event kev = NULL, rev = NULL;
-    bool ok = smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->a, CL_FALSE, 0, bytes, pr.a, 0, NULL, NULL),
+    bool ok = smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->a, CL_FALSE, 0, bytes, pr->a, 0, NULL, NULL),
                        "clEnqueueWriteBuffer") &&
-              smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->b, CL_FALSE, 0, bytes, pr.b, 0, NULL, NULL),
+              smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->b, CL_FALSE, 0, bytes, pr->b, 0, NULL, NULL),
                        "clEnqueueWriteBuffer") &&
               smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->c, CL_FALSE, 0, bytes, sentinel, 0, NULL, NULL),
                        "clEnqueueWriteBuffer") &&
@@ -520,7 +521,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     }
     if (ok && d->flush)
         d->flush(d->q); /* start the read-back, then compute the reference meanwhile */
-    if (ok && !pr.ref && smoke_problem_reference(&pr) < 0) {
+    if (ok && !pr->ref && (pr != &own || smoke_problem_reference(&own) < 0)) {
         smoke_oom(d, "the reference");
         ok = false;
     }
@@ -543,12 +544,12 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
         d->api.clReleaseEvent(rev);
 
     if (ok)
-        smoke_pass_record(d, p, kind, &pr, got, sentinel, kms, hms, failed);
+        smoke_pass_record(d, p, kind, pr, got, sentinel, kms, hms, failed);
     else
         json_object_array_add(d->passes, smoke_pass_json(p, kind, "error"));
     free(got);
     free(sentinel);
-    smoke_problem_free(&pr);
+    smoke_problem_free(&own);
     return ok;
 }
 
@@ -570,6 +571,9 @@ static bool smoke_precision(struct smoke_dev *d, enum smoke_prec p)
     return ok;
 }
 
+/* Held around the device threads' clGetPlatformIDs (smoke_dev_find). */
+static pthread_mutex_t smoke_loader_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* Load the loader and find the device D tests; its name, type and extensions go into D and OUT.
  * Returns its platform, or NULL with the error recorded. */
 static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
@@ -587,7 +591,13 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     cl_platform_id *pids = NULL;
     cl_device_id *dids = NULL;
     cl_uint np = 0, nd = 0;
-    if (!smoke_ok(d, smoke_platform_ids(&d->api, &pids, &np), "clGetPlatformIDs"))
+    /* The first clGetPlatformIDs of a process loads every driver; ocl-icd 2.3 makes the other threads
+     * that call it meanwhile spin on a CPU until it is done (seen with perf: a third of the smoke
+     * child's CPU time with 4 PoCL devices on 2 cores). One call at a time: they sleep instead. */
+    pthread_mutex_lock(&smoke_loader_mu);
+    cl_int pe = smoke_platform_ids(&d->api, &pids, &np);
+    pthread_mutex_unlock(&smoke_loader_mu);
+    if (!smoke_ok(d, pe, "clGetPlatformIDs"))
         return NULL;
     cl_platform_id plat = (cl_uint)d->args->platform < np ? pids[d->args->platform] : NULL;
     free(pids);
@@ -727,12 +737,17 @@ json_object *smoke_device_child(void *arg)
         return NULL;
 
     struct smoke_prep prep;
-    smoke_prep_start(&prep, d.n);
-    d.prep = &prep;
+    if (d.args->prep) {
+        d.prep = d.args->prep; /* the platform child's, for all its devices: it frees it */
+    } else {
+        smoke_prep_start(&prep, d.n);
+        d.prep = &prep;
+    }
     smoke_dev_test(&d, out);
     /* The OpenCL objects are not released: the child ends now and the kernel frees everything, while
      * a driver can spend a long time in its release calls (PoCL: ~0.1 s after a cold build). */
-    smoke_prep_finish(&prep);
+    if (d.prep == &prep)
+        smoke_prep_finish(&prep);
     smoke_stage(&d, "done");
 
     const char *status = d.wrong_result ? "fail" : d.error ? "error" : "pass";

@@ -8,12 +8,16 @@
 /* Size of the stage buffer a device child writes what it is doing into. */
 #define SMOKE_STAGE_MAX 160
 
+struct smoke_prep;
+
 /* What one device child gets. */
 struct smoke_device_args {
     int platform, device; /* indices, as the loader enumerates them */
     unsigned n;           /* matrix size */
     char *stage;          /* SMOKE_STAGE_MAX bytes shared with the parent (MAP_SHARED), or NULL: the child
                              keeps the stage it is in there, so a crash or a timeout can say where */
+    struct smoke_prep *prep; /* inputs and references shared with the other devices of the child, or NULL:
+                                the test prepares its own */
 };
 
 /* isolate_fn, in the child: run the smoke test on one device (ARG: struct smoke_device_args *).

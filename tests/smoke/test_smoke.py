@@ -263,6 +263,24 @@ class SmokeTests(gctest.TestCase):
         self.assertTrue(any(e["source"] == "mismatch" and "row 3, column 7" in e["value"] for e in f[0]["evidence"]))
         self.assertFalse(r.json["verdict"]["ready"])
 
+    def test_wrong_result_on_each_of_four_devices(self):
+        # One child tests the four devices with one set of inputs and references, read by all: each
+        # device's wrong element is found, in every pass, and nothing one device did leaks into another.
+        r = self.smoke("--smoke-size", "40", devices=FOUR, binary=TEST_BINARY, expect_rc=1,
+                       GC_SMOKE_TEST_KERNEL="wrong")
+        devs = r.json["smoke"]["devices"]
+        self.assertEqual(len(devs), 4)
+        for d in devs:
+            self.assertEqual(d["status"], "fail", d)
+            self.assertEqual(d["precisions"], {"fp32": "fail", "fp64": "fail", "fp16": "unsupported"})
+            self.assertEqual(d["wrong_elements"], 4)
+            self.assertEqual([(m["precision"], m["pass"], m["row"], m["col"]) for m in d["first_mismatches"]],
+                             [(p, k, 3, 7) for p in ("fp32", "fp64") for k in ("exact", "random")])
+            for m in d["first_mismatches"]:
+                self.assertAlmostEqual(m["got"], m["expected"] + 1, places=4)
+            self.assertIn("1 of 1600 elements wrong", d["detail"])
+        self.assertEqual(len(r.findings("smoke.wrong-result")), 4)
+
     def test_missing_kernel_is_run_failed(self):
         r = self.smoke(binary=TEST_BINARY, expect_rc=1, GC_SMOKE_TEST_KERNEL="wrongname")
         d = r.json["smoke"]["devices"][0]
