@@ -137,7 +137,7 @@ static void smoke_progress_done(size_t index, const struct isolate_result *res, 
 /* ---- One device's JSON object --------------------------------------------------------------------- */
 
 static const char *const smoke_child_keys[] = {
-    "n",          "build_ms",  "kernel_ms",      "host_ms",          "timer",      "timer_reason",
+    "n",          "build_ms",  "build_from", "kernel_ms",      "host_ms",          "timer",      "timer_reason",
     "gflops",     "gflops_reason", "peak_gflops", "max_error",   "wrong_elements", "first_mismatches",
     "precisions", "passes",    "round_trip",     "build_log",        "error",      "detail",
 };

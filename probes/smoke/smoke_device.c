@@ -232,6 +232,10 @@ struct smoke_dev {
     struct smoke_prep *prep;
     struct clapi api;
     cl_int (*flush)(cl_command_queue); /* clFlush, looked up separately (not in clapi's table) */
+    /* For a build shared with the child's other devices (looked up separately too): */
+    __typeof__(&clCreateProgramWithBinary) create_with_binary;
+    __typeof__(&clGetProgramInfo) program_info;
+    char *model;          /* name, driver version and OpenCL version: which devices can share a build */
     cl_device_id dev;
     cl_context ctx;
     cl_command_queue q;
@@ -243,6 +247,7 @@ struct smoke_dev {
     const char *prec_status[SMOKE_N_PREC];
     /* results */
     double build_ms;
+    bool from_binary;     /* the program was built from another device's binary */
     double kernel_ms;     /* fastest fp32 kernel run, by the profiling events */
     double host_ms;       /* fastest fp32 kernel run, by the host clock */
     struct smoke_peak_props peak; /* what the device says about itself, for its plausible peak */
@@ -341,6 +346,133 @@ static cl_int smoke_build(struct smoke_dev *d, const char *options, char **log)
     }
     d->prog = prog;
     return CL_SUCCESS;
+}
+
+struct smoke_build_share {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;     /* on CLOCK_MONOTONIC */
+    bool claimed, done;    /* a device is building (claimed), and has finished (done) */
+    char *key;             /* the builder's model and options */
+    int platform, device;  /* the builder */
+    unsigned char *binary; /* its program binary, or NULL (failed, or the driver gave none) */
+    size_t len;
+};
+
+struct smoke_build_share *smoke_build_share_new(void)
+{
+    struct smoke_build_share *sh = calloc(1, sizeof(*sh));
+    pthread_condattr_t ca;
+    if (!sh || pthread_condattr_init(&ca) != 0) {
+        free(sh);
+        return NULL;
+    }
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    bool ok = pthread_mutex_init(&sh->mu, NULL) == 0 && pthread_cond_init(&sh->cv, &ca) == 0;
+    pthread_condattr_destroy(&ca);
+    if (!ok) {
+        free(sh);
+        return NULL;
+    }
+    return sh;
+}
+
+/* The program binary of D's program for its one device (heap), or NULL. */
+static unsigned char *smoke_program_binary(struct smoke_dev *d, size_t *len)
+{
+    size_t n = 0;
+    if (!d->program_info ||
+        d->program_info(d->prog, CL_PROGRAM_BINARY_SIZES, sizeof(n), &n, NULL) != CL_SUCCESS || n == 0 ||
+        n > (256u << 20))
+        return NULL;
+    unsigned char *bin = malloc(n);
+    if (bin && d->program_info(d->prog, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL) != CL_SUCCESS) {
+        free(bin);
+        return NULL;
+    }
+    *len = n;
+    return bin;
+}
+
+/* Build D's program from BIN (another device's binary) with OPTIONS. True on success (d->prog set);
+ * on failure nothing is recorded: the caller builds the source. */
+static bool smoke_build_binary(struct smoke_dev *d, const char *options, const unsigned char *bin, size_t len)
+{
+    if (!d->create_with_binary)
+        return false;
+    cl_int err = CL_SUCCESS, status = CL_SUCCESS;
+    double t0 = jsonnum_now_ms();
+    cl_program prog = d->create_with_binary(d->ctx, 1, &d->dev, &len, &bin, &status, &err);
+    if (err != CL_SUCCESS || status != CL_SUCCESS || !prog) {
+        if (prog)
+            d->api.clReleaseProgram(prog);
+        return false;
+    }
+    if (d->api.clBuildProgram(prog, 1, &d->dev, options, NULL, NULL) != CL_SUCCESS) {
+        d->api.clReleaseProgram(prog);
+        return false;
+    }
+    d->build_ms = jsonnum_now_ms() - t0;
+    d->prog = prog;
+    d->from_binary = true;
+    return true;
+}
+
+/* smoke_build with OPTIONS, sharing it with the child's other devices of the same model: the first
+ * one builds the source and offers its binary; the others wait for it (at most SMOKE_SHARE_WAIT_MS)
+ * and build that binary, or the source when they cannot. */
+static cl_int smoke_build_shared(struct smoke_dev *d, const char *options, char **log)
+{
+    struct smoke_build_share *sh = d->args->share;
+    char *key = sh && d->model ? str_printf("%s\n%s", d->model, options) : NULL;
+    if (!key)
+        return smoke_build(d, options, log);
+    pthread_mutex_lock(&sh->mu);
+    if (!sh->claimed) {
+        sh->claimed = true;
+        sh->key = key;
+        sh->platform = d->args->platform;
+        sh->device = d->args->device;
+        pthread_mutex_unlock(&sh->mu);
+        smoke_stage(d, "building the kernel from source (shared with the devices like it)");
+        cl_int err = smoke_build(d, options, log);
+        size_t len = 0;
+        unsigned char *bin = err == CL_SUCCESS ? smoke_program_binary(d, &len) : NULL;
+        pthread_mutex_lock(&sh->mu);
+        sh->binary = bin;
+        sh->len = len;
+        sh->done = true;
+        pthread_cond_broadcast(&sh->cv);
+        pthread_mutex_unlock(&sh->mu);
+        return err;
+    }
+    bool same = strcmp(sh->key, key) == 0, wait = same && !sh->done;
+    int bp = sh->platform, bd = sh->device;
+    pthread_mutex_unlock(&sh->mu); /* no stage (nor its test hook) under the lock */
+    free(key);
+    if (wait)
+        smoke_stage(d, "building the kernel: waiting for device %d:%d's build", bp, bd);
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    until.tv_sec += SMOKE_SHARE_WAIT_MS / 1000;
+    until.tv_nsec += (long)(SMOKE_SHARE_WAIT_MS % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    pthread_mutex_lock(&sh->mu);
+    while (same && !sh->done)
+        if (pthread_cond_timedwait(&sh->cv, &sh->mu, &until) != 0 && !sh->done)
+            break; /* the first build takes too long (or hangs): build the source here */
+    const unsigned char *bin = same && sh->done ? sh->binary : NULL; /* not changed once done */
+    size_t len = sh->len;
+    pthread_mutex_unlock(&sh->mu);
+    if (bin) {
+        smoke_stage(d, "building the kernel from device %d:%d's binary", bp, bd);
+        if (smoke_build_binary(d, options, bin, len))
+            return CL_SUCCESS;
+    }
+    smoke_stage(d, "building the kernel from source");
+    return smoke_build(d, options, log);
 }
 
 /* A cl_uint device property, or 0 when the query fails. */
@@ -586,14 +718,16 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
         return NULL;
     }
     *(void **)&d->flush = dlsym(d->api.handle, "clFlush");
+    *(void **)&d->create_with_binary = dlsym(d->api.handle, "clCreateProgramWithBinary");
+    *(void **)&d->program_info = dlsym(d->api.handle, "clGetProgramInfo");
 
     smoke_stage(d, "finding device %d:%d", d->args->platform, d->args->device);
     cl_platform_id *pids = NULL;
     cl_device_id *dids = NULL;
     cl_uint np = 0, nd = 0;
     /* The first clGetPlatformIDs of a process loads every driver; ocl-icd 2.3 makes the other threads
-     * that call it meanwhile spin on a CPU until it is done (seen with perf: a third of the smoke
-     * child's CPU time with 4 PoCL devices on 2 cores). One call at a time: they sleep instead. */
+     * that call it meanwhile spin on a CPU until it is done (perf: 21% of the CPU samples of
+     * `gpucheckup smoke` with 4 PoCL devices on 2 cores). One call at a time: they sleep instead. */
     pthread_mutex_lock(&smoke_loader_mu);
     cl_int pe = smoke_platform_ids(&d->api, &pids, &np);
     pthread_mutex_unlock(&smoke_loader_mu);
@@ -623,8 +757,12 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     if (d->api.clGetDeviceInfo(d->dev, CL_DEVICE_TYPE, sizeof(type), &type, NULL) == CL_SUCCESS)
         json_object_object_add(out, "type", smoke_type_json(type));
     json_object_object_add(out, "name", smoke_json_str(name));
-    free(name);
     smoke_peak_query(d, type);
+    char *dver = smoke_device_str(&d->api, d->dev, CL_DEVICE_VERSION);
+    if (name && d->driver_version && dver)
+        d->model = str_printf("%s\n%s\n%s", name, d->driver_version, dver);
+    free(dver);
+    free(name);
     d->supported[SMOKE_FP32] = true;
     d->supported[SMOKE_FP64] = smoke_has_ext(exts, "cl_khr_fp64");
     d->supported[SMOKE_FP16] = smoke_has_ext(exts, "cl_khr_fp16");
@@ -664,7 +802,7 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     smoke_stage(d, "building the kernel");
     const char *opts = smoke_kernel_options(d->supported[SMOKE_FP64], d->supported[SMOKE_FP16]);
     char *log = NULL;
-    e = smoke_build(d, opts, &log);
+    e = smoke_build_shared(d, opts, &log);
     if (e == CL_SUCCESS) {
         for (int p = 0; p < SMOKE_N_PREC; p++)
             d->built[p] = d->supported[p];
@@ -758,6 +896,8 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "status", json_object_new_string(status));
     json_object_object_add(out, "n", json_object_new_int64(d.n));
     json_object_object_add(out, "build_ms", d.built[SMOKE_FP32] || d.build_log ? jsonnum_ms(d.build_ms) : NULL);
+    json_object_object_add(out, "build_from", d.built[SMOKE_FP32] ? json_object_new_string(d.from_binary ? "binary" : "source")
+                                                                   : NULL);
     if (smoke_timer_hook && d.have_max_error)
         smoke_timer_hook(&d.kernel_ms, &d.host_ms, &d.peak);
     json_object_object_add(out, "kernel_ms", jsonnum_ms(d.kernel_ms));
@@ -789,6 +929,7 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "driver_version", smoke_json_str(d.driver_version));
     free(d.platform_name);
     free(d.driver_version);
+    free(d.model);
     json_object_object_add(out, "max_error", d.have_max_error ? jsonnum_sig(d.max_error, 6) : NULL);
     json_object_object_add(out, "wrong_elements", d.have_max_error ? json_object_new_int64((int64_t)d.wrong) : NULL);
     json_object_object_add(out, "first_mismatches", d.mismatches);

@@ -81,10 +81,13 @@ json_object *smoke_platform_child(void *arg)
     struct smoke_prep *prep = pa->n > 1 ? calloc(1, sizeof(*prep)) : NULL;
     if (prep)
         smoke_prep_start(prep, pa->devs[pa->idx[0]].n);
+    /* One kernel build for the devices of the same model, the others load its binary. */
+    struct smoke_build_share *share = pa->n > 1 ? smoke_build_share_new() : NULL;
     for (size_t i = 0; i < pa->n; i++) {
         w[i].args = &pa->devs[pa->idx[i]];
         if (prep && w[i].args->n == prep->n)
             w[i].args->prep = prep; /* our copy of the parent's array: the parent's stays NULL */
+        w[i].args->share = share;
         w[i].sync = sync;
         pthread_t th;
         if (pthread_create(&th, NULL, smoke_worker_main, &w[i]) == 0)
