@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "smoke_prep.h"
 #include "strutil.h"
@@ -38,11 +39,21 @@ static void smoke_worker_finish(struct smoke_worker *w, json_object *result, dou
     pthread_mutex_unlock(&w->sync->mu);
 }
 
-static void *smoke_worker_main(void *arg)
+static void smoke_worker_test(struct smoke_worker *w)
 {
-    struct smoke_worker *w = arg;
     double t0 = jsonnum_now_ms();
     smoke_worker_finish(w, smoke_device_child(w->args), t0);
+}
+
+static void *smoke_worker_main(void *arg)
+{
+    smoke_worker_test(arg);
+    /* Done: wait here for the child's end rather than exit. A thread's exit runs the drivers'
+     * thread-local destructors while other devices are still under test; and under AddressSanitizer
+     * it aborts the child when the thread ran LLVM's compiler, which replaced the thread's signal
+     * stack (LLVM's Signals.inc) with one the sanitizer cannot unmap (seen with PoCL 3.1). */
+    for (;;)
+        pause();
     return NULL;
 }
 
@@ -93,7 +104,7 @@ json_object *smoke_platform_child(void *arg)
         if (pthread_create(&th, NULL, smoke_worker_main, &w[i]) == 0)
             pthread_detach(th);
         else /* no thread: test it here, one after another (the parent's deadline still holds) */
-            smoke_worker_main(&w[i]);
+            smoke_worker_test(&w[i]);
     }
     json_object *out = json_object_new_object(), *devs = json_object_new_array();
     if (!out || !devs)
