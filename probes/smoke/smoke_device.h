@@ -35,7 +35,7 @@ struct smoke_build_share *smoke_build_share_new(void);
 
 /* isolate_fn, in the child: run the smoke test on one device (ARG: struct smoke_device_args *).
  * Returns a new object with the keys name, type, status ("pass", "fail" or "error"), n, build_ms,
- * kernel_ms, gflops, max_error, wrong_elements, first_mismatches, precisions, passes, round_trip,
+ * build_from, kernel_ms, gflops, max_error, wrong_elements, first_mismatches, precisions, passes, round_trip,
  * build_log, error, detail (see the schema's $defs/smoke), or NULL when out of memory. */
 json_object *smoke_device_child(void *arg);
 
