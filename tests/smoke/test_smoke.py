@@ -104,7 +104,11 @@ class SmokeTests(gctest.TestCase):
             self.assert_passed(d)
         self.assertEqual(len(r.json["smoke"]["summary"]), 4)
         # four devices of one model in one child: one compiles the source, the others build its binary
-        self.assertEqual(sorted(d["build_from"] for d in devs), ["binary", "binary", "binary", "source"])
+        # (a device that waited over 3 s for that build, on a very busy machine, compiles it too)
+        froms = [d["build_from"] for d in devs]
+        self.assertGreaterEqual(froms.count("source"), 1, froms)
+        self.assertGreaterEqual(froms.count("binary"), 1, froms)
+        self.assertEqual(froms.count("source") + froms.count("binary"), 4, froms)
 
     def test_other_sizes(self):
         for n in (1, 2, 5, 33):
