@@ -141,7 +141,7 @@ static void smoke_progress_done(size_t index, const struct isolate_result *res, 
 /* The child's measurements kept as JSON in the device's rest (result_smoke.c prints them in place);
  * "precisions" and "detail" among them are typed. */
 static const char *const smoke_child_keys[] = {
-    "n",          "build_ms",  "kernel_ms",      "host_ms",          "timer",      "timer_reason",
+    "n",          "build_ms",  "build_from", "kernel_ms",      "host_ms",          "timer",      "timer_reason",
     "gflops",     "gflops_reason", "peak_gflops", "max_error",   "wrong_elements", "first_mismatches",
     "precisions", "passes",    "round_trip",     "build_log",        "error",      "detail",
 };

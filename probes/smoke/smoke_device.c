@@ -1,6 +1,7 @@
 /* smoke_device.c: the smoke test's isolated children: device enumeration, and the test of one device. */
 #include "jsonnum.h"
 #include "smoke_device.h"
+#include "smoke_dev.h"
 
 #include <dlfcn.h>
 #include <math.h>
@@ -133,39 +134,7 @@ json_object *smoke_enumerate_child(void *arg)
 
 /* ---- The test of one device ---------------------------------------------------------------- */
 
-/* Everything one device test holds (the child ends without releasing the OpenCL objects). */
-struct smoke_dev {
-    struct smoke_device_args *args;
-    struct smoke_prep *prep;
-    struct clapi api;
-    cl_int (*flush)(cl_command_queue); /* clFlush, looked up separately (not in clapi's table) */
-    cl_device_id dev;
-    cl_context ctx;
-    cl_command_queue q;
-    cl_program prog;
-    cl_mem a, b, c;
-    unsigned n;
-    bool supported[SMOKE_N_PREC];
-    bool built[SMOKE_N_PREC];
-    enum result_smoke_prec_status prec_status[SMOKE_N_PREC]; /* its JSON names: result_smoke.h */
-    /* results */
-    double build_ms;
-    double kernel_ms;     /* fastest fp32 kernel run, by the profiling events */
-    double host_ms;       /* fastest fp32 kernel run, by the host clock */
-    struct smoke_peak_props peak; /* what the device says about itself, for its plausible peak */
-    char *platform_name, *driver_version; /* for a finding that names the driver */
-    double max_error;     /* largest fp32 error; INFINITY when an element was not finite */
-    bool have_max_error;
-    size_t wrong;         /* wrong elements, every pass */
-    bool wrong_result;    /* any wrong element or round-trip word */
-    json_object *mismatches, *passes, *round_trip;
-    char *build_log;
-    json_object *error;   /* the first failed call, or NULL */
-    char *detail;         /* the first problem, for people, or NULL */
-};
-
-static void smoke_stage(struct smoke_dev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void smoke_stage(struct smoke_dev *d, const char *fmt, ...)
+void smoke_stage(struct smoke_dev *d, const char *fmt, ...)
 {
     char buf[SMOKE_STAGE_MAX];
     va_list ap;
@@ -181,8 +150,7 @@ static void smoke_stage(struct smoke_dev *d, const char *fmt, ...)
 }
 
 /* Record the first problem for people. */
-static void smoke_detail(struct smoke_dev *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-static void smoke_detail(struct smoke_dev *d, const char *fmt, ...)
+void smoke_detail(struct smoke_dev *d, const char *fmt, ...)
 {
     if (d->detail)
         return;
@@ -193,7 +161,7 @@ static void smoke_detail(struct smoke_dev *d, const char *fmt, ...)
 }
 
 /* True when ERR is CL_SUCCESS; otherwise records CALL as the failed call (the first one wins). */
-static bool smoke_ok(struct smoke_dev *d, cl_int err, const char *call)
+bool smoke_ok(struct smoke_dev *d, cl_int err, const char *call)
 {
     if (err == CL_SUCCESS)
         return true;
@@ -210,44 +178,6 @@ static void smoke_oom(struct smoke_dev *d, const char *what)
         d->error = smoke_error_json("malloc", 0, false);
         smoke_detail(d, "out of host memory for %s (N = %u)", what, d->n);
     }
-}
-
-static char *smoke_build_log(struct smoke_dev *d, cl_program prog)
-{
-    size_t len = 0;
-    if (d->api.clGetProgramBuildInfo(prog, d->dev, CL_PROGRAM_BUILD_LOG, 0, NULL, &len) != CL_SUCCESS || len == 0)
-        return NULL;
-    if (len > (4u << 20))
-        len = 4u << 20;
-    char *s = calloc(1, len + 1);
-    if (s && d->api.clGetProgramBuildInfo(prog, d->dev, CL_PROGRAM_BUILD_LOG, len, s, NULL) != CL_SUCCESS) {
-        free(s);
-        return NULL;
-    }
-    return s;
-}
-
-/* Create and build the program with OPTIONS. Returns the CL error (d->prog set on success). */
-static cl_int smoke_build(struct smoke_dev *d, const char *options, char **log)
-{
-    cl_int err = CL_SUCCESS;
-    const char *src = smoke_kernel_source();
-    *log = NULL;
-    cl_program prog = d->api.clCreateProgramWithSource(d->ctx, 1, &src, NULL, &err);
-    if (err != CL_SUCCESS || !prog) {
-        smoke_ok(d, err != CL_SUCCESS ? err : CL_INVALID_PROGRAM, "clCreateProgramWithSource");
-        return err != CL_SUCCESS ? err : CL_INVALID_PROGRAM;
-    }
-    double t0 = jsonnum_now_ms();
-    err = d->api.clBuildProgram(prog, 1, &d->dev, options, NULL, NULL);
-    d->build_ms = jsonnum_now_ms() - t0;
-    if (err != CL_SUCCESS) {
-        *log = smoke_build_log(d, prog);
-        d->api.clReleaseProgram(prog);
-        return err;
-    }
-    d->prog = prog;
-    return CL_SUCCESS;
 }
 
 /* A cl_uint device property, or 0 when the query fails. */
@@ -369,14 +299,15 @@ static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke
 static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum smoke_pass_kind kind, bool *failed)
 {
     const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
-    struct smoke_problem pr;
-    int g = smoke_prep_take(d->prep, p, kind, d->n, &pr);
+    struct smoke_problem own;
+    const struct smoke_problem *pr;
+    int g = smoke_prep_get(d->prep, p, kind, d->n, &own, &pr);
     if (g == 1) {
         /* Not meaningful at this size (fp16 random beyond N ~ 1000): said so, not counted. */
         json_object *po = smoke_pass_json(p, kind, "skipped");
         json_object_object_add(po, "reason", json_object_new_string("the error bound of this size reaches the values"));
         json_object_array_add(d->passes, po);
-        smoke_problem_free(&pr);
+        smoke_problem_free(&own);
         return true;
     }
     size_t nn = (size_t)d->n * d->n, bytes = nn * smoke_prec_size(p);
@@ -384,7 +315,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     if (g < 0 || !got || !sentinel) {
         free(got);
         free(sentinel);
-        smoke_problem_free(&pr);
+        smoke_problem_free(&own);
         smoke_oom(d, "the matrices");
         return false;
     }
@@ -394,9 +325,9 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     smoke_stage(d, "%s %s pass: uploading the matrices", pn, kn);
     cl_uint n = d->n;
     cl_event kev = NULL, rev = NULL;
-    bool ok = smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->a, CL_FALSE, 0, bytes, pr.a, 0, NULL, NULL),
+    bool ok = smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->a, CL_FALSE, 0, bytes, pr->a, 0, NULL, NULL),
                        "clEnqueueWriteBuffer") &&
-              smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->b, CL_FALSE, 0, bytes, pr.b, 0, NULL, NULL),
+              smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->b, CL_FALSE, 0, bytes, pr->b, 0, NULL, NULL),
                        "clEnqueueWriteBuffer") &&
               smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->c, CL_FALSE, 0, bytes, sentinel, 0, NULL, NULL),
                        "clEnqueueWriteBuffer") &&
@@ -426,7 +357,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     }
     if (ok && d->flush)
         d->flush(d->q); /* start the read-back, then compute the reference meanwhile */
-    if (ok && !pr.ref && smoke_problem_reference(&pr) < 0) {
+    if (ok && !pr->ref && (pr != &own || smoke_problem_reference(&own) < 0)) {
         smoke_oom(d, "the reference");
         ok = false;
     }
@@ -449,12 +380,12 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
         d->api.clReleaseEvent(rev);
 
     if (ok)
-        smoke_pass_record(d, p, kind, &pr, got, sentinel, kms, hms, failed);
+        smoke_pass_record(d, p, kind, pr, got, sentinel, kms, hms, failed);
     else
         json_object_array_add(d->passes, smoke_pass_json(p, kind, "error"));
     free(got);
     free(sentinel);
-    smoke_problem_free(&pr);
+    smoke_problem_free(&own);
     return ok;
 }
 
@@ -476,6 +407,9 @@ static bool smoke_precision(struct smoke_dev *d, enum smoke_prec p)
     return ok;
 }
 
+/* Held around the device threads' clGetPlatformIDs (smoke_dev_find). */
+static pthread_mutex_t smoke_loader_mu = PTHREAD_MUTEX_INITIALIZER;
+
 /* Load the loader and find the device D tests; its name, type and extensions go into D and OUT.
  * Returns its platform, or NULL with the error recorded. */
 static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
@@ -488,12 +422,20 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
         return NULL;
     }
     *(void **)&d->flush = dlsym(d->api.handle, "clFlush");
+    *(void **)&d->create_with_binary = dlsym(d->api.handle, "clCreateProgramWithBinary");
+    *(void **)&d->program_info = dlsym(d->api.handle, "clGetProgramInfo");
 
     smoke_stage(d, "finding device %d:%d", d->args->platform, d->args->device);
     cl_platform_id *pids = NULL;
     cl_device_id *dids = NULL;
     cl_uint np = 0, nd = 0;
-    if (!smoke_ok(d, smoke_none_is_empty(clquery_platform_ids(&d->api, &pids, &np)), "clGetPlatformIDs"))
+    /* The first clGetPlatformIDs of a process loads every driver; ocl-icd 2.3 makes the other threads
+     * that call it meanwhile spin on a CPU until it is done (perf: 21% of the CPU samples of
+     * `gpucheckup smoke` with 4 PoCL devices on 2 cores). One call at a time: they sleep instead. */
+    pthread_mutex_lock(&smoke_loader_mu);
+    cl_int pe = smoke_none_is_empty(clquery_platform_ids(&d->api, &pids, &np));
+    pthread_mutex_unlock(&smoke_loader_mu);
+    if (!smoke_ok(d, pe, "clGetPlatformIDs"))
         return NULL;
     cl_platform_id plat = (cl_uint)d->args->platform < np ? pids[d->args->platform] : NULL;
     free(pids);
@@ -519,8 +461,12 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     if (clquery_device_uint(&d->api, d->dev, CL_DEVICE_TYPE, sizeof(cl_device_type), &type) == CL_SUCCESS)
         json_object_object_add(out, "type", smoke_type_json(type));
     json_object_object_add(out, "name", smoke_json_str(name));
-    free(name);
     smoke_peak_query(d, type);
+    char *dver = clquery_device_str(&d->api, d->dev, CL_DEVICE_VERSION, NULL);
+    if (name && d->driver_version && dver)
+        d->model = str_printf("%s\n%s\n%s", name, d->driver_version, dver);
+    free(dver);
+    free(name);
     d->supported[SMOKE_FP32] = true;
     d->supported[SMOKE_FP64] = clquery_has_ext(exts, "cl_khr_fp64");
     d->supported[SMOKE_FP16] = clquery_has_ext(exts, "cl_khr_fp16");
@@ -560,7 +506,7 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     smoke_stage(d, "building the kernel");
     const char *opts = smoke_kernel_options(d->supported[SMOKE_FP64], d->supported[SMOKE_FP16]);
     char *log = NULL;
-    e = smoke_build(d, opts, &log);
+    e = smoke_build_shared(d, opts, &log);
     if (e == CL_SUCCESS) {
         for (int p = 0; p < SMOKE_N_PREC; p++)
             d->built[p] = d->supported[p];
@@ -633,12 +579,17 @@ json_object *smoke_device_child(void *arg)
         return NULL;
 
     struct smoke_prep prep;
-    smoke_prep_start(&prep, d.n);
-    d.prep = &prep;
+    if (d.args->prep) {
+        d.prep = d.args->prep; /* the platform child's, for all its devices: it frees it */
+    } else {
+        smoke_prep_start(&prep, d.n);
+        d.prep = &prep;
+    }
     smoke_dev_test(&d, out);
     /* The OpenCL objects are not released: the child ends now and the kernel frees everything, while
      * a driver can spend a long time in its release calls (PoCL: ~0.1 s after a cold build). */
-    smoke_prep_finish(&prep);
+    if (d.prep == &prep)
+        smoke_prep_finish(&prep);
     smoke_stage(&d, "done");
 
     int status = d.wrong_result ? RESULT_SMOKE_FAIL : d.error ? RESULT_SMOKE_ERROR : RESULT_SMOKE_PASS;
@@ -649,6 +600,8 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "status", gc_name_json(&result_smoke_status_names, status));
     json_object_object_add(out, "n", json_object_new_int64(d.n));
     json_object_object_add(out, "build_ms", d.built[SMOKE_FP32] || d.build_log ? jsonnum_ms(d.build_ms) : NULL);
+    json_object_object_add(out, "build_from", d.built[SMOKE_FP32] ? json_object_new_string(d.from_binary ? "binary" : "source")
+                                                                   : NULL);
     if (smoke_timer_hook && d.have_max_error)
         smoke_timer_hook(&d.kernel_ms, &d.host_ms, &d.peak);
     json_object_object_add(out, "kernel_ms", jsonnum_ms(d.kernel_ms));
@@ -680,6 +633,7 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "driver_version", smoke_json_str(d.driver_version));
     free(d.platform_name);
     free(d.driver_version);
+    free(d.model);
     json_object_object_add(out, "max_error", d.have_max_error ? jsonnum_sig(d.max_error, 6) : NULL);
     json_object_object_add(out, "wrong_elements", d.have_max_error ? json_object_new_int64((int64_t)d.wrong) : NULL);
     json_object_object_add(out, "first_mismatches", d.mismatches);

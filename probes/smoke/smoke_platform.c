@@ -7,7 +7,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
+#include "smoke_prep.h"
 #include "strutil.h"
 
 /* ---- In the child ---------------------------------------------------------------------------- */
@@ -37,11 +39,21 @@ static void smoke_worker_finish(struct smoke_worker *w, json_object *result, dou
     pthread_mutex_unlock(&w->sync->mu);
 }
 
-static void *smoke_worker_main(void *arg)
+static void smoke_worker_test(struct smoke_worker *w)
 {
-    struct smoke_worker *w = arg;
     double t0 = jsonnum_now_ms();
     smoke_worker_finish(w, smoke_device_child(w->args), t0);
+}
+
+static void *smoke_worker_main(void *arg)
+{
+    smoke_worker_test(arg);
+    /* Done: wait here for the child's end rather than exit. A thread's exit runs the drivers'
+     * thread-local destructors while other devices are still under test; and under AddressSanitizer
+     * it aborts the child when the thread ran LLVM's compiler, which replaced the thread's signal
+     * stack (LLVM's Signals.inc) with one the sanitizer cannot unmap (seen with PoCL 3.1). */
+    for (;;)
+        pause();
     return NULL;
 }
 
@@ -75,14 +87,24 @@ json_object *smoke_platform_child(void *arg)
     if (pthread_mutex_init(&sync->mu, NULL) != 0 || pthread_cond_init(&sync->cv, &ca) != 0)
         return NULL;
     sync->left = pa->n;
+    /* One set of inputs and references for all the devices (all of the same size): computing them
+     * once per device cost each extra device a sixth of the child's CPU time (perf, 4 PoCL devices). */
+    struct smoke_prep *prep = pa->n > 1 ? calloc(1, sizeof(*prep)) : NULL;
+    if (prep)
+        smoke_prep_start(prep, pa->devs[pa->idx[0]].n);
+    /* One kernel build for the devices of the same model, the others load its binary. */
+    struct smoke_build_share *share = pa->n > 1 ? smoke_build_share_new() : NULL;
     for (size_t i = 0; i < pa->n; i++) {
         w[i].args = &pa->devs[pa->idx[i]];
+        if (prep && w[i].args->n == prep->n)
+            w[i].args->prep = prep; /* our copy of the parent's array: the parent's stays NULL */
+        w[i].args->share = share;
         w[i].sync = sync;
         pthread_t th;
         if (pthread_create(&th, NULL, smoke_worker_main, &w[i]) == 0)
             pthread_detach(th);
         else /* no thread: test it here, one after another (the parent's deadline still holds) */
-            smoke_worker_main(&w[i]);
+            smoke_worker_test(&w[i]);
     }
     json_object *out = json_object_new_object(), *devs = json_object_new_array();
     if (!out || !devs)

@@ -14,8 +14,11 @@ static void *smoke_prep_main(void *arg)
             if (rc == 0 && smoke_problem_reference_like(&sp->pr[p][k], p == SMOKE_FP64 ? &sp->pr[SMOKE_FP32][k] : NULL) < 0)
                 rc = -1;
             sp->rc[p][k] = rc;
-            sp->ready[p][k] = true;
         }
+    pthread_mutex_lock(&sp->mu);
+    sp->done = true;
+    pthread_cond_broadcast(&sp->cv);
+    pthread_mutex_unlock(&sp->mu);
     return NULL;
 }
 
@@ -23,30 +26,45 @@ void smoke_prep_start(struct smoke_prep *sp, unsigned n)
 {
     memset(sp, 0, sizeof(*sp));
     sp->n = n;
-    if (n <= SMOKE_PREP_MAX_N)
-        sp->running = pthread_create(&sp->thread, NULL, smoke_prep_main, sp) == 0;
+    if (n > SMOKE_PREP_MAX_N)
+        return;
+    if (pthread_mutex_init(&sp->mu, NULL) != 0)
+        return;
+    if (pthread_cond_init(&sp->cv, NULL) != 0) {
+        pthread_mutex_destroy(&sp->mu);
+        return;
+    }
+    sp->started = pthread_create(&sp->thread, NULL, smoke_prep_main, sp) == 0;
+    if (!sp->started) {
+        pthread_cond_destroy(&sp->cv);
+        pthread_mutex_destroy(&sp->mu);
+    }
 }
 
-int smoke_prep_take(struct smoke_prep *sp, enum smoke_prec p, enum smoke_pass_kind kind, unsigned n,
-                    struct smoke_problem *pr)
+int smoke_prep_get(struct smoke_prep *sp, enum smoke_prec p, enum smoke_pass_kind kind, unsigned n,
+                   struct smoke_problem *own, const struct smoke_problem **pr)
 {
-    if (!sp || p > SMOKE_FP64 || !(sp->running || sp->ready[p][kind]))
-        return smoke_problem_generate(pr, p, kind, n, SMOKE_SEED);
-    if (sp->running)
-        pthread_join(sp->thread, NULL);
-    sp->running = false;
-    int g = sp->rc[p][kind];
-    *pr = sp->pr[p][kind]; /* ownership moves to the caller */
-    memset(&sp->pr[p][kind], 0, sizeof(*pr));
-    sp->ready[p][kind] = false;
-    return g;
+    memset(own, 0, sizeof(*own));
+    if (!sp || !sp->started || p > SMOKE_FP64 || (unsigned)kind >= SMOKE_N_PASS || n != sp->n) {
+        *pr = own;
+        return smoke_problem_generate(own, p, kind, n, SMOKE_SEED);
+    }
+    pthread_mutex_lock(&sp->mu);
+    while (!sp->done)
+        pthread_cond_wait(&sp->cv, &sp->mu);
+    pthread_mutex_unlock(&sp->mu);
+    *pr = &sp->pr[p][kind];
+    return sp->rc[p][kind];
 }
 
 void smoke_prep_finish(struct smoke_prep *sp)
 {
-    if (sp->running)
+    if (sp->started) {
         pthread_join(sp->thread, NULL);
-    sp->running = false;
+        pthread_cond_destroy(&sp->cv);
+        pthread_mutex_destroy(&sp->mu);
+    }
+    sp->started = false;
     for (int p = 0; p < SMOKE_N_PREC; p++)
         for (int k = 0; k < SMOKE_N_PASS; k++)
             smoke_problem_free(&sp->pr[p][k]);

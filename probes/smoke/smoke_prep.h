@@ -14,14 +14,18 @@
  * driver loads and builds (about 40 MB at 512); beyond it each pass prepares its own. */
 #define SMOKE_PREP_MAX_N 512
 
-/* Inputs and references prepared by a helper thread while the device's thread loads the driver and
- * builds the kernel: on a CPU device (or a busy host) the reference would otherwise compete with the
- * kernel for the same cores. fp16 is rare and always prepared on demand. */
+/* Inputs and references prepared by a helper thread while the devices' threads load the driver and
+ * build the kernel: on a CPU device (or a busy host) the reference would otherwise compete with the
+ * kernel for the same cores. They are the same for every device, so one preparation serves all the
+ * devices of a child: the problems are only read once prepared. fp16 is rare and always prepared on
+ * demand, by each pass for itself. */
 struct smoke_prep {
     unsigned n;
     pthread_t thread;
-    bool running;
-    bool ready[SMOKE_N_PREC][SMOKE_N_PASS];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    bool started; /* the thread was started (and mu, cv initialised) */
+    bool done;    /* the thread has finished (under mu) */
     int rc[SMOKE_N_PREC][SMOKE_N_PASS];
     struct smoke_problem pr[SMOKE_N_PREC][SMOKE_N_PASS];
 };
@@ -29,13 +33,15 @@ struct smoke_prep {
 /* Start preparing SP's problems of size N (nothing is started beyond SMOKE_PREP_MAX_N). */
 void smoke_prep_start(struct smoke_prep *sp, unsigned n);
 
-/* The problem of precision P and pass KIND, into *PR (ownership moves to the caller): prepared
- * ahead when SP has it (waiting for the thread), else generated now. Returns smoke_problem_generate's
- * value (0, 1: not meaningful at this size, -1: out of memory). SP may be NULL. */
-int smoke_prep_take(struct smoke_prep *sp, enum smoke_prec p, enum smoke_pass_kind kind, unsigned n,
-                    struct smoke_problem *pr);
+/* The problem of precision P and pass KIND of size N, into *PR: SP's own, read-only, when SP
+ * prepares it (waiting for the thread; any number of threads may ask at once), else generated now
+ * into OWN. Free OWN with smoke_problem_free afterwards either way (it is zeroed when not used).
+ * Returns smoke_problem_generate's value (0, 1: not meaningful at this size, -1: out of memory).
+ * SP may be NULL. When *PR is OWN, its reference is not computed yet (smoke_problem_reference). */
+int smoke_prep_get(struct smoke_prep *sp, enum smoke_prec p, enum smoke_pass_kind kind, unsigned n,
+                   struct smoke_problem *own, const struct smoke_problem **pr);
 
-/* Wait for the thread and free what was not taken. */
+/* Wait for the thread and free the problems: once no thread reads them any more. */
 void smoke_prep_finish(struct smoke_prep *sp);
 
 #endif

@@ -103,6 +103,12 @@ class SmokeTests(gctest.TestCase):
         for d in devs:
             self.assert_passed(d)
         self.assertEqual(len(r.json["smoke"]["summary"]), 4)
+        # four devices of one model in one child: one compiles the source, the others build its binary
+        # (a device that waited over 3 s for that build, on a very busy machine, compiles it too)
+        froms = [d["build_from"] for d in devs]
+        self.assertGreaterEqual(froms.count("source"), 1, froms)
+        self.assertGreaterEqual(froms.count("binary"), 1, froms)
+        self.assertEqual(froms.count("source") + froms.count("binary"), 4, froms)
 
     def test_other_sizes(self):
         for n in (1, 2, 5, 33):
@@ -240,6 +246,44 @@ class SmokeTests(gctest.TestCase):
         self.assertIn("build log:", r2.stdout)
         self.assertIn("undeclared_identifier_for_the_test", r2.stdout)
 
+    def test_build_failure_on_each_of_two_devices(self):
+        # The first build fails: nothing to share; the other device compiles the source itself and
+        # gets its own build log.
+        r = self.smoke(devices="pthread pthread", binary=TEST_BINARY, expect_rc=1, GC_SMOKE_TEST_KERNEL="broken")
+        devs = r.json["smoke"]["devices"]
+        for d in devs:
+            self.assertEqual(d["status"], "error")
+            self.assertEqual(d["error"]["name"], "CL_BUILD_PROGRAM_FAILURE")
+            self.assertIn("undeclared_identifier_for_the_test", d["build_log"])
+            self.assertIsNone(d["build_from"])
+        self.assertEqual(len(r.findings("smoke.build-failed")), 2)
+
+    def test_crash_while_building_from_the_binary_reruns_each_alone(self):
+        # Every device that builds the first one's binary crashes there: the child dies, and each
+        # device runs again alone, compiling the source.
+        r = self.smoke(devices="pthread pthread pthread", binary=TEST_BINARY, expect_rc=0,
+                       GC_SMOKE_TEST_CRASH_AT="'s binary")
+        devs = r.json["smoke"]["devices"]
+        for d in devs:
+            self.assert_passed(d)
+            self.assertEqual(d["build_from"], "source")
+
+    def test_hung_first_build_does_not_hold_the_others(self):
+        # The device that compiles the source for the others hangs there: the other one waits for it
+        # a while, then compiles the source itself and passes; the hung one is named with its stage.
+        t0 = time.monotonic()
+        r = self.smoke("--timeout", "7", devices="pthread pthread", binary=TEST_BINARY, expect_rc=1,
+                       GC_SMOKE_TEST_HANG_AT="shared with the devices like it")
+        elapsed = time.monotonic() - t0
+        self.assertLessEqual(elapsed, 7 + 1.0)
+        devs = r.json["smoke"]["devices"]
+        self.assertEqual(sorted(d["status"] for d in devs), ["pass", "timeout"])
+        hung = [d for d in devs if d["status"] == "timeout"][0]
+        ok = [d for d in devs if d["status"] == "pass"][0]
+        self.assertEqual(hung["stage"], "building the kernel from source (shared with the devices like it)")
+        self.assert_passed(ok)
+        self.assertEqual(ok["build_from"], "source")
+
     def test_shipped_binary_ignores_the_test_hooks(self):
         r = self.smoke(expect_rc=0, GC_SMOKE_TEST_KERNEL="broken", GC_SMOKE_TEST_CRASH_AT="building")
         self.assertEqual(r.json["smoke"]["devices"][0]["status"], "pass")
@@ -262,6 +306,24 @@ class SmokeTests(gctest.TestCase):
         self.assertEqual(f[0]["severity"], "error")
         self.assertTrue(any(e["source"] == "mismatch" and "row 3, column 7" in e["value"] for e in f[0]["evidence"]))
         self.assertFalse(r.json["verdict"]["ready"])
+
+    def test_wrong_result_on_each_of_four_devices(self):
+        # One child tests the four devices with one set of inputs and references, read by all: each
+        # device's wrong element is found, in every pass, and nothing one device did leaks into another.
+        r = self.smoke("--smoke-size", "40", devices=FOUR, binary=TEST_BINARY, expect_rc=1,
+                       GC_SMOKE_TEST_KERNEL="wrong")
+        devs = r.json["smoke"]["devices"]
+        self.assertEqual(len(devs), 4)
+        for d in devs:
+            self.assertEqual(d["status"], "fail", d)
+            self.assertEqual(d["precisions"], {"fp32": "fail", "fp64": "fail", "fp16": "unsupported"})
+            self.assertEqual(d["wrong_elements"], 4)
+            self.assertEqual([(m["precision"], m["pass"], m["row"], m["col"]) for m in d["first_mismatches"]],
+                             [(p, k, 3, 7) for p in ("fp32", "fp64") for k in ("exact", "random")])
+            for m in d["first_mismatches"]:
+                self.assertAlmostEqual(m["got"], m["expected"] + 1, places=4)
+            self.assertIn("1 of 1600 elements wrong", d["detail"])
+        self.assertEqual(len(r.findings("smoke.wrong-result")), 4)
 
     def test_missing_kernel_is_run_failed(self):
         r = self.smoke(binary=TEST_BINARY, expect_rc=1, GC_SMOKE_TEST_KERNEL="wrongname")
