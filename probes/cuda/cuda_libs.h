@@ -42,6 +42,27 @@ struct cuda_libs_child_arg {
  * {"raw": n, "major": n, "minor": n, "patch": n|null, "cudart_version": n|null} or {"error": "..."}. */
 json_object *cuda_libs_child(void *arg);
 
+/* One library's answer in a group child, in memory shared with the parent (MAP_SHARED): written as the
+ * child goes, so that a crash or a hang at one library still leaves the answers of those before it. */
+#define CUDA_LIBS_SLOT_SIZE 8192
+enum { CUDA_LIBS_SLOT_NOT_STARTED = 0, CUDA_LIBS_SLOT_LOADING = 1, CUDA_LIBS_SLOT_DONE = 2 };
+struct cuda_libs_slot {
+    int state;                                     /* CUDA_LIBS_SLOT_*, stored last (release) */
+    char json[CUDA_LIBS_SLOT_SIZE - sizeof(int)];  /* cuda_libs_child's object, NUL-terminated */
+};
+
+/* What a group child is asked: N libraries, loaded one after another in one process (dependencies shared
+ * between them are loaded once), each answer into its slot. */
+struct cuda_libs_group_arg {
+    const struct cuda_libs_child_arg *const *libs;
+    struct cuda_libs_slot *const *slots;
+    size_t n;
+};
+
+/* isolate work: cuda_libs_child for each of ARG's libraries in order, each result into its slot.
+ * Returns {"loaded": n}. */
+json_object *cuda_libs_group_child(void *arg);
+
 /* cudnnGetVersion's value as major/minor/patch: cuDNN 8 and older encode major*1000+minor*100+patch,
  * cuDNN 9 major*10000+minor*100+patch (cudnn_version.h of each). SONAME_MAJOR (the N of
  * libcudnn.so.N) picks the encoding; -1 guesses from the value. Returns 0, or -1 when RAW does not

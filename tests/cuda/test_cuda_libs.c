@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
 #include "hostfs.h"
+#include "jsonnum.h"
 #include "report.h"
 
 /* ---- helpers ---- */
@@ -34,7 +36,9 @@ static void libs_run(struct libs_run *x, const char *root, const struct cuda_fac
     assert_non_null(x->r);
     x->sec = report_add_section(x->r, "cuda");
     assert_non_null(x->sec);
-    struct probe_ctx ctx = {.fs = &x->fs, .report = x->r, .timeout_ms = timeout_ms};
+    /* one deadline for everything, as a run sets it */
+    struct probe_ctx ctx = {.fs = &x->fs, .report = x->r, .timeout_ms = timeout_ms,
+                            .deadline_ms = jsonnum_now_ms() + timeout_ms};
     if (root)
         cuda_libs_report_fs(&ctx, x->sec, facts, &x->fs); /* the library search itself on the fake tree */
     else
@@ -426,6 +430,88 @@ static void copy_in(const char *dir, const char *name, const char *src)
     fclose(out);
 }
 
+/* One child loads every library in order; a library whose constructor crashes or hangs in the middle of
+ * the list (cuDNN, between the runtime and cudnn_ops) still leaves the libraries before and after it
+ * read, and is named by a child of its own. */
+static void culprit_run(const char *name, const char *culprit, int timeout_ms, const char *how)
+{
+    char root[PATH_MAX + 8], dir[PATH_MAX + 32];
+    snprintf(root, sizeof(root), "%s/%s", tmp_root, name);
+    snprintf(dir, sizeof(dir), "%s/gclibs", root);
+    copy_in(dir, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    copy_in(dir, "libcudnn.so.9", need_env(culprit));
+    copy_in(dir, "libcudnn_ops.so.9", need_env("GC_FAKE_CUDNN_9_19"));
+    setenv("LD_LIBRARY_PATH", "/gclibs", 1); /* inside the tree */
+    struct libs_run x;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    libs_run(&x, root, NULL, timeout_ms);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1000.0 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(ms < timeout_ms + 1000.0); /* the one deadline holds, rerun included */
+    assert_int_equal(json_object_array_length(x.libs), 3);
+    json_object *rt = libs_find(&x, "cudart", "LD_LIBRARY_PATH", true);
+    json_object *ops = libs_find(&x, "cudnn_ops", "LD_LIBRARY_PATH", true);
+    json_object *bad = libs_find(&x, "cudnn", "LD_LIBRARY_PATH", true);
+    assert_non_null(rt);
+    assert_non_null(ops);
+    assert_non_null(bad);
+    assert_string_equal(jstr(rt, "version"), "13.0");    /* before the culprit */
+    assert_string_equal(jstr(ops, "version"), "9.19.0"); /* after it */
+    assert_null(jstr(rt, "error"));
+    assert_null(jstr(ops, "error"));
+    assert_null(jstr(bad, "version"));
+    assert_non_null(strstr(jstr(bad, "error"), how));
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-load-failed", "/gclibs/libcudnn.so.9");
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "libcudnn.so.9"));
+    assert_non_null(strstr(f->message, how));
+    assert_int_equal(libs_serious(&x), 1); /* only the culprit */
+    /* the shared child got as far as the culprit: the runtime was read there, the other two alone */
+    json_object *notes = NULL;
+    assert_true(json_object_object_get_ex(x.sec->data, "notes", &notes));
+    assert_int_equal(json_object_array_length(notes), 1);
+    const char *note = json_object_get_string(json_object_array_get_idx(notes, 0));
+    assert_non_null(strstr(note, "while loading /gclibs/libcudnn.so.9"));
+    assert_non_null(strstr(note, "the 2 not yet read"));
+    libs_done(&x);
+    clean_env();
+}
+
+static void test_one_child_culprit_crash(void **state)
+{
+    (void)state;
+    culprit_run("ctor-crash", "GC_FAKE_CUDNN_INIT_CRASH", 10000, "SIGSEGV");
+}
+
+static void test_one_child_culprit_hang(void **state)
+{
+    (void)state;
+    culprit_run("ctor-hang", "GC_FAKE_CUDNN_INIT_HANG", 2000, "timed out");
+}
+
+/* Files of one name (a SONAME) from two places are never loaded in one process: each gets its own. */
+static void test_same_name_apart(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8], a[PATH_MAX + 32], b[PATH_MAX + 32];
+    snprintf(root, sizeof(root), "%s/same-name", tmp_root);
+    snprintf(a, sizeof(a), "%s/a", root);
+    snprintf(b, sizeof(b), "%s/b", root);
+    copy_in(a, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    copy_in(b, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    setenv("LD_LIBRARY_PATH", "/a:/b", 1);
+    struct libs_run x;
+    libs_run(&x, root, NULL, 10000);
+    assert_int_equal(json_object_array_length(x.libs), 2);
+    assert_string_equal(jstr(json_object_array_get_idx(x.libs, 0), "version"), "13.1");
+    assert_string_equal(jstr(json_object_array_get_idx(x.libs, 1), "version"), "13.0");
+    assert_false(json_object_object_get_ex(x.sec->data, "notes", NULL));
+    libs_done(&x);
+    clean_env();
+}
+
+
 /* A fake --root tree: the system's libcudart (13.1, default directory) differs from the pip wheel's
  * (13.0, a venv whose python3 is on PATH): information only, each program loads its own. A cuDNN
  * sub-library of another release than libcudnn beside it is a warning. */
@@ -708,6 +794,9 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ld_path),
         cmocka_unit_test(test_ld_path_stub_cause),
         cmocka_unit_test(test_crash_hang),
+        cmocka_unit_test(test_one_child_culprit_crash),
+        cmocka_unit_test(test_one_child_culprit_hang),
+        cmocka_unit_test(test_same_name_apart),
         cmocka_unit_test(test_fake_root),
         cmocka_unit_test(test_too_many_files),
     };
