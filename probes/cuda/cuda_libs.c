@@ -4,7 +4,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include "cuda_internal.h"
@@ -439,6 +438,7 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
         return;
     }
     e->have_version = true;
+    e->version_from = "library";
     /* The file name may carry more digits than the API (cudart and NVRTC answer major.minor only). */
     const char *fv = cuda_libs_file_version(e->real);
     char *api = e->patch >= 0 ? str_printf("%d.%d.%d", e->major, e->minor, e->patch)
@@ -469,151 +469,6 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
     } else if ((e->cuda_major = cuda_libs_cuda_major_of(fam, e->major, e->minor, e->patch)) >= 0) {
         e->cuda_source = strdup("NVIDIA's component version table");
     }
-}
-
-/* Group G of the version children: one process loads its libraries one after another. */
-struct cuda_libs_group {
-    const char *site;  /* the pip site its files come from, or NULL for the search path */
-    size_t first, n;   /* its members: order[first .. first + n) */
-    struct cuda_libs_group_arg arg;
-};
-
-/* The group for library file J: the one of its origin (the search path, or one pip site) that has no file
- * of that name yet. Two files of one name (a SONAME) never share a process: the second would get the
- * first's dependencies. */
-static size_t cuda_libs_group_of(struct cuda_lib_entry *const *job_e, const size_t *group_of, size_t j,
-                                 const struct cuda_libs_group *g, size_t ng)
-{
-    const struct cuda_lib_entry *e = job_e[j];
-    for (size_t k = 0; k < ng; k++) {
-        if (!g[k].site != !e->site || (e->site && strcmp(g[k].site, e->site) != 0))
-            continue;
-        bool clash = false;
-        for (size_t i = 0; i < j && !clash; i++)
-            clash = group_of[i] == k && strcmp(job_e[i]->file, e->file) == 0;
-        if (!clash)
-            return k;
-    }
-    return ng;
-}
-
-/* The answer in SLOT (its child is gone) as a child's result: ok with the object, or bad output. */
-static void cuda_libs_slot_result(const struct cuda_libs_slot *slot, struct isolate_result *r)
-{
-    memset(r, 0, sizeof(*r));
-    size_t len = strnlen(slot->json, sizeof(slot->json));
-    json_tokener *tok = len < sizeof(slot->json) ? json_tokener_new() : NULL;
-    json_object *v = tok ? json_tokener_parse_ex(tok, slot->json, (int)len) : NULL;
-    if (tok && (json_tokener_get_error(tok) != json_tokener_success || tok->char_offset != (int)len ||
-                !json_object_is_type(v, json_type_object))) {
-        json_object_put(v);
-        v = NULL;
-    }
-    json_tokener_free(tok);
-    if (v) {
-        r->status = ISOLATE_OK;
-        r->value = v;
-    } else {
-        r->status = ISOLATE_BAD_OUTPUT;
-        r->detail = str_printf("returned malformed output");
-    }
-}
-
-/* Ask the N files of JOB_E their versions into RES (by file). One child per origin loads them all, each
- * answer kept as it comes; the files it did not answer for (it crashed, hung, or a file reported an
- * error there) are then asked again one child each, which names the culprit. */
-static void cuda_libs_load(struct cuda_libs_state *st, struct cuda_lib_entry *const *job_e, size_t n,
-                           struct isolate_result *res)
-{
-    size_t slot_len = n * sizeof(struct cuda_libs_slot);
-    struct cuda_libs_slot *slots = mmap(NULL, slot_len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-    struct cuda_libs_group *g = calloc(n, sizeof(*g));
-    struct isolate_job *jobs = calloc(n, sizeof(*jobs));
-    size_t *group_of = calloc(n, sizeof(*group_of)), *order = calloc(n, sizeof(*order));
-    const struct cuda_libs_child_arg **gargs = calloc(n, sizeof(*gargs));
-    struct cuda_libs_slot **gslots = calloc(n, sizeof(*gslots));
-    bool *again = calloc(n, sizeof(*again));
-    if (slots == MAP_FAILED || !g || !jobs || !group_of || !order || !gargs || !gslots || !again) {
-        st->err = -ENOMEM;
-        goto out;
-    }
-    memset(slots, 0, slot_len);
-    size_t ng = 0;
-    for (size_t j = 0; j < n; j++) {
-        size_t k = cuda_libs_group_of(job_e, group_of, j, g, ng);
-        if (k == ng)
-            g[ng++].site = job_e[j]->site;
-        group_of[j] = k;
-        g[k].n++;
-    }
-    for (size_t k = 0, at = 0; k < ng; k++) {
-        g[k].first = at;
-        at += g[k].n;
-        g[k].n = 0;
-    }
-    for (size_t j = 0; j < n; j++) { /* each group's files in the probe's order */
-        struct cuda_libs_group *gk = &g[group_of[j]];
-        size_t at = gk->first + gk->n++;
-        order[at] = j;
-        gargs[at] = &job_e[j]->arg;
-        gslots[at] = &slots[j];
-    }
-    for (size_t k = 0; k < ng; k++) {
-        g[k].arg = (struct cuda_libs_group_arg){.libs = &gargs[g[k].first], .slots = &gslots[g[k].first], .n = g[k].n};
-        jobs[k] = (struct isolate_job){.fn = cuda_libs_group_child, .arg = &g[k].arg};
-    }
-    /* Half the time left: a library that hangs there still leaves time to ask the others alone. */
-    int budget = probe_budget_ms(st->ctx);
-    isolate_run_many(jobs, ng, budget > 1 ? budget / 2 : budget);
-
-    size_t n_again = 0;
-    for (size_t k = 0; k < ng; k++) {
-        const struct isolate_result *gr = &jobs[k].result;
-        const char *stuck = NULL;
-        size_t left = 0;
-        for (size_t i = g[k].first; i < g[k].first + g[k].n; i++) {
-            size_t j = order[i];
-            int state = __atomic_load_n(&slots[j].state, __ATOMIC_ACQUIRE);
-            if (state == CUDA_LIBS_SLOT_DONE) {
-                cuda_libs_slot_result(&slots[j], &res[j]);
-                /* an error here may come from a library loaded before it: only its own child may say so */
-                if (res[j].status == ISOLATE_OK && !json_object_object_get_ex(res[j].value, "error", NULL))
-                    continue;
-                isolate_result_clear(&res[j]);
-            } else if (state == CUDA_LIBS_SLOT_LOADING) {
-                stuck = job_e[j]->real;
-            }
-            again[j] = true;
-            left++;
-        }
-        n_again += left;
-        if (stuck && !gr->budget_spent)
-            report_section_add_note(st->sec, "CUDA libraries: the child loading them together %s while loading %s; "
-                                    "the %zu not yet read were then loaded one per child",
-                                    gr->detail ? gr->detail : isolate_status_name(gr->status), stuck, left);
-        isolate_result_clear(&jobs[k].result);
-    }
-    if (n_again == 0)
-        goto out;
-    size_t m = 0;
-    for (size_t j = 0; j < n; j++)
-        if (again[j]) {
-            jobs[m] = (struct isolate_job){.fn = cuda_libs_child, .arg = &job_e[j]->arg};
-            order[m++] = j;
-        }
-    isolate_run_many(jobs, m, probe_budget_ms(st->ctx));
-    for (size_t i = 0; i < m; i++)
-        res[order[i]] = jobs[i].result; /* ownership moves */
-out:
-    if (slots != MAP_FAILED)
-        munmap(slots, slot_len);
-    free(g);
-    free(jobs);
-    free(group_of);
-    free(order);
-    free(gargs);
-    free(gslots);
-    free(again);
 }
 
 static void cuda_libs_versions(struct cuda_libs_state *st)
@@ -677,6 +532,7 @@ static json_object *cuda_libs_entry_json(const struct cuda_lib_entry *e)
     json_object_object_add(o, "wheel", jsonstr_or_null(e->wheel));
     json_object_object_add(o, "loaded_first", json_object_new_boolean(e->loaded_first));
     json_object_object_add(o, "version", jsonstr_or_null(e->version));
+    json_object_object_add(o, "version_from", jsonstr_or_null(e->version_from));
     json_object_object_add(o, "cuda_major", e->cuda_major >= 0 ? json_object_new_int(e->cuda_major) : NULL);
     json_object_object_add(o, "cuda_minor", e->cuda_minor >= 0 ? json_object_new_int(e->cuda_minor) : NULL);
     json_object_object_add(o, "cuda_version_from", jsonstr_or_null(e->cuda_source));
@@ -717,37 +573,73 @@ static void cuda_libs_sanitize(struct cuda_libs_state *st)
     }
 }
 
+const char *cuda_libs_no_load_reason(const struct probe_ctx *ctx, const struct cuda_facts *facts)
+{
+    if (!ctx->fs->live)
+        return "the libraries are in the --root tree, not on this host";
+    const struct cli_options *o = ctx->opts;
+    if (o && o->command && strcmp(o->command, "cuda") == 0)
+        return NULL; /* asked by name */
+    for (size_t i = 0; o && i < o->n_requires; i++)
+        if (strstr(o->requires[i], "cuda") || strstr(o->requires[i], "compute-capability"))
+            return NULL;
+    /* Without a GPU and a driver, no CUDA library can be used here, and loading cuDNN alone costs more than
+     * the rest of a check. An NVIDIA GPU on the bus, the nvidia module or any libcuda.so.1 (even a stub or a
+     * broken one) means the libraries matter: they are loaded. */
+    if (!facts || !facts->pci_known || facts->nvidia_gpu_present || facts->nvidia_module_loaded ||
+        facts->kernel_driver_version[0] || !facts->libcuda_missing)
+        return NULL;
+    return "no NVIDIA GPU or driver on this host";
+}
+
+static void cuda_libs_run(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
+                          const struct hostfs *fs, const char *not_loaded, const char *ld_library_path);
+
 void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts)
 {
-    /* Libraries are loaded on this machine, so they are looked up on its files even when --root --live
-     * reads the rest from a captured tree (as the icd probe does). */
-    if (ctx->fs->live) {
-        cuda_libs_report_fs(ctx, sec, facts, ctx->fs);
-        return;
-    }
-    struct hostfs live;
-    if (hostfs_open(&live, "/") != 0) {
-        report_section_add_note(sec, "CUDA libraries: cannot open / to search them");
-        return;
-    }
-    live.trace = ctx->fs->trace;
-    cuda_libs_report_fs(ctx, sec, facts, &live);
-    live.trace = NULL;
-    hostfs_close(&live);
+    /* Under --root the libraries are looked up in the tree and never loaded; this host's LD_LIBRARY_PATH
+     * says nothing about that tree. */
+    const char *why = cuda_libs_no_load_reason(ctx, facts);
+    cuda_libs_run(ctx, sec, facts, ctx->fs, why, ctx->fs->live ? getenv("LD_LIBRARY_PATH") : NULL);
 }
 
 void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
-                         const struct hostfs *fs)
+                         const struct hostfs *fs, const char *not_loaded)
 {
-    struct cuda_libs_state st = {.ctx = ctx, .sec = sec, .facts = facts, .fs = fs};
-    if (ldsearch_init(&st.search, fs, getenv("LD_LIBRARY_PATH")) < 0)
+    cuda_libs_run(ctx, sec, facts, fs, not_loaded, getenv("LD_LIBRARY_PATH"));
+}
+
+/* Each library's version from its file name ("libcudart.so.13.0.96": 13.0.96), else from its SONAME
+ * (libcudart.so.13: 13), without loading it. */
+static void cuda_libs_name_versions(struct cuda_libs_state *st)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        struct cuda_lib_entry *e = &st->e[i];
+        const char *fv = cuda_libs_file_version(e->real);
+        if (fv) {
+            e->version = strdup(fv);
+            e->version_from = "file name";
+        } else if (e->soname_major >= 0) {
+            e->version = str_printf("%d", e->soname_major);
+            e->version_from = "SONAME";
+        }
+    }
+}
+
+static void cuda_libs_run(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
+                          const struct hostfs *fs, const char *not_loaded, const char *ld_library_path)
+{
+    struct cuda_libs_state st = {.ctx = ctx, .sec = sec, .facts = facts, .fs = fs, .not_loaded = not_loaded};
+    if (ldsearch_init(&st.search, fs, ld_library_path) < 0)
         st.err = -ENOMEM;
     if (!st.err)
         cuda_libs_collect(&st);
     if (!st.err)
         cuda_libs_toolkits(&st);
-    if (!st.err)
+    if (!st.err && !not_loaded)
         cuda_libs_versions(&st);
+    else if (!st.err)
+        cuda_libs_name_versions(&st);
     if (st.err) {
         report_section_add_note(sec, "CUDA libraries: out of memory while searching");
     } else {
@@ -756,6 +648,7 @@ void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, cons
         for (size_t i = 0; i < st.n; i++)
             json_object_array_add(a, cuda_libs_entry_json(&st.e[i]));
         json_object_object_add(sec->data, "libraries", a);
+        json_object_object_add(sec->data, "libraries_not_loaded", not_loaded ? json_object_new_string(not_loaded) : NULL);
         json_object_object_add(sec->data, "toolkits", cuda_libs_toolkit_json(st.tk, st.n_tk));
         if (st.truncated)
             report_section_add_note(sec, "CUDA libraries: more than %d files found; only the first %d were examined",

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "isolate.h"
 #include "ldsearch.h"
 #include "probe.h"
 
@@ -100,6 +101,7 @@ struct cuda_lib_entry {
     int major, minor, patch;
     long cudart_version; /* the CUDA runtime the library was built for (cuBLAS, cuDNN), or -1 */
     char *version;       /* "13.0.96" */
+    const char *version_from; /* "library", "file name", "SONAME", or NULL */
     int cuda_major, cuda_minor;
     char *cuda_source;   /* how cuda_major was decided */
     char *error;
@@ -126,15 +128,24 @@ struct cuda_libs_state {
     size_t n;
     struct cuda_toolkit *tk;
     size_t n_tk;
+    const char *not_loaded; /* why no library is loaded (listed only, versions from file names), or NULL */
     bool truncated; /* more files than CUDA_LIBS_MAX_FILES */
     int err;
 };
 
-/* cuda_libs_report with the library search on FS: cuda_libs_report passes this machine's "/" (libraries
- * are loaded here, even when --root --live reads the rest from a captured tree, as the icd probe does);
- * tests pass a fake tree. */
+/* cuda_libs_report with the library search on FS (tests pass a fake tree, whose libraries they load):
+ * NOT_LOADED NULL loads each library in a child for its version; else the libraries are only listed,
+ * with NOT_LOADED as the reason (cuda_libs_no_load_reason). */
 void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
-                         const struct hostfs *fs);
+                         const struct hostfs *fs, const char *not_loaded);
+
+/* Ask the N files of JOB_E (each with its arg filled) their versions into RES (by file; free each with
+ * isolate_result_clear). One child per origin (the search path, each pip site) loads them all in order,
+ * each answer kept as it comes (struct cuda_libs_slot); the files it did not answer for (it crashed, hung,
+ * or a file reported an error there) are then asked again one child each, which names the culprit, and a
+ * note on ST->sec says where the shared child stopped. Defined in cuda_libs_load.c. */
+void cuda_libs_load(struct cuda_libs_state *st, struct cuda_lib_entry *const *job_e, size_t n,
+                    struct isolate_result *res);
 
 /* Add the cuda.lib-* findings and the summary lines for what ST found. */
 void cuda_libs_findings(struct cuda_libs_state *st);
