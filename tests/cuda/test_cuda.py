@@ -73,9 +73,9 @@ class CudaBase(gctest.TestCase):
         return r
 
     def cuda_ids(self, r):
-        """The driver, NVML and smoke findings. The library part (cuda.lib-*) searches this machine's own
-        libraries even under --root, so what it says depends on the host (on the real H100 host it adds
-        an info cuda.lib-versions-differ to every run): unit-cuda-libs tests it on trees of its own."""
+        """The driver, NVML and smoke findings. The library part (cuda.lib-*) lists the --root tree's
+        libraries (none here: an info cuda.lib-none beside a GPU) without loading them; unit-cuda-libs and
+        the tests below test it on trees of their own."""
         return sorted({f["id"] for f in r.json["findings"]
                        if f["id"].startswith("cuda.") and not f["id"].startswith("cuda.lib-")})
 
