@@ -220,6 +220,9 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
         if (rc)
             result_cuda_add_dev(rc, dev);
     }
+    const char *dlerr = jsonget_str(child, "dlopen_error");
+    cr->facts.libcuda_missing = child && status == RESULT_CUDA_DRV_NO_LIBRARY &&
+                                (!dlerr || strstr(dlerr, "cannot open shared object file"));
     cr->facts.cuinit_result = (int)jsonget_int(jsonget(child, "cuinit"), "code", -1);
     cr->facts.driver_cuda_version = (int)(dv > 0 && dv < 1000000 ? dv : -1);
     if (rc) {
@@ -379,6 +382,7 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
     isolate_run_many(jobs, 2, probe_budget_ms(ctx));
     cuda_driver_report(&cr, &jobs[0].result);
     cr.facts.nvidia_module_loaded |= cr.facts.kernel_driver_version[0] != '\0';
+    cr.facts.pci_known = cr.pci_known;
     cuda_nvml_report(ctx, sec, &jobs[1].result, &cr.facts);
     isolate_result_clear(&jobs[0].result);
     isolate_result_clear(&jobs[1].result);
@@ -395,7 +399,9 @@ static const char *const cuda_deps[] = {"pci", NULL};
 const struct probe probe_cuda = {
     .name = "cuda",
     .title = "the NVIDIA CUDA stack: libcuda and cuInit, each GPU, NVML, the CUDA\n"
-             "libraries frameworks load, a CUDA smoke test",
+             "libraries frameworks load, a CUDA smoke test (`check` only lists those\n"
+             "libraries, unloaded, on a host with no NVIDIA GPU and no driver; under\n"
+             "--root they are the tree's and never loaded)",
     .needs_live = true,
     .deps = cuda_deps,
     .check_sets = cuda_check_sets,

@@ -18,6 +18,8 @@ struct cuda_facts {
     int driver_cuda_version;        /* cuDriverGetVersion() (13000 = 13.0), or -1 (no driver, stub...) */
     int cuinit_result;              /* CUresult of cuInit(0), or -1 when libcuda was not loaded */
     int device_count;               /* cuDeviceGetCount() after a good cuInit, or -1 */
+    bool pci_known;                 /* the pci facts can say "no NVIDIA GPU" */
+    bool libcuda_missing;           /* dlopen("libcuda.so.1") found no such file (no NVIDIA driver) */
 };
 
 /* ---- NVML (cuda_nvml.c) ---------------------------------------------------------------------------
@@ -57,11 +59,18 @@ void cuda_nvml_print_text(json_object *nvml, struct text_out *t);
  *    "search_entry": the directory or cache entry that brought it in,
  *    "wheel": the site-packages/nvidia/... directory, or null,
  *    "loaded_first": true when it is the one dlopen(file) in this environment would load,
- *    "version": "13.0.96" or null, "cuda_major": 13 or null, "cuda_minor": 0 or null,
+ *    "version": "13.0.96" or null, "version_from": "library" | "file name" | "SONAME" | null,
+ *    "cuda_major": 13 or null, "cuda_minor": 0 or null,
  *    "error": null or why the version could not be read}
  * cuda.c reads "library", "loaded_first", "cuda_major"/"cuda_minor" (the runtime a framework will
  * use) for the verdict lines. */
 void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts);
+/* The libraries are not loaded (only listed, versions from their file names, data["libraries_not_loaded"]
+ * says why) under --root (they belong to the tree, never to this host) and, in a check, on a host with
+ * neither an NVIDIA GPU on the PCI bus nor an NVIDIA driver (FACTS: pci known, no GPU, no module,
+ * libcuda.so.1 not found), unless the cuda probe was asked by name or --require names CUDA. Returns
+ * why not, or NULL to load. */
+const char *cuda_libs_no_load_reason(const struct probe_ctx *ctx, const struct cuda_facts *facts);
 /* The library part's catalogue rows (cuda.lib-*), for the probe's combined catalogue. Besides the fields
  * above, each library object carries "found_at" (the path as found, before symlinks), and
  * "cuda_version_from" (what decided cuda_major); data["toolkits"] lists the toolkits found

@@ -13,8 +13,9 @@
 #include "ldsearch.h"
 #include "strutil.h"
 
-/* Library files looked at, at most: each costs a child process, and a real machine has about 40 (the
- * system's and one pip site's); more is a tree built to exhaust us. */
+/* Library files looked at, at most: each costs a load (and a child of its own when its group's child
+ * fails), and a real machine has about 40 (the system's and one pip site's); more is a tree built to
+ * exhaust us. */
 #define CUDA_LIBS_MAX_FILES 128
 
 /* ---- tables ---- */
@@ -437,6 +438,7 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
         return;
     }
     e->have_version = true;
+    e->version_from = "library";
     /* The file name may carry more digits than the API (cudart and NVRTC answer major.minor only). */
     const char *fv = cuda_libs_file_version(e->real);
     char *api = e->patch >= 0 ? str_printf("%d.%d.%d", e->major, e->minor, e->patch)
@@ -473,15 +475,17 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
 {
     if (st->n == 0)
         return;
-    struct isolate_job *jobs = calloc(st->n, sizeof(*jobs));
+    struct cuda_lib_entry **job_e = calloc(st->n, sizeof(*job_e));
+    struct isolate_result *res = calloc(st->n, sizeof(*res));
     size_t *job_of = calloc(st->n, sizeof(*job_of));
-    if (!jobs || !job_of) {
-        free(jobs);
+    if (!job_e || !res || !job_of) {
+        free(job_e);
+        free(res);
         free(job_of);
         st->err = -ENOMEM;
         return;
     }
-    /* One child per library file: a wheel's symlink to a system file shares that file's child. */
+    /* One question per library file: a wheel's symlink to a system file shares that file's answer. */
     size_t n_jobs = 0;
     for (size_t i = 0; i < st->n; i++) {
         struct cuda_lib_entry *e = &st->e[i];
@@ -500,17 +504,17 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
         e->arg.path = e->load_path;
         e->arg.family = e->family;
         e->arg.soname_major = e->soname_major;
-        jobs[n_jobs].fn = cuda_libs_child;
-        jobs[n_jobs].arg = &e->arg;
+        job_e[n_jobs] = e;
         job_of[i] = n_jobs++;
     }
     if (!st->err)
-        isolate_run_many(jobs, n_jobs, probe_budget_ms(st->ctx));
+        cuda_libs_load(st, job_e, n_jobs, res);
     for (size_t i = 0; i < st->n && !st->err; i++)
-        cuda_libs_take_result(st, &st->e[i], &jobs[job_of[i]].result);
+        cuda_libs_take_result(st, &st->e[i], &res[job_of[i]]);
     for (size_t j = 0; j < n_jobs; j++)
-        isolate_result_clear(&jobs[j].result);
-    free(jobs);
+        isolate_result_clear(&res[j]);
+    free(job_e);
+    free(res);
     free(job_of);
 }
 
@@ -528,6 +532,7 @@ static json_object *cuda_libs_entry_json(const struct cuda_lib_entry *e)
     json_object_object_add(o, "wheel", jsonstr_or_null(e->wheel));
     json_object_object_add(o, "loaded_first", json_object_new_boolean(e->loaded_first));
     json_object_object_add(o, "version", jsonstr_or_null(e->version));
+    json_object_object_add(o, "version_from", jsonstr_or_null(e->version_from));
     json_object_object_add(o, "cuda_major", e->cuda_major >= 0 ? json_object_new_int(e->cuda_major) : NULL);
     json_object_object_add(o, "cuda_minor", e->cuda_minor >= 0 ? json_object_new_int(e->cuda_minor) : NULL);
     json_object_object_add(o, "cuda_version_from", jsonstr_or_null(e->cuda_source));
@@ -568,37 +573,73 @@ static void cuda_libs_sanitize(struct cuda_libs_state *st)
     }
 }
 
+const char *cuda_libs_no_load_reason(const struct probe_ctx *ctx, const struct cuda_facts *facts)
+{
+    if (!ctx->fs->live)
+        return "the libraries are in the --root tree, not on this host";
+    const struct cli_options *o = ctx->opts;
+    if (o && o->command && strcmp(o->command, "cuda") == 0)
+        return NULL; /* asked by name */
+    for (size_t i = 0; o && i < o->n_requires; i++)
+        if (strstr(o->requires[i], "cuda") || strstr(o->requires[i], "compute-capability"))
+            return NULL;
+    /* Without a GPU and a driver, no CUDA library can be used here, and loading cuDNN alone costs more than
+     * the rest of a check. An NVIDIA GPU on the bus, the nvidia module or any libcuda.so.1 (even a stub or a
+     * broken one) means the libraries matter: they are loaded. */
+    if (!facts || !facts->pci_known || facts->nvidia_gpu_present || facts->nvidia_module_loaded ||
+        facts->kernel_driver_version[0] || !facts->libcuda_missing)
+        return NULL;
+    return "no NVIDIA GPU or driver on this host";
+}
+
+static void cuda_libs_run(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
+                          const struct hostfs *fs, const char *not_loaded, const char *ld_library_path);
+
 void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts)
 {
-    /* Libraries are loaded on this machine, so they are looked up on its files even when --root --live
-     * reads the rest from a captured tree (as the icd probe does). */
-    if (ctx->fs->live) {
-        cuda_libs_report_fs(ctx, sec, facts, ctx->fs);
-        return;
-    }
-    struct hostfs live;
-    if (hostfs_open(&live, "/") != 0) {
-        report_section_add_note(sec, "CUDA libraries: cannot open / to search them");
-        return;
-    }
-    live.trace = ctx->fs->trace;
-    cuda_libs_report_fs(ctx, sec, facts, &live);
-    live.trace = NULL;
-    hostfs_close(&live);
+    /* Under --root the libraries are looked up in the tree and never loaded; this host's LD_LIBRARY_PATH
+     * says nothing about that tree. */
+    const char *why = cuda_libs_no_load_reason(ctx, facts);
+    cuda_libs_run(ctx, sec, facts, ctx->fs, why, ctx->fs->live ? getenv("LD_LIBRARY_PATH") : NULL);
 }
 
 void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
-                         const struct hostfs *fs)
+                         const struct hostfs *fs, const char *not_loaded)
 {
-    struct cuda_libs_state st = {.ctx = ctx, .sec = sec, .facts = facts, .fs = fs};
-    if (ldsearch_init(&st.search, fs, getenv("LD_LIBRARY_PATH")) < 0)
+    cuda_libs_run(ctx, sec, facts, fs, not_loaded, getenv("LD_LIBRARY_PATH"));
+}
+
+/* Each library's version from its file name ("libcudart.so.13.0.96": 13.0.96), else from its SONAME
+ * (libcudart.so.13: 13), without loading it. */
+static void cuda_libs_name_versions(struct cuda_libs_state *st)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        struct cuda_lib_entry *e = &st->e[i];
+        const char *fv = cuda_libs_file_version(e->real);
+        if (fv) {
+            e->version = strdup(fv);
+            e->version_from = "file name";
+        } else if (e->soname_major >= 0) {
+            e->version = str_printf("%d", e->soname_major);
+            e->version_from = "SONAME";
+        }
+    }
+}
+
+static void cuda_libs_run(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
+                          const struct hostfs *fs, const char *not_loaded, const char *ld_library_path)
+{
+    struct cuda_libs_state st = {.ctx = ctx, .sec = sec, .facts = facts, .fs = fs, .not_loaded = not_loaded};
+    if (ldsearch_init(&st.search, fs, ld_library_path) < 0)
         st.err = -ENOMEM;
     if (!st.err)
         cuda_libs_collect(&st);
     if (!st.err)
         cuda_libs_toolkits(&st);
-    if (!st.err)
+    if (!st.err && !not_loaded)
         cuda_libs_versions(&st);
+    else if (!st.err)
+        cuda_libs_name_versions(&st);
     if (st.err) {
         report_section_add_note(sec, "CUDA libraries: out of memory while searching");
     } else {
@@ -607,6 +648,7 @@ void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, cons
         for (size_t i = 0; i < st.n; i++)
             json_object_array_add(a, cuda_libs_entry_json(&st.e[i]));
         json_object_object_add(sec->data, "libraries", a);
+        json_object_object_add(sec->data, "libraries_not_loaded", not_loaded ? json_object_new_string(not_loaded) : NULL);
         json_object_object_add(sec->data, "toolkits", cuda_libs_toolkit_json(st.tk, st.n_tk));
         if (st.truncated)
             report_section_add_note(sec, "CUDA libraries: more than %d files found; only the first %d were examined",

@@ -6,6 +6,7 @@
 #include <stddef.h>
 #include <json-c/json.h>
 
+#include "isolate.h"
 #include "ldsearch.h"
 #include "probe.h"
 
@@ -41,6 +42,27 @@ struct cuda_libs_child_arg {
 /* isolate work: dlopen ARG->path, call the family's version function(s). Returns
  * {"raw": n, "major": n, "minor": n, "patch": n|null, "cudart_version": n|null} or {"error": "..."}. */
 json_object *cuda_libs_child(void *arg);
+
+/* One library's answer in a group child, in memory shared with the parent (MAP_SHARED): written as the
+ * child goes, so that a crash or a hang at one library still leaves the answers of those before it. */
+#define CUDA_LIBS_SLOT_SIZE 8192
+enum { CUDA_LIBS_SLOT_NOT_STARTED = 0, CUDA_LIBS_SLOT_LOADING = 1, CUDA_LIBS_SLOT_DONE = 2 };
+struct cuda_libs_slot {
+    int state;                                     /* CUDA_LIBS_SLOT_*, stored last (release) */
+    char json[CUDA_LIBS_SLOT_SIZE - sizeof(int)];  /* cuda_libs_child's object, NUL-terminated */
+};
+
+/* What a group child is asked: N libraries, loaded one after another in one process (dependencies shared
+ * between them are loaded once), each answer into its slot. */
+struct cuda_libs_group_arg {
+    const struct cuda_libs_child_arg *const *libs;
+    struct cuda_libs_slot *const *slots;
+    size_t n;
+};
+
+/* isolate work: cuda_libs_child for each of ARG's libraries in order, each result into its slot.
+ * Returns {"loaded": n}. */
+json_object *cuda_libs_group_child(void *arg);
 
 /* cudnnGetVersion's value as major/minor/patch: cuDNN 8 and older encode major*1000+minor*100+patch,
  * cuDNN 9 major*10000+minor*100+patch (cudnn_version.h of each). SONAME_MAJOR (the N of
@@ -79,6 +101,7 @@ struct cuda_lib_entry {
     int major, minor, patch;
     long cudart_version; /* the CUDA runtime the library was built for (cuBLAS, cuDNN), or -1 */
     char *version;       /* "13.0.96" */
+    const char *version_from; /* "library", "file name", "SONAME", or NULL */
     int cuda_major, cuda_minor;
     char *cuda_source;   /* how cuda_major was decided */
     char *error;
@@ -105,15 +128,24 @@ struct cuda_libs_state {
     size_t n;
     struct cuda_toolkit *tk;
     size_t n_tk;
+    const char *not_loaded; /* why no library is loaded (listed only, versions from file names), or NULL */
     bool truncated; /* more files than CUDA_LIBS_MAX_FILES */
     int err;
 };
 
-/* cuda_libs_report with the library search on FS: cuda_libs_report passes this machine's "/" (libraries
- * are loaded here, even when --root --live reads the rest from a captured tree, as the icd probe does);
- * tests pass a fake tree. */
+/* cuda_libs_report with the library search on FS (tests pass a fake tree, whose libraries they load):
+ * NOT_LOADED NULL loads each library in a child for its version; else the libraries are only listed,
+ * with NOT_LOADED as the reason (cuda_libs_no_load_reason). */
 void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
-                         const struct hostfs *fs);
+                         const struct hostfs *fs, const char *not_loaded);
+
+/* Ask the N files of JOB_E (each with its arg filled) their versions into RES (by file; free each with
+ * isolate_result_clear). One child per origin (the search path, each pip site) loads them all in order,
+ * each answer kept as it comes (struct cuda_libs_slot); the files it did not answer for (it crashed, hung,
+ * or a file reported an error there) are then asked again one child each, which names the culprit, and a
+ * note on ST->sec says where the shared child stopped. Defined in cuda_libs_load.c. */
+void cuda_libs_load(struct cuda_libs_state *st, struct cuda_lib_entry *const *job_e, size_t n,
+                    struct isolate_result *res);
 
 /* Add the cuda.lib-* findings and the summary lines for what ST found. */
 void cuda_libs_findings(struct cuda_libs_state *st);

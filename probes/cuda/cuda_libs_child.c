@@ -202,3 +202,27 @@ json_object *cuda_libs_child(void *arg)
     /* No dlclose: the child ends here, and some libraries crash in their destructors. */
     return o;
 }
+
+json_object *cuda_libs_group_child(void *arg)
+{
+    const struct cuda_libs_group_arg *g = arg;
+    for (size_t k = 0; k < g->n; k++) {
+        struct cuda_libs_slot *slot = g->slots[k];
+        __atomic_store_n(&slot->state, CUDA_LIBS_SLOT_LOADING, __ATOMIC_RELEASE);
+        json_object *o = cuda_libs_child((void *)g->libs[k]);
+        size_t len = 0;
+        const char *s = o ? json_object_to_json_string_length(o, JSON_C_TO_STRING_PLAIN, &len) : NULL;
+        if (s && len < sizeof(slot->json)) {
+            memcpy(slot->json, s, len + 1);
+        } else {
+            json_object *e = cuda_libs_error("its answer did not fit in %s", "8 KiB");
+            s = json_object_to_json_string_length(e, JSON_C_TO_STRING_PLAIN, &len);
+            snprintf(slot->json, sizeof(slot->json), "%s", s ? s : "{}");
+        }
+        /* No json_object_put: as in isolate_child, the process ends soon and a driver's heap may be broken. */
+        __atomic_store_n(&slot->state, CUDA_LIBS_SLOT_DONE, __ATOMIC_RELEASE);
+    }
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "loaded", json_object_new_int64((int64_t)g->n));
+    return r;
+}

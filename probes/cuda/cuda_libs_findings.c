@@ -371,12 +371,15 @@ void cuda_libs_findings(struct cuda_libs_state *st)
         if (fd && e->entry)
             report_finding_add_evidence(fd, e->via, "%s", e->entry);
     }
-    cuda_libs_driver_findings(st);
-    cuda_libs_conflict_findings(st);
-    cuda_libs_cudnn_findings(st);
-    cuda_libs_cudnn_mixed_findings(st);
+    /* Versions from file names are not what the libraries answer: no finding is drawn from them. */
+    if (!st->not_loaded) {
+        cuda_libs_driver_findings(st);
+        cuda_libs_conflict_findings(st);
+        cuda_libs_cudnn_findings(st);
+        cuda_libs_cudnn_mixed_findings(st);
+        cuda_libs_toolkit_findings(st);
+    }
     cuda_libs_ldpath_findings(st);
-    cuda_libs_toolkit_findings(st);
 
     if (st->n == 0) {
         /* Without an NVIDIA GPU, no CUDA library is the normal state: nothing to say. */
@@ -388,6 +391,9 @@ void cuda_libs_findings(struct cuda_libs_state *st)
         }
         return;
     }
+    if (st->not_loaded)
+        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "not loaded: %s (versions from file names)",
+                                st->not_loaded);
     char *first = cuda_libs_summary(st, cuda_libs_pick_first, NULL);
     if (first && *first)
         report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "search path: %s", first);

@@ -2,7 +2,8 @@
 #include <stddef.h>
 #include <unistd.h>
 
-/* FAKE_CUDALIB_MODE: 0 answers FAKE_CUDALIB_VERSION, 1 crashes (SIGSEGV), 2 hangs. */
+/* FAKE_CUDALIB_MODE: 0 answers FAKE_CUDALIB_VERSION, 1 crashes (SIGSEGV), 2 hangs, when asked its version;
+ * 3 crashes, 4 hangs in its constructor (while dlopen loads it). */
 #ifndef FAKE_CUDALIB_MODE
 #define FAKE_CUDALIB_MODE 0
 #endif
@@ -26,6 +27,19 @@ static int fake_cudalib_answer(void)
     return FAKE_CUDALIB_VERSION;
 #endif
 }
+
+#if FAKE_CUDALIB_MODE == 3 || FAKE_CUDALIB_MODE == 4
+__attribute__((constructor)) static void fake_cudalib_init(void)
+{
+#if FAKE_CUDALIB_MODE == 3
+    volatile int *volatile p = NULL;
+    *p = 1;
+#else
+    for (;;)
+        pause();
+#endif
+}
+#endif
 
 /* cudaRuntimeGetVersion(int *) -> cudaError_t */
 int cudaRuntimeGetVersion(int *v)

@@ -73,9 +73,9 @@ class CudaBase(gctest.TestCase):
         return r
 
     def cuda_ids(self, r):
-        """The driver, NVML and smoke findings. The library part (cuda.lib-*) searches this machine's own
-        libraries even under --root, so what it says depends on the host (on the real H100 host it adds
-        an info cuda.lib-versions-differ to every run): unit-cuda-libs tests it on trees of its own."""
+        """The driver, NVML and smoke findings. The library part (cuda.lib-*) lists the --root tree's
+        libraries (none here: an info cuda.lib-none beside a GPU) without loading them; unit-cuda-libs and
+        the tests below test it on trees of their own."""
         return sorted({f["id"] for f in r.json["findings"]
                        if f["id"].startswith("cuda.") and not f["id"].startswith("cuda.lib-")})
 
@@ -197,6 +197,53 @@ class CudaTests(CudaBase):
         t.t.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", b"\x06\x00\x00\x00\x01")
         r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_INIT": "100"}, expect_rc=1)
         self.assertIn("cuda.secure-boot-module", self.cuda_ids(r), repr(r))
+
+    # ---- the libraries frameworks load: when they are loaded ----------------------------------
+
+    def test_root_tree_libraries_listed_not_loaded(self):
+        """Under --root the libraries are the tree's: listed with versions from their names, never loaded
+        (this one is libcuda under a runtime's name: loaded, it would fail to answer cudaRuntimeGetVersion)."""
+        t = self.tree()
+        t.t.write("/usr/lib/libcudart.so.13.0.96", open(FAKE, "rb").read())
+        os.symlink("libcudart.so.13.0.96", t.t.path("/usr/lib/libcudart.so.13"))
+        r = self.cuda(t, self.libdir(), expect_rc=0)
+        c = r.json["cuda"]
+        self.assertIn("--root", c["libraries_not_loaded"])
+        self.assertEqual([(x["path"], x["version"], x["version_from"], x["error"]) for x in c["libraries"]],
+                         [("/usr/lib/libcudart.so.13.0.96", "13.0.96", "file name", None)], repr(r))
+        self.assertEqual([f["id"] for f in r.json["findings"] if f["id"].startswith("cuda.lib-")], [], repr(r))
+        self.assertIn("not loaded: " + c["libraries_not_loaded"],
+                      [s["text"] for s in c["summary"] if s["label"] == "CUDA libs"][0])
+
+    def test_check_loads_libraries_only_where_usable(self):
+        """A check on a host with neither an NVIDIA GPU nor libcuda.so.1 lists the CUDA libraries without
+        loading them; `gpucheckup cuda` on the same host loads them. Both hosts kinds are asserted: which one
+        this is comes from the report itself."""
+        empty = tempfile.mkdtemp(prefix="gc-empty-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        r = self.run_json("check", "--no-smoke", env={"LD_LIBRARY_PATH": empty}, timeout=300)
+        c = r.json["cuda"]
+        gpu = any(d.get("vendor_id") == "10de" for d in (r.json["pci"].get("devices") or []))
+        no_driver = c["driver"]["status"] == "no-library" and not c["driver"]["kernel_module_version"]
+        if gpu or not no_driver:
+            self.assertIsNone(c["libraries_not_loaded"], repr(r))
+            return
+        self.assertEqual(c["libraries_not_loaded"], "no NVIDIA GPU or driver on this host")
+        for lib in c["libraries"]:
+            self.assertIn(lib["version_from"], ("file name", "SONAME", None), lib)
+            self.assertIsNone(lib["error"], lib)
+            self.assertIsNone(lib["cuda_version_from"], lib)
+        loads = {"cuda.lib-driver-too-old", "cuda.lib-version-conflict", "cuda.lib-versions-differ",
+                 "cuda.lib-cudnn-cuda-mismatch", "cuda.lib-cudnn-mixed", "cuda.lib-toolkit-differs",
+                 "cuda.lib-load-failed"}
+        self.assertEqual([f["id"] for f in r.json["findings"] if f["id"] in loads], [], repr(r))
+        # asked by name, or through --require, the same host loads them
+        r2 = self.run_json("cuda", env={"LD_LIBRARY_PATH": empty}, timeout=300)
+        self.assertIsNone(r2.json["cuda"]["libraries_not_loaded"])
+        self.assertTrue(all(x["version_from"] in ("library", None) for x in r2.json["cuda"]["libraries"]))
+        r3 = self.run_json("check", "--no-smoke", "--require", "cuda>=12.0", env={"LD_LIBRARY_PATH": empty},
+                           timeout=300)
+        self.assertIsNone(r3.json["cuda"]["libraries_not_loaded"])
 
     # ---- the library found --------------------------------------------------------------------
 

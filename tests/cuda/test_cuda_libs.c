@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
 #include "hostfs.h"
+#include "jsonnum.h"
 #include "report.h"
 
 /* ---- helpers ---- */
@@ -34,9 +36,11 @@ static void libs_run(struct libs_run *x, const char *root, const struct cuda_fac
     assert_non_null(x->r);
     x->sec = report_add_section(x->r, "cuda");
     assert_non_null(x->sec);
-    struct probe_ctx ctx = {.fs = &x->fs, .report = x->r, .timeout_ms = timeout_ms};
+    /* one deadline for everything, as a run sets it */
+    struct probe_ctx ctx = {.fs = &x->fs, .report = x->r, .timeout_ms = timeout_ms,
+                            .deadline_ms = jsonnum_now_ms() + timeout_ms};
     if (root)
-        cuda_libs_report_fs(&ctx, x->sec, facts, &x->fs); /* the library search itself on the fake tree */
+        cuda_libs_report_fs(&ctx, x->sec, facts, &x->fs, NULL); /* the library search itself on the fake tree */
     else
         cuda_libs_report(&ctx, x->sec, facts);
     x->sec = report_find_section(x->r, "cuda");
@@ -302,31 +306,6 @@ static void test_empty_root(void **state)
     libs_done(&x);
 }
 
-/* Under --root (a captured tree), libraries are still looked up on this machine, where they load. */
-static void test_root_searches_live(void **state)
-{
-    (void)state;
-    char root[PATH_MAX + 8], d[PATH_MAX + 8];
-    snprintf(root, sizeof(root), "%s/captured", tmp_root);
-    mkdirs(root);
-    snprintf(d, sizeof(d), "%s/live-only", tmp_root);
-    link_in(d, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
-    setenv("LD_LIBRARY_PATH", d, 1);
-    struct libs_run x;
-    memset(&x, 0, sizeof(x));
-    assert_int_equal(hostfs_open(&x.fs, root), 0);
-    x.r = report_new();
-    x.sec = report_add_section(x.r, "cuda");
-    struct probe_ctx ctx = {.fs = &x.fs, .report = x.r, .timeout_ms = 10000};
-    cuda_libs_report(&ctx, x.sec, NULL);
-    assert_true(json_object_object_get_ex(x.sec->data, "libraries", &x.libs));
-    json_object *o = libs_find(&x, "cudart", "LD_LIBRARY_PATH", true);
-    assert_non_null(o);
-    assert_string_equal(jstr(o, "version"), "13.1");
-    libs_done(&x);
-    clean_env();
-}
-
 /* ---- LD_LIBRARY_PATH naming stubs or a missing toolkit; LIBRARY_PATH is never judged ---- */
 
 static void test_ld_path(void **state)
@@ -424,6 +403,219 @@ static void copy_in(const char *dir, const char *name, const char *src)
         assert_int_equal(fwrite(buf, 1, n, out), n);
     fclose(in);
     fclose(out);
+}
+
+/* One child loads every library in order; a library whose constructor crashes or hangs in the middle of
+ * the list (cuDNN, between the runtime and cudnn_ops) still leaves the libraries before and after it
+ * read, and is named by a child of its own. */
+static void culprit_run(const char *name, const char *culprit, int timeout_ms, const char *how)
+{
+    char root[PATH_MAX + 8], dir[PATH_MAX + 32];
+    snprintf(root, sizeof(root), "%s/%s", tmp_root, name);
+    snprintf(dir, sizeof(dir), "%s/gclibs", root);
+    copy_in(dir, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    copy_in(dir, "libcudnn.so.9", need_env(culprit));
+    copy_in(dir, "libcudnn_ops.so.9", need_env("GC_FAKE_CUDNN_9_19"));
+    setenv("LD_LIBRARY_PATH", "/gclibs", 1); /* inside the tree */
+    struct libs_run x;
+    struct timespec t0, t1;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    libs_run(&x, root, NULL, timeout_ms);
+    clock_gettime(CLOCK_MONOTONIC, &t1);
+    double ms = (double)(t1.tv_sec - t0.tv_sec) * 1000.0 + (double)(t1.tv_nsec - t0.tv_nsec) / 1e6;
+    assert_true(ms < timeout_ms + 1000.0); /* the one deadline holds, rerun included */
+    assert_int_equal(json_object_array_length(x.libs), 3);
+    json_object *rt = libs_find(&x, "cudart", "LD_LIBRARY_PATH", true);
+    json_object *ops = libs_find(&x, "cudnn_ops", "LD_LIBRARY_PATH", true);
+    json_object *bad = libs_find(&x, "cudnn", "LD_LIBRARY_PATH", true);
+    assert_non_null(rt);
+    assert_non_null(ops);
+    assert_non_null(bad);
+    assert_string_equal(jstr(rt, "version"), "13.0");    /* before the culprit */
+    assert_string_equal(jstr(ops, "version"), "9.19.0"); /* after it */
+    assert_null(jstr(rt, "error"));
+    assert_null(jstr(ops, "error"));
+    assert_null(jstr(bad, "version"));
+    assert_non_null(strstr(jstr(bad, "error"), how));
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-load-failed", "/gclibs/libcudnn.so.9");
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "libcudnn.so.9"));
+    assert_non_null(strstr(f->message, how));
+    assert_int_equal(libs_serious(&x), 1); /* only the culprit */
+    /* the shared child got as far as the culprit: the runtime was read there, the other two alone */
+    json_object *notes = NULL;
+    assert_true(json_object_object_get_ex(x.sec->data, "notes", &notes));
+    assert_int_equal(json_object_array_length(notes), 1);
+    const char *note = json_object_get_string(json_object_array_get_idx(notes, 0));
+    assert_non_null(strstr(note, "while loading /gclibs/libcudnn.so.9"));
+    assert_non_null(strstr(note, "the 2 not yet read"));
+    libs_done(&x);
+    clean_env();
+}
+
+static void test_one_child_culprit_crash(void **state)
+{
+    (void)state;
+    culprit_run("ctor-crash", "GC_FAKE_CUDNN_INIT_CRASH", 10000, "SIGSEGV");
+}
+
+static void test_one_child_culprit_hang(void **state)
+{
+    (void)state;
+    culprit_run("ctor-hang", "GC_FAKE_CUDNN_INIT_HANG", 2000, "timed out");
+}
+
+/* Files of one name (a SONAME) from two places are never loaded in one process: each gets its own. */
+static void test_same_name_apart(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8], a[PATH_MAX + 32], b[PATH_MAX + 32];
+    snprintf(root, sizeof(root), "%s/same-name", tmp_root);
+    snprintf(a, sizeof(a), "%s/a", root);
+    snprintf(b, sizeof(b), "%s/b", root);
+    copy_in(a, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    copy_in(b, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    setenv("LD_LIBRARY_PATH", "/a:/b", 1);
+    struct libs_run x;
+    libs_run(&x, root, NULL, 10000);
+    assert_int_equal(json_object_array_length(x.libs), 2);
+    assert_string_equal(jstr(json_object_array_get_idx(x.libs, 0), "version"), "13.1");
+    assert_string_equal(jstr(json_object_array_get_idx(x.libs, 1), "version"), "13.0");
+    assert_false(json_object_object_get_ex(x.sec->data, "notes", NULL));
+    libs_done(&x);
+    clean_env();
+}
+
+
+/* Under --root (a captured tree, another machine), libraries are looked up in the tree and never loaded:
+ * neither the tree's (whose constructor would crash here) nor this host's (on LD_LIBRARY_PATH, which says
+ * nothing about the tree and is not judged there). */
+static void test_root_never_loads(void **state)
+{
+    (void)state;
+    char root[PATH_MAX + 8], lib[PATH_MAX + 32], d[PATH_MAX + 8], env[2 * PATH_MAX];
+    snprintf(root, sizeof(root), "%s/captured", tmp_root);
+    snprintf(lib, sizeof(lib), "%s/usr/lib", root);
+    copy_in(lib, "libcudart.so.13.0.96", need_env("GC_FAKE_CUDNN_INIT_CRASH"));
+    char link[PATH_MAX + 64];
+    snprintf(link, sizeof(link), "%s/libcudart.so.13", lib);
+    assert_int_equal(symlink("libcudart.so.13.0.96", link), 0);
+    copy_in(lib, "libcudnn.so.9", need_env("GC_FAKE_CUDNN_INIT_HANG"));
+    snprintf(d, sizeof(d), "%s/live-only", tmp_root);
+    link_in(d, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    snprintf(env, sizeof(env), "%s:/nonexistent/cuda-11.8/lib64:%s/cuda/lib64/stubs", d, tmp_root);
+    setenv("LD_LIBRARY_PATH", env, 1);
+    struct libs_run x;
+    memset(&x, 0, sizeof(x));
+    assert_int_equal(hostfs_open(&x.fs, root), 0);
+    x.r = report_new();
+    x.sec = report_add_section(x.r, "cuda");
+    /* a tree with an NVIDIA GPU and its driver: still nothing is loaded */
+    struct cuda_facts facts = {.driver_cuda_version = 13000, .cuinit_result = 0, .device_count = 1,
+                               .nvidia_gpu_present = true, .nvidia_gpu_bound = true, .pci_known = true};
+    struct probe_ctx ctx = {.fs = &x.fs, .report = x.r, .timeout_ms = 10000};
+    assert_non_null(cuda_libs_no_load_reason(&ctx, &facts));
+    cuda_libs_report(&ctx, x.sec, &facts);
+    assert_true(json_object_object_get_ex(x.sec->data, "libraries", &x.libs));
+    assert_int_equal(json_object_array_length(x.libs), 2);
+    json_object *rt = libs_find(&x, "cudart", "default", true);
+    assert_non_null(rt);
+    assert_string_equal(jstr(rt, "path"), "/usr/lib/libcudart.so.13.0.96");
+    assert_string_equal(jstr(rt, "version"), "13.0.96");
+    assert_string_equal(jstr(rt, "version_from"), "file name");
+    assert_null(jstr(rt, "error"));
+    json_object *dnn = libs_find(&x, "cudnn", "default", true);
+    assert_non_null(dnn);
+    assert_string_equal(jstr(dnn, "version"), "9");
+    assert_string_equal(jstr(dnn, "version_from"), "SONAME");
+    assert_null(libs_find(&x, "cudart", "LD_LIBRARY_PATH", false));
+    json_object *why = NULL;
+    assert_true(json_object_object_get_ex(x.sec->data, "libraries_not_loaded", &why));
+    assert_non_null(strstr(json_object_get_string(why), "--root"));
+    assert_int_equal(x.r->n_findings, 0); /* no load failure, no LD_LIBRARY_PATH finding */
+    assert_int_equal(x.sec->n_lines, 2);
+    assert_non_null(strstr(x.sec->lines[0].text, "not loaded: "));
+    libs_done(&x);
+    clean_env();
+}
+
+/* A check on a host with no NVIDIA GPU and no driver lists the libraries without loading them; a GPU, the
+ * nvidia module, any libcuda.so.1, `gpucheckup cuda` or a --require naming CUDA loads them. */
+static void test_no_gpu_no_driver_no_load(void **state)
+{
+    (void)state;
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, NULL), 0);
+    struct cli_options o = {.command = "check"};
+    struct probe_ctx ctx = {.fs = &fs, .opts = &o, .timeout_ms = 10000};
+    struct cuda_facts none = {.driver_cuda_version = -1, .cuinit_result = -1, .device_count = -1,
+                              .pci_known = true, .libcuda_missing = true};
+    const char *why = cuda_libs_no_load_reason(&ctx, &none);
+    assert_non_null(why);
+    assert_string_equal(why, "no NVIDIA GPU or driver on this host");
+    struct cuda_facts f = none;
+    f.nvidia_gpu_present = true;
+    assert_null(cuda_libs_no_load_reason(&ctx, &f));
+    f = none;
+    f.nvidia_module_loaded = true;
+    assert_null(cuda_libs_no_load_reason(&ctx, &f));
+    f = none;
+    snprintf(f.kernel_driver_version, sizeof(f.kernel_driver_version), "580.159.04");
+    assert_null(cuda_libs_no_load_reason(&ctx, &f));
+    f = none;
+    f.libcuda_missing = false; /* a stub, a broken libcuda, a driver without its GPU */
+    assert_null(cuda_libs_no_load_reason(&ctx, &f));
+    f = none;
+    f.pci_known = false; /* no PCI facts: cannot say there is no GPU */
+    assert_null(cuda_libs_no_load_reason(&ctx, &f));
+    assert_null(cuda_libs_no_load_reason(&ctx, NULL));
+    o.command = "cuda";
+    assert_null(cuda_libs_no_load_reason(&ctx, &none));
+    o.command = "check";
+    char *reqs[] = {"opencl", "cuda>=12.4"};
+    o.requires = reqs;
+    o.n_requires = 1;
+    assert_non_null(cuda_libs_no_load_reason(&ctx, &none));
+    o.n_requires = 2;
+    assert_null(cuda_libs_no_load_reason(&ctx, &none));
+    char *cc[] = {"compute-capability>=8.0"};
+    o.requires = cc;
+    o.n_requires = 1;
+    assert_null(cuda_libs_no_load_reason(&ctx, &none));
+    o.requires = NULL;
+    o.n_requires = 0;
+
+    /* listed, not loaded: a library whose constructor would crash is only named */
+    char d[PATH_MAX + 8];
+    snprintf(d, sizeof(d), "%s/noload", tmp_root);
+    link_in(d, "libcudnn.so.9", need_env("GC_FAKE_CUDNN_INIT_CRASH"));
+    link_in(d, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_1"));
+    setenv("LD_LIBRARY_PATH", d, 1);
+    struct report *r = report_new();
+    struct report_section *sec = report_add_section(r, "cuda");
+    ctx.report = r;
+    cuda_libs_report(&ctx, sec, &none);
+    json_object *libs = NULL, *why_j = NULL;
+    assert_true(json_object_object_get_ex(sec->data, "libraries", &libs));
+    assert_true(json_object_object_get_ex(sec->data, "libraries_not_loaded", &why_j));
+    assert_string_equal(json_object_get_string(why_j), "no NVIDIA GPU or driver on this host");
+    bool seen_cudnn = false;
+    for (size_t i = 0; i < json_object_array_length(libs); i++) {
+        json_object *o2 = json_object_array_get_idx(libs, i);
+        assert_null(jstr(o2, "error"));
+        assert_null(jstr(o2, "cuda_version_from"));
+        assert_true(jstr(o2, "version_from") == NULL || strcmp(jstr(o2, "version_from"), "library") != 0);
+        seen_cudnn |= strcmp(jstr(o2, "path"), need_env("GC_FAKE_CUDNN_INIT_CRASH")) == 0;
+    }
+    assert_true(seen_cudnn);
+    for (size_t i = 0; i < r->n_findings; i++) /* the host's other libraries: nothing that needs a load */
+        assert_int_equal(strncmp(r->findings[i].id, "cuda.lib-", 9) != 0 ||
+                             strcmp(r->findings[i].id, "cuda.lib-ld-path-stubs") == 0 ||
+                             strcmp(r->findings[i].id, "cuda.lib-ld-path-missing") == 0, 1);
+    assert_string_equal(sec->lines[0].text, "not loaded: no NVIDIA GPU or driver on this host (versions from file names)");
+    report_free(r);
+    hostfs_close(&fs);
+    clean_env();
 }
 
 /* A fake --root tree: the system's libcudart (13.1, default directory) differs from the pip wheel's
@@ -704,10 +896,14 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_tables),
         cmocka_unit_test(test_same_version),
         cmocka_unit_test(test_empty_root),
-        cmocka_unit_test(test_root_searches_live),
+        cmocka_unit_test(test_root_never_loads),
+        cmocka_unit_test(test_no_gpu_no_driver_no_load),
         cmocka_unit_test(test_ld_path),
         cmocka_unit_test(test_ld_path_stub_cause),
         cmocka_unit_test(test_crash_hang),
+        cmocka_unit_test(test_one_child_culprit_crash),
+        cmocka_unit_test(test_one_child_culprit_hang),
+        cmocka_unit_test(test_same_name_apart),
         cmocka_unit_test(test_fake_root),
         cmocka_unit_test(test_too_many_files),
     };
