@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "clapi.h"
+#include "clonce.h"
 #include "icd_impl.h"
 #include "isolate.h"
 #include "probe.h"
@@ -497,6 +498,18 @@ static void icd_judge_combined(struct icd_state *st, struct isolate_result *res,
     st->combined = c;
 }
 
+/* The combined view alone, in a child of its own (when no shared child could give it). */
+static void icd_combined_alone(struct icd_state *st)
+{
+    volatile int *stage = icd_stages_new(1);
+    struct icd_child_arg arg = {.stage = stage};
+    struct isolate_result res;
+    isolate_run(icd_child_combined, &arg, probe_budget_ms(st->ctx), &res);
+    icd_judge_combined(st, &res, stage ? *stage : 0);
+    isolate_result_clear(&res);
+    icd_stages_free(stage, 1);
+}
+
 void icd_probe_all(struct icd_state *st)
 {
     size_t n = st->n + 1;
@@ -505,6 +518,14 @@ void icd_probe_all(struct icd_state *st)
     size_t *which = calloc(n, sizeof(*which));
     volatile int *stages = icd_stages_new(n);
     char *vendors_env = NULL;
+    /* With the opencl probe in the run, the combined view comes from the one child both share. */
+    enum run_once_role shared = st->loader ? clonce_claim(st->ctx) : RUN_ONCE_ALONE;
+    struct clonce_job cj;
+    size_t combined = (size_t)-1;
+    if (shared == RUN_ONCE_MINE && clonce_job_init(&cj) != 0) {
+        clonce_publish_alone(st->ctx);
+        shared = RUN_ONCE_ALONE;
+    }
     if (!jobs || !args || !which) {
         for (size_t i = 0; i < st->n; i++)
             if (!st->e[i].status)
@@ -521,8 +542,11 @@ void icd_probe_all(struct icd_state *st)
         jobs[k] = (struct isolate_job){.fn = icd_child_vendor, .arg = &args[k]};
         k++;
     }
-    size_t combined = (size_t)-1;
-    if (st->loader) {
+    if (shared == RUN_ONCE_MINE) {
+        combined = k;
+        jobs[k] = (struct isolate_job){.fn = clonce_child, .arg = &cj};
+        k++;
+    } else if (st->loader && shared == RUN_ONCE_ALONE) {
         /* Under --root the loader must read the root's vendors, as the rest of the report does. */
         if (!st->ctx->fs->live && st->vendors_dir)
             vendors_env = hostfs_real_path(st->ctx->fs, st->vendors_dir);
@@ -535,13 +559,39 @@ void icd_probe_all(struct icd_state *st)
         isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
     for (size_t j = 0; j < k; j++) {
         int stage = stages ? stages[j] : 0;
-        if (j == combined)
+        if (j == combined && shared == RUN_ONCE_MINE) {
+            struct isolate_result eff, view;
+            json_object *aux = NULL;
+            clonce_publish(st->ctx, &cj, &jobs[j].result, &eff, &aux);
+            if (clonce_icd_view(st->ctx, &eff, aux, &view, &stage))
+                icd_judge_combined(st, &view, stage);
+            else
+                icd_combined_alone(st);
+            isolate_result_clear(&view);
+            isolate_result_clear(&eff);
+            json_object_put(aux);
+        } else if (j == combined) {
             icd_judge_combined(st, &jobs[j].result, stage);
-        else
+        } else {
             icd_judge(st, &st->e[which[j]], &jobs[j].result, stage);
+        }
         isolate_result_clear(&jobs[j].result);
     }
+    if (shared == RUN_ONCE_WAIT) {
+        struct isolate_result view;
+        int stage = 0;
+        if (clonce_icd_wait(st->ctx, &view, &stage))
+            icd_judge_combined(st, &view, stage);
+        else
+            icd_combined_alone(st);
+        isolate_result_clear(&view);
+    }
 out:
+    if (shared == RUN_ONCE_MINE) {
+        if (combined == (size_t)-1) /* out of memory before it ran: the others work alone */
+            clonce_publish_alone(st->ctx);
+        clonce_job_free(&cj);
+    }
     free(vendors_env);
     free(jobs);
     free(args);
