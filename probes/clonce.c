@@ -288,14 +288,16 @@ static bool clonce_opencl_view(struct probe_ctx *ctx, const struct isolate_resul
         }
         return true;
     }
-    if (res->status == ISOLATE_TIMEOUT || res->status == ISOLATE_SPAWN_FAILED) {
-        /* No time is left to enumerate again: the hang (or the spent budget) is the outcome. */
-        run_once_copy_result(out, res);
-        if (out->budget_spent)
-            ctx->budget_spent = true;
-        return true;
-    }
-    return false; /* a crash: alone, the enumeration shows whether it crashes by itself */
+    /* A crash or a hang is the enumeration's too, as when it ran beside the icd part: alone it makes
+     * the same calls into the same drivers (listing the platforms, their properties, their devices),
+     * and it reports no more than the signal and the output. Running it again would spend the time a
+     * hang leaves nothing of, and after a crash could run out of it and call that a hang. */
+    run_once_copy_result(out, res);
+    json_object_put(out->value);
+    out->value = NULL;
+    if (out->budget_spent)
+        ctx->budget_spent = true;
+    return true;
 }
 
 bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)

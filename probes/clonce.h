@@ -51,8 +51,8 @@ bool clonce_icd_view(struct probe_ctx *ctx, const struct isolate_result *res, js
 bool clonce_icd_wait(struct probe_ctx *ctx, struct isolate_result *out, int *stage);
 
 /* For the opencl probe: the enumeration from the shared child into *RES (run here when the opencl
- * probe claims first). Returns false when it must enumerate alone: nothing shared, or the shared
- * child crashed (alone it names what the enumeration itself does; a hang is not rerun: no time is left). */
+ * probe claims first), its crash or hang included. Returns false when it must enumerate alone:
+ * nothing is shared in this run, or the shared child could not be set up. */
 bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *res);
 
 #endif

@@ -510,6 +510,26 @@ static void icd_combined_alone(struct icd_state *st)
     icd_stages_free(stage, 1);
 }
 
+/* The shared child run in icd's batch: published as soon as it ends, not when the batch does, so that
+ * the opencl probe (and smoke after it) need not wait for the slowest driver's own child. */
+struct icd_shared_done {
+    struct probe_ctx *ctx;
+    const struct clonce_job *cj;
+    size_t combined;          /* its index in the batch, or (size_t)-1 when icd does not run it */
+    bool published;
+    struct isolate_result eff; /* what the sharers see, icd's copy */
+    json_object *aux;
+};
+
+static void icd_publish_done(size_t index, const struct isolate_job *job, void *arg)
+{
+    struct icd_shared_done *d = arg;
+    if (index != d->combined || d->published)
+        return;
+    clonce_publish(d->ctx, d->cj, &job->result, &d->eff, &d->aux);
+    d->published = true;
+}
+
 void icd_probe_all(struct icd_state *st)
 {
     size_t n = st->n + 1;
@@ -555,21 +575,22 @@ void icd_probe_all(struct icd_state *st)
         jobs[k] = (struct isolate_job){.fn = icd_child_combined, .arg = &args[k]};
         k++;
     }
+    struct icd_shared_done done = {.ctx = st->ctx, .cj = &cj, .combined = shared == RUN_ONCE_MINE ? combined : (size_t)-1};
     if (k > 0)
-        isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
+        isolate_run_many_cb(jobs, k, probe_budget_ms(st->ctx), icd_publish_done, &done);
     for (size_t j = 0; j < k; j++) {
         int stage = stages ? stages[j] : 0;
         if (j == combined && shared == RUN_ONCE_MINE) {
-            struct isolate_result eff, view;
-            json_object *aux = NULL;
-            clonce_publish(st->ctx, &cj, &jobs[j].result, &eff, &aux);
-            if (clonce_icd_view(st->ctx, &eff, aux, &view, &stage))
+            struct isolate_result view;
+            if (!done.published) /* not reported finished (cannot happen): publish what is there */
+                icd_publish_done(j, &jobs[j], &done);
+            if (clonce_icd_view(st->ctx, &done.eff, done.aux, &view, &stage))
                 icd_judge_combined(st, &view, stage);
             else
                 icd_combined_alone(st);
             isolate_result_clear(&view);
-            isolate_result_clear(&eff);
-            json_object_put(aux);
+            isolate_result_clear(&done.eff);
+            json_object_put(done.aux);
         } else if (j == combined) {
             icd_judge_combined(st, &jobs[j].result, stage);
         } else {
