@@ -9,6 +9,7 @@
 
 #include "doctor.h"
 #include "probe.h"
+#include "runonce.h"
 #include "snapshot.h"
 #include "strutil.h"
 
@@ -296,6 +297,8 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
         *error = str_dup("out of memory");
         return GC_EXIT_INTERNAL;
     }
+    /* What the icd and opencl probes' children learn through libOpenCL is learnt once (issue 17). */
+    struct run_once *once = run_once_new();
     host_collect(fs, r->host);
     if (o->snapshot)
         run_note_snapshot(o->snapshot, r->host);
@@ -312,6 +315,7 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
             continue;
         if (!report_add_section(r, p->name)) {
             free(s.slots);
+            run_once_free(once);
             report_free(r);
             *error = str_dup("out of memory");
             return GC_EXIT_INTERNAL;
@@ -320,7 +324,7 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
             .p = p,
             .sec = r->n_sections - 1,
             .ctx = {.opts = o, .fs = fs, .report = r, .snapshot = o->snapshot, .timeout_ms = timeout_ms,
-                    .deadline_ms = deadline_ms},
+                    .deadline_ms = deadline_ms, .once = once},
         };
     }
     pthread_mutex_init(&s.mu, NULL);
@@ -328,6 +332,7 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
     run_schedule(&s);
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.mu);
+    run_once_free(once);
 
     /* Findings in registry order, as if the probes had run one after another; the first probe (in
      * that order) that failed outright decides the exit. */

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "clapi.h"
+#include "clonce.h"
 #include "icd_impl.h"
 #include "isolate.h"
 #include "probe.h"
@@ -497,6 +498,38 @@ static void icd_judge_combined(struct icd_state *st, struct isolate_result *res,
     st->combined = c;
 }
 
+/* The combined view alone, in a child of its own (when no shared child could give it). */
+static void icd_combined_alone(struct icd_state *st)
+{
+    volatile int *stage = icd_stages_new(1);
+    struct icd_child_arg arg = {.stage = stage};
+    struct isolate_result res;
+    isolate_run(icd_child_combined, &arg, probe_budget_ms(st->ctx), &res);
+    icd_judge_combined(st, &res, stage ? *stage : 0);
+    isolate_result_clear(&res);
+    icd_stages_free(stage, 1);
+}
+
+/* The shared child run in icd's batch: published as soon as it ends, not when the batch does, so that
+ * the opencl probe (and smoke after it) need not wait for the slowest driver's own child. */
+struct icd_shared_done {
+    struct probe_ctx *ctx;
+    const struct clonce_job *cj;
+    size_t combined;          /* its index in the batch, or (size_t)-1 when icd does not run it */
+    bool published;
+    struct isolate_result eff; /* what the sharers see, icd's copy */
+    json_object *aux;
+};
+
+static void icd_publish_done(size_t index, const struct isolate_job *job, void *arg)
+{
+    struct icd_shared_done *d = arg;
+    if (index != d->combined || d->published)
+        return;
+    clonce_publish(d->ctx, d->cj, &job->result, &d->eff, &d->aux);
+    d->published = true;
+}
+
 void icd_probe_all(struct icd_state *st)
 {
     size_t n = st->n + 1;
@@ -505,6 +538,14 @@ void icd_probe_all(struct icd_state *st)
     size_t *which = calloc(n, sizeof(*which));
     volatile int *stages = icd_stages_new(n);
     char *vendors_env = NULL;
+    /* With the opencl probe in the run, the combined view comes from the one child both share. */
+    enum run_once_role shared = st->loader ? clonce_claim(st->ctx) : RUN_ONCE_ALONE;
+    struct clonce_job cj;
+    size_t combined = (size_t)-1;
+    if (shared == RUN_ONCE_MINE && clonce_job_init(&cj) != 0) {
+        clonce_publish_alone(st->ctx);
+        shared = RUN_ONCE_ALONE;
+    }
     if (!jobs || !args || !which) {
         for (size_t i = 0; i < st->n; i++)
             if (!st->e[i].status)
@@ -521,8 +562,11 @@ void icd_probe_all(struct icd_state *st)
         jobs[k] = (struct isolate_job){.fn = icd_child_vendor, .arg = &args[k]};
         k++;
     }
-    size_t combined = (size_t)-1;
-    if (st->loader) {
+    if (shared == RUN_ONCE_MINE) {
+        combined = k;
+        jobs[k] = (struct isolate_job){.fn = clonce_child, .arg = &cj};
+        k++;
+    } else if (st->loader && shared == RUN_ONCE_ALONE) {
         /* Under --root the loader must read the root's vendors, as the rest of the report does. */
         if (!st->ctx->fs->live && st->vendors_dir)
             vendors_env = hostfs_real_path(st->ctx->fs, st->vendors_dir);
@@ -531,17 +575,44 @@ void icd_probe_all(struct icd_state *st)
         jobs[k] = (struct isolate_job){.fn = icd_child_combined, .arg = &args[k]};
         k++;
     }
+    struct icd_shared_done done = {.ctx = st->ctx, .cj = &cj, .combined = shared == RUN_ONCE_MINE ? combined : (size_t)-1};
     if (k > 0)
-        isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
+        isolate_run_many_cb(jobs, k, probe_budget_ms(st->ctx), icd_publish_done, &done);
     for (size_t j = 0; j < k; j++) {
         int stage = stages ? stages[j] : 0;
-        if (j == combined)
+        if (j == combined && shared == RUN_ONCE_MINE) {
+            struct isolate_result view;
+            if (!done.published) /* not reported finished (cannot happen): publish what is there */
+                icd_publish_done(j, &jobs[j], &done);
+            if (clonce_icd_view(st->ctx, &done.eff, done.aux, &view, &stage))
+                icd_judge_combined(st, &view, stage);
+            else
+                icd_combined_alone(st);
+            isolate_result_clear(&view);
+            isolate_result_clear(&done.eff);
+            json_object_put(done.aux);
+        } else if (j == combined) {
             icd_judge_combined(st, &jobs[j].result, stage);
-        else
+        } else {
             icd_judge(st, &st->e[which[j]], &jobs[j].result, stage);
+        }
         isolate_result_clear(&jobs[j].result);
     }
+    if (shared == RUN_ONCE_WAIT) {
+        struct isolate_result view;
+        int stage = 0;
+        if (clonce_icd_wait(st->ctx, &view, &stage))
+            icd_judge_combined(st, &view, stage);
+        else
+            icd_combined_alone(st);
+        isolate_result_clear(&view);
+    }
 out:
+    if (shared == RUN_ONCE_MINE) {
+        if (combined == (size_t)-1) /* out of memory before it ran: the others work alone */
+            clonce_publish_alone(st->ctx);
+        clonce_job_free(&cj);
+    }
     free(vendors_env);
     free(jobs);
     free(args);

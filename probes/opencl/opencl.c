@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clonce.h"
 #include "isolate.h"
 #include "opencl_internal.h"
 #include "strutil.h"
@@ -260,7 +261,9 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct isolate_result res;
     memset(&res, 0, sizeof(res));
-    isolate_run(ocl_enumerate, NULL, probe_budget_ms(ctx), &res);
+    /* In a run with the icd probe, the child it shares with it enumerates (probes/clonce.c). */
+    if (!clonce_opencl(ctx, &res))
+        isolate_run(ocl_enumerate, NULL, probe_budget_ms(ctx), &res);
     if (res.budget_spent) {
         report_section_set_status(sec, REPORT_STATUS_SKIPPED, "%s", res.detail);
         isolate_result_clear(&res);

@@ -1,4 +1,5 @@
 /* fake_icd.c: a fake OpenCL vendor driver (ICD) for tests; FAKE_ICD_MODE picks how it (mis)behaves. */
+#include <fcntl.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -60,6 +61,23 @@ static const char *fake_env(const char *name, const char *dflt)
 {
     const char *v = getenv(name);
     return v ? v : dflt;
+}
+
+/* GC_FAKE_ICD_LOG=FILE: every process that loads this driver appends "PID NAME" to FILE, so a test
+ * can count the processes that load it. */
+__attribute__((constructor)) static void fake_log_load(void)
+{
+    const char *path = getenv("GC_FAKE_ICD_LOG");
+    if (!path || !*path)
+        return;
+    int fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return;
+    char line[96];
+    int n = snprintf(line, sizeof(line), "%ld %s\n", (long)getpid(), FAKE_ICD_NAME);
+    if (n > 0 && write(fd, line, (size_t)n) < 0)
+        n = 0;
+    close(fd);
 }
 
 static unsigned fake_device_count(void)
@@ -216,11 +234,19 @@ static cl_int fake_vendor_pci(cl_device_id device, cl_device_info param, size_t 
     return fake_answer(&u, sizeof(u), size, value, size_ret);
 }
 
+static volatile int *volatile fake_nowhere;
+
 CL_API_ENTRY cl_int CL_API_CALL clGetDeviceInfo(cl_device_id device, cl_device_info param, size_t size, void *value,
                                                 size_t *size_ret)
 {
     if (!fake_is_device(device))
         return CL_INVALID_DEVICE;
+    /* A driver that lists its platform fine but dies on a property only a full enumeration reads. */
+    const char *crash = getenv("GC_FAKE_ICD_CRASH_AT");
+    if (param == CL_DEVICE_NAME && crash && strcmp(crash, "device-name") == 0) {
+        fprintf(stderr, "fake ICD %s: crashing in clGetDeviceInfo(CL_DEVICE_NAME)\n", FAKE_ICD_NAME);
+        *(volatile int *)fake_nowhere = 1; /* not raise(): LLVM's handler (PoCL's) would return from it */
+    }
     char buf[512];
     cl_uint u;
     cl_ulong ul;
@@ -344,6 +370,9 @@ static int *volatile fake_null;
 CL_API_ENTRY cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_platform_id *platforms,
                                                        cl_uint *num_platforms)
 {
+    const char *say = getenv("GC_FAKE_ICD_SAY");
+    if (say && *say)
+        fprintf(stderr, "fake ICD %s: %s\n", FAKE_ICD_NAME, say);
     if (FAKE_ICD_MODE == FAKE_SEGV)
         *fake_null = 1;
     if (FAKE_ICD_MODE == FAKE_ABORT) {

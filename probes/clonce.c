@@ -1,0 +1,329 @@
+/* clonce.c: the one child through libOpenCL that the icd and opencl probes share in a run (issue 17). */
+#include "clonce.h"
+
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fdio.h"
+#include "jsonnum.h"
+#include "opencl_internal.h"
+#include "run.h"
+#include "strutil.h"
+
+/* Bytes of the icd part's output kept (as isolate.c keeps of a child's). */
+#define CLONCE_TAIL 4096
+/* The page shared with the child: the icd part's answer must fit in it, or it is not kept apart. */
+#define CLONCE_PAGE (1u << 20)
+
+/* Written by the child, read by the parent once the child is gone (never trusted: bounds checked). */
+struct clonce_page {
+    volatile int stage;    /* the icd part's stage (icd_child_arg.stage) */
+    volatile int icd_done; /* the icd part returned: a failure after this is the opencl part's */
+    volatile int ready;    /* json holds the icd part's answer */
+    double done_ms;        /* jsonnum_now_ms when the icd part returned */
+    size_t out_len;
+    char out[CLONCE_TAIL]; /* the last bytes the icd part wrote on stdout/stderr */
+    size_t len;
+    char json[];           /* the icd part's answer, plain JSON */
+};
+#define CLONCE_JSON_MAX (CLONCE_PAGE - offsetof(struct clonce_page, json))
+
+bool clonce_wanted(const struct probe_ctx *ctx)
+{
+    const char *cmd = ctx->opts ? ctx->opts->command : NULL;
+    return ctx->once && ctx->fs && ctx->fs->live && !ctx->snapshot && cmd && run_selects(cmd, "icd") &&
+           run_selects(cmd, "opencl");
+}
+
+enum run_once_role clonce_claim(struct probe_ctx *ctx)
+{
+    if (!clonce_wanted(ctx))
+        return RUN_ONCE_ALONE;
+    return run_once_claim(ctx->once, CLONCE_KEY);
+}
+
+int clonce_job_init(struct clonce_job *j)
+{
+    memset(j, 0, sizeof(*j));
+    j->out_fd = -1;
+    void *p = mmap(NULL, CLONCE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        return -1;
+    j->page = p;
+    /* The icd part's output goes to a file of its own, so that what drivers print while the opencl
+     * part reads their properties is not taken for what they printed while being listed. */
+    j->out_fd = memfd_create("gpucheckup-icd-output", MFD_CLOEXEC);
+    j->arg = (struct icd_child_arg){.stage = &j->page->stage};
+    j->start_ms = jsonnum_now_ms();
+    return 0;
+}
+
+void clonce_job_free(struct clonce_job *j)
+{
+    if (j->page)
+        munmap(j->page, CLONCE_PAGE);
+    if (j->out_fd >= 0)
+        close(j->out_fd);
+    j->page = NULL;
+    j->out_fd = -1;
+}
+
+/* In the child: stdout and stderr onto FD (stdio's buffers emptied first). */
+static void clonce_redirect(int fd)
+{
+    fflush(NULL);
+    dup2(fd, STDOUT_FILENO);
+    dup2(fd, STDERR_FILENO);
+}
+
+/* In the child: the last CLONCE_TAIL bytes of the first END bytes of FD into BUF; returns how many. */
+static size_t clonce_read_tail(int fd, off_t end, char *buf)
+{
+    off_t start = end > CLONCE_TAIL ? end - CLONCE_TAIL : 0;
+    size_t got = 0;
+    while (start + (off_t)got < end) {
+        ssize_t r = pread(fd, buf + got, (size_t)(end - start) - got, start + (off_t)got);
+        if (r <= 0)
+            break;
+        got += (size_t)r;
+    }
+    return got;
+}
+
+/* In the child: the first END bytes of FD onto the result pipe's stderr, where they would have gone. */
+static void clonce_copy_out(int fd, off_t end)
+{
+    char buf[16384];
+    for (off_t at = 0; at < end;) {
+        ssize_t r = pread(fd, buf, sizeof(buf) < (size_t)(end - at) ? sizeof(buf) : (size_t)(end - at), at);
+        if (r <= 0 || fdio_write_all(STDERR_FILENO, buf, (size_t)r) != 0)
+            break;
+        at += r;
+    }
+}
+
+json_object *clonce_child(void *arg)
+{
+    struct clonce_job *j = arg;
+    struct clonce_page *pg = j->page;
+    int pipe_fd = j->out_fd >= 0 ? dup(STDERR_FILENO) : -1;
+    if (pipe_fd >= 0)
+        clonce_redirect(j->out_fd);
+    /* The icd part first, as the icd probe's combined child does it alone. */
+    json_object *icd = icd_child_combined(&j->arg);
+    fflush(NULL);
+    pg->done_ms = jsonnum_now_ms();
+    if (pipe_fd >= 0) {
+        off_t end = lseek(j->out_fd, 0, SEEK_CUR);
+        if (end > 0)
+            pg->out_len = clonce_read_tail(j->out_fd, end, pg->out);
+        clonce_redirect(pipe_fd);
+        close(pipe_fd);
+        if (end > 0)
+            clonce_copy_out(j->out_fd, end);
+    }
+    size_t len = 0;
+    const char *s = json_object_to_json_string_length(icd, JSON_C_TO_STRING_PLAIN, &len);
+    if (s && len <= CLONCE_JSON_MAX) {
+        memcpy(pg->json, s, len);
+        pg->len = len;
+        __atomic_store_n(&pg->ready, 1, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&pg->icd_done, 1, __ATOMIC_RELEASE);
+    /* Then the opencl probe's enumeration, with every driver already loaded. */
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "icd", icd);
+    json_object_object_add(o, "opencl", ocl_enumerate(NULL));
+    return o;
+}
+
+/* A child's output tail as isolate.c makes it (the last bytes, sanitised), or NULL when empty. */
+static char *clonce_tail(const char *buf, size_t len)
+{
+    if (len == 0)
+        return NULL;
+    char *t = strndup(buf, len);
+    return t ? str_sanitize(t) : NULL;
+}
+
+/* In the parent, once the child is gone: what is left in J's output file (the icd part's output,
+ * when the child died before copying it on), as a tail; NULL when empty. */
+static char *clonce_file_tail(const struct clonce_job *j)
+{
+    struct stat sb;
+    if (j->out_fd < 0 || fstat(j->out_fd, &sb) != 0 || sb.st_size <= 0)
+        return NULL;
+    char *buf = malloc(CLONCE_TAIL);
+    if (!buf)
+        return NULL;
+    size_t got = clonce_read_tail(j->out_fd, sb.st_size, buf);
+    char *t = clonce_tail(buf, got);
+    free(buf);
+    return t;
+}
+
+void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const struct isolate_result *res,
+                    struct isolate_result *eff, json_object **aux)
+{
+    const struct clonce_page *pg = j->page;
+    run_once_copy_result(eff, res);
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "stage", json_object_new_int(pg->stage));
+    bool done = __atomic_load_n(&pg->icd_done, __ATOMIC_ACQUIRE) != 0;
+    json_object_object_add(a, "icd_done", json_object_new_boolean(done));
+    if (done) {
+        json_object_object_add(a, "icd_ms", json_object_new_double(pg->done_ms - j->start_ms));
+        char *t = clonce_tail(pg->out, pg->out_len <= CLONCE_TAIL ? pg->out_len : 0);
+        json_object_object_add(a, "icd_output", t ? json_object_new_string(t) : NULL);
+        free(t);
+        size_t len = pg->len;
+        if (__atomic_load_n(&pg->ready, __ATOMIC_ACQUIRE) && len <= CLONCE_JSON_MAX) {
+            json_tokener *tok = json_tokener_new();
+            json_object *v = tok ? json_tokener_parse_ex(tok, pg->json, (int)len) : NULL;
+            if (v && (json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(v, json_type_object))) {
+                json_object_put(v);
+                v = NULL;
+            }
+            if (tok)
+                json_tokener_free(tok);
+            if (v)
+                json_object_object_add(a, "icd", v);
+        }
+    } else {
+        /* Died (or hung) in the icd part: what it printed is still in the file, not on the pipe. */
+        char *t = clonce_file_tail(j);
+        if (t) {
+            free(eff->stderr_tail);
+            eff->stderr_tail = t;
+        }
+    }
+    *aux = a;
+    run_once_publish(ctx->once, CLONCE_KEY, eff, a);
+}
+
+void clonce_publish_alone(struct probe_ctx *ctx)
+{
+    struct isolate_result none;
+    memset(&none, 0, sizeof(none));
+    none.status = ISOLATE_SPAWN_FAILED;
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "alone", json_object_new_boolean(true));
+    run_once_publish(ctx->once, CLONCE_KEY, &none, a);
+    json_object_put(a);
+}
+
+static bool clonce_alone(json_object *aux)
+{
+    json_object *v = NULL;
+    return !aux || (json_object_object_get_ex(aux, "alone", &v) && json_object_get_boolean(v));
+}
+
+bool clonce_icd_view(struct probe_ctx *ctx, const struct isolate_result *res, json_object *aux,
+                     struct isolate_result *out, int *stage)
+{
+    memset(out, 0, sizeof(*out));
+    *stage = 0;
+    if (clonce_alone(aux))
+        return false;
+    json_object *v = NULL;
+    *stage = json_object_object_get_ex(aux, "stage", &v) ? json_object_get_int(v) : 0;
+    if (json_object_object_get_ex(aux, "icd_done", &v) && json_object_get_boolean(v)) {
+        json_object *icd = NULL;
+        if (!json_object_object_get_ex(aux, "icd", &icd) && res->status == ISOLATE_OK)
+            json_object_object_get_ex(res->value, "icd", &icd);
+        if (!json_object_is_type(icd, json_type_object))
+            return false; /* its answer is lost: the icd part runs alone */
+        out->status = ISOLATE_OK;
+        if (json_object_deep_copy(icd, &out->value, NULL) != 0)
+            return false;
+        out->elapsed_ms = json_object_object_get_ex(aux, "icd_ms", &v) ? json_object_get_double(v) : res->elapsed_ms;
+        const char *t = json_object_object_get_ex(aux, "icd_output", &v) ? json_object_get_string(v) : NULL;
+        out->stderr_tail = str_dup(t);
+        return true;
+    }
+    /* The child failed in the icd part: that is the combined view's outcome, as when it ran alone. */
+    run_once_copy_result(out, res);
+    json_object_put(out->value);
+    out->value = NULL;
+    if (out->status == ISOLATE_OK) /* finished without the icd part's mark: not to be trusted */
+        out->status = ISOLATE_BAD_OUTPUT;
+    if (out->budget_spent)
+        ctx->budget_spent = true;
+    return true;
+}
+
+bool clonce_icd_wait(struct probe_ctx *ctx, struct isolate_result *out, int *stage)
+{
+    struct isolate_result res;
+    json_object *aux = NULL;
+    run_once_wait(ctx->once, CLONCE_KEY, &res, &aux);
+    bool ok = clonce_icd_view(ctx, &res, aux, out, stage);
+    isolate_result_clear(&res);
+    json_object_put(aux);
+    return ok;
+}
+
+/* The opencl probe's view of the shared outcome RES (AUX: the runner's notes) into *OUT. */
+static bool clonce_opencl_view(struct probe_ctx *ctx, const struct isolate_result *res, json_object *aux,
+                               struct isolate_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    if (clonce_alone(aux))
+        return false;
+    if (res->status == ISOLATE_OK) {
+        json_object *cl = NULL;
+        if (!json_object_object_get_ex(res->value, "opencl", &cl) || !cl)
+            return false;
+        run_once_copy_result(out, res);
+        json_object_put(out->value);
+        out->value = NULL;
+        if (json_object_deep_copy(cl, &out->value, NULL) != 0) {
+            isolate_result_clear(out);
+            return false;
+        }
+        return true;
+    }
+    /* A crash or a hang is the enumeration's too, as when it ran beside the icd part: alone it makes
+     * the same calls into the same drivers (listing the platforms, their properties, their devices),
+     * and it reports no more than the signal and the output. Running it again would spend the time a
+     * hang leaves nothing of, and after a crash could run out of it and call that a hang. */
+    run_once_copy_result(out, res);
+    json_object_put(out->value);
+    out->value = NULL;
+    if (out->budget_spent)
+        ctx->budget_spent = true;
+    return true;
+}
+
+bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
+{
+    memset(out, 0, sizeof(*out));
+    enum run_once_role role = clonce_claim(ctx);
+    if (role == RUN_ONCE_ALONE)
+        return false;
+    struct isolate_result res;
+    json_object *aux = NULL;
+    if (role == RUN_ONCE_MINE) {
+        struct clonce_job j;
+        if (clonce_job_init(&j) != 0) {
+            clonce_publish_alone(ctx);
+            return false;
+        }
+        struct isolate_result raw;
+        isolate_run(clonce_child, &j, probe_budget_ms(ctx), &raw);
+        clonce_publish(ctx, &j, &raw, &res, &aux);
+        isolate_result_clear(&raw);
+        clonce_job_free(&j);
+    } else {
+        run_once_wait(ctx->once, CLONCE_KEY, &res, &aux);
+    }
+    bool ok = clonce_opencl_view(ctx, &res, aux, out);
+    isolate_result_clear(&res);
+    json_object_put(aux);
+    return ok;
+}

@@ -1,0 +1,58 @@
+/* clonce.h: the one child through libOpenCL that the icd and opencl probes share in a run (issue 17). */
+#ifndef GPUCHECKUP_CLONCE_H
+#define GPUCHECKUP_CLONCE_H
+
+#include <stdbool.h>
+#include <json-c/json.h>
+
+#include "icd_impl.h"
+#include "isolate.h"
+#include "probe.h"
+#include "runonce.h"
+
+/* The shared job's name in the run's run_once set. */
+#define CLONCE_KEY "opencl-through-the-loader"
+
+/* One run of the shared child: the icd probe's combined view (icd_child_combined), then the opencl
+ * probe's enumeration (ocl_enumerate), in one process that loads every driver once. */
+struct clonce_job {
+    struct icd_child_arg arg;  /* the icd part's; its stage lives in PAGE */
+    struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
+    int out_fd;                /* memfd taking the icd part's output, or -1 */
+    double start_ms;
+};
+
+/* True when this run shares the child: the icd and opencl probes both run, on the live machine (no
+ * --root: under it the icd probe's loader reads the tree's vendors, the opencl probe this machine's). */
+bool clonce_wanted(const struct probe_ctx *ctx);
+
+/* Claim the shared child for the icd probe: RUN_ONCE_MINE (then clonce_job_init, run clonce_child
+ * in a batch, clonce_publish), RUN_ONCE_WAIT (clonce_icd_wait), RUN_ONCE_ALONE (run the combined
+ * child alone, as without sharing). */
+enum run_once_role clonce_claim(struct probe_ctx *ctx);
+/* Returns 0, or -1 when the shared pages cannot be had (then clonce_publish_alone). */
+int clonce_job_init(struct clonce_job *j);
+void clonce_job_free(struct clonce_job *j);
+/* The child's work (isolate_fn, ARG a struct clonce_job): {"icd": ..., "opencl": ...}. */
+json_object *clonce_child(void *arg);
+/* J ran with outcome RES: hand it to the run (waiters wake), and fill *EFF and *AUX with the
+ * runner's own copies of what the sharers see (free with isolate_result_clear, json_object_put). */
+void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const struct isolate_result *res,
+                    struct isolate_result *eff, json_object **aux);
+/* A claimed job that could not run: tell the waiters to work alone. */
+void clonce_publish_alone(struct probe_ctx *ctx);
+
+/* The icd probe's combined view from the shared child (its own RES when it ran it, else waited for):
+ * fills *OUT as if icd_child_combined had run alone (*STAGE its stage) and returns true, or returns
+ * false when the icd part's answer is lost (the child failed after it): run the combined child alone. */
+bool clonce_icd_view(struct probe_ctx *ctx, const struct isolate_result *res, json_object *aux,
+                     struct isolate_result *out, int *stage);
+/* For the icd probe that did not run it: wait for the shared child, then clonce_icd_view. */
+bool clonce_icd_wait(struct probe_ctx *ctx, struct isolate_result *out, int *stage);
+
+/* For the opencl probe: the enumeration from the shared child into *RES (run here when the opencl
+ * probe claims first), its crash or hang included. Returns false when it must enumerate alone:
+ * nothing is shared in this run, or the shared child could not be set up. */
+bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *res);
+
+#endif

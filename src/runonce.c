@@ -1,0 +1,125 @@
+/* runonce.c: isolated work two probes of one run both need, done once: the first to claim runs it, the others get a copy. */
+#include "runonce.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "strutil.h"
+
+/* Jobs one run can share; a claim past this many runs alone. */
+#define RUN_ONCE_MAX 8
+
+struct run_once_cell {
+    const char *key;
+    bool published;
+    struct isolate_result res;
+    json_object *aux;
+};
+
+struct run_once {
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    struct run_once_cell cells[RUN_ONCE_MAX];
+    size_t n;
+};
+
+struct run_once *run_once_new(void)
+{
+    struct run_once *o = calloc(1, sizeof(*o));
+    if (!o)
+        return NULL;
+    pthread_mutex_init(&o->mu, NULL);
+    pthread_cond_init(&o->cv, NULL);
+    return o;
+}
+
+void run_once_free(struct run_once *o)
+{
+    if (!o)
+        return;
+    for (size_t i = 0; i < o->n; i++) {
+        isolate_result_clear(&o->cells[i].res);
+        json_object_put(o->cells[i].aux);
+    }
+    pthread_cond_destroy(&o->cv);
+    pthread_mutex_destroy(&o->mu);
+    free(o);
+}
+
+/* The cell of KEY, or NULL. Called with O->mu held. */
+static struct run_once_cell *run_once_find(struct run_once *o, const char *key)
+{
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->cells[i].key, key) == 0)
+            return &o->cells[i];
+    return NULL;
+}
+
+enum run_once_role run_once_claim(struct run_once *o, const char *key)
+{
+    if (!o || !key)
+        return RUN_ONCE_ALONE;
+    enum run_once_role role = RUN_ONCE_WAIT;
+    pthread_mutex_lock(&o->mu);
+    if (!run_once_find(o, key)) {
+        if (o->n < RUN_ONCE_MAX) {
+            o->cells[o->n++] = (struct run_once_cell){.key = key};
+            role = RUN_ONCE_MINE;
+        } else {
+            role = RUN_ONCE_ALONE;
+        }
+    }
+    pthread_mutex_unlock(&o->mu);
+    return role;
+}
+
+void run_once_copy_result(struct isolate_result *to, const struct isolate_result *from)
+{
+    *to = *from;
+    to->value = NULL;
+    if (from->value && json_object_deep_copy(from->value, &to->value, NULL) != 0)
+        to->value = NULL;
+    to->stderr_tail = str_dup(from->stderr_tail);
+    to->detail = str_dup(from->detail);
+}
+
+void run_once_publish(struct run_once *o, const char *key, const struct isolate_result *res, json_object *aux)
+{
+    if (!o || !key)
+        return;
+    pthread_mutex_lock(&o->mu);
+    struct run_once_cell *c = run_once_find(o, key);
+    if (c && !c->published) {
+        run_once_copy_result(&c->res, res);
+        if (aux && json_object_deep_copy(aux, &c->aux, NULL) != 0)
+            c->aux = NULL;
+        c->published = true;
+        pthread_cond_broadcast(&o->cv);
+    }
+    pthread_mutex_unlock(&o->mu);
+}
+
+void run_once_wait(struct run_once *o, const char *key, struct isolate_result *res, json_object **aux)
+{
+    memset(res, 0, sizeof(*res));
+    *aux = NULL;
+    if (!o || !key) {
+        res->status = ISOLATE_SPAWN_FAILED;
+        return;
+    }
+    pthread_mutex_lock(&o->mu);
+    struct run_once_cell *c;
+    while ((c = run_once_find(o, key)) && !c->published)
+        pthread_cond_wait(&o->cv, &o->mu);
+    if (c) {
+        /* Copies made under the lock: json-c's reference counts are not shared between threads. */
+        run_once_copy_result(res, &c->res);
+        if (c->aux && json_object_deep_copy(c->aux, aux, NULL) != 0)
+            *aux = NULL;
+    } else {
+        res->status = ISOLATE_SPAWN_FAILED; /* never claimed: the caller should not have waited */
+    }
+    pthread_mutex_unlock(&o->mu);
+}

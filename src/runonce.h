@@ -1,0 +1,39 @@
+/* runonce.h: isolated work two probes of one run both need, done once: the first to claim runs it, the others get a copy. */
+#ifndef GPUCHECKUP_RUNONCE_H
+#define GPUCHECKUP_RUNONCE_H
+
+#include <json-c/json.h>
+
+#include "isolate.h"
+
+/* The run's shared jobs (one per run_diagnosis, made by run.c; probes reach it as probe_ctx.once). */
+struct run_once;
+
+/* A new, empty set of shared jobs, or NULL when out of memory. */
+struct run_once *run_once_new(void);
+/* Free O and every outcome it holds (no claimed job may still be running). */
+void run_once_free(struct run_once *o);
+
+/* What run_once_claim tells the caller to do. */
+enum run_once_role {
+    RUN_ONCE_ALONE = -1, /* nothing is shared (O is NULL, or out of memory): do the work yourself */
+    RUN_ONCE_WAIT = 0,   /* another probe claimed it: run_once_wait for its outcome */
+    RUN_ONCE_MINE = 1,   /* run it, then run_once_publish: always, whatever happened, or waiters wait forever */
+};
+
+/* Claim the job called KEY (a string that outlives O). The first caller gets RUN_ONCE_MINE; later
+ * ones RUN_ONCE_WAIT. Thread-safe. */
+enum run_once_role run_once_claim(struct run_once *o, const char *key);
+
+/* The outcome of job KEY, claimed by the caller: RES (the child's result) and AUX (what the runner
+ * adds, may be NULL) are copied; the caller keeps its own. Wakes every waiter. */
+void run_once_publish(struct run_once *o, const char *key, const struct isolate_result *res, json_object *aux);
+
+/* Wait until job KEY (claimed by another) is published, then fill *RES and *AUX with the caller's own
+ * copies (free with isolate_result_clear and json_object_put; *AUX may be NULL). */
+void run_once_wait(struct run_once *o, const char *key, struct isolate_result *res, json_object **aux);
+
+/* A deep copy of FROM into *TO (free with isolate_result_clear). */
+void run_once_copy_result(struct isolate_result *to, const struct isolate_result *from);
+
+#endif

@@ -1,0 +1,168 @@
+"""End-to-end tests of the child the icd and opencl probes share in one run (issue 17 item 2, probes/clonce.c):
+drivers are loaded through libOpenCL once, and what each probe reports is what it reports when it runs alone."""
+import os
+import shutil
+import tempfile
+import time
+
+import gctest
+
+FAKE = {name: os.environ["GC_FAKE_ICD_" + name.upper()] for name in ("working", "segv", "abort", "hang")}
+POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
+CLEAN = {"OCL_ICD_VENDORS": None, "OPENCL_VENDOR_PATH": None, "OCL_ICD_FILENAMES": None,
+         "GPUCHECKUP_LIBOPENCL": None, "LD_LIBRARY_PATH": None, "OPENCL_LAYERS": None,
+         "OCL_ICD_ASSUME_ICD_EXTENSION": None, "GC_FAKE_ICD_CRASH_AT": None, "GC_FAKE_ICD_LOG": None,
+         "GC_FAKE_ICD_SAY": None}
+
+
+def untimed(o):
+    """O without its timings (every key ending in _ms): what must not change between two runs."""
+    if isinstance(o, dict):
+        return {k: untimed(v) for k, v in o.items() if not k.endswith("_ms")}
+    if isinstance(o, list):
+        return [untimed(v) for v in o]
+    return o
+
+
+class SharedChild(gctest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.mkdtemp(prefix="gc-clonce-")
+        self.addCleanup(shutil.rmtree, self.tmp, True)
+        self.log = os.path.join(self.tmp, "loads.log")
+
+    def env(self, *drivers, **kw):
+        """A vendors directory with PoCL and the fake DRIVERS; KW adds variables."""
+        d = os.path.join(self.tmp, "vendors-" + "-".join(drivers))
+        os.makedirs(d, exist_ok=True)
+        shutil.copy(POCL_ICD, d)
+        for name in drivers:
+            with open(os.path.join(d, name + ".icd"), "w") as f:
+                f.write(FAKE[name] + "\n")
+        e = dict(CLEAN)
+        e.update({"OCL_ICD_VENDORS": d, "POCL_DEVICES": "pthread",
+                  "POCL_CACHE_DIR": os.path.join(self.tmp, "pocl-cache")})
+        e.update(kw)
+        return e
+
+    def loaders_of_fake(self):
+        """How many processes loaded a fake driver since the last call (GC_FAKE_ICD_LOG)."""
+        try:
+            with open(self.log) as f:
+                pids = {line.split()[0] for line in f if line.strip()}
+        except FileNotFoundError:
+            pids = set()
+        if os.path.exists(self.log):
+            os.unlink(self.log)
+        return len(pids)
+
+    def alone_and_shared(self, env, timeout=120):
+        """`icd` alone, `opencl` alone and `check` (where they share one child): their JSON."""
+        icd = self.run_json("icd", env=env, timeout=timeout)
+        cl = self.run_json("opencl", env=env, timeout=timeout)
+        check = self.run_json("check", "--no-smoke", env=env, timeout=timeout)
+        return icd.json, cl.json, check
+
+    def assert_same_as_alone(self, icd, cl, check):
+        self.assertEqual(untimed(check.json["icd"]), untimed(icd["icd"]))
+        self.assertEqual(untimed(check.json["opencl"]), untimed(cl["opencl"]))
+        for fid in ("icd.", "cl."):
+            alone = sorted((f["id"], f["subject"], f["message"]) for f in icd["findings"] + cl["findings"]
+                           if f["id"].startswith(fid))
+            shared = sorted((f["id"], f["subject"], f["message"]) for f in check.json["findings"]
+                            if f["id"].startswith(fid))
+            self.assertEqual(shared, alone)
+
+    def test_drivers_loaded_through_the_loader_once(self):
+        env = self.env("working", GC_FAKE_ICD_LOG=self.log)
+        self.run_json("icd", env=env, expect_rc=0)
+        icd_loads = self.loaders_of_fake()
+        self.run_json("opencl", env=env, expect_rc=0)
+        opencl_loads = self.loaders_of_fake()
+        check = self.run_json("check", "--no-smoke", env=env)
+        check_loads = self.loaders_of_fake()
+        # icd: the driver alone, and all of them through the loader; opencl: through the loader
+        self.assertEqual((icd_loads, opencl_loads), (2, 1))
+        # check: the driver alone, and one child through the loader for both probes
+        self.assertEqual(check_loads, 2, repr(check))
+        self.assertEqual(check.json["icd"]["combined"]["status"], "ok")
+        self.assertEqual(check.json["opencl"]["enumeration"]["status"], "ok")
+
+    def test_same_devices_as_when_enumerating_alone(self):
+        env = self.env("working", GC_FAKE_ICD_DEVICES="3", GC_FAKE_ICD_PCI="0000:03:00.0")
+        icd, cl, check = self.alone_and_shared(env)
+        names = [p["name"] for p in check.json["opencl"]["platforms"]]
+        self.assertIn("gpucheckup fake working", names)
+        self.assertIn("Portable Computing Language", names)
+        fake = [p for p in check.json["opencl"]["platforms"] if p["name"] == "gpucheckup fake working"][0]
+        self.assertEqual([d["pci_address"] for d in fake["devices"]],
+                         ["0000:03:00.0", "0000:03:01.0", "0000:03:02.0"])
+        self.assertEqual(check.json["opencl"]["counts"]["devices"], 4)
+        self.assert_same_as_alone(icd, cl, check)
+
+    def test_driver_crashing_in_the_shared_child_is_named(self):
+        env = self.env("working", "segv")
+        icd, cl, check = self.alone_and_shared(env)
+        d = check.json
+        segv = [e for e in d["icd"]["icds"] if e["file"].endswith("/segv.icd")][0]
+        self.assertEqual(segv["status"], "crash")
+        self.assertIn(segv["file"], [f["subject"] for f in check.findings("icd.crash")])
+        self.assertEqual(d["icd"]["combined"]["status"], "crash")
+        self.assertRegex(d["icd"]["combined"]["detail"], r"SIGSEGV in clGetPlatformIDs")
+        self.assertEqual(d["opencl"]["enumeration"]["status"], "crash")
+        self.assertIn("cl.enumeration-crash", check.finding_ids())
+        self.assert_same_as_alone(icd, cl, check)
+
+    def test_crash_after_the_listing_is_the_enumerations_alone(self):
+        # The fake says something while listed, then dies on CL_DEVICE_NAME, which only the full
+        # enumeration reads: the icd probe's view stays healthy, its output what was said while listing.
+        env = self.env("working", GC_FAKE_ICD_CRASH_AT="device-name", GC_FAKE_ICD_SAY="listed")
+        icd, cl, check = self.alone_and_shared(env)
+        d = check.json
+        comb = d["icd"]["combined"]
+        self.assertEqual(comb["status"], "ok")
+        self.assertIn("fake ICD working: listed", comb["output"])
+        self.assertNotIn("crashing", comb["output"])
+        self.assertIn("gpucheckup fake working", [p["name"] for p in comb["platforms"]])
+        self.assertEqual(d["opencl"]["enumeration"]["status"], "crash")
+        out = d["opencl"]["enumeration"]["output"]
+        self.assertIn("fake ICD working: listed", out)
+        self.assertIn("crashing in clGetDeviceInfo(CL_DEVICE_NAME)", out)
+        self.assertNotIn("icd.conflict", check.finding_ids())
+        self.assertNotIn("icd.crash", check.finding_ids())
+        self.assert_same_as_alone(icd, cl, check)
+
+    def test_output_of_a_driver_dying_while_listed(self):
+        # It prints, then aborts inside the loader's clGetPlatformIDs: its line is the evidence.
+        env = self.env("abort")
+        icd, cl, check = self.alone_and_shared(env)
+        d = check.json
+        self.assertEqual(d["icd"]["combined"]["status"], "crash")
+        self.assertIn("registered more than once", d["icd"]["combined"]["output"])
+        self.assertIn("registered more than once", d["opencl"]["enumeration"]["output"])
+        self.assert_same_as_alone(icd, cl, check)
+
+    def test_hang_in_the_shared_child_within_the_timeout(self):
+        env = self.env("hang")
+        # A sanitizer build runs the probes one at a time (src/run.c): cuda's own seconds come first.
+        t = 6 if gctest.SANITIZED else 2
+        t0 = time.monotonic()
+        check = self.run_json("check", "--no-smoke", "--timeout", str(t), env=env, timeout=60)
+        wall = time.monotonic() - t0
+        d = check.json
+        hang = [e for e in d["icd"]["icds"] if e["file"].endswith("/hang.icd")][0]
+        self.assertEqual(hang["status"], "hang")
+        self.assertIn(hang["file"], [f["subject"] for f in check.findings("icd.hang")])
+        self.assertEqual(d["icd"]["combined"]["status"], "hang")
+        self.assertRegex(d["icd"]["combined"]["detail"], r"in clGetPlatformIDs")
+        if gctest.SANITIZED:
+            # icd ran the shared child, which hung until the deadline: opencl had no time to start
+            self.assertEqual(d["opencl"]["status"], "skipped")
+            self.assertIn("opencl", [f["subject"] for f in check.findings("core.timeout-spent")])
+        else:
+            # opencl waited for the shared child beside icd: the same hang is its outcome
+            self.assertEqual(d["opencl"]["enumeration"]["status"], "timeout")
+            self.assertIn("cl.enumeration-hang", check.finding_ids())
+            self.assertLess(wall, t + 1.5, repr(check))
+
+if __name__ == "__main__":
+    gctest.main()

@@ -1,0 +1,151 @@
+/* test_runonce.c: unit tests of the run's shared jobs: one claimer runs, every other waits for its own copy. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "isolate.h"
+#include "runonce.h"
+
+static void test_no_set_means_alone(void **state)
+{
+    (void)state;
+    assert_int_equal(run_once_claim(NULL, "k"), RUN_ONCE_ALONE);
+    struct run_once *o = run_once_new();
+    assert_non_null(o);
+    assert_int_equal(run_once_claim(o, NULL), RUN_ONCE_ALONE);
+    run_once_free(o);
+}
+
+static void test_first_claim_runs_the_others_wait(void **state)
+{
+    (void)state;
+    struct run_once *o = run_once_new();
+    assert_int_equal(run_once_claim(o, "enum"), RUN_ONCE_MINE);
+    assert_int_equal(run_once_claim(o, "enum"), RUN_ONCE_WAIT);
+    assert_int_equal(run_once_claim(o, "other"), RUN_ONCE_MINE); /* each key on its own */
+    assert_int_equal(run_once_claim(o, "other"), RUN_ONCE_WAIT);
+    run_once_free(o);
+}
+
+/* Every waiter gets the published outcome as its own copy: changing one changes neither the
+ * publisher's nor another waiter's. */
+static void test_waiters_get_their_own_copies(void **state)
+{
+    (void)state;
+    struct run_once *o = run_once_new();
+    assert_int_equal(run_once_claim(o, "enum"), RUN_ONCE_MINE);
+    struct isolate_result res = {.status = ISOLATE_OK, .elapsed_ms = 12.5};
+    res.value = json_object_new_object();
+    json_object_object_add(res.value, "platforms", json_object_new_int(3));
+    res.stderr_tail = strdup("driver chatter");
+    json_object *aux = json_object_new_object();
+    json_object_object_add(aux, "stage", json_object_new_int(7));
+    run_once_publish(o, "enum", &res, aux);
+    /* the publisher keeps its own */
+    json_object_object_add(res.value, "platforms", json_object_new_int(99));
+    json_object_put(aux);
+
+    struct isolate_result a, b;
+    json_object *aa = NULL, *ab = NULL;
+    run_once_wait(o, "enum", &a, &aa);
+    run_once_wait(o, "enum", &b, &ab);
+    assert_int_equal(a.status, ISOLATE_OK);
+    assert_true(a.elapsed_ms == 12.5);
+    assert_string_equal(a.stderr_tail, "driver chatter");
+    assert_ptr_not_equal(a.stderr_tail, b.stderr_tail);
+    assert_int_equal(json_object_get_int(json_object_object_get(a.value, "platforms")), 3);
+    assert_int_equal(json_object_get_int(json_object_object_get(aa, "stage")), 7);
+    json_object_object_add(a.value, "platforms", json_object_new_int(5));
+    assert_int_equal(json_object_get_int(json_object_object_get(b.value, "platforms")), 3);
+    isolate_result_clear(&a);
+    isolate_result_clear(&b);
+    json_object_put(aa);
+    json_object_put(ab);
+    isolate_result_clear(&res);
+    run_once_free(o);
+}
+
+struct waiter {
+    struct run_once *o;
+    struct isolate_result res;
+    json_object *aux;
+};
+
+static void *waiter_main(void *arg)
+{
+    struct waiter *w = arg;
+    run_once_wait(w->o, "enum", &w->res, &w->aux);
+    return NULL;
+}
+
+/* Waiters that start before the outcome is published block until it is, then all see it. */
+static void test_waiters_block_until_published(void **state)
+{
+    (void)state;
+    struct run_once *o = run_once_new();
+    assert_int_equal(run_once_claim(o, "enum"), RUN_ONCE_MINE);
+    struct waiter w[3];
+    pthread_t th[3];
+    for (int i = 0; i < 3; i++) {
+        memset(&w[i], 0, sizeof(w[i]));
+        w[i].o = o;
+        w[i].res.status = ISOLATE_OK; /* overwritten by the wait */
+        assert_int_equal(pthread_create(&th[i], NULL, waiter_main, &w[i]), 0);
+    }
+    struct timespec ts = {0, 50 * 1000000L};
+    nanosleep(&ts, NULL);
+    struct isolate_result res = {.status = ISOLATE_SIGNAL, .signal = 11};
+    res.detail = strdup("killed by SIGSEGV");
+    run_once_publish(o, "enum", &res, NULL);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(pthread_join(th[i], NULL), 0);
+        assert_int_equal(w[i].res.status, ISOLATE_SIGNAL);
+        assert_int_equal(w[i].res.signal, 11);
+        assert_string_equal(w[i].res.detail, "killed by SIGSEGV");
+        assert_null(w[i].res.value);
+        assert_null(w[i].aux);
+        isolate_result_clear(&w[i].res);
+    }
+    /* a second publish does not replace the first outcome */
+    struct isolate_result again = {.status = ISOLATE_OK};
+    run_once_publish(o, "enum", &again, NULL);
+    struct isolate_result late;
+    json_object *laux = NULL;
+    run_once_wait(o, "enum", &late, &laux);
+    assert_int_equal(late.status, ISOLATE_SIGNAL);
+    isolate_result_clear(&late);
+    isolate_result_clear(&res);
+    run_once_free(o);
+}
+
+/* Waiting on a job nobody claimed returns at once (a failed start), never hangs. */
+static void test_wait_unclaimed_returns(void **state)
+{
+    (void)state;
+    struct run_once *o = run_once_new();
+    struct isolate_result r;
+    json_object *aux = (json_object *)1;
+    run_once_wait(o, "never", &r, &aux);
+    assert_int_equal(r.status, ISOLATE_SPAWN_FAILED);
+    assert_null(aux);
+    run_once_free(o);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_no_set_means_alone),
+        cmocka_unit_test(test_first_claim_runs_the_others_wait),
+        cmocka_unit_test(test_waiters_get_their_own_copies),
+        cmocka_unit_test(test_waiters_block_until_published),
+        cmocka_unit_test(test_wait_unclaimed_returns),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
