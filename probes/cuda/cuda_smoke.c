@@ -346,11 +346,7 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
         json_object *po = json_object_new_object();
         json_object_object_add(po, "pass", json_object_new_string(kn));
         json_object_object_add(po, "status", json_object_new_string(chk.wrong ? "fail" : "pass"));
-        json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
-        json_object_object_add(po, "host_ms", jsonnum_ms(hms));
-        json_object_object_add(po, "max_error", jsonnum_sig(chk.max_error, 6));
-        json_object_object_add(po, "tolerance", jsonnum_sig(chk.max_tolerance, 6));
-        json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
+        smoke_check_add_json(po, &chk, kms, hms);
         json_object_array_add(r->passes, po);
         if (isfinite(kms) && (!isfinite(r->kernel_ms) || kms < r->kernel_ms))
             r->kernel_ms = kms;

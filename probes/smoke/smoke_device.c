@@ -255,11 +255,7 @@ static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke
     struct smoke_check chk;
     smoke_verify(pr, got, sentinel, &chk);
     json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
-    json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
-    json_object_object_add(po, "host_ms", jsonnum_ms(hms));
-    json_object_object_add(po, "max_error", jsonnum_sig(chk.max_error, 6));
-    json_object_object_add(po, "tolerance", jsonnum_sig(chk.max_tolerance, 6));
-    json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk.wrong));
+    smoke_check_add_json(po, &chk, kms, hms);
     json_object_array_add(d->passes, po);
     if (p == SMOKE_FP32) {
         if (isfinite(kms) && (!isfinite(d->kernel_ms) || kms < d->kernel_ms))

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonnum.h"
 #include "strutil.h"
 
 static const struct {
@@ -351,4 +352,13 @@ size_t smoke_pattern_check(const void *got, size_t len)
             bad++;
     }
     return bad;
+}
+
+void smoke_check_add_json(json_object *po, const struct smoke_check *chk, double kms, double hms)
+{
+    json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
+    json_object_object_add(po, "host_ms", jsonnum_ms(hms));
+    json_object_object_add(po, "max_error", jsonnum_sig(chk->max_error, 6));
+    json_object_object_add(po, "tolerance", jsonnum_sig(chk->max_tolerance, 6));
+    json_object_object_add(po, "wrong_elements", json_object_new_int64((int64_t)chk->wrong));
 }

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <json-c/json.h>
 
 /* The precisions the smoke test runs in. */
 enum smoke_prec {
@@ -93,6 +94,10 @@ struct smoke_check {
 /* Compare GOT (device format, n*n elements) with P's reference. PRIOR (device format, may be NULL)
  * is what the output buffer held before the kernel ran. Fills OUT. */
 void smoke_verify(const struct smoke_problem *p, const void *got, const void *prior, struct smoke_check *out);
+
+/* Add one checked pass's measurements to its JSON object PO: kernel_ms and host_ms (KMS, HMS; NaN: not
+ * measured), max_error, tolerance and wrong_elements from CHK. The OpenCL and CUDA smoke tests share it. */
+void smoke_check_add_json(json_object *po, const struct smoke_check *chk, double kms, double hms);
 
 /* One line describing a failed check for people: "3 of 65536 elements wrong, first at row 0, column 5:
  * expected 12, got 13" or "the output is all zeros". Returns a heap string (caller frees), NULL when
