@@ -323,16 +323,10 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         return PROBE_INPUT_ERROR;
     }
     struct smoke_inventory inv;
-    memset(&inv, 0, sizeof(inv));
     const char *source = NULL;
-    if (smoke_find_devices(ctx, sec, &inv, &source) < 0)
-        return PROBE_DONE;
-    char *err = NULL;
-    if (smoke_inventory_select(&inv, o->device_platform, o->device_index, false, &err) < 0) {
-        smoke_inventory_free(&inv);
-        ctx->error = err;
-        return PROBE_INPUT_ERROR;
-    }
+    int picked = smoke_pick_devices(ctx, sec, &inv, &source, false);
+    if (picked <= 0)
+        return picked < 0 ? PROBE_INPUT_ERROR : PROBE_DONE;
     size_t ndev = 0;
     for (size_t i = 0; i < inv.n_targets; i++)
         ndev += inv.targets[i].run;

@@ -485,6 +485,21 @@ static void smoke_summary_line(struct report_section *sec, const struct result_s
 
 /* ---- The probe ----------------------------------------------------------------------------------- */
 
+int smoke_pick_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
+                       const char **source, bool gpu_only)
+{
+    memset(inv, 0, sizeof(*inv));
+    if (smoke_find_devices(ctx, sec, inv, source) < 0)
+        return 0;
+    char *err = NULL;
+    if (smoke_inventory_select(inv, ctx->opts->device_platform, ctx->opts->device_index, gpu_only, &err) < 0) {
+        smoke_inventory_free(inv);
+        ctx->error = err;
+        return -1;
+    }
+    return 1;
+}
+
 int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
                               const char **source)
 {
@@ -533,16 +548,10 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
         return PROBE_DONE;
     }
     struct smoke_inventory inv;
-    memset(&inv, 0, sizeof(inv));
     const char *source = NULL;
-    if (smoke_find_devices(ctx, sec, &inv, &source) < 0)
-        return PROBE_DONE;
-    char *err = NULL;
-    if (smoke_inventory_select(&inv, o->device_platform, o->device_index, so->which == SMOKE_WHICH_GPU, &err) < 0) {
-        smoke_inventory_free(&inv);
-        ctx->error = err;
-        return PROBE_INPUT_ERROR;
-    }
+    int picked = smoke_pick_devices(ctx, sec, &inv, &source, so->which == SMOKE_WHICH_GPU);
+    if (picked <= 0)
+        return picked < 0 ? PROBE_INPUT_ERROR : PROBE_DONE;
 
     size_t njobs = 0;
     for (size_t i = 0; i < inv.n_targets; i++)

@@ -45,6 +45,12 @@ struct report_section;
 int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
                        const char **source);
 
+/* smoke_find_devices, then only --device's devices (and only GPUs with GPU_ONLY). Returns 1 (INV
+ * filled and selected), 0 (SEC's status set: nothing to test) or -1 (a bad --device: ctx->error set, INV
+ * freed). Used by the smoke and bench probes. */
+int smoke_pick_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
+                       const char **source, bool gpu_only);
+
 /* Who a finding is about: the PCI address when known, else "P:D name". Heap string (caller frees). */
 char *smoke_target_subject(const struct smoke_target *t);
 
