@@ -86,7 +86,7 @@ int doctor_best_opencl_version(const struct report *r, const char **name)
     return best;
 }
 
-/* ---- the cuda section (its typed facts, src/result_cuda.h) ---- */
+/* ---- the cuda section (its typed facts, probes/cuda/result_cuda.h) ---- */
 
 size_t doctor_cuda_passed(const struct report *r, int min_cc, const struct result_cuda_dev **first)
 {

@@ -55,7 +55,7 @@ struct report_line {
 
 /* A probe's typed result: the facts the doctor, --require and the text writer read as fields and
  * enums, and the source of the section's JSON, which is made only at the edge (report_section_json).
- * One const table per kind of result, next to its struct (src/result_NAME.c). */
+ * One const table per kind of result, next to its struct (probes/NAME/result_NAME.c). */
 struct report_result_ops {
     const char *section; /* the section it belongs to: "smoke" */
     /* The result's JSON members as a new object, in the order the section prints them; NULL on

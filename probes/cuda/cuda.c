@@ -359,7 +359,7 @@ static void cuda_summary(struct cuda_run *cr)
 static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct cuda_run cr = {.ctx = ctx, .sec = sec};
-    /* The typed facts the doctor reads, filled beside the JSON by the parts below (src/result_cuda.h). */
+    /* The typed facts the doctor reads, filled beside the JSON by the parts below (result_cuda.h). */
     report_section_set_result(sec, &result_cuda_ops, result_cuda_new());
     cr.pci_devs = cuda_facts_collect(ctx, sec, &cr.facts, &cr.pci_known, &cr.uvm_loaded);
 

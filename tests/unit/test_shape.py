@@ -214,11 +214,6 @@ OWNERSHIP_EXCEPTIONS = {
     ("src/doctor.c", "command", "smoke"),
     ("src/doctor_facts.c", "command", "opencl"),
     ("src/doctor_facts.c", "command", "pci"),
-    # The typed result kinds (issue 13 item 5) name the section they read back from a snapshot; "smoke"
-    # in result_cuda.c is the cuda section's own member (its CUDA smoke test), not the smoke probe.
-    ("src/result_cuda.c", "command", "cuda"),
-    ("src/result_cuda.c", "command", "smoke"),
-    ("src/result_smoke.c", "command", "smoke"),
     # `list` is the opencl probe's section printed as a list.
     ("src/run.c", "command", "opencl"),
     ("src/write_text.c", "command", "opencl"),
