@@ -147,8 +147,13 @@ static char *clonce_tail(const char *buf, size_t len)
 {
     if (len == 0)
         return NULL;
-    char *t = strndup(buf, len);
-    return t ? str_sanitize(t) : NULL;
+    /* Not strndup: BUF may fill its whole buffer without a NUL, and ASan's strndup checks one byte more. */
+    char *t = malloc(len + 1);
+    if (!t)
+        return NULL;
+    memcpy(t, buf, len);
+    t[len] = '\0';
+    return str_sanitize(t);
 }
 
 /* In the parent, once the child is gone: what is left in J's output file (the icd part's output,
