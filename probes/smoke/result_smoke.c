@@ -23,10 +23,6 @@ static const char *const result_smoke_prec_status_tab[] = {
 };
 const struct gc_names result_smoke_prec_status_names = GC_NAMES(result_smoke_prec_status_tab);
 
-static const char *const result_smoke_prec_tab[] = {
-    [RESULT_SMOKE_FP32] = "fp32", [RESULT_SMOKE_FP64] = "fp64", [RESULT_SMOKE_FP16] = "fp16"};
-const struct gc_names result_smoke_prec_names = GC_NAMES(result_smoke_prec_tab);
-
 static const char *const result_smoke_selection_tab[] = {[RESULT_SMOKE_SEL_ALL] = "all", [RESULT_SMOKE_SEL_GPU] = "gpu"};
 const struct gc_names result_smoke_selection_names = GC_NAMES(result_smoke_selection_tab);
 
@@ -113,7 +109,7 @@ struct result_smoke_dev *result_smoke_add_dev(struct result_smoke *s)
     struct result_smoke_dev *d = &devs[s->n_devs++];
     memset(d, 0, sizeof(*d));
     d->gpu = GC_TRI_UNKNOWN;
-    for (int p = 0; p < RESULT_SMOKE_N_PREC; p++)
+    for (int p = 0; p < SMOKE_N_PREC; p++)
         d->prec[p] = -1;
     d->rest = rest;
     return d;
@@ -154,15 +150,15 @@ int result_smoke_dev_set_type(struct result_smoke_dev *dev, json_object *type)
 
 int result_smoke_dev_set_precisions(struct result_smoke_dev *dev, json_object *prec)
 {
-    int got[RESULT_SMOKE_N_PREC];
-    for (int p = 0; p < RESULT_SMOKE_N_PREC; p++)
+    int got[SMOKE_N_PREC];
+    for (int p = 0; p < SMOKE_N_PREC; p++)
         got[p] = -1;
     if (!json_object_is_type(prec, json_type_object))
         return -1;
     int last = -1;
     json_object_object_foreach(prec, key, val)
     {
-        int p = gc_name_parse(&result_smoke_prec_names, key);
+        int p = gc_name_parse(&smoke_prec_names, key);
         int v = json_object_is_type(val, json_type_string)
                     ? gc_name_parse(&result_smoke_prec_status_names, json_object_get_string(val))
                     : -1;
@@ -201,9 +197,9 @@ static json_object *result_smoke_dev_member(const struct result_smoke_dev *d, un
         return gc_name_json(&result_smoke_status_names, (int)d->status);
     case RESULT_SMOKE_HAVE_PRECISIONS: {
         json_object *o = json_object_new_object();
-        for (int p = 0; o && p < RESULT_SMOKE_N_PREC; p++)
+        for (int p = 0; o && p < SMOKE_N_PREC; p++)
             if (d->prec[p] >= 0)
-                json_object_object_add(o, gc_name(&result_smoke_prec_names, p),
+                json_object_object_add(o, gc_name(&smoke_prec_names, p),
                                        gc_name_json(&result_smoke_prec_status_names, d->prec[p]));
         return o;
     }

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "report.h"
+#include "smoke_verify.h"
 #include "typed.h"
 
 /* A device's outcome: data.devices[].status. */
@@ -32,14 +33,6 @@ enum result_smoke_prec_status {
 };
 extern const struct gc_names result_smoke_prec_status_names;
 
-/* The precisions, in the order the JSON lists them ("fp32", "fp64", "fp16"). */
-enum result_smoke_prec {
-    RESULT_SMOKE_FP32 = 0,
-    RESULT_SMOKE_FP64,
-    RESULT_SMOKE_FP16,
-    RESULT_SMOKE_N_PREC,
-};
-extern const struct gc_names result_smoke_prec_names;
 
 /* Which devices were tested: data.selection. */
 enum result_smoke_selection {
@@ -73,7 +66,7 @@ struct result_smoke_dev {
     enum gc_tri gpu;                   /* a GPU by its type (unknown when the type is) */
     char *pci_address;                 /* NULL: unknown */
     enum result_smoke_status status;
-    int prec[RESULT_SMOKE_N_PREC];     /* enum result_smoke_prec_status, or -1: not listed */
+    int prec[SMOKE_N_PREC];     /* enum result_smoke_prec_status, or -1: not listed */
     char *detail;                      /* why, in words; NULL: none */
     char *stage;                       /* where a child that did not answer was; NULL: none */
     json_object *rest;                 /* the members not typed yet (timings, errors, passes, build log),

@@ -235,7 +235,7 @@ static void smoke_device_fill(struct result_smoke_dev *dev, const struct smoke_t
         else if (strcmp(k, "n") == 0)
             json_object_object_add(dev->rest, k, json_object_new_int64(n));
         else if (strcmp(k, "precisions") == 0)
-            for (int p = 0; p < RESULT_SMOKE_N_PREC; p++)
+            for (int p = 0; p < SMOKE_N_PREC; p++)
                 dev->prec[p] = RESULT_SMOKE_PREC_NOT_RUN;
         else if (strcmp(k, "error") == 0)
             json_object_object_add(dev->rest, k, error), error = NULL;
@@ -421,10 +421,10 @@ static void smoke_precisions_text(const struct result_smoke_dev *d, char *buf, s
     buf[0] = '\0';
     size_t off = 0;
     if (d->have & RESULT_SMOKE_HAVE_PRECISIONS) {
-        for (int p = 0; p < RESULT_SMOKE_N_PREC; p++) {
+        for (int p = 0; p < SMOKE_N_PREC; p++) {
             if (d->prec[p] < 0)
                 continue;
-            int w = snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "", gc_name(&result_smoke_prec_names, p),
+            int w = snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "", gc_name(&smoke_prec_names, p),
                              gc_name(&result_smoke_prec_status_names, d->prec[p]));
             if (w < 0 || (size_t)w >= len - off)
                 break;

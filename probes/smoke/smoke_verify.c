@@ -9,21 +9,25 @@
 #include "jsonnum.h"
 #include "strutil.h"
 
+static const char *const smoke_prec_tab[SMOKE_N_PREC] = {
+    [SMOKE_FP32] = "fp32", [SMOKE_FP64] = "fp64", [SMOKE_FP16] = "fp16"};
+const struct gc_names smoke_prec_names = GC_NAMES(smoke_prec_tab);
+
 static const struct {
-    const char *name;
     size_t size;
     int digits;        /* significand bits: integers up to 2^digits are exact */
     double unit;       /* unit roundoff, 2^-digits */
     double min_normal; /* smallest normal value (flush-to-zero allowance) */
 } smoke_precs[SMOKE_N_PREC] = {
-    [SMOKE_FP32] = {"fp32", 4, 24, 0x1p-24, 0x1p-126},
-    [SMOKE_FP64] = {"fp64", 8, 53, 0x1p-53, 0x1p-1022},
-    [SMOKE_FP16] = {"fp16", 2, 11, 0x1p-11, 0x1p-14},
+    [SMOKE_FP32] = {4, 24, 0x1p-24, 0x1p-126},
+    [SMOKE_FP64] = {8, 53, 0x1p-53, 0x1p-1022},
+    [SMOKE_FP16] = {2, 11, 0x1p-11, 0x1p-14},
 };
 
 const char *smoke_prec_name(enum smoke_prec p)
 {
-    return (unsigned)p < SMOKE_N_PREC ? smoke_precs[p].name : "unknown";
+    const char *n = gc_name(&smoke_prec_names, (int)p);
+    return n ? n : "unknown";
 }
 
 size_t smoke_prec_size(enum smoke_prec p)

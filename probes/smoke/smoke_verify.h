@@ -7,6 +7,8 @@
 #include <stdint.h>
 #include <json-c/json.h>
 
+#include "typed.h"
+
 /* The precisions the smoke test runs in. */
 enum smoke_prec {
     SMOKE_FP32 = 0,
@@ -25,7 +27,8 @@ enum smoke_pass_kind {
 /* How many mismatches a check keeps (the first ones in row-major order). */
 #define SMOKE_MAX_MISMATCHES 8
 
-/* "fp32", "fp64", "fp16". */
+/* "fp32", "fp64", "fp16": their names in the JSON (also read back by result_smoke.c). */
+extern const struct gc_names smoke_prec_names;
 const char *smoke_prec_name(enum smoke_prec p);
 /* Bytes of one element on the device: 4, 8, 2. */
 size_t smoke_prec_size(enum smoke_prec p);
