@@ -147,13 +147,8 @@ static char *clonce_tail(const char *buf, size_t len)
 {
     if (len == 0)
         return NULL;
-    /* Not strndup: BUF may fill its whole buffer without a NUL, and ASan's strndup checks one byte more. */
-    char *t = malloc(len + 1);
-    if (!t)
-        return NULL;
-    memcpy(t, buf, len);
-    t[len] = '\0';
-    return str_sanitize(t);
+    char *t = str_copy_n(buf, len); /* BUF may fill its whole page without a NUL */
+    return t ? str_sanitize(t) : NULL;
 }
 
 /* In the parent, once the child is gone: what is left in J's output file (the icd part's output,

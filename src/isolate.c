@@ -155,7 +155,7 @@ static void isolate_finish(struct isolate_child_state *c, struct isolate_result 
 {
     res->elapsed_ms = jsonnum_now_ms() - c->start;
     if (c->tail_len > 0) {
-        res->stderr_tail = strndup(c->tail, c->tail_len);
+        res->stderr_tail = str_copy_n(c->tail, c->tail_len); /* a full tail has no NUL */
         str_sanitize(res->stderr_tail);
     }
     if (c->timed_out) {
