@@ -21,6 +21,8 @@
     X(clCreateBuffer, true)                                 \
     X(clReleaseMemObject, true)                             \
     X(clCreateProgramWithSource, true)                      \
+    X(clCreateProgramWithBinary, false)                     \
+    X(clGetProgramInfo, false)                              \
     X(clBuildProgram, true)                                 \
     X(clGetProgramBuildInfo, true)                          \
     X(clReleaseProgram, true)                               \
@@ -32,6 +34,7 @@
     X(clEnqueueReadBuffer, true)                            \
     X(clEnqueueMapBuffer, false)                            \
     X(clEnqueueUnmapMemObject, false)                       \
+    X(clFlush, false)                                       \
     X(clFinish, true)                                       \
     X(clWaitForEvents, true)                                \
     X(clGetEventProfilingInfo, true)                        \

@@ -80,12 +80,12 @@ struct smoke_build_share *smoke_build_share_new(void)
 static unsigned char *smoke_program_binary(struct smoke_dev *d, size_t *len)
 {
     size_t n = 0;
-    if (!d->program_info ||
-        d->program_info(d->prog, CL_PROGRAM_BINARY_SIZES, sizeof(n), &n, NULL) != CL_SUCCESS || n == 0 ||
+    if (!d->api.clGetProgramInfo ||
+        d->api.clGetProgramInfo(d->prog, CL_PROGRAM_BINARY_SIZES, sizeof(n), &n, NULL) != CL_SUCCESS || n == 0 ||
         n > (256u << 20))
         return NULL;
     unsigned char *bin = malloc(n);
-    if (bin && d->program_info(d->prog, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL) != CL_SUCCESS) {
+    if (bin && d->api.clGetProgramInfo(d->prog, CL_PROGRAM_BINARIES, sizeof(bin), &bin, NULL) != CL_SUCCESS) {
         free(bin);
         return NULL;
     }
@@ -97,11 +97,11 @@ static unsigned char *smoke_program_binary(struct smoke_dev *d, size_t *len)
  * on failure nothing is recorded: the caller builds the source. */
 static bool smoke_build_binary(struct smoke_dev *d, const char *options, const unsigned char *bin, size_t len)
 {
-    if (!d->create_with_binary)
+    if (!d->api.clCreateProgramWithBinary)
         return false;
     cl_int err = CL_SUCCESS, status = CL_SUCCESS;
     double t0 = jsonnum_now_ms();
-    cl_program prog = d->create_with_binary(d->ctx, 1, &d->dev, &len, &bin, &status, &err);
+    cl_program prog = d->api.clCreateProgramWithBinary(d->ctx, 1, &d->dev, &len, &bin, &status, &err);
     if (err != CL_SUCCESS || status != CL_SUCCESS || !prog) {
         if (prog)
             d->api.clReleaseProgram(prog);

@@ -18,10 +18,6 @@ struct smoke_dev {
     struct smoke_device_args *args;
     struct smoke_prep *prep;
     struct clapi api;
-    cl_int (*flush)(cl_command_queue); /* clFlush, looked up separately (not in clapi's table) */
-    /* For a build shared with the child's other devices (looked up separately too): */
-    __typeof__(&clCreateProgramWithBinary) create_with_binary;
-    __typeof__(&clGetProgramInfo) program_info;
     char *model;          /* name, driver version and OpenCL version: which devices can share a build */
     cl_device_id dev;
     cl_context ctx;

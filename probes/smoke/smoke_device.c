@@ -3,7 +3,6 @@
 #include "smoke_device.h"
 #include "smoke_dev.h"
 
-#include <dlfcn.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -351,8 +350,8 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
         ok = ok && smoke_ok(d, d->api.clEnqueueReadBuffer(d->q, d->c, CL_FALSE, 0, bytes, got, 0, NULL, &rev),
                             "clEnqueueReadBuffer");
     }
-    if (ok && d->flush)
-        d->flush(d->q); /* start the read-back, then compute the reference meanwhile */
+    if (ok && d->api.clFlush)
+        d->api.clFlush(d->q); /* start the read-back, then compute the reference meanwhile */
     if (ok && !pr->ref && (pr != &own || smoke_problem_reference(&own) < 0)) {
         smoke_oom(d, "the reference");
         ok = false;
@@ -417,9 +416,6 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
         smoke_detail(d, "%s", err);
         return NULL;
     }
-    *(void **)&d->flush = dlsym(d->api.handle, "clFlush");
-    *(void **)&d->create_with_binary = dlsym(d->api.handle, "clCreateProgramWithBinary");
-    *(void **)&d->program_info = dlsym(d->api.handle, "clGetProgramInfo");
 
     smoke_stage(d, "finding device %d:%d", d->args->platform, d->args->device);
     cl_platform_id *pids = NULL;
