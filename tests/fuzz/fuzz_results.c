@@ -1,5 +1,6 @@
 /* fuzz_results.c: libFuzzer target for the typed results read back from captured sections (--root FILE.tar.gz). */
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -90,8 +91,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (!again)
             abort();
         char *twice = fuzz_results_round(kinds[k], again);
-        if (twice && strcmp(once, twice) != 0)
+        if (twice && strcmp(once, twice) != 0) {
+            /* Said before dying, so that a short CI run's log shows what did not read back the same. */
+            fprintf(stderr, "fuzz-results: %s printed differently when read back\nonce:  %s\ntwice: %s\n",
+                    kinds[k]->section, once, twice);
             abort();
+        }
         free(once);
         free(twice);
     }
