@@ -148,14 +148,26 @@ json_object *report_section_json(const struct report_section *s)
 {
     if (!s->result_ops || !s->result || !s->result_ops->to_json) /* no result, or facts beside the JSON */
         return json_object_get(s->data);
-    json_object *o = s->result_ops->to_json(s->result);
-    if (!o)
+    json_object *typed = s->result_ops->to_json(s->result);
+    json_object *o = typed ? json_object_new_object() : NULL;
+    if (!o) {
+        json_object_put(typed);
         return NULL;
-    json_object_object_foreach(s->data, key, val)
-    {
-        if (!json_object_object_get_ex(o, key, NULL))
-            json_object_object_add(o, key, json_object_get(val));
     }
+    for (const char *const *k = s->result_ops->members; k && *k; k++) {
+        json_object *v = NULL;
+        if (json_object_object_get_ex(typed, *k, &v) || json_object_object_get_ex(s->data, *k, &v))
+            json_object_object_add(o, *k, json_object_get(v));
+    }
+    json_object *from[] = {typed, s->data};
+    for (size_t i = 0; i < 2; i++) {
+        json_object_object_foreach(from[i], key, val)
+        {
+            if (!json_object_object_get_ex(o, key, NULL))
+                json_object_object_add(o, key, json_object_get(val));
+        }
+    }
+    json_object_put(typed);
     return o;
 }
 

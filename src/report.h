@@ -67,6 +67,11 @@ struct report_result_ops {
      * a member of an unexpected shape stays in DATA. NULL on allocation failure. */
     void *(*from_json)(json_object *data);
     void (*free)(void *res);
+    /* The section's members in the order they print, NULL-terminated (NULL: the result's, then the
+     * data's). Each prints in its place whether the result types it or it stayed in the data (a
+     * captured member of a shape the result does not read): so a document reads back and prints
+     * the same, the second time as the first. */
+    const char *const *members;
 };
 
 struct report_section {

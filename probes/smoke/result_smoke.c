@@ -367,11 +367,16 @@ static void *result_smoke_from_json(json_object *data)
     return s;
 }
 
+/* The section's members in print order: the typed ones in their place also when a capture's member
+ * stayed JSON (json-c reads "5e+" as a double printed 5, typed on the next reading). */
+static const char *const result_smoke_members[] = {"source", "n", "selection", "devices", NULL};
+
 const struct report_result_ops result_smoke_ops = {
     .section = "smoke",
     .to_json = result_smoke_to_json,
     .from_json = result_smoke_from_json,
     .free = result_smoke_free,
+    .members = result_smoke_members,
 };
 
 const struct result_smoke *result_smoke_get(const struct report *r)

@@ -303,6 +303,27 @@ static void test_smoke_result_odd_shapes(void **state)
     assert_int_equal(result_smoke_get(r)->n_devs, 0);
     assert_true(json_object_object_get_ex(s->data, "devices", NULL));
     report_free(r);
+
+    /* A member of another shape prints in its place, before typed ones that follow it. */
+    r = report_new();
+    smoke_round_trip(r, "{\"n\":\"8\",\"selection\":1,\"devices\":[],\"notes\":[]}");
+    report_free(r);
+    /* json-c reads "5e+" as a double printed 5: the next reading types it. Both print alike. */
+    r = report_new();
+    s = report_add_section(r, "smoke");
+    json_object_put(s->data);
+    s->data = json_tokener_parse("{\"devices\":[],\"n\":5e+}");
+    assert_non_null(s->data);
+    assert_int_equal(report_section_adopt(s, &result_smoke_ops), 0);
+    assert_false(result_smoke_get(r)->have & RESULT_SMOKE_HAVE_N);
+    json_object *j = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN), "{\"n\":5,\"devices\":[]}");
+    json_object_put(j);
+    report_free(r);
+    r = report_new();
+    smoke_round_trip(r, "{\"n\":5,\"devices\":[]}");
+    assert_true(result_smoke_get(r)->have & RESULT_SMOKE_HAVE_N);
+    report_free(r);
 }
 
 /* The cuda facts are read beside the section's JSON, which stays as it is. */
