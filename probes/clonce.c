@@ -126,7 +126,8 @@ static void clonce_copy_out(int fd, off_t end)
 
 /* In the child, after the icd part: each vendor library the loader holds answered (icd_child_loaded)
  * into J's answers page, so that the icd probe need not load it again in a child of its own. None
- * when the icd part printed anything: its output could not be told apart per driver. */
+ * when the icd part printed anything, or its output was not kept apart: it could not be told apart
+ * per driver. */
 static void clonce_answer(struct clonce_job *j, json_object *icd)
 {
     struct clonce_answers *an = j->answers;
@@ -136,7 +137,7 @@ static void clonce_answer(struct clonce_job *j, json_object *icd)
     json_object *v = NULL;
     const char *loader = json_object_object_get_ex(icd, "loaded", &v) ? json_object_get_string(v) : NULL;
     int fd = -1, keep = -1;
-    if (loader && j->page->ready && j->page->out_len == 0 &&
+    if (loader && j->out_fd >= 0 && j->page->ready && j->page->out_len == 0 &&
         (fd = memfd_create("gpucheckup-icd-answers", MFD_CLOEXEC)) >= 0 && (keep = dup(STDERR_FILENO)) >= 0) {
         /* What drivers print while answered goes nowhere: such a driver gets its own child. */
         clonce_redirect(fd);
