@@ -612,8 +612,9 @@ static void icd_probe_shared(struct icd_state *st, enum run_once_role role, cons
     struct isolate_result view;
     int view_stage = 0;
     json_object *drivers = NULL;
+    double start = jsonnum_now_ms();
     enum clonce_early got =
-        clonce_icd_early(st->ctx, jsonnum_now_ms() + (double)budget / ICD_SHARED_GRACE_DIV, &view, &view_stage, &drivers);
+        clonce_icd_early(st->ctx, start + (double)budget / ICD_SHARED_GRACE_DIV, &view, &view_stage, &drivers);
     /* Answers are what icd_child_vendor would say only where the loader opens libraries with the
      * flags it opens them with (ocl-icd: RTLD_LAZY), and when nothing was printed while listing. */
     if (res && stage && done && got == CLONCE_EARLY_VIEW && drivers && view.status == ISOLATE_OK && !view.stderr_tail &&
@@ -621,8 +622,13 @@ static void icd_probe_shared(struct icd_state *st, enum run_once_role role, cons
         icd_take_answers(st, which, k, drivers, res, done);
     json_object_put(drivers);
     if (res && stage && done) {
+        double waited = got == CLONCE_EARLY_PENDING ? jsonnum_now_ms() - start : 0.0;
         icd_own_children(st, which, k, flags, done, res, stage);
         for (size_t i = 0; i < k; i++) {
+            /* A driver that hangs its own child started after the grace period had hung the shared
+             * child since the wait began too: its "no answer within" counts that wait. */
+            if (res[i].status == ISOLATE_TIMEOUT)
+                res[i].elapsed_ms += waited;
             icd_judge(st, &st->e[which[i]], &res[i], stage[i]);
             isolate_result_clear(&res[i]);
         }
