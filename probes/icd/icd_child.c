@@ -370,7 +370,9 @@ json_object *icd_child_loaded(const char *loader, int out_fd)
     json_object *names = json_object_new_array();
     dl_iterate_phdr(icd_loaded_name, names);
     /* The flags ocl-icd opens vendor libraries with (ocl_icd_loader.c, _load_icd: RTLD_LAZY|RTLD_LOCAL);
-     * with RTLD_NOLOAD nothing new is loaded, only a handle to what already is. */
+     * with RTLD_NOLOAD nothing new is loaded, only a handle to what already is. ocl-icd keeps open a
+     * library without entry point, without platform or failing, and closes one whose every platform
+     * it rejects (_find_and_check_platforms): that one, if unloaded, is not answered for here. */
     void *self = loader ? dlopen(loader, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
     struct icd_child_arg a = {.dlflags = RTLD_LAZY | RTLD_LOCAL};
     for (size_t i = 0; i < json_object_array_length(names); i++) {
