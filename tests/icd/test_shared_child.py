@@ -229,5 +229,22 @@ class SharedChild(gctest.TestCase):
         # working: the shared child (dead before answering) and its own; segv: the same two
         self.assertEqual((len(by["working"]), len(by["segv"])), (2, 2), repr(by))
 
+    def test_crash_while_answering_leaves_both_probes_their_own_children(self):
+        # The fake dies only when asked to count its platforms a second time in one process: the
+        # shared child, answering for it after the loader listed it, dies there. Each driver then has
+        # its own child and the opencl probe enumerates alone: both sections are what they are alone.
+        env = self.env("working", GC_FAKE_ICD_CRASH_AT="second-count", GC_FAKE_ICD_LOG=self.log)
+        icd, cl, check = self.alone_and_shared(env)
+        self.assert_same_as_alone(icd, cl, check)
+        d = check.json
+        self.assertEqual(d["icd"]["combined"]["status"], "ok")
+        self.assertEqual([e["status"] for e in d["icd"]["icds"]], ["ok", "ok"])
+        self.assertEqual(d["opencl"]["enumeration"]["status"], "ok")
+        self.assertNotIn("cl.enumeration-crash", check.finding_ids())
+        self.loaders_by_fake()
+        self.run_json("check", "--no-smoke", env=env)
+        # the shared child, the driver's own child, the opencl probe's enumeration alone
+        self.assertEqual(len(self.loaders_by_fake()["working"]), 3)
+
 if __name__ == "__main__":
     gctest.main()
