@@ -1,6 +1,7 @@
 /* clonce.c: the one child through libOpenCL that the icd and opencl probes share in a run (issue 17). */
 #include "clonce.h"
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -33,6 +34,16 @@ struct clonce_page {
 };
 #define CLONCE_JSON_MAX (CLONCE_PAGE - offsetof(struct clonce_page, json))
 
+/* The vendor libraries' answers (clonce_answer), written by the child after the icd part; never
+ * trusted. A page of its own, so that the icd part's page keeps its shape. */
+struct clonce_answers {
+    volatile int phase; /* CLONCE_ANSWERS_* */
+    size_t len;
+    char json[];        /* icd_child_loaded's array, plain JSON */
+};
+enum { CLONCE_ANSWERS_NONE = 0, CLONCE_ANSWERS_RUNNING, CLONCE_ANSWERS_DONE };
+#define CLONCE_ANSWERS_MAX (CLONCE_PAGE - offsetof(struct clonce_answers, json))
+
 bool clonce_wanted(const struct probe_ctx *ctx)
 {
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
@@ -55,6 +66,9 @@ int clonce_job_init(struct clonce_job *j)
     if (p == MAP_FAILED)
         return -1;
     j->page = p;
+    /* Without this page the child answers for no driver: each then has its own child, as before. */
+    void *q = mmap(NULL, CLONCE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    j->answers = q == MAP_FAILED ? NULL : q;
     /* The icd part's output goes to a file of its own, so that what drivers print while the opencl
      * part reads their properties is not taken for what they printed while being listed. */
     j->out_fd = memfd_create("gpucheckup-icd-output", MFD_CLOEXEC);
@@ -67,6 +81,9 @@ void clonce_job_free(struct clonce_job *j)
 {
     if (j->page)
         munmap(j->page, CLONCE_PAGE);
+    if (j->answers)
+        munmap(j->answers, CLONCE_PAGE);
+    j->answers = NULL;
     if (j->out_fd >= 0)
         close(j->out_fd);
     j->page = NULL;
@@ -107,6 +124,40 @@ static void clonce_copy_out(int fd, off_t end)
     }
 }
 
+/* In the child, after the icd part: each vendor library the loader holds answered (icd_child_loaded)
+ * into J's answers page, so that the icd probe need not load it again in a child of its own. None
+ * when the icd part printed anything, or its output was not kept apart: it could not be told apart
+ * per driver. */
+static void clonce_answer(struct clonce_job *j, json_object *icd)
+{
+    struct clonce_answers *an = j->answers;
+    if (!an)
+        return;
+    __atomic_store_n(&an->phase, CLONCE_ANSWERS_RUNNING, __ATOMIC_RELEASE);
+    json_object *v = NULL;
+    const char *loader = json_object_object_get_ex(icd, "loaded", &v) ? json_object_get_string(v) : NULL;
+    int fd = -1, keep = -1;
+    if (loader && j->out_fd >= 0 && j->page->ready && j->page->out_len == 0 &&
+        (fd = memfd_create("gpucheckup-icd-answers", MFD_CLOEXEC)) >= 0 && (keep = dup(STDERR_FILENO)) >= 0) {
+        /* What drivers print while answered goes nowhere: such a driver gets its own child. */
+        clonce_redirect(fd);
+        json_object *arr = icd_child_loaded(loader, fd);
+        clonce_redirect(keep);
+        size_t len = 0;
+        const char *s = json_object_to_json_string_length(arr, JSON_C_TO_STRING_PLAIN, &len);
+        if (s && len <= CLONCE_ANSWERS_MAX) {
+            memcpy(an->json, s, len);
+            an->len = len;
+        }
+        json_object_put(arr);
+    }
+    if (keep >= 0)
+        close(keep);
+    if (fd >= 0)
+        close(fd);
+    __atomic_store_n(&an->phase, CLONCE_ANSWERS_DONE, __ATOMIC_RELEASE);
+}
+
 json_object *clonce_child(void *arg)
 {
     struct clonce_job *j = arg;
@@ -135,6 +186,7 @@ json_object *clonce_child(void *arg)
         __atomic_store_n(&pg->ready, 1, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&pg->icd_done, 1, __ATOMIC_RELEASE);
+    clonce_answer(j, icd);
     /* Then the opencl probe's enumeration, with every driver already loaded. */
     json_object *o = json_object_new_object();
     json_object_object_add(o, "icd", icd);
@@ -165,6 +217,38 @@ static char *clonce_file_tail(const struct clonce_job *j)
     char *t = clonce_tail(buf, got);
     free(buf);
     return t;
+}
+
+/* LEN bytes of JSON at BUF (a page the child wrote: not trusted) as a value of type T, or NULL. */
+static json_object *clonce_parse(const char *buf, size_t len, json_type t)
+{
+    json_tokener *tok = json_tokener_new();
+    json_object *v = tok ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
+    if (v && (json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(v, t))) {
+        json_object_put(v);
+        v = NULL;
+    }
+    if (tok)
+        json_tokener_free(tok);
+    return v;
+}
+
+/* J's answers for the vendor libraries into A: "drivers" (the array) when complete, "answering"
+ * when the child was still answering when it ended (it died or hung there, after the icd part). */
+static void clonce_aux_answers(const struct clonce_job *j, json_object *a)
+{
+    const struct clonce_answers *an = j->answers;
+    if (!an)
+        return;
+    int phase = __atomic_load_n(&an->phase, __ATOMIC_ACQUIRE);
+    if (phase == CLONCE_ANSWERS_RUNNING)
+        json_object_object_add(a, "answering", json_object_new_boolean(true));
+    size_t len = an->len;
+    json_object *d = phase == CLONCE_ANSWERS_DONE && len > 0 && len <= CLONCE_ANSWERS_MAX
+                         ? clonce_parse(an->json, len, json_type_array)
+                         : NULL;
+    if (d)
+        json_object_object_add(a, "drivers", d);
 }
 
 void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const struct isolate_result *res,
@@ -202,6 +286,7 @@ void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const str
             eff->stderr_tail = t;
         }
     }
+    clonce_aux_answers(j, a);
     *aux = a;
     run_once_publish(ctx->once, CLONCE_KEY, eff, a);
 }
@@ -275,6 +360,8 @@ static bool clonce_opencl_view(struct probe_ctx *ctx, const struct isolate_resul
     memset(out, 0, sizeof(*out));
     if (clonce_alone(aux))
         return false;
+    if (res->status != ISOLATE_OK && json_object_get_boolean(json_object_object_get(aux, "answering")))
+        return false; /* it ended while answering for the icd probe, before the enumeration: enumerate alone */
     if (res->status == ISOLATE_OK) {
         json_object *cl = NULL;
         if (!json_object_object_get_ex(res->value, "opencl", &cl) || !cl)
@@ -314,6 +401,7 @@ bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
             clonce_publish_alone(ctx);
             return false;
         }
+        run_once_attach(ctx->once, CLONCE_KEY, &j);
         struct isolate_result raw;
         isolate_run(clonce_child, &j, probe_budget_ms(ctx), &raw);
         clonce_publish(ctx, &j, &raw, &res, &aux);
@@ -326,4 +414,129 @@ bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
     isolate_result_clear(&res);
     json_object_put(aux);
     return ok;
+}
+
+/* ---- the icd probe's side of the answers ---- */
+
+struct clonce_runner {
+    struct probe_ctx *ctx;
+    int timeout_ms;
+    pthread_t th;
+};
+
+/* The shared child run for the icd probe, in a thread of its own, as clonce_opencl runs it. */
+static void *clonce_runner_main(void *arg)
+{
+    struct clonce_runner *r = arg;
+    struct clonce_job j;
+    if (clonce_job_init(&j) != 0) {
+        clonce_publish_alone(r->ctx);
+        return NULL;
+    }
+    run_once_attach(r->ctx->once, CLONCE_KEY, &j);
+    struct isolate_result raw, eff;
+    json_object *aux = NULL;
+    isolate_run(clonce_child, &j, r->timeout_ms, &raw);
+    clonce_publish(r->ctx, &j, &raw, &eff, &aux);
+    isolate_result_clear(&raw);
+    isolate_result_clear(&eff);
+    json_object_put(aux);
+    clonce_job_free(&j);
+    return NULL;
+}
+
+int clonce_start(struct probe_ctx *ctx, int timeout_ms, void **thread)
+{
+    struct clonce_runner *r = calloc(1, sizeof(*r));
+    *thread = NULL;
+    if (!r)
+        return -1;
+    r->ctx = ctx;
+    r->timeout_ms = timeout_ms;
+    if (pthread_create(&r->th, NULL, clonce_runner_main, r) != 0) {
+        free(r);
+        return -1;
+    }
+    *thread = r;
+    return 0;
+}
+
+void clonce_join(void *thread)
+{
+    struct clonce_runner *r = thread;
+    if (!r)
+        return;
+    pthread_join(r->th, NULL);
+    free(r);
+}
+
+/* run_once_peek callback (P the running job, ARG a json_object **): once the icd part and the answers
+ * are on the child's pages, the notes clonce_publish would make of them, before the child ends. */
+static void clonce_peek_pages(void *p, void *arg)
+{
+    const struct clonce_job *j = p;
+    const struct clonce_page *pg = j->page;
+    json_object **out = arg;
+    if (!pg || !j->answers || !__atomic_load_n(&pg->icd_done, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&pg->ready, __ATOMIC_ACQUIRE) ||
+        __atomic_load_n(&j->answers->phase, __ATOMIC_ACQUIRE) != CLONCE_ANSWERS_DONE)
+        return;
+    size_t len = pg->len;
+    json_object *icd = len <= CLONCE_JSON_MAX ? clonce_parse(pg->json, len, json_type_object) : NULL;
+    if (!icd)
+        return;
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "stage", json_object_new_int(pg->stage));
+    json_object_object_add(a, "icd_done", json_object_new_boolean(true));
+    json_object_object_add(a, "icd_ms", json_object_new_double(pg->done_ms - j->start_ms));
+    char *t = clonce_tail(pg->out, pg->out_len <= CLONCE_TAIL ? pg->out_len : 0);
+    json_object_object_add(a, "icd_output", t ? json_object_new_string(t) : NULL);
+    free(t);
+    json_object_object_add(a, "icd", icd);
+    clonce_aux_answers(j, a);
+    *out = a;
+}
+
+/* The answers in AUX (the caller's), or NULL. */
+static json_object *clonce_take_drivers(json_object *aux)
+{
+    json_object *d = NULL;
+    if (!json_object_object_get_ex(aux, "drivers", &d) || !json_object_is_type(d, json_type_array))
+        return NULL;
+    return json_object_get(d);
+}
+
+enum clonce_early clonce_icd_early(struct probe_ctx *ctx, double until_ms, struct isolate_result *view, int *stage,
+                                   json_object **drivers)
+{
+    memset(view, 0, sizeof(*view));
+    *stage = 0;
+    *drivers = NULL;
+    for (;;) {
+        double left = until_ms - jsonnum_now_ms();
+        /* Woken at once when it is published; the pages are looked at every few milliseconds. */
+        int wait = left > 5.0 ? 5 : left > 0.0 ? (int)left : 0;
+        struct isolate_result res;
+        json_object *aux = NULL;
+        if (run_once_wait_ms(ctx->once, CLONCE_KEY, wait, &res, &aux)) {
+            bool ok = clonce_icd_view(ctx, &res, aux, view, stage);
+            if (ok)
+                *drivers = clonce_take_drivers(aux);
+            isolate_result_clear(&res);
+            json_object_put(aux);
+            return ok ? CLONCE_EARLY_VIEW : CLONCE_EARLY_LOST;
+        }
+        json_object *peek = NULL;
+        run_once_peek(ctx->once, CLONCE_KEY, clonce_peek_pages, &peek);
+        if (peek) {
+            struct isolate_result running = {.status = ISOLATE_OK};
+            bool ok = clonce_icd_view(ctx, &running, peek, view, stage);
+            if (ok)
+                *drivers = clonce_take_drivers(peek);
+            json_object_put(peek);
+            return ok ? CLONCE_EARLY_VIEW : CLONCE_EARLY_LOST;
+        }
+        if (jsonnum_now_ms() >= until_ms)
+            return CLONCE_EARLY_PENDING;
+    }
 }

@@ -20,6 +20,7 @@ struct clonce_job {
     struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
     int out_fd;                /* memfd taking the icd part's output, or -1 */
     double start_ms;
+    struct clonce_answers *answers; /* shared with the child: the vendor libraries answered (or NULL) */
 };
 
 /* True when this run shares the child: the icd and opencl probes both run, on the live machine (no
@@ -49,6 +50,27 @@ bool clonce_icd_view(struct probe_ctx *ctx, const struct isolate_result *res, js
                      struct isolate_result *out, int *stage);
 /* For the icd probe that did not run it: wait for the shared child, then clonce_icd_view. */
 bool clonce_icd_wait(struct probe_ctx *ctx, struct isolate_result *out, int *stage);
+
+/* ---- the icd probe's per-driver answers (issue 17): after its icd part the shared child describes
+ * each vendor library the loader holds, as the icd probe's own child per driver would ---- */
+
+/* Start the shared child for the icd probe (which claimed it: RUN_ONCE_MINE) in a thread of its own,
+ * with TIMEOUT_MS: it publishes when done. Returns 0 (join it with clonce_join), or -1 when no thread
+ * could be had (nothing started, nothing published). */
+int clonce_start(struct probe_ctx *ctx, int timeout_ms, void **thread);
+void clonce_join(void *thread);
+
+/* What clonce_icd_early found. */
+enum clonce_early {
+    CLONCE_EARLY_PENDING = 0, /* nothing yet: the icd part is still running (or hung) */
+    CLONCE_EARLY_VIEW,        /* *VIEW and *STAGE filled as by clonce_icd_view; *DRIVERS maybe */
+    CLONCE_EARLY_LOST,        /* the child is done but the icd part's answer is lost: run it alone */
+};
+/* Wait until UNTIL_MS (jsonnum_now_ms clock) for the icd part of the shared child and its answers for
+ * the vendor libraries, whether the child is still running (read from its pages) or published. On
+ * CLONCE_EARLY_VIEW, *DRIVERS is the child's answers (icd_child_loaded's array, the caller's) or NULL. */
+enum clonce_early clonce_icd_early(struct probe_ctx *ctx, double until_ms, struct isolate_result *view, int *stage,
+                                   json_object **drivers);
 
 /* For the opencl probe: the enumeration from the shared child into *RES (run here when the opencl
  * probe claims first), its crash or hang included. Returns false when it must enumerate alone:

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "strutil.h"
 
@@ -16,6 +17,7 @@ struct run_once_cell {
     bool published;
     struct isolate_result res;
     json_object *aux;
+    void *attached; /* the runner's, while it runs (run_once_attach) */
 };
 
 struct run_once {
@@ -31,7 +33,12 @@ struct run_once *run_once_new(void)
     if (!o)
         return NULL;
     pthread_mutex_init(&o->mu, NULL);
-    pthread_cond_init(&o->cv, NULL);
+    /* run_once_wait_ms counts on the monotonic clock, as every deadline of the run does (jsonnum.c). */
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&o->cv, &ca);
+    pthread_condattr_destroy(&ca);
     return o;
 }
 
@@ -96,6 +103,7 @@ void run_once_publish(struct run_once *o, const char *key, const struct isolate_
         if (aux && json_object_deep_copy(aux, &c->aux, NULL) != 0)
             c->aux = NULL;
         c->published = true;
+        c->attached = NULL;
         pthread_cond_broadcast(&o->cv);
     }
     pthread_mutex_unlock(&o->mu);
@@ -122,4 +130,74 @@ void run_once_wait(struct run_once *o, const char *key, struct isolate_result *r
         res->status = ISOLATE_SPAWN_FAILED; /* never claimed: the caller should not have waited */
     }
     pthread_mutex_unlock(&o->mu);
+}
+
+/* Fill *RES and *AUX with copies of published cell C. Called with O->mu held. */
+static void run_once_take(const struct run_once_cell *c, struct isolate_result *res, json_object **aux)
+{
+    run_once_copy_result(res, &c->res);
+    if (c->aux && json_object_deep_copy(c->aux, aux, NULL) != 0)
+        *aux = NULL;
+}
+
+bool run_once_wait_ms(struct run_once *o, const char *key, int timeout_ms, struct isolate_result *res,
+                      json_object **aux)
+{
+    memset(res, 0, sizeof(*res));
+    *aux = NULL;
+    if (!o || !key) {
+        res->status = ISOLATE_SPAWN_FAILED;
+        return true;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_MONOTONIC, &until);
+    long ms = timeout_ms > 0 ? timeout_ms : 0;
+    until.tv_sec += ms / 1000;
+    until.tv_nsec += (ms % 1000) * 1000000L;
+    if (until.tv_nsec >= 1000000000L) {
+        until.tv_sec++;
+        until.tv_nsec -= 1000000000L;
+    }
+    bool got = false;
+    pthread_mutex_lock(&o->mu);
+    struct run_once_cell *c;
+    while ((c = run_once_find(o, key)) && !c->published)
+        if (pthread_cond_timedwait(&o->cv, &o->mu, &until) != 0)
+            break;
+    c = run_once_find(o, key);
+    if (!c) {
+        res->status = ISOLATE_SPAWN_FAILED; /* never claimed */
+        got = true;
+    } else if (c->published) {
+        run_once_take(c, res, aux);
+        got = true;
+    }
+    pthread_mutex_unlock(&o->mu);
+    return got;
+}
+
+void run_once_attach(struct run_once *o, const char *key, void *p)
+{
+    if (!o || !key)
+        return;
+    pthread_mutex_lock(&o->mu);
+    struct run_once_cell *c = run_once_find(o, key);
+    if (c && !c->published)
+        c->attached = p;
+    pthread_mutex_unlock(&o->mu);
+}
+
+bool run_once_peek(struct run_once *o, const char *key, void (*fn)(void *p, void *arg), void *arg)
+{
+    if (!o || !key)
+        return false;
+    bool called = false;
+    pthread_mutex_lock(&o->mu);
+    struct run_once_cell *c = run_once_find(o, key);
+    if (c && !c->published && c->attached) {
+        fn(c->attached, arg);
+        called = true;
+    }
+    pthread_mutex_unlock(&o->mu);
+    return called;
 }

@@ -2,6 +2,7 @@
 #ifndef GPUCHECKUP_RUNONCE_H
 #define GPUCHECKUP_RUNONCE_H
 
+#include <stdbool.h>
 #include <json-c/json.h>
 
 #include "isolate.h"
@@ -32,6 +33,19 @@ void run_once_publish(struct run_once *o, const char *key, const struct isolate_
 /* Wait until job KEY (claimed by another) is published, then fill *RES and *AUX with the caller's own
  * copies (free with isolate_result_clear and json_object_put; *AUX may be NULL). */
 void run_once_wait(struct run_once *o, const char *key, struct isolate_result *res, json_object **aux);
+
+/* run_once_wait for at most TIMEOUT_MS: returns true and fills *RES and *AUX as it does once job KEY
+ * is published, or returns false (nothing filled) when it is not published by then. */
+bool run_once_wait_ms(struct run_once *o, const char *key, int timeout_ms, struct isolate_result *res,
+                      json_object **aux);
+
+/* While job KEY (claimed by the caller) runs: attach P, which others may look at through run_once_peek
+ * until the caller publishes (P must stay valid until then). */
+void run_once_attach(struct run_once *o, const char *key, void *p);
+
+/* Call FN(P, ARG) under O's lock, P being what the runner of job KEY attached, unless nothing is
+ * attached or the job is published (P may be gone). Returns whether FN was called. */
+bool run_once_peek(struct run_once *o, const char *key, void (*fn)(void *p, void *arg), void *arg);
 
 /* A deep copy of FROM into *TO (free with isolate_result_clear). */
 void run_once_copy_result(struct isolate_result *to, const struct isolate_result *from);

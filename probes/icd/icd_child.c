@@ -3,8 +3,10 @@
 
 #include <dlfcn.h>
 #include <link.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
@@ -12,6 +14,7 @@
 
 #include "clapi.h"
 #include "clquery.h"
+#include "jsonnum.h"
 #include "jsonstr.h"
 #include "strutil.h"
 
@@ -126,18 +129,10 @@ static json_object *icd_describe_platform(const struct icd_child_arg *a, int bas
     return o;
 }
 
-/* Load one vendor library and list its platforms as a loader would; the stage goes to BASE+n. */
-static json_object *icd_probe_library(const struct icd_child_arg *a, const char *lib, int base)
+/* List the platforms of the vendor library loaded at H as a loader would, into O; the stage goes to
+ * BASE+n. Returns O. */
+static json_object *icd_probe_handle(const struct icd_child_arg *a, void *h, int base, json_object *o)
 {
-    json_object *o = json_object_new_object();
-    icd_set_stage(a, base, ICD_STAGE_DLOPEN);
-    dlerror();
-    void *h = dlopen(lib, a->dlflags ? a->dlflags : RTLD_NOW | RTLD_LOCAL);
-    if (!h) {
-        const char *e = dlerror();
-        json_object_object_add(o, "dlopen_error", jsonstr_sanitized(e ? e : "unknown dlopen error"));
-        return o;
-    }
     struct link_map *lm = NULL;
     if (dlinfo(h, RTLD_DI_LINKMAP, &lm) == 0 && lm && lm->l_name && *lm->l_name)
         json_object_object_add(o, "loaded", jsonstr_sanitized(lm->l_name));
@@ -214,6 +209,21 @@ static json_object *icd_probe_library(const struct icd_child_arg *a, const char 
     }
     icd_set_stage(a, base, ICD_STAGE_DONE);
     return o;
+}
+
+/* Load one vendor library and list its platforms as a loader would; the stage goes to BASE+n. */
+static json_object *icd_probe_library(const struct icd_child_arg *a, const char *lib, int base)
+{
+    json_object *o = json_object_new_object();
+    icd_set_stage(a, base, ICD_STAGE_DLOPEN);
+    dlerror();
+    void *h = dlopen(lib, a->dlflags ? a->dlflags : RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        const char *e = dlerror();
+        json_object_object_add(o, "dlopen_error", jsonstr_sanitized(e ? e : "unknown dlopen error"));
+        return o;
+    }
+    return icd_probe_handle(a, h, base, o);
 }
 
 json_object *icd_child_vendor(void *arg)
@@ -328,4 +338,64 @@ json_object *icd_child_combined(void *arg)
         json_object_array_add(arr, icd_describe_platform(a, 0, ps[i], api.clGetPlatformInfo, api.clGetDeviceIDs));
     icd_set_stage(a, 0, ICD_STAGE_DONE);
     return o;
+}
+
+/* dl_iterate_phdr callback: the name of each loaded object into the array ARG (no dlopen in here:
+ * the callback runs under the dynamic linker's lock). */
+static int icd_loaded_name(struct dl_phdr_info *info, size_t size, void *arg)
+{
+    (void)size;
+    if (info->dlpi_name && info->dlpi_name[0] == '/')
+        json_object_array_add(arg, json_object_new_string(info->dlpi_name));
+    return 0;
+}
+
+/* True when the object loaded at H defines clGetExtensionFunctionAddress itself (a vendor library),
+ * not through one of its dependencies (a library linking libOpenCL, LLVM, libc...). */
+static bool icd_defines_gefa(void *h)
+{
+    void *f = dlsym(h, "clGetExtensionFunctionAddress");
+    struct link_map *own = NULL, *def = NULL;
+    Dl_info info;
+    if (!f || dlinfo(h, RTLD_DI_LINKMAP, &own) != 0 || !own)
+        return false;
+    if (!dladdr1(f, &info, (void **)&def, RTLD_DL_LINKMAP) || !def)
+        return false;
+    return def == own;
+}
+
+json_object *icd_child_loaded(const char *loader, int out_fd)
+{
+    json_object *out = json_object_new_array();
+    json_object *names = json_object_new_array();
+    dl_iterate_phdr(icd_loaded_name, names);
+    /* The flags ocl-icd opens vendor libraries with (ocl_icd_loader.c, _load_icd: RTLD_LAZY|RTLD_LOCAL);
+     * with RTLD_NOLOAD nothing new is loaded, only a handle to what already is. ocl-icd keeps open a
+     * library without entry point, without platform or failing, and closes one whose every platform
+     * it rejects (_find_and_check_platforms): that one, if unloaded, is not answered for here. */
+    void *self = loader ? dlopen(loader, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD) : NULL;
+    struct icd_child_arg a = {.dlflags = RTLD_LAZY | RTLD_LOCAL};
+    for (size_t i = 0; i < json_object_array_length(names); i++) {
+        const char *name = json_object_get_string(json_object_array_get_idx(names, i));
+        void *h = dlopen(name, RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
+        if (!h || h == self || !icd_defines_gefa(h))
+            continue;
+        fflush(NULL);
+        off_t before = lseek(out_fd, 0, SEEK_CUR);
+        double t0 = jsonnum_now_ms();
+        json_object *answer = icd_probe_handle(&a, h, 0, json_object_new_object());
+        double ms = jsonnum_now_ms() - t0;
+        fflush(NULL);
+        off_t after = lseek(out_fd, 0, SEEK_CUR);
+        json_object *d = json_object_new_object();
+        json_object_object_add(d, "loaded", jsonstr_sanitized(name));
+        json_object_object_add(d, "ms", json_object_new_double(ms));
+        /* What a driver prints while answered here belongs to no part of the report: its own child
+         * then runs, where its output is kept as it always was. */
+        json_object_object_add(d, "output", json_object_new_boolean(before < 0 || after != before));
+        json_object_object_add(d, "answer", answer);
+        json_object_array_add(out, d);
+    }
+    json_object_put(names);
+    return out;
 }

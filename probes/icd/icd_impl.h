@@ -130,6 +130,11 @@ json_object *icd_child_vendor(void *arg);   /* one vendor library alone */
 json_object *icd_child_pair(void *arg);     /* lib then lib2 in one process: {"first", "second"} */
 json_object *icd_child_loader(void *arg);   /* identify a loader with no vendor loaded */
 json_object *icd_child_combined(void *arg); /* clGetPlatformIDs through the real loader */
+/* In the child that ran icd_child_combined (issue 17): each vendor library the loader (loaded from
+ * LOADER, or NULL) holds open, described as icd_child_vendor describes it, on the loader's handle:
+ * [{"loaded": its path, "ms", "output": whether it printed (on OUT_FD, where stdout and stderr go),
+ * "answer": what icd_child_vendor returns}]. */
+json_object *icd_child_loaded(const char *loader, int out_fd);
 
 /* ---- the probe's shared state (icd.c, icd_loader.c, icd_collect.c, icd_probe.c, icd_conflict.c,
  * icd_text.c) ---- */

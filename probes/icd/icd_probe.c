@@ -8,6 +8,7 @@
 #include "clonce.h"
 #include "icd_impl.h"
 #include "isolate.h"
+#include "jsonnum.h"
 #include "probe.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -510,24 +511,142 @@ static void icd_combined_alone(struct icd_state *st)
     icd_stages_free(stage, 1);
 }
 
-/* The shared child run in icd's batch: published as soon as it ends, not when the batch does, so that
- * the opencl probe (and smoke after it) need not wait for the slowest driver's own child. */
-struct icd_shared_done {
-    struct probe_ctx *ctx;
-    const struct clonce_job *cj;
-    size_t combined;          /* its index in the batch, or (size_t)-1 when icd does not run it */
-    bool published;
-    struct isolate_result eff; /* what the sharers see, icd's copy */
-    json_object *aux;
-};
+/* How long the icd probe waits for the shared child to answer for the vendor libraries before it
+ * starts their own children anyway: this fraction of the time left (issue 17). The icd part takes a
+ * few hundred milliseconds on a healthy machine (docs: README "How it works"); a third of the default
+ * 15 s is far beyond that, and the two thirds left let a healthy driver's own child finish under any
+ * load while a hanging one is killed at the deadline and named. */
+#define ICD_SHARED_GRACE_DIV 3
 
-static void icd_publish_done(size_t index, const struct isolate_job *job, void *arg)
+/* The result the vendor library of E gets from the shared child's answers DRIVERS (icd_child_loaded's
+ * array; CANON: each one's canonical path, or NULL): true and *RES filled as its own child would
+ * have, or false when the loader does not hold it or it printed something while answered. */
+static bool icd_answered(const struct icd_entry *e, json_object *drivers, char *const *canon, struct isolate_result *res)
 {
-    struct icd_shared_done *d = arg;
-    if (index != d->combined || d->published)
+    if (!e->resolved)
+        return false;
+    for (size_t i = 0; i < json_object_array_length(drivers); i++) {
+        json_object *d = json_object_array_get_idx(drivers, i), *answer = NULL;
+        if (!canon[i] || strcmp(canon[i], e->resolved) != 0 || icd_jbool(d, "output", true) ||
+            !json_object_object_get_ex(d, "answer", &answer) || !json_object_is_type(answer, json_type_object))
+            continue;
+        memset(res, 0, sizeof(*res));
+        if (json_object_deep_copy(answer, &res->value, NULL) != 0)
+            return false;
+        res->status = ISOLATE_OK;
+        json_object *ms = NULL;
+        res->elapsed_ms = json_object_object_get_ex(d, "ms", &ms) ? json_object_get_double(ms) : 0.0;
+        return true;
+    }
+    return false;
+}
+
+/* Fill RES[i] for each entry WHICH[i] (i < K) the shared child answered for (DRIVERS), marking it in
+ * DONE. */
+static void icd_take_answers(struct icd_state *st, const size_t *which, size_t k, json_object *drivers,
+                             struct isolate_result *res, bool *done)
+{
+    size_t n = json_object_array_length(drivers);
+    char **canon = calloc(n ? n : 1, sizeof(*canon));
+    if (!canon)
         return;
-    clonce_publish(d->ctx, d->cj, &job->result, &d->eff, &d->aux);
-    d->published = true;
+    for (size_t i = 0; i < n; i++) {
+        const char *loaded = icd_jstr(json_object_array_get_idx(drivers, i), "loaded");
+        canon[i] = loaded && loaded[0] == '/' ? icd_fs_realpath(st->libfs, loaded) : NULL;
+    }
+    for (size_t i = 0; i < k; i++)
+        done[i] = icd_answered(&st->e[which[i]], drivers, canon, &res[i]);
+    for (size_t i = 0; i < n; i++)
+        free(canon[i]);
+    free(canon);
+}
+
+/* Each entry WHICH[i] (i < K) not DONE yet in a child of its own, all at once: FLAGS for dlopen,
+ * RES[i] and STAGE[i] filled. */
+static void icd_own_children(struct icd_state *st, const size_t *which, size_t k, int flags, const bool *done,
+                             struct isolate_result *res, int *stage)
+{
+    struct isolate_job *jobs = calloc(k ? k : 1, sizeof(*jobs));
+    struct icd_child_arg *args = calloc(k ? k : 1, sizeof(*args));
+    size_t *slot = calloc(k ? k : 1, sizeof(*slot));
+    volatile int *stages = icd_stages_new(k);
+    size_t m = 0;
+    for (size_t i = 0; jobs && args && slot && i < k; i++) {
+        if (done[i])
+            continue;
+        slot[m] = i;
+        args[m] = (struct icd_child_arg){.lib = st->e[which[i]].library, .dlflags = flags,
+                                         .stage = stages ? &stages[m] : NULL};
+        jobs[m] = (struct isolate_job){.fn = icd_child_vendor, .arg = &args[m]};
+        m++;
+    }
+    if (!jobs || !args || !slot) {
+        for (size_t i = 0; i < k; i++)
+            if (!done[i])
+                res[i] = (struct isolate_result){.status = ISOLATE_SPAWN_FAILED, .detail = str_dup("out of memory")};
+    } else if (m > 0) {
+        isolate_run_many(jobs, m, probe_budget_ms(st->ctx));
+        for (size_t j = 0; j < m; j++) {
+            res[slot[j]] = jobs[j].result;
+            stage[slot[j]] = stages ? stages[j] : 0;
+        }
+    }
+    free(jobs);
+    free(args);
+    free(slot);
+    icd_stages_free(stages, k);
+}
+
+/* With the opencl probe in the run (ROLE: icd's claim on the child they share): the shared child
+ * answers for each vendor library its loader holds; only the others (not loaded, or the shared child
+ * crashed, hung or printed while listing) get a child of their own (issue 17). */
+static void icd_probe_shared(struct icd_state *st, enum run_once_role role, const size_t *which, size_t k, int flags)
+{
+    void *runner = NULL;
+    int budget = probe_budget_ms(st->ctx);
+    if (role == RUN_ONCE_MINE && clonce_start(st->ctx, budget, &runner) != 0)
+        clonce_publish_alone(st->ctx); /* no thread: the opencl probe and this one work alone */
+    struct isolate_result *res = calloc(k ? k : 1, sizeof(*res));
+    int *stage = calloc(k ? k : 1, sizeof(*stage));
+    bool *done = calloc(k ? k : 1, sizeof(*done));
+    struct isolate_result view;
+    int view_stage = 0;
+    json_object *drivers = NULL;
+    double start = jsonnum_now_ms();
+    enum clonce_early got =
+        clonce_icd_early(st->ctx, start + (double)budget / ICD_SHARED_GRACE_DIV, &view, &view_stage, &drivers);
+    /* Answers are what icd_child_vendor would say only where the loader opens libraries with the
+     * flags it opens them with (ocl-icd: RTLD_LAZY), and when nothing was printed while listing. */
+    if (res && stage && done && got == CLONCE_EARLY_VIEW && drivers && view.status == ISOLATE_OK && !view.stderr_tail &&
+        icd_is_ocl_semantics(st->kind) && st->kind != ICD_KIND_NONE)
+        icd_take_answers(st, which, k, drivers, res, done);
+    json_object_put(drivers);
+    if (res && stage && done) {
+        double waited = got == CLONCE_EARLY_PENDING ? jsonnum_now_ms() - start : 0.0;
+        icd_own_children(st, which, k, flags, done, res, stage);
+        for (size_t i = 0; i < k; i++) {
+            /* A driver that hangs its own child started after the grace period had hung the shared
+             * child since the wait began too: its "no answer within" counts that wait. */
+            if (res[i].status == ISOLATE_TIMEOUT)
+                res[i].elapsed_ms += waited;
+            icd_judge(st, &st->e[which[i]], &res[i], stage[i]);
+            isolate_result_clear(&res[i]);
+        }
+    } else {
+        for (size_t i = 0; i < k; i++)
+            icd_set(&st->e[which[i]], "not-probed", "out of memory");
+    }
+    if (got == CLONCE_EARLY_PENDING) /* its own children ran meanwhile: now wait for it */
+        got = clonce_icd_wait(st->ctx, &view, &view_stage) ? CLONCE_EARLY_VIEW : CLONCE_EARLY_LOST;
+    if (got == CLONCE_EARLY_VIEW)
+        icd_judge_combined(st, &view, view_stage);
+    else
+        icd_combined_alone(st);
+    isolate_result_clear(&view);
+    clonce_join(runner);
+    free(res);
+    free(stage);
+    free(done);
 }
 
 void icd_probe_all(struct icd_state *st)
@@ -540,13 +659,10 @@ void icd_probe_all(struct icd_state *st)
     char *vendors_env = NULL;
     /* With the opencl probe in the run, the combined view comes from the one child both share. */
     enum run_once_role shared = st->loader ? clonce_claim(st->ctx) : RUN_ONCE_ALONE;
-    struct clonce_job cj;
     size_t combined = (size_t)-1;
-    if (shared == RUN_ONCE_MINE && clonce_job_init(&cj) != 0) {
-        clonce_publish_alone(st->ctx);
-        shared = RUN_ONCE_ALONE;
-    }
     if (!jobs || !args || !which) {
+        if (shared == RUN_ONCE_MINE)
+            clonce_publish_alone(st->ctx);
         for (size_t i = 0; i < st->n; i++)
             if (!st->e[i].status)
                 icd_set(&st->e[i], "not-probed", "out of memory");
@@ -562,11 +678,11 @@ void icd_probe_all(struct icd_state *st)
         jobs[k] = (struct isolate_job){.fn = icd_child_vendor, .arg = &args[k]};
         k++;
     }
-    if (shared == RUN_ONCE_MINE) {
-        combined = k;
-        jobs[k] = (struct isolate_job){.fn = clonce_child, .arg = &cj};
-        k++;
-    } else if (st->loader && shared == RUN_ONCE_ALONE) {
+    if (shared != RUN_ONCE_ALONE) {
+        icd_probe_shared(st, shared, which, k, flags);
+        goto out;
+    }
+    if (st->loader) {
         /* Under --root the loader must read the root's vendors, as the rest of the report does. */
         if (!st->ctx->fs->live && st->vendors_dir)
             vendors_env = hostfs_real_path(st->ctx->fs, st->vendors_dir);
@@ -575,44 +691,17 @@ void icd_probe_all(struct icd_state *st)
         jobs[k] = (struct isolate_job){.fn = icd_child_combined, .arg = &args[k]};
         k++;
     }
-    struct icd_shared_done done = {.ctx = st->ctx, .cj = &cj, .combined = shared == RUN_ONCE_MINE ? combined : (size_t)-1};
     if (k > 0)
-        isolate_run_many_cb(jobs, k, probe_budget_ms(st->ctx), icd_publish_done, &done);
+        isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
     for (size_t j = 0; j < k; j++) {
         int stage = stages ? stages[j] : 0;
-        if (j == combined && shared == RUN_ONCE_MINE) {
-            struct isolate_result view;
-            if (!done.published) /* not reported finished (cannot happen): publish what is there */
-                icd_publish_done(j, &jobs[j], &done);
-            if (clonce_icd_view(st->ctx, &done.eff, done.aux, &view, &stage))
-                icd_judge_combined(st, &view, stage);
-            else
-                icd_combined_alone(st);
-            isolate_result_clear(&view);
-            isolate_result_clear(&done.eff);
-            json_object_put(done.aux);
-        } else if (j == combined) {
+        if (j == combined)
             icd_judge_combined(st, &jobs[j].result, stage);
-        } else {
+        else
             icd_judge(st, &st->e[which[j]], &jobs[j].result, stage);
-        }
         isolate_result_clear(&jobs[j].result);
     }
-    if (shared == RUN_ONCE_WAIT) {
-        struct isolate_result view;
-        int stage = 0;
-        if (clonce_icd_wait(st->ctx, &view, &stage))
-            icd_judge_combined(st, &view, stage);
-        else
-            icd_combined_alone(st);
-        isolate_result_clear(&view);
-    }
 out:
-    if (shared == RUN_ONCE_MINE) {
-        if (combined == (size_t)-1) /* out of memory before it ran: the others work alone */
-            clonce_publish_alone(st->ctx);
-        clonce_job_free(&cj);
-    }
     free(vendors_env);
     free(jobs);
     free(args);

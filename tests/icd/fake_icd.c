@@ -373,6 +373,14 @@ CL_API_ENTRY cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_p
     const char *say = getenv("GC_FAKE_ICD_SAY");
     if (say && *say)
         fprintf(stderr, "fake ICD %s: %s\n", FAKE_ICD_NAME, say);
+    /* A driver that dies when asked to count its platforms a second time in one process: a loader
+     * asks once, so it works under a loader and alone, and dies where it is asked again. */
+    static int counted;
+    const char *crash = getenv("GC_FAKE_ICD_CRASH_AT");
+    if (!platforms && crash && strcmp(crash, "second-count") == 0 && counted++ > 0) {
+        fprintf(stderr, "fake ICD %s: crashing on a second clIcdGetPlatformIDsKHR count\n", FAKE_ICD_NAME);
+        *(volatile int *)fake_nowhere = 1;
+    }
     if (FAKE_ICD_MODE == FAKE_SEGV)
         *fake_null = 1;
     if (FAKE_ICD_MODE == FAKE_ABORT) {

@@ -7,7 +7,8 @@ import time
 
 import gctest
 
-FAKE = {name: os.environ["GC_FAKE_ICD_" + name.upper()] for name in ("working", "segv", "abort", "hang")}
+FAKE = {name: os.environ["GC_FAKE_ICD_" + name.upper()]
+        for name in ("working", "segv", "abort", "hang", "noplat", "error", "noentry", "nokhricd")}
 POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
 CLEAN = {"OCL_ICD_VENDORS": None, "OPENCL_VENDOR_PATH": None, "OCL_ICD_FILENAMES": None,
          "GPUCHECKUP_LIBOPENCL": None, "LD_LIBRARY_PATH": None, "OPENCL_LAYERS": None,
@@ -46,14 +47,22 @@ class SharedChild(gctest.TestCase):
 
     def loaders_of_fake(self):
         """How many processes loaded a fake driver since the last call (GC_FAKE_ICD_LOG)."""
+        return len(set().union(*self.loaders_by_fake().values()))
+
+    def loaders_by_fake(self):
+        """The processes that loaded each fake driver since the last call: {name: {pid, ...}}."""
+        by = {}
         try:
             with open(self.log) as f:
-                pids = {line.split()[0] for line in f if line.strip()}
+                for line in f:
+                    if line.strip():
+                        pid, name = line.split()
+                        by.setdefault(name, set()).add(pid)
         except FileNotFoundError:
-            pids = set()
+            pass
         if os.path.exists(self.log):
             os.unlink(self.log)
-        return len(pids)
+        return by
 
     def alone_and_shared(self, env, timeout=120):
         """`icd` alone, `opencl` alone and `check` (where they share one child): their JSON."""
@@ -82,8 +91,10 @@ class SharedChild(gctest.TestCase):
         check_loads = self.loaders_of_fake()
         # icd: the driver alone, and all of them through the loader; opencl: through the loader
         self.assertEqual((icd_loads, opencl_loads), (2, 1))
-        # check: the driver alone, and one child through the loader for both probes
-        self.assertEqual(check_loads, 2, repr(check))
+        # check: one child through the loader for both probes, which also answers for each driver
+        # the loader holds: no child of its own for any
+        self.assertEqual(check_loads, 1, repr(check))
+        self.assertEqual([e["status"] for e in check.json["icd"]["icds"]], ["ok", "ok"])
         self.assertEqual(check.json["icd"]["combined"]["status"], "ok")
         self.assertEqual(check.json["opencl"]["enumeration"]["status"], "ok")
 
@@ -152,6 +163,10 @@ class SharedChild(gctest.TestCase):
         hang = [e for e in d["icd"]["icds"] if e["file"].endswith("/hang.icd")][0]
         self.assertEqual(hang["status"], "hang")
         self.assertIn(hang["file"], [f["subject"] for f in check.findings("icd.hang")])
+        # the shared child never answered for PoCL: its own child, started after the grace period
+        # (a third of the time left), still had the time to say it works
+        pocl = [e for e in d["icd"]["icds"] if e["file"].endswith("/pocl.icd")][0]
+        self.assertEqual(pocl["status"], "ok")
         self.assertEqual(d["icd"]["combined"]["status"], "hang")
         self.assertRegex(d["icd"]["combined"]["detail"], r"in clGetPlatformIDs")
         if gctest.SANITIZED:
@@ -163,6 +178,73 @@ class SharedChild(gctest.TestCase):
             self.assertEqual(d["opencl"]["enumeration"]["status"], "timeout")
             self.assertIn("cl.enumeration-hang", check.finding_ids())
             self.assertLess(wall, t + 1.5, repr(check))
+
+    def test_odd_drivers_answered_in_the_shared_child_as_alone(self):
+        # ocl-icd keeps a library loaded when it has no entry point or no platform, or fails: the
+        # shared child answers for it, and the icd section says what `icd` alone says. A library
+        # that cannot be loaded at all is still diagnosed by a child of its own.
+        env = self.env("working", "noplat", "error", "noentry", "nokhricd", GC_FAKE_ICD_LOG=self.log)
+        with open(os.path.join(env["OCL_ICD_VENDORS"], "missing.icd"), "w") as f:
+            f.write("/nonexistent/gpucheckup/libmissing.so\n")
+        icd, cl, check = self.alone_and_shared(env)
+        self.assert_same_as_alone(icd, cl, check)
+        status = {os.path.basename(e["file"]): e["status"] for e in check.json["icd"]["icds"]}
+        self.assertEqual(status["working.icd"], "ok")
+        self.assertEqual(status["noplat.icd"], "no-platforms")
+        self.assertEqual(status["error.icd"], "error")
+        self.assertEqual(status["noentry.icd"], "no-entry-point")
+        self.assertEqual(status["nokhricd.icd"], "rejected")
+        self.assertEqual(status["missing.icd"], "missing-library")
+        self.assertIn("/nonexistent/gpucheckup/libmissing.so", [f["message"].split(" names ")[-1].split(",")[0]
+                                                                for f in check.findings("icd.missing-library")][0])
+        self.loaders_by_fake()
+        self.run_json("check", "--no-smoke", env=env)
+        by = self.loaders_by_fake()
+        for name in ("working", "noplat", "error", "noentry"):
+            self.assertEqual(len(by.get(name, ())), 1, "%s loaded by %r" % (name, by))
+        # ocl-icd closes a library whose every platform it rejects: then it has its own child
+        self.assertIn(len(by.get("nokhricd", ())), (1, 2))
+
+    def test_output_while_listed_gives_each_driver_its_own_child(self):
+        # Output printed while the loader lists the platforms cannot be told apart per driver: each
+        # driver then runs alone, so that its output is its own, as in `icd` alone.
+        env = self.env("working", "noplat", GC_FAKE_ICD_SAY="listed", GC_FAKE_ICD_LOG=self.log)
+        icd, cl, check = self.alone_and_shared(env)
+        self.assert_same_as_alone(icd, cl, check)
+        # (an entry that is ok shows no output)
+        noplat = [e for e in check.json["icd"]["icds"] if e["file"].endswith("/noplat.icd")][0]
+        self.assertEqual(noplat["output"], "fake ICD noplat: listed")
+        self.assertIn("fake ICD noplat: listed", check.json["icd"]["combined"]["output"])
+        self.loaders_by_fake()
+        self.run_json("check", "--no-smoke", env=env)
+        by = self.loaders_by_fake()
+        self.assertEqual((len(by["working"]), len(by["noplat"])), (2, 2), repr(by))
+
+    def test_crash_in_the_shared_child_gives_each_driver_its_own_child(self):
+        env = self.env("working", "segv", GC_FAKE_ICD_LOG=self.log)
+        check = self.run_json("check", "--no-smoke", env=env)
+        status = {os.path.basename(e["file"]): e["status"] for e in check.json["icd"]["icds"]}
+        self.assertEqual((status["working.icd"], status["segv.icd"]), ("ok", "crash"))
+        by = self.loaders_by_fake()
+        # working: the shared child (dead before answering) and its own; segv: the same two
+        self.assertEqual((len(by["working"]), len(by["segv"])), (2, 2), repr(by))
+
+    def test_crash_while_answering_leaves_both_probes_their_own_children(self):
+        # The fake dies only when asked to count its platforms a second time in one process: the
+        # shared child, answering for it after the loader listed it, dies there. Each driver then has
+        # its own child and the opencl probe enumerates alone: both sections are what they are alone.
+        env = self.env("working", GC_FAKE_ICD_CRASH_AT="second-count", GC_FAKE_ICD_LOG=self.log)
+        icd, cl, check = self.alone_and_shared(env)
+        self.assert_same_as_alone(icd, cl, check)
+        d = check.json
+        self.assertEqual(d["icd"]["combined"]["status"], "ok")
+        self.assertEqual([e["status"] for e in d["icd"]["icds"]], ["ok", "ok"])
+        self.assertEqual(d["opencl"]["enumeration"]["status"], "ok")
+        self.assertNotIn("cl.enumeration-crash", check.finding_ids())
+        self.loaders_by_fake()
+        self.run_json("check", "--no-smoke", env=env)
+        # the shared child, the driver's own child, the opencl probe's enumeration alone
+        self.assertEqual(len(self.loaders_by_fake()["working"]), 3)
 
 if __name__ == "__main__":
     gctest.main()

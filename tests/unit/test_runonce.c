@@ -138,6 +138,75 @@ static void test_wait_unclaimed_returns(void **state)
     run_once_free(o);
 }
 
+static double now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
+}
+
+/* A timed wait returns false after about its time when nothing is published, and true with the
+ * outcome once it is; on a job nobody claimed it returns at once. */
+static void test_wait_ms(void **state)
+{
+    (void)state;
+    struct run_once *o = run_once_new();
+    assert_int_equal(run_once_claim(o, "enum"), RUN_ONCE_MINE);
+    struct isolate_result r;
+    json_object *aux = NULL;
+    double t0 = now_ms();
+    assert_false(run_once_wait_ms(o, "enum", 60, &r, &aux));
+    double spent = now_ms() - t0;
+    assert_true(spent >= 55.0);
+    assert_true(spent < 5000.0);
+    assert_null(aux);
+    assert_false(run_once_wait_ms(o, "enum", 0, &r, &aux));
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "n", json_object_new_int(3));
+    struct isolate_result res = {.status = ISOLATE_TIMEOUT};
+    run_once_publish(o, "enum", &res, a);
+    json_object_put(a);
+    assert_true(run_once_wait_ms(o, "enum", 0, &r, &aux));
+    assert_int_equal(r.status, ISOLATE_TIMEOUT);
+    assert_int_equal(json_object_get_int(json_object_object_get(aux, "n")), 3);
+    isolate_result_clear(&r);
+    json_object_put(aux);
+    aux = NULL;
+    assert_true(run_once_wait_ms(o, "never", 1000, &r, &aux));
+    assert_int_equal(r.status, ISOLATE_SPAWN_FAILED);
+    run_once_free(o);
+}
+
+static void add_one(void *p, void *arg)
+{
+    (void)arg;
+    (*(int *)p)++;
+}
+
+/* What the runner attaches is seen through run_once_peek while it runs, never once it has published
+ * (then it may be gone), nor before anything is attached. */
+static void test_attach_and_peek(void **state)
+{
+    (void)state;
+    struct run_once *o = run_once_new();
+    int seen = 0;
+    assert_false(run_once_peek(o, "enum", add_one, NULL)); /* not claimed */
+    assert_int_equal(run_once_claim(o, "enum"), RUN_ONCE_MINE);
+    assert_false(run_once_peek(o, "enum", add_one, NULL)); /* nothing attached */
+    run_once_attach(o, "enum", &seen);
+    assert_true(run_once_peek(o, "enum", add_one, NULL));
+    assert_true(run_once_peek(o, "enum", add_one, NULL));
+    assert_int_equal(seen, 2);
+    struct isolate_result res = {.status = ISOLATE_OK};
+    run_once_publish(o, "enum", &res, NULL);
+    assert_false(run_once_peek(o, "enum", add_one, NULL));
+    run_once_attach(o, "enum", &seen); /* too late: published */
+    assert_false(run_once_peek(o, "enum", add_one, NULL));
+    assert_int_equal(seen, 2);
+    assert_false(run_once_peek(NULL, "enum", add_one, NULL));
+    run_once_free(o);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -146,6 +215,8 @@ int main(void)
         cmocka_unit_test(test_waiters_get_their_own_copies),
         cmocka_unit_test(test_waiters_block_until_published),
         cmocka_unit_test(test_wait_unclaimed_returns),
+        cmocka_unit_test(test_wait_ms),
+        cmocka_unit_test(test_attach_and_peek),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
