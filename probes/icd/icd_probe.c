@@ -542,7 +542,7 @@ void icd_probe_all(struct icd_state *st)
     enum run_once_role shared = st->loader ? clonce_claim(st->ctx) : RUN_ONCE_ALONE;
     struct clonce_job cj;
     size_t combined = (size_t)-1;
-    if (shared == RUN_ONCE_MINE && clonce_job_init(&cj) != 0) {
+    if (shared == RUN_ONCE_MINE && clonce_job_init(&cj, st->ctx) != 0) {
         clonce_publish_alone(st->ctx);
         shared = RUN_ONCE_ALONE;
     }
