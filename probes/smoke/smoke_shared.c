@@ -164,9 +164,10 @@ static bool smoke_shared_answer(const struct isolate_result *cres, json_object *
         r->status = ISOLATE_TIMEOUT;
         r->elapsed_ms = all ? json_object_get_double(all) : cres->elapsed_ms;
         r->detail = str_printf("timed out after %.1f s", r->elapsed_ms / 1000.0);
-    } else if (cres->status == ISOLATE_TIMEOUT) {
+    } else if (cres->status == ISOLATE_TIMEOUT && !(stage && strcmp(stage, "done") == 0)) {
         /* The child hung past the run's deadline without answering: its time is spent, as a
-         * per-platform child's would be. */
+         * per-platform child's would be. (A device that had finished lost its answer with the child:
+         * not a timeout of its own; it goes the per-platform way, which has no time left to say so.) */
         run_once_copy_result(r, cres);
         json_object_put(r->value);
         r->value = NULL;
