@@ -1,10 +1,11 @@
 /* clonce.c: the one child through libOpenCL that the icd and opencl probes share in a run (issue 17). */
 #include "clonce.h"
 
+#include <fcntl.h>
+#include <math.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -251,7 +252,9 @@ static void clonce_smoke_aux(const struct clonce_job *j, const struct isolate_re
         json_object_object_add(a, "smoke_slots", slots);
     if (!__atomic_load_n(&sp->enum_ready, __ATOMIC_ACQUIRE))
         return;
-    json_object_object_add(a, "enum_ms", json_object_new_double(sp->enum_done_ms - j->start_ms));
+    double ms = sp->enum_done_ms - j->start_ms;
+    if (isfinite(ms) && ms >= 0)
+        json_object_object_add(a, "enum_ms", json_object_new_double(ms));
     size_t len = sp->enum_len;
     if (res->status != ISOLATE_OK && len <= CLONCE_ENUM_MAX) {
         json_object *v = clonce_parse_object(sp->enum_json, len);
