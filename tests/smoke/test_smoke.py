@@ -424,10 +424,13 @@ class SmokeTests(gctest.TestCase):
     @staticmethod
     def untimed(o):
         """O without what varies from run to run: every *_ms key, GFLOPS, and the summary text that shows
-        them; and which of the devices of one model built the kernel from source (the first thread there)."""
+        them; which clock timed the kernel (the profiling one is checked against the host's, which a
+        loaded machine stretches), and which of the devices of one model built the kernel from source
+        (the first thread there)."""
         if isinstance(o, dict):
             return {k: SmokeTests.untimed(v) for k, v in o.items()
-                    if not k.endswith("_ms") and k not in ("gflops", "summary", "build_from")}
+                    if not k.endswith("_ms") and k not in ("gflops", "gflops_reason", "timer", "timer_reason",
+                                                           "summary", "build_from")}
         if isinstance(o, list):
             return [SmokeTests.untimed(v) for v in o]
         return o
@@ -458,12 +461,15 @@ class SmokeTests(gctest.TestCase):
         # Four devices of one platform in the shared child: built once and loaded from the binary by
         # the others, exactly as the per-platform child does it.
         env = {"OCL_ICD_VENDORS": self.vendors()}
+        alone = self.smoke(devices=FOUR, expect_rc=0, **env)  # first: the check's build is then warm
         r = self.check_with(devices=FOUR, **env)
-        alone = self.smoke(devices=FOUR, expect_rc=0, **env)
         self.assertEqual([x["status"] for x in r.json["smoke"]["devices"]], ["pass"] * 4)
         self.assertEqual(self.untimed(r.json["smoke"]), self.untimed(alone.json["smoke"]))
-        for d in (r.json, alone.json):
-            self.assertEqual(sorted(x["build_from"] for x in d["smoke"]["devices"]), ["binary"] * 3 + ["source"])
+        # one compiles the source, the others build its binary (a cold build may outlast the others'
+        # wait, SMOKE_SHARE_WAIT_MS, on a loaded machine: then they compile it too)
+        self.assertEqual(sorted(x["build_from"] for x in r.json["smoke"]["devices"]), ["binary"] * 3 + ["source"])
+        froms = [x["build_from"] for x in alone.json["smoke"]["devices"]]
+        self.assertEqual(froms.count("source") + froms.count("binary"), 4, froms)
         r = self.check_with("--smoke=gpu", devices=FOUR, **env)
         self.assertEqual([x["status"] for x in r.json["smoke"]["devices"]], ["skipped"] * 4)
 
