@@ -73,11 +73,18 @@ static void smoke_sync_wait(struct smoke_sync *sync, double deadline_ms)
     }
 }
 
-/* The build share of DEVS[IDX[K]]'s platform: the one of the first device of that platform among
- * IDX[0..K), or a new one (a child of one platform has one; the shared cl-once child one per platform,
- * so that a device builds from another's binary exactly as in its platform's own child). */
-static struct smoke_build_share *smoke_platform_share(struct smoke_device_args *devs, const size_t *idx, size_t k)
+/* The build share of DEVS[IDX[K]]'s platform among the N devices IDX: NULL when it is the platform's
+ * only one; else the one of the first device of that platform, or a new one for the first (a child of
+ * one platform has one; the shared cl-once child one per platform, so that each device builds, and
+ * names its stages, exactly as in its platform's own child). */
+static struct smoke_build_share *smoke_platform_share(struct smoke_device_args *devs, const size_t *idx, size_t n,
+                                                      size_t k)
 {
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++)
+        same += devs[idx[i]].platform == devs[idx[k]].platform;
+    if (same < 2)
+        return NULL;
     for (size_t i = 0; i < k; i++)
         if (devs[idx[i]].platform == devs[idx[k]].platform)
             return devs[idx[i]].share;
@@ -107,7 +114,7 @@ json_object *smoke_platform_test(struct smoke_device_args *devs, const size_t *i
         if (prep && w[i].args->n == prep->n)
             w[i].args->prep = prep; /* our copy of the parent's array: the parent's stays NULL */
         /* One kernel build for the devices of the same model, the others load its binary. */
-        w[i].args->share = n > 1 ? smoke_platform_share(devs, idx, i) : NULL;
+        w[i].args->share = smoke_platform_share(devs, idx, n, i);
     }
     for (size_t i = 0; i < n; i++) {
         w[i].sync = sync;
