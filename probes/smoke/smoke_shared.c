@@ -1,7 +1,7 @@
 /* smoke_shared.c: the smoke test inside the shared cl-once child, after its enumeration (issue 17). */
 #include "smoke_shared.h"
 
-#include <errno.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -134,6 +134,15 @@ static void smoke_shared_stage(struct smoke_device_args *dev, const char *stage)
         snprintf(dev->stage, SMOKE_STAGE_MAX, "%s", stage);
 }
 
+/* The time in milliseconds at V (from the child: not trusted), or FALLBACK when it is not one. */
+static double smoke_shared_ms(json_object *v, double fallback)
+{
+    double ms = json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)
+                    ? json_object_get_double(v)
+                    : NAN;
+    return isfinite(ms) && ms >= 0 ? ms : fallback;
+}
+
 /* Device DEV's answer from the shared child's outcome CRES (its "smoke" member SMOKE, NULL when the
  * child did not end well) and the page's SLOTS into *R. Returns false when it has none: test it the
  * per-platform way. */
@@ -153,16 +162,13 @@ static bool smoke_shared_answer(const struct isolate_result *cres, json_object *
         if (json_object_is_type(v, json_type_object)) {
             r->status = ISOLATE_OK;
             r->value = json_object_get(v);
-            r->elapsed_ms = json_object_is_type(ms, json_type_double) || json_object_is_type(ms, json_type_int)
-                                ? json_object_get_double(ms)
-                                : 0;
+            r->elapsed_ms = smoke_shared_ms(ms, 0);
             smoke_shared_stage(dev, stage);
             return true;
         }
         /* Still running when the child answered at its deadline: the stage says where. */
-        json_object *all = jsonget(smoke, "elapsed_ms");
         r->status = ISOLATE_TIMEOUT;
-        r->elapsed_ms = all ? json_object_get_double(all) : cres->elapsed_ms;
+        r->elapsed_ms = smoke_shared_ms(jsonget(smoke, "elapsed_ms"), cres->elapsed_ms);
         r->detail = str_printf("timed out after %.1f s", r->elapsed_ms / 1000.0);
     } else if (cres->status == ISOLATE_TIMEOUT && !(stage && strcmp(stage, "done") == 0)) {
         /* The child hung past the run's deadline without answering: its time is spent, as a
