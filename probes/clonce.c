@@ -2,7 +2,10 @@
 #include "clonce.h"
 
 #include <pthread.h>
+#include <fcntl.h>
+#include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -43,6 +46,19 @@ struct clonce_answers {
 };
 enum { CLONCE_ANSWERS_NONE = 0, CLONCE_ANSWERS_RUNNING, CLONCE_ANSWERS_DONE };
 #define CLONCE_ANSWERS_MAX (CLONCE_PAGE - offsetof(struct clonce_answers, json))
+/* The memory shared with a child that runs the smoke part: reserved, not committed (the pages the
+ * child writes are all it costs); the enumeration must fit in it, or the smoke part does not run. */
+#define CLONCE_SMOKE_MAP (16u << 20)
+
+/* Written by the child, read by the parent once the child is gone (never trusted: bounds checked). */
+struct clonce_smoke_page {
+    volatile int enum_ready;  /* enum_json holds the enumeration: the smoke part may begin */
+    double enum_done_ms;      /* jsonnum_now_ms when the enumeration returned */
+    size_t enum_len;
+    struct smoke_shared_page smoke; /* the smoke part's devices and stages */
+    char enum_json[];         /* the enumeration's answer, plain JSON */
+};
+#define CLONCE_ENUM_MAX (CLONCE_SMOKE_MAP - offsetof(struct clonce_smoke_page, enum_json))
 
 bool clonce_wanted(const struct probe_ctx *ctx)
 {
@@ -58,7 +74,7 @@ enum run_once_role clonce_claim(struct probe_ctx *ctx)
     return run_once_claim(ctx->once, CLONCE_KEY);
 }
 
-int clonce_job_init(struct clonce_job *j)
+int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
 {
     memset(j, 0, sizeof(*j));
     j->out_fd = -1;
@@ -74,6 +90,15 @@ int clonce_job_init(struct clonce_job *j)
     j->out_fd = memfd_create("gpucheckup-icd-output", MFD_CLOEXEC);
     j->arg = (struct icd_child_arg){.stage = &j->page->stage};
     j->start_ms = jsonnum_now_ms();
+    /* The smoke probe runs in this run too: its test of the devices follows the enumeration here,
+     * with the drivers already loaded, rather than in children that load them all again. */
+    smoke_shared_plan(ctx, &j->plan);
+    if (j->plan.on) {
+        void *sp = mmap(NULL, CLONCE_SMOKE_MAP, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
+                        -1, 0);
+        j->smoke = sp == MAP_FAILED ? NULL : sp;
+        j->plan.on = j->smoke != NULL;
+    }
     return 0;
 }
 
@@ -86,6 +111,9 @@ void clonce_job_free(struct clonce_job *j)
     j->answers = NULL;
     if (j->out_fd >= 0)
         close(j->out_fd);
+    if (j->smoke)
+        munmap(j->smoke, CLONCE_SMOKE_MAP);
+    j->smoke = NULL;
     j->page = NULL;
     j->out_fd = -1;
 }
@@ -158,6 +186,34 @@ static void clonce_answer(struct clonce_job *j, json_object *icd)
     __atomic_store_n(&an->phase, CLONCE_ANSWERS_DONE, __ATOMIC_RELEASE);
 }
 
+/* In the child, after the enumeration CL (a member of O, the answer): keep CL where the parent finds
+ * it whatever happens next, then run the smoke part (its answer into O's "smoke"). A smoke part that
+ * crashes or hangs must not cost the icd and opencl probes their answers (issue 17). */
+static void clonce_smoke_part(struct clonce_job *j, json_object *o, json_object *cl)
+{
+    struct clonce_smoke_page *sp = j->smoke;
+    double done_ms = jsonnum_now_ms();
+    size_t len = 0;
+    const char *s = json_object_to_json_string_length(cl, JSON_C_TO_STRING_PLAIN, &len);
+    if (!s || len > CLONCE_ENUM_MAX)
+        return; /* not kept apart: no smoke part here, the smoke probe tests the devices itself */
+    memcpy(sp->enum_json, s, len);
+    sp->enum_len = len;
+    sp->enum_done_ms = done_ms;
+    __atomic_store_n(&sp->enum_ready, 1, __ATOMIC_RELEASE);
+    /* What the drivers print while testing goes nowhere: the output on the pipe stays the icd part's
+     * and the enumeration's, as the opencl section reports it (a smoke child's output is evidence
+     * only of its crash, and a crash here sends the devices to children of their own, which say it). */
+    fflush(NULL);
+    int null_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (null_fd >= 0) {
+        dup2(null_fd, STDOUT_FILENO);
+        dup2(null_fd, STDERR_FILENO);
+        close(null_fd);
+    }
+    json_object_object_add(o, "smoke", smoke_shared_child(&j->plan, &sp->smoke, cl));
+}
+
 json_object *clonce_child(void *arg)
 {
     struct clonce_job *j = arg;
@@ -190,7 +246,10 @@ json_object *clonce_child(void *arg)
     /* Then the opencl probe's enumeration, with every driver already loaded. */
     json_object *o = json_object_new_object();
     json_object_object_add(o, "icd", icd);
-    json_object_object_add(o, "opencl", ocl_enumerate(NULL));
+    json_object *cl = ocl_enumerate(NULL);
+    json_object_object_add(o, "opencl", cl);
+    if (j->smoke)
+        clonce_smoke_part(j, o, cl);
     return o;
 }
 
@@ -223,7 +282,7 @@ static char *clonce_file_tail(const struct clonce_job *j)
 static json_object *clonce_parse(const char *buf, size_t len, json_type t)
 {
     json_tokener *tok = json_tokener_new();
-    json_object *v = tok ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
+    json_object *v = tok && len <= (size_t)INT32_MAX ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
     if (v && (json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(v, t))) {
         json_object_put(v);
         v = NULL;
@@ -249,6 +308,28 @@ static void clonce_aux_answers(const struct clonce_job *j, json_object *a)
                          : NULL;
     if (d)
         json_object_object_add(a, "drivers", d);
+}
+
+/* Into A (the runner's notes), when J ran a smoke part: that it was planned, its devices and their
+ * stages, when the enumeration ended, and the enumeration itself when the child's answer (RES) is lost. */
+static void clonce_smoke_aux(const struct clonce_job *j, const struct isolate_result *res, json_object *a)
+{
+    const struct clonce_smoke_page *sp = j->smoke;
+    json_object_object_add(a, "smoke_planned", json_object_new_boolean(true));
+    json_object *slots = smoke_shared_page_json(&sp->smoke);
+    if (slots)
+        json_object_object_add(a, "smoke_slots", slots);
+    if (!__atomic_load_n(&sp->enum_ready, __ATOMIC_ACQUIRE))
+        return;
+    double ms = sp->enum_done_ms - j->start_ms;
+    if (isfinite(ms) && ms >= 0)
+        json_object_object_add(a, "enum_ms", json_object_new_double(ms));
+    size_t len = sp->enum_len;
+    if (res->status != ISOLATE_OK && len <= CLONCE_ENUM_MAX) {
+        json_object *v = clonce_parse(sp->enum_json, len, json_type_object);
+        if (v)
+            json_object_object_add(a, "opencl", v);
+    }
 }
 
 void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const struct isolate_result *res,
@@ -287,6 +368,8 @@ void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const str
         }
     }
     clonce_aux_answers(j, a);
+    if (j->smoke)
+        clonce_smoke_aux(j, res, a);
     *aux = a;
     run_once_publish(ctx->once, CLONCE_KEY, eff, a);
 }
@@ -362,6 +445,19 @@ static bool clonce_opencl_view(struct probe_ctx *ctx, const struct isolate_resul
         return false;
     if (res->status != ISOLATE_OK && json_object_get_boolean(json_object_object_get(aux, "answering")))
         return false; /* it ended while answering for the icd probe, before the enumeration: enumerate alone */
+    json_object *kept = NULL, *ms = NULL;
+    bool timed = json_object_object_get_ex(aux, "enum_ms", &ms) && json_object_is_type(ms, json_type_double);
+    if (res->status != ISOLATE_OK && json_object_object_get_ex(aux, "opencl", &kept) &&
+        json_object_is_type(kept, json_type_object)) {
+        /* The child failed in its smoke part, after it had kept the enumeration: that is the
+         * enumeration's answer, as if the smoke part had run elsewhere (the smoke probe names the device). */
+        out->status = ISOLATE_OK;
+        if (json_object_deep_copy(kept, &out->value, NULL) != 0)
+            return false;
+        out->elapsed_ms = timed ? json_object_get_double(ms) : res->elapsed_ms;
+        out->stderr_tail = str_dup(res->stderr_tail); /* the smoke part's output went elsewhere */
+        return true;
+    }
     if (res->status == ISOLATE_OK) {
         json_object *cl = NULL;
         if (!json_object_object_get_ex(res->value, "opencl", &cl) || !cl)
@@ -373,6 +469,8 @@ static bool clonce_opencl_view(struct probe_ctx *ctx, const struct isolate_resul
             isolate_result_clear(out);
             return false;
         }
+        if (timed) /* the child went on with the smoke part: the enumeration ended before */
+            out->elapsed_ms = json_object_get_double(ms);
         return true;
     }
     /* A crash or a hang is the enumeration's too, as when it ran beside the icd part: alone it makes
@@ -397,7 +495,7 @@ bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
     json_object *aux = NULL;
     if (role == RUN_ONCE_MINE) {
         struct clonce_job j;
-        if (clonce_job_init(&j) != 0) {
+        if (clonce_job_init(&j, ctx) != 0) {
             clonce_publish_alone(ctx);
             return false;
         }
@@ -429,7 +527,7 @@ static void *clonce_runner_main(void *arg)
 {
     struct clonce_runner *r = arg;
     struct clonce_job j;
-    if (clonce_job_init(&j) != 0) {
+    if (clonce_job_init(&j, r->ctx) != 0) {
         clonce_publish_alone(r->ctx);
         return NULL;
     }
@@ -539,4 +637,27 @@ enum clonce_early clonce_icd_early(struct probe_ctx *ctx, double until_ms, struc
         if (jsonnum_now_ms() >= until_ms)
             return CLONCE_EARLY_PENDING;
     }
+}
+
+bool clonce_smoke(struct probe_ctx *ctx, struct isolate_result *res, json_object **smoke, json_object **slots)
+{
+    memset(res, 0, sizeof(*res));
+    *smoke = *slots = NULL;
+    if (!clonce_wanted(ctx))
+        return false;
+    /* Published already: the opencl probe, which the smoke probe follows, ran or waited for it. */
+    json_object *aux = NULL, *v = NULL;
+    run_once_wait(ctx->once, CLONCE_KEY, res, &aux);
+    if (clonce_alone(aux) || !json_object_object_get_ex(aux, "smoke_planned", &v) || !json_object_get_boolean(v)) {
+        isolate_result_clear(res);
+        json_object_put(aux);
+        return false;
+    }
+    if (res->status == ISOLATE_OK && json_object_object_get_ex(res->value, "smoke", &v) &&
+        json_object_is_type(v, json_type_object))
+        *smoke = json_object_get(v);
+    if (json_object_object_get_ex(aux, "smoke_slots", &v) && json_object_is_type(v, json_type_array))
+        *slots = json_object_get(v);
+    json_object_put(aux);
+    return true;
 }

@@ -9,18 +9,23 @@
 #include "isolate.h"
 #include "probe.h"
 #include "runonce.h"
+#include "smoke_shared.h"
 
 /* The shared job's name in the run's run_once set. */
 #define CLONCE_KEY "opencl-through-the-loader"
 
 /* One run of the shared child: the icd probe's combined view (icd_child_combined), then the opencl
- * probe's enumeration (ocl_enumerate), in one process that loads every driver once. */
+ * probe's enumeration (ocl_enumerate), then, when the smoke probe runs too, its test of the devices
+ * it selects (smoke_shared_child), in one process that loads every driver once. */
 struct clonce_job {
     struct icd_child_arg arg;  /* the icd part's; its stage lives in PAGE */
     struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
     int out_fd;                /* memfd taking the icd part's output, or -1 */
     double start_ms;
     struct clonce_answers *answers; /* shared with the child: the vendor libraries answered (or NULL) */
+    struct smoke_shared_plan plan;   /* the smoke part (plan.on false: none) */
+    struct clonce_smoke_page *smoke; /* shared with the child when plan.on: the enumeration, kept before
+                                        the smoke part starts, and the smoke part's devices */
 };
 
 /* True when this run shares the child: the icd and opencl probes both run, on the live machine (no
@@ -31,10 +36,12 @@ bool clonce_wanted(const struct probe_ctx *ctx);
  * in a batch, clonce_publish), RUN_ONCE_WAIT (clonce_icd_wait), RUN_ONCE_ALONE (run the combined
  * child alone, as without sharing). */
 enum run_once_role clonce_claim(struct probe_ctx *ctx);
-/* Returns 0, or -1 when the shared pages cannot be had (then clonce_publish_alone). */
-int clonce_job_init(struct clonce_job *j);
+/* For the run of CTX (the smoke part is planned from its options). Returns 0, or -1 when the shared
+ * pages cannot be had (then clonce_publish_alone). */
+int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx);
 void clonce_job_free(struct clonce_job *j);
-/* The child's work (isolate_fn, ARG a struct clonce_job): {"icd": ..., "opencl": ...}. */
+/* The child's work (isolate_fn, ARG a struct clonce_job): {"icd": ..., "opencl": ..., "smoke": ...}
+ * ("smoke" only when planned: smoke_shared_child's answer). */
 json_object *clonce_child(void *arg);
 /* J ran with outcome RES: hand it to the run (waiters wake), and fill *EFF and *AUX with the
  * runner's own copies of what the sharers see (free with isolate_result_clear, json_object_put). */
@@ -76,5 +83,12 @@ enum clonce_early clonce_icd_early(struct probe_ctx *ctx, double until_ms, struc
  * probe claims first), its crash or hang included. Returns false when it must enumerate alone:
  * nothing is shared in this run, or the shared child could not be set up. */
 bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *res);
+
+/* For the smoke probe, in a run where the shared child ran its smoke part: wait for the child's
+ * outcome; *RES a copy of it, *SMOKE its smoke part's answer (NULL unless the child ended well) and
+ * *SLOTS the devices that part tested with their stages (smoke_shared_page_json; NULL when it never
+ * started). Free them with isolate_result_clear and json_object_put. Returns false (nothing filled)
+ * when no smoke part was planned: the smoke probe tests every device itself. */
+bool clonce_smoke(struct probe_ctx *ctx, struct isolate_result *res, json_object **smoke, json_object **slots);
 
 #endif

@@ -13,6 +13,7 @@
 #include "smoke_options.h"
 #include "smoke_platform.h"
 #include "smoke_select.h"
+#include "smoke_shared.h"
 #include "smoke_timer.h"
 #include "strutil.h"
 #include "jsonget.h"
@@ -599,8 +600,10 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
             fprintf(stderr, "smoke: testing %zu devices in parallel ...", njobs);
         fflush(stderr);
     }
-    /* One child per platform, its devices side by side; a crash reruns them one child each. */
-    smoke_platform_run(ctx, args, njobs, results, smoke_progress_done, &pg);
+    /* In a full check, the answers of the child the icd and opencl probes share, which tested the
+     * devices with every driver already loaded (probes/clonce.c); for the others, one child per
+     * platform, its devices side by side; a crash reruns them one child each. */
+    smoke_shared_run(ctx, args, njobs, results, smoke_progress_done, &pg);
     if (pg.on) {
         fputs("\r\033[K", stderr);
         fflush(stderr);

@@ -438,7 +438,13 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
         smoke_detail(d, "platform %d is gone (the loader now lists %u)", d->args->platform, np);
         return NULL;
     }
-    if (!smoke_ok(d, smoke_none_is_empty(clquery_device_ids(&d->api, plat, CL_DEVICE_TYPE_ALL, &dids, &nd)), "clGetDeviceIDs"))
+    /* The device list too, one thread at a time: PoCL 3.1 initialises its devices in the first
+     * clGetDeviceIDs, and a thread calling it meanwhile sees a part of them ("device 0:1 is gone (the
+     * platform now has 1)", 2 runs in 6 of `gpucheckup smoke` with 4 pthread devices on 2 cores). */
+    pthread_mutex_lock(&smoke_loader_mu);
+    cl_int de = smoke_none_is_empty(clquery_device_ids(&d->api, plat, CL_DEVICE_TYPE_ALL, &dids, &nd));
+    pthread_mutex_unlock(&smoke_loader_mu);
+    if (!smoke_ok(d, de, "clGetDeviceIDs"))
         return NULL;
     d->dev = (cl_uint)d->args->device < nd ? dids[d->args->device] : NULL;
     free(dids);

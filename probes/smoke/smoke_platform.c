@@ -73,32 +73,50 @@ static void smoke_sync_wait(struct smoke_sync *sync, double deadline_ms)
     }
 }
 
-json_object *smoke_platform_child(void *arg)
+/* The build share of DEVS[IDX[K]]'s platform among the N devices IDX: NULL when it is the platform's
+ * only one; else the one of the first device of that platform, or a new one for the first (a child of
+ * one platform has one; the shared cl-once child one per platform, so that each device builds, and
+ * names its stages, exactly as in its platform's own child). */
+static struct smoke_build_share *smoke_platform_share(struct smoke_device_args *devs, const size_t *idx, size_t n,
+                                                      size_t k)
 {
-    struct smoke_platform_args *pa = arg;
+    size_t same = 0;
+    for (size_t i = 0; i < n; i++)
+        same += devs[idx[i]].platform == devs[idx[k]].platform;
+    if (same < 2)
+        return NULL;
+    for (size_t i = 0; i < k; i++)
+        if (devs[idx[i]].platform == devs[idx[k]].platform)
+            return devs[idx[i]].share;
+    return smoke_build_share_new();
+}
+
+json_object *smoke_platform_test(struct smoke_device_args *devs, const size_t *idx, size_t n, double deadline_ms)
+{
     /* Nothing here is freed: a thread may still be inside a hung driver when the child answers, and
      * the process ends right after (isolate_child's _exit), which stops such threads too. */
     struct smoke_sync *sync = calloc(1, sizeof(*sync));
-    struct smoke_worker *w = calloc(pa->n ? pa->n : 1, sizeof(*w));
+    struct smoke_worker *w = calloc(n ? n : 1, sizeof(*w));
     pthread_condattr_t ca;
     if (!sync || !w || pthread_condattr_init(&ca) != 0)
         return NULL;
     pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
     if (pthread_mutex_init(&sync->mu, NULL) != 0 || pthread_cond_init(&sync->cv, &ca) != 0)
         return NULL;
-    sync->left = pa->n;
+    sync->left = n;
     /* One set of inputs and references for all the devices (all of the same size): computing them
      * once per device cost each extra device a sixth of the child's CPU time (perf, 4 PoCL devices). */
-    struct smoke_prep *prep = pa->n > 1 ? calloc(1, sizeof(*prep)) : NULL;
+    struct smoke_prep *prep = n > 1 ? calloc(1, sizeof(*prep)) : NULL;
     if (prep)
-        smoke_prep_start(prep, pa->devs[pa->idx[0]].n);
-    /* One kernel build for the devices of the same model, the others load its binary. */
-    struct smoke_build_share *share = pa->n > 1 ? smoke_build_share_new() : NULL;
-    for (size_t i = 0; i < pa->n; i++) {
-        w[i].args = &pa->devs[pa->idx[i]];
+        smoke_prep_start(prep, devs[idx[0]].n);
+    for (size_t i = 0; i < n; i++) {
+        w[i].args = &devs[idx[i]];
         if (prep && w[i].args->n == prep->n)
             w[i].args->prep = prep; /* our copy of the parent's array: the parent's stays NULL */
-        w[i].args->share = share;
+        /* One kernel build for the devices of the same model, the others load its binary. */
+        w[i].args->share = smoke_platform_share(devs, idx, n, i);
+    }
+    for (size_t i = 0; i < n; i++) {
         w[i].sync = sync;
         pthread_t th;
         if (pthread_create(&th, NULL, smoke_worker_main, &w[i]) == 0)
@@ -106,20 +124,26 @@ json_object *smoke_platform_child(void *arg)
         else /* no thread: test it here, one after another (the parent's deadline still holds) */
             smoke_worker_test(&w[i]);
     }
-    json_object *out = json_object_new_object(), *devs = json_object_new_array();
-    if (!out || !devs)
+    json_object *out = json_object_new_object(), *arr = json_object_new_array();
+    if (!out || !arr)
         return NULL;
     pthread_mutex_lock(&sync->mu);
-    smoke_sync_wait(sync, pa->deadline_ms);
-    for (size_t i = 0; i < pa->n; i++) {
+    smoke_sync_wait(sync, deadline_ms);
+    for (size_t i = 0; i < n; i++) {
         json_object *d = json_object_new_object();
         json_object_object_add(d, "result", w[i].done ? w[i].result : NULL);
         json_object_object_add(d, "elapsed_ms", w[i].done ? jsonnum_ms(w[i].elapsed_ms) : NULL);
-        json_object_array_add(devs, d);
+        json_object_array_add(arr, d);
     }
     pthread_mutex_unlock(&sync->mu);
-    json_object_object_add(out, "devices", devs);
+    json_object_object_add(out, "devices", arr);
     return out;
+}
+
+json_object *smoke_platform_child(void *arg)
+{
+    struct smoke_platform_args *pa = arg;
+    return smoke_platform_test(pa->devs, pa->idx, pa->n, pa->deadline_ms);
 }
 
 /* ---- In the parent ------------------------------------------------------------------------------ */

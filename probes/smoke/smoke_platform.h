@@ -35,4 +35,9 @@ struct smoke_platform_args {
  * running), "elapsed_ms": number}]}, in ARG's order. */
 json_object *smoke_platform_child(void *arg);
 
+/* In a child: test the N devices DEVS[IDX[0..N)] (of one platform or several) side by side, each in
+ * a thread, with one set of inputs for all and one kernel build per platform and model; at
+ * DEADLINE_MS answer for those done. Returns smoke_platform_child's object (NULL when out of memory). */
+json_object *smoke_platform_test(struct smoke_device_args *devs, const size_t *idx, size_t n, double deadline_ms);
+
 #endif

@@ -135,8 +135,8 @@ class TimeoutBudgetTests(gctest.TestCase):
         self.assertTrue(r.findings("icd.conflict") or r.findings("core.timeout-spent"), repr(r))
         print("check, two drivers that hang together: %.2f s (--timeout %.1f)" % (elapsed, T))
 
-    def smoke_hang(self, stage, expect_stage):
-        r, elapsed = self.timed("smoke", env=self.pocl_env(GC_SMOKE_TEST_HANG_AT=stage), t=T_SMOKE, binary=TEST_BINARY)
+    def smoke_hang(self, stage, expect_stage, command="smoke"):
+        r, elapsed = self.timed(command, env=self.pocl_env(GC_SMOKE_TEST_HANG_AT=stage), t=T_SMOKE, binary=TEST_BINARY)
         self.assertEqual(r.json["smoke"]["status"], "ok", repr(r))
         d = r.json["smoke"]["devices"][0]
         self.assertEqual(d["status"], "timeout", repr(r))
@@ -148,7 +148,12 @@ class TimeoutBudgetTests(gctest.TestCase):
         # the probe before smoke ran in full: the budget was spent in the smoke test alone
         self.assertEqual(r.json["opencl"]["status"], "ok")
         self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
-        print("smoke, hanging at %s: %.2f s (--timeout %.1f)" % (expect_stage, elapsed, T_SMOKE))
+        if command == "check":
+            # the device was tested inside the child the icd and opencl probes share (probes/clonce.c):
+            # its hang costs them nothing, and the smoke probe had no child of its own to start
+            self.assertEqual(r.json["icd"]["combined"]["status"], "ok")
+            self.assertEqual(r.findings("core.timeout-spent"), [], repr(r))
+        print("%s, hanging at %s: %.2f s (--timeout %.1f)" % (command, expect_stage, elapsed, T_SMOKE))
 
     def test_hang_in_the_program_build(self):
         self.smoke_hang("building the kernel", "building the kernel")
@@ -158,6 +163,16 @@ class TimeoutBudgetTests(gctest.TestCase):
 
     def test_hang_in_clfinish(self):
         self.smoke_hang("fp32 exact pass: waiting for the upload", "fp32 exact pass: waiting for the upload (clFinish)")
+
+    def test_check_hang_in_the_program_build(self):
+        self.smoke_hang("building the kernel", "building the kernel", command="check")
+
+    def test_check_hang_in_the_kernel_run(self):
+        self.smoke_hang("fp32 exact pass: running the kernel", "fp32 exact pass: running the kernel", command="check")
+
+    def test_check_hang_in_clfinish(self):
+        self.smoke_hang("fp32 exact pass: waiting for the upload", "fp32 exact pass: waiting for the upload (clFinish)",
+                        command="check")
 
     def test_no_process_outlives_the_run(self):
         # The timed-out children are killed with their process groups, not left behind.

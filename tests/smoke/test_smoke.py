@@ -401,6 +401,119 @@ class SmokeTests(gctest.TestCase):
         r = self.run_json("--no-smoke", env=self.env())
         self.assertEqual(r.json["smoke"]["status"], "skipped")
 
+    # ---- The smoke test inside the child the icd and opencl probes share (issue 17, probes/clonce.c) ----
+
+    def vendors(self, *fakes):
+        """A vendors directory holding PoCL's .icd (platform 0 alone) and the fake drivers FAKES."""
+        d = tempfile.mkdtemp(prefix="gc-smoke-vendors-")
+        self.addCleanup(shutil.rmtree, d, True)
+        shutil.copy("/etc/OpenCL/vendors/pocl.icd", d)
+        for name in fakes:
+            with open(os.path.join(d, name + ".icd"), "w") as f:
+                f.write(os.environ["GC_FAKE_ICD_" + name.upper()] + "\n")
+        return d
+
+    def check_with(self, *args, binary=None, devices="pthread", expect_rc=None, **extra):
+        old = gctest.GPUCHECKUP
+        gctest.GPUCHECKUP = binary or old
+        try:
+            return self.run_json("check", *args, env=self.env(devices, **extra), expect_rc=expect_rc, timeout=300)
+        finally:
+            gctest.GPUCHECKUP = old
+
+    @staticmethod
+    def untimed(o):
+        """O without what varies from run to run: every *_ms key, GFLOPS, and the summary text that shows
+        them; which clock timed the kernel (the profiling one is checked against the host's, which a
+        loaded machine stretches), and which of the devices of one model built the kernel from source
+        (the first thread there)."""
+        if isinstance(o, dict):
+            return {k: SmokeTests.untimed(v) for k, v in o.items()
+                    if not k.endswith("_ms") and k not in ("gflops", "gflops_reason", "timer", "timer_reason",
+                                                           "summary", "build_from")}
+        if isinstance(o, list):
+            return [SmokeTests.untimed(v) for v in o]
+        return o
+
+    def test_check_tests_the_devices_in_the_shared_child(self):
+        # A fake driver beside PoCL records every process that loads it. A full check loads it once, in
+        # the one child through libOpenCL (the icd probe's loader part and its answer for each driver,
+        # opencl, and the smoke test of PoCL's device); the icd probe used to fork a child of its own for
+        # each driver, and the smoke test one more that loaded every driver again.
+        log = os.path.join(self.cache, "loads-%d.log" % os.getpid())
+        self.addCleanup(lambda: os.path.exists(log) and os.unlink(log))
+        env = {"OCL_ICD_VENDORS": self.vendors("working"), "GC_FAKE_ICD_LOG": log}
+        cl = self.run_json("opencl", env=self.env(**env), expect_rc=0)
+        pocl = [p["index"] for p in cl.json["opencl"]["platforms"] if p["name"] == "Portable Computing Language"][0]
+        os.unlink(log)
+        r = self.check_with("--device", "%d:0" % pocl, **env)
+        with open(log) as f:
+            pids = {line.split()[0] for line in f if line.strip()}
+        self.assertEqual(len(pids), 1, repr(r))
+        self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
+        d = r.json["smoke"]["devices"]
+        self.assertEqual([(x["platform_index"], x["device_index"]) for x in d], [(pocl, 0)])
+        self.assert_passed(d[0])
+        # the same answer as the smoke test's own child gives, timings aside
+        alone = self.smoke("--device", "%d:0" % pocl, expect_rc=0, **env)
+        self.assertEqual(self.untimed(r.json["smoke"]), self.untimed(alone.json["smoke"]))
+
+    def test_check_four_devices_as_the_smoke_command(self):
+        # Four devices of one platform in the shared child: built once and loaded from the binary by
+        # the others, exactly as the per-platform child does it.
+        env = {"OCL_ICD_VENDORS": self.vendors()}
+        alone = self.smoke(devices=FOUR, expect_rc=0, **env)  # first: the check's build is then warm
+        r = self.check_with(devices=FOUR, **env)
+        self.assertEqual([x["status"] for x in r.json["smoke"]["devices"]], ["pass"] * 4)
+        self.assertEqual(self.untimed(r.json["smoke"]), self.untimed(alone.json["smoke"]))
+        # one compiles the source, the others build its binary (a cold build may outlast the others'
+        # wait, SMOKE_SHARE_WAIT_MS, on a loaded machine: then they compile it too)
+        self.assertEqual(sorted(x["build_from"] for x in r.json["smoke"]["devices"]), ["binary"] * 3 + ["source"])
+        froms = [x["build_from"] for x in alone.json["smoke"]["devices"]]
+        self.assertEqual(froms.count("source") + froms.count("binary"), 4, froms)
+        r = self.check_with("--smoke=gpu", devices=FOUR, **env)
+        self.assertEqual([x["status"] for x in r.json["smoke"]["devices"]], ["skipped"] * 4)
+
+    def test_crash_in_the_shared_child_is_named_and_opencl_complete(self):
+        # Device 0:1's driver crashes while running the kernel, in the shared child first: the icd and
+        # opencl sections keep what the child had learnt before the smoke test; the devices are tested
+        # again the per-platform way (which crashes too), then each alone, which names the culprit.
+        env = {"OCL_ICD_VENDORS": self.vendors(), "GC_SMOKE_TEST_CRASH_AT": "running the kernel",
+               "GC_SMOKE_TEST_ONLY_DEVICE": "0:1"}
+        r = self.check_with(binary=TEST_BINARY, devices="pthread pthread", expect_rc=1, **env)
+        d0, d1 = r.json["smoke"]["devices"]
+        self.assert_passed(d0)
+        self.assertEqual(d1["status"], "crash")
+        self.assertEqual(d1["stage"], "fp32 exact pass: running the kernel")
+        self.assertEqual([x["subject"] for x in r.findings("smoke.crash")], ["0:1 " + d1["name"]])
+        self.assertEqual(r.json["icd"]["combined"]["status"], "ok")
+        self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
+        self.assertEqual(r.json["opencl"]["counts"]["devices"], 2)
+        self.assertFalse([f for f in r.json["findings"] if f["id"].startswith(("cl.", "icd.", "core."))], repr(r))
+        alone = self.run_json("opencl", env=self.env("pthread pthread", **env), expect_rc=0)
+        self.assertEqual(self.untimed(r.json["opencl"]), self.untimed(alone.json["opencl"]))
+
+    def test_hang_in_the_shared_child_keeps_the_others_and_the_bound(self):
+        # Device 0:1 hangs in the kernel run inside the shared child: it answers at the run's deadline
+        # with device 0:0's result, and the hung one is named with its stage, within --timeout.
+        env = {"OCL_ICD_VENDORS": self.vendors(), "GC_SMOKE_TEST_HANG_AT": "fp32 exact pass: running the kernel",
+               "GC_SMOKE_TEST_ONLY_DEVICE": "0:1"}
+        t0 = time.monotonic()
+        r = self.check_with("--timeout", "6", binary=TEST_BINARY, devices="pthread pthread", expect_rc=1, **env)
+        elapsed = time.monotonic() - t0
+        self.assertLessEqual(elapsed, 6 + 1.0)
+        d0, d1 = r.json["smoke"]["devices"]
+        self.assert_passed(d0)
+        self.assertEqual(d1["status"], "timeout")
+        self.assertEqual(d1["stage"], "fp32 exact pass: running the kernel")
+        self.assertRegex(d1["detail"], r"^timed out after [0-9.]+ s while fp32 exact pass: running the kernel$")
+        f = r.findings("smoke.timeout")
+        self.assertEqual([x["subject"] for x in f], ["0:1 " + d1["name"]])
+        self.assertIn({"source": "stage", "value": "fp32 exact pass: running the kernel"}, f[0]["evidence"])
+        self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
+        self.assertEqual(r.json["icd"]["combined"]["status"], "ok")
+        self.assertEqual(r.findings("core.timeout-spent"), [])
+
     def test_root_needs_live(self):
         t = self.make_tree()
         r = self.smoke("--root", t.root, expect_rc=0)
