@@ -35,6 +35,28 @@ static void make(struct smoke_problem *p, enum smoke_prec prec, enum smoke_pass_
     assert_int_equal(smoke_problem_reference(p), 0);
 }
 
+/* The reference is each element's products summed in k order in double, whatever its blocking:
+ * equal, bit for bit, to the plain triple loop, at sizes that leave every kind of remainder. */
+static void test_reference_is_the_plain_sum(void **state)
+{
+    (void)state;
+    static const unsigned sizes[] = {1, 3, 4, 5, 8, 9, 17, 33, 67};
+    for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
+        for (int kind = SMOKE_PASS_EXACT; kind <= SMOKE_PASS_RANDOM; kind++) {
+            unsigned n = sizes[s];
+            struct smoke_problem p;
+            make(&p, SMOKE_FP64, (enum smoke_pass_kind)kind, n);
+            for (unsigned i = 0; i < n; i++)
+                for (unsigned j = 0; j < n; j++) {
+                    double acc = 0.0;
+                    for (unsigned k = 0; k < n; k++)
+                        acc += p.ad[i * n + k] * p.bd[k * n + j];
+                    assert_memory_equal(&acc, &p.ref[i * n + j], sizeof(double));
+                }
+            smoke_problem_free(&p);
+        }
+}
+
 static void test_correct_result_passes(void **state)
 {
     (void)state;
@@ -379,6 +401,7 @@ int main(void)
         cmocka_unit_test(test_fp32_fp64_share_inputs),
         cmocka_unit_test(test_half_conversions),
         cmocka_unit_test(test_round_trip_pattern),
+        cmocka_unit_test(test_reference_is_the_plain_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
