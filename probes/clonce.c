@@ -332,34 +332,36 @@ static void clonce_smoke_aux(const struct clonce_job *j, const struct isolate_re
     }
 }
 
+/* The notes on J's icd part as clonce_icd_view reads them: its stage, whether it finished (DONE),
+ * then its time, its output and, when the page holds it whole, its answer ("icd"). */
+static json_object *clonce_icd_notes(const struct clonce_job *j, bool done)
+{
+    const struct clonce_page *pg = j->page;
+    json_object *a = json_object_new_object();
+    json_object_object_add(a, "stage", json_object_new_int(pg->stage));
+    json_object_object_add(a, "icd_done", json_object_new_boolean(done));
+    if (!done)
+        return a;
+    json_object_object_add(a, "icd_ms", json_object_new_double(pg->done_ms - j->start_ms));
+    char *t = clonce_tail(pg->out, pg->out_len <= CLONCE_TAIL ? pg->out_len : 0);
+    json_object_object_add(a, "icd_output", t ? json_object_new_string(t) : NULL);
+    free(t);
+    size_t len = pg->len;
+    json_object *v = __atomic_load_n(&pg->ready, __ATOMIC_ACQUIRE) && len <= CLONCE_JSON_MAX
+                         ? clonce_parse(pg->json, len, json_type_object)
+                         : NULL;
+    if (v)
+        json_object_object_add(a, "icd", v);
+    return a;
+}
+
 void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const struct isolate_result *res,
                     struct isolate_result *eff, json_object **aux)
 {
-    const struct clonce_page *pg = j->page;
     run_once_copy_result(eff, res);
-    json_object *a = json_object_new_object();
-    json_object_object_add(a, "stage", json_object_new_int(pg->stage));
-    bool done = __atomic_load_n(&pg->icd_done, __ATOMIC_ACQUIRE) != 0;
-    json_object_object_add(a, "icd_done", json_object_new_boolean(done));
-    if (done) {
-        json_object_object_add(a, "icd_ms", json_object_new_double(pg->done_ms - j->start_ms));
-        char *t = clonce_tail(pg->out, pg->out_len <= CLONCE_TAIL ? pg->out_len : 0);
-        json_object_object_add(a, "icd_output", t ? json_object_new_string(t) : NULL);
-        free(t);
-        size_t len = pg->len;
-        if (__atomic_load_n(&pg->ready, __ATOMIC_ACQUIRE) && len <= CLONCE_JSON_MAX) {
-            json_tokener *tok = json_tokener_new();
-            json_object *v = tok ? json_tokener_parse_ex(tok, pg->json, (int)len) : NULL;
-            if (v && (json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(v, json_type_object))) {
-                json_object_put(v);
-                v = NULL;
-            }
-            if (tok)
-                json_tokener_free(tok);
-            if (v)
-                json_object_object_add(a, "icd", v);
-        }
-    } else {
+    bool done = __atomic_load_n(&j->page->icd_done, __ATOMIC_ACQUIRE) != 0;
+    json_object *a = clonce_icd_notes(j, done);
+    if (!done) {
         /* Died (or hung) in the icd part: what it printed is still in the file, not on the pipe. */
         char *t = clonce_file_tail(j);
         if (t) {
@@ -573,24 +575,15 @@ void clonce_join(void *thread)
 static void clonce_peek_pages(void *p, void *arg)
 {
     const struct clonce_job *j = p;
-    const struct clonce_page *pg = j->page;
     json_object **out = arg;
-    if (!pg || !j->answers || !__atomic_load_n(&pg->icd_done, __ATOMIC_ACQUIRE) ||
-        !__atomic_load_n(&pg->ready, __ATOMIC_ACQUIRE) ||
+    if (!j->page || !j->answers || !__atomic_load_n(&j->page->icd_done, __ATOMIC_ACQUIRE) ||
         __atomic_load_n(&j->answers->phase, __ATOMIC_ACQUIRE) != CLONCE_ANSWERS_DONE)
         return;
-    size_t len = pg->len;
-    json_object *icd = len <= CLONCE_JSON_MAX ? clonce_parse(pg->json, len, json_type_object) : NULL;
-    if (!icd)
+    json_object *a = clonce_icd_notes(j, true);
+    if (!json_object_object_get_ex(a, "icd", NULL)) { /* not (yet) whole on its page */
+        json_object_put(a);
         return;
-    json_object *a = json_object_new_object();
-    json_object_object_add(a, "stage", json_object_new_int(pg->stage));
-    json_object_object_add(a, "icd_done", json_object_new_boolean(true));
-    json_object_object_add(a, "icd_ms", json_object_new_double(pg->done_ms - j->start_ms));
-    char *t = clonce_tail(pg->out, pg->out_len <= CLONCE_TAIL ? pg->out_len : 0);
-    json_object_object_add(a, "icd_output", t ? json_object_new_string(t) : NULL);
-    free(t);
-    json_object_object_add(a, "icd", icd);
+    }
     clonce_aux_answers(j, a);
     *out = a;
 }
