@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fdio.h"
+#include "isolate.h"
 #include "jsonnum.h"
 #include "opencl_internal.h"
 #include "run.h"
@@ -281,14 +282,11 @@ static char *clonce_file_tail(const struct clonce_job *j)
 /* LEN bytes of JSON at BUF (a page the child wrote: not trusted) as a value of type T, or NULL. */
 static json_object *clonce_parse(const char *buf, size_t len, json_type t)
 {
-    json_tokener *tok = json_tokener_new();
-    json_object *v = tok && len <= (size_t)INT32_MAX ? json_tokener_parse_ex(tok, buf, (int)len) : NULL;
-    if (v && (json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(v, t))) {
+    json_object *v = isolate_json_parse(buf, len, JSON_TOKENER_DEFAULT_DEPTH, false, NULL);
+    if (v && !json_object_is_type(v, t)) {
         json_object_put(v);
         v = NULL;
     }
-    if (tok)
-        json_tokener_free(tok);
     return v;
 }
 

@@ -1,4 +1,5 @@
 /* host.c: identification of the machine being diagnosed (hostname, kernel, OS, user). */
+#include <errno.h>
 #include <grp.h>
 #include <pwd.h>
 #include <stdlib.h>
@@ -8,6 +9,49 @@
 
 #include "run.h"
 #include "strutil.h"
+
+/* Buffer size for the reentrant user database calls: what sysconf says, grown on ERANGE. */
+static size_t host_nss_size(int name)
+{
+    long n = sysconf(name);
+    return n > 0 && n < 65536 ? (size_t)n : 1024;
+}
+
+char *host_user_name(uid_t uid)
+{
+    char *name = NULL;
+    for (size_t size = host_nss_size(_SC_GETPW_R_SIZE_MAX); !name && size <= (1u << 20); size *= 4) {
+        struct passwd pw, *found = NULL;
+        char *buf = malloc(size);
+        if (!buf)
+            break;
+        int rc = getpwuid_r(uid, &pw, buf, size, &found);
+        if (rc == 0 && found)
+            name = str_dup(found->pw_name);
+        free(buf);
+        if (rc != ERANGE)
+            break;
+    }
+    return name;
+}
+
+char *host_group_name(gid_t gid)
+{
+    char *name = NULL;
+    for (size_t size = host_nss_size(_SC_GETGR_R_SIZE_MAX); !name && size <= (1u << 20); size *= 4) {
+        struct group gr, *found = NULL;
+        char *buf = malloc(size);
+        if (!buf)
+            break;
+        int rc = getgrgid_r(gid, &gr, buf, size, &found);
+        if (rc == 0 && found)
+            name = str_dup(found->gr_name);
+        free(buf);
+        if (rc != ERANGE)
+            break;
+    }
+    return name;
+}
 
 char *host_os_release(const char *text)
 {
@@ -80,8 +124,9 @@ void host_collect(const struct hostfs *fs, json_object *host)
 
     json_object *user = json_object_new_object();
     uid_t uid = geteuid();
-    struct passwd *pw = getpwuid(uid);
-    host_add_string(user, "name", pw ? pw->pw_name : NULL);
+    char *uname = host_user_name(uid);
+    host_add_string(user, "name", uname);
+    free(uname);
     json_object_object_add(user, "uid", json_object_new_int64((int64_t)uid));
     json_object_object_add(user, "root", json_object_new_boolean(uid == 0));
     json_object *groups = json_object_new_array();
@@ -96,9 +141,10 @@ void host_collect(const struct hostfs *fs, json_object *host)
                     dup |= gs[j] == gs[i];
                 if (dup)
                     continue;
-                struct group *g = getgrgid(gs[i]);
+                char *g = host_group_name(gs[i]);
                 if (g)
-                    json_object_array_add(groups, json_object_new_string(g->gr_name));
+                    json_object_array_add(groups, json_object_new_string(g));
+                free(g);
             }
         }
         free(gs);

@@ -23,6 +23,32 @@
 /* Held while a batch creates its pipes and forks (see isolate_run_many_cb). */
 static pthread_mutex_t isolate_spawn_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Shared by calls into library code that may hold a glibc lock fork() does not reset; fork takes it
+ * alone (isolate_guard_enter). */
+static pthread_rwlock_t isolate_fork_guard = PTHREAD_RWLOCK_INITIALIZER;
+
+void isolate_guard_enter(void)
+{
+    pthread_rwlock_rdlock(&isolate_fork_guard);
+}
+
+void isolate_guard_leave(void)
+{
+    pthread_rwlock_unlock(&isolate_fork_guard);
+}
+
+/* fork(), never while another thread is inside isolate_guard_enter/leave. The forking thread holds the
+ * guard alone across the fork, so the child inherits it held by itself and lets it go too. */
+static pid_t isolate_fork(void)
+{
+    pthread_rwlock_wrlock(&isolate_fork_guard);
+    pid_t pid = fork();
+    int e = errno;
+    pthread_rwlock_unlock(&isolate_fork_guard);
+    errno = e;
+    return pid;
+}
+
 static const struct {
     int sig;
     const char *name;
@@ -56,6 +82,31 @@ void isolate_result_clear(struct isolate_result *res)
     free(res->stderr_tail);
     free(res->detail);
     memset(res, 0, sizeof(*res));
+}
+
+json_object *isolate_json_parse(const char *buf, size_t len, int depth, bool whole, enum json_tokener_error *err)
+{
+    enum json_tokener_error e = json_tokener_error_size; /* no tokener: too big, or no memory */
+    json_object *v = NULL;
+    json_tokener *tok = len <= (size_t)INT32_MAX ? json_tokener_new_ex(depth) : NULL;
+    if (tok) {
+        /* json-c's parser switches to the C locale for numbers: duplocale, newlocale and freelocale take
+         * glibc's locale lock for writing, which a forked child would inherit held. */
+        isolate_guard_enter();
+        v = json_tokener_parse_ex(tok, buf, (int)len);
+        isolate_guard_leave();
+        e = json_tokener_get_error(tok);
+        if (e == json_tokener_success && whole && tok->char_offset != (int)len)
+            e = json_tokener_error_parse_unexpected;
+        if (e != json_tokener_success) {
+            json_object_put(v);
+            v = NULL;
+        }
+        json_tokener_free(tok);
+    }
+    if (err)
+        *err = e;
+    return v;
 }
 
 /* In the child: never returns. PARENT is gpucheckup's pid, taken before the fork. */
@@ -176,19 +227,8 @@ static void isolate_finish(struct isolate_child_state *c, struct isolate_result 
     } else {
         enum json_tokener_error jerr = json_tokener_success;
         json_object *v = NULL;
-        if (!c->out_overflow) {
-            json_tokener *tok = json_tokener_new_ex(JSON_TOKENER_DEFAULT_DEPTH);
-            if (tok) {
-                v = json_tokener_parse_ex(tok, c->out, (int)c->out_len);
-                jerr = json_tokener_get_error(tok);
-                if (jerr == json_tokener_success && tok->char_offset != (int)c->out_len) {
-                    json_object_put(v);
-                    v = NULL;
-                    jerr = json_tokener_error_parse_unexpected;
-                }
-                json_tokener_free(tok);
-            }
-        }
+        if (!c->out_overflow)
+            v = isolate_json_parse(c->out, c->out_len, JSON_TOKENER_DEFAULT_DEPTH, true, &jerr);
         if (v && jerr == json_tokener_success) {
             res->status = ISOLATE_OK;
             res->value = v;
@@ -279,7 +319,7 @@ static size_t isolate_spawn_all(struct isolate_job *jobs, size_t n, struct isola
             continue;
         }
         cs[i].start = jsonnum_now_ms();
-        pid_t pid = fork();
+        pid_t pid = isolate_fork();
         if (pid < 0) {
             res->status = ISOLATE_SPAWN_FAILED;
             res->error = errno;

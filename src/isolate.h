@@ -59,6 +59,17 @@ enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct
 
 void isolate_result_clear(struct isolate_result *res);
 
+/* A thread that calls library code which may take a glibc lock fork() does not reset (the locale lock
+ * json-c's parser takes for writing, for one) does it between these: no child is forked meanwhile, so
+ * none inherits the lock held, which would hang its first strerror or gettext call (in a vendor driver,
+ * say) for good. Many threads may be inside at once; keep what is inside short and free of forks. */
+void isolate_guard_enter(void);
+void isolate_guard_leave(void);
+
+/* LEN bytes of JSON at BUF (not trusted), nested at most DEPTH deep, parsed inside the guard above: the
+ * value, or NULL with the reason in *ERR (may be NULL). WHOLE: bytes after the value are an error too. */
+json_object *isolate_json_parse(const char *buf, size_t len, int depth, bool whole, enum json_tokener_error *err);
+
 /* "ok", "signal", "exit", "timeout", "bad-output", "spawn-failed". */
 const char *isolate_status_name(enum isolate_status s);
 /* "SIGSEGV" for SIGSEGV, "signal 42" style fallback (a buffer of the calling thread's). */

@@ -2,6 +2,8 @@
 #ifndef GPUCHECKUP_RUN_H
 #define GPUCHECKUP_RUN_H
 
+#include <sys/types.h>
+
 #include "cli.h"
 #include "hostfs.h"
 #include "report.h"
@@ -26,6 +28,12 @@ bool run_selects(const char *command, const char *name);
 /* PRETTY_NAME (or NAME) from an os-release file's TEXT, unquoted and sanitised; heap string
  * (caller frees) or NULL when neither is there. */
 char *host_os_release(const char *text);
+
+/* The name of user UID / group GID from the system's user database, as a heap string (caller frees), or
+ * NULL when it has none. Reentrant (getpwuid_r, getgrgid_r): probes call them from parallel threads, and
+ * getpwuid's static buffer lock would be inherited held by a child forked meanwhile. */
+char *host_user_name(uid_t uid);
+char *host_group_name(gid_t gid);
 
 /* Fill R->host: hostname, kernel, OS release, architecture, user, root. */
 void host_collect(const struct hostfs *fs, json_object *host);

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "checks.h"
+#include "isolate.h"
 #include "jsonget.h"
 #include "snapshot.h"
 #include "strutil.h"
@@ -38,14 +39,10 @@ static json_object *snap_load_json(const char *dir, const char *name)
             n += (size_t)r;
         }
         if (buf && n == (size_t)st.st_size) {
-            json_tokener *tok = json_tokener_new_ex(128);
-            if (tok) {
-                doc = json_tokener_parse_ex(tok, buf, (int)n);
-                if (json_tokener_get_error(tok) != json_tokener_success || !json_object_is_type(doc, json_type_object)) {
-                    json_object_put(doc);
-                    doc = NULL;
-                }
-                json_tokener_free(tok);
+            doc = isolate_json_parse(buf, n, 128, false, NULL);
+            if (doc && !json_object_is_type(doc, json_type_object)) {
+                json_object_put(doc);
+                doc = NULL;
             }
         }
         free(buf);

@@ -8,6 +8,7 @@
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
+#include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "ldsearch.h"
@@ -256,7 +257,7 @@ static void cuda_libs_toolkit_add(struct cuda_libs_state *st, const char *dir, c
     /* version.json (CUDA 11.1 on): {"cuda": {"version": "13.0.2"}, "libcufft": {"version": ...}, ...} */
     path = ldsearch_join(real, "version.json");
     if (path && hostfs_read_file(fs, path, 0, &text, NULL) == 0) {
-        json_object *j = json_tokener_parse(text);
+        json_object *j = isolate_json_parse(text, strlen(text), JSON_TOKENER_DEFAULT_DEPTH, false, NULL);
         json_object *cuda = NULL, *v = NULL;
         if (j && json_object_is_type(j, json_type_object) && json_object_object_get_ex(j, "cuda", &cuda) &&
             json_object_object_get_ex(cuda, "version", &v) && json_object_is_type(v, json_type_string)) {

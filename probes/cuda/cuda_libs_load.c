@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 
 #include "cuda_libs.h"
+#include "isolate.h"
 #include "strutil.h"
 
 /* Group G of the version children: one process loads its libraries one after another. */
@@ -38,14 +39,13 @@ static void cuda_libs_slot_result(const struct cuda_libs_slot *slot, struct isol
 {
     memset(r, 0, sizeof(*r));
     size_t len = strnlen(slot->json, sizeof(slot->json));
-    json_tokener *tok = len < sizeof(slot->json) ? json_tokener_new() : NULL;
-    json_object *v = tok ? json_tokener_parse_ex(tok, slot->json, (int)len) : NULL;
-    if (tok && (json_tokener_get_error(tok) != json_tokener_success || tok->char_offset != (int)len ||
-                !json_object_is_type(v, json_type_object))) {
+    json_object *v = len < sizeof(slot->json)
+                         ? isolate_json_parse(slot->json, len, JSON_TOKENER_DEFAULT_DEPTH, true, NULL)
+                         : NULL;
+    if (v && !json_object_is_type(v, json_type_object)) {
         json_object_put(v);
         v = NULL;
     }
-    json_tokener_free(tok);
     if (v) {
         r->status = ISOLATE_OK;
         r->value = v;

@@ -1,14 +1,13 @@
 /* pci_nodes.c: the pci probe's device nodes (nvidia, DRM, kfd): present, openable, owning group. */
 #include <errno.h>
-#include <grp.h>
 #include <stdarg.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include "pci_internal.h"
+#include "run.h"
 #include "strutil.h"
 #include "vendor.h"
 
@@ -251,8 +250,7 @@ void pci_nodes_collect(struct pci_state *st)
     if (ng < 0)
         ng = 0;
     gids[ng++] = getegid();
-    struct passwd *pw = getpwuid(uid);
-    char *user = pw ? str_dup(pw->pw_name) : NULL;
+    char *user = host_user_name(uid);
     char *groups = NULL;
     if (hostfs_read_file(fs, "/etc/group", 0, &groups, NULL) != 0)
         groups = NULL;
@@ -276,9 +274,9 @@ void pci_nodes_collect(struct pci_state *st)
         n->group = groups ? pci_group_lookup(groups, sb.st_gid, user, &listed) : NULL;
         n->listed_in_group = listed;
         if (!n->group && fs->live) {
-            struct group *gr = getgrgid(sb.st_gid);
-            if (gr)
-                n->group = str_sanitize(str_dup(gr->gr_name));
+            char *g = host_group_name(sb.st_gid);
+            if (g)
+                n->group = str_sanitize(g);
         }
         n->in_group = 0;
         for (int k = 0; k < ng; k++)

@@ -5,7 +5,10 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +242,119 @@ static void test_budget_what_is_left(void **state)
     assert_true(ctx.budget_spent);
 }
 
+/* One isolate_run from a thread: when it came back. */
+struct guard_fork {
+    enum isolate_status status;
+    double returned_ms;
+};
+
+static void *thread_fork_once(void *arg)
+{
+    struct guard_fork *g = arg;
+    int one = 1;
+    struct isolate_result r;
+    g->status = isolate_run(child_ok, &one, 5000, &r);
+    g->returned_ms = now_ms();
+    isolate_result_clear(&r);
+    return NULL;
+}
+
+static void test_fork_waits_for_guard(void **state)
+{
+    (void)state;
+    struct guard_fork g = {.status = ISOLATE_SPAWN_FAILED};
+    pthread_t t;
+    isolate_guard_enter();
+    isolate_guard_enter(); /* shared: a second holder does not wait */
+    assert_int_equal(pthread_create(&t, NULL, thread_fork_once, &g), 0);
+    usleep(300 * 1000);
+    double left = now_ms();
+    isolate_guard_leave();
+    isolate_guard_leave();
+    assert_int_equal(pthread_join(t, NULL), 0);
+    assert_int_equal(g.status, ISOLATE_OK);
+    /* the fork waited until both holders had left */
+    assert_true(g.returned_ms >= left);
+}
+
+static atomic_bool parse_stop;
+
+static void *thread_parse_loop(void *arg)
+{
+    (void)arg;
+    const char *doc = "{\"n\":1.5,\"m\":[2.25,3e2,-0.125]}";
+    long parsed = 0;
+    while (!atomic_load(&parse_stop)) {
+        json_object *v = isolate_json_parse(doc, strlen(doc), 8, true, NULL);
+        parsed += v != NULL;
+        json_object_put(v);
+    }
+    return (void *)parsed;
+}
+
+static json_object *child_strerror(void *arg)
+{
+    (void)arg;
+    /* strerror goes through gettext, which takes glibc's locale lock for reading */
+    return json_object_new_string(strerror(EIO));
+}
+
+/* The false alarm this guards against: json-c's parser, in another thread, held glibc's locale lock
+ * (newlocale, duplocale) at the fork; the child, a driver calling strerror or throwing, waited forever. */
+static void test_fork_beside_json_parser(void **state)
+{
+    (void)state;
+    pthread_t t[2];
+    atomic_store(&parse_stop, false);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(pthread_create(&t[i], NULL, thread_parse_loop, NULL), 0);
+    int hung = 0, ok = 0;
+    for (int i = 0; i < 1500; i++) {
+        struct isolate_result r;
+        enum isolate_status st = isolate_run(child_strerror, NULL, 2000, &r);
+        ok += st == ISOLATE_OK && json_object_is_type(r.value, json_type_string);
+        hung += st == ISOLATE_TIMEOUT;
+        isolate_result_clear(&r);
+        if (hung)
+            break;
+    }
+    atomic_store(&parse_stop, true);
+    long parsed = 0;
+    for (int i = 0; i < 2; i++) {
+        void *n = NULL;
+        assert_int_equal(pthread_join(t[i], &n), 0);
+        parsed += (long)n;
+    }
+    assert_int_equal(hung, 0);
+    assert_int_equal(ok, 1500);
+    assert_true(parsed > 0);
+}
+
+static void test_json_parse(void **state)
+{
+    (void)state;
+    enum json_tokener_error e = json_tokener_success;
+    json_object *v = isolate_json_parse("[1,2] ", 6, 4, false, &e);
+    assert_non_null(v);
+    assert_int_equal(e, json_tokener_success);
+    assert_int_equal(json_object_array_length(v), 2);
+    json_object_put(v);
+    /* WHOLE: a byte after the value is an error */
+    assert_null(isolate_json_parse("[1,2]x", 6, 4, true, &e));
+    assert_int_equal(e, json_tokener_error_parse_unexpected);
+    /* incomplete, too deep, garbage */
+    assert_null(isolate_json_parse("{\"a\":", 5, 4, false, &e));
+    assert_int_not_equal(e, json_tokener_success);
+    assert_null(isolate_json_parse("[[[[[1]]]]]", 11, 3, false, &e));
+    assert_int_equal(e, json_tokener_error_depth);
+    assert_null(isolate_json_parse("nope", 4, 4, false, NULL));
+    /* LEN counts: bytes past it are not read */
+    v = isolate_json_parse("[1][2]", 3, 4, true, &e);
+    assert_non_null(v);
+    assert_int_equal(json_object_array_length(v), 1);
+    json_object_put(v);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -251,6 +367,9 @@ int main(void)
         cmocka_unit_test(test_parallel_mixed),
         cmocka_unit_test(test_no_time_left_starts_nothing),
         cmocka_unit_test(test_budget_what_is_left),
+        cmocka_unit_test(test_fork_waits_for_guard),
+        cmocka_unit_test(test_fork_beside_json_parser),
+        cmocka_unit_test(test_json_parse),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
