@@ -40,7 +40,7 @@ static void make(struct smoke_problem *p, enum smoke_prec prec, enum smoke_pass_
 static void test_reference_is_the_plain_sum(void **state)
 {
     (void)state;
-    static const unsigned sizes[] = {1, 3, 4, 5, 8, 9, 17, 33, 67};
+    static const unsigned sizes[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 17, 33, 67, 130, 256};
     for (size_t s = 0; s < sizeof(sizes) / sizeof(sizes[0]); s++)
         for (int kind = SMOKE_PASS_EXACT; kind <= SMOKE_PASS_RANDOM; kind++) {
             unsigned n = sizes[s];
