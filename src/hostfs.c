@@ -14,6 +14,7 @@
 #endif
 #endif
 
+#include "isolate.h"
 #include "strutil.h"
 
 int hostfs_open(struct hostfs *fs, const char *root)
@@ -59,8 +60,12 @@ static const char *hostfs_rel(const char *path)
 
 static void hostfs_trace(const struct hostfs *fs, const char *path)
 {
-    if (fs->trace)
+    if (fs->trace) {
+        /* Probe threads write here while others fork: a child must not inherit the stream's lock held. */
+        isolate_guard_enter();
         fprintf(fs->trace, "%s\n", path);
+        isolate_guard_leave();
+    }
 }
 
 int hostfs_openat(const struct hostfs *fs, const char *path, int flags)

@@ -310,6 +310,18 @@ static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snaps
     return 0;
 }
 
+/* The GPUCHECKUP_FS_TRACE file (every path the run reads, a line each), or NULL when not asked for. */
+static FILE *main_trace_open(void)
+{
+    const char *trace = getenv("GPUCHECKUP_FS_TRACE");
+    FILE *f = trace && *trace ? fopen(trace, "we") : NULL;
+    /* A line at a time: children (driver probes) add the paths they read too, and none inherits an
+     * unwritten buffer of ours to write a second time. */
+    if (f)
+        setvbuf(f, NULL, _IOLBF, 0);
+    return f;
+}
+
 int main(int argc, char **argv)
 {
     bool json = cli_wants_json(argc, argv);
@@ -365,9 +377,8 @@ int main(int argc, char **argv)
         cli_options_free(&o);
         return rc;
     }
-    const char *trace = getenv("GPUCHECKUP_FS_TRACE");
-    if (trace && *trace && !snapshot_cmd)
-        fs.trace = fopen(trace, "we");
+    if (!snapshot_cmd)
+        fs.trace = main_trace_open();
 
     struct report *r = NULL;
     char *error = NULL;

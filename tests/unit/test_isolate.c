@@ -330,6 +330,52 @@ static void test_fork_beside_json_parser(void **state)
     assert_true(parsed > 0);
 }
 
+struct held_stream {
+    FILE *f;
+    int ms;
+    atomic_bool held;
+};
+
+static void *thread_hold_stream(void *arg)
+{
+    struct held_stream *h = arg;
+    flockfile(h->f);
+    atomic_store(&h->held, true);
+    usleep((useconds_t)h->ms * 1000);
+    funlockfile(h->f);
+    return NULL;
+}
+
+static json_object *child_chatter(void *arg)
+{
+    (void)arg;
+    fprintf(stderr, "driver chatter on stderr\n");
+    printf("driver chatter on stdout\n");
+    return json_object_new_object();
+}
+
+/* A thread in the middle of writing to stderr (a progress line) when another forks: the fork waits
+ * until the stream is free (the parent flushes every stream first), and the child's own writes (a
+ * driver's chatter) go through. */
+static void test_fork_waits_for_stderr(void **state)
+{
+    (void)state;
+    struct held_stream h = {.f = stderr, .ms = 300};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, thread_hold_stream, &h), 0);
+    while (!atomic_load(&h.held))
+        usleep(1000);
+    double start = now_ms();
+    struct isolate_result r;
+    assert_int_equal(isolate_run(child_chatter, NULL, 3000, &r), ISOLATE_OK);
+    assert_true(now_ms() - start >= 250); /* waited for the writer */
+    assert_non_null(r.stderr_tail);
+    assert_non_null(strstr(r.stderr_tail, "driver chatter on stderr"));
+    assert_non_null(strstr(r.stderr_tail, "driver chatter on stdout"));
+    isolate_result_clear(&r);
+    assert_int_equal(pthread_join(t, NULL), 0);
+}
+
 static void test_json_parse(void **state)
 {
     (void)state;
@@ -370,6 +416,7 @@ int main(void)
         cmocka_unit_test(test_fork_waits_for_guard),
         cmocka_unit_test(test_fork_beside_json_parser),
         cmocka_unit_test(test_json_parse),
+        cmocka_unit_test(test_fork_waits_for_stderr),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
