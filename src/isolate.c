@@ -20,6 +20,10 @@
 
 #define ISOLATE_TAIL_MAX 4096
 
+/* The byte a child writes after its JSON, just before it closes its pipes and exits: "all said". No
+ * JSON text json-c prints holds it (control characters in strings are escaped). */
+#define ISOLATE_ALL_SAID '\x04'
+
 /* Held while a batch creates its pipes and forks (see isolate_run_many_cb). */
 static pthread_mutex_t isolate_spawn_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -137,7 +141,17 @@ static void isolate_child(isolate_fn fn, void *arg, int out_fd, int err_fd, pid_
         _exit(0);
     size_t len = 0;
     const char *s = json_object_to_json_string_length(v, JSON_C_TO_STRING_PLAIN, &len);
-    int rc = (s && fdio_write_all(out_fd, s, len) == 0) ? 0 : 70;
+    const char said = ISOLATE_ALL_SAID;
+    int rc = (s && fdio_write_all(out_fd, s, len) == 0 && fdio_write_all(out_fd, &said, 1) == 0) ? 0 : 70;
+    if (rc == 0) {
+        /* Everything is said: letting go of the pipes lets the parent go on now. On its own the kernel
+         * closes them only after tearing down this address space, which with a few drivers and LLVM
+         * mapped takes milliseconds (isolate_wait_all). stdout and stderr become /dev/null (stdin's,
+         * read-only) rather than closed: a driver thread opening a file now must not get fd 1 or 2. */
+        close(out_fd);
+        dup2(STDIN_FILENO, STDOUT_FILENO);
+        dup2(STDIN_FILENO, STDERR_FILENO);
+    }
     /* No json_object_put: the process ends here, and freeing could run into a driver's broken heap. */
     _exit(rc);
 }
@@ -152,6 +166,7 @@ struct isolate_child_state {
     size_t tail_len;
     bool exited;
     int wstatus;
+    bool reap_later; /* exited as far as we care: all said, pipes closed; reaped by isolate_reap */
     bool timed_out;
     bool finished; /* result filled (and reported to the callback) */
     double start;
@@ -202,8 +217,56 @@ static bool isolate_drain(struct isolate_child_state *c, int fd, bool is_out)
     return true;
 }
 
+/* Children that said all and closed their pipes, still tearing down: reaped when they are gone. */
+static pthread_mutex_t isolate_reap_lock = PTHREAD_MUTEX_INITIALIZER;
+static pid_t isolate_reap_pids[64];
+static size_t isolate_reap_n;
+
+/* Reap every child on the list that is gone; BLOCK: wait for each. */
+static void isolate_reap(bool block)
+{
+    pthread_mutex_lock(&isolate_reap_lock);
+    size_t k = 0;
+    for (size_t i = 0; i < isolate_reap_n; i++) {
+        int st;
+        pid_t w;
+        while ((w = waitpid(isolate_reap_pids[i], &st, block ? 0 : WNOHANG)) < 0 && errno == EINTR)
+            ;
+        if (w == 0)
+            isolate_reap_pids[k++] = isolate_reap_pids[i];
+    }
+    isolate_reap_n = k;
+    pthread_mutex_unlock(&isolate_reap_lock);
+}
+
+/* C's child said all (its JSON and ISOLATE_ALL_SAID) and closed both pipes: its outcome is known, and
+ * all it has left is _exit(0). */
+static bool isolate_all_said(const struct isolate_child_state *c)
+{
+    return !c->exited && c->out_fd < 0 && c->err_fd < 0 && !c->out_overflow && c->out_len > 0 &&
+           c->out[c->out_len - 1] == ISOLATE_ALL_SAID;
+}
+
+/* C is done for us; reap it later if it has not gone yet (no waiting for its teardown). */
+static void isolate_reap_later(struct isolate_child_state *c)
+{
+    pthread_mutex_lock(&isolate_reap_lock);
+    bool listed = isolate_reap_n < sizeof(isolate_reap_pids) / sizeof(isolate_reap_pids[0]);
+    if (listed)
+        isolate_reap_pids[isolate_reap_n++] = c->pid;
+    pthread_mutex_unlock(&isolate_reap_lock);
+    /* A full list: wait for this one, as without it. Not into c->wstatus: the SIGKILL its group just got
+     * may have caught it between its last word and its _exit, and its outcome is already known. */
+    int st;
+    if (!listed)
+        while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
+            ;
+}
+
 static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, int timeout_ms)
 {
+    if (c->out_len > 0 && !c->out_overflow && c->out[c->out_len - 1] == ISOLATE_ALL_SAID)
+        c->out_len--; /* the mark is not part of the JSON */
     res->elapsed_ms = jsonnum_now_ms() - c->start;
     if (c->tail_len > 0) {
         res->stderr_tail = str_copy_n(c->tail, c->tail_len); /* a full tail has no NUL */
@@ -251,7 +314,9 @@ static void isolate_complete(struct isolate_child_state *c, struct isolate_job *
     if (!c->exited)
         c->timed_out = true;
     kill(-c->pid, SIGKILL);
-    if (!c->exited) {
+    if (c->reap_later) {
+        isolate_reap_later(c);
+    } else if (!c->exited) {
         while (waitpid(c->pid, &c->wstatus, 0) < 0 && errno == EINTR)
             ;
         c->exited = true;
@@ -376,6 +441,10 @@ static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job 
                     cs[i].wstatus = st;
                 }
             }
+            if (isolate_all_said(&cs[i])) {
+                cs[i].exited = cs[i].reap_later = true;
+                cs[i].wstatus = 0; /* what its _exit(0) will say */
+            }
             if (cs[i].exited && cs[i].out_fd < 0 && cs[i].err_fd < 0) {
                 /* Gone and everything read: report it now, not when the slowest sibling ends. */
                 isolate_complete(&cs[i], jobs, i, timeout_ms, done, arg);
@@ -453,6 +522,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         isolate_fail_all(jobs, n, ETIME, true, "not started: the run's --timeout was already spent", done, arg);
         return -1;
     }
+    isolate_reap(false); /* earlier children that said all before they were gone */
     struct isolate_child_state *cs = calloc(n, sizeof(*cs));
     if (!cs) {
         isolate_fail_all(jobs, n, ENOMEM, false, "out of memory", done, arg);

@@ -376,6 +376,46 @@ static void test_fork_waits_for_stderr(void **state)
     assert_int_equal(pthread_join(t, NULL), 0);
 }
 
+static json_object *child_own_pid(void *arg)
+{
+    /* a few MiB touched: its teardown takes a moment, which the parent no longer waits for */
+    size_t len = (size_t)(intptr_t)arg;
+    char *p = malloc(len);
+    if (p)
+        memset(p, 1, len);
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "pid", json_object_new_int64(getpid()));
+    return o;
+}
+
+/* A child that has said all is not waited for while it tears down, but it is reaped all the same: no
+ * zombie is left once the next batch starts. */
+static void test_all_said_children_are_reaped(void **state)
+{
+    (void)state;
+    pid_t pids[8];
+    for (int i = 0; i < 8; i++) {
+        struct isolate_result r;
+        assert_int_equal(isolate_run(child_own_pid, (void *)(intptr_t)(16 << 20), 5000, &r), ISOLATE_OK);
+        json_object *v = NULL;
+        assert_true(json_object_object_get_ex(r.value, "pid", &v));
+        pids[i] = (pid_t)json_object_get_int64(v);
+        assert_true(pids[i] > 0);
+        assert_int_equal(r.exit_code, 0);
+        isolate_result_clear(&r);
+    }
+    usleep(200 * 1000); /* time for the last ones to be gone */
+    struct isolate_result r;
+    int one = 1;
+    assert_int_equal(isolate_run(child_ok, &one, 5000, &r), ISOLATE_OK);
+    isolate_result_clear(&r);
+    for (int i = 0; i < 8; i++) {
+        errno = 0;
+        assert_int_equal(kill(pids[i], 0), -1); /* a zombie would still take a signal */
+        assert_int_equal(errno, ESRCH);
+    }
+}
+
 static void test_json_parse(void **state)
 {
     (void)state;
@@ -417,6 +457,7 @@ int main(void)
         cmocka_unit_test(test_fork_beside_json_parser),
         cmocka_unit_test(test_json_parse),
         cmocka_unit_test(test_fork_waits_for_stderr),
+        cmocka_unit_test(test_all_said_children_are_reaped),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
