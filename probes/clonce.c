@@ -568,6 +568,24 @@ void clonce_join(void *thread)
     free(r);
 }
 
+void clonce_prestart(struct probe_ctx *ctx)
+{
+    /* A dump file given (--pci-dump, --cpuid-dump) can end the run as a usage error before the icd
+     * and opencl probes start; a child started ahead would keep that answer waiting for it. */
+    if (ctx->opts && (ctx->opts->pci_dump || ctx->opts->cpuid_dump))
+        return;
+    if (clonce_claim(ctx) != RUN_ONCE_MINE)
+        return;
+    if (clonce_start(ctx, probe_budget_ms(ctx), &ctx->prestarted) != 0)
+        clonce_publish_alone(ctx); /* no thread: the icd and opencl probes work alone */
+}
+
+void clonce_prestart_end(struct probe_ctx *ctx)
+{
+    clonce_join(ctx->prestarted);
+    ctx->prestarted = NULL;
+}
+
 /* run_once_peek callback (P the running job, ARG a json_object **): once the icd part and the answers
  * are on the child's pages, the notes clonce_publish would make of them, before the child ends. */
 static void clonce_peek_pages(void *p, void *arg)

@@ -67,6 +67,12 @@ bool clonce_icd_wait(struct probe_ctx *ctx, struct isolate_result *out, int *sta
 int clonce_start(struct probe_ctx *ctx, int timeout_ms, void **thread);
 void clonce_join(void *thread);
 
+/* The opencl probe's prestart and prestart_end (struct probe): the shared child starts as the run
+ * does, before the pci probe the icd and opencl probes wait for is done; they then share it as
+ * waiters. Nothing is started when the run does not share it (clonce_wanted). */
+void clonce_prestart(struct probe_ctx *ctx);
+void clonce_prestart_end(struct probe_ctx *ctx);
+
 /* What clonce_icd_early found. */
 enum clonce_early {
     CLONCE_EARLY_PENDING = 0, /* nothing yet: the icd part is still running (or hung) */

@@ -329,7 +329,15 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
     }
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
+    /* Probes run one at a time where forking beside a running probe is unsafe (RUN_MAX_PARALLEL):
+     * there nothing is started ahead either. */
+    for (size_t i = 0; RUN_MAX_PARALLEL > 1 && i < s.n; i++)
+        if (s.slots[i].p->prestart)
+            s.slots[i].p->prestart(&s.slots[i].ctx);
     run_schedule(&s);
+    for (size_t i = 0; i < s.n; i++)
+        if (s.slots[i].p->prestart_end)
+            s.slots[i].p->prestart_end(&s.slots[i].ctx);
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.mu);
     run_once_free(once);

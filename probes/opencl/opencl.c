@@ -339,5 +339,7 @@ const struct probe probe_opencl = {
     .n_checks = sizeof(ocl_checks) / sizeof(ocl_checks[0]),
     .requires = ocl_requires,
     .run = ocl_run,
+    .prestart = clonce_prestart,
+    .prestart_end = clonce_prestart_end,
     .print_text = ocl_print_text,
 };
