@@ -61,11 +61,11 @@ bool clonce_icd_wait(struct probe_ctx *ctx, struct isolate_result *out, int *sta
 /* ---- the icd probe's per-driver answers (issue 17): after its icd part the shared child describes
  * each vendor library the loader holds, as the icd probe's own child per driver would ---- */
 
-/* Start the shared child for the icd probe (which claimed it: RUN_ONCE_MINE) in a thread of its own,
- * with TIMEOUT_MS: it publishes when done. Returns 0 (join it with clonce_join), or -1 when no thread
- * could be had (nothing started, nothing published). */
-int clonce_start(struct probe_ctx *ctx, int timeout_ms, void **thread);
-void clonce_join(void *thread);
+/* Start the shared child for the probe that claimed it (RUN_ONCE_MINE) in a thread of its own, with
+ * TIMEOUT_MS: it publishes when done, and the run joins it (run_once_set_reaper: nobody waits for
+ * its smoke part but the smoke probe). Returns 0, or -1 when no thread could be had (nothing
+ * started, nothing published). */
+int clonce_start(struct probe_ctx *ctx, int timeout_ms);
 
 /* What clonce_icd_early found. */
 enum clonce_early {
@@ -79,9 +79,10 @@ enum clonce_early {
 enum clonce_early clonce_icd_early(struct probe_ctx *ctx, double until_ms, struct isolate_result *view, int *stage,
                                    json_object **drivers);
 
-/* For the opencl probe: the enumeration from the shared child into *RES (run here when the opencl
- * probe claims first), its crash or hang included. Returns false when it must enumerate alone:
- * nothing is shared in this run, or the shared child could not be set up. */
+/* For the opencl probe: the enumeration from the shared child into *RES (started here when the opencl
+ * probe claims first), its crash or hang included, as soon as the child has kept it: a smoke part
+ * after it is not waited for. Returns false when it must enumerate alone: nothing is shared in this
+ * run, or the shared child could not be set up. */
 bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *res);
 
 /* For the smoke probe, in a run where the shared child ran its smoke part: wait for the child's
