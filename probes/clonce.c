@@ -744,7 +744,8 @@ bool clonce_smoke(struct probe_ctx *ctx, struct isolate_result *res, json_object
     *smoke = *slots = NULL;
     if (!clonce_wanted(ctx))
         return false;
-    /* Published already: the opencl probe, which the smoke probe follows, ran or waited for it. */
+    /* Claimed already (the opencl probe, which the smoke probe follows, took its enumeration): wait
+     * for the child's end, its smoke part. */
     json_object *aux = NULL, *v = NULL;
     run_once_wait(ctx->once, CLONCE_KEY, res, &aux);
     /* Its runner's thread gone before the smoke probe forks children of its own (as before, when the
