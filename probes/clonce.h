@@ -86,10 +86,11 @@ enum clonce_early clonce_icd_early(struct probe_ctx *ctx, double until_ms, struc
 bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *res);
 
 /* For the smoke probe, in a run where the shared child ran its smoke part: wait for the child's
- * outcome (and for the thread that ran it to end); *RES a copy of it, *SMOKE its smoke part's answer (NULL unless the child ended well) and
- * *SLOTS the devices that part tested with their stages (smoke_shared_page_json; NULL when it never
- * started). Free them with isolate_result_clear and json_object_put. Returns false (nothing filled)
- * when no smoke part was planned: the smoke probe tests every device itself. */
+ * outcome (and for the thread that ran it to end); *RES a copy of it, *SMOKE its smoke part's answer
+ * (NULL unless the child ended well) and *SLOTS the devices that part tested with their stages
+ * (smoke_shared_page_json; NULL when it never started). Free them with isolate_result_clear and
+ * json_object_put. Returns false (nothing filled) when no smoke part was planned: the smoke probe
+ * tests every device itself. */
 bool clonce_smoke(struct probe_ctx *ctx, struct isolate_result *res, json_object **smoke, json_object **slots);
 
 #endif
