@@ -56,6 +56,11 @@ struct clonce_smoke_page {
     volatile int enum_ready;  /* enum_json holds the enumeration: the smoke part may begin */
     double enum_done_ms;      /* jsonnum_now_ms when the enumeration returned */
     size_t enum_len;
+    volatile int enum_out_done; /* the enumeration's output, kept apart, is on the result pipe now and
+                                   its tail in enum_out: the opencl probe may take the enumeration
+                                   before the child ends (set only when the output was kept apart) */
+    size_t enum_out_len;
+    char enum_out[CLONCE_TAIL]; /* the last bytes the icd part and the enumeration wrote, as on the pipe */
     struct smoke_shared_page smoke; /* the smoke part's devices and stages */
     char enum_json[];         /* the enumeration's answer, plain JSON */
 };
@@ -153,6 +158,37 @@ static void clonce_copy_out(int fd, off_t end)
     }
 }
 
+/* In the child: bytes FROM to END of FD onto TO (the result pipe). */
+static void clonce_copy_range(int fd, off_t from, off_t end, int to)
+{
+    char buf[16384];
+    for (off_t at = from; at < end;) {
+        ssize_t r = pread(fd, buf, sizeof(buf) < (size_t)(end - at) ? sizeof(buf) : (size_t)(end - at), at);
+        if (r <= 0 || fdio_write_all(to, buf, (size_t)r) != 0)
+            break;
+        at += r;
+    }
+}
+
+/* In the child, after the enumeration, when its output went to J's file from offset FROM on (the icd
+ * part's before it is on the pipe already): its tail onto the smoke page, then the output onto the
+ * pipe PIPE_FD, where it would have gone, and stdout and stderr back there. What the pipe holds is
+ * then as before, and the page holds the tail the parent would take from it (issue 17: the opencl
+ * probe reads the enumeration without waiting for the smoke part). */
+static void clonce_enum_output(struct clonce_job *j, int pipe_fd, off_t from)
+{
+    struct clonce_smoke_page *sp = j->smoke;
+    fflush(NULL);
+    off_t end = lseek(j->out_fd, 0, SEEK_CUR);
+    if (end > 0)
+        sp->enum_out_len = clonce_read_tail(j->out_fd, end, sp->enum_out);
+    if (end > from)
+        clonce_copy_range(j->out_fd, from, end, pipe_fd);
+    __atomic_store_n(&sp->enum_out_done, 1, __ATOMIC_RELEASE);
+    clonce_redirect(pipe_fd);
+    close(pipe_fd);
+}
+
 /* In the child, after the icd part: each vendor library the loader holds answered (icd_child_loaded)
  * into J's answers page, so that the icd probe need not load it again in a child of its own. None
  * when the icd part printed anything, or its output was not kept apart: it could not be told apart
@@ -190,10 +226,12 @@ static void clonce_answer(struct clonce_job *j, json_object *icd)
 /* In the child, after the enumeration CL (a member of O, the answer): keep CL where the parent finds
  * it whatever happens next, then run the smoke part (its answer into O's "smoke"). A smoke part that
  * crashes or hangs must not cost the icd and opencl probes their answers (issue 17). */
-static void clonce_smoke_part(struct clonce_job *j, json_object *o, json_object *cl)
+static void clonce_smoke_part(struct clonce_job *j, json_object *o, json_object *cl, int pipe_fd, off_t from)
 {
     struct clonce_smoke_page *sp = j->smoke;
     double done_ms = jsonnum_now_ms();
+    if (pipe_fd >= 0)
+        clonce_enum_output(j, pipe_fd, from);
     size_t len = 0;
     const char *s = json_object_to_json_string_length(cl, JSON_C_TO_STRING_PLAIN, &len);
     if (!s || len > CLONCE_ENUM_MAX)
@@ -226,14 +264,22 @@ json_object *clonce_child(void *arg)
     json_object *icd = icd_child_combined(&j->arg);
     fflush(NULL);
     pg->done_ms = jsonnum_now_ms();
+    /* With a smoke part after it, the enumeration's output is kept apart too, until it is done. */
+    bool apart = pipe_fd >= 0 && j->smoke;
+    off_t end = 0;
     if (pipe_fd >= 0) {
-        off_t end = lseek(j->out_fd, 0, SEEK_CUR);
+        end = lseek(j->out_fd, 0, SEEK_CUR);
         if (end > 0)
             pg->out_len = clonce_read_tail(j->out_fd, end, pg->out);
-        clonce_redirect(pipe_fd);
-        close(pipe_fd);
-        if (end > 0)
-            clonce_copy_out(j->out_fd, end);
+        if (apart) {
+            if (end > 0)
+                clonce_copy_range(j->out_fd, 0, end, pipe_fd);
+        } else {
+            clonce_redirect(pipe_fd);
+            close(pipe_fd);
+            if (end > 0)
+                clonce_copy_out(j->out_fd, end);
+        }
     }
     size_t len = 0;
     const char *s = json_object_to_json_string_length(icd, JSON_C_TO_STRING_PLAIN, &len);
@@ -250,7 +296,7 @@ json_object *clonce_child(void *arg)
     json_object *cl = ocl_enumerate(NULL);
     json_object_object_add(o, "opencl", cl);
     if (j->smoke)
-        clonce_smoke_part(j, o, cl);
+        clonce_smoke_part(j, o, cl, apart ? pipe_fd : -1, end > 0 ? end : 0);
     return o;
 }
 
@@ -353,14 +399,23 @@ static json_object *clonce_icd_notes(const struct clonce_job *j, bool done)
     return a;
 }
 
+/* True when J's child ended in its enumeration while its output was kept apart (a smoke part was
+ * planned): that output is in J's file, after the icd part's. */
+static bool clonce_enum_output_held(const struct clonce_job *j)
+{
+    return j->smoke && __atomic_load_n(&j->page->icd_done, __ATOMIC_ACQUIRE) &&
+           !__atomic_load_n(&j->smoke->enum_out_done, __ATOMIC_ACQUIRE);
+}
+
 void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const struct isolate_result *res,
                     struct isolate_result *eff, json_object **aux)
 {
     run_once_copy_result(eff, res);
     bool done = __atomic_load_n(&j->page->icd_done, __ATOMIC_ACQUIRE) != 0;
     json_object *a = clonce_icd_notes(j, done);
-    if (!done) {
-        /* Died (or hung) in the icd part: what it printed is still in the file, not on the pipe. */
+    if (!done || clonce_enum_output_held(j)) {
+        /* Died (or hung) in the icd part, or in an enumeration whose output was kept apart: what it
+         * printed is still in the file, not (all) on the pipe. */
         char *t = clonce_file_tail(j);
         if (t) {
             free(eff->stderr_tail);
@@ -485,29 +540,81 @@ static bool clonce_opencl_view(struct probe_ctx *ctx, const struct isolate_resul
     return true;
 }
 
+/* run_once_peek callback (P the running job, ARG a struct isolate_result *, empty): once the
+ * enumeration and its output's tail are on the smoke page (the child goes on with the smoke part),
+ * the opencl probe's view of them, as clonce_opencl_view makes it of the child's healthy answer. The
+ * page is the child's: bounds checked, parsed and type-checked; anything odd leaves ARG empty (the
+ * probe then waits for the child's end, as before). */
+static void clonce_peek_enum(void *p, void *arg)
+{
+    const struct clonce_job *j = p;
+    struct isolate_result *out = arg;
+    const struct clonce_smoke_page *sp = j->smoke;
+    if (!sp || !__atomic_load_n(&sp->enum_out_done, __ATOMIC_ACQUIRE) ||
+        !__atomic_load_n(&sp->enum_ready, __ATOMIC_ACQUIRE))
+        return;
+    double ms = sp->enum_done_ms - j->start_ms;
+    size_t len = sp->enum_len, olen = sp->enum_out_len;
+    if (!isfinite(ms) || ms < 0 || len > CLONCE_ENUM_MAX || olen > CLONCE_TAIL)
+        return;
+    json_object *v = clonce_parse(sp->enum_json, len, json_type_object);
+    if (!v)
+        return;
+    memset(out, 0, sizeof(*out));
+    out->status = ISOLATE_OK;
+    out->value = v;
+    out->elapsed_ms = ms;
+    out->stderr_tail = clonce_tail(sp->enum_out, olen);
+}
+
+/* For the opencl probe, while the shared child runs (started by whichever probe claimed it): its
+ * view of the enumeration as soon as the child has kept it (clonce_peek_enum), or of the child's
+ * outcome once published (it failed before, or kept nothing apart). Returns as clonce_opencl. */
+static bool clonce_opencl_early(struct probe_ctx *ctx, struct isolate_result *out)
+{
+    for (;;) {
+        struct isolate_result res;
+        json_object *aux = NULL;
+        /* Woken at once when it is published; the page is looked at every few milliseconds. */
+        if (run_once_wait_ms(ctx->once, CLONCE_KEY, 5, &res, &aux)) {
+            bool ok = clonce_opencl_view(ctx, &res, aux, out);
+            isolate_result_clear(&res);
+            json_object_put(aux);
+            return ok;
+        }
+        struct isolate_result early;
+        memset(&early, 0, sizeof(early));
+        run_once_peek(ctx->once, CLONCE_KEY, clonce_peek_enum, &early);
+        if (early.value) {
+            *out = early;
+            return true;
+        }
+        isolate_result_clear(&early);
+    }
+}
+
 bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
 {
     memset(out, 0, sizeof(*out));
     enum run_once_role role = clonce_claim(ctx);
     if (role == RUN_ONCE_ALONE)
         return false;
-    struct isolate_result res;
+    /* The child runs in a thread of its own (the run reaps it), so that the enumeration can be taken
+     * while the child goes on with the smoke part; with no thread to be had, here, as before. */
+    if (role == RUN_ONCE_WAIT || clonce_start(ctx, probe_budget_ms(ctx)) == 0)
+        return clonce_opencl_early(ctx, out);
+    struct isolate_result res, raw;
     json_object *aux = NULL;
-    if (role == RUN_ONCE_MINE) {
-        struct clonce_job j;
-        if (clonce_job_init(&j, ctx) != 0) {
-            clonce_publish_alone(ctx);
-            return false;
-        }
-        run_once_attach(ctx->once, CLONCE_KEY, &j);
-        struct isolate_result raw;
-        isolate_run(clonce_child, &j, probe_budget_ms(ctx), &raw);
-        clonce_publish(ctx, &j, &raw, &res, &aux);
-        isolate_result_clear(&raw);
-        clonce_job_free(&j);
-    } else {
-        run_once_wait(ctx->once, CLONCE_KEY, &res, &aux);
+    struct clonce_job j;
+    if (clonce_job_init(&j, ctx) != 0) {
+        clonce_publish_alone(ctx);
+        return false;
     }
+    run_once_attach(ctx->once, CLONCE_KEY, &j);
+    isolate_run(clonce_child, &j, probe_budget_ms(ctx), &raw);
+    clonce_publish(ctx, &j, &raw, &res, &aux);
+    isolate_result_clear(&raw);
+    clonce_job_free(&j);
     bool ok = clonce_opencl_view(ctx, &res, aux, out);
     isolate_result_clear(&res);
     json_object_put(aux);
@@ -522,7 +629,7 @@ struct clonce_runner {
     pthread_t th;
 };
 
-/* The shared child run for the icd probe, in a thread of its own, as clonce_opencl runs it. */
+/* The shared child run in a thread of its own, for the probe that claimed it. */
 static void *clonce_runner_main(void *arg)
 {
     struct clonce_runner *r = arg;
@@ -543,10 +650,19 @@ static void *clonce_runner_main(void *arg)
     return NULL;
 }
 
-int clonce_start(struct probe_ctx *ctx, int timeout_ms, void **thread)
+/* run_once reaper: join the runner THREAD (it has published, or is about to). */
+static void clonce_join(void *thread)
+{
+    struct clonce_runner *r = thread;
+    if (!r)
+        return;
+    pthread_join(r->th, NULL);
+    free(r);
+}
+
+int clonce_start(struct probe_ctx *ctx, int timeout_ms)
 {
     struct clonce_runner *r = calloc(1, sizeof(*r));
-    *thread = NULL;
     if (!r)
         return -1;
     r->ctx = ctx;
@@ -555,17 +671,9 @@ int clonce_start(struct probe_ctx *ctx, int timeout_ms, void **thread)
         free(r);
         return -1;
     }
-    *thread = r;
+    /* Neither the icd nor the opencl probe waits for the child's end (its smoke part): the run does. */
+    run_once_set_reaper(ctx->once, CLONCE_KEY, clonce_join, r);
     return 0;
-}
-
-void clonce_join(void *thread)
-{
-    struct clonce_runner *r = thread;
-    if (!r)
-        return;
-    pthread_join(r->th, NULL);
-    free(r);
 }
 
 void clonce_prestart(struct probe_ctx *ctx)
@@ -576,14 +684,8 @@ void clonce_prestart(struct probe_ctx *ctx)
         return;
     if (clonce_claim(ctx) != RUN_ONCE_MINE)
         return;
-    if (clonce_start(ctx, probe_budget_ms(ctx), &ctx->prestarted) != 0)
+    if (clonce_start(ctx, probe_budget_ms(ctx)) != 0)
         clonce_publish_alone(ctx); /* no thread: the icd and opencl probes work alone */
-}
-
-void clonce_prestart_end(struct probe_ctx *ctx)
-{
-    clonce_join(ctx->prestarted);
-    ctx->prestarted = NULL;
 }
 
 /* run_once_peek callback (P the running job, ARG a json_object **): once the icd part and the answers
@@ -654,9 +756,13 @@ bool clonce_smoke(struct probe_ctx *ctx, struct isolate_result *res, json_object
     *smoke = *slots = NULL;
     if (!clonce_wanted(ctx))
         return false;
-    /* Published already: the opencl probe, which the smoke probe follows, ran or waited for it. */
+    /* Claimed already (the opencl probe, which the smoke probe follows, took its enumeration): wait
+     * for the child's end, its smoke part. */
     json_object *aux = NULL, *v = NULL;
     run_once_wait(ctx->once, CLONCE_KEY, res, &aux);
+    /* Its runner's thread gone before the smoke probe forks children of its own (as before, when the
+     * probe that claimed the child joined it): see RUN_MAX_PARALLEL in src/run.c. */
+    run_once_reap(ctx->once, CLONCE_KEY);
     if (clonce_alone(aux) || !json_object_object_get_ex(aux, "smoke_planned", &v) || !json_object_get_boolean(v)) {
         isolate_result_clear(res);
         json_object_put(aux);

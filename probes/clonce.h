@@ -61,17 +61,16 @@ bool clonce_icd_wait(struct probe_ctx *ctx, struct isolate_result *out, int *sta
 /* ---- the icd probe's per-driver answers (issue 17): after its icd part the shared child describes
  * each vendor library the loader holds, as the icd probe's own child per driver would ---- */
 
-/* Start the shared child for the icd probe (which claimed it: RUN_ONCE_MINE) in a thread of its own,
- * with TIMEOUT_MS: it publishes when done. Returns 0 (join it with clonce_join), or -1 when no thread
- * could be had (nothing started, nothing published). */
-int clonce_start(struct probe_ctx *ctx, int timeout_ms, void **thread);
-void clonce_join(void *thread);
+/* Start the shared child for the probe that claimed it (RUN_ONCE_MINE) in a thread of its own, with
+ * TIMEOUT_MS: it publishes when done, and the run joins it (run_once_set_reaper: nobody waits for
+ * its smoke part but the smoke probe). Returns 0, or -1 when no thread could be had (nothing
+ * started, nothing published). */
+int clonce_start(struct probe_ctx *ctx, int timeout_ms);
 
-/* The opencl probe's prestart and prestart_end (struct probe): the shared child starts as the run
- * does, before the pci probe the icd and opencl probes wait for is done; they then share it as
- * waiters. Nothing is started when the run does not share it (clonce_wanted). */
+/* The opencl probe's prestart (struct probe): the shared child starts as the run does, before the pci
+ * probe the icd and opencl probes wait for is done; they then share it as waiters, and the run's
+ * run_once reaps its thread. Nothing is started when the run does not share it (clonce_wanted). */
 void clonce_prestart(struct probe_ctx *ctx);
-void clonce_prestart_end(struct probe_ctx *ctx);
 
 /* What clonce_icd_early found. */
 enum clonce_early {
@@ -85,16 +84,18 @@ enum clonce_early {
 enum clonce_early clonce_icd_early(struct probe_ctx *ctx, double until_ms, struct isolate_result *view, int *stage,
                                    json_object **drivers);
 
-/* For the opencl probe: the enumeration from the shared child into *RES (run here when the opencl
- * probe claims first), its crash or hang included. Returns false when it must enumerate alone:
- * nothing is shared in this run, or the shared child could not be set up. */
+/* For the opencl probe: the enumeration from the shared child into *RES (started here when the opencl
+ * probe claims first), its crash or hang included, as soon as the child has kept it: a smoke part
+ * after it is not waited for. Returns false when it must enumerate alone: nothing is shared in this
+ * run, or the shared child could not be set up. */
 bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *res);
 
 /* For the smoke probe, in a run where the shared child ran its smoke part: wait for the child's
- * outcome; *RES a copy of it, *SMOKE its smoke part's answer (NULL unless the child ended well) and
- * *SLOTS the devices that part tested with their stages (smoke_shared_page_json; NULL when it never
- * started). Free them with isolate_result_clear and json_object_put. Returns false (nothing filled)
- * when no smoke part was planned: the smoke probe tests every device itself. */
+ * outcome (and for the thread that ran it to end); *RES a copy of it, *SMOKE its smoke part's answer
+ * (NULL unless the child ended well) and *SLOTS the devices that part tested with their stages
+ * (smoke_shared_page_json; NULL when it never started). Free them with isolate_result_clear and
+ * json_object_put. Returns false (nothing filled) when no smoke part was planned: the smoke probe
+ * tests every device itself. */
 bool clonce_smoke(struct probe_ctx *ctx, struct isolate_result *res, json_object **smoke, json_object **slots);
 
 #endif

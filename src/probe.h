@@ -28,7 +28,6 @@ struct probe_ctx {
     const struct snapshot *snapshot; /* --root names a snapshot: live-only parts are replayed from it */
     struct run_once *once;    /* isolated work two probes of the run share (src/runonce.h), or NULL
                                  outside a run (a unit test's context): each probe then works alone */
-    void *prestarted;         /* what the probe's prestart left running (its own to finish), or NULL */
 };
 
 /* The milliseconds left before CTX's deadline: the timeout to give the next batch of isolated
@@ -113,11 +112,10 @@ struct probe {
      * calls report_add_section. Returns PROBE_DONE, PROBE_INPUT_ERROR or PROBE_INTERNAL_ERROR. */
     int (*run)(struct probe_ctx *ctx, struct report_section *sec);
     /* Work that reads nothing of the deps' results, started on the probe's context as the run starts,
-     * before the deps are done: a slow child gets going at once. It may leave something running in
-     * ctx->prestarted; prestart_end, called once every probe of the run is done (whether or not run
-     * was called), finishes it. Both may be NULL; the run may skip prestart (an ASan build does). */
+     * before the deps are done: a slow child gets going at once. What it leaves running it hands to
+     * the run's run_once (run_once_set_reaper), which finishes it whether or not run is called. May be
+     * NULL; the run may skip it (an ASan build does), so run must not count on it. */
     void (*prestart)(struct probe_ctx *ctx);
-    void (*prestart_end)(struct probe_ctx *ctx);
     /* Print the section's details for people (walks SEC's typed result or SEC->data only). May be NULL. */
     void (*print_text)(const struct report_section *sec, const struct report *r, struct text_out *t);
 };

@@ -335,9 +335,6 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
         if (s.slots[i].p->prestart)
             s.slots[i].p->prestart(&s.slots[i].ctx);
     run_schedule(&s);
-    for (size_t i = 0; i < s.n; i++)
-        if (s.slots[i].p->prestart_end)
-            s.slots[i].p->prestart_end(&s.slots[i].ctx);
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.mu);
     run_once_free(once);

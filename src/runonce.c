@@ -18,6 +18,8 @@ struct run_once_cell {
     struct isolate_result res;
     json_object *aux;
     void *attached; /* the runner's, while it runs (run_once_attach) */
+    void (*reap)(void *p); /* run_once_set_reaper's, until called */
+    void *reap_arg;
 };
 
 struct run_once {
@@ -46,6 +48,9 @@ void run_once_free(struct run_once *o)
 {
     if (!o)
         return;
+    /* The runners' threads first: each publishes before it ends, under O's lock. */
+    for (size_t i = 0; i < o->n; i++)
+        run_once_reap(o, o->cells[i].key);
     for (size_t i = 0; i < o->n; i++) {
         isolate_result_clear(&o->cells[i].res);
         json_object_put(o->cells[i].aux);
@@ -200,4 +205,36 @@ bool run_once_peek(struct run_once *o, const char *key, void (*fn)(void *p, void
     }
     pthread_mutex_unlock(&o->mu);
     return called;
+}
+
+void run_once_set_reaper(struct run_once *o, const char *key, void (*reap)(void *p), void *p)
+{
+    if (!o || !key)
+        return;
+    pthread_mutex_lock(&o->mu);
+    struct run_once_cell *c = run_once_find(o, key);
+    if (c) {
+        c->reap = reap;
+        c->reap_arg = p;
+    }
+    pthread_mutex_unlock(&o->mu);
+}
+
+void run_once_reap(struct run_once *o, const char *key)
+{
+    if (!o || !key)
+        return;
+    void (*reap)(void *) = NULL;
+    void *p = NULL;
+    pthread_mutex_lock(&o->mu);
+    struct run_once_cell *c = run_once_find(o, key);
+    if (c) {
+        reap = c->reap;
+        p = c->reap_arg;
+        c->reap = NULL;
+        c->reap_arg = NULL;
+    }
+    pthread_mutex_unlock(&o->mu);
+    if (reap) /* unlocked: the thread it joins publishes under the lock */
+        reap(p);
 }

@@ -12,7 +12,8 @@ struct run_once;
 
 /* A new, empty set of shared jobs, or NULL when out of memory. */
 struct run_once *run_once_new(void);
-/* Free O and every outcome it holds (no claimed job may still be running). */
+/* Free O and every outcome it holds, once the jobs handed to it (run_once_set_reaper) are reaped (no
+ * other claimed job may still be running). */
 void run_once_free(struct run_once *o);
 
 /* What run_once_claim tells the caller to do. */
@@ -46,6 +47,14 @@ void run_once_attach(struct run_once *o, const char *key, void *p);
 /* Call FN(P, ARG) under O's lock, P being what the runner of job KEY attached, unless nothing is
  * attached or the job is published (P may be gone). Returns whether FN was called. */
 bool run_once_peek(struct run_once *o, const char *key, void (*fn)(void *p, void *arg), void *arg);
+
+/* Job KEY (claimed by the caller) runs in a thread of the caller's that nobody waits for: hand its
+ * end to O. run_once_reap, or else run_once_free before it frees anything, calls REAP(P) once (it
+ * joins that thread, which must publish KEY), so that no job outlives the run. */
+void run_once_set_reaper(struct run_once *o, const char *key, void (*reap)(void *p), void *p);
+
+/* Call job KEY's reaper now, if it has one not called yet (it returns once the job's thread is gone). */
+void run_once_reap(struct run_once *o, const char *key);
 
 /* A deep copy of FROM into *TO (free with isolate_result_clear). */
 void run_once_copy_result(struct isolate_result *to, const struct isolate_result *from);

@@ -602,9 +602,8 @@ static void icd_own_children(struct icd_state *st, const size_t *which, size_t k
  * crashed, hung or printed while listing) get a child of their own (issue 17). */
 static void icd_probe_shared(struct icd_state *st, enum run_once_role role, const size_t *which, size_t k, int flags)
 {
-    void *runner = NULL;
     int budget = probe_budget_ms(st->ctx);
-    if (role == RUN_ONCE_MINE && clonce_start(st->ctx, budget, &runner) != 0)
+    if (role == RUN_ONCE_MINE && clonce_start(st->ctx, budget) != 0)
         clonce_publish_alone(st->ctx); /* no thread: the opencl probe and this one work alone */
     struct isolate_result *res = calloc(k ? k : 1, sizeof(*res));
     int *stage = calloc(k ? k : 1, sizeof(*stage));
@@ -643,7 +642,6 @@ static void icd_probe_shared(struct icd_state *st, enum run_once_role role, cons
     else
         icd_combined_alone(st);
     isolate_result_clear(&view);
-    clonce_join(runner);
     free(res);
     free(stage);
     free(done);

@@ -340,6 +340,5 @@ const struct probe probe_opencl = {
     .requires = ocl_requires,
     .run = ocl_run,
     .prestart = clonce_prestart,
-    .prestart_end = clonce_prestart_end,
     .print_text = ocl_print_text,
 };

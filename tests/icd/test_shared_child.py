@@ -64,11 +64,12 @@ class SharedChild(gctest.TestCase):
             os.unlink(self.log)
         return by
 
-    def alone_and_shared(self, env, timeout=120):
-        """`icd` alone, `opencl` alone and `check` (where they share one child): their JSON."""
+    def alone_and_shared(self, env, timeout=120, smoke=False):
+        """`icd` alone, `opencl` alone and `check` (where they share one child; SMOKE: the child runs the
+        smoke test after its enumeration, whose output it then keeps apart until it is done): their JSON."""
         icd = self.run_json("icd", env=env, timeout=timeout)
         cl = self.run_json("opencl", env=env, timeout=timeout)
-        check = self.run_json("check", "--no-smoke", env=env, timeout=timeout)
+        check = self.run_json("check", *([] if smoke else ["--no-smoke"]), env=env, timeout=timeout)
         return icd.json, cl.json, check
 
     def assert_same_as_alone(self, icd, cl, check):
@@ -140,6 +141,28 @@ class SharedChild(gctest.TestCase):
         self.assertIn("crashing in clGetDeviceInfo(CL_DEVICE_NAME)", out)
         self.assertNotIn("icd.conflict", check.finding_ids())
         self.assertNotIn("icd.crash", check.finding_ids())
+        self.assert_same_as_alone(icd, cl, check)
+
+    def test_crash_after_the_listing_with_the_smoke_test_planned(self):
+        # As above, in a check that also runs the smoke test: the shared child keeps the enumeration's
+        # output apart until the enumeration is done (the opencl probe then takes both without waiting
+        # for the smoke part); it died before: its output is still the evidence, as alone.
+        env = self.env("working", GC_FAKE_ICD_CRASH_AT="device-name", GC_FAKE_ICD_SAY="listed")
+        icd, cl, check = self.alone_and_shared(env, smoke=True)
+        out = check.json["opencl"]["enumeration"]["output"]
+        self.assertEqual(check.json["opencl"]["enumeration"]["status"], "crash")
+        self.assertIn("fake ICD working: listed", out)
+        self.assertIn("crashing in clGetDeviceInfo(CL_DEVICE_NAME)", out)
+        self.assert_same_as_alone(icd, cl, check)
+
+    def test_output_while_listed_with_the_smoke_test_planned(self):
+        # The opencl probe takes the enumeration from the child's page, before the smoke part ends:
+        # what was printed while listing comes with it, as the child's end would have given it.
+        env = self.env("working", GC_FAKE_ICD_SAY="listed")
+        icd, cl, check = self.alone_and_shared(env, smoke=True)
+        self.assertEqual(check.json["opencl"]["enumeration"]["status"], "ok")
+        self.assertIn("fake ICD working: listed", check.json["opencl"]["enumeration"]["output"])
+        self.assertEqual(check.json["smoke"]["status"], "ok")
         self.assert_same_as_alone(icd, cl, check)
 
     def test_output_of_a_driver_dying_while_listed(self):

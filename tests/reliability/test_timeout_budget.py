@@ -153,6 +153,10 @@ class TimeoutBudgetTests(gctest.TestCase):
             # its hang costs them nothing, and the smoke probe had no child of its own to start
             self.assertEqual(r.json["icd"]["combined"]["status"], "ok")
             self.assertEqual(r.findings("core.timeout-spent"), [], repr(r))
+            # ... nor their time: they took its answers before its smoke part, which only smoke waited for
+            for name in ("icd", "opencl"):
+                self.assertLess(r.json[name]["duration_ms"], T_SMOKE * 1000 / 2, name)
+            self.assertGreater(r.json["smoke"]["duration_ms"], T_SMOKE * 1000 / 2)
         print("%s, hanging at %s: %.2f s (--timeout %.1f)" % (command, expect_stage, elapsed, T_SMOKE))
 
     def test_hang_in_the_program_build(self):

@@ -497,6 +497,8 @@ class SmokeTests(gctest.TestCase):
         self.assertFalse([f for f in r.json["findings"] if f["id"].startswith(("cl.", "icd.", "core."))], repr(r))
         alone = self.run_json("opencl", env=self.env("pthread pthread", **env), expect_rc=0)
         self.assertEqual(self.untimed(r.json["opencl"]), self.untimed(alone.json["opencl"]))
+        # the opencl probe did not wait for the smoke part (nor its crash, nor the reruns that name it)
+        self.assertLess(r.json["opencl"]["duration_ms"], r.json["smoke"]["duration_ms"])
 
     def test_hang_in_the_shared_child_keeps_the_others_and_the_bound(self):
         # Device 0:1 hangs in the kernel run inside the shared child: it answers at the run's deadline
@@ -510,6 +512,12 @@ class SmokeTests(gctest.TestCase):
         self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
         self.assertEqual(r.json["icd"]["combined"]["status"], "ok")
         self.assertEqual(r.findings("core.timeout-spent"), [])
+        # the icd and opencl probes took the child's answers once it had kept them, before its smoke
+        # part: neither waited for the hang (the smoke probe did), the two devices listed
+        self.assertEqual(r.json["opencl"]["counts"]["devices"], 2)
+        for name in ("icd", "opencl"):
+            self.assertLess(r.json[name]["duration_ms"], 3000, name)
+        self.assertGreater(r.json["smoke"]["duration_ms"], 3000)
 
     def test_root_needs_live(self):
         t = self.make_tree()

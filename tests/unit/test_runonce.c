@@ -207,6 +207,70 @@ static void test_attach_and_peek(void **state)
     run_once_free(o);
 }
 
+/* A runner that publishes from a thread nobody waits for, then lingers (its cleanup) until RELEASE. */
+struct late_runner {
+    struct run_once *o;
+    pthread_t th;
+    volatile int release; /* set by the test: the thread may end */
+    int reaped;           /* how many times the reaper ran */
+    int ended;            /* the thread had ended when the reaper returned */
+};
+
+static void *late_runner_main(void *arg)
+{
+    struct late_runner *r = arg;
+    struct isolate_result res = {.status = ISOLATE_OK};
+    run_once_publish(r->o, "enum", &res, NULL);
+    while (!__atomic_load_n(&r->release, __ATOMIC_ACQUIRE))
+        nanosleep(&(struct timespec){.tv_nsec = 1000000}, NULL);
+    return NULL;
+}
+
+static void late_runner_reap(void *p)
+{
+    struct late_runner *r = p;
+    __atomic_store_n(&r->release, 1, __ATOMIC_RELEASE);
+    pthread_join(r->th, NULL);
+    r->ended = 1;
+    r->reaped++;
+}
+
+/* A job whose thread nobody joins (the icd and opencl probes take the shared child's answers and go
+ * on) is reaped once: by run_once_reap when asked, else by run_once_free, before it frees anything. */
+static void test_reaper(void **state)
+{
+    (void)state;
+    struct late_runner r1 = {0}, r2 = {0};
+    r1.o = run_once_new();
+    assert_int_equal(run_once_claim(r1.o, "enum"), RUN_ONCE_MINE);
+    assert_int_equal(pthread_create(&r1.th, NULL, late_runner_main, &r1), 0);
+    run_once_set_reaper(r1.o, "enum", late_runner_reap, &r1);
+    struct isolate_result res;
+    json_object *aux = NULL;
+    run_once_wait(r1.o, "enum", &res, &aux); /* published: the thread still runs */
+    assert_int_equal(res.status, ISOLATE_OK);
+    isolate_result_clear(&res);
+    assert_int_equal(r1.reaped, 0);
+    run_once_reap(r1.o, "enum");
+    assert_int_equal(r1.reaped, 1);
+    assert_int_equal(r1.ended, 1);
+    run_once_reap(r1.o, "enum"); /* once only */
+    run_once_reap(r1.o, "other");
+    run_once_free(r1.o);
+    assert_int_equal(r1.reaped, 1);
+
+    r2.o = run_once_new();
+    assert_int_equal(run_once_claim(r2.o, "enum"), RUN_ONCE_MINE);
+    assert_int_equal(pthread_create(&r2.th, NULL, late_runner_main, &r2), 0);
+    run_once_set_reaper(r2.o, "enum", late_runner_reap, &r2);
+    run_once_set_reaper(r2.o, "unclaimed", late_runner_reap, &r2); /* no such job: ignored */
+    run_once_free(r2.o); /* nobody reaped it: the run does, while its lock is still there to publish under */
+    assert_int_equal(r2.reaped, 1);
+    assert_int_equal(r2.ended, 1);
+    run_once_set_reaper(NULL, "enum", late_runner_reap, &r2);
+    run_once_reap(NULL, "enum");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -217,6 +281,7 @@ int main(void)
         cmocka_unit_test(test_wait_unclaimed_returns),
         cmocka_unit_test(test_wait_ms),
         cmocka_unit_test(test_attach_and_peek),
+        cmocka_unit_test(test_reaper),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
