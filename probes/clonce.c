@@ -146,19 +146,7 @@ static size_t clonce_read_tail(int fd, off_t end, char *buf)
     return got;
 }
 
-/* In the child: the first END bytes of FD onto the result pipe's stderr, where they would have gone. */
-static void clonce_copy_out(int fd, off_t end)
-{
-    char buf[16384];
-    for (off_t at = 0; at < end;) {
-        ssize_t r = pread(fd, buf, sizeof(buf) < (size_t)(end - at) ? sizeof(buf) : (size_t)(end - at), at);
-        if (r <= 0 || fdio_write_all(STDERR_FILENO, buf, (size_t)r) != 0)
-            break;
-        at += r;
-    }
-}
-
-/* In the child: bytes FROM to END of FD onto TO (the result pipe). */
+/* In the child: bytes FROM to END of FD onto TO (the result pipe, or stderr once redirected to it). */
 static void clonce_copy_range(int fd, off_t from, off_t end, int to)
 {
     char buf[16384];
@@ -278,7 +266,7 @@ json_object *clonce_child(void *arg)
             clonce_redirect(pipe_fd);
             close(pipe_fd);
             if (end > 0)
-                clonce_copy_out(j->out_fd, end);
+                clonce_copy_range(j->out_fd, 0, end, STDERR_FILENO);
         }
     }
     size_t len = 0;

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <grp.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/utsname.h>
@@ -10,47 +11,36 @@
 #include "run.h"
 #include "strutil.h"
 
-/* Buffer size for the reentrant user database calls: what sysconf says, grown on ERANGE. */
-static size_t host_nss_size(int name)
+/* The name of user ID (GROUP false) or group ID from the user database, reentrantly: the buffer starts
+ * at what sysconf says and grows on ERANGE. A heap string, or NULL. */
+static char *host_nss_name(bool group, unsigned id)
 {
-    long n = sysconf(name);
-    return n > 0 && n < 65536 ? (size_t)n : 1024;
+    long hint = sysconf(group ? _SC_GETGR_R_SIZE_MAX : _SC_GETPW_R_SIZE_MAX);
+    char *name = NULL;
+    for (size_t size = hint > 0 && hint < 65536 ? (size_t)hint : 1024; !name && size <= (1u << 20); size *= 4) {
+        char *buf = malloc(size);
+        if (!buf)
+            break;
+        struct passwd pw, *pwf = NULL;
+        struct group gr, *grf = NULL;
+        int rc = group ? getgrgid_r((gid_t)id, &gr, buf, size, &grf) : getpwuid_r((uid_t)id, &pw, buf, size, &pwf);
+        if (rc == 0 && (grf || pwf))
+            name = str_dup(group ? grf->gr_name : pwf->pw_name);
+        free(buf);
+        if (rc != ERANGE)
+            break;
+    }
+    return name;
 }
 
 char *host_user_name(uid_t uid)
 {
-    char *name = NULL;
-    for (size_t size = host_nss_size(_SC_GETPW_R_SIZE_MAX); !name && size <= (1u << 20); size *= 4) {
-        struct passwd pw, *found = NULL;
-        char *buf = malloc(size);
-        if (!buf)
-            break;
-        int rc = getpwuid_r(uid, &pw, buf, size, &found);
-        if (rc == 0 && found)
-            name = str_dup(found->pw_name);
-        free(buf);
-        if (rc != ERANGE)
-            break;
-    }
-    return name;
+    return host_nss_name(false, (unsigned)uid);
 }
 
 char *host_group_name(gid_t gid)
 {
-    char *name = NULL;
-    for (size_t size = host_nss_size(_SC_GETGR_R_SIZE_MAX); !name && size <= (1u << 20); size *= 4) {
-        struct group gr, *found = NULL;
-        char *buf = malloc(size);
-        if (!buf)
-            break;
-        int rc = getgrgid_r(gid, &gr, buf, size, &found);
-        if (rc == 0 && found)
-            name = str_dup(found->gr_name);
-        free(buf);
-        if (rc != ERANGE)
-            break;
-    }
-    return name;
+    return host_nss_name(true, (unsigned)gid);
 }
 
 char *host_os_release(const char *text)

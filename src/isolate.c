@@ -222,15 +222,15 @@ static pthread_mutex_t isolate_reap_lock = PTHREAD_MUTEX_INITIALIZER;
 static pid_t isolate_reap_pids[64];
 static size_t isolate_reap_n;
 
-/* Reap every child on the list that is gone; BLOCK: wait for each. */
-static void isolate_reap(bool block)
+/* Reap every child on the list that is gone by now. */
+static void isolate_reap(void)
 {
     pthread_mutex_lock(&isolate_reap_lock);
     size_t k = 0;
     for (size_t i = 0; i < isolate_reap_n; i++) {
         int st;
         pid_t w;
-        while ((w = waitpid(isolate_reap_pids[i], &st, block ? 0 : WNOHANG)) < 0 && errno == EINTR)
+        while ((w = waitpid(isolate_reap_pids[i], &st, WNOHANG)) < 0 && errno == EINTR)
             ;
         if (w == 0)
             isolate_reap_pids[k++] = isolate_reap_pids[i];
@@ -239,12 +239,17 @@ static void isolate_reap(bool block)
     pthread_mutex_unlock(&isolate_reap_lock);
 }
 
+/* C's output ends with ISOLATE_ALL_SAID: its child wrote the whole of its JSON. */
+static bool isolate_marked(const struct isolate_child_state *c)
+{
+    return !c->out_overflow && c->out_len > 0 && c->out[c->out_len - 1] == ISOLATE_ALL_SAID;
+}
+
 /* C's child said all (its JSON and ISOLATE_ALL_SAID) and closed both pipes: its outcome is known, and
  * all it has left is _exit(0). */
 static bool isolate_all_said(const struct isolate_child_state *c)
 {
-    return !c->exited && c->out_fd < 0 && c->err_fd < 0 && !c->out_overflow && c->out_len > 0 &&
-           c->out[c->out_len - 1] == ISOLATE_ALL_SAID;
+    return !c->exited && c->out_fd < 0 && c->err_fd < 0 && isolate_marked(c);
 }
 
 /* C is done for us; reap it later if it has not gone yet (no waiting for its teardown). */
@@ -265,7 +270,7 @@ static void isolate_reap_later(struct isolate_child_state *c)
 
 static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, int timeout_ms)
 {
-    if (c->out_len > 0 && !c->out_overflow && c->out[c->out_len - 1] == ISOLATE_ALL_SAID)
+    if (isolate_marked(c))
         c->out_len--; /* the mark is not part of the JSON */
     res->elapsed_ms = jsonnum_now_ms() - c->start;
     if (c->tail_len > 0) {
@@ -522,7 +527,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         isolate_fail_all(jobs, n, ETIME, true, "not started: the run's --timeout was already spent", done, arg);
         return -1;
     }
-    isolate_reap(false); /* earlier children that said all before they were gone */
+    isolate_reap(); /* earlier children that said all before they were gone */
     struct isolate_child_state *cs = calloc(n, sizeof(*cs));
     if (!cs) {
         isolate_fail_all(jobs, n, ENOMEM, false, "out of memory", done, arg);
