@@ -58,10 +58,11 @@ static const char *hostfs_rel(const char *path)
     return *path ? path : ".";
 }
 
-static void hostfs_trace(const struct hostfs *fs, const char *path)
+void hostfs_trace(const struct hostfs *fs, const char *path)
 {
-    if (fs->trace) {
-        /* Probe threads write here while others fork: a child must not inherit the stream's lock held. */
+    if (fs->trace && path) {
+        /* Probe threads write here while others fork: a child forked in the middle of this fprintf
+         * would keep the line in its copy of the buffer and write it a second time. */
         isolate_guard_enter();
         fprintf(fs->trace, "%s\n", path);
         isolate_guard_leave();

@@ -28,6 +28,11 @@ void hostfs_close(struct hostfs *fs);
 /* All functions below take PATH as an absolute host path ("/sys/bus/pci/devices"), resolved inside the
  * root: ".." and absolute symlinks cannot escape it (openat2 RESOLVE_IN_ROOT where the kernel has it). */
 
+/* Name PATH in the GPUCHECKUP_FS_TRACE list (FS->trace; nothing when unset or PATH is NULL): hostfs's
+ * own lookups do this; call it for what is learnt by listing a directory or read by a library itself
+ * (libpci), which hostfs does not see. Safe beside forks: never write FS->trace any other way. */
+void hostfs_trace(const struct hostfs *fs, const char *path);
+
 /* open(2) inside the root. Returns an fd or -errno. O_CLOEXEC is always added. */
 int hostfs_openat(const struct hostfs *fs, const char *path, int flags);
 /* Read a whole file (at most MAX bytes; 0 = HOSTFS_MAX_READ) into a NUL-terminated heap buffer.

@@ -427,7 +427,7 @@ static void pci_read_drm(struct pci_state *st, struct pci_gpu *g)
         if ((g->drm[g->n_drm] = str_dup(n))) {
             char *tp = pci_sys_path(g, "drm/");
             char *full = tp ? str_printf("%s%s", tp, n) : NULL;
-            pci_trace(st->ctx->fs, full);
+            hostfs_trace(st->ctx->fs, full);
             free(full);
             free(tp);
             g->n_drm++;
@@ -474,12 +474,6 @@ static void pci_read_sysfs_facts(struct pci_state *st, struct pci_gpu *g)
     pci_read_drm(st, g);
 }
 
-void pci_trace(const struct hostfs *fs, const char *path)
-{
-    if (fs->trace && path)
-        fprintf(fs->trace, "%s\n", path);
-}
-
 /* libpci opens these sysfs files itself, not through hostfs: list them too, so a capture made
  * from the trace has what libpci needs. */
 static void pci_trace_lib_reads(struct pci_state *st, const struct pci_gpu *g)
@@ -490,7 +484,7 @@ static void pci_trace_lib_reads(struct pci_state *st, const struct pci_gpu *g)
         return;
     for (size_t i = 0; files[i]; i++) {
         char *p = pci_sys_path(g, files[i]);
-        pci_trace(st->ctx->fs, p);
+        hostfs_trace(st->ctx->fs, p);
         free(p);
     }
 }

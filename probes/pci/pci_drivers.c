@@ -247,7 +247,7 @@ static char *pci_follow_links(const struct hostfs *fs, const char *path)
         char *t = NULL;
         if (hostfs_readlink(fs, cur, &t) != 0)
             return cur;
-        pci_trace(fs, cur);
+        hostfs_trace(fs, cur);
         char *next;
         if (t[0] == '/') {
             next = str_dup(t);
@@ -277,7 +277,7 @@ static void pci_nvlib_add(struct pci_state *st, char *path, char *version)
         return;
     }
     st->nvlibs = nl;
-    pci_trace(st->ctx->fs, path);
+    hostfs_trace(st->ctx->fs, path);
     nl[st->n_nvlibs].path = str_sanitize(path);
     nl[st->n_nvlibs].version = version;
     st->n_nvlibs++;
@@ -330,7 +330,7 @@ static void pci_nvlibs_collect(struct pci_state *st)
             struct stat sb;
             if (base && (v = pci_nvidia_lib_version(base + 1)) &&
                 hostfs_stat(st->ctx->fs, target, &sb, true) == 0) {
-                pci_trace(st->ctx->fs, link);
+                hostfs_trace(st->ctx->fs, link);
                 pci_nvlib_add(st, target, v);
                 target = NULL;
             } else {

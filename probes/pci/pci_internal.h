@@ -118,9 +118,6 @@ double pci_speed_from_code(unsigned code);
 /* Parse "DDDD:BB:DD.F" (the domain with 4 to 8 hex digits); true when canonical. */
 bool pci_parse_address(const char *s, unsigned *dom, unsigned *bus, unsigned *dev, unsigned *fn);
 void pci_gpu_free(struct pci_gpu *g);
-/* Name PATH in the GPUCHECKUP_FS_TRACE list (for what is learnt by listing a directory or read by
- * libpci itself, which hostfs does not see). */
-void pci_trace(const struct hostfs *fs, const char *path);
 
 /* --- pci_drivers.c ------------------------------------------------------------------------- */
 /* Kernel modules, the NVIDIA kernel module version and the NVIDIA userspace libraries. */
