@@ -1,4 +1,4 @@
-/* clonce.c: the one child through libOpenCL that the icd and opencl probes share in a run (issue 17). */
+/* clonce.c: the one child through libOpenCL that the icd, opencl and smoke probes share in a run (issue 17). */
 #include "clonce.h"
 
 #include <pthread.h>
@@ -69,8 +69,7 @@ struct clonce_smoke_page {
 bool clonce_wanted(const struct probe_ctx *ctx)
 {
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
-    return ctx->once && ctx->fs && ctx->fs->live && !ctx->snapshot && cmd && run_selects(cmd, "icd") &&
-           run_selects(cmd, "opencl");
+    return ctx->once && ctx->fs && ctx->fs->live && !ctx->snapshot && cmd && run_selects(cmd, "opencl");
 }
 
 enum run_once_role clonce_claim(struct probe_ctx *ctx)
@@ -88,8 +87,11 @@ int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
     if (p == MAP_FAILED)
         return -1;
     j->page = p;
+    const char *cmd = ctx->opts ? ctx->opts->command : NULL;
+    j->icd_part = cmd && run_selects(cmd, "icd");
     /* Without this page the child answers for no driver: each then has its own child, as before. */
-    void *q = mmap(NULL, CLONCE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    void *q = j->icd_part ? mmap(NULL, CLONCE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
+                          : MAP_FAILED;
     j->answers = q == MAP_FAILED ? NULL : q;
     /* The icd part's output goes to a file of its own, so that what drivers print while the opencl
      * part reads their properties is not taken for what they printed while being listed. */
@@ -248,8 +250,9 @@ json_object *clonce_child(void *arg)
     int pipe_fd = j->out_fd >= 0 ? dup(STDERR_FILENO) : -1;
     if (pipe_fd >= 0)
         clonce_redirect(j->out_fd);
-    /* The icd part first, as the icd probe's combined child does it alone. */
-    json_object *icd = icd_child_combined(&j->arg);
+    /* The icd part first, as the icd probe's combined child does it alone; without the icd probe in
+     * the run (the opencl, list and smoke commands) there is none, and it counts as done at once. */
+    json_object *icd = j->icd_part ? icd_child_combined(&j->arg) : NULL;
     fflush(NULL);
     pg->done_ms = jsonnum_now_ms();
     /* With a smoke part after it, the enumeration's output is kept apart too, until it is done. */
@@ -270,17 +273,19 @@ json_object *clonce_child(void *arg)
         }
     }
     size_t len = 0;
-    const char *s = json_object_to_json_string_length(icd, JSON_C_TO_STRING_PLAIN, &len);
+    const char *s = icd ? json_object_to_json_string_length(icd, JSON_C_TO_STRING_PLAIN, &len) : NULL;
     if (s && len <= CLONCE_JSON_MAX) {
         memcpy(pg->json, s, len);
         pg->len = len;
         __atomic_store_n(&pg->ready, 1, __ATOMIC_RELEASE);
     }
     __atomic_store_n(&pg->icd_done, 1, __ATOMIC_RELEASE);
-    clonce_answer(j, icd);
-    /* Then the opencl probe's enumeration, with every driver already loaded. */
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "icd", icd);
+    if (icd) {
+        clonce_answer(j, icd);
+        json_object_object_add(o, "icd", icd);
+    }
+    /* Then the opencl probe's enumeration, with every driver already loaded. */
     json_object *cl = ocl_enumerate(NULL);
     json_object_object_add(o, "opencl", cl);
     if (j->smoke)

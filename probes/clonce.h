@@ -1,4 +1,4 @@
-/* clonce.h: the one child through libOpenCL that the icd and opencl probes share in a run (issue 17). */
+/* clonce.h: the one child through libOpenCL that the icd, opencl and smoke probes share in a run (issue 17). */
 #ifndef GPUCHECKUP_CLONCE_H
 #define GPUCHECKUP_CLONCE_H
 
@@ -14,10 +14,11 @@
 /* The shared job's name in the run's run_once set. */
 #define CLONCE_KEY "opencl-through-the-loader"
 
-/* One run of the shared child: the icd probe's combined view (icd_child_combined), then the opencl
- * probe's enumeration (ocl_enumerate), then, when the smoke probe runs too, its test of the devices
- * it selects (smoke_shared_child), in one process that loads every driver once. */
+/* One run of the shared child: the icd probe's combined view (icd_child_combined) when the icd probe
+ * runs too, then the opencl probe's enumeration (ocl_enumerate), then, when the smoke probe runs too,
+ * its test of the devices it selects (smoke_shared_child), in one process that loads every driver once. */
 struct clonce_job {
+    bool icd_part;             /* the icd probe runs (check, icd): the child begins with its part */
     struct icd_child_arg arg;  /* the icd part's; its stage lives in PAGE */
     struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
     int out_fd;                /* memfd taking the icd part's output, or -1 */
@@ -28,8 +29,9 @@ struct clonce_job {
                                         the smoke part starts, and the smoke part's devices */
 };
 
-/* True when this run shares the child: the icd and opencl probes both run, on the live machine (no
- * --root: under it the icd probe's loader reads the tree's vendors, the opencl probe this machine's). */
+/* True when this run has the shared child: the opencl probe runs, on the live machine (no --root: under
+ * it the icd probe's loader reads the tree's vendors, the opencl probe this machine's). The icd probe,
+ * when it runs too, and the smoke probe, which follows the opencl probe, share it. */
 bool clonce_wanted(const struct probe_ctx *ctx);
 
 /* Claim the shared child for the icd probe: RUN_ONCE_MINE (then clonce_job_init, run clonce_child

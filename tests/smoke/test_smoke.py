@@ -466,6 +466,29 @@ class SmokeTests(gctest.TestCase):
         alone = self.smoke("--device", "%d:0" % pocl, expect_rc=0, **env)
         self.assertEqual(self.untimed(r.json["smoke"]), self.untimed(alone.json["smoke"]))
 
+    def test_smoke_command_loads_the_drivers_once(self):
+        # The smoke command runs the opencl probe too (its devices come from there): the child that
+        # enumerates goes on to test them, as in a full check. It used to enumerate in one child,
+        # then test in one child per platform that loaded every driver again.
+        log = os.path.join(self.cache, "loads-smoke-%d.log" % os.getpid())
+        self.addCleanup(lambda: os.path.exists(log) and os.unlink(log))
+        env = {"OCL_ICD_VENDORS": self.vendors("working"), "GC_FAKE_ICD_LOG": log}
+        cl = self.run_json("opencl", env=self.env(**env), expect_rc=0)
+        pocl = [p["index"] for p in cl.json["opencl"]["platforms"] if p["name"] == "Portable Computing Language"][0]
+        os.unlink(log)
+        r = self.smoke("--device", "%d:0" % pocl, expect_rc=0, **env)
+        with open(log) as f:
+            pids = {line.split()[0] for line in f if line.strip()}
+        self.assertEqual(len(pids), 1, repr(r))
+        self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
+        self.assertNotIn("icd", r.json)
+        d = r.json["smoke"]["devices"]
+        self.assertEqual([(x["platform_index"], x["device_index"]) for x in d], [(pocl, 0)])
+        self.assert_passed(d[0])
+        # the opencl section is the one the opencl command gives (--device filters it too), timings aside
+        cl = self.run_json("opencl", "--device", "%d:0" % pocl, env=self.env(**env), expect_rc=0)
+        self.assertEqual(self.untimed(r.json["opencl"]), self.untimed(cl.json["opencl"]))
+
     def test_check_four_devices_as_the_smoke_command(self):
         # Four devices of one platform in the shared child: built once and loaded from the binary by
         # the others, exactly as the per-platform child does it.
