@@ -6,6 +6,7 @@
 #include <fnmatch.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "ldsearch_internal.h"
@@ -226,6 +227,25 @@ static int ldsearch_cmp_str(const void *a, const void *b)
     return strcmp(*(const char *const *)a, *(const char *const *)b);
 }
 
+/* The entries of the open directory D matching PATTERN (NULL: all), sorted, into *OUT and *N. */
+static int ldsearch_read_dir(DIR *d, const char *pattern, char ***out, size_t *n)
+{
+    struct dirent *de;
+    int rc = 0;
+    size_t seen = 0;
+    while ((de = readdir(d)) && seen++ < LDSEARCH_MAX_SCAN_ENTRIES) {
+        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+            continue;
+        if (pattern && fnmatch(pattern, de->d_name, FNM_PERIOD) != 0)
+            continue;
+        if ((rc = ldsearch_list_add(out, n, de->d_name)) < 0)
+            break;
+    }
+    if (*n > 1)
+        qsort(*out, *n, sizeof(**out), ldsearch_cmp_str);
+    return rc;
+}
+
 int ldsearch_dir_match(const struct hostfs *fs, const char *dir, const char *pattern, char ***out, size_t *n)
 {
     *out = NULL;
@@ -233,20 +253,76 @@ int ldsearch_dir_match(const struct hostfs *fs, const char *dir, const char *pat
     DIR *d = hostfs_opendir(fs, dir);
     if (!d)
         return -errno;
-    struct dirent *de;
+    int rc = ldsearch_read_dir(d, pattern, out, n);
+    closedir(d);
+    return rc;
+}
+
+/* One directory a search has read: all its names, sorted. */
+struct ldsearch_listing {
+    dev_t dev;
+    ino_t ino;
+    char **names;
+    size_t n;
+};
+
+struct ldsearch_memo {
+    struct ldsearch_listing *l;
+    size_t n;
+};
+
+static void ldsearch_memo_free(struct ldsearch_memo *m)
+{
+    if (!m)
+        return;
+    for (size_t i = 0; i < m->n; i++)
+        ldsearch_strv_free(m->l[i].names, m->l[i].n);
+    free(m->l);
+    free(m);
+}
+
+/* The listing of the open directory D in M, read now when it is not there yet; NULL when out of
+ * memory (or M is NULL). */
+static const struct ldsearch_listing *ldsearch_memo_get(struct ldsearch_memo *m, DIR *d)
+{
+    struct stat sb;
+    if (!m || fstat(dirfd(d), &sb) != 0)
+        return NULL;
+    for (size_t i = 0; i < m->n; i++)
+        if (m->l[i].dev == sb.st_dev && m->l[i].ino == sb.st_ino)
+            return &m->l[i];
+    struct ldsearch_listing *nl = realloc(m->l, (m->n + 1) * sizeof(*nl));
+    if (!nl)
+        return NULL;
+    m->l = nl;
+    struct ldsearch_listing *e = &m->l[m->n];
+    *e = (struct ldsearch_listing){.dev = sb.st_dev, .ino = sb.st_ino};
+    if (ldsearch_read_dir(d, NULL, &e->names, &e->n) < 0) {
+        ldsearch_strv_free(e->names, e->n);
+        return NULL;
+    }
+    m->n++;
+    return e;
+}
+
+int ldsearch_list(const struct ldsearch *s, const char *dir, const char *pattern, char ***out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    DIR *d = hostfs_opendir(s->fs, dir);
+    if (!d)
+        return -errno;
+    const struct ldsearch_listing *l = ldsearch_memo_get(s->memo, d);
     int rc = 0;
-    size_t seen = 0;
-    while ((de = readdir(d)) && seen++ < LDSEARCH_MAX_SCAN_ENTRIES) {
-        if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-            continue;
-        if (fnmatch(pattern, de->d_name, FNM_PERIOD) != 0)
-            continue;
-        if ((rc = ldsearch_list_add(out, n, de->d_name)) < 0)
-            break;
+    if (!l) {
+        rewinddir(d);
+        rc = ldsearch_read_dir(d, pattern, out, n); /* no memo: as ldsearch_dir_match */
+    } else {
+        for (size_t i = 0; i < l->n && rc == 0; i++)
+            if (fnmatch(pattern, l->names[i], FNM_PERIOD) == 0)
+                rc = ldsearch_list_add(out, n, l->names[i]);
     }
     closedir(d);
-    if (*n > 1)
-        qsort(*out, *n, sizeof(**out), ldsearch_cmp_str);
     return rc;
 }
 
@@ -276,7 +352,7 @@ static void ldsearch_conf_include(struct ldsearch_conf_walk *w, const char *patt
     *slash = '\0';
     char **names = NULL;
     size_t n = 0;
-    if (ldsearch_dir_match(w->s->fs, *abs ? abs : "/", base, &names, &n) == -ENOMEM)
+    if (ldsearch_list(w->s, *abs ? abs : "/", base, &names, &n) == -ENOMEM)
         w->err = -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         char *p = str_printf("%s/%s", abs, names[i]);
@@ -352,6 +428,7 @@ void ldsearch_free(struct ldsearch *s)
     ldsearch_strv_free(s->conf_files, s->n_conf);
     free(s->cache);
     free(s->cwd);
+    ldsearch_memo_free(s->memo);
     memset(s, 0, sizeof(*s));
 }
 
@@ -359,6 +436,7 @@ int ldsearch_init(struct ldsearch *s, const struct hostfs *fs, const char *ldpat
 {
     memset(s, 0, sizeof(*s));
     s->fs = fs;
+    s->memo = calloc(1, sizeof(*s->memo)); /* without it, every listing reads its directory */
     char buf[4096];
     if (getcwd(buf, sizeof(buf)))
         s->cwd = strdup(buf);
@@ -525,7 +603,7 @@ static void ldsearch_cand_dir(struct ldsearch_cand *c, const char *dir, const ch
 {
     char **names = NULL;
     size_t n = 0;
-    if (ldsearch_dir_match(c->s->fs, dir, c->pattern, &names, &n) == -ENOMEM)
+    if (ldsearch_list(c->s, dir, c->pattern, &names, &n) == -ENOMEM)
         c->err = -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         char *p = ldsearch_join(dir, names[i]);

@@ -39,6 +39,8 @@ struct ldsearch {
     char **conf_files;       /* for each conf_dirs[i]: the ld.so.conf file that named it */
     size_t n_conf;
     char *cwd;               /* for relative names with a slash; may be NULL */
+    struct ldsearch_memo *memo; /* directories already listed by this search (ldsearch_list): one
+                                   search belongs to one thread */
 };
 
 /* Set up S on FS with LD_LIBRARY_PATH value LDPATH (may be NULL) and this process's cwd; read
@@ -94,6 +96,10 @@ int ldsearch_elf_loadable(const struct hostfs *fs, const char *path);
 /* Entries of DIR (on FS) whose name matches the fnmatch PATTERN, sorted, at most 4096 looked at.
  * Sets *OUT (free with ldsearch_strv_free) and *N. Returns 0 or -errno. */
 int ldsearch_dir_match(const struct hostfs *fs, const char *dir, const char *pattern, char ***out, size_t *n);
+/* ldsearch_dir_match through S: each directory (by device and inode: /lib and /usr/lib are one on a
+ * merged-/usr system) is read once per search, then matched from memory; the cuda probe asks every
+ * directory of the path for each of its library families. */
+int ldsearch_list(const struct ldsearch *s, const char *dir, const char *pattern, char ***out, size_t *n);
 /* Directories matching PATTERN, an absolute path with wildcards in any component ("/usr/local/cuda*
  * /lib64"), sorted per level. Sets *OUT (free with ldsearch_strv_free) and *N. 0 or -ENOMEM. */
 int ldsearch_glob_dirs(const struct hostfs *fs, const char *pattern, char ***out, size_t *n);

@@ -210,7 +210,7 @@ static void cuda_libs_collect(struct cuda_libs_state *st)
         for (size_t k = 0; k < cuda_lib_n_families; k++) {
             char **names = NULL;
             size_t n = 0;
-            ldsearch_dir_match(st->fs, w[i].dir, cuda_lib_families[k].pattern, &names, &n);
+            ldsearch_list(&st->search, w[i].dir, cuda_lib_families[k].pattern, &names, &n);
             for (size_t j = 0; j < n; j++) {
                 char *p = ldsearch_join(w[i].dir, names[j]);
                 if (p && ldsearch_elf_loadable(st->fs, p) == 1)

@@ -68,7 +68,7 @@ static void icd_scan_dir(struct icd_scan *sc, const char *dir, const char *sourc
 {
     char **names = NULL;
     size_t n = 0;
-    if (ldsearch_dir_match(sc->s->fs, dir, "libOpenCL.so*", &names, &n) == -ENOMEM)
+    if (ldsearch_list(sc->s, dir, "libOpenCL.so*", &names, &n) == -ENOMEM)
         sc->err = -ENOMEM;
     for (size_t i = 0; i < n; i++) {
         char *p = ldsearch_join(dir, names[i]);
@@ -95,7 +95,7 @@ static void icd_scan_tree(struct icd_scan *sc, const char *dir, int depth, size_
         return;
     char **names = NULL;
     size_t n = 0;
-    ldsearch_dir_match(sc->s->fs, dir, "*", &names, &n);
+    ldsearch_list(sc->s, dir, "*", &names, &n);
     for (size_t i = 0; i < n && *budget > 0; i++, (*budget)--) {
         char *p = ldsearch_join(dir, names[i]);
         struct stat st;

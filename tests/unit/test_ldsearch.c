@@ -323,6 +323,60 @@ static void test_glob_dirs(void **state)
     hostfs_close(&fs);
 }
 
+/* ldsearch_list matches as ldsearch_dir_match does (sorted, FNM_PERIOD), from one reading of each
+ * directory per search: the same directory under another name (a merged /usr's /lib) is not read
+ * again, and a file added since is seen by a new search only. */
+static void test_list_reads_each_directory_once(void **state)
+{
+    (void)state;
+    put("usr/lib/libcudart.so.13", "");
+    put("usr/lib/libcublas.so.13", "");
+    put("usr/lib/.libcudart.so.hidden", "");
+    put("usr/lib/other.txt", "");
+    char link[PATH_MAX];
+    snprintf(link, sizeof(link), "%s/lib", tree);
+    assert_int_equal(symlink("usr/lib", link), 0);
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    struct ldsearch s;
+    assert_int_equal(ldsearch_init(&s, &fs, NULL), 0);
+    static const char *const patterns[] = {"libcu*.so*", "*", "libcudart.so*", "nothing*"};
+    for (size_t k = 0; k < sizeof(patterns) / sizeof(patterns[0]); k++) {
+        char **a = NULL, **b = NULL;
+        size_t na = 0, nb = 0;
+        assert_int_equal(ldsearch_dir_match(&fs, "/usr/lib", patterns[k], &a, &na), 0);
+        assert_int_equal(ldsearch_list(&s, "/usr/lib", patterns[k], &b, &nb), 0);
+        assert_int_equal(nb, na);
+        for (size_t i = 0; i < na; i++)
+            assert_string_equal(b[i], a[i]);
+        ldsearch_strv_free(a, na);
+        ldsearch_strv_free(b, nb);
+    }
+    char **l = NULL;
+    size_t n = 0;
+    assert_int_equal(ldsearch_list(&s, "/usr/lib", "libcu*", &l, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(l[0], "libcublas.so.13");
+    assert_string_equal(l[1], "libcudart.so.13");
+    ldsearch_strv_free(l, n);
+    /* added after the search read the directory: not seen through it, by either name */
+    put("usr/lib/libcufft.so.12", "");
+    assert_int_equal(ldsearch_list(&s, "/lib", "libcu*", &l, &n), 0);
+    assert_int_equal(n, 2);
+    ldsearch_strv_free(l, n);
+    assert_int_equal(ldsearch_list(&s, "/missing", "*", &l, &n), -ENOENT);
+    assert_int_equal(n, 0);
+    ldsearch_free(&s);
+    struct ldsearch s2;
+    assert_int_equal(ldsearch_init(&s2, &fs, NULL), 0);
+    assert_int_equal(ldsearch_list(&s2, "/lib", "libcu*", &l, &n), 0);
+    assert_int_equal(n, 3);
+    assert_string_equal(l[2], "libcufft.so.12");
+    ldsearch_strv_free(l, n);
+    ldsearch_free(&s2);
+    hostfs_close(&fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -332,6 +386,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_cache_candidates, setup, teardown),
         cmocka_unit_test_setup_teardown(test_wheels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_glob_dirs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_reads_each_directory_once, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
