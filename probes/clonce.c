@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "fdio.h"
@@ -98,6 +99,7 @@ int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
     j->out_fd = memfd_create("gpucheckup-icd-output", MFD_CLOEXEC);
     j->arg = (struct icd_child_arg){.stage = &j->page->stage};
     j->start_ms = jsonnum_now_ms();
+    j->deadline_ms = ctx->deadline_ms > 0 ? ctx->deadline_ms : j->start_ms + ctx->timeout_ms;
     /* The smoke probe runs in this run too: its test of the devices follows the enumeration here,
      * with the drivers already loaded, rather than in children that load them all again. */
     smoke_shared_plan(ctx, &j->plan);
@@ -179,10 +181,39 @@ static void clonce_enum_output(struct clonce_job *j, int pipe_fd, off_t from)
     close(pipe_fd);
 }
 
+/* How long the shared child waits for its answers for the vendor libraries (clonce_answer): they are
+ * a second question to drivers already loaded (about a millisecond each); a driver that hangs on it
+ * is left to the icd probe's own child for it, and must not hold the enumeration and the smoke test. */
+#define CLONCE_ANSWER_LIMIT_MS 1000.0
+
+/* The answering thread's work: the loader's libraries (LOADER, ours), answered into the page. */
+struct clonce_answering {
+    struct clonce_answers *an;
+    char *loader;
+    int fd; /* where what drivers print while answered goes */
+};
+
+static void *clonce_answer_main(void *arg)
+{
+    struct clonce_answering *a = arg;
+    json_object *arr = icd_child_loaded(a->loader, a->fd);
+    size_t len = 0;
+    const char *s = json_object_to_json_string_length(arr, JSON_C_TO_STRING_PLAIN, &len);
+    if (s && len <= CLONCE_ANSWERS_MAX) {
+        memcpy(a->an->json, s, len);
+        a->an->len = len;
+    }
+    json_object_put(arr);
+    __atomic_store_n(&a->an->phase, CLONCE_ANSWERS_DONE, __ATOMIC_RELEASE);
+    return NULL;
+}
+
 /* In the child, after the icd part: each vendor library the loader holds answered (icd_child_loaded)
  * into J's answers page, so that the icd probe need not load it again in a child of its own. None
  * when the icd part printed anything, or its output was not kept apart: it could not be told apart
- * per driver. */
+ * per driver. The answers come from a thread of their own, waited for CLONCE_ANSWER_LIMIT_MS at most
+ * (a third of the time left, if less): past that the page stays "running", the icd probe gives the
+ * drivers children of their own, and the child goes on without them (its end ends the thread). */
 static void clonce_answer(struct clonce_job *j, json_object *icd)
 {
     struct clonce_answers *an = j->answers;
@@ -192,25 +223,43 @@ static void clonce_answer(struct clonce_job *j, json_object *icd)
     json_object *v = NULL;
     const char *loader = json_object_object_get_ex(icd, "loaded", &v) ? json_object_get_string(v) : NULL;
     int fd = -1, keep = -1;
+    struct clonce_answering *a = NULL;
     if (loader && j->out_fd >= 0 && j->page->ready && j->page->out_len == 0 &&
-        (fd = memfd_create("gpucheckup-icd-answers", MFD_CLOEXEC)) >= 0 && (keep = dup(STDERR_FILENO)) >= 0) {
+        (fd = memfd_create("gpucheckup-icd-answers", MFD_CLOEXEC)) >= 0 && (keep = dup(STDERR_FILENO)) >= 0 &&
+        (a = calloc(1, sizeof(*a))) && (a->loader = str_dup(loader))) {
         /* What drivers print while answered goes nowhere: such a driver gets its own child. */
+        a->an = an;
+        a->fd = fd;
         clonce_redirect(fd);
-        json_object *arr = icd_child_loaded(loader, fd);
-        clonce_redirect(keep);
-        size_t len = 0;
-        const char *s = json_object_to_json_string_length(arr, JSON_C_TO_STRING_PLAIN, &len);
-        if (s && len <= CLONCE_ANSWERS_MAX) {
-            memcpy(an->json, s, len);
-            an->len = len;
+        pthread_t th;
+        if (pthread_create(&th, NULL, clonce_answer_main, a) == 0) {
+            double left = j->deadline_ms - jsonnum_now_ms();
+            double limit = left / 3 < CLONCE_ANSWER_LIMIT_MS ? left / 3 : CLONCE_ANSWER_LIMIT_MS;
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            long long ns = until.tv_nsec + (long long)((limit > 0 ? limit : 0) * 1e6);
+            until.tv_sec += (time_t)(ns / 1000000000LL);
+            until.tv_nsec = (long)(ns % 1000000000LL);
+            if (pthread_timedjoin_np(th, NULL, &until) != 0) {
+                pthread_detach(th); /* hung in a driver: the page says "running"; nothing is freed */
+                a = NULL;
+                fd = -1;
+            }
+        } else {
+            __atomic_store_n(&an->phase, CLONCE_ANSWERS_DONE, __ATOMIC_RELEASE); /* none: len 0 */
         }
-        json_object_put(arr);
+        clonce_redirect(keep);
+    } else {
+        __atomic_store_n(&an->phase, CLONCE_ANSWERS_DONE, __ATOMIC_RELEASE);
+    }
+    if (a) {
+        free(a->loader);
+        free(a);
     }
     if (keep >= 0)
         close(keep);
     if (fd >= 0)
         close(fd);
-    __atomic_store_n(&an->phase, CLONCE_ANSWERS_DONE, __ATOMIC_RELEASE);
 }
 
 /* In the child, after the enumeration CL (a member of O, the answer): keep CL where the parent finds

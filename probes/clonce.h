@@ -23,6 +23,7 @@ struct clonce_job {
     struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
     int out_fd;                /* memfd taking the icd part's output, or -1 */
     double start_ms;
+    double deadline_ms;        /* the run's deadline (jsonnum_now_ms's clock) */
     struct clonce_answers *answers; /* shared with the child: the vendor libraries answered (or NULL) */
     struct smoke_shared_plan plan;   /* the smoke part (plan.on false: none) */
     struct clonce_smoke_page *smoke; /* shared with the child when plan.on: the enumeration, kept before

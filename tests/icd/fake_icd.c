@@ -377,7 +377,11 @@ CL_API_ENTRY cl_int CL_API_CALL clIcdGetPlatformIDsKHR(cl_uint num_entries, cl_p
      * asks once, so it works under a loader and alone, and dies where it is asked again. */
     static int counted;
     const char *crash = getenv("GC_FAKE_ICD_CRASH_AT");
-    if (!platforms && crash && strcmp(crash, "second-count") == 0 && counted++ > 0) {
+    if (!platforms && crash && (strcmp(crash, "second-count") == 0 || strcmp(crash, "hang-second-count") == 0) &&
+        counted++ > 0) {
+        if (strcmp(crash, "hang-second-count") == 0)
+            for (;;)
+                pause();
         fprintf(stderr, "fake ICD %s: crashing on a second clIcdGetPlatformIDsKHR count\n", FAKE_ICD_NAME);
         *(volatile int *)fake_nowhere = 1;
     }

@@ -269,5 +269,29 @@ class SharedChild(gctest.TestCase):
         # the shared child, the driver's own child, the opencl probe's enumeration alone
         self.assertEqual(len(self.loaders_by_fake()["working"]), 3)
 
+    def test_hang_while_answering_holds_nothing_but_a_second(self):
+        # The fake hangs when asked to count its platforms a second time in one process: under the
+        # loader (clinfo, frameworks) and alone it works. The shared child, answering for it after the
+        # loader listed it, used to hang there until the deadline: the opencl section, the smoke test
+        # and the time were lost ("not started: the run's --timeout was already spent"). It now waits
+        # a second for its answers, then goes on; the driver is answered in a child of its own.
+        env = self.env("working", GC_FAKE_ICD_CRASH_AT="hang-second-count", GC_FAKE_ICD_LOG=self.log)
+        t0 = time.monotonic()
+        check = self.run_json("check", "--timeout", "30", env=env, timeout=120)
+        wall = time.monotonic() - t0
+        d = check.json
+        self.assertEqual(d["icd"]["combined"]["status"], "ok")
+        self.assertEqual([e["status"] for e in d["icd"]["icds"]], ["ok", "ok"])
+        self.assertEqual(d["opencl"]["enumeration"]["status"], "ok")
+        self.assertIn("gpucheckup fake working", [p["name"] for p in d["opencl"]["platforms"]])
+        pocl = [x for x in d["smoke"]["devices"] if x["name"] and "pthread" in x["name"]]
+        self.assertEqual([x["status"] for x in pocl], ["pass"], repr(d["smoke"]))
+        self.assertEqual(check.findings("core.timeout-spent"), [])
+        self.assertNotIn("icd.hang", check.finding_ids())
+        self.assertLess(wall, 15 if gctest.SANITIZED else 8, repr(check))
+        # the shared child (hung in its answering thread, then ended) and the driver's own child
+        self.assertEqual(len(self.loaders_by_fake()["working"]), 2)
+
+
 if __name__ == "__main__":
     gctest.main()
