@@ -299,9 +299,6 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
     }
     /* What the icd and opencl probes' children learn through libOpenCL is learnt once (issue 17). */
     struct run_once *once = run_once_new();
-    host_collect(fs, r->host);
-    if (o->snapshot)
-        run_note_snapshot(o->snapshot, r->host);
 
     int timeout_ms = (int)(o->timeout_s * 1000.0 + 0.5);
     if (timeout_ms < 1)
@@ -334,6 +331,10 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
     for (size_t i = 0; RUN_MAX_PARALLEL > 1 && i < s.n; i++)
         if (s.slots[i].p->prestart)
             s.slots[i].p->prestart(&s.slots[i].ctx);
+    /* The host section while what was started ahead runs (no probe reads it). */
+    host_collect(fs, r->host);
+    if (o->snapshot)
+        run_note_snapshot(o->snapshot, r->host);
     run_schedule(&s);
     pthread_cond_destroy(&s.cv);
     pthread_mutex_destroy(&s.mu);
