@@ -443,26 +443,34 @@ class SmokeTests(gctest.TestCase):
             return [SmokeTests.untimed(v) for v in o]
         return o
 
-    def test_check_tests_the_devices_in_the_shared_child(self):
-        # A fake driver beside PoCL records every process that loads it. A full check loads it once, in
-        # the one child through libOpenCL (the icd probe's loader part and its answer for each driver,
-        # opencl, and the smoke test of PoCL's device); the icd probe used to fork a child of its own for
-        # each driver, and the smoke test one more that loaded every driver again.
-        log = os.path.join(self.cache, "loads-%d.log" % os.getpid())
+    def run_counting_loads(self, run, name):
+        """PoCL beside the fake driver "working", which records every process that loads it: RUN(env,
+        pocl) with PoCL's platform index, then (its result, the number of processes that loaded the
+        fake, the environment)."""
+        log = os.path.join(self.cache, "loads-%s-%d.log" % (name, os.getpid()))
         self.addCleanup(lambda: os.path.exists(log) and os.unlink(log))
         env = {"OCL_ICD_VENDORS": self.vendors("working"), "GC_FAKE_ICD_LOG": log}
         cl = self.run_json("opencl", env=self.env(**env), expect_rc=0)
         pocl = [p["index"] for p in cl.json["opencl"]["platforms"] if p["name"] == "Portable Computing Language"][0]
         os.unlink(log)
-        r = self.check_with("--device", "%d:0" % pocl, **env)
+        r = run(env, pocl)
         with open(log) as f:
             pids = {line.split()[0] for line in f if line.strip()}
-        self.assertEqual(len(pids), 1, repr(r))
         self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
         d = r.json["smoke"]["devices"]
         self.assertEqual([(x["platform_index"], x["device_index"]) for x in d], [(pocl, 0)])
         self.assert_passed(d[0])
-        # the same answer as the smoke test's own child gives, timings aside
+        return r, len(pids), env, pocl
+
+    def test_check_tests_the_devices_in_the_shared_child(self):
+        # A full check loads the fake once, in the one child through libOpenCL (the icd probe's
+        # loader part and its answer for each driver, opencl, and the smoke test of PoCL's device);
+        # the icd probe used to fork a child of its own for each driver, and the smoke test one more
+        # that loaded every driver again.
+        r, loads, env, pocl = self.run_counting_loads(
+            lambda env, pocl: self.check_with("--device", "%d:0" % pocl, **env), "check")
+        self.assertEqual(loads, 1, repr(r))
+        # the same answer as the smoke command gives, timings aside
         alone = self.smoke("--device", "%d:0" % pocl, expect_rc=0, **env)
         self.assertEqual(self.untimed(r.json["smoke"]), self.untimed(alone.json["smoke"]))
 
@@ -470,21 +478,10 @@ class SmokeTests(gctest.TestCase):
         # The smoke command runs the opencl probe too (its devices come from there): the child that
         # enumerates goes on to test them, as in a full check. It used to enumerate in one child,
         # then test in one child per platform that loaded every driver again.
-        log = os.path.join(self.cache, "loads-smoke-%d.log" % os.getpid())
-        self.addCleanup(lambda: os.path.exists(log) and os.unlink(log))
-        env = {"OCL_ICD_VENDORS": self.vendors("working"), "GC_FAKE_ICD_LOG": log}
-        cl = self.run_json("opencl", env=self.env(**env), expect_rc=0)
-        pocl = [p["index"] for p in cl.json["opencl"]["platforms"] if p["name"] == "Portable Computing Language"][0]
-        os.unlink(log)
-        r = self.smoke("--device", "%d:0" % pocl, expect_rc=0, **env)
-        with open(log) as f:
-            pids = {line.split()[0] for line in f if line.strip()}
-        self.assertEqual(len(pids), 1, repr(r))
-        self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
+        r, loads, env, pocl = self.run_counting_loads(
+            lambda env, pocl: self.smoke("--device", "%d:0" % pocl, expect_rc=0, **env), "smoke")
+        self.assertEqual(loads, 1, repr(r))
         self.assertNotIn("icd", r.json)
-        d = r.json["smoke"]["devices"]
-        self.assertEqual([(x["platform_index"], x["device_index"]) for x in d], [(pocl, 0)])
-        self.assert_passed(d[0])
         # the opencl section is the one the opencl command gives (--device filters it too), timings aside
         cl = self.run_json("opencl", "--device", "%d:0" % pocl, env=self.env(**env), expect_rc=0)
         self.assertEqual(self.untimed(r.json["opencl"]), self.untimed(cl.json["opencl"]))
