@@ -18,7 +18,11 @@
  * each library's table (lazyxml.h, lazyarchive.h, the bench probe's bench_cairo.h) includes only its
  * own library's headers, so a file that needs libxml2 sees nothing of cairo. */
 
-/* The row of an X-macro list of functions: every one is required. TYPE is the table struct. */
+/* A library's functions are an X-macro list LIST(X, T) of X(T, name) (LAZYXML_FUNCTIONS): its table
+ * is struct { LIST(LAZYLIB_MEMBER, 0) }, a member per function named and typed as the library's own
+ * (from its headers), and LAZYLIB_DEFINE in one .c file makes the rest. */
+#define LAZYLIB_MEMBER(type, name) __typeof__(&name) name;
+/* A dlsyms row of LIST: every function is required. TYPE is the table struct. */
 #define LAZYLIB_ROW(type, name) {#name, true, NULL, offsetof(type, name)},
 
 struct lazylib {
@@ -48,5 +52,16 @@ struct lazylib {
  * dlerror() said (L's buffer, valid for the process). Thread-safe. The dlopen runs inside the fork
  * guard (isolate.h): no driver child is forked while the loader's lists are half updated. */
 int lazylib_load(struct lazylib *l, const char **err);
+
+/* The table TABLE (of type TYPE) of the functions in LIST, and LOADFN, its lazylib_load: library
+ * SONAME or the file the environment variable ENV names, WHAT the subject of its message. */
+#define LAZYLIB_DEFINE(type, table, list, loadfn, soname, env, what)                                            \
+    type table;                                                                                                 \
+    static const struct dlsym_entry loadfn##_syms[] = {list(LAZYLIB_ROW, type)};                                \
+    static struct lazylib loadfn##_lib = LAZYLIB_INIT(soname, env, what, loadfn##_syms, &table);               \
+    int loadfn(const char **err)                                                                                \
+    {                                                                                                           \
+        return lazylib_load(&loadfn##_lib, err);                                                                \
+    }
 
 #endif

@@ -4,33 +4,33 @@
 
 #include <libxml/xmlwriter.h>
 
+#include "lazylib.h"
+
 /* The library's SONAME (objdump -p /usr/lib/x86_64-linux-gnu/libxml2.so on Debian 12), and the
  * environment variable that names another file instead, for tests. */
 #define LAZYXML_SONAME "libxml2.so.2"
 #define LAZYXML_ENV "GPUCHECKUP_LIBXML2"
 
-#define LAZYXML_FUNCTIONS(X)                  \
-    X(xmlBufferContent)                       \
-    X(xmlBufferCreate)                        \
-    X(xmlBufferFree)                          \
-    X(xmlBufferLength)                        \
-    X(xmlFreeTextWriter)                      \
-    X(xmlNewTextWriterMemory)                 \
-    X(xmlTextWriterEndDocument)               \
-    X(xmlTextWriterEndElement)                \
-    X(xmlTextWriterSetIndent)                 \
-    X(xmlTextWriterSetIndentString)           \
-    X(xmlTextWriterStartDocument)             \
-    X(xmlTextWriterStartElement)              \
-    X(xmlTextWriterWriteAttribute)            \
-    X(xmlTextWriterWriteElement)              \
-    X(xmlTextWriterWriteFormatAttribute)      \
-    X(xmlTextWriterWriteString)
+#define LAZYXML_FUNCTIONS(X, T)                     \
+    X(T, xmlBufferContent)                          \
+    X(T, xmlBufferCreate)                           \
+    X(T, xmlBufferFree)                             \
+    X(T, xmlBufferLength)                           \
+    X(T, xmlFreeTextWriter)                         \
+    X(T, xmlNewTextWriterMemory)                    \
+    X(T, xmlTextWriterEndDocument)                  \
+    X(T, xmlTextWriterEndElement)                   \
+    X(T, xmlTextWriterSetIndent)                    \
+    X(T, xmlTextWriterSetIndentString)              \
+    X(T, xmlTextWriterStartDocument)                \
+    X(T, xmlTextWriterStartElement)                 \
+    X(T, xmlTextWriterWriteAttribute)               \
+    X(T, xmlTextWriterWriteElement)                 \
+    X(T, xmlTextWriterWriteFormatAttribute)         \
+    X(T, xmlTextWriterWriteString)
 
 struct lazyxml_api {
-#define LAZYXML_MEMBER(name) __typeof__(&name) name;
-    LAZYXML_FUNCTIONS(LAZYXML_MEMBER)
-#undef LAZYXML_MEMBER
+    LAZYXML_FUNCTIONS(LAZYLIB_MEMBER, 0)
 };
 
 /* The table: filled by lazyxml_load, read only after it returned 0 (in the same thread, or one that

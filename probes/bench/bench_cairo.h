@@ -5,46 +5,46 @@
 #include <cairo-svg.h>
 #include <cairo.h>
 
+#include "lazylib.h"
+
 /* The library's SONAME (objdump -p /usr/lib/x86_64-linux-gnu/libcairo.so on Debian 12), and the
  * environment variable that names another file instead, for tests. */
 #define BENCH_CAIRO_SONAME "libcairo.so.2"
 #define BENCH_CAIRO_ENV "GPUCHECKUP_LIBCAIRO"
 
-#define BENCH_CAIRO_FUNCTIONS(X)               \
-    X(cairo_arc)                               \
-    X(cairo_clip)                              \
-    X(cairo_create)                            \
-    X(cairo_destroy)                           \
-    X(cairo_fill)                              \
-    X(cairo_image_surface_create)              \
-    X(cairo_line_to)                           \
-    X(cairo_move_to)                           \
-    X(cairo_paint)                             \
-    X(cairo_rectangle)                         \
-    X(cairo_reset_clip)                        \
-    X(cairo_restore)                           \
-    X(cairo_rotate)                            \
-    X(cairo_save)                              \
-    X(cairo_select_font_face)                  \
-    X(cairo_set_dash)                          \
-    X(cairo_set_font_size)                     \
-    X(cairo_set_line_width)                    \
-    X(cairo_set_source_rgb)                    \
-    X(cairo_show_text)                         \
-    X(cairo_status_to_string)                  \
-    X(cairo_stroke)                            \
-    X(cairo_surface_destroy)                   \
-    X(cairo_surface_finish)                    \
-    X(cairo_surface_status)                    \
-    X(cairo_surface_write_to_png_stream)       \
-    X(cairo_svg_surface_create_for_stream)     \
-    X(cairo_text_extents)                      \
-    X(cairo_translate)
+#define BENCH_CAIRO_FUNCTIONS(X, T)                 \
+    X(T, cairo_arc)                                 \
+    X(T, cairo_clip)                                \
+    X(T, cairo_create)                              \
+    X(T, cairo_destroy)                             \
+    X(T, cairo_fill)                                \
+    X(T, cairo_image_surface_create)                \
+    X(T, cairo_line_to)                             \
+    X(T, cairo_move_to)                             \
+    X(T, cairo_paint)                               \
+    X(T, cairo_rectangle)                           \
+    X(T, cairo_reset_clip)                          \
+    X(T, cairo_restore)                             \
+    X(T, cairo_rotate)                              \
+    X(T, cairo_save)                                \
+    X(T, cairo_select_font_face)                    \
+    X(T, cairo_set_dash)                            \
+    X(T, cairo_set_font_size)                       \
+    X(T, cairo_set_line_width)                      \
+    X(T, cairo_set_source_rgb)                      \
+    X(T, cairo_show_text)                           \
+    X(T, cairo_status_to_string)                    \
+    X(T, cairo_stroke)                              \
+    X(T, cairo_surface_destroy)                     \
+    X(T, cairo_surface_finish)                      \
+    X(T, cairo_surface_status)                      \
+    X(T, cairo_surface_write_to_png_stream)         \
+    X(T, cairo_svg_surface_create_for_stream)       \
+    X(T, cairo_text_extents)                        \
+    X(T, cairo_translate)
 
 struct bench_cairo_api {
-#define BENCH_CAIRO_MEMBER(name) __typeof__(&name) name;
-    BENCH_CAIRO_FUNCTIONS(BENCH_CAIRO_MEMBER)
-#undef BENCH_CAIRO_MEMBER
+    BENCH_CAIRO_FUNCTIONS(LAZYLIB_MEMBER, 0)
 };
 
 /* The table: filled by bench_cairo_load, read only after it returned 0 (in the same thread, or one

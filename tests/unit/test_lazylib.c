@@ -11,32 +11,25 @@
 #include "lazylib.h"
 #include "lazyxml.h"
 
-#define LIBM_FUNCTIONS(X) X(cos) X(sqrt)
+#define LIBM_FUNCTIONS(X, T) X(T, cos) X(T, sqrt)
 
 struct libm_api {
-#define LIBM_MEMBER(name) __typeof__(&name) name;
-    LIBM_FUNCTIONS(LIBM_MEMBER)
-#undef LIBM_MEMBER
+    LIBM_FUNCTIONS(LAZYLIB_MEMBER, 0)
 };
 
-static const struct dlsym_entry libm_syms[] = {
-#define LIBM_ROW(name) LAZYLIB_ROW(struct libm_api, name)
-    LIBM_FUNCTIONS(LIBM_ROW)
-#undef LIBM_ROW
-};
+/* libm_table and libm_load(), as the real tables are made */
+LAZYLIB_DEFINE(struct libm_api, libm_table, LIBM_FUNCTIONS, libm_load, "libm.so.6", "GC_TEST_LAZY_LIBM", "the test")
 
+static const struct dlsym_entry libm_syms[] = {LIBM_FUNCTIONS(LAZYLIB_ROW, struct libm_api)};
 static const struct dlsym_entry libm_bad_syms[] = {
     LAZYLIB_ROW(struct libm_api, cos)
     {"gpucheckup_no_such_function", true, NULL, offsetof(struct libm_api, sqrt)},
 };
 
-static struct libm_api libm_table;
-static struct lazylib libm_lib = LAZYLIB_INIT("libm.so.6", "GC_TEST_LAZY_LIBM", "the test", libm_syms, &libm_table);
-
 static void *load_libm(void *arg)
 {
     const char *err = NULL;
-    *(int *)arg = lazylib_load(&libm_lib, &err);
+    *(int *)arg = libm_load(&err);
     return NULL;
 }
 
@@ -60,14 +53,14 @@ static void test_loads_once_from_many_threads(void **state)
     /* the answer is kept: a later override changes nothing */
     setenv("GC_TEST_LAZY_LIBM", "libgc-no-such-libm.so.6", 1);
     const char *err = "untouched";
-    assert_int_equal(lazylib_load(&libm_lib, &err), 0);
+    assert_int_equal(libm_load(&err), 0);
     assert_string_equal(err, "untouched");
     unsetenv("GC_TEST_LAZY_LIBM");
 }
 
 /* The override names the file, and the message names it, the variable, the user and dlerror's words;
- * the failure is kept too. */
-static void test_missing_library_message(void **state)
+ * the failure is kept too. A library that loads but lacks a function: named, with dlerror's words. */
+static void test_messages(void **state)
 {
     (void)state;
     static struct libm_api table;
@@ -83,16 +76,10 @@ static void test_missing_library_message(void **state)
     assert_int_equal(lazylib_load(&lib, &again), -1);
     assert_ptr_equal(again, err);
     assert_null(table.cos);
-}
 
-/* A library that loads but lacks a function: named, with dlerror's words about it. */
-static void test_missing_function_message(void **state)
-{
-    (void)state;
-    static struct libm_api table;
-    static struct lazylib lib = LAZYLIB_INIT("libm.so.6", NULL, "the test", libm_bad_syms, &table);
-    const char *err = NULL;
-    assert_int_equal(lazylib_load(&lib, &err), -1);
+    static struct libm_api bad;
+    static struct lazylib badlib = LAZYLIB_INIT("libm.so.6", NULL, "the test", libm_bad_syms, &bad);
+    assert_int_equal(lazylib_load(&badlib, &err), -1);
     assert_non_null(strstr(err, "the test needs libm.so.6, which has no gpucheckup_no_such_function: "));
     assert_non_null(strstr(err, "undefined symbol: gpucheckup_no_such_function"));
 }
@@ -113,13 +100,13 @@ static void test_libxml2_table_is_complete(void **state)
     lazyxml.xmlBufferFree(b);
 }
 
+static const struct CMUnitTest lazylib_tests[] = {
+    cmocka_unit_test(test_loads_once_from_many_threads),
+    cmocka_unit_test(test_messages),
+    cmocka_unit_test(test_libxml2_table_is_complete),
+};
+
 int main(void)
 {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loads_once_from_many_threads),
-        cmocka_unit_test(test_missing_library_message),
-        cmocka_unit_test(test_missing_function_message),
-        cmocka_unit_test(test_libxml2_table_is_complete),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    return cmocka_run_group_tests(lazylib_tests, NULL, NULL);
 }
