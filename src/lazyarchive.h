@@ -61,6 +61,13 @@ struct lazyarchive_api {
  * that learnt so from it). */
 extern struct lazyarchive_api lazyarchive;
 
+/* A's error text, or NONE when it has none. */
+static inline const char *lazyarchive_error(struct archive *a, const char *none)
+{
+    const char *s = lazyarchive.archive_error_string(a);
+    return s ? s : none;
+}
+
 /* Load libarchive (once per process; thread-safe). 0, or -1 with *ERR naming the library and
  * dlerror's words (a static string). */
 int lazyarchive_load(const char **err);

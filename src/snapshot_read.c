@@ -130,7 +130,7 @@ static int snap_copy_data(struct archive *in, struct archive *out, size_t *total
         if (r == ARCHIVE_EOF)
             return 0;
         if (r < ARCHIVE_WARN) {
-            *err = str_printf("truncated or corrupt: %s", lazyarchive.archive_error_string(in) ? lazyarchive.archive_error_string(in) : "?");
+            *err = str_printf("truncated or corrupt: %s", lazyarchive_error(in, "?"));
             return -1;
         }
         *total += size;
@@ -139,7 +139,7 @@ static int snap_copy_data(struct archive *in, struct archive *out, size_t *total
             return -1;
         }
         if (lazyarchive.archive_write_data_block(out, buf, size, off) < ARCHIVE_WARN) {
-            *err = str_printf("cannot unpack: %s", lazyarchive.archive_error_string(out) ? lazyarchive.archive_error_string(out) : "?");
+            *err = str_printf("cannot unpack: %s", lazyarchive_error(out, "?"));
             return -1;
         }
     }
@@ -198,7 +198,7 @@ static int snap_unpack(const char *path, const char *dest, char **err)
         flags |= ARCHIVE_EXTRACT_OWNER;
     lazyarchive.archive_write_disk_set_options(out, flags);
     if (lazyarchive.archive_read_open_filename(in, path, 64 * 1024) != ARCHIVE_OK) {
-        *err = str_printf(SNAP_NOT ": %s", lazyarchive.archive_error_string(in) ? lazyarchive.archive_error_string(in) : "?");
+        *err = str_printf(SNAP_NOT ": %s", lazyarchive_error(in, "?"));
         goto done;
     }
     size_t count = 0, total = 0;
@@ -208,7 +208,7 @@ static int snap_unpack(const char *path, const char *dest, char **err)
         if (r == ARCHIVE_EOF)
             break;
         if (r < ARCHIVE_WARN) {
-            *err = str_printf(SNAP_NOT ": %s", lazyarchive.archive_error_string(in) ? lazyarchive.archive_error_string(in) : "unreadable");
+            *err = str_printf(SNAP_NOT ": %s", lazyarchive_error(in, "unreadable"));
             goto done;
         }
         if (++count > SNAPSHOT_MEMBERS_MAX) {
@@ -219,13 +219,13 @@ static int snap_unpack(const char *path, const char *dest, char **err)
             goto done;
         if (lazyarchive.archive_write_header(out, e) < ARCHIVE_WARN) {
             *err = str_printf("cannot unpack %.200s: %s", lazyarchive.archive_entry_pathname(e),
-                              lazyarchive.archive_error_string(out) ? lazyarchive.archive_error_string(out) : "?");
+                              lazyarchive_error(out, "?"));
             goto done;
         }
         if (lazyarchive.archive_entry_size(e) > 0 && snap_copy_data(in, out, &total, err) < 0)
             goto done;
         if (lazyarchive.archive_write_finish_entry(out) < ARCHIVE_WARN) {
-            *err = str_printf("cannot unpack: %s", lazyarchive.archive_error_string(out) ? lazyarchive.archive_error_string(out) : "?");
+            *err = str_printf("cannot unpack: %s", lazyarchive_error(out, "?"));
             goto done;
         }
     }

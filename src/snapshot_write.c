@@ -547,20 +547,21 @@ static int snap_archive(struct snap *sn, struct snap_buf *b, char **err)
         return -1;
     }
     int rc = -1;
-    if (lazyarchive.archive_write_add_filter_gzip(a) != ARCHIVE_OK || lazyarchive.archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+    if (lazyarchive.archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+        lazyarchive.archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
         lazyarchive.archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
         lazyarchive.archive_write_open(a, b, NULL, snap_write_cb, NULL) != ARCHIVE_OK) {
-        *err = str_printf("cannot start the archive: %s", lazyarchive.archive_error_string(a) ? lazyarchive.archive_error_string(a) : "?");
+        *err = str_printf("cannot start the archive: %s", lazyarchive_error(a, "?"));
         goto out;
     }
     for (size_t i = 0; i < sn->n_m; i++)
         if (snap_put(a, &sn->m[i], sn->now) < 0) {
             *err = str_printf("cannot archive %s: %s", sn->m[i].name,
-                              lazyarchive.archive_error_string(a) ? lazyarchive.archive_error_string(a) : "?");
+                              lazyarchive_error(a, "?"));
             goto out;
         }
     if (lazyarchive.archive_write_close(a) != ARCHIVE_OK) {
-        *err = str_printf("cannot finish the archive: %s", lazyarchive.archive_error_string(a) ? lazyarchive.archive_error_string(a) : "?");
+        *err = str_printf("cannot finish the archive: %s", lazyarchive_error(a, "?"));
         goto out;
     }
     rc = 0;

@@ -21,8 +21,8 @@
  *   marks a build unstable and GitLab a job red on any <failure>, and gpucheckup exits 0 for them.
  *   A skipped, not applicable or failed probe gives each of its rows a <skipped> with the reason.
  * Escaping is libxml2's xmlTextWriter (entities in text and attributes, newlines in attributes as
- * character references; libxml2 is loaded at run time, lazyxml.h); strings in the report are sanitised already (no control bytes but tab,
- * valid UTF-8), so every character it writes is one XML 1.0 allows. */
+ * character references; libxml2 is loaded at run time, lazyxml.h); strings in the report are sanitised
+ * already (no control bytes but tab, valid UTF-8), so every character it writes is one XML 1.0 allows. */
 
 struct junit_case {
     char *name;
@@ -333,7 +333,8 @@ int write_junit(FILE *f, const struct report *r, const struct cli_options *o, co
         JUNIT_DO(lazyxml.xmlTextWriterEndDocument(w));
     }
     lazyxml.xmlFreeTextWriter(w); /* flushes into buf */
-    if (rc == 0 && fwrite(lazyxml.xmlBufferContent(buf), 1, (size_t)lazyxml.xmlBufferLength(buf), f) != (size_t)lazyxml.xmlBufferLength(buf))
+    size_t len = (size_t)lazyxml.xmlBufferLength(buf);
+    if (rc == 0 && fwrite(lazyxml.xmlBufferContent(buf), 1, len, f) != len)
         rc = -1;
     lazyxml.xmlBufferFree(buf);
     for (size_t i = 0; suites && i <= r->n_sections; i++)
