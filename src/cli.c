@@ -181,7 +181,9 @@ void cli_print_help(FILE *out)
         "  1  not ready: at least one error finding or unmet requirement\n"
         "  2  usage error or unusable input (the message names the option or file;\n"
         "     a snapshot that is not one, truncated, or unsafe to unpack)\n"
-        "  3  gpucheckup itself failed (out of memory, cannot write the output)\n"
+        "  3  gpucheckup itself failed (out of memory, cannot write the output, or\n"
+        "     cannot load the library the command needs: libxml2 for --format=junit,\n"
+        "     libarchive for snapshots, cairo for bench's chart)\n"
         "\n"
         "See gpucheckup(1) for every finding ID and the JSON format.\n",
         out);

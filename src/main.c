@@ -11,6 +11,8 @@
 #include "checks.h"
 #include "cli.h"
 #include "hostfs.h"
+#include "lazyarchive.h"
+#include "lazyxml.h"
 #include "probe.h"
 #include "run.h"
 #include "snapshot.h"
@@ -281,7 +283,8 @@ static int main_snapshot_end(const struct cli_options *o, const struct cli_optio
     return out;
 }
 
-/* --root: a directory, or a snapshot (unpacked into S). 0, or -1 with the message in ERR. */
+/* --root: a directory, or a snapshot (unpacked into S). 0, or GC_EXIT_USAGE (GC_EXIT_INTERNAL: libarchive
+ * could not be loaded) with the message in ERR. */
 static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snapshot *s, char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
@@ -291,7 +294,7 @@ static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snaps
         if (k < 0) {
             snprintf(err, errlen, "%s", serr ? serr : "--root: cannot open the snapshot");
             free(serr);
-            return -1;
+            return k == -2 ? GC_EXIT_INTERNAL : GC_EXIT_USAGE;
         }
         if (k == 1) {
             o->root = s->tree;
@@ -305,9 +308,23 @@ static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snaps
         const char *root = o->root ? o->root : "/";
         snprintf(err, errlen, "--root %.*s%s: %s", MAIN_PATH(root), strerror(-frc));
         snapshot_close(s);
-        return -1;
+        return GC_EXIT_USAGE;
     }
     return 0;
+}
+
+/* The libraries the output needs, loaded before the run so that a missing one ends it at once, not
+ * after every probe ran: libxml2 for --format=junit, libarchive for `snapshot`. (--root FILE.tar.gz
+ * loads libarchive when it meets a file; bench --plot loads cairo in the probe.) 0, or GC_EXIT_INTERNAL
+ * with the message in ERR. */
+static int main_needs_libs(const struct cli_options *o, bool snapshot_cmd, char *err, size_t errlen)
+{
+    const char *lerr = NULL;
+    if (o->format == CLI_FORMAT_JUNIT && lazyxml_load(&lerr) < 0)
+        snprintf(err, errlen, "%s", lerr);
+    else if (snapshot_cmd && lazyarchive_load(&lerr) < 0)
+        snprintf(err, errlen, "snapshot: %s", lerr);
+    return lerr ? GC_EXIT_INTERNAL : 0;
 }
 
 /* The GPUCHECKUP_FS_TRACE file (every path the run reads, a line each), or NULL when not asked for. */
@@ -362,8 +379,9 @@ int main(int argc, char **argv)
     bool snapshot_cmd = strcmp(o.command, "snapshot") == 0;
     /* the report of `snapshot` goes to stdout: -o names the tarball */
     const char *out = snapshot_cmd ? NULL : o.output;
-    if (main_open_root(&o, &fs, &snap, err, sizeof(err)) < 0) {
-        int rc = main_fail(json, out, o.compact, "usage", err, GC_EXIT_USAGE);
+    int orc = main_needs_libs(&o, snapshot_cmd, err, sizeof(err));
+    if (orc || (orc = main_open_root(&o, &fs, &snap, err, sizeof(err))) != 0) {
+        int rc = main_fail(json, out, o.compact, orc == GC_EXIT_USAGE ? "usage" : "internal", err, orc);
         cli_options_free(&o);
         return rc;
     }

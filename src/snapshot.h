@@ -39,7 +39,8 @@ struct snapshot {
  * or a directory holding an unpacked snapshot (manifest.json, or gpucheckup-snapshot/manifest.json).
  * Returns 1 with S filled (close with snapshot_close), 0 when PATH is a plain directory (a captured
  * tree, not a snapshot: S is left empty), or -1 with a message naming PATH and the problem in *ERR
- * (caller frees). */
+ * (caller frees); -2 likewise when PATH is a file and libarchive cannot be loaded (lazyarchive.h):
+ * gpucheckup could not do it, PATH may be fine. */
 int snapshot_open(const char *path, struct snapshot *s, char **err);
 /* Free S and remove its temporary directory. */
 void snapshot_close(struct snapshot *s);
@@ -54,7 +55,8 @@ struct snapshot_input {
     bool redact;
 };
 
-/* Write the snapshot tarball to OUT atomically. Returns 0, or -1 with a message in *ERR (caller frees). */
+/* Write the snapshot tarball to OUT atomically. Returns 0, or -1 with a message in *ERR (caller frees),
+ * the words of lazyarchive_load when libarchive cannot be loaded. */
 int snapshot_write(const char *out, const struct snapshot_input *in, char **err);
 
 /* Replay: fill SEC (probe NAME, which needs the live machine) from the captured report, marked as

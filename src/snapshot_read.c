@@ -1,6 +1,4 @@
 /* snapshot_read.c: --root FILE.tar.gz: a snapshot unpacked safely, and its captured results replayed. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -13,6 +11,7 @@
 #include "checks.h"
 #include "isolate.h"
 #include "jsonget.h"
+#include "lazyarchive.h"
 #include "snapshot.h"
 #include "strutil.h"
 
@@ -127,11 +126,11 @@ static int snap_copy_data(struct archive *in, struct archive *out, size_t *total
     size_t size;
     la_int64_t off;
     for (;;) {
-        int r = archive_read_data_block(in, &buf, &size, &off);
+        int r = lazyarchive.archive_read_data_block(in, &buf, &size, &off);
         if (r == ARCHIVE_EOF)
             return 0;
         if (r < ARCHIVE_WARN) {
-            *err = str_printf("truncated or corrupt: %s", archive_error_string(in) ? archive_error_string(in) : "?");
+            *err = str_printf("truncated or corrupt: %s", lazyarchive_error(in, "?"));
             return -1;
         }
         *total += size;
@@ -139,8 +138,8 @@ static int snap_copy_data(struct archive *in, struct archive *out, size_t *total
             *err = str_printf("unpacks to more than %u MiB", SNAPSHOT_TOTAL_MAX >> 20);
             return -1;
         }
-        if (archive_write_data_block(out, buf, size, off) < ARCHIVE_WARN) {
-            *err = str_printf("cannot unpack: %s", archive_error_string(out) ? archive_error_string(out) : "?");
+        if (lazyarchive.archive_write_data_block(out, buf, size, off) < ARCHIVE_WARN) {
+            *err = str_printf("cannot unpack: %s", lazyarchive_error(out, "?"));
             return -1;
         }
     }
@@ -149,22 +148,22 @@ static int snap_copy_data(struct archive *in, struct archive *out, size_t *total
 /* Check one member's header and point it into DEST. 0, or -1 with *ERR. */
 static int snap_check_entry(struct archive_entry *e, const char *dest, char **err)
 {
-    const char *name = archive_entry_pathname(e);
+    const char *name = lazyarchive.archive_entry_pathname(e);
     if (!name || !snap_name_safe(name)) {
         *err = str_printf("member '%.200s' lies outside %s/ (absolute, \"..\" or foreign)", name ? name : "(none)",
                           SNAPSHOT_TOP);
         return -1;
     }
-    mode_t type = archive_entry_filetype(e);
-    if (archive_entry_hardlink(e) || (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)) {
+    mode_t type = lazyarchive.archive_entry_filetype(e);
+    if (lazyarchive.archive_entry_hardlink(e) || (type != AE_IFREG && type != AE_IFDIR && type != AE_IFLNK)) {
         *err = str_printf("member '%.200s' is a hard link, device or FIFO: a snapshot holds none", name);
         return -1;
     }
-    if (type == AE_IFLNK && !snap_link_safe(name, archive_entry_symlink(e))) {
+    if (type == AE_IFLNK && !snap_link_safe(name, lazyarchive.archive_entry_symlink(e))) {
         *err = str_printf("member '%.200s' is a symbolic link leading out of the snapshot", name);
         return -1;
     }
-    if (archive_entry_size(e) < 0 || (uint64_t)archive_entry_size(e) > SNAPSHOT_MEMBER_MAX) {
+    if (lazyarchive.archive_entry_size(e) < 0 || (uint64_t)lazyarchive.archive_entry_size(e) > SNAPSHOT_MEMBER_MAX) {
         *err = str_printf("member '%.200s' is larger than %u MiB", name, SNAPSHOT_MEMBER_MAX >> 20);
         return -1;
     }
@@ -173,43 +172,43 @@ static int snap_check_entry(struct archive_entry *e, const char *dest, char **er
         *err = str_dup("out of memory");
         return -1;
     }
-    archive_entry_set_pathname(e, full);
+    lazyarchive.archive_entry_set_pathname(e, full);
     free(full);
-    mode_t perm = archive_entry_perm(e) & 0777;
-    archive_entry_set_perm(e, type == AE_IFDIR ? perm | 0700 : perm);
+    mode_t perm = lazyarchive.archive_entry_perm(e) & 0777;
+    lazyarchive.archive_entry_set_perm(e, type == AE_IFDIR ? perm | 0700 : perm);
     return 0;
 }
 
 /* Unpack tarball PATH into DEST. 0, or -1 with *ERR (not naming PATH). */
 static int snap_unpack(const char *path, const char *dest, char **err)
 {
-    struct archive *in = archive_read_new();
-    struct archive *out = archive_write_disk_new();
+    struct archive *in = lazyarchive.archive_read_new();
+    struct archive *out = lazyarchive.archive_write_disk_new();
     int rc = -1;
     if (!in || !out) {
         *err = str_dup("out of memory");
         goto done;
     }
-    archive_read_support_filter_gzip(in);
-    archive_read_support_filter_none(in);
-    archive_read_support_format_tar(in);
+    lazyarchive.archive_read_support_filter_gzip(in);
+    lazyarchive.archive_read_support_filter_none(in);
+    lazyarchive.archive_read_support_format_tar(in);
     int flags = ARCHIVE_EXTRACT_SECURE_SYMLINKS | ARCHIVE_EXTRACT_SECURE_NODOTDOT | ARCHIVE_EXTRACT_PERM |
                 ARCHIVE_EXTRACT_NO_OVERWRITE;
     if (geteuid() == 0) /* device nodes' owners and groups matter to the pci probe */
         flags |= ARCHIVE_EXTRACT_OWNER;
-    archive_write_disk_set_options(out, flags);
-    if (archive_read_open_filename(in, path, 64 * 1024) != ARCHIVE_OK) {
-        *err = str_printf(SNAP_NOT ": %s", archive_error_string(in) ? archive_error_string(in) : "?");
+    lazyarchive.archive_write_disk_set_options(out, flags);
+    if (lazyarchive.archive_read_open_filename(in, path, 64 * 1024) != ARCHIVE_OK) {
+        *err = str_printf(SNAP_NOT ": %s", lazyarchive_error(in, "?"));
         goto done;
     }
     size_t count = 0, total = 0;
     for (;;) {
         struct archive_entry *e;
-        int r = archive_read_next_header(in, &e);
+        int r = lazyarchive.archive_read_next_header(in, &e);
         if (r == ARCHIVE_EOF)
             break;
         if (r < ARCHIVE_WARN) {
-            *err = str_printf(SNAP_NOT ": %s", archive_error_string(in) ? archive_error_string(in) : "unreadable");
+            *err = str_printf(SNAP_NOT ": %s", lazyarchive_error(in, "unreadable"));
             goto done;
         }
         if (++count > SNAPSHOT_MEMBERS_MAX) {
@@ -218,15 +217,15 @@ static int snap_unpack(const char *path, const char *dest, char **err)
         }
         if (snap_check_entry(e, dest, err) < 0)
             goto done;
-        if (archive_write_header(out, e) < ARCHIVE_WARN) {
-            *err = str_printf("cannot unpack %.200s: %s", archive_entry_pathname(e),
-                              archive_error_string(out) ? archive_error_string(out) : "?");
+        if (lazyarchive.archive_write_header(out, e) < ARCHIVE_WARN) {
+            *err = str_printf("cannot unpack %.200s: %s", lazyarchive.archive_entry_pathname(e),
+                              lazyarchive_error(out, "?"));
             goto done;
         }
-        if (archive_entry_size(e) > 0 && snap_copy_data(in, out, &total, err) < 0)
+        if (lazyarchive.archive_entry_size(e) > 0 && snap_copy_data(in, out, &total, err) < 0)
             goto done;
-        if (archive_write_finish_entry(out) < ARCHIVE_WARN) {
-            *err = str_printf("cannot unpack: %s", archive_error_string(out) ? archive_error_string(out) : "?");
+        if (lazyarchive.archive_write_finish_entry(out) < ARCHIVE_WARN) {
+            *err = str_printf("cannot unpack: %s", lazyarchive_error(out, "?"));
             goto done;
         }
     }
@@ -237,9 +236,9 @@ static int snap_unpack(const char *path, const char *dest, char **err)
     rc = 0;
 done:
     if (in)
-        archive_read_free(in);
+        lazyarchive.archive_read_free(in);
     if (out)
-        archive_write_free(out);
+        lazyarchive.archive_write_free(out);
     return rc;
 }
 
@@ -318,6 +317,11 @@ int snapshot_open(const char *path, struct snapshot *s, char **err)
     }
     if (!S_ISREG(st.st_mode))
         return snap_fail(s, path, str_dup("neither a directory nor a snapshot file"), err);
+    const char *lerr = NULL;
+    if (lazyarchive_load(&lerr) < 0) {
+        snap_fail(s, path, str_dup(lerr), err);
+        return -2;
+    }
     const char *tmp = getenv("TMPDIR");
     char *tmpl = str_printf("%s/gpucheckup-snapshot-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
     if (!tmpl || !mkdtemp(tmpl)) {

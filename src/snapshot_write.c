@@ -1,6 +1,4 @@
 /* snapshot_write.c: `gpucheckup snapshot`: every host file a run read, its report and CPUID, into a tarball. */
-#include <archive.h>
-#include <archive_entry.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -10,6 +8,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "lazyarchive.h"
 #include "snapshot.h"
 #include "strutil.h"
 #include "writer.h"
@@ -422,7 +421,7 @@ static la_ssize_t snap_write_cb(struct archive *a, void *arg, const void *buf, s
             ncap *= 2;
         char *nd = realloc(b->data, ncap);
         if (!nd) {
-            archive_set_error(a, ENOMEM, "out of memory");
+            lazyarchive.archive_set_error(a, ENOMEM, "out of memory");
             return -1;
         }
         b->data = nd;
@@ -435,23 +434,23 @@ static la_ssize_t snap_write_cb(struct archive *a, void *arg, const void *buf, s
 
 static int snap_put(struct archive *a, const struct snap_member *m, time_t now)
 {
-    struct archive_entry *e = archive_entry_new();
+    struct archive_entry *e = lazyarchive.archive_entry_new();
     if (!e)
         return -1;
-    archive_entry_set_pathname(e, m->name);
-    archive_entry_set_filetype(e, m->type);
-    archive_entry_set_perm(e, m->perm);
-    archive_entry_set_uid(e, m->uid);
-    archive_entry_set_gid(e, m->gid);
-    archive_entry_set_mtime(e, now, 0);
+    lazyarchive.archive_entry_set_pathname(e, m->name);
+    lazyarchive.archive_entry_set_filetype(e, m->type);
+    lazyarchive.archive_entry_set_perm(e, m->perm);
+    lazyarchive.archive_entry_set_uid(e, m->uid);
+    lazyarchive.archive_entry_set_gid(e, m->gid);
+    lazyarchive.archive_entry_set_mtime(e, now, 0);
     if (m->type == S_IFLNK)
-        archive_entry_set_symlink(e, m->link);
-    archive_entry_set_size(e, m->type == S_IFREG ? (la_int64_t)m->len : 0);
-    int rc = archive_write_header(a, e);
+        lazyarchive.archive_entry_set_symlink(e, m->link);
+    lazyarchive.archive_entry_set_size(e, m->type == S_IFREG ? (la_int64_t)m->len : 0);
+    int rc = lazyarchive.archive_write_header(a, e);
     if (rc == ARCHIVE_OK && m->type == S_IFREG && m->len > 0 &&
-        archive_write_data(a, m->data, m->len) != (la_ssize_t)m->len)
+        lazyarchive.archive_write_data(a, m->data, m->len) != (la_ssize_t)m->len)
         rc = ARCHIVE_FATAL;
-    archive_entry_free(e);
+    lazyarchive.archive_entry_free(e);
     return rc == ARCHIVE_OK ? 0 : -1;
 }
 
@@ -542,37 +541,43 @@ static void snap_add_cpuid(struct snap *sn)
 
 static int snap_archive(struct snap *sn, struct snap_buf *b, char **err)
 {
-    struct archive *a = archive_write_new();
+    struct archive *a = lazyarchive.archive_write_new();
     if (!a) {
         *err = str_dup("out of memory");
         return -1;
     }
     int rc = -1;
-    if (archive_write_add_filter_gzip(a) != ARCHIVE_OK || archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
-        archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
-        archive_write_open(a, b, NULL, snap_write_cb, NULL) != ARCHIVE_OK) {
-        *err = str_printf("cannot start the archive: %s", archive_error_string(a) ? archive_error_string(a) : "?");
+    if (lazyarchive.archive_write_add_filter_gzip(a) != ARCHIVE_OK ||
+        lazyarchive.archive_write_set_format_pax_restricted(a) != ARCHIVE_OK ||
+        lazyarchive.archive_write_set_bytes_in_last_block(a, 1) != ARCHIVE_OK ||
+        lazyarchive.archive_write_open(a, b, NULL, snap_write_cb, NULL) != ARCHIVE_OK) {
+        *err = str_printf("cannot start the archive: %s", lazyarchive_error(a, "?"));
         goto out;
     }
     for (size_t i = 0; i < sn->n_m; i++)
         if (snap_put(a, &sn->m[i], sn->now) < 0) {
             *err = str_printf("cannot archive %s: %s", sn->m[i].name,
-                              archive_error_string(a) ? archive_error_string(a) : "?");
+                              lazyarchive_error(a, "?"));
             goto out;
         }
-    if (archive_write_close(a) != ARCHIVE_OK) {
-        *err = str_printf("cannot finish the archive: %s", archive_error_string(a) ? archive_error_string(a) : "?");
+    if (lazyarchive.archive_write_close(a) != ARCHIVE_OK) {
+        *err = str_printf("cannot finish the archive: %s", lazyarchive_error(a, "?"));
         goto out;
     }
     rc = 0;
 out:
-    archive_write_free(a);
+    lazyarchive.archive_write_free(a);
     return rc;
 }
 
 int snapshot_write(const char *out, const struct snapshot_input *in, char **err)
 {
     *err = NULL;
+    const char *lerr = NULL;
+    if (lazyarchive_load(&lerr) < 0) {
+        *err = str_dup(lerr);
+        return -1;
+    }
     struct snap sn = {.in = in, .now = time(NULL)};
     sn.placeholders = json_object_new_array();
     sn.libraries = json_object_new_array();

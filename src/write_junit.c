@@ -5,9 +5,8 @@
 #include <string.h>
 #include <time.h>
 
-#include <libxml/xmlwriter.h>
-
 #include "checks.h"
+#include "lazyxml.h"
 #include "probe.h"
 #include "strutil.h"
 
@@ -22,8 +21,8 @@
  *   marks a build unstable and GitLab a job red on any <failure>, and gpucheckup exits 0 for them.
  *   A skipped, not applicable or failed probe gives each of its rows a <skipped> with the reason.
  * Escaping is libxml2's xmlTextWriter (entities in text and attributes, newlines in attributes as
- * character references); strings in the report are sanitised already (no control bytes but tab,
- * valid UTF-8), so every character it writes is one XML 1.0 allows. */
+ * character references; libxml2 is loaded at run time, lazyxml.h); strings in the report are sanitised
+ * already (no control bytes but tab, valid UTF-8), so every character it writes is one XML 1.0 allows. */
 
 struct junit_case {
     char *name;
@@ -155,36 +154,36 @@ static void junit_counts(const struct junit_suite *s, size_t *failures, size_t *
 
 static int junit_attr_size(xmlTextWriterPtr w, const char *name, size_t v)
 {
-    return xmlTextWriterWriteFormatAttribute(w, BAD_CAST name, "%zu", v);
+    return lazyxml.xmlTextWriterWriteFormatAttribute(w, BAD_CAST name, "%zu", v);
 }
 
 static int junit_write_case(xmlTextWriterPtr w, const char *classname, const struct junit_case *c)
 {
     int rc = 0;
-    JUNIT_DO(xmlTextWriterStartElement(w, BAD_CAST "testcase"));
-    JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "classname", BAD_CAST classname));
-    JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST c->name));
+    JUNIT_DO(lazyxml.xmlTextWriterStartElement(w, BAD_CAST "testcase"));
+    JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "classname", BAD_CAST classname));
+    JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST c->name));
     if (c->finding) {
         char *text = junit_finding_text(c->finding);
         if (!text)
             return -1;
         if (c->finding->severity == REPORT_SEV_ERROR) {
-            JUNIT_DO(xmlTextWriterStartElement(w, BAD_CAST "failure"));
-            JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "type", BAD_CAST "error"));
-            JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "message",
+            JUNIT_DO(lazyxml.xmlTextWriterStartElement(w, BAD_CAST "failure"));
+            JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "type", BAD_CAST "error"));
+            JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "message",
                                                  BAD_CAST(c->finding->message ? c->finding->message : "")));
-            JUNIT_DO(xmlTextWriterWriteString(w, BAD_CAST text));
-            JUNIT_DO(xmlTextWriterEndElement(w));
+            JUNIT_DO(lazyxml.xmlTextWriterWriteString(w, BAD_CAST text));
+            JUNIT_DO(lazyxml.xmlTextWriterEndElement(w));
         } else {
-            JUNIT_DO(xmlTextWriterWriteElement(w, BAD_CAST "system-out", BAD_CAST text));
+            JUNIT_DO(lazyxml.xmlTextWriterWriteElement(w, BAD_CAST "system-out", BAD_CAST text));
         }
         free(text);
     } else if (c->skipped) {
-        JUNIT_DO(xmlTextWriterStartElement(w, BAD_CAST "skipped"));
-        JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST c->skipped));
-        JUNIT_DO(xmlTextWriterEndElement(w));
+        JUNIT_DO(lazyxml.xmlTextWriterStartElement(w, BAD_CAST "skipped"));
+        JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "message", BAD_CAST c->skipped));
+        JUNIT_DO(lazyxml.xmlTextWriterEndElement(w));
     }
-    JUNIT_DO(xmlTextWriterEndElement(w));
+    JUNIT_DO(lazyxml.xmlTextWriterEndElement(w));
     return rc;
 }
 
@@ -197,23 +196,23 @@ static int junit_write_suite(xmlTextWriterPtr w, const char *name, size_t index,
     char *classname = str_printf("gpucheckup.%s", name);
     if (!classname)
         return -1;
-    JUNIT_DO(xmlTextWriterStartElement(w, BAD_CAST "testsuite"));
-    JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST classname));
+    JUNIT_DO(lazyxml.xmlTextWriterStartElement(w, BAD_CAST "testsuite"));
+    JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST classname));
     JUNIT_DO(junit_attr_size(w, "id", index));
-    JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "package", BAD_CAST "gpucheckup"));
+    JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "package", BAD_CAST "gpucheckup"));
     JUNIT_DO(junit_attr_size(w, "tests", s->n));
     JUNIT_DO(junit_attr_size(w, "failures", failures));
-    JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST "0"));
+    JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST "0"));
     JUNIT_DO(junit_attr_size(w, "skipped", skipped));
-    JUNIT_DO(xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", seconds < 0 ? 0.0 : seconds));
-    JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "timestamp", BAD_CAST timestamp));
+    JUNIT_DO(lazyxml.xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f", seconds < 0 ? 0.0 : seconds));
+    JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "timestamp", BAD_CAST timestamp));
     if (hostname)
-        JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "hostname", BAD_CAST hostname));
+        JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "hostname", BAD_CAST hostname));
     for (size_t i = 0; i < s->n && rc == 0; i++)
         JUNIT_DO(junit_write_case(w, classname, &s->cases[i]));
     if (out && *out)
-        JUNIT_DO(xmlTextWriterWriteElement(w, BAD_CAST "system-out", BAD_CAST out));
-    JUNIT_DO(xmlTextWriterEndElement(w));
+        JUNIT_DO(lazyxml.xmlTextWriterWriteElement(w, BAD_CAST "system-out", BAD_CAST out));
+    JUNIT_DO(lazyxml.xmlTextWriterEndElement(w));
     free(classname);
     return rc;
 }
@@ -249,12 +248,14 @@ static void junit_collect(const struct report *r, bool *placed, const char *owne
 int write_junit(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run)
 {
     (void)o;
-    xmlBufferPtr buf = xmlBufferCreate();
+    if (lazyxml_load(NULL) < 0) /* main loads it before the run, to say why */
+        return -1;
+    xmlBufferPtr buf = lazyxml.xmlBufferCreate();
     if (!buf)
         return -1;
-    xmlTextWriterPtr w = xmlNewTextWriterMemory(buf, 0);
+    xmlTextWriterPtr w = lazyxml.xmlNewTextWriterMemory(buf, 0);
     if (!w) {
-        xmlBufferFree(buf);
+        lazyxml.xmlBufferFree(buf);
         return -1;
     }
     bool *placed = calloc(r->n_findings + 1, sizeof(*placed));
@@ -305,15 +306,15 @@ int write_junit(FILE *f, const struct report *r, const struct cli_options *o, co
                                : NULL;
 
     if (rc == 0) {
-        JUNIT_DO(xmlTextWriterSetIndent(w, 1));
-        JUNIT_DO(xmlTextWriterSetIndentString(w, BAD_CAST "  "));
-        JUNIT_DO(xmlTextWriterStartDocument(w, "1.0", "UTF-8", NULL));
-        JUNIT_DO(xmlTextWriterStartElement(w, BAD_CAST "testsuites"));
-        JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST "gpucheckup"));
+        JUNIT_DO(lazyxml.xmlTextWriterSetIndent(w, 1));
+        JUNIT_DO(lazyxml.xmlTextWriterSetIndentString(w, BAD_CAST "  "));
+        JUNIT_DO(lazyxml.xmlTextWriterStartDocument(w, "1.0", "UTF-8", NULL));
+        JUNIT_DO(lazyxml.xmlTextWriterStartElement(w, BAD_CAST "testsuites"));
+        JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "name", BAD_CAST "gpucheckup"));
         JUNIT_DO(junit_attr_size(w, "tests", tests));
         JUNIT_DO(junit_attr_size(w, "failures", failures));
-        JUNIT_DO(xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST "0"));
-        JUNIT_DO(xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f",
+        JUNIT_DO(lazyxml.xmlTextWriterWriteAttribute(w, BAD_CAST "errors", BAD_CAST "0"));
+        JUNIT_DO(lazyxml.xmlTextWriterWriteFormatAttribute(w, BAD_CAST "time", "%.3f",
                                                    run->duration_s < 0 ? 0.0 : run->duration_s));
     }
     for (size_t i = 0; rc == 0 && i < r->n_sections; i++) {
@@ -329,12 +330,13 @@ int write_junit(FILE *f, const struct report *r, const struct cli_options *o, co
         else
             JUNIT_DO(junit_write_suite(w, "core", r->n_sections, core, 0.0, timestamp, hostname, out));
         free(out);
-        JUNIT_DO(xmlTextWriterEndDocument(w));
+        JUNIT_DO(lazyxml.xmlTextWriterEndDocument(w));
     }
-    xmlFreeTextWriter(w); /* flushes into buf */
-    if (rc == 0 && fwrite(xmlBufferContent(buf), 1, (size_t)xmlBufferLength(buf), f) != (size_t)xmlBufferLength(buf))
+    lazyxml.xmlFreeTextWriter(w); /* flushes into buf */
+    size_t len = (size_t)lazyxml.xmlBufferLength(buf);
+    if (rc == 0 && fwrite(lazyxml.xmlBufferContent(buf), 1, len, f) != len)
         rc = -1;
-    xmlBufferFree(buf);
+    lazyxml.xmlBufferFree(buf);
     for (size_t i = 0; suites && i <= r->n_sections; i++)
         junit_suite_free(&suites[i]);
     for (size_t i = 0; reasons && i < r->n_sections; i++)

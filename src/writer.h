@@ -31,7 +31,8 @@ struct writer_run {
 
 /* The consumers' formats (--format=junit|prometheus|nfd|github). Each writes its whole document to
  * F and returns 0, or -1 when memory ran out or F failed. None changes the exit status. */
-/* JUnit XML (write_junit.c): one testsuite per probe, one testcase per check. */
+/* JUnit XML (write_junit.c): one testsuite per probe, one testcase per check. libxml2 is loaded on
+ * the first call (lazyxml.h); -1 when it cannot be (load it first, lazyxml_load, to say why). */
 int write_junit(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run);
 /* Prometheus text exposition format for node_exporter's textfile collector (write_prometheus.c). */
 int write_prometheus(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run);

@@ -322,6 +322,11 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         ctx->error = str_dup("--plot: gpucheckup was built without cairo: --plot is not available");
         return PROBE_INPUT_ERROR;
     }
+    char perr[1100];
+    if (bo->plot && bench_plot_load(perr, sizeof perr) < 0) { /* before the benchmark, not after it */
+        ctx->error = str_printf("--plot: %s", perr);
+        return PROBE_INTERNAL_ERROR;
+    }
     struct smoke_inventory inv;
     const char *source = NULL;
     int picked = smoke_pick_devices(ctx, sec, &inv, &source, false);

@@ -29,6 +29,13 @@ bool bench_plot_available(void)
     return false;
 }
 
+int bench_plot_load(char *err, size_t errlen)
+{
+    if (err && errlen)
+        snprintf(err, errlen, "%s", BENCH_PLOT_NO_CAIRO);
+    return -1;
+}
+
 int bench_plot_write(const char *path, const char *title, const struct bench_plot_series *s, size_t count,
                      char *err, size_t errlen)
 {
@@ -44,11 +51,10 @@ int bench_plot_write(const char *path, const char *title, const struct bench_plo
 
 #else
 
-#include <cairo-svg.h>
-#include <cairo.h>
 #include <math.h>
 #include <stdlib.h>
 
+#include "bench_cairo.h"
 #include "writer.h"
 
 /* Layout, in pixels (SVG points): a fixed plot area, the legend below it, one row per series. */
@@ -84,6 +90,16 @@ static const double plot_palette[][3] = {
 bool bench_plot_available(void)
 {
     return true;
+}
+
+int bench_plot_load(char *err, size_t errlen)
+{
+    const char *lerr = NULL;
+    if (bench_cairo_load(&lerr) == 0)
+        return 0;
+    if (err && errlen)
+        snprintf(err, errlen, "%s", lerr);
+    return -1;
 }
 
 static bool plot_point_ok(const struct bench_plot_series *s, size_t i)
@@ -140,9 +156,9 @@ static double plot_y(const struct plot_frame *f, double gflops)
 static void plot_text(cairo_t *cr, double x, double y, double ax, double ay, const char *text)
 {
     cairo_text_extents_t e;
-    cairo_text_extents(cr, text, &e);
-    cairo_move_to(cr, x - e.x_advance * ax, y - e.y_bearing - e.height * ay);
-    cairo_show_text(cr, text);
+    bench_cairo.cairo_text_extents(cr, text, &e);
+    bench_cairo.cairo_move_to(cr, x - e.x_advance * ax, y - e.y_bearing - e.height * ay);
+    bench_cairo.cairo_show_text(cr, text);
 }
 
 /* Printable ASCII only: labels carry driver strings, and cairo refuses invalid UTF-8. */
@@ -158,70 +174,70 @@ static void plot_clean(char *dst, size_t len, const char *src)
 static void plot_axes(cairo_t *cr, const struct plot_frame *f)
 {
     char buf[32];
-    cairo_set_font_size(cr, 12);
-    cairo_set_line_width(cr, 1);
+    bench_cairo.cairo_set_font_size(cr, 12);
+    bench_cairo.cairo_set_line_width(cr, 1);
     const double ybot = f->py + f->ph, step = f->x1 - f->x0 > 12 ? 2 : 1;
     for (double e = ceil(f->x0); e <= f->x1 + 1e-9; e += step) {
         const double x = plot_x(f, exp2(e));
-        cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
-        cairo_move_to(cr, x, f->py);
-        cairo_line_to(cr, x, ybot);
-        cairo_stroke(cr);
-        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        bench_cairo.cairo_set_source_rgb(cr, 0.88, 0.88, 0.88);
+        bench_cairo.cairo_move_to(cr, x, f->py);
+        bench_cairo.cairo_line_to(cr, x, ybot);
+        bench_cairo.cairo_stroke(cr);
+        bench_cairo.cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
         snprintf(buf, sizeof buf, "%.0f", exp2(e));
         plot_text(cr, x, ybot + 6, 0.5, 0, buf);
     }
     for (double d = f->y0; d <= f->y1 + 1e-9; d++) {
         for (int m = 2; m < 10 && d < f->y1; m++) { /* minor lines at 2..9 x the decade */
             const double y = plot_y(f, (double)m * pow(10, d));
-            cairo_set_source_rgb(cr, 0.95, 0.95, 0.95);
-            cairo_move_to(cr, f->px, y);
-            cairo_line_to(cr, f->px + f->pw, y);
-            cairo_stroke(cr);
+            bench_cairo.cairo_set_source_rgb(cr, 0.95, 0.95, 0.95);
+            bench_cairo.cairo_move_to(cr, f->px, y);
+            bench_cairo.cairo_line_to(cr, f->px + f->pw, y);
+            bench_cairo.cairo_stroke(cr);
             if (f->y1 - f->y0 <= 2 && (m == 2 || m == 5)) { /* few decades: label 2x and 5x too */
-                cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
+                bench_cairo.cairo_set_source_rgb(cr, 0.4, 0.4, 0.4);
                 snprintf(buf, sizeof buf, "%g", (double)m * pow(10, d));
                 plot_text(cr, f->px - 8, y, 1, 0.5, buf);
             }
         }
         const double y = plot_y(f, pow(10, d));
-        cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
-        cairo_move_to(cr, f->px, y);
-        cairo_line_to(cr, f->px + f->pw, y);
-        cairo_stroke(cr);
-        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        bench_cairo.cairo_set_source_rgb(cr, 0.85, 0.85, 0.85);
+        bench_cairo.cairo_move_to(cr, f->px, y);
+        bench_cairo.cairo_line_to(cr, f->px + f->pw, y);
+        bench_cairo.cairo_stroke(cr);
+        bench_cairo.cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
         snprintf(buf, sizeof buf, "%g", pow(10, d));
         plot_text(cr, f->px - 8, y, 1, 0.5, buf);
     }
-    cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
-    cairo_rectangle(cr, f->px, f->py, f->pw, f->ph);
-    cairo_stroke(cr);
-    cairo_set_font_size(cr, 13);
+    bench_cairo.cairo_set_source_rgb(cr, 0.2, 0.2, 0.2);
+    bench_cairo.cairo_rectangle(cr, f->px, f->py, f->pw, f->ph);
+    bench_cairo.cairo_stroke(cr);
+    bench_cairo.cairo_set_font_size(cr, 13);
     plot_text(cr, f->px + f->pw / 2, ybot + 28, 0.5, 0, "matrix size N (N x N x N GEMM)");
-    cairo_save(cr);
-    cairo_translate(cr, 22, f->py + f->ph / 2);
-    cairo_rotate(cr, -M_PI / 2);
+    bench_cairo.cairo_save(cr);
+    bench_cairo.cairo_translate(cr, 22, f->py + f->ph / 2);
+    bench_cairo.cairo_rotate(cr, -M_PI / 2);
     plot_text(cr, 0, 0, 0.5, 0.5, "GFLOPS");
-    cairo_restore(cr);
+    bench_cairo.cairo_restore(cr);
 }
 
 static void plot_style(cairo_t *cr, const struct bench_plot_series *s, size_t k)
 {
     const double *c = plot_palette[k % PLOT_NCOLOURS];
     static const double dash[] = {8, 5};
-    cairo_set_source_rgb(cr, c[0], c[1], c[2]);
-    cairo_set_line_width(cr, s->baseline ? 2.5 : 2);
-    cairo_set_dash(cr, dash, s->baseline ? 2 : 0, 0);
+    bench_cairo.cairo_set_source_rgb(cr, c[0], c[1], c[2]);
+    bench_cairo.cairo_set_line_width(cr, s->baseline ? 2.5 : 2);
+    bench_cairo.cairo_set_dash(cr, dash, s->baseline ? 2 : 0, 0);
 }
 
 /* A marker: a filled circle, or a filled square for a baseline. */
 static void plot_marker(cairo_t *cr, double x, double y, bool square)
 {
     if (square)
-        cairo_rectangle(cr, x - 3.5, y - 3.5, 7, 7);
+        bench_cairo.cairo_rectangle(cr, x - 3.5, y - 3.5, 7, 7);
     else
-        cairo_arc(cr, x, y, 3.5, 0, 2 * M_PI);
-    cairo_fill(cr);
+        bench_cairo.cairo_arc(cr, x, y, 3.5, 0, 2 * M_PI);
+    bench_cairo.cairo_fill(cr);
 }
 
 /* The series' GFLOPS at N, interpolated on the log axes between its valid points; < 0 outside them. */
@@ -251,29 +267,29 @@ static void plot_crossover(cairo_t *cr, const struct plot_frame *f, const struct
         return;
     static const double dots[] = {2, 3};
     const double x = plot_x(f, s->crossover_n), y = plot_y(f, g);
-    cairo_save(cr);
-    cairo_set_dash(cr, dots, 2, 0);
-    cairo_set_line_width(cr, 1.2);
-    cairo_move_to(cr, x, y + 9);
-    cairo_line_to(cr, x, f->py + f->ph);
-    cairo_stroke(cr);
-    cairo_set_dash(cr, NULL, 0, 0);
-    cairo_set_line_width(cr, 2);
-    cairo_arc(cr, x, y, 9, 0, 2 * M_PI);
-    cairo_stroke(cr);
+    bench_cairo.cairo_save(cr);
+    bench_cairo.cairo_set_dash(cr, dots, 2, 0);
+    bench_cairo.cairo_set_line_width(cr, 1.2);
+    bench_cairo.cairo_move_to(cr, x, y + 9);
+    bench_cairo.cairo_line_to(cr, x, f->py + f->ph);
+    bench_cairo.cairo_stroke(cr);
+    bench_cairo.cairo_set_dash(cr, NULL, 0, 0);
+    bench_cairo.cairo_set_line_width(cr, 2);
+    bench_cairo.cairo_arc(cr, x, y, 9, 0, 2 * M_PI);
+    bench_cairo.cairo_stroke(cr);
     char buf[64];
     snprintf(buf, sizeof buf, "crossover N=%.0f", s->crossover_n);
-    cairo_set_font_size(cr, 11);
+    bench_cairo.cairo_set_font_size(cr, 11);
     plot_text(cr, x + 12, y + 12, 0, 0, buf);
-    cairo_restore(cr);
+    bench_cairo.cairo_restore(cr);
 }
 
 /* One series: its line (broken where a point is not valid), its markers, its crossover. */
 static void plot_series(cairo_t *cr, const struct plot_frame *f, const struct bench_plot_series *s, size_t k)
 {
-    cairo_save(cr);
-    cairo_rectangle(cr, f->px, f->py, f->pw, f->ph);
-    cairo_clip(cr);
+    bench_cairo.cairo_save(cr);
+    bench_cairo.cairo_rectangle(cr, f->px, f->py, f->pw, f->ph);
+    bench_cairo.cairo_clip(cr);
     plot_style(cr, s, k);
     bool pen = false;
     for (size_t i = 0; i < s->count; i++) {
@@ -283,39 +299,39 @@ static void plot_series(cairo_t *cr, const struct plot_frame *f, const struct be
         }
         const double x = plot_x(f, s->n[i]), y = plot_y(f, s->gflops[i]);
         if (pen)
-            cairo_line_to(cr, x, y);
+            bench_cairo.cairo_line_to(cr, x, y);
         else
-            cairo_move_to(cr, x, y);
+            bench_cairo.cairo_move_to(cr, x, y);
         pen = true;
     }
-    cairo_stroke(cr);
+    bench_cairo.cairo_stroke(cr);
     for (size_t i = 0; i < s->count; i++)
         if (plot_point_ok(s, i))
             plot_marker(cr, plot_x(f, s->n[i]), plot_y(f, s->gflops[i]), s->baseline);
-    cairo_reset_clip(cr);
+    bench_cairo.cairo_reset_clip(cr);
     plot_crossover(cr, f, s);
-    cairo_restore(cr);
+    bench_cairo.cairo_restore(cr);
 }
 
 static void plot_legend(cairo_t *cr, const struct plot_frame *f, const struct bench_plot_series *s, size_t count)
 {
     char label[PLOT_LABEL_MAX + 16];
-    cairo_set_font_size(cr, 12);
+    bench_cairo.cairo_set_font_size(cr, 12);
     for (size_t k = 0; k < count; k++) {
         const double y = f->py + f->ph + PLOT_LEGEND_GAP + (double)k * PLOT_LEGEND_ROW;
         const double x = f->px + 8;
-        cairo_save(cr);
+        bench_cairo.cairo_save(cr);
         plot_style(cr, &s[k], k);
-        cairo_move_to(cr, x, y);
-        cairo_line_to(cr, x + 36, y);
-        cairo_stroke(cr);
+        bench_cairo.cairo_move_to(cr, x, y);
+        bench_cairo.cairo_line_to(cr, x + 36, y);
+        bench_cairo.cairo_stroke(cr);
         plot_marker(cr, x + 18, y, s[k].baseline);
-        cairo_restore(cr);
+        bench_cairo.cairo_restore(cr);
         plot_clean(label, PLOT_LABEL_MAX, s[k].label);
         size_t len = strlen(label);
         if (s[k].baseline)
             snprintf(label + len, sizeof label - len, " (baseline)");
-        cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
+        bench_cairo.cairo_set_source_rgb(cr, 0.1, 0.1, 0.1);
         plot_text(cr, x + 46, y, 0, 0.5, label);
     }
 }
@@ -329,25 +345,25 @@ static double plot_height(size_t count)
 static void plot_draw(cairo_surface_t *sf, const struct plot_frame *f, const char *title,
                       const struct bench_plot_series *s, size_t count)
 {
-    cairo_t *cr = cairo_create(sf);
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_paint(cr);
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_t *cr = bench_cairo.cairo_create(sf);
+    bench_cairo.cairo_set_source_rgb(cr, 1, 1, 1);
+    bench_cairo.cairo_paint(cr);
+    bench_cairo.cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
     plot_axes(cr, f);
     for (size_t k = 0; k < count; k++)
         plot_series(cr, f, &s[k], k);
     plot_legend(cr, f, s, count);
     char t[PLOT_LABEL_MAX + 1];
     plot_clean(t, sizeof t, title ? title : "gpucheckup bench");
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
-    cairo_set_font_size(cr, 16);
+    bench_cairo.cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_BOLD);
+    bench_cairo.cairo_set_font_size(cr, 16);
     cairo_text_extents_t e;
-    cairo_text_extents(cr, t, &e);
+    bench_cairo.cairo_text_extents(cr, t, &e);
     if (e.x_advance > PLOT_W - 40) /* a long title: smaller, to fit the width */
-        cairo_set_font_size(cr, 16 * (PLOT_W - 40) / e.x_advance);
-    cairo_set_source_rgb(cr, 0, 0, 0);
+        bench_cairo.cairo_set_font_size(cr, 16 * (PLOT_W - 40) / e.x_advance);
+    bench_cairo.cairo_set_source_rgb(cr, 0, 0, 0);
     plot_text(cr, PLOT_W / 2, 18, 0.5, 0, t);
-    cairo_destroy(cr);
+    bench_cairo.cairo_destroy(cr);
 }
 
 static cairo_status_t plot_buf_write(void *closure, const unsigned char *data, unsigned int len)
@@ -449,18 +465,18 @@ static cairo_status_t plot_render(int format, const struct plot_frame *f, const 
                                   const struct bench_plot_series *s, size_t count, struct plot_buf *b)
 {
     const double h = plot_height(count);
-    cairo_surface_t *sf = format == 0 ? cairo_svg_surface_create_for_stream(plot_buf_write, b, PLOT_W, h)
-                                      : cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)PLOT_W, (int)h);
-    cairo_status_t st = cairo_surface_status(sf);
+    cairo_surface_t *sf = format == 0 ? bench_cairo.cairo_svg_surface_create_for_stream(plot_buf_write, b, PLOT_W, h)
+                                      : bench_cairo.cairo_image_surface_create(CAIRO_FORMAT_RGB24, (int)PLOT_W, (int)h);
+    cairo_status_t st = bench_cairo.cairo_surface_status(sf);
     if (st == CAIRO_STATUS_SUCCESS) {
         plot_draw(sf, f, title, s, count);
         if (format == 1)
-            st = cairo_surface_write_to_png_stream(sf, plot_buf_write, b);
-        cairo_surface_finish(sf);
+            st = bench_cairo.cairo_surface_write_to_png_stream(sf, plot_buf_write, b);
+        bench_cairo.cairo_surface_finish(sf);
         if (st == CAIRO_STATUS_SUCCESS)
-            st = cairo_surface_status(sf);
+            st = bench_cairo.cairo_surface_status(sf);
     }
-    cairo_surface_destroy(sf);
+    bench_cairo.cairo_surface_destroy(sf);
     return st;
 }
 
@@ -484,11 +500,16 @@ int bench_plot_write(const char *path, const char *title, const struct bench_plo
         snprintf(err, errlen, "--plot %s: no result to draw (every size failed or gave a wrong answer)", path);
         return -1;
     }
+    char lerr[1024];
+    if (bench_plot_load(lerr, sizeof lerr) < 0) {
+        snprintf(err, errlen, "--plot %s: %s", path, lerr);
+        return -1;
+    }
     struct plot_buf b = {0};
     cairo_status_t st = plot_render(format, &f, title, s, count, &b);
     if (st != CAIRO_STATUS_SUCCESS || b.oom) {
         snprintf(err, errlen, "--plot %s: cannot draw the chart: %s", path,
-                 b.oom ? "out of memory" : cairo_status_to_string(st));
+                 b.oom ? "out of memory" : bench_cairo.cairo_status_to_string(st));
         free(b.data);
         return -1;
     }
