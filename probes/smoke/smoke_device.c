@@ -340,7 +340,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     double hms = NAN;
     if (ok) {
         smoke_stage(d, "%s %s pass: running the kernel", pn, kn);
-        size_t gws[2] = {smoke_kernel_columns(d->n), d->n};
+        size_t gws[2] = {smoke_kernel_columns(d->n), smoke_kernel_rows(d->n)};
         double h0 = jsonnum_now_ms();
         ok = smoke_ok(d, d->api.clEnqueueNDRangeKernel(d->q, k, 2, NULL, gws, NULL, 0, NULL, &kev),
                       "clEnqueueNDRangeKernel") &&

@@ -11,9 +11,10 @@ const char *smoke_kernel_options(bool fp64, bool fp16);
 /* The kernel's name for precision P: "smoke_gemm_fp32"... Static. */
 const char *smoke_kernel_name(enum smoke_prec p);
 
-/* The global size of dimension 0 for matrix size N (dimension 1 is N): one work item per group of
- * eight columns. */
+/* The global size for matrix size N: dimension 0, one work item per group of eight columns;
+ * dimension 1, one per group of four rows. */
 size_t smoke_kernel_columns(unsigned n);
+size_t smoke_kernel_rows(unsigned n);
 
 /* For tests only (never reachable from the command line or the environment of the shipped binary):
  * build SRC instead of the built-in source; NULL restores it. SRC must outlive the smoke probe run. */

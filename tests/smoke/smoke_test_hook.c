@@ -31,14 +31,16 @@ static const char hook_kernel_broken[] =
     "}\n";
 
 /* Right everywhere except element (3, 7), which is one too large, in every precision and pass.
- * Each work item takes its share of one row's columns, whatever the launch width. */
+ * Each work item takes its share of the rows and of the columns, whatever the launch size. */
 static const char hook_kernel_wrong[] =
     "#define GEMM(NAME, T)                                                               \\\n"
     "__kernel void NAME(const uint n, __global const T *a, __global const T *b, __global T *c) \\\n"
     "{                                                                                    \\\n"
     "    const uint per = (n + (uint)get_global_size(0) - 1u) / (uint)get_global_size(0); \\\n"
-    "    const uint col0 = (uint)get_global_id(0) * per, row = (uint)get_global_id(1);    \\\n"
-    "    for (uint col = col0; col < col0 + per && col < n && row < n; col++) {           \\\n"
+    "    const uint rper = (n + (uint)get_global_size(1) - 1u) / (uint)get_global_size(1); \\\n"
+    "    const uint col0 = (uint)get_global_id(0) * per, row0 = (uint)get_global_id(1) * rper; \\\n"
+    "    for (uint row = row0; row < row0 + rper && row < n; row++)                       \\\n"
+    "    for (uint col = col0; col < col0 + per && col < n; col++) {                      \\\n"
     "        T acc = (T)0;                                                                \\\n"
     "        for (uint k = 0; k < n; k++)                                                 \\\n"
     "            acc += a[row * n + k] * b[k * n + col];                                  \\\n"

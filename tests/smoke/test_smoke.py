@@ -111,7 +111,9 @@ class SmokeTests(gctest.TestCase):
         self.assertEqual(froms.count("source") + froms.count("binary"), 4, froms)
 
     def test_other_sizes(self):
-        for n in (1, 2, 5, 33):
+        # each remainder of N by the kernel's block (8 columns by 4 rows) that takes the one-at-a-time
+        # path: a partial row block (3, 15), a partial column block (12), both (1, 2, 5, 33), neither (16)
+        for n in (1, 2, 3, 5, 12, 15, 16, 33):
             r = self.smoke("--smoke-size", str(n), expect_rc=0)
             d = r.json["smoke"]["devices"][0]
             self.assert_passed(d, n)
