@@ -352,7 +352,7 @@ bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
 struct clonce_runner {
     struct probe_ctx *ctx;
     int timeout_ms;
-    pthread_t th;
+    struct isolate_thread th;
 };
 
 /* The shared child run in a thread of its own, for the probe that claimed it. */
@@ -382,7 +382,7 @@ static void clonce_join(void *thread)
     struct clonce_runner *r = thread;
     if (!r)
         return;
-    pthread_join(r->th, NULL);
+    isolate_thread_join(&r->th);
     free(r);
 }
 
@@ -393,7 +393,7 @@ int clonce_start(struct probe_ctx *ctx, int timeout_ms)
         return -1;
     r->ctx = ctx;
     r->timeout_ms = timeout_ms;
-    if (pthread_create(&r->th, NULL, clonce_runner_main, r) != 0) {
+    if (isolate_thread_start(&r->th, clonce_runner_main, r) != 0) {
         free(r);
         return -1;
     }
@@ -486,8 +486,7 @@ bool clonce_smoke(struct probe_ctx *ctx, struct isolate_result *res, json_object
      * for the child's end, its smoke part. */
     json_object *aux = NULL, *v = NULL;
     run_once_wait(ctx->once, CLONCE_KEY, res, &aux);
-    /* Its runner's thread gone before the smoke probe forks children of its own (as before, when the
-     * probe that claimed the child joined it): see RUN_MAX_PARALLEL in src/run.c. */
+    /* Its runner's thread gone now, not at the end of the run. */
     run_once_reap(ctx->once, CLONCE_KEY);
     if (clonce_alone(aux) || !json_object_object_get_ex(aux, "smoke_planned", &v) || !json_object_get_boolean(v)) {
         isolate_result_clear(res);

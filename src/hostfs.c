@@ -60,12 +60,13 @@ static const char *hostfs_rel(const char *path)
 
 void hostfs_trace(const struct hostfs *fs, const char *path)
 {
+    isolate_gate_yield(); /* every read of the host passes here: a child waiting to be forked goes first */
     if (fs->trace && path) {
         /* Probe threads write here while others fork: a child forked in the middle of this fprintf
          * would keep the line in its copy of the buffer and write it a second time. */
-        isolate_guard_enter();
+        isolate_gate_enter();
         fprintf(fs->trace, "%s\n", path);
-        isolate_guard_leave();
+        isolate_gate_leave();
     }
 }
 

@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -24,33 +25,160 @@
  * JSON text json-c prints holds it (control characters in strings are escaped). */
 #define ISOLATE_ALL_SAID '\x04'
 
-/* Held while a batch creates its pipes and forks (see isolate_run_many_cb). */
+/* Held while a batch creates its pipes and forks (see isolate_spawn_all): every fork happens under it. */
 static pthread_mutex_t isolate_spawn_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* Shared by calls into library code that may hold a glibc lock fork() does not reset; fork takes it
- * alone (isolate_guard_enter). */
-static pthread_rwlock_t isolate_fork_guard = PTHREAD_RWLOCK_INITIALIZER;
+/* The fork gate (see isolate.h). Writers first: a fork waiting for it holds back threads coming back
+ * from a wait, so it never starves while they take turns holding it. */
+static pthread_rwlock_t isolate_gate = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+static _Thread_local int isolate_gate_depth;
+/* How many forks wait for the gate now (isolate_gate_yield reads it without a lock). */
+static atomic_int isolate_gate_waiting;
 
-void isolate_guard_enter(void)
+void isolate_gate_enter(void)
 {
-    pthread_rwlock_rdlock(&isolate_fork_guard);
+    if (isolate_gate_depth++ == 0)
+        pthread_rwlock_rdlock(&isolate_gate);
 }
 
-void isolate_guard_leave(void)
+void isolate_gate_leave(void)
 {
-    pthread_rwlock_unlock(&isolate_fork_guard);
+    if (isolate_gate_depth > 0 && --isolate_gate_depth == 0)
+        pthread_rwlock_unlock(&isolate_gate);
 }
 
-/* fork(), never while another thread is inside isolate_guard_enter/leave. The forking thread holds the
- * guard alone across the fork, so the child inherits it held by itself and lets it go too. */
-static pid_t isolate_fork(void)
+int isolate_gate_release(void)
 {
-    pthread_rwlock_wrlock(&isolate_fork_guard);
+    int held = isolate_gate_depth;
+    if (held > 0) {
+        isolate_gate_depth = 0;
+        pthread_rwlock_unlock(&isolate_gate);
+    }
+    return held;
+}
+
+void isolate_gate_yield(void)
+{
+    if (isolate_gate_depth > 0 && atomic_load_explicit(&isolate_gate_waiting, memory_order_relaxed) > 0) {
+        pthread_rwlock_unlock(&isolate_gate);
+        pthread_rwlock_rdlock(&isolate_gate); /* writers first: after the waiting fork */
+    }
+}
+
+void isolate_gate_restore(int held)
+{
+    if (held > 0 && isolate_gate_depth == 0) {
+        pthread_rwlock_rdlock(&isolate_gate);
+        isolate_gate_depth = held;
+    }
+}
+
+/* The gate alone, waiting at most until DEADLINE_MS (jsonnum_now_ms's clock). Returns 0, or an errno. */
+static int isolate_gate_close(double deadline_ms)
+{
+    double s = deadline_ms / 1000.0;
+    if (s < 0)
+        s = 0;
+    struct timespec until = {.tv_sec = (time_t)s, .tv_nsec = (long)((s - (double)(time_t)s) * 1e9)};
+    if (until.tv_nsec >= 1000000000L)
+        until.tv_nsec = 999999999L;
+    atomic_fetch_add(&isolate_gate_waiting, 1);
+    int e = pthread_rwlock_clockwrlock(&isolate_gate, CLOCK_MONOTONIC, &until);
+    atomic_fetch_sub(&isolate_gate_waiting, 1);
+    return e;
+}
+
+/* fork(), holding the gate alone (waiting for it until DEADLINE_MS at most; the caller holds none of
+ * it): no other thread of ours is anywhere a child could inherit a lock held. */
+static pid_t isolate_fork(double deadline_ms)
+{
+    int e = isolate_gate_close(deadline_ms);
+    if (e != 0) {
+        errno = e; /* ETIMEDOUT: fork() itself never says that */
+        return -1;
+    }
+    fflush(NULL); /* nothing buffered may be written twice; no other thread can add to a buffer now */
     pid_t pid = fork();
-    int e = errno;
-    pthread_rwlock_unlock(&isolate_fork_guard);
+    e = errno;
+    /* In the child too: its only thread is the one that holds it. */
+    pthread_rwlock_unlock(&isolate_gate);
     errno = e;
     return pid;
+}
+
+static void *isolate_thread_main(void *p)
+{
+    struct isolate_thread *t = p;
+    /* Alive: the sanitizers' and glibc's setup of this thread (which allocates) is over. */
+    pthread_mutex_lock(&t->mu);
+    t->alive = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    isolate_gate_enter();
+    t->fn(t->arg);
+    isolate_gate_leave();
+    pthread_mutex_lock(&t->mu);
+    t->finished = true;
+    pthread_cond_broadcast(&t->cv);
+    while (!t->go)
+        pthread_cond_wait(&t->cv, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+    return NULL;
+}
+
+int isolate_thread_start(struct isolate_thread *t, void *(*fn)(void *), void *arg)
+{
+    *t = (struct isolate_thread){.fn = fn, .arg = arg};
+    if (pthread_mutex_init(&t->mu, NULL) != 0)
+        return -1;
+    if (pthread_cond_init(&t->cv, NULL) != 0) {
+        pthread_mutex_destroy(&t->mu);
+        return -1;
+    }
+    if (pthread_create(&t->th, NULL, isolate_thread_main, t) != 0) {
+        pthread_cond_destroy(&t->cv);
+        pthread_mutex_destroy(&t->mu);
+        return -1;
+    }
+    /* Holding the gate (when this thread does) until the new one is set up: no child is forked while
+     * it allocates outside the gate. */
+    pthread_mutex_lock(&t->mu);
+    while (!t->alive)
+        pthread_cond_wait(&t->cv, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+    return 0;
+}
+
+bool isolate_thread_finished(struct isolate_thread *t)
+{
+    pthread_mutex_lock(&t->mu);
+    bool f = t->finished;
+    pthread_mutex_unlock(&t->mu);
+    return f;
+}
+
+/* How long a join waits for the gate alone before it lets the thread end anyway: only a thread stuck
+ * while holding the gate (a read that never returns) makes it wait that long. */
+#define ISOLATE_JOIN_GATE_MS 2000.0
+
+void isolate_thread_join(struct isolate_thread *t)
+{
+    int held = isolate_gate_release();
+    pthread_mutex_lock(&t->mu);
+    while (!t->finished)
+        pthread_cond_wait(&t->cv, &t->mu);
+    pthread_mutex_unlock(&t->mu);
+    bool closed = isolate_gate_close(jsonnum_now_ms() + ISOLATE_JOIN_GATE_MS) == 0;
+    pthread_mutex_lock(&t->mu);
+    t->go = true;
+    pthread_cond_broadcast(&t->cv);
+    pthread_mutex_unlock(&t->mu);
+    pthread_join(t->th, NULL);
+    if (closed)
+        pthread_rwlock_unlock(&isolate_gate);
+    pthread_cond_destroy(&t->cv);
+    pthread_mutex_destroy(&t->mu);
+    isolate_gate_restore(held);
 }
 
 static const struct {
@@ -95,10 +223,11 @@ json_object *isolate_json_parse(const char *buf, size_t len, int depth, bool who
     json_tokener *tok = len <= (size_t)INT32_MAX ? json_tokener_new_ex(depth) : NULL;
     if (tok) {
         /* json-c's parser switches to the C locale for numbers: duplocale, newlocale and freelocale take
-         * glibc's locale lock for writing, which a forked child would inherit held. */
-        isolate_guard_enter();
+         * glibc's locale lock for writing, which a forked child would inherit held. Threads of ours hold
+         * the gate anyway; this covers a caller that never entered it. */
+        isolate_gate_enter();
         v = json_tokener_parse_ex(tok, buf, (int)len);
-        isolate_guard_leave();
+        isolate_gate_leave();
         e = json_tokener_get_error(tok);
         if (e == json_tokener_success && whole && tok->char_offset != (int)len)
             e = json_tokener_error_parse_unexpected;
@@ -263,9 +392,11 @@ static void isolate_reap_later(struct isolate_child_state *c)
     /* A full list: wait for this one, as without it. Not into c->wstatus: the SIGKILL its group just got
      * may have caught it between its last word and its _exit, and its outcome is already known. */
     int st;
+    int held = listed ? 0 : isolate_gate_release();
     if (!listed)
         while (waitpid(c->pid, &st, 0) < 0 && errno == EINTR)
             ;
+    isolate_gate_restore(held);
 }
 
 static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, int timeout_ms)
@@ -322,8 +453,10 @@ static void isolate_complete(struct isolate_child_state *c, struct isolate_job *
     if (c->reap_later) {
         isolate_reap_later(c);
     } else if (!c->exited) {
+        int held = isolate_gate_release(); /* a driver stuck in the kernel can take a while to die */
         while (waitpid(c->pid, &c->wstatus, 0) < 0 && errno == EINTR)
             ;
+        isolate_gate_restore(held);
         c->exited = true;
     }
     if (c->out_fd >= 0)
@@ -359,14 +492,18 @@ static void isolate_fail_all(struct isolate_job *jobs, size_t n, int err, bool b
     }
 }
 
-/* Fork one child per job, each with its own stdout/stderr pipes. Returns how many started. */
-static size_t isolate_spawn_all(struct isolate_job *jobs, size_t n, struct isolate_child_state *cs)
+/* Fork one child per job, each with its own stdout/stderr pipes, giving up on the gate at DEADLINE_MS.
+ * Returns how many started. */
+static size_t isolate_spawn_all(struct isolate_job *jobs, size_t n, struct isolate_child_state *cs,
+                                double deadline_ms)
 {
-    fflush(NULL); /* nothing buffered may be written twice */
     pid_t parent = getpid();
     size_t started = 0;
     /* Probes run in threads: while one creates its pipes and forks, no other may fork, or that
-     * other child would hold this batch's write ends open (delaying the end of file) for its life. */
+     * other child would hold this batch's write ends open (delaying the end of file) for its life.
+     * The gate comes first: let go of it before taking the lock (no fork happens without the lock,
+     * so what this thread allocates meanwhile is safe), and take it back after. */
+    int held = isolate_gate_release();
     pthread_mutex_lock(&isolate_spawn_lock);
     for (size_t i = 0; i < n; i++) {
         struct isolate_result *res = &jobs[i].result;
@@ -389,11 +526,13 @@ static size_t isolate_spawn_all(struct isolate_job *jobs, size_t n, struct isola
             continue;
         }
         cs[i].start = jsonnum_now_ms();
-        pid_t pid = isolate_fork();
+        pid_t pid = isolate_fork(deadline_ms);
         if (pid < 0) {
             res->status = ISOLATE_SPAWN_FAILED;
             res->error = errno;
-            res->detail = str_printf("fork: %s", strerror(errno));
+            res->detail = errno == ETIMEDOUT ? str_printf("not started: another thread of gpucheckup did not "
+                                                          "let a child be forked before the deadline")
+                                             : str_printf("fork: %s", strerror(errno));
             close(po[0]);
             close(po[1]);
             close(pe[0]);
@@ -423,6 +562,7 @@ static size_t isolate_spawn_all(struct isolate_job *jobs, size_t n, struct isola
         started++;
     }
     pthread_mutex_unlock(&isolate_spawn_lock);
+    isolate_gate_restore(held);
     return started;
 }
 
@@ -489,12 +629,15 @@ static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job 
         int cap = np == 0 ? 1 : 20;
         if (wait_ms > cap)
             wait_ms = cap;
+        int held = isolate_gate_release(); /* a wait: other threads may fork meanwhile */
         if (!pfd) {
             struct timespec ts = {0, 20 * 1000000L};
             nanosleep(&ts, NULL);
+            isolate_gate_restore(held);
             continue;
         }
         int pr = poll(pfd, np, wait_ms);
+        isolate_gate_restore(held);
         if (pr <= 0)
             continue;
         for (size_t k = 0; k < np; k++) {
@@ -533,7 +676,7 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         isolate_fail_all(jobs, n, ENOMEM, false, "out of memory", done, arg);
         return -1;
     }
-    size_t started = isolate_spawn_all(jobs, n, cs);
+    size_t started = isolate_spawn_all(jobs, n, cs, jsonnum_now_ms() + timeout_ms);
     isolate_wait_all(cs, jobs, n, timeout_ms, done, arg);
 
     for (size_t i = 0; i < n; i++) {

@@ -2,6 +2,7 @@
 #ifndef GPUCHECKUP_ISOLATE_H
 #define GPUCHECKUP_ISOLATE_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
@@ -59,14 +60,46 @@ enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct
 
 void isolate_result_clear(struct isolate_result *res);
 
-/* A thread that calls library code which may take a glibc lock fork() does not reset (the locale lock
- * json-c's parser takes for writing, for one) does it between these: no child is forked meanwhile, so
- * none inherits the lock held, which would hang its first strerror or gettext call (in a vendor driver,
- * say) for good. Many threads may be inside at once; keep what is inside short and free of forks. */
-void isolate_guard_enter(void);
-void isolate_guard_leave(void);
+/* The fork gate. Every thread of gpucheckup's own process (main, the probes' workers, the shared OpenCL
+ * child's runner) holds it while it runs and lets go of it only while it waits; fork() takes it alone.
+ * So no child is forked while another thread is inside malloc, a glibc lock (the locale lock json-c's
+ * parser takes for writing, say) or a sanitizer's allocator: the child would inherit that lock held and
+ * hang on its first allocation, strerror or gettext call (in a vendor driver, say) until the deadline.
+ * GCC 12's libasan, for one, has no fork handlers at all. Two rules keep it free of deadlocks: the gate
+ * comes before every other lock (never take it back while holding a mutex), and nothing between a
+ * release and its restore allocates or takes a lock a child could need.
+ * Enter and leave nest (per thread); a thread that never entered is not held back by the gate. */
+void isolate_gate_enter(void);
+void isolate_gate_leave(void);
+/* Before a wait: let go of the gate entirely; returns what isolate_gate_restore takes back after it. */
+int isolate_gate_release(void);
+void isolate_gate_restore(int held);
+/* A point in long work where a fork waiting for the gate may go first (cheap when none waits). Not
+ * while holding a lock another thread may wait for with the gate held. */
+void isolate_gate_yield(void);
 
-/* LEN bytes of JSON at BUF (not trusted), nested at most DEPTH deep, parsed inside the guard above: the
+/* A thread of ours: it runs FN(ARG) holding the gate. Its start (glibc and a sanitizer allocate for a new
+ * thread before FN runs) happens while its creator holds the gate and waits; its end (they free then)
+ * waits for isolate_thread_join, which holds the gate alone meanwhile. */
+struct isolate_thread {
+    pthread_t th;
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    void *(*fn)(void *);
+    void *arg;
+    bool alive;    /* set up (what the sanitizers and glibc allocate for a new thread is done) */
+    bool finished; /* FN returned */
+    bool go;       /* the joiner holds the gate alone: the thread may end */
+};
+
+/* Start T running FN(ARG). Returns 0, or -1 (no thread; nothing to join). */
+int isolate_thread_start(struct isolate_thread *t, void *(*fn)(void *), void *arg);
+/* True once T's FN has returned (T may still be waiting to end). */
+bool isolate_thread_finished(struct isolate_thread *t);
+/* Wait for T's FN to return, then let T end and join it, no child being forked meanwhile. */
+void isolate_thread_join(struct isolate_thread *t);
+
+/* LEN bytes of JSON at BUF (not trusted), nested at most DEPTH deep, parsed inside the gate above: the
  * value, or NULL with the reason in *ERR (may be NULL). WHOLE: bytes after the value are an error too. */
 json_object *isolate_json_parse(const char *buf, size_t len, int depth, bool whole, enum json_tokener_error *err);
 

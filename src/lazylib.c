@@ -16,7 +16,7 @@ static void lazylib_open(struct lazylib *l)
     char lib[512];
     snprintf(lib, sizeof(lib), "%s%s%s%s", name, name == env ? " (" : "", name == env ? l->env : "",
              name == env ? ")" : "");
-    isolate_guard_enter();
+    isolate_gate_enter();
     void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     /* dlerror's text lives in the thread's buffer until its next dl call: copied at once */
     const char *e = h ? NULL : dlerror();
@@ -32,7 +32,7 @@ static void lazylib_open(struct lazylib *l)
         dlclose(h);
         h = NULL;
     }
-    isolate_guard_leave();
+    isolate_gate_leave();
     l->ok = h != NULL;
 }
 

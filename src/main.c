@@ -11,6 +11,7 @@
 #include "checks.h"
 #include "cli.h"
 #include "hostfs.h"
+#include "isolate.h"
 #include "lazyarchive.h"
 #include "lazyxml.h"
 #include "probe.h"
@@ -341,6 +342,7 @@ static FILE *main_trace_open(void)
 
 int main(int argc, char **argv)
 {
+    isolate_gate_enter(); /* held whenever this thread is not waiting (isolate.h) */
     bool json = cli_wants_json(argc, argv);
     struct cli_options o;
     char err[PATH_MAX * 2 + 512]; /* messages quote at most two paths of PATH_MAX bytes */

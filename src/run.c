@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "doctor.h"
+#include "isolate.h"
 #include "probe.h"
 #include "runonce.h"
 #include "snapshot.h"
@@ -82,6 +83,8 @@ struct run_slot {
     size_t n_seen;            /* how many of VIEW's findings were inherited */
     int rc;
     enum { RUN_WAITING, RUN_RUNNING, RUN_DONE } state;
+    struct isolate_thread thread; /* the worker, when it ran in one, until joined */
+    bool threaded;
 };
 
 struct run_sched {
@@ -189,11 +192,10 @@ static void run_start(struct run_sched *s, struct run_slot *sl)
         return;
     }
     struct run_worker *w = malloc(sizeof(*w));
-    pthread_t th;
     if (w) {
         *w = (struct run_worker){.s = s, .slot = sl};
-        if (pthread_create(&th, NULL, run_worker_main, w) == 0) {
-            pthread_detach(th);
+        if (isolate_thread_start(&sl->thread, run_worker_main, w) == 0) {
+            sl->threaded = true;
             return;
         }
     }
@@ -205,22 +207,23 @@ static void run_start(struct run_sched *s, struct run_slot *sl)
     sl->state = RUN_DONE;
 }
 
-/* How many probes may run at once. An ASan build runs them one after another (same order, same
- * report): GCC 12's libasan takes allocator and stack-depot locks that have no fork handlers, so a
- * child forked while another probe's thread holds one can hang until the deadline. That showed in
- * .ci/run's ASan stage as smoke children timing out "while finding device 0:0"; the shipped build
- * forks under glibc's malloc, which its fork handlers keep consistent. A TSan build keeps the
- * threads: tests/tsan-run exists to watch them. */
-#if defined(__SANITIZE_ADDRESS__)
-#define RUN_MAX_PARALLEL 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define RUN_MAX_PARALLEL 1
-#endif
-#endif
-#ifndef RUN_MAX_PARALLEL
-#define RUN_MAX_PARALLEL 64
-#endif
+/* Join every worker whose probe is done: its thread ends while no child is forked (isolate_thread_join).
+ * Called with S->mu held; lets go of it meanwhile. Returns true when it joined one. */
+static bool run_join_done(struct run_sched *s)
+{
+    bool any = false;
+    for (size_t i = 0; i < s->n; i++) {
+        struct run_slot *sl = &s->slots[i];
+        if (sl->threaded && sl->state == RUN_DONE) {
+            sl->threaded = false;
+            pthread_mutex_unlock(&s->mu);
+            isolate_thread_join(&sl->thread);
+            pthread_mutex_lock(&s->mu);
+            any = true;
+        }
+    }
+    return any;
+}
 
 /* Run every slot, each as soon as the probes it depends on are done: independent probes run at the
  * same time (cpu and pci; then cuda, icd and opencl, which read only pci; smoke once opencl is done). */
@@ -229,26 +232,28 @@ static void run_schedule(struct run_sched *s)
     pthread_mutex_lock(&s->mu);
     for (;;) {
         bool all_done = true, started = false, failed = false;
-        size_t running = 0;
-        for (size_t i = 0; i < s->n; i++) {
+        for (size_t i = 0; i < s->n; i++)
             failed = failed || (s->slots[i].state == RUN_DONE && s->slots[i].rc != PROBE_DONE);
-            running += s->slots[i].state == RUN_RUNNING;
-        }
         for (size_t i = 0; i < s->n; i++) {
             struct run_slot *sl = &s->slots[i];
             if (failed && sl->state == RUN_WAITING)
                 sl->state = RUN_DONE; /* the run ends with that probe's error: start nothing more */
             all_done = all_done && sl->state == RUN_DONE;
-            if (sl->state == RUN_WAITING && running < RUN_MAX_PARALLEL && run_deps_done(s, sl)) {
+            if (sl->state == RUN_WAITING && run_deps_done(s, sl)) {
                 run_start(s, sl);
-                running += sl->state == RUN_RUNNING;
                 started = true;
             }
         }
+        if (run_join_done(s) || started)
+            continue;
         if (all_done)
             break;
-        if (!started)
-            pthread_cond_wait(&s->cv, &s->mu);
+        /* The gate is let go for the wait and taken back only once S->mu is (the gate comes first). */
+        int held = isolate_gate_release();
+        pthread_cond_wait(&s->cv, &s->mu);
+        pthread_mutex_unlock(&s->mu);
+        isolate_gate_restore(held);
+        pthread_mutex_lock(&s->mu);
     }
     pthread_mutex_unlock(&s->mu);
 }
@@ -326,9 +331,7 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
     }
     pthread_mutex_init(&s.mu, NULL);
     pthread_cond_init(&s.cv, NULL);
-    /* Probes run one at a time where forking beside a running probe is unsafe (RUN_MAX_PARALLEL):
-     * there nothing is started ahead either. */
-    for (size_t i = 0; RUN_MAX_PARALLEL > 1 && i < s.n; i++)
+    for (size_t i = 0; i < s.n; i++)
         if (s.slots[i].p->prestart)
             s.slots[i].p->prestart(&s.slots[i].ctx);
     /* The host section while what was started ahead runs (no probe reads it). */

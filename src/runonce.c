@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "isolate.h"
 #include "strutil.h"
 
 /* Jobs one run can share; a claim past this many runs alone. */
@@ -122,10 +123,16 @@ void run_once_wait(struct run_once *o, const char *key, struct isolate_result *r
         res->status = ISOLATE_SPAWN_FAILED;
         return;
     }
+    /* The wait without the fork gate; taken back before O's lock, to copy (the gate comes first). */
+    int held = isolate_gate_release();
     pthread_mutex_lock(&o->mu);
     struct run_once_cell *c;
     while ((c = run_once_find(o, key)) && !c->published)
         pthread_cond_wait(&o->cv, &o->mu);
+    pthread_mutex_unlock(&o->mu);
+    isolate_gate_restore(held);
+    pthread_mutex_lock(&o->mu);
+    c = run_once_find(o, key);
     if (c) {
         /* Copies made under the lock: json-c's reference counts are not shared between threads. */
         run_once_copy_result(res, &c->res);
@@ -164,11 +171,15 @@ bool run_once_wait_ms(struct run_once *o, const char *key, int timeout_ms, struc
         until.tv_nsec -= 1000000000L;
     }
     bool got = false;
+    int held = isolate_gate_release(); /* as in run_once_wait */
     pthread_mutex_lock(&o->mu);
     struct run_once_cell *c;
     while ((c = run_once_find(o, key)) && !c->published)
         if (pthread_cond_timedwait(&o->cv, &o->mu, &until) != 0)
             break;
+    pthread_mutex_unlock(&o->mu);
+    isolate_gate_restore(held);
+    pthread_mutex_lock(&o->mu);
     c = run_once_find(o, key);
     if (!c) {
         res->status = ISOLATE_SPAWN_FAILED; /* never claimed */

@@ -177,7 +177,7 @@ class SharedChild(gctest.TestCase):
 
     def test_hang_in_the_shared_child_within_the_timeout(self):
         env = self.env("hang")
-        # A sanitizer build runs the probes one at a time (src/run.c): cuda's own seconds come first.
+        # a sanitizer build is slower to start its children: more time, for PoCL's own child
         t = 6 if gctest.SANITIZED else 2
         t0 = time.monotonic()
         check = self.run_json("check", "--no-smoke", "--timeout", str(t), env=env, timeout=60)
@@ -192,15 +192,10 @@ class SharedChild(gctest.TestCase):
         self.assertEqual(pocl["status"], "ok")
         self.assertEqual(d["icd"]["combined"]["status"], "hang")
         self.assertRegex(d["icd"]["combined"]["detail"], r"in clGetPlatformIDs")
-        if gctest.SANITIZED:
-            # icd ran the shared child, which hung until the deadline: opencl had no time to start
-            self.assertEqual(d["opencl"]["status"], "skipped")
-            self.assertIn("opencl", [f["subject"] for f in check.findings("core.timeout-spent")])
-        else:
-            # opencl waited for the shared child beside icd: the same hang is its outcome
-            self.assertEqual(d["opencl"]["enumeration"]["status"], "timeout")
-            self.assertIn("cl.enumeration-hang", check.finding_ids())
-            self.assertLess(wall, t + 1.5, repr(check))
+        # opencl waited for the shared child beside icd: the same hang is its outcome
+        self.assertEqual(d["opencl"]["enumeration"]["status"], "timeout")
+        self.assertIn("cl.enumeration-hang", check.finding_ids())
+        self.assertLess(wall, t + (4.0 if gctest.SANITIZED else 1.5), repr(check))
 
     def test_odd_drivers_answered_in_the_shared_child_as_alone(self):
         # ocl-icd keeps a library loaded when it has no entry point or no platform, or fails: the

@@ -259,22 +259,160 @@ static void *thread_fork_once(void *arg)
     return NULL;
 }
 
-static void test_fork_waits_for_guard(void **state)
+static void test_fork_waits_for_the_gate(void **state)
 {
     (void)state;
     struct guard_fork g = {.status = ISOLATE_SPAWN_FAILED};
     pthread_t t;
-    isolate_guard_enter();
-    isolate_guard_enter(); /* shared: a second holder does not wait */
+    isolate_gate_enter();
+    isolate_gate_enter(); /* nested: one hold */
     assert_int_equal(pthread_create(&t, NULL, thread_fork_once, &g), 0);
     usleep(300 * 1000);
+    isolate_gate_leave(); /* still held once */
+    usleep(100 * 1000);
     double left = now_ms();
-    isolate_guard_leave();
-    isolate_guard_leave();
+    isolate_gate_leave();
     assert_int_equal(pthread_join(t, NULL), 0);
     assert_int_equal(g.status, ISOLATE_OK);
-    /* the fork waited until both holders had left */
+    /* the fork waited until the holder had left both holds */
     assert_true(g.returned_ms >= left);
+}
+
+struct gate_fork_short {
+    struct isolate_result r;
+    double took_ms;
+};
+
+static void *thread_fork_short(void *arg)
+{
+    struct gate_fork_short *g = arg;
+    int one = 1;
+    double t0 = now_ms();
+    isolate_run(child_ok, &one, 300, &g->r);
+    g->took_ms = now_ms() - t0;
+    return NULL;
+}
+
+/* A thread that never lets go of the gate (stuck in a read, say) does not hang the others' forks past
+ * their deadline: they end as not started, and say why. */
+static void test_fork_gives_up_on_a_held_gate(void **state)
+{
+    (void)state;
+    struct gate_fork_short g;
+    memset(&g, 0, sizeof(g));
+    pthread_t t;
+    isolate_gate_enter();
+    assert_int_equal(pthread_create(&t, NULL, thread_fork_short, &g), 0);
+    assert_int_equal(pthread_join(t, NULL), 0);
+    isolate_gate_leave();
+    assert_int_equal(g.r.status, ISOLATE_SPAWN_FAILED);
+    assert_int_equal(g.r.error, ETIMEDOUT);
+    assert_non_null(g.r.detail);
+    assert_non_null(strstr(g.r.detail, "not started"));
+    assert_true(g.took_ms >= 250 && g.took_ms < 2000);
+    isolate_result_clear(&g.r);
+    /* and with the gate free again, forks work */
+    struct isolate_result r;
+    int one = 1;
+    assert_int_equal(isolate_run(child_ok, &one, 3000, &r), ISOLATE_OK);
+    isolate_result_clear(&r);
+}
+
+static json_object *child_sleep_ms(void *arg)
+{
+    usleep((useconds_t)(intptr_t)arg * 1000);
+    return json_object_new_object();
+}
+
+struct gate_worker {
+    int sleep_ms;      /* the child's */
+    int busy_ms;       /* the thread's own work, holding the gate, before its child */
+    bool yields;       /* calls isolate_gate_yield every 10 ms of it */
+    enum isolate_status status;
+    double started_ms; /* when its child was forked (about) */
+    double ended_ms;
+};
+
+static void *gate_worker_main(void *arg)
+{
+    struct gate_worker *w = arg;
+    for (int ms = 0; ms < w->busy_ms; ms += 10) {
+        usleep(10 * 1000); /* "work": the gate stays held */
+        if (w->yields)
+            isolate_gate_yield();
+    }
+    struct isolate_result r;
+    w->started_ms = now_ms();
+    w->status = isolate_run(child_sleep_ms, (void *)(intptr_t)w->sleep_ms, 5000, &r);
+    isolate_result_clear(&r);
+    w->ended_ms = now_ms();
+    return NULL;
+}
+
+/* Threads of ours hold the gate while they work and let go of it while they wait for their children:
+ * a fork waits for the others' work, never for their waits. */
+static void test_threads_wait_without_the_gate(void **state)
+{
+    (void)state;
+    struct gate_worker w[3] = {{.sleep_ms = 600}, {.sleep_ms = 600}, {.sleep_ms = 600}};
+    struct isolate_thread t[3];
+    double t0 = now_ms();
+    for (int i = 0; i < 3; i++)
+        assert_int_equal(isolate_thread_start(&t[i], gate_worker_main, &w[i]), 0);
+    for (int i = 0; i < 3; i++) {
+        isolate_thread_join(&t[i]);
+        assert_int_equal(w[i].status, ISOLATE_OK);
+    }
+    /* three children of 600 ms side by side, not one after another */
+    assert_true(now_ms() - t0 < 1500);
+
+    /* one thread busy for 400 ms holding the gate: the other's fork waits for that work */
+    struct gate_worker busy = {.sleep_ms = 10, .busy_ms = 400}, quick = {.sleep_ms = 10};
+    struct isolate_thread tb, tq;
+    t0 = now_ms();
+    assert_int_equal(isolate_thread_start(&tb, gate_worker_main, &busy), 0);
+    usleep(100 * 1000);
+    assert_int_equal(isolate_thread_start(&tq, gate_worker_main, &quick), 0);
+    isolate_thread_join(&tq);
+    isolate_thread_join(&tb);
+    assert_int_equal(quick.status, ISOLATE_OK);
+    assert_int_equal(busy.status, ISOLATE_OK);
+    assert_true(quick.ended_ms - t0 >= 350); /* its child could be forked only once busy let go */
+
+    /* the same work, yielding now and then: the fork goes first */
+    struct gate_worker polite = {.sleep_ms = 10, .busy_ms = 600, .yields = true}, quick2 = {.sleep_ms = 10};
+    t0 = now_ms();
+    assert_int_equal(isolate_thread_start(&tb, gate_worker_main, &polite), 0);
+    usleep(100 * 1000);
+    assert_int_equal(isolate_thread_start(&tq, gate_worker_main, &quick2), 0);
+    isolate_thread_join(&tq);
+    double quick_end = quick2.ended_ms;
+    isolate_thread_join(&tb);
+    assert_int_equal(quick2.status, ISOLATE_OK);
+    assert_true(quick_end - t0 < 450); /* long before polite's 600 ms of work were over */
+    assert_true(polite.started_ms - t0 >= 550);
+}
+
+static void *gate_nothing(void *arg)
+{
+    atomic_store((atomic_bool *)arg, true);
+    return NULL;
+}
+
+/* A thread's end waits for its join, and the join holds the gate alone: a fork asked for meanwhile
+ * comes after it. */
+static void test_thread_ends_inside_its_join(void **state)
+{
+    (void)state;
+    atomic_bool ran = false;
+    struct isolate_thread t;
+    assert_int_equal(isolate_thread_start(&t, gate_nothing, &ran), 0);
+    while (!isolate_thread_finished(&t))
+        usleep(1000);
+    assert_true(atomic_load(&ran));
+    /* finished, but not ended: it waits for its join */
+    assert_int_equal(pthread_tryjoin_np(t.th, NULL), EBUSY);
+    isolate_thread_join(&t);
 }
 
 static atomic_bool parse_stop;
@@ -453,7 +591,10 @@ int main(void)
         cmocka_unit_test(test_parallel_mixed),
         cmocka_unit_test(test_no_time_left_starts_nothing),
         cmocka_unit_test(test_budget_what_is_left),
-        cmocka_unit_test(test_fork_waits_for_guard),
+        cmocka_unit_test(test_fork_waits_for_the_gate),
+        cmocka_unit_test(test_fork_gives_up_on_a_held_gate),
+        cmocka_unit_test(test_threads_wait_without_the_gate),
+        cmocka_unit_test(test_thread_ends_inside_its_join),
         cmocka_unit_test(test_fork_beside_json_parser),
         cmocka_unit_test(test_json_parse),
         cmocka_unit_test(test_fork_waits_for_stderr),
