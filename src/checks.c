@@ -7,7 +7,8 @@ static const struct check checks_core[] = {
     {"core.probe-failed", REPORT_SEV_WARNING, "A probe could not complete; what it checks is unknown",
      "Run again with --verbose; if it persists, report a bug with the JSON output (--json).", CHECK_LAYER_NONE},
     {"core.isolated-child-failed", REPORT_SEV_WARNING,
-     "An isolated child process could not be started (fork or pipe failed)",
+     "An isolated child process could not be started (fork or pipe failed, or no fork was possible before "
+     "the deadline)",
      "Check the process and file-descriptor limits (ulimit -u, ulimit -n) and free memory.", CHECK_LAYER_NONE},
     {"core.timeout-spent", REPORT_SEV_WARNING,
      "The run's --timeout was spent before a probe could run all of its isolated children",
