@@ -61,13 +61,10 @@ static const char *hostfs_rel(const char *path)
 void hostfs_trace(const struct hostfs *fs, const char *path)
 {
     isolate_gate_yield(); /* every read of the host passes here: a child waiting to be forked goes first */
-    if (fs->trace && path) {
-        /* Probe threads write here while others fork: a child forked in the middle of this fprintf
-         * would keep the line in its copy of the buffer and write it a second time. */
-        isolate_gate_enter();
+    /* Probe threads write here while others fork: they hold the fork gate meanwhile, and a fork flushes
+     * every stream first, so no child keeps a line in its copy of the buffer to write a second time. */
+    if (fs->trace && path)
         fprintf(fs->trace, "%s\n", path);
-        isolate_gate_leave();
-    }
 }
 
 int hostfs_openat(const struct hostfs *fs, const char *path, int flags)

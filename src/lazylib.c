@@ -5,7 +5,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "isolate.h"
 
 /* Open L's library and resolve its table; on failure the message goes to L->error. */
 static void lazylib_open(struct lazylib *l)
@@ -16,7 +15,6 @@ static void lazylib_open(struct lazylib *l)
     char lib[512];
     snprintf(lib, sizeof(lib), "%s%s%s%s", name, name == env ? " (" : "", name == env ? l->env : "",
              name == env ? ")" : "");
-    isolate_gate_enter();
     void *h = dlopen(name, RTLD_NOW | RTLD_LOCAL);
     /* dlerror's text lives in the thread's buffer until its next dl call: copied at once */
     const char *e = h ? NULL : dlerror();
@@ -32,7 +30,6 @@ static void lazylib_open(struct lazylib *l)
         dlclose(h);
         h = NULL;
     }
-    isolate_gate_leave();
     l->ok = h != NULL;
 }
 

@@ -242,27 +242,27 @@ static void test_budget_what_is_left(void **state)
     assert_true(ctx.budget_spent);
 }
 
-/* One isolate_run from a thread: when it came back. */
-struct guard_fork {
-    enum isolate_status status;
-    double returned_ms;
+/* One isolate_run from a thread, with TIMEOUT_MS: its result, and when it started and came back. */
+struct gate_fork {
+    int timeout_ms;
+    struct isolate_result r;
+    double started_ms, returned_ms;
 };
 
 static void *thread_fork_once(void *arg)
 {
-    struct guard_fork *g = arg;
+    struct gate_fork *g = arg;
     int one = 1;
-    struct isolate_result r;
-    g->status = isolate_run(child_ok, &one, 5000, &r);
+    g->started_ms = now_ms();
+    isolate_run(child_ok, &one, g->timeout_ms, &g->r);
     g->returned_ms = now_ms();
-    isolate_result_clear(&r);
     return NULL;
 }
 
 static void test_fork_waits_for_the_gate(void **state)
 {
     (void)state;
-    struct guard_fork g = {.status = ISOLATE_SPAWN_FAILED};
+    struct gate_fork g = {.timeout_ms = 5000};
     pthread_t t;
     isolate_gate_enter();
     isolate_gate_enter(); /* nested: one hold */
@@ -273,24 +273,10 @@ static void test_fork_waits_for_the_gate(void **state)
     double left = now_ms();
     isolate_gate_leave();
     assert_int_equal(pthread_join(t, NULL), 0);
-    assert_int_equal(g.status, ISOLATE_OK);
+    assert_int_equal(g.r.status, ISOLATE_OK);
+    isolate_result_clear(&g.r);
     /* the fork waited until the holder had left both holds */
     assert_true(g.returned_ms >= left);
-}
-
-struct gate_fork_short {
-    struct isolate_result r;
-    double took_ms;
-};
-
-static void *thread_fork_short(void *arg)
-{
-    struct gate_fork_short *g = arg;
-    int one = 1;
-    double t0 = now_ms();
-    isolate_run(child_ok, &one, 300, &g->r);
-    g->took_ms = now_ms() - t0;
-    return NULL;
 }
 
 /* A thread that never lets go of the gate (stuck in a read, say) does not hang the others' forks past
@@ -298,18 +284,17 @@ static void *thread_fork_short(void *arg)
 static void test_fork_gives_up_on_a_held_gate(void **state)
 {
     (void)state;
-    struct gate_fork_short g;
-    memset(&g, 0, sizeof(g));
+    struct gate_fork g = {.timeout_ms = 300};
     pthread_t t;
     isolate_gate_enter();
-    assert_int_equal(pthread_create(&t, NULL, thread_fork_short, &g), 0);
+    assert_int_equal(pthread_create(&t, NULL, thread_fork_once, &g), 0);
     assert_int_equal(pthread_join(t, NULL), 0);
     isolate_gate_leave();
     assert_int_equal(g.r.status, ISOLATE_SPAWN_FAILED);
     assert_int_equal(g.r.error, ETIMEDOUT);
     assert_non_null(g.r.detail);
     assert_non_null(strstr(g.r.detail, "not started"));
-    assert_true(g.took_ms >= 250 && g.took_ms < 2000);
+    assert_true(g.returned_ms - g.started_ms >= 250 && g.returned_ms - g.started_ms < 2000);
     isolate_result_clear(&g.r);
     /* and with the gate free again, forks work */
     struct isolate_result r;
