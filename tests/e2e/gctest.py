@@ -103,6 +103,38 @@ def run(*args, env=None, timeout=120, input=None):
     return Result(proc, full)
 
 
+# The x86-64 micro-architecture levels (the psABI's list), in /proc/cpuinfo's flag names. The kernel
+# lists a feature only where the CPU reports it and the OS enabled its state, which is what gpucheckup's
+# "usable" means: an oracle for tests on the live machine that does not go through gpucheckup's decoding.
+# The kernel never lists OSXSAVE; it clears avx and the rest when it did not enable XSAVE, so "xsave"
+# stands for it here.
+X86_64_LEVELS = {
+    2: ("cx16", "lahf_lm", "popcnt", "pni", "sse4_1", "sse4_2", "ssse3"),
+    3: ("avx", "avx2", "bmi1", "bmi2", "f16c", "fma", "abm", "movbe", "xsave"),
+    4: ("avx512f", "avx512bw", "avx512cd", "avx512dq", "avx512vl"),
+}
+
+
+def host_cpu_flags():
+    """The live machine's CPU flags as the kernel lists them (/proc/cpuinfo, first processor)."""
+    with open("/proc/cpuinfo", encoding="utf-8", errors="replace") as f:
+        for line in f:
+            if line.startswith("flags"):
+                return set(line.split(":", 1)[1].split())
+    return set()
+
+
+def host_x86_64_level(flags=None):
+    """The highest x86-64 level whose every feature the live machine has (1 when it has not all of v2)."""
+    flags = host_cpu_flags() if flags is None else flags
+    level = 1
+    for n in (2, 3, 4):
+        if not all(f in flags for f in X86_64_LEVELS[n]):
+            break
+        level = n
+    return level
+
+
 def validate(doc):
     """Raise if DOC does not follow the JSON Schema."""
     VALIDATOR.validate(doc)
