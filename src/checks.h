@@ -11,6 +11,8 @@ enum check_layer {
     CHECK_LAYER_UNSET = 0,  /* a row that does not say (a mistake: unit-doctor lists such rows) */
     CHECK_LAYER_NONE,       /* not about the GPU stack: the CPU, gpucheckup itself, --require */
     CHECK_LAYER_HARDWARE,   /* the device on the bus */
+    CHECK_LAYER_FIRMWARE,   /* the platform's firmware policy over the kernel (Secure Boot refusing a module):
+                               below the kernel, since it decides which drivers can load at all */
     CHECK_LAYER_KERNEL,     /* PCI binding, kernel modules, device nodes */
     CHECK_LAYER_LOADER,     /* the OpenCL ICD loader */
     CHECK_LAYER_DRIVER,     /* the vendor's user-space driver (an ICD) */

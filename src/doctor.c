@@ -273,7 +273,7 @@ static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c
     case PROBE_CHAIN_GPU:
         return doctor_tier(r, id) > 0;
     case PROBE_CHAIN_STACK:
-        return own || l == CHECK_LAYER_HARDWARE || l == CHECK_LAYER_KERNEL;
+        return own || l == CHECK_LAYER_HARDWARE || l == CHECK_LAYER_FIRMWARE || l == CHECK_LAYER_KERNEL;
     case PROBE_CHAIN_OWN:
     default:
         return own;

@@ -71,12 +71,14 @@ const struct check cuda_driver_checks[] = {
      "cuInit failed with CUDA_ERROR_SYSTEM_NOT_READY (802): the NVSwitch fabric is not ready",
      "Install and start NVIDIA Fabric Manager of exactly the driver's version: `sudo systemctl enable --now "
      "nvidia-fabricmanager` (`journalctl -u nvidia-fabricmanager` says why it fails).", CHECK_LAYER_RUNTIME},
-    /* DOMAIN.md: Secure Boot refuses an unsigned module ("Key was rejected by service"). */
+    /* DOMAIN.md: Secure Boot refuses an unsigned module ("Key was rejected by service"). Its layer is the
+     * firmware's, below the kernel's: the refused module is why the GPU has no driver bound (pci.no-driver)
+     * and why CUDA cannot start, never their consequence. */
     {"cuda.secure-boot-module", REPORT_SEV_ERROR,
      "The nvidia kernel module is not loaded while Secure Boot is on: an unsigned module is refused",
      "Sign the module with a key enrolled in MOK (DKMS does it: `sudo mokutil --import "
      "/var/lib/dkms/mok.pub`, then reboot and enrol it), use your distribution's signed driver packages, or "
-     "turn Secure Boot off.", CHECK_LAYER_RUNTIME},
+     "turn Secure Boot off.", CHECK_LAYER_FIRMWARE},
     /* cuda.h: CU_COMPUTEMODE_PROHIBITED (2): no context can be created on the device. */
     {"cuda.compute-prohibited", REPORT_SEV_ERROR, "A GPU is in compute mode Prohibited: no program can use it",
      "Set the default compute mode: `sudo nvidia-smi -i <index> -c DEFAULT`.", CHECK_LAYER_RUNTIME},

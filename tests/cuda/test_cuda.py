@@ -198,6 +198,23 @@ class CudaTests(CudaBase):
         r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_INIT": "100"}, expect_rc=1)
         self.assertIn("cuda.secure-boot-module", self.cuda_ids(r), repr(r))
 
+    def test_secure_boot_explains_the_unbound_gpu(self):
+        """Issue 24 item 3: GPU unbound, module absent, Secure Boot on. The refused module is why the GPU has
+        no driver: pci.no-driver is caused by cuda.secure-boot-module (never the other way round), so the
+        MOK-signing fix is the one the verdict shows."""
+        t = self.tree(module=False, uvm=False, bound=False)
+        t.t.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", b"\x06\x00\x00\x00\x01")
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_INIT": "100"}, command="check", expect_rc=1)
+        sb = r.findings("cuda.secure-boot-module")
+        nd = r.findings("pci.no-driver")
+        self.assertEqual(len(sb), 1, repr(r))
+        self.assertEqual(len(nd), 1, repr(r))
+        self.assertIsNone(sb[0].get("caused_by"), repr(r))
+        self.assertEqual((nd[0].get("caused_by") or {}).get("id"), "cuda.secure-boot-module", repr(r))
+        for name in ("cuda12", "cuda13"):
+            self.assertIn("cuda.secure-boot-module", r.json["verdict"]["targets"][name]["reasons"], repr(r))
+        self.assertNotIn("pci.no-driver", r.json["verdict"]["targets"]["cuda12"]["reasons"], repr(r))
+
     # ---- the libraries frameworks load: when they are loaded ----------------------------------
 
     def test_root_tree_libraries_listed_not_loaded(self):
