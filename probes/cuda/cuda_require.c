@@ -75,6 +75,10 @@ static bool cuda_req_eval_cuda(const struct report *r, const char *name, int arg
     return true;
 }
 
+/* cuda>=X.Y: the driver's CUDA version is at least X.Y *and* CUDA can run here. cuDriverGetVersion
+ * answers before cuInit and without a GPU (libcuda 535 says 12020 with no module loaded), so the version
+ * alone would let a CI gate pass where no CUDA program can run: the requirement also needs cuInit to
+ * have succeeded, a device, and (where the CUDA smoke test ran) a device that passed it. */
 static bool cuda_req_eval_cudaver(const struct report *r, const char *name, int arg, char **detail)
 {
     (void)name;
@@ -83,9 +87,36 @@ static bool cuda_req_eval_cudaver(const struct report *r, const char *name, int 
         *detail = str_printf("the CUDA version of the NVIDIA driver is unknown (no working libcuda)");
         return false;
     }
-    *detail = str_printf("the NVIDIA driver supports CUDA %d.%d, %d.%d needed", v / 1000, (v % 1000) / 10,
-                         arg / 1000, (arg % 1000) / 10);
-    return v >= arg;
+    char have[96];
+    snprintf(have, sizeof(have), "the NVIDIA driver supports CUDA %d.%d, %d.%d needed", v / 1000, (v % 1000) / 10,
+             arg / 1000, (arg % 1000) / 10);
+    if (v < arg) {
+        *detail = str_printf("%s", have);
+        return false;
+    }
+    const struct result_cuda *cuda = result_cuda_get(r);
+    if (!cuda || cuda->driver_status != RESULT_CUDA_DRV_OK) {
+        *detail = str_printf("%s, but the driver did not initialise (cuInit failed): no CUDA program can run", have);
+        return false;
+    }
+    if (cuda->n_devs == 0) {
+        *detail = str_printf("%s, but there is no CUDA device", have);
+        return false;
+    }
+    const struct result_cuda_dev *first = NULL;
+    char label[256];
+    size_t n = doctor_cuda_passed(r, -1, &first);
+    const char *missing = doctor_cuda_smoke_missing(r);
+    if (n == 0 && !missing) {
+        *detail = str_printf("%s, but no CUDA device passed the CUDA smoke test", have);
+        return false;
+    }
+    if (n > 0)
+        *detail = str_printf("%s; %s computes", have, doctor_cuda_label(first, label, sizeof(label)));
+    else
+        *detail = str_printf("%s; %zu CUDA device%s (the CUDA smoke test did not run: %s)", have, cuda->n_devs,
+                             cuda->n_devs == 1 ? "" : "s", missing);
+    return true;
 }
 
 static bool cuda_req_eval_cc(const struct report *r, const char *name, int arg, char **detail)

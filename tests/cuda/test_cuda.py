@@ -409,6 +409,29 @@ class CudaTests(CudaBase):
         self.assertEqual(sorted(f["subject"] for f in r.findings("require.unmet")),
                          ["compute-capability>=9.1", "cuda>=13.1"])
 
+    def test_cuda_version_requirement_needs_a_working_driver(self):
+        """Issue 24 item 2: cuDriverGetVersion answers before cuInit and without a GPU, so a CUDA version
+        requirement is met only where cuInit succeeds and a device is usable, never on the version alone."""
+        t = self.tree()
+        cases = {
+            "cuInit fails": ({"GC_FAKE_CUDA_INIT": "100"}, "did not initialise"),
+            "no device": ({"GC_FAKE_CUDA_GPUS": "0"}, None),
+        }
+        for what, (env, words) in cases.items():
+            with self.subTest(what):
+                r = self.cuda(t, self.libdir(), "--require", "cuda>=12.0", env=env, expect_rc=1)
+                q = {x["name"]: x for x in r.json["verdict"]["requirements"]}
+                self.assertFalse(q["cuda>=12.0"]["met"], repr(r))
+                self.assertIn("supports CUDA 13.0, 12.0 needed", q["cuda>=12.0"]["detail"])
+                if words:
+                    self.assertIn(words, q["cuda>=12.0"]["detail"])
+                self.assertEqual([f["subject"] for f in r.findings("require.unmet")], ["cuda>=12.0"], repr(r))
+        # the CUDA smoke test failing on every device: not met either
+        r = self.cuda(t, self.libdir(), "--require", "cuda>=12.0", env={"GC_FAKE_CUDA_COMPUTE": "lazy"}, expect_rc=1)
+        q = {x["name"]: x for x in r.json["verdict"]["requirements"]}
+        self.assertFalse(q["cuda>=12.0"]["met"], repr(r))
+        self.assertIn("no CUDA device passed the CUDA smoke test", q["cuda>=12.0"]["detail"])
+
     def test_bad_require_is_usage_error(self):
         r = gctest.run("cuda", "--json", "--require", "cuda>=12.x")
         self.assertEqual(r.rc, 2, repr(r))

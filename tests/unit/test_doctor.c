@@ -278,14 +278,17 @@ static void test_cuda_requirements(void **state)
         free(detail);
     }
     report_free(r);
-    /* A failed CUDA smoke test: `cuda` is not met, the version checks still are. */
+    /* A failed CUDA smoke test: neither `cuda` nor a version check is met (issue 24: a version the
+     * driver states is no proof that a CUDA program can run). */
     r = report_new();
     add_cuda(r, 13000, 9, 0, CUDA_SMOKE_FAIL);
     char *detail = NULL;
     assert_false(doctor_eval_require(r, "cuda", &detail));
     assert_non_null(strstr(detail, "no CUDA device passed"));
     free(detail);
-    assert_true(doctor_eval_require(r, "cuda>=13.0", &detail));
+    assert_false(doctor_eval_require(r, "cuda>=13.0", &detail));
+    assert_non_null(strstr(detail, "supports CUDA 13.0"));
+    assert_non_null(strstr(detail, "no CUDA device passed"));
     free(detail);
     report_free(r);
 }
