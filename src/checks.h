@@ -35,6 +35,10 @@ enum {
     CHECK_F_CUDA_RELIEF = 1u << 12,  /* an error only while no GPU computes through CUDA: a warning when
                                        every GPU does (the GPU is unusable through OpenCL only) */
     CHECK_F_CUDA_RELIEF_NVIDIA = 1u << 13, /* the same, when the finding is about an NVIDIA device or driver */
+    CHECK_F_NO_DEVICE = 1u << 14,   /* says the owning probe's stack has no device on this machine (a driver
+                                       library without its GPU): the probe's other warnings and errors above
+                                       the kernel can stop nothing here, and the doctor makes them info
+                                       findings caused by this one */
 };
 
 /* One row of the catalogue. Probes declare their own rows (struct probe.checks); the core adds its own. */

@@ -61,6 +61,37 @@ static void doctor_cuda_relief(struct report *r)
     }
 }
 
+/* A stack with no device here (a row flagged CHECK_F_NO_DEVICE: a driver library and no GPU for it): its
+ * owner's other warnings and errors above the kernel describe software that nothing can run on this
+ * machine. They stay in the report as information, caused by the finding that says why, and neither
+ * fail the run nor become a verdict's reason (a CUDA 13 runtime beside driver 535 on a machine without
+ * an NVIDIA GPU is not a problem of this machine). */
+static void doctor_no_device_relief(struct report *r)
+{
+    for (size_t i = 0; i < r->n_findings; i++) {
+        const struct report_finding *absent = &r->findings[i];
+        if (!(checks_flags(r->catalogue, absent->id) & CHECK_F_NO_DEVICE))
+            continue;
+        const char *owner = checks_owner(r->catalogue, absent->id);
+        for (size_t j = 0; owner && j < r->n_findings; j++) {
+            struct report_finding *f = &r->findings[j];
+            const char *fo = checks_owner(r->catalogue, f->id);
+            if (j == i || f->severity == REPORT_SEV_INFO || f->caused_by_id || !fo || strcmp(fo, owner) != 0 ||
+                checks_layer(r->catalogue, f->id) <= CHECK_LAYER_KERNEL ||
+                (checks_flags(r->catalogue, f->id) & CHECK_F_NO_DEVICE))
+                continue;
+            char *m = str_printf("%s (no device for it on this machine: it matters only once there is one)",
+                                 f->message ? f->message : "");
+            if (m) {
+                free(f->message);
+                f->message = m;
+            }
+            f->severity = REPORT_SEV_INFO;
+            report_finding_set_cause(f, absent->id, absent->subject);
+        }
+    }
+}
+
 /* ---- requirements ---- */
 
 /* The --require name NAME as some probe declares it (struct probe.requires, in registry order), with
@@ -262,13 +293,26 @@ static void doctor_link_chains(struct report *r)
 struct doctor_chain {
     enum probe_chain kind;
     const char *owner; /* the probe whose findings it holds (PROBE_CHAIN_STACK, PROBE_CHAIN_OWN) */
+    const char *api;   /* or, for PROBE_CHAIN_STACK, the compute API whose probes' findings it holds */
 };
+
+/* The compute API (struct probe.compute_api) of the probe that declares finding ID, or NULL. */
+static const char *doctor_api_of(const struct report *r, const char *id)
+{
+    const char *owner = checks_owner(r->catalogue, id);
+    const struct probe *p = owner ? probe_find(owner) : NULL;
+    return p ? p->compute_api : NULL;
+}
 
 static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c, const char *id)
 {
     enum check_layer l = checks_layer(r->catalogue, id);
     const char *owner = checks_owner(r->catalogue, id);
     bool own = owner && c->owner && strcmp(owner, c->owner) == 0;
+    if (!own && c->api) {
+        const char *api = doctor_api_of(r, id);
+        own = api && strcmp(api, c->api) == 0;
+    }
     switch (c->kind) {
     case PROBE_CHAIN_GPU:
         return doctor_tier(r, id) > 0;
@@ -280,9 +324,10 @@ static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c
     }
 }
 
-static const struct doctor_chain doctor_gpu_chain = {PROBE_CHAIN_GPU, NULL};
-static const struct doctor_chain doctor_cuda_chain = {PROBE_CHAIN_STACK, "cuda"};
-static const struct doctor_chain doctor_cpu_chain = {PROBE_CHAIN_OWN, "cpu"};
+static const struct doctor_chain doctor_gpu_chain = {PROBE_CHAIN_GPU, NULL, NULL};
+static const struct doctor_chain doctor_cuda_chain = {PROBE_CHAIN_STACK, NULL, "cuda"};
+static const struct doctor_chain doctor_opencl_chain = {PROBE_CHAIN_STACK, NULL, "opencl"};
+static const struct doctor_chain doctor_cpu_chain = {PROBE_CHAIN_OWN, "cpu", NULL};
 static const struct report_finding *doctor_first_root(const struct report *r, const struct doctor_chain *chain);
 
 /* An unmet requirement is explained by the most severe root cause of its chain (GPU or CPU). */
@@ -295,7 +340,7 @@ static void doctor_link_requirements(struct report *r)
         int arg;
         const struct probe *owner = NULL;
         const struct probe_require *q = doctor_find_require(f->subject, &owner, &arg);
-        struct doctor_chain chain = {q ? q->chain : PROBE_CHAIN_GPU, owner ? owner->name : NULL};
+        struct doctor_chain chain = {q ? q->chain : PROBE_CHAIN_GPU, owner ? owner->name : NULL, NULL};
         const struct report_finding *root = doctor_first_root(r, &chain);
         if (root)
             report_finding_set_cause(f, root->id, root->subject);
@@ -448,8 +493,13 @@ void doctor_verdict(struct report *r)
         free(reasons);
     }
     if (smoke_ran || opencl_ran) {
+        /* The gpu target (a GPU computes through any API) takes its reasons from the whole GPU stack; the
+         * OpenCL line and target only from OpenCL's path and the layers below every API. */
         const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
         const struct report_finding *root = doctor_first_root(r, gpu_chain);
+        size_t nocl = 0;
+        const char **ocl_reasons = doctor_reasons(r, &doctor_opencl_chain, &nocl);
+        const struct report_finding *ocl_root = doctor_first_root(r, &doctor_opencl_chain);
         const struct result_smoke_dev *gpu = NULL, *any = NULL;
         size_t ngpu = 0, nany = 0;
         if (smoke_ran) {
@@ -474,7 +524,8 @@ void doctor_verdict(struct report *r)
         } else if (ncuda > 0) {
             /* No GPU computes through OpenCL, but one does through CUDA: the GPU target is ready (the
              * OpenCL findings are warnings then: doctor_cuda_relief). */
-            detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
+            detail = ocl_root ? str_printf("%s (%s)", ocl_root->message, ocl_root->id)
+                              : str_printf("no GPU passed the smoke test");
             lines[nl++] = str_printf("GPU compute (OpenCL): not available: %s", detail);
             free(detail);
             detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
@@ -485,8 +536,12 @@ void doctor_verdict(struct report *r)
             if (root && nreasons == 0 && reasons)
                 reasons[nreasons++] = root->id; /* an info root cause such as pci.no-gpu */
             report_set_target(r, "gpu", false, detail, reasons);
+            free(detail);
+            detail = ocl_root ? str_printf("%s (%s)", ocl_root->message, ocl_root->id)
+                              : str_printf("no GPU passed the smoke test");
             lines[nl++] = str_printf("GPU compute (OpenCL): %s: %s",
-                                     root && root->severity == REPORT_SEV_INFO ? "not available" : "not ready", detail);
+                                     ocl_root && ocl_root->severity == REPORT_SEV_INFO ? "not available" : "not ready",
+                                     detail);
             free(detail);
             gpu_missing = true;
         }
@@ -494,11 +549,12 @@ void doctor_verdict(struct report *r)
             detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
                                            doctor_smoke_label(any, label, sizeof(label)))
                               : str_printf("no OpenCL device passed the smoke test");
-            report_set_target(r, "opencl", nany > 0, detail, reasons);
+            report_set_target(r, "opencl", nany > 0, detail, ocl_reasons);
             lines[nl++] = str_printf("OpenCL: %s", detail);
             free(detail);
         }
         free(reasons);
+        free(ocl_reasons);
     }
     if (doctor_data(r, "cuda") && nl < 6)
         lines[nl++] = doctor_cuda_verdict(r);
@@ -559,6 +615,7 @@ int doctor_run(const struct cli_options *o, struct report *r, char **error)
         free(detail);
     }
     doctor_cuda_relief(r);
+    doctor_no_device_relief(r);
     doctor_link_causes(r);
     doctor_verdict(r);
     return 0;

@@ -95,6 +95,10 @@ struct probe {
                                  the tree again and replays the captured live parts itself (icd) */
     bool explicit_only;       /* runs only for its own command (bench: seconds of load), never in `check`
                                  nor as another probe's dependency */
+    const char *compute_api;  /* the compute API whose path this probe's findings are on ("opencl", "cuda"),
+                                 or NULL for a probe below every API (the bus, the CPU): a verdict line
+                                 for an API takes its reasons from that path and the layers below every
+                                 API (hardware, firmware, kernel), never from another API's findings */
     const char *const *deps;  /* probes whose sections or findings this one reads (NULL-terminated, may
                                  be NULL): they run first, also for a single-probe command; a probe
                                  starts as soon as they are done, beside the others (run.c) */

@@ -14,9 +14,10 @@
  * source in a comment. */
 const struct check cuda_driver_checks[] = {
     {"cuda.no-driver", REPORT_SEV_INFO, "No NVIDIA driver (libcuda.so.1) and no NVIDIA GPU: CUDA does not apply here",
-     "Nothing to fix unless you expected an NVIDIA GPU: then check `gpucheckup pci`.", CHECK_LAYER_RUNTIME},
+     "Nothing to fix unless you expected an NVIDIA GPU: then check `gpucheckup pci`.",
+     CHECK_LAYER_RUNTIME | CHECK_F_NO_DEVICE},
     {"cuda.no-gpu", REPORT_SEV_INFO, "An NVIDIA driver library is installed but there is no NVIDIA GPU to use",
-     "Nothing to fix unless you expected an NVIDIA GPU (check `gpucheckup pci`).", CHECK_LAYER_RUNTIME},
+     "Nothing to fix unless you expected an NVIDIA GPU (check `gpucheckup pci`).", CHECK_LAYER_RUNTIME | CHECK_F_NO_DEVICE},
     /* The kernel driver and libcuda come from one driver package (NVIDIA's installation guide, "Driver
      * Installation"); the toolkit does not ship a working libcuda. */
     {"cuda.no-libcuda", REPORT_SEV_ERROR,

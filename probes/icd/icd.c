@@ -410,6 +410,7 @@ static const char *const icd_deps[] = {"pci", NULL};
 
 const struct probe probe_icd = {
     .name = "icd",
+    .compute_api = "opencl",
     .title = "the OpenCL ICD loader and each vendor driver (.icd file)",
     .needs_live = true,
     .snapshot_rerun = true,

@@ -332,6 +332,7 @@ static const char *const ocl_deps[] = {"pci", NULL};
 
 const struct probe probe_opencl = {
     .name = "opencl",
+    .compute_api = "opencl",
     .title = "every OpenCL platform and device with its properties",
     .needs_live = true,
     .deps = ocl_deps,

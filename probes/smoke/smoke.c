@@ -759,6 +759,7 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
 
 const struct probe probe_smoke = {
     .name = "smoke",
+    .compute_api = "opencl",
     .title = "a small matrix multiply on each OpenCL device, checked exactly",
     .needs_live = true,
     .deps = smoke_deps,
