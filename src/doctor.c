@@ -472,6 +472,79 @@ static char *doctor_cuda_verdict(struct report *r)
     return line;
 }
 
+/* The OpenCL line, the opencl target and the gpu target where OpenCL ran (NCUDA GPUs passed the CUDA
+ * smoke test, CUDA_GPU the first): the line goes to LINES[*NL]; *GPU_MISSING when no GPU computes. */
+static void doctor_opencl_verdict(struct report *r, bool smoke_ran, size_t ncuda, const struct result_cuda_dev *cuda_gpu,
+                                  char **lines, size_t *nlp, bool *gpu_missing)
+{
+    const struct doctor_chain *gpu_chain = &doctor_gpu_chain;
+    char label[256];
+    size_t nreasons, nl = *nlp;
+    /* The gpu target (a GPU computes through any API) takes its reasons from the whole GPU stack; the
+     * OpenCL line and target only from OpenCL's path and the layers below every API. */
+    const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
+    const struct report_finding *root = doctor_first_root(r, gpu_chain);
+    size_t nocl = 0;
+    const char **ocl_reasons = doctor_reasons(r, &doctor_opencl_chain, &nocl);
+    const struct report_finding *ocl_root = doctor_first_root(r, &doctor_opencl_chain);
+    const struct result_smoke_dev *gpu = NULL, *any = NULL;
+    size_t ngpu = 0, nany = 0;
+    if (smoke_ran) {
+        ngpu = doctor_passed_devices(r, true, NULL, &gpu);
+        nany = doctor_passed_devices(r, false, NULL, &any);
+    }
+    char *detail;
+    if (!smoke_ran && ncuda > 0) {
+        detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
+        report_set_target(r, "gpu", true, detail, reasons);
+        free(detail);
+    } else if (!smoke_ran) {
+        detail = str_printf("the smoke test did not run: no device is proven to compute");
+        report_set_target(r, "gpu", false, detail, reasons);
+        lines[nl++] = str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)");
+        free(detail);
+    } else if (ngpu > 0) {
+        detail = str_printf("ready on %s", doctor_smoke_label(gpu, label, sizeof(label)));
+        report_set_target(r, "gpu", true, detail, reasons);
+        lines[nl++] = str_printf("GPU compute (OpenCL): %s%s", detail, ngpu > 1 ? " and more" : "");
+        free(detail);
+    } else if (ncuda > 0) {
+        /* No GPU computes through OpenCL, but one does through CUDA: the GPU target is ready (the
+         * OpenCL findings are warnings then: doctor_cuda_relief). */
+        detail = ocl_root ? str_printf("%s (%s)", ocl_root->message, ocl_root->id)
+                          : str_printf("no GPU passed the smoke test");
+        lines[nl++] = str_printf("GPU compute (OpenCL): not available: %s", detail);
+        free(detail);
+        detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
+        report_set_target(r, "gpu", true, detail, reasons);
+        free(detail);
+    } else {
+        detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
+        if (root && nreasons == 0 && reasons)
+            reasons[nreasons++] = root->id; /* an info root cause such as pci.no-gpu */
+        report_set_target(r, "gpu", false, detail, reasons);
+        free(detail);
+        detail = ocl_root ? str_printf("%s (%s)", ocl_root->message, ocl_root->id)
+                          : str_printf("no GPU passed the smoke test");
+        lines[nl++] = str_printf("GPU compute (OpenCL): %s: %s",
+                                 ocl_root && ocl_root->severity == REPORT_SEV_INFO ? "not available" : "not ready",
+                                 detail);
+        free(detail);
+        *gpu_missing = true;
+    }
+    if (smoke_ran) {
+        detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
+                                       doctor_smoke_label(any, label, sizeof(label)))
+                          : str_printf("no OpenCL device passed the smoke test");
+        report_set_target(r, "opencl", nany > 0, detail, ocl_reasons);
+        lines[nl++] = str_printf("OpenCL: %s", detail);
+        free(detail);
+    }
+    free(reasons);
+    free(ocl_reasons);
+    *nlp = nl;
+}
+
 void doctor_verdict(struct report *r)
 {
     const struct doctor_chain *gpu_chain = &doctor_gpu_chain, *cpu_chain = &doctor_cpu_chain;
@@ -492,70 +565,8 @@ void doctor_verdict(struct report *r)
         free(detail);
         free(reasons);
     }
-    if (smoke_ran || opencl_ran) {
-        /* The gpu target (a GPU computes through any API) takes its reasons from the whole GPU stack; the
-         * OpenCL line and target only from OpenCL's path and the layers below every API. */
-        const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
-        const struct report_finding *root = doctor_first_root(r, gpu_chain);
-        size_t nocl = 0;
-        const char **ocl_reasons = doctor_reasons(r, &doctor_opencl_chain, &nocl);
-        const struct report_finding *ocl_root = doctor_first_root(r, &doctor_opencl_chain);
-        const struct result_smoke_dev *gpu = NULL, *any = NULL;
-        size_t ngpu = 0, nany = 0;
-        if (smoke_ran) {
-            ngpu = doctor_passed_devices(r, true, NULL, &gpu);
-            nany = doctor_passed_devices(r, false, NULL, &any);
-        }
-        char *detail;
-        if (!smoke_ran && ncuda > 0) {
-            detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
-            report_set_target(r, "gpu", true, detail, reasons);
-            free(detail);
-        } else if (!smoke_ran) {
-            detail = str_printf("the smoke test did not run: no device is proven to compute");
-            report_set_target(r, "gpu", false, detail, reasons);
-            lines[nl++] = str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)");
-            free(detail);
-        } else if (ngpu > 0) {
-            detail = str_printf("ready on %s", doctor_smoke_label(gpu, label, sizeof(label)));
-            report_set_target(r, "gpu", true, detail, reasons);
-            lines[nl++] = str_printf("GPU compute (OpenCL): %s%s", detail, ngpu > 1 ? " and more" : "");
-            free(detail);
-        } else if (ncuda > 0) {
-            /* No GPU computes through OpenCL, but one does through CUDA: the GPU target is ready (the
-             * OpenCL findings are warnings then: doctor_cuda_relief). */
-            detail = ocl_root ? str_printf("%s (%s)", ocl_root->message, ocl_root->id)
-                              : str_printf("no GPU passed the smoke test");
-            lines[nl++] = str_printf("GPU compute (OpenCL): not available: %s", detail);
-            free(detail);
-            detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
-            report_set_target(r, "gpu", true, detail, reasons);
-            free(detail);
-        } else {
-            detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
-            if (root && nreasons == 0 && reasons)
-                reasons[nreasons++] = root->id; /* an info root cause such as pci.no-gpu */
-            report_set_target(r, "gpu", false, detail, reasons);
-            free(detail);
-            detail = ocl_root ? str_printf("%s (%s)", ocl_root->message, ocl_root->id)
-                              : str_printf("no GPU passed the smoke test");
-            lines[nl++] = str_printf("GPU compute (OpenCL): %s: %s",
-                                     ocl_root && ocl_root->severity == REPORT_SEV_INFO ? "not available" : "not ready",
-                                     detail);
-            free(detail);
-            gpu_missing = true;
-        }
-        if (smoke_ran) {
-            detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
-                                           doctor_smoke_label(any, label, sizeof(label)))
-                              : str_printf("no OpenCL device passed the smoke test");
-            report_set_target(r, "opencl", nany > 0, detail, ocl_reasons);
-            lines[nl++] = str_printf("OpenCL: %s", detail);
-            free(detail);
-        }
-        free(reasons);
-        free(ocl_reasons);
-    }
+    if (smoke_ran || opencl_ran)
+        doctor_opencl_verdict(r, smoke_ran, ncuda, cuda_gpu, lines, &nl, &gpu_missing);
     if (doctor_data(r, "cuda") && nl < 6)
         lines[nl++] = doctor_cuda_verdict(r);
 

@@ -70,6 +70,11 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
     json_object *mods = jsonget(pd, "modules");
     f->nvidia_module_loaded = jsonget_tri(jsonget(mods, "nvidia"), "loaded") == 1;
     *uvm_loaded = jsonget_tri(jsonget(mods, "nvidia_uvm"), "loaded");
+    json_object *km = jsonget(jsonget(pd, "nvidia"), "kernel_module");
+    json_object *files = jsonget(km, "files"), *blocked = jsonget(km, "blocked_by");
+    f->nvidia_module_unloadable =
+        (files && json_object_is_type(files, json_type_array) && json_object_array_length(files) == 0) ||
+        (blocked && json_object_is_type(blocked, json_type_array) && json_object_array_length(blocked) > 0);
     const char *kv = jsonget_str(jsonget(pd, "nvidia"), "kernel_module_version");
     if (kv) {
         snprintf(f->kernel_driver_version, sizeof(f->kernel_driver_version), "%s", kv);

@@ -152,7 +152,10 @@ static char *cuda_found_via_text(json_object *lib)
 
 void cuda_findings_secure_boot(struct cuda_run *cr)
 {
-    if (!cr->facts.nvidia_gpu_present || cr->facts.nvidia_module_loaded || !cr->pci_known)
+    /* No module to refuse (none built for this kernel, or blacklisted): the pci finding that says so is
+     * the cause, and blaming Secure Boot would name the wrong reason. */
+    if (!cr->facts.nvidia_gpu_present || cr->facts.nvidia_module_loaded || !cr->pci_known ||
+        cr->facts.nvidia_module_unloadable)
         return;
     int sb = cuda_secure_boot(cr->ctx);
     if (sb == 1) {

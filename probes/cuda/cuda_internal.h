@@ -14,6 +14,8 @@ struct cuda_facts {
     bool nvidia_gpu_present;        /* the pci section lists a GPU with PCI vendor 0x10de */
     bool nvidia_gpu_bound;          /* ... and one of them is bound to the nvidia kernel driver */
     bool nvidia_module_loaded;      /* /proc/modules lists nvidia */
+    bool nvidia_module_unloadable;  /* the pci section says no nvidia module can load: none is built for the
+                                       running kernel, or it is blacklisted (nvidia.kernel_module) */
     char kernel_driver_version[32]; /* "580.159.04" from /proc/driver/nvidia/version, or "" */
     int driver_cuda_version;        /* cuDriverGetVersion() (13000 = 13.0), or -1 (no driver, stub...) */
     int cuinit_result;              /* CUresult of cuInit(0), or -1 when libcuda was not loaded */

@@ -48,6 +48,20 @@ static const struct check pci_checks[] = {
      "The NVIDIA kernel module and userspace libraries differ in version (\"Driver/library version mismatch\")",
      "Reboot to load the kernel module that matches the installed libraries (`sudo reboot`); if it persists, "
      "reinstall the driver so both come from one version (`dpkg -l | grep -i nvidia`).", CHECK_LAYER_KERNEL},
+    /* modprobe.d(5): "blacklist" stops loading by alias (the GPU's modalias, how the module loads at
+     * boot), "install NAME /bin/false" any loading; modprobe(8) reads modprobe.blacklist= from the
+     * kernel command line, the kernel itself module_blacklist= (kernel-parameters.txt). */
+    {"drv.nvidia-blacklisted", REPORT_SEV_ERROR,
+     "An NVIDIA GPU has no driver bound because the nvidia kernel module is blacklisted",
+     "Remove the blacklist line (or the kernel parameter), run `sudo update-initramfs -u` and reboot; "
+     "`sudo modprobe nvidia` loads it now.", CHECK_LAYER_KERNEL},
+    /* An out-of-tree module is built per kernel (DKMS builds it for each kernel whose headers are
+     * installed: dkms(8), "autoinstall"); a new kernel without headers boots with no nvidia module. */
+    {"drv.nvidia-not-built", REPORT_SEV_ERROR,
+     "The NVIDIA driver is installed, but no nvidia kernel module exists for the running kernel",
+     "Install the running kernel's headers and let DKMS build the module: `sudo apt install "
+     "linux-headers-$(uname -r)`, then `sudo dkms autoinstall` and `sudo modprobe nvidia` (or boot a kernel "
+     "it was built for).", CHECK_LAYER_KERNEL},
     {"dev.missing-node", REPORT_SEV_ERROR,
      "A device node the loaded driver needs is absent (e.g. a container started without GPU access)",
      "In a container, pass the device through (`docker run --gpus all`, or `--device /dev/...`); on the "
@@ -63,10 +77,115 @@ static const char *pci_gpu_label(const struct pci_gpu *g)
     return g->device_name ? g->device_name : g->vendor_name ? g->vendor_name : "unknown device";
 }
 
+/* An NVIDIA GPU with no driver bound and the nvidia module not loaded: a blacklist or a module missing
+ * for the running kernel is a finding of its own (added once, for every such GPU), the cause of their
+ * pci.no-driver. Returns its ID, or NULL. Call it before adding pci.no-driver: adding a finding moves
+ * the report's findings. */
+static const char *pci_nvidia_why_unbound(struct pci_state *st)
+{
+    struct report *r = st->ctx->report;
+    const struct pci_nvkmod *k = &st->nvkmod;
+    const char *user = st->n_nvlibs > 0 ? st->nvlibs[0].version : NULL;
+    struct report_finding *f;
+    if (!k->checked)
+        return NULL;
+    if (k->n_blocked_by > 0) {
+        f = report_find_finding(r, "drv.nvidia-blacklisted", "nvidia");
+        if (!f) {
+            f = report_add_finding(r, "drv.nvidia-blacklisted", "nvidia",
+                                   "The nvidia kernel module is blocked from loading (%s), so no NVIDIA GPU gets "
+                                   "its driver",
+                                   k->blocked_by[0]);
+            for (size_t i = 0; i < k->n_blocked_by; i++) {
+                /* "FILE:LINE: text": the place as the source, the line as the value */
+                const char *sep = strstr(k->blocked_by[i], ": ");
+                char src[512];
+                snprintf(src, sizeof(src), "%.*s", sep ? (int)(sep - k->blocked_by[i]) : 0, k->blocked_by[i]);
+                report_finding_add_evidence(f, src, "%s", sep ? sep + 2 : k->blocked_by[i]);
+            }
+        }
+        return "drv.nvidia-blacklisted";
+    }
+    bool built_elsewhere = false;
+    for (size_t i = 0; i < k->n_dkms; i++)
+        built_elsewhere |= k->dkms[i].n_kernels > 0;
+    if (k->kernel && k->modules_dep >= 0 && k->n_files == 0 && (user || k->n_dkms > 0)) {
+        f = report_find_finding(r, "drv.nvidia-not-built", "nvidia");
+        if (!f) {
+            char built[512] = "";
+            if (built_elsewhere) {
+                const struct pci_nvkmod_dkms *d = &k->dkms[0];
+                size_t at = (size_t)snprintf(built, sizeof(built), "; DKMS built %s %s for", d->module ? d->module : "",
+                                             d->version ? d->version : "");
+                for (size_t j = 0; j < d->n_kernels && at < sizeof(built); j++)
+                    at += (size_t)snprintf(built + at, sizeof(built) - at, "%s %s", j ? "," : "", d->kernels[j]);
+                if (at < sizeof(built))
+                    snprintf(built + at, sizeof(built) - at, " only");
+            } else if (k->n_dkms > 0) {
+                snprintf(built, sizeof(built), "; DKMS has %s %s but built it for no kernel",
+                         k->dkms[0].module ? k->dkms[0].module : "", k->dkms[0].version ? k->dkms[0].version : "");
+            }
+            f = report_add_finding(r, "drv.nvidia-not-built", "nvidia",
+                                   "The NVIDIA driver%s%s is installed, but no nvidia kernel module exists for the "
+                                   "running kernel %s%s",
+                                   user ? " " : "", user ? user : "", k->kernel, built);
+            report_finding_add_evidence(f, "/proc/sys/kernel/osrelease", "%s", k->kernel);
+            char dep[512];
+            snprintf(dep, sizeof(dep), "/lib/modules/%s/modules.dep", k->kernel);
+            report_finding_add_evidence(f, dep, "%s", k->modules_dep ? "no nvidia module listed" : "absent");
+            if (user)
+                report_finding_add_evidence(f, st->nvlibs[0].path, "%s", user);
+            if (!built_elsewhere && k->n_dkms == 0)
+                report_finding_set_hint(f, "Install the kernel half of the driver%s%s for this kernel (Debian: `sudo "
+                                           "apt install nvidia-kernel-dkms linux-headers-$(uname -r)`; Ubuntu: `sudo "
+                                           "apt install linux-modules-nvidia-%.*s-$(uname -r)`), then `sudo modprobe "
+                                           "nvidia`.",
+                                        user ? ", version " : "", user ? user : "",
+                                        user ? (int)strcspn(user, ".") : 3, user ? user : "<branch>");
+        }
+        return "drv.nvidia-not-built";
+    }
+    return NULL;
+}
+
+/* The hint of pci.no-driver NO_DRIVER on an NVIDIA GPU when no finding of pci_nvidia_why_unbound explains
+ * it: what is there (the module installed for this kernel but not loaded, or the userspace only).
+ * Returns whether it set one. */
+static bool pci_nvidia_unbound_hint(const struct pci_state *st, struct report_finding *no_driver)
+{
+    const struct pci_nvkmod *k = &st->nvkmod;
+    const char *user = st->n_nvlibs > 0 ? st->nvlibs[0].version : NULL;
+    if (!k->checked)
+        return false;
+    if (k->n_files > 0) {
+        report_finding_set_hint(no_driver, "The nvidia module for the running kernel is installed (%s) but not "
+                                           "loaded: `sudo modprobe nvidia`; if that fails, `sudo dmesg | grep -i "
+                                           "nvrm` says why (\"Key was rejected by service\": Secure Boot refuses "
+                                           "the unsigned module).",
+                                k->files[0]);
+        return true;
+    }
+    if (user) {
+        report_finding_set_hint(no_driver, "The NVIDIA driver's user-space libraries %s are installed; load its "
+                                           "kernel module: `sudo modprobe nvidia` (`sudo dmesg | grep -i nvrm` says "
+                                           "why it fails).",
+                                user);
+        return true;
+    }
+    return false;
+}
+
 static void pci_no_driver_hint(struct pci_state *st, struct report_finding *f, const struct pci_gpu *g)
 {
     const struct pci_module *m = st->modules;
     int nv = pci_module_index("nvidia"), amd = pci_module_index("amdgpu");
+    if (g->vendor == VENDOR_PCI_NVIDIA && m[nv].loaded != 1 && f->caused_by_id) {
+        report_finding_set_hint(f, "Fix %s first: the GPU gets its driver once the nvidia module can load.",
+                                f->caused_by_id);
+        return;
+    }
+    if (g->vendor == VENDOR_PCI_NVIDIA && m[nv].loaded != 1 && pci_nvidia_unbound_hint(st, f))
+        return;
     if (g->vendor == VENDOR_PCI_NVIDIA && m[nv].loaded == 1)
         report_finding_set_hint(f, "The nvidia module is loaded but did not take %s: `sudo dmesg | grep -i nvrm` "
                                    "says why (a GPU too new or too old for this driver version, Secure Boot...).",
@@ -115,7 +234,12 @@ static void pci_device_findings(struct pci_state *st, const struct pci_gpu *g)
     }
 
     if (compute && g->driver_known && !g->driver) {
+        const char *cause = g->vendor == VENDOR_PCI_NVIDIA && st->modules[pci_module_index("nvidia")].loaded != 1
+                                ? pci_nvidia_why_unbound(st)
+                                : NULL;
         f = report_add_finding(r, "pci.no-driver", g->addr, "%s %s has no kernel driver bound", g->addr, name);
+        if (cause)
+            report_finding_set_cause(f, cause, "nvidia");
         pci_no_driver_hint(st, f, g);
         snprintf(src, sizeof(src), "%s/driver", base ? base : "");
         report_finding_add_evidence(f, src, "absent");
@@ -369,6 +493,8 @@ static void pci_json(struct pci_state *st)
     for (size_t i = 0; i < st->n_lib_dirs; i++)
         json_object_array_add(dirs, json_object_new_string(st->lib_dirs[i]));
     json_object_object_add(nv, "library_dirs", dirs);
+    if (st->nvkmod.checked) /* only where an NVIDIA GPU waits for a module that is not loaded */
+        json_object_object_add(nv, "kernel_module", pci_nvkmod_json(&st->nvkmod));
     json_object_object_add(data, "nvidia", nv);
 
     json_object *nodes = json_object_new_array();
@@ -457,6 +583,7 @@ static void pci_state_free(struct pci_state *st)
     }
     free(st->nodes);
     free(st->access_path);
+    pci_nvkmod_free(&st->nvkmod);
 }
 
 static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
@@ -480,6 +607,13 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
         st.kernel_checked = true;
         pci_drivers_collect(&st);
         pci_nodes_collect(&st);
+        /* Only where an NVIDIA GPU waits for a module that is not loaded: modules.dep is large. */
+        bool nv_unbound = false;
+        for (size_t i = 0; i < st.n_gpus; i++)
+            nv_unbound |= st.gpus[i].vendor == VENDOR_PCI_NVIDIA && st.gpus[i].driver_known && !st.gpus[i].driver &&
+                          (st.gpus[i].kind == PCI_KIND_COMPUTE || st.gpus[i].kind == PCI_KIND_ACCEL);
+        if (nv_unbound && st.modules[pci_module_index("nvidia")].loaded != 1)
+            pci_nvkmod_collect(&st);
     } else {
         report_section_add_note(sec, "read from the dump %s: configuration space only, so no drivers, modules or "
                                      "device nodes",

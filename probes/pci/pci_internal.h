@@ -78,6 +78,26 @@ struct pci_node {
     bool compute;          /* compute needs it (render nodes, nvidia*, kfd; not card*) */
 };
 
+/* One DKMS build of the NVIDIA module: its DKMS name and version, the kernels it was built for. */
+struct pci_nvkmod_dkms {
+    char *module, *version;
+    char **kernels;
+    size_t n_kernels;
+};
+
+/* Where the NVIDIA kernel module stands, from files (pci_nvkmod.c). Strings heap, owned. */
+struct pci_nvkmod {
+    bool checked;
+    char *kernel;              /* the running kernel's release (/proc/sys/kernel/osrelease), NULL unknown */
+    int modules_dep;           /* its modules.dep: 1 read, 0 absent, -1 unreadable or kernel unknown */
+    char **files;              /* the core module's files modules.dep lists for that kernel */
+    size_t n_files;
+    struct pci_nvkmod_dkms *dkms;
+    size_t n_dkms;
+    char **blocked_by;         /* "FILE:LINE: blacklist nvidia", "/proc/cmdline: module_blacklist=nvidia" */
+    size_t n_blocked_by;
+};
+
 /* Everything the probe gathered; findings and JSON are made from it. */
 struct pci_state {
     struct probe_ctx *ctx;
@@ -102,6 +122,7 @@ struct pci_state {
     struct pci_node *nodes;
     size_t n_nodes;
     size_t n_notes;            /* libpci messages recorded (capped) */
+    struct pci_nvkmod nvkmod;  /* the NVIDIA kernel module's files (kernel side only) */
 };
 
 /* --- pci_bus.c ----------------------------------------------------------------------------- */
@@ -132,6 +153,23 @@ char *pci_nvidia_parse_version(const char *text, int *open);
 /* The version carried by a library file name: "libcuda.so.550.90.07" -> "550.90.07" (heap), NULL
  * when NAME is not one of the NVIDIA libraries or carries only a soname number ("libcuda.so.1"). */
 char *pci_nvidia_lib_version(const char *name);
+
+/* --- pci_nvkmod.c -------------------------------------------------------------------------- */
+/* Read the running kernel's modules.dep, DKMS's tree, modprobe.d and the kernel command line into
+ * ST->nvkmod (through hostfs: --root trees answer). */
+void pci_nvkmod_collect(struct pci_state *st);
+void pci_nvkmod_free(struct pci_nvkmod *k);
+/* The "kernel_module" object of the pci section's nvidia member (new). */
+json_object *pci_nvkmod_json(const struct pci_nvkmod *k);
+/* Is NAME[0..LEN) the NVIDIA core module under a distribution's name (nvidia, nvidia-current,
+ * nvidia-tesla-535), not a companion (nvidia-uvm, nvidia_drm...)? */
+bool pci_nvkmod_is_core_name(const char *name, size_t len);
+/* Append (heap strings, capped) the core module's paths in modules.dep TEXT to *FILES; the lines of
+ * modprobe.d file FILE's TEXT that stop it from loading ("FILE:LINE: text"); the kernel command line's
+ * modprobe.blacklist= / module_blacklist= naming it. */
+void pci_nvkmod_scan_dep(const char *text, char ***files, size_t *n);
+void pci_nvkmod_scan_modprobe(const char *file, const char *text, char ***found, size_t *n);
+void pci_nvkmod_scan_cmdline(const char *text, char ***found, size_t *n);
 
 /* --- pci_nodes.c --------------------------------------------------------------------------- */
 /* Device nodes: present ones and those the loaded drivers and bound GPUs need. */

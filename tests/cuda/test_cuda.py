@@ -215,6 +215,20 @@ class CudaTests(CudaBase):
             self.assertIn("cuda.secure-boot-module", r.json["verdict"]["targets"][name]["reasons"], repr(r))
         self.assertNotIn("pci.no-driver", r.json["verdict"]["targets"]["cuda12"]["reasons"], repr(r))
 
+    def test_secure_boot_is_not_blamed_where_no_module_exists(self):
+        """Secure Boot on, but the running kernel has no nvidia module at all: nothing was refused, and the
+        reason is the missing module (drv.nvidia-not-built), never Secure Boot."""
+        t = self.tree(module=False, uvm=False, bound=False)
+        t.t.write("/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c", b"\x06\x00\x00\x00\x01")
+        t.t.write("/proc/sys/kernel/osrelease", "6.1.0-18-amd64\n")
+        t.t.write("/lib/modules/6.1.0-18-amd64/modules.dep", "kernel/sound/core/snd.ko:\n")
+        t.nvidia_libs(KVER)
+        r = self.cuda(t, self.libdir(), env={"GC_FAKE_CUDA_INIT": "100"}, command="check", expect_rc=1)
+        self.assertEqual(r.findings("cuda.secure-boot-module"), [], repr(r))
+        self.assertEqual((r.findings("pci.no-driver")[0]["caused_by"] or {}).get("id"), "drv.nvidia-not-built")
+        for name in ("cuda12", "cuda13"):
+            self.assertIn("drv.nvidia-not-built", r.json["verdict"]["targets"][name]["reasons"], repr(r))
+
     # ---- the libraries frameworks load: when they are loaded ----------------------------------
 
     def test_root_tree_libraries_listed_not_loaded(self):

@@ -232,6 +232,115 @@ class PciTests(gctest.TestCase):
         self.assertIn("modprobe nvidia", f["hint"])
         self.assertEqual(r.json["pci"]["devices"][1]["kind"], "accelerator")
 
+    # ---- an NVIDIA GPU with no driver: why, from files (issue 24 item 4) -------------------------
+
+    KREL = "6.1.0-18-amd64"
+
+    def unbound_nvidia(self, userspace="535.261.03", dep=None, dkms=None, modprobe=None, cmdline=None):
+        """An NVIDIA GPU with no driver and no nvidia module loaded; USERSPACE libraries (Debian's layout) or
+        none; the running kernel's modules.dep lines (None: no modules.dep); DKMS builds {VERSION: [KERNEL]};
+        modprobe.d files {NAME: TEXT}; the kernel command line."""
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2330, 0x030200)
+        t.module("snd_hda_intel")
+        t.t.write("/proc/sys/kernel/osrelease", self.KREL + "\n")
+        if userspace:
+            t.nvidia_libs(userspace)
+        if dep is not None:
+            t.t.write("/lib/modules/%s/modules.dep" % self.KREL, "".join(x + "\n" for x in dep))
+        for version, kernels in (dkms or {}).items():
+            for k in kernels:
+                t.t.mkdir("/var/lib/dkms/nvidia-current/%s/%s/x86_64/module" % (version, k))
+            t.t.mkdir("/var/lib/dkms/nvidia-current/%s/source" % version)
+        for name, text in (modprobe or {}).items():
+            t.t.write("/etc/modprobe.d/" + name, text)
+        t.t.write("/proc/cmdline", cmdline or "BOOT_IMAGE=/vmlinuz-%s root=/dev/sda1 ro quiet\n" % self.KREL)
+        return t
+
+    def no_driver(self, r):
+        f = r.findings("pci.no-driver")
+        self.assertEqual(len(f), 1, repr(r))
+        return f[0]
+
+    def test_unbound_nvidia_module_not_built_for_the_running_kernel(self):
+        """A kernel update without headers: DKMS built the module for the old kernel only."""
+        t = self.unbound_nvidia(dep=["kernel/sound/pci/hda/snd-hda-intel.ko: kernel/sound/core/snd.ko"],
+                                dkms={"535.261.03": ["6.1.0-13-amd64"]})
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nvidia-not-built", "pci.no-driver"])
+        nb = r.findings("drv.nvidia-not-built")[0]
+        for word in ("535.261.03", self.KREL, "6.1.0-13-amd64"):
+            self.assertIn(word, nb["message"])
+        self.assertIn("linux-headers", nb["hint"])
+        self.assertEqual((self.no_driver(r)["caused_by"] or {}).get("id"), "drv.nvidia-not-built")
+        km = r.json["pci"]["nvidia"]["kernel_module"]
+        self.assertEqual(km["running_kernel"], self.KREL)
+        self.assertEqual(km["files"], [])
+        self.assertEqual(km["dkms"], [{"module": "nvidia-current", "version": "535.261.03",
+                                       "kernels": ["6.1.0-13-amd64"]}])
+
+    def test_unbound_nvidia_userspace_without_any_module(self):
+        """Only the userspace (libcuda1, libnvidia-ml1) installed: the kernel half is missing, not the driver."""
+        t = self.unbound_nvidia(dep=[])
+        r = self.pci(t, expect_rc=1)
+        nb = r.findings("drv.nvidia-not-built")
+        self.assertEqual(len(nb), 1, repr(r))
+        self.assertIn("nvidia-kernel-dkms", nb[0]["hint"])
+        self.assertIn("535.261.03", nb[0]["hint"])
+        self.assertNotIn("Install the NVIDIA driver", self.no_driver(r)["hint"] or "")
+
+    def test_unbound_nvidia_module_built_but_not_loaded(self):
+        """Debian's renamed module is there for this kernel: the hint says load it, never install it."""
+        dep = ["updates/dkms/nvidia-current.ko.xz:", "updates/dkms/nvidia-current-uvm.ko.xz: updates/dkms/"
+               "nvidia-current.ko.xz", "updates/dkms/nvidia-current-modeset.ko.xz: updates/dkms/nvidia-current.ko.xz"]
+        t = self.unbound_nvidia(dep=dep, dkms={"535.261.03": [self.KREL]})
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.no-driver"])
+        hint = self.no_driver(r)["hint"]
+        self.assertIn("/lib/modules/%s/updates/dkms/nvidia-current.ko.xz" % self.KREL, hint)
+        self.assertIn("sudo modprobe nvidia", hint)
+        self.assertNotIn("apt install", hint)
+        self.assertEqual(r.json["pci"]["nvidia"]["kernel_module"]["files"],
+                         ["/lib/modules/%s/updates/dkms/nvidia-current.ko.xz" % self.KREL])
+
+    def test_unbound_nvidia_module_blacklisted(self):
+        dep = ["kernel/drivers/video/nvidia.ko:"]
+        cases = {
+            "modprobe.d": ({"gpu.conf": "# keep it off\nblacklist nouveau\n  blacklist nvidia  \n"}, None,
+                           "/etc/modprobe.d/gpu.conf:3", "blacklist nvidia"),
+            "install false": ({"x.conf": "install nvidia /bin/false\n"}, None, "/etc/modprobe.d/x.conf:1",
+                              "install nvidia /bin/false"),
+            "kernel command line": (None, "ro quiet modprobe.blacklist=nouveau,nvidia\n", "/proc/cmdline",
+                                    "modprobe.blacklist=nvidia"),
+        }
+        for what, (modprobe, cmdline, src, value) in cases.items():
+            with self.subTest(what):
+                t = self.unbound_nvidia(dep=dep, modprobe=modprobe, cmdline=cmdline)
+                r = self.pci(t, expect_rc=1)
+                self.assertEqual(self.ids(r), ["drv.nvidia-blacklisted", "pci.no-driver"])
+                bl = r.findings("drv.nvidia-blacklisted")[0]
+                self.assertIn({"source": src, "value": value}, bl["evidence"])
+                self.assertEqual((self.no_driver(r)["caused_by"] or {}).get("id"), "drv.nvidia-blacklisted")
+        # what does not stop it: Debian's alias and install-through-modprobe, a companion module, comments
+        t = self.unbound_nvidia(dep=dep, modprobe={"nvidia.conf": "alias nvidia nvidia-current\ninstall nvidia "
+                                                   "modprobe -i nvidia-current $CMDLINE_OPTS\nblacklist nvidia-drm\n"
+                                                   "# blacklist nvidia\n"})
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.no-driver"])
+        self.assertEqual(r.json["pci"]["nvidia"]["kernel_module"]["blocked_by"], [])
+
+    def test_unbound_nvidia_nothing_installed_says_install(self):
+        t = self.unbound_nvidia(userspace=None, dep=[])
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.no-driver"])
+        self.assertIn("Install the NVIDIA driver", self.no_driver(r)["hint"])
+
+    def test_kernel_module_facts_only_where_an_nvidia_gpu_waits(self):
+        t = self.tree()
+        t.healthy_nvidia()
+        r = self.pci(t, expect_rc=0)
+        self.assertNotIn("kernel_module", r.json["pci"]["nvidia"])
+
     def test_nouveau_bound_and_both_modules(self):
         t = self.tree()
         t.device("0000:01:00.0", 0x10de, 0x1b80, 0x030000, driver="nouveau", dangling=False, drm=("card0", "renderD128"))
