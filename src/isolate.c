@@ -252,6 +252,10 @@ static void isolate_child(isolate_fn fn, void *arg, int out_fd, int err_fd, pid_
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (getppid() != parent)
         _exit(71);
+    /* Before any vendor code: as root, NVIDIA's libcuda and NVML create /dev/nvidiactl when it is
+     * missing (mknodat 195:255) and may run the setuid nvidia-modprobe. A failure (not root) is no
+     * failure of the child: such a user has nothing to give up. */
+    (void)isolate_drop_host_privileges();
     /* Default dispositions: a crash must be reported as a crash. */
     for (size_t i = 0; i < sizeof(isolate_signals) / sizeof(isolate_signals[0]); i++)
         signal(isolate_signals[i].sig, SIG_DFL);

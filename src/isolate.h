@@ -108,6 +108,14 @@ const char *isolate_status_name(enum isolate_status s);
 /* "SIGSEGV" for SIGSEGV, "signal 42" style fallback (a buffer of the calling thread's). */
 const char *isolate_signal_name(int sig);
 
+/* In a child that is about to run vendor code (every isolate child calls it before the job's function):
+ * give up CAP_MKNOD and CAP_SYS_MODULE, from the bounding set and from the effective, permitted and
+ * inheritable sets, and set no_new_privs, so that neither the vendor code nor a setuid helper it runs
+ * (nvidia-modprobe) can create a device node or load a module: gpucheckup changes nothing on the host.
+ * Returns 0, or the first -errno (-EPERM without CAP_SETPCAP, as for every user but root: such a user
+ * has none of these capabilities to give up); whatever it returns, everything that could be done is done. */
+int isolate_drop_host_privileges(void);
+
 /* Maximum bytes of JSON a child may return (larger output is cut and reported as bad output). */
 #define ISOLATE_MAX_OUTPUT (64u * 1024u * 1024u)
 

@@ -661,3 +661,83 @@ void ldsearch_files_free(struct ldsearch_file *f, size_t n)
     free(f);
 }
 
+/* ---- files the search skips as foreign ---- */
+
+struct ldsearch_fwalk {
+    const struct ldsearch *s;
+    const char *name;
+    struct ldsearch_foreign *f;
+    size_t n;
+    int err;
+};
+
+static void ldsearch_fwalk_add(struct ldsearch_fwalk *w, const char *path, const char *via)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (strcmp(w->f[i].path, path) == 0)
+            return;
+    struct ldsearch_elf e;
+    if (ldsearch_elf_read(w->s->fs, path, &e) != 1 || ldsearch_elf_native(&e))
+        return;
+    struct ldsearch_foreign *nf = realloc(w->f, (w->n + 1) * sizeof(*nf));
+    if (!nf) {
+        w->err = -ENOMEM;
+        return;
+    }
+    w->f = nf;
+    if (!(w->f[w->n].path = strdup(path))) {
+        w->err = -ENOMEM;
+        return;
+    }
+    w->f[w->n].via = via;
+    w->f[w->n].elf = e;
+    w->n++;
+}
+
+static void ldsearch_fwalk_dir(struct ldsearch_fwalk *w, const char *dir, const char *via)
+{
+    char *p = ldsearch_join(dir, w->name);
+    if (p)
+        ldsearch_fwalk_add(w, p, via);
+    else
+        w->err = -ENOMEM;
+    free(p);
+}
+
+static int ldsearch_fwalk_cache_cb(const char *key, const char *value, int32_t flags, void *arg)
+{
+    (void)flags; /* every architecture's entry: a foreign one is what we look for */
+    struct ldsearch_fwalk *w = arg;
+    if (value[0] == '/' && strcmp(key, w->name) == 0)
+        ldsearch_fwalk_add(w, value, "ld.so.cache");
+    return w->err < 0;
+}
+
+int ldsearch_foreign_find(const struct ldsearch *s, const char *name, struct ldsearch_foreign **out, size_t *n)
+{
+    struct ldsearch_fwalk w = {.s = s, .name = name};
+    *out = NULL;
+    *n = 0;
+    if (!name || !*name || strchr(name, '/'))
+        return 0;
+    for (size_t i = 0; i < s->n_ld; i++)
+        ldsearch_fwalk_dir(&w, s->ld_dirs[i], "LD_LIBRARY_PATH");
+    if (s->cache)
+        ldsearch_cache_walk(s->cache, s->cache_len, ldsearch_fwalk_cache_cb, &w);
+    for (const char *const *d = ldsearch_default_dirs(); *d; d++)
+        ldsearch_fwalk_dir(&w, *d, "default");
+    if (w.err < 0) {
+        ldsearch_foreign_free(w.f, w.n);
+        return w.err;
+    }
+    *out = w.f;
+    *n = w.n;
+    return 0;
+}
+
+void ldsearch_foreign_free(struct ldsearch_foreign *f, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(f[i].path);
+    free(f);
+}

@@ -90,9 +90,42 @@ char *ldsearch_realpath(const struct hostfs *fs, const char *path);
 /* PATH with its directory canonicalised but the last component kept (a symlink stays a symlink):
  * "/lib/x86_64-linux-gnu/libOpenCL.so.1" -> "/usr/lib/x86_64-linux-gnu/libOpenCL.so.1". Caller frees. */
 char *ldsearch_dir_realpath(const struct hostfs *fs, const char *path);
+/* What an ELF file's header says it is built for (e_ident's class and data, e_machine). */
+struct ldsearch_elf {
+    int bits;         /* 32 or 64 (ELFCLASS32, ELFCLASS64) */
+    bool big_endian;  /* ELFDATA2MSB */
+    unsigned machine; /* e_machine: EM_X86_64, EM_AARCH64... */
+};
+/* Parse the first LEN bytes of a file at BUF (not trusted; at least 20 are needed). Returns 1 when
+ * they are an ELF header of a known class and byte order (OUT filled), else 0 (OUT untouched). */
+int ldsearch_elf_parse(const unsigned char *buf, size_t len, struct ldsearch_elf *out);
+/* This process's own class, byte order and machine (machine 0 where the build knows none). */
+void ldsearch_elf_host(struct ldsearch_elf *out);
+/* True when E is what this process can load (its class, byte order and machine). */
+bool ldsearch_elf_native(const struct ldsearch_elf *e);
+/* "AArch64, 64-bit" (", big-endian" added for that order; "ELF machine N" for a machine not in the
+ * table), written into BUF of SIZE bytes; returns BUF. */
+const char *ldsearch_elf_describe(const struct ldsearch_elf *e, char *buf, size_t size);
+/* Read PATH's ELF header through FS: 1 (OUT filled), 0 when it is not a regular ELF file (a short or
+ * garbage header included), -errno when it cannot be opened. */
+int ldsearch_elf_read(const struct hostfs *fs, const char *path, struct ldsearch_elf *out);
 /* 1 when PATH is an ELF shared object this process can load, 0 when it is another ELF class or
  * machine or not ELF, -errno when unreadable. */
 int ldsearch_elf_loadable(const struct hostfs *fs, const char *path);
+
+/* A file the search for a name passed over because it is an ELF file for another machine, class or
+ * byte order, as glibc's loader does silently (it goes on to the next directory). */
+struct ldsearch_foreign {
+    char *path;             /* where it is: DIR/NAME or the cache's value */
+    const char *via;        /* "LD_LIBRARY_PATH", "ld.so.cache" or "default" (static) */
+    struct ldsearch_elf elf;
+};
+/* Every file named NAME (no slash) that dlopen(NAME) would look at and skip as foreign: in each
+ * LD_LIBRARY_PATH directory, each cache entry for NAME whatever its architecture flags, each default
+ * directory; each path once, in that order. Sets *OUT (free with ldsearch_foreign_free) and *N.
+ * Returns 0 or -ENOMEM. */
+int ldsearch_foreign_find(const struct ldsearch *s, const char *name, struct ldsearch_foreign **out, size_t *n);
+void ldsearch_foreign_free(struct ldsearch_foreign *f, size_t n);
 /* Entries of DIR (on FS) whose name matches the fnmatch PATTERN, sorted, at most 4096 looked at.
  * Sets *OUT (free with ldsearch_strv_free) and *N. Returns 0 or -errno. */
 int ldsearch_dir_match(const struct hostfs *fs, const char *dir, const char *pattern, char ***out, size_t *n);

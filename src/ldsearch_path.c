@@ -4,6 +4,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -117,7 +118,7 @@ char *ldsearch_dir_realpath(const struct hostfs *fs, const char *path)
     return r;
 }
 
-static int ldsearch_native_machine(void)
+static unsigned ldsearch_native_machine(void)
 {
 #if defined(__x86_64__)
     return EM_X86_64;
@@ -138,7 +139,63 @@ static int ldsearch_native_machine(void)
 #endif
 }
 
-int ldsearch_elf_loadable(const struct hostfs *fs, const char *path)
+int ldsearch_elf_parse(const unsigned char *buf, size_t len, struct ldsearch_elf *out)
+{
+    /* e_ident (16 bytes), e_type (2), e_machine (2): the same offsets in both classes (elf.h). */
+    if (!buf || len < 20 || memcmp(buf, ELFMAG, SELFMAG) != 0)
+        return 0;
+    if (buf[EI_CLASS] != ELFCLASS32 && buf[EI_CLASS] != ELFCLASS64)
+        return 0;
+    if (buf[EI_DATA] != ELFDATA2LSB && buf[EI_DATA] != ELFDATA2MSB)
+        return 0;
+    out->bits = buf[EI_CLASS] == ELFCLASS64 ? 64 : 32;
+    out->big_endian = buf[EI_DATA] == ELFDATA2MSB;
+    out->machine = out->big_endian ? ((unsigned)buf[18] << 8) | buf[19] : ((unsigned)buf[19] << 8) | buf[18];
+    return 1;
+}
+
+void ldsearch_elf_host(struct ldsearch_elf *out)
+{
+    out->bits = sizeof(void *) == 8 ? 64 : 32;
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    out->big_endian = false;
+#else
+    out->big_endian = true;
+#endif
+    out->machine = ldsearch_native_machine();
+}
+
+bool ldsearch_elf_native(const struct ldsearch_elf *e)
+{
+    struct ldsearch_elf h;
+    ldsearch_elf_host(&h);
+    return e->bits == h.bits && e->big_endian == h.big_endian && (!h.machine || e->machine == h.machine);
+}
+
+/* e_machine values (elf.h) as readelf names them, for the machines Linux distributions ship. */
+static const struct {
+    unsigned machine;
+    const char *name;
+} ldsearch_machines[] = {
+    {EM_386, "Intel 80386"}, {EM_X86_64, "x86-64"},     {EM_AARCH64, "AArch64"},   {EM_ARM, "ARM"},
+    {EM_PPC, "PowerPC"},     {EM_PPC64, "PowerPC64"},   {EM_S390, "IBM S/390"},    {EM_RISCV, "RISC-V"},
+    {EM_MIPS, "MIPS"},       {EM_SPARCV9, "SPARC v9"},  {EM_IA_64, "IA-64"},       {258, "LoongArch"},
+};
+
+const char *ldsearch_elf_describe(const struct ldsearch_elf *e, char *buf, size_t size)
+{
+    const char *name = NULL;
+    for (size_t i = 0; i < sizeof(ldsearch_machines) / sizeof(ldsearch_machines[0]); i++)
+        if (ldsearch_machines[i].machine == e->machine)
+            name = ldsearch_machines[i].name;
+    if (name)
+        snprintf(buf, size, "%s, %d-bit%s", name, e->bits, e->big_endian ? ", big-endian" : "");
+    else
+        snprintf(buf, size, "ELF machine %u, %d-bit%s", e->machine, e->bits, e->big_endian ? ", big-endian" : "");
+    return buf;
+}
+
+int ldsearch_elf_read(const struct hostfs *fs, const char *path, struct ldsearch_elf *out)
 {
     int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK);
     if (fd < 0)
@@ -151,23 +208,14 @@ int ldsearch_elf_loadable(const struct hostfs *fs, const char *path)
     unsigned char h[20];
     ssize_t n = read(fd, h, sizeof(h));
     close(fd);
-    if (n < (ssize_t)sizeof(h) || memcmp(h, ELFMAG, SELFMAG) != 0)
-        return 0;
-    if (h[EI_CLASS] != (sizeof(void *) == 8 ? ELFCLASS64 : ELFCLASS32))
-        return 0;
-#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (h[EI_DATA] != ELFDATA2LSB)
-        return 0;
-    unsigned machine = (unsigned)h[18] | ((unsigned)h[19] << 8);
-#else
-    if (h[EI_DATA] != ELFDATA2MSB)
-        return 0;
-    unsigned machine = ((unsigned)h[18] << 8) | (unsigned)h[19];
-#endif
-    int native = ldsearch_native_machine();
-    if (native && machine != (unsigned)native)
-        return 0;
-    return 1;
+    return n > 0 ? ldsearch_elf_parse(h, (size_t)n, out) : 0;
+}
+
+int ldsearch_elf_loadable(const struct hostfs *fs, const char *path)
+{
+    struct ldsearch_elf e;
+    int rc = ldsearch_elf_read(fs, path, &e);
+    return rc == 1 ? ldsearch_elf_native(&e) : rc;
 }
 
 bool ldsearch_exists(const struct hostfs *fs, const char *path)

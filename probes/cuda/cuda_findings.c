@@ -8,6 +8,7 @@
 #include "cuda_api.h"
 #include "cuda_driver.h"
 #include "jsonget.h"
+#include "libarch.h"
 #include "strutil.h"
 
 /* The driver-API part's catalogue rows. Every hint that states how NVIDIA's stack behaves names its
@@ -25,6 +26,13 @@ const struct check cuda_driver_checks[] = {
      "Install the user-space half of the driver, the same version as the kernel module (Debian: `sudo apt install "
      "libcuda1`; Ubuntu: `sudo apt install libnvidia-compute-<version>`); in a container, use the NVIDIA "
      "container toolkit (`--gpus all`) so the host's libcuda is mounted in.", CHECK_LAYER_RUNTIME},
+    /* glibc's loader skips a library of another ELF class or machine without a word (elf/dl-load.c,
+     * open_verify): dlopen then says "cannot open shared object file", as if nothing were there. */
+    {"cuda.lib-wrong-arch", REPORT_SEV_WARNING,
+     "An NVIDIA library (libcuda, NVML) on the library search path is built for another architecture",
+     "Install the NVIDIA driver's user-space libraries built for this machine (Debian: `sudo apt install "
+     "libcuda1:amd64`, the host's architecture) and remove the foreign copy, or take its directory off "
+     "LD_LIBRARY_PATH; in a container, use an image built for this platform.", CHECK_LAYER_RUNTIME},
     {"cuda.library-unusable", REPORT_SEV_ERROR,
      "libcuda.so.1 was found but cannot be used (a dlopen error or missing entry points)",
      "Reinstall the NVIDIA driver's user-space libraries so that libcuda.so.1 matches this architecture and the "
@@ -183,6 +191,10 @@ void cuda_findings_no_library(struct cuda_run *cr, json_object *drv)
         report_finding_add_evidence(f, "dlopen(libcuda.so.1)", "%s", err);
         return;
     }
+    /* A libcuda.so.1 for another machine is not "not installed": name it. */
+    size_t foreign = not_found ? libarch_report_fs(r, "cuda.lib-wrong-arch", cr->ctx->fs, getenv("LD_LIBRARY_PATH"),
+                                                   "libcuda.so.1", "The NVIDIA driver's libcuda")
+                               : 0;
     if (cr->facts.nvidia_gpu_bound || (cr->facts.nvidia_gpu_present && cr->facts.nvidia_module_loaded)) {
         f = report_add_finding(r, "cuda.no-libcuda", "libcuda.so.1",
                                "An NVIDIA GPU is bound to the nvidia driver%s%s%s, but libcuda.so.1 cannot be found: "
@@ -204,7 +216,7 @@ void cuda_findings_no_library(struct cuda_run *cr, json_object *drv)
     } else if (cr->facts.nvidia_gpu_present) {
         report_section_add_note(cr->sec, "an NVIDIA GPU is present but not bound to the nvidia driver and libcuda.so.1 "
                                          "is not found: see the pci findings");
-    } else {
+    } else if (!foreign) {
         f = report_add_finding(r, "cuda.no-driver", NULL, "No NVIDIA driver: libcuda.so.1 %s%s",
                                not_found ? "is not installed" : "cannot be loaded",
                                cr->pci_known ? ", and there is no NVIDIA GPU" : "");

@@ -9,6 +9,7 @@
 #include "cuda_internal.h"
 #include "cuda_nvml.h"
 #include "jsonget.h"
+#include "libarch.h"
 #include "jsonstr.h"
 #include "nvml_api.h"
 #include "strutil.h"
@@ -453,6 +454,10 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
             report_section_add_note(sec, "NVML %s (no NVIDIA GPU here): %s", status,
                                     jsonget_str(nvml, "error") ? jsonget_str(nvml, "error") : "?");
     } else if (strcmp(status, "no-library") == 0) {
+        const char *err = jsonget_str(nvml, "error");
+        if (!err || strstr(err, "cannot open shared object file"))
+            libarch_report_fs(ctx->report, "cuda.lib-wrong-arch", ctx->fs, getenv("LD_LIBRARY_PATH"),
+                              "libnvidia-ml.so.1", "The NVIDIA driver's NVML library");
         if (facts->nvidia_gpu_bound) {
             f = report_add_finding(ctx->report, "cuda.nvml-missing", "libnvidia-ml.so.1",
                                    "libnvidia-ml.so.1 cannot be loaded although a GPU is bound to nvidia: %s",

@@ -12,8 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <grp.h>
 
 #include "isolate.h"
 #include "probe.h"
@@ -631,6 +633,112 @@ static void test_json_parse(void **state)
     json_object_put(v);
 }
 
+/* ---- what a vendor child may do to the host (issue 24 item 5) ---- */
+
+#define CAPBIT_SETPCAP (UINT64_C(1) << 8)
+#define CAPBIT_SYS_MODULE (UINT64_C(1) << 16)
+#define CAPBIT_MKNOD (UINT64_C(1) << 27)
+#define CAPBITS_HOST (CAPBIT_SYS_MODULE | CAPBIT_MKNOD)
+
+/* The fields of TEXT (/proc/self/status) the tests need, into OUT (CapEff, CapBnd, NoNewPrivs). */
+struct proc_caps {
+    uint64_t eff, bnd;
+    int nnp;
+};
+
+static void proc_caps_parse(const char *text, struct proc_caps *out)
+{
+    const char *p;
+    assert_non_null(p = strstr(text, "\nCapEff:"));
+    out->eff = strtoull(p + 8, NULL, 16);
+    assert_non_null(p = strstr(text, "\nCapBnd:"));
+    out->bnd = strtoull(p + 8, NULL, 16);
+    assert_non_null(p = strstr(text, "\nNoNewPrivs:"));
+    out->nnp = atoi(p + 12);
+}
+
+static char *read_self_status(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return NULL;
+    static char buf[16384];
+    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    return buf;
+}
+
+/* In the child: its /proc/self/status, as vendor code would see it. */
+static json_object *child_status(void *arg)
+{
+    (void)arg;
+    char *s = read_self_status();
+    return s ? json_object_new_string(s) : NULL;
+}
+
+static void run_child_caps(struct proc_caps *c)
+{
+    struct isolate_result r;
+    assert_int_equal(isolate_run(child_status, NULL, 5000, &r), ISOLATE_OK);
+    assert_true(json_object_is_type(r.value, json_type_string));
+    proc_caps_parse(json_object_get_string(r.value), c);
+    isolate_result_clear(&r);
+}
+
+/* A vendor child can neither create device nodes nor load modules, and no setuid helper it runs gains
+ * anything: CAP_MKNOD and CAP_SYS_MODULE are out of its effective set and (where the parent may drop
+ * them: root) out of its bounding set, and no_new_privs is set. The parent keeps what it had. */
+static void test_child_cannot_change_host(void **state)
+{
+    (void)state;
+    struct proc_caps before, child, after;
+    proc_caps_parse(read_self_status(), &before);
+    run_child_caps(&child);
+    proc_caps_parse(read_self_status(), &after);
+    assert_int_equal(child.eff & CAPBITS_HOST, 0);
+    assert_int_equal(child.nnp, 1);
+    if (before.eff & CAPBIT_SETPCAP)
+        assert_int_equal(child.bnd & CAPBITS_HOST, 0);
+    else /* nobody may shrink it without CAP_SETPCAP; no_new_privs makes it moot */
+        assert_int_equal(child.bnd, before.bnd);
+    /* the parent is untouched: nothing but the child gives anything up */
+    assert_int_equal(after.eff, before.eff);
+    assert_int_equal(after.bnd, before.bnd);
+    assert_int_equal(after.nnp, before.nnp);
+}
+
+/* As a user with no capabilities (root's test drops to nobody first), giving up fails with EPERM, and
+ * that is no failure of the child: it runs, with no_new_privs set all the same. */
+static void test_child_runs_without_privileges(void **state)
+{
+    (void)state;
+    if (geteuid() != 0) { /* this process is that user already */
+        struct proc_caps c;
+        run_child_caps(&c);
+        assert_int_equal(c.nnp, 1);
+        return;
+    }
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        if (setgroups(0, NULL) != 0 || setresgid(65534, 65534, 65534) != 0 || setresuid(65534, 65534, 65534) != 0)
+            _exit(10);
+        struct isolate_result r;
+        if (isolate_run(child_status, NULL, 5000, &r) != ISOLATE_OK || !json_object_is_type(r.value, json_type_string))
+            _exit(11);
+        const char *s = json_object_get_string(r.value);
+        const char *e = strstr(s, "\nCapEff:"), *n = strstr(s, "\nNoNewPrivs:");
+        if (!e || !n || strtoull(e + 8, NULL, 16) != 0 || atoi(n + 12) != 1)
+            _exit(12);
+        _exit(0);
+    }
+    int st = 0;
+    assert_int_equal(waitpid(pid, &st, 0), pid);
+    assert_true(WIFEXITED(st));
+    assert_int_equal(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -652,6 +760,8 @@ int main(void)
         cmocka_unit_test(test_json_parse),
         cmocka_unit_test(test_fork_waits_for_stderr),
         cmocka_unit_test(test_all_said_children_are_reaped),
+        cmocka_unit_test(test_child_cannot_change_host),
+        cmocka_unit_test(test_child_runs_without_privileges),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -3,6 +3,7 @@
 #include <stddef.h>
 #include <setjmp.h>
 #include <cmocka.h>
+#include <elf.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
@@ -377,6 +378,141 @@ static void test_list_reads_each_directory_once(void **state)
     hostfs_close(&fs);
 }
 
+/* ---- ELF headers: what a library is built for (issue 24 item 6) ---- */
+
+/* The first 64 bytes of an ELF file of CLASS, DATA and MACHINE. */
+static void elf_header(unsigned char *h, int class, int data, unsigned machine)
+{
+    memset(h, 0, 64);
+    memcpy(h, ELFMAG, SELFMAG);
+    h[EI_CLASS] = (unsigned char)class;
+    h[EI_DATA] = (unsigned char)data;
+    h[EI_VERSION] = EV_CURRENT;
+    h[16] = ET_DYN;
+    if (data == ELFDATA2MSB) {
+        h[18] = (unsigned char)(machine >> 8);
+        h[19] = (unsigned char)machine;
+    } else {
+        h[18] = (unsigned char)machine;
+        h[19] = (unsigned char)(machine >> 8);
+    }
+}
+
+static void put_bytes(const char *rel, const unsigned char *b, size_t n)
+{
+    char dir[PATH_MAX];
+    snprintf(dir, sizeof(dir), "%s", rel);
+    *strrchr(dir, '/') = '\0';
+    mkdirs(dir);
+    char p[PATH_MAX];
+    snprintf(p, sizeof(p), "%s/%s", tree, rel);
+    FILE *f = fopen(p, "wb");
+    assert_non_null(f);
+    assert_int_equal(fwrite(b, 1, n, f), n);
+    fclose(f);
+}
+
+/* A machine this build is not: AArch64, or x86-64 on an AArch64 build. */
+static unsigned foreign_machine(void)
+{
+    struct ldsearch_elf h;
+    ldsearch_elf_host(&h);
+    return h.machine == EM_AARCH64 ? EM_X86_64 : EM_AARCH64;
+}
+
+static void test_elf_parse(void **state)
+{
+    (void)state;
+    unsigned char h[64];
+    struct ldsearch_elf e = {0};
+    char b[64];
+    elf_header(h, ELFCLASS64, ELFDATA2LSB, EM_AARCH64);
+    assert_int_equal(ldsearch_elf_parse(h, sizeof(h), &e), 1);
+    assert_int_equal(e.bits, 64);
+    assert_false(e.big_endian);
+    assert_int_equal(e.machine, EM_AARCH64);
+    assert_string_equal(ldsearch_elf_describe(&e, b, sizeof(b)), "AArch64, 64-bit");
+    assert_int_equal(ldsearch_elf_parse(h, 20, &e), 1); /* e_machine ends at byte 20 */
+    /* big-endian: e_machine read in the file's order */
+    elf_header(h, ELFCLASS64, ELFDATA2MSB, EM_PPC64);
+    assert_int_equal(ldsearch_elf_parse(h, sizeof(h), &e), 1);
+    assert_int_equal(e.machine, EM_PPC64);
+    assert_string_equal(ldsearch_elf_describe(&e, b, sizeof(b)), "PowerPC64, 64-bit, big-endian");
+    elf_header(h, ELFCLASS32, ELFDATA2LSB, 9999);
+    assert_int_equal(ldsearch_elf_parse(h, sizeof(h), &e), 1);
+    assert_string_equal(ldsearch_elf_describe(&e, b, sizeof(b)), "ELF machine 9999, 32-bit");
+    /* not an ELF header: short, no magic, unknown class or byte order; OUT untouched */
+    struct ldsearch_elf before = e;
+    assert_int_equal(ldsearch_elf_parse(h, 19, &e), 0);
+    assert_int_equal(ldsearch_elf_parse(NULL, 64, &e), 0);
+    h[EI_CLASS] = 3;
+    assert_int_equal(ldsearch_elf_parse(h, sizeof(h), &e), 0);
+    h[EI_CLASS] = ELFCLASS64;
+    h[EI_DATA] = 0;
+    assert_int_equal(ldsearch_elf_parse(h, sizeof(h), &e), 0);
+    h[EI_DATA] = ELFDATA2LSB;
+    h[1] = 'e';
+    assert_int_equal(ldsearch_elf_parse(h, sizeof(h), &e), 0);
+    assert_memory_equal(&e, &before, sizeof(e));
+    /* the host itself is native, and says what it is */
+    struct ldsearch_elf host;
+    ldsearch_elf_host(&host);
+    assert_true(ldsearch_elf_native(&host));
+    assert_int_equal(host.bits, (int)(sizeof(void *) * 8));
+#if defined(__x86_64__)
+    assert_string_equal(ldsearch_elf_describe(&host, b, sizeof(b)), "x86-64, 64-bit");
+#endif
+    e = host;
+    e.bits = host.bits == 64 ? 32 : 64;
+    assert_false(ldsearch_elf_native(&e)); /* another class */
+}
+
+/* A library for another machine is skipped by the search, as glibc's loader skips it, and listed by
+ * ldsearch_foreign_find with where it was seen; a truncated or garbage file is neither. */
+static void test_foreign_libraries(void **state)
+{
+    (void)state;
+    unsigned char h[64];
+    elf_header(h, ELFCLASS64, ELFDATA2LSB, foreign_machine());
+    put_bytes("a/libbar.so.1", h, sizeof(h));
+    put_bytes("b/libbar.so.1", h, 12); /* truncated: not an ELF library */
+    put("c/libbar.so.1", "garbage\n");
+    char rel[PATH_MAX];
+    snprintf(rel, sizeof(rel), "%s/libbar.so.1", ldsearch_default_dirs()[0] + 1);
+    put_bytes(rel, h, sizeof(h));
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    struct ldsearch s;
+    assert_int_equal(ldsearch_init(&s, &fs, "/a:/b:/c:/a"), 0);
+    struct ldsearch_hit hit;
+    assert_null(ldsearch_find_hit(&s, "libbar.so.1", &hit));
+    assert_int_equal(ldsearch_elf_loadable(&fs, "/a/libbar.so.1"), 0);
+    struct ldsearch_elf e;
+    assert_int_equal(ldsearch_elf_read(&fs, "/b/libbar.so.1", &e), 0);
+    assert_int_equal(ldsearch_elf_read(&fs, "/nope.so", &e), -ENOENT);
+
+    struct ldsearch_foreign *f = NULL;
+    size_t n = 0;
+    assert_int_equal(ldsearch_foreign_find(&s, "libbar.so.1", &f, &n), 0);
+    assert_int_equal(n, 2);
+    assert_string_equal(f[0].path, "/a/libbar.so.1");
+    assert_string_equal(f[0].via, "LD_LIBRARY_PATH");
+    assert_int_equal(f[0].elf.machine, foreign_machine());
+    assert_int_equal(f[0].elf.bits, 64);
+    char want[PATH_MAX];
+    snprintf(want, sizeof(want), "%s/libbar.so.1", ldsearch_default_dirs()[0]);
+    assert_string_equal(f[1].path, want);
+    assert_string_equal(f[1].via, "default");
+    ldsearch_foreign_free(f, n);
+    /* a name nothing has, or with a slash: nothing */
+    assert_int_equal(ldsearch_foreign_find(&s, "libnone.so.1", &f, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(ldsearch_foreign_find(&s, "/a/libbar.so.1", &f, &n), 0);
+    assert_int_equal(n, 0);
+    ldsearch_free(&s);
+    hostfs_close(&fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -387,6 +523,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_wheels, setup, teardown),
         cmocka_unit_test_setup_teardown(test_glob_dirs, setup, teardown),
         cmocka_unit_test_setup_teardown(test_list_reads_each_directory_once, setup, teardown),
+        cmocka_unit_test(test_elf_parse),
+        cmocka_unit_test_setup_teardown(test_foreign_libraries, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

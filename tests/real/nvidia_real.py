@@ -1,0 +1,34 @@
+"""nvidia_real: where tests/real/fetch-nvidia put Debian's NVIDIA 535 userspace, for the tests on the real libraries."""
+import os
+import subprocess
+
+import gctest
+
+FETCH = os.path.join(gctest.SOURCE_ROOT, "tests", "real", "fetch-nvidia")
+PRIVATE_DEV = os.path.join(gctest.SOURCE_ROOT, "tests", "real", "private-dev")
+
+
+class Nvidia535:
+    """The unpacked packages: .amd64_libs (libcuda, NVML), .arm64_libcuda (libcuda.so.1 for AArch64),
+    .version (the driver version, "535.309.01")."""
+
+    def __init__(self, base):
+        self.base = base
+        self.amd64_libs = os.path.join(base, "amd64/usr/lib/x86_64-linux-gnu/nvidia/current")
+        self.arm64_libs = os.path.join(base, "arm64/usr/lib/aarch64-linux-gnu/nvidia/current")
+        self.arm64_libcuda = os.path.join(self.arm64_libs, "libcuda.so.1")
+        with open(os.path.join(base, "VERSION"), encoding="utf-8") as f:
+            # "535.309.01-0+deb12u1": the upstream part is the driver's version
+            self.version = f.read().strip().split("-", 1)[0]
+
+
+def fetch(test):
+    """Run tests/real/fetch-nvidia (downloads once into its cache; needs the network the first time) and
+    return an Nvidia535; fails TEST with the script's words when it cannot."""
+    try:
+        p = subprocess.run([FETCH], capture_output=True, text=True, timeout=900)
+    except (OSError, subprocess.SubprocessError) as e:
+        test.fail("tests/real/fetch-nvidia: %s" % e)
+    if p.returncode != 0:
+        test.fail("tests/real/fetch-nvidia failed (rc %d): %s" % (p.returncode, p.stderr[-3000:]))
+    return Nvidia535(p.stdout.strip().splitlines()[-1])
