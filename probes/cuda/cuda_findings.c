@@ -28,7 +28,7 @@ const struct check cuda_driver_checks[] = {
      "container toolkit (`--gpus all`) so the host's libcuda is mounted in.", CHECK_LAYER_RUNTIME},
     /* glibc's loader skips a library of another ELF class or machine without a word (elf/dl-load.c,
      * open_verify): dlopen then says "cannot open shared object file", as if nothing were there. */
-    {"cuda.lib-wrong-arch", REPORT_SEV_WARNING,
+    {"cuda.driver-wrong-arch", REPORT_SEV_WARNING,
      "An NVIDIA library (libcuda, NVML) on the library search path is built for another architecture",
      "Install the NVIDIA driver's user-space libraries built for this machine (Debian: `sudo apt install "
      "libcuda1:amd64`, the host's architecture) and remove the foreign copy, or take its directory off "
@@ -192,7 +192,7 @@ void cuda_findings_no_library(struct cuda_run *cr, json_object *drv)
         return;
     }
     /* A libcuda.so.1 for another machine is not "not installed": name it. */
-    size_t foreign = not_found ? libarch_report_fs(r, "cuda.lib-wrong-arch", cr->ctx->fs, getenv("LD_LIBRARY_PATH"),
+    size_t foreign = not_found ? libarch_report_fs(r, "cuda.driver-wrong-arch", cr->ctx->fs, getenv("LD_LIBRARY_PATH"),
                                                    "libcuda.so.1", "The NVIDIA driver's libcuda")
                                : 0;
     if (cr->facts.nvidia_gpu_bound || (cr->facts.nvidia_gpu_present && cr->facts.nvidia_module_loaded)) {

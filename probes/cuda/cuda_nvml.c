@@ -456,7 +456,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
     } else if (strcmp(status, "no-library") == 0) {
         const char *err = jsonget_str(nvml, "error");
         if (!err || strstr(err, "cannot open shared object file"))
-            libarch_report_fs(ctx->report, "cuda.lib-wrong-arch", ctx->fs, getenv("LD_LIBRARY_PATH"),
+            libarch_report_fs(ctx->report, "cuda.driver-wrong-arch", ctx->fs, getenv("LD_LIBRARY_PATH"),
                               "libnvidia-ml.so.1", "The NVIDIA driver's NVML library");
         if (facts->nvidia_gpu_bound) {
             f = report_add_finding(ctx->report, "cuda.nvml-missing", "libnvidia-ml.so.1",

@@ -20,10 +20,10 @@ class RealNvidiaArchTests(gctest.TestCase):
 
     def check(self, r, path, via):
         ids = r.finding_ids()
-        self.assertIn("cuda.lib-wrong-arch", ids, repr(r))
+        self.assertIn("cuda.driver-wrong-arch", ids, repr(r))
         self.assertNotIn("cuda.no-driver", ids, repr(r))  # it is installed, for the wrong machine
-        f = [x for x in r.findings("cuda.lib-wrong-arch") if x["subject"] == path]
-        self.assertEqual(len(f), 1, r.findings("cuda.lib-wrong-arch"))
+        f = [x for x in r.findings("cuda.driver-wrong-arch") if x["subject"] == path]
+        self.assertEqual(len(f), 1, r.findings("cuda.driver-wrong-arch"))
         self.assertEqual(f[0]["severity"], "warning")
         self.assertIn("AArch64, 64-bit", f[0]["message"])
         self.assertIn("x86-64, 64-bit", f[0]["message"])
