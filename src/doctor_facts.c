@@ -2,6 +2,7 @@
 #include "doctor_facts.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -47,21 +48,34 @@ bool doctor_fp64_passed(const struct result_smoke_dev *dev)
 /* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
 size_t doctor_gpu_count(const struct report *r)
 {
+    /* Every PCI address proven to compute, through OpenCL (the smoke test's GPUs) or CUDA (its smoke
+     * test): one GPU reached by both APIs counts once. A device without an address counts on its own. */
     const struct result_smoke *sm = result_smoke_get(r);
-    size_t n = 0;
-    for (size_t i = 0; sm && i < sm->n_devs; i++) {
-        const struct result_smoke_dev *d = &sm->devs[i];
-        if (!doctor_smoke_passed(d, true))
-            continue;
-        const char *addr = d->pci_address;
-        bool seen = false;
-        for (size_t j = 0; addr && j < i; j++) {
-            const struct result_smoke_dev *e = &sm->devs[j];
-            seen |= doctor_smoke_passed(e, true) && e->pci_address && strcmp(e->pci_address, addr) == 0;
+    const struct result_cuda *c = result_cuda_get(r);
+    size_t cap = (sm ? sm->n_devs : 0) + (c ? c->n_devs : 0), n = 0, nseen = 0;
+    const char **seen = cap ? calloc(cap, sizeof(*seen)) : NULL;
+    for (size_t i = 0; i < cap; i++) {
+        const char *addr;
+        if (sm && i < sm->n_devs) {
+            if (!doctor_smoke_passed(&sm->devs[i], true))
+                continue;
+            addr = sm->devs[i].pci_address;
+        } else {
+            const struct result_cuda_dev *d = &c->devs[i - (sm ? sm->n_devs : 0)];
+            if (result_cuda_smoke_of(c, d->ordinal) != RESULT_CUDA_SMOKE_PASS)
+                continue;
+            addr = d->pci_address;
         }
-        if (!seen)
-            n++;
+        bool dup = false;
+        for (size_t j = 0; addr && j < nseen; j++)
+            dup |= strcasecmp(seen[j], addr) == 0;
+        if (dup)
+            continue;
+        if (addr && seen)
+            seen[nseen++] = addr;
+        n++;
     }
+    free(seen);
     return n;
 }
 

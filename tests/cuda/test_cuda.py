@@ -446,6 +446,20 @@ class CudaTests(CudaBase):
         self.assertFalse(q["cuda>=12.0"]["met"], repr(r))
         self.assertIn("no CUDA device passed the CUDA smoke test", q["cuda>=12.0"]["detail"])
 
+    def test_cuda_only_gpu_meets_require_gpu(self):
+        """Issue 25: a GPU proven by the CUDA smoke test, no NVIDIA OpenCL ICD (as in most containers): the gpu
+        target is ready and --require gpu / gpus>=1 are met, one definition of "a GPU computes"."""
+        t = self.tree()
+        v = tempfile.mkdtemp(prefix="gc-vendors-")
+        self.addCleanup(shutil.rmtree, v, True)
+        shutil.copy("/etc/OpenCL/vendors/pocl.icd", v)
+        r = self.cuda(t, self.libdir(), "--require", "gpu,gpus>=1,gpus>=2", command="check",
+                      env={"OCL_ICD_VENDORS": v}, expect_rc=1)
+        q = {x["name"]: x["met"] for x in r.json["verdict"]["requirements"]}
+        self.assertEqual(q, {"gpu": True, "gpus>=1": True, "gpus>=2": False}, repr(r))
+        self.assertTrue(r.json["verdict"]["targets"]["gpu"]["ready"], repr(r))
+        self.assertEqual([f["subject"] for f in r.findings("require.unmet")], ["gpus>=2"])
+
     def test_bad_require_is_usage_error(self):
         r = gctest.run("cuda", "--json", "--require", "cuda>=12.x")
         self.assertEqual(r.rc, 2, repr(r))

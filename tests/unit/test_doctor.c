@@ -329,6 +329,16 @@ static void test_cuda_gpu_makes_gpu_target_ready(void **state)
                            "H100 80GB HBM3 (driver CUDA 13.0)"));
     assert_non_null(strstr(r->verdict_text, "Verdict: ready (2 warnings)"));
     assert_null(strstr(r->verdict_text, "no GPU computes here"));
+    /* One definition of "a GPU computes" (issue 25): --require gpu and gpus>=1 agree with the gpu target
+     * where only CUDA proves it; the same GPU is not counted twice, and there is only one. */
+    char *detail = NULL;
+    assert_true(doctor_eval_require(r, "gpu", &detail));
+    assert_non_null(strstr(detail, "H100"));
+    free(detail);
+    assert_true(doctor_eval_require(r, "gpus>=1", &detail));
+    free(detail);
+    assert_false(doctor_eval_require(r, "gpus>=2", &detail));
+    free(detail);
     report_free(r);
 
     /* The same machine whose CUDA smoke test fails: cl.cpu-only stays an error (nothing computes on the GPU). */
