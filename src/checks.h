@@ -32,9 +32,10 @@ enum {
     CHECK_F_ALL_VENDORS = 1u << 10,  /* speaks of every vendor at once: any cause in a lower layer explains
                                        it, whichever vendor that cause is about */
     CHECK_F_CAUSES_ALL = 1u << 11,   /* explains the findings of every vendor above it (no ICD loader) */
-    CHECK_F_CUDA_RELIEF = 1u << 12,  /* an error only while no GPU computes through CUDA: a warning when
-                                       every GPU does (the GPU is unusable through OpenCL only) */
-    CHECK_F_CUDA_RELIEF_NVIDIA = 1u << 13, /* the same, when the finding is about an NVIDIA device or driver */
+    CHECK_F_PATH_RELIEF = 1u << 12,  /* says a GPU cannot be used through the owner's compute API: an error
+                                       only while some GPU has no other way to compute, a warning when every
+                                       GPU on the bus is served by another API's compute path */
+    CHECK_F_PATH_RELIEF_VENDOR = 1u << 13, /* the same, judged on the GPUs of the finding's vendor only */
     CHECK_F_NO_DEVICE = 1u << 14,   /* says the owning probe's stack has no device on this machine (a driver
                                        library without its GPU): the probe's other warnings and errors above
                                        the kernel can stop nothing here, and the doctor makes them info

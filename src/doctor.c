@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "checks.h"
+#include "compute_path.h"
 #include "doctor_facts.h"
 #include "jsonget.h"
 #include "probe.h"
@@ -15,50 +16,39 @@
 #include "strutil.h"
 #include "vendor.h"
 
-/* The CUDA wheel series of PyTorch, TensorFlow and JAX, the one table the verdict and --require use.
- * A series runs when the driver supports its CUDA major version (CUDA minor version compatibility: a
- * 12.x runtime runs on any driver that supports 12.0; CUDA Compatibility guide, "Minor Version
- * Compatibility") and the GPU's compute capability is one the toolkit still builds for:
- * - CUDA 12: sm_50 and newer (CUDA 12.0 release notes: Kepler, sm_35/sm_37, removed);
- * - CUDA 13: sm_75 and newer (CUDA 13.0 release notes, "Deprecated Architectures": Maxwell, Pascal
- *   and Volta, sm_50 to sm_72, removed).
- * Frameworks may build their wheels for fewer architectures than the toolkit allows. */
-static const struct {
-    const char *target; /* verdict target name */
-    const char *label;
-    int cuda_major;
-    int min_cc;         /* major * 10 + minor */
-} doctor_cuda_series[] = {
-    {"cuda12", "CUDA 12", 12, 50},
-    {"cuda13", "CUDA 13", 13, 75},
-};
+static const char *doctor_api_of(const struct report *r, const char *id);
 
-/* Findings that stop being errors when every GPU computes through CUDA (their rows say so:
- * CHECK_F_CUDA_RELIEF, CHECK_F_CUDA_RELIEF_NVIDIA): they say the GPU cannot be used through OpenCL,
- * which PyTorch, TensorFlow and JAX on NVIDIA do not need. */
-static void doctor_cuda_relief(struct report *r)
+/* Findings that say a GPU cannot be used through their API (rows flagged CHECK_F_PATH_RELIEF, or
+ * CHECK_F_PATH_RELIEF_VENDOR for the finding's vendor's GPUs) stop being errors when every such GPU
+ * computes through another API: an NVIDIA GPU that CUDA proves needs no NVIDIA OpenCL ICD for PyTorch,
+ * TensorFlow or JAX. */
+static void doctor_path_relief(struct report *r)
 {
-    if (!doctor_gpus_compute_via_cuda(r))
-        return;
-    for (size_t i = 0; i < r->n_findings; i++) {
+    struct compute_paths ps = compute_paths_of(r);
+    for (size_t i = 0; ps.n > 0 && i < r->n_findings; i++) {
         struct report_finding *f = &r->findings[i];
         if (f->severity != REPORT_SEV_ERROR)
             continue;
         unsigned fl = checks_flags(r->catalogue, f->id);
-        bool want = fl & CHECK_F_CUDA_RELIEF;
-        if (!want && (fl & CHECK_F_CUDA_RELIEF_NVIDIA)) {
-            const char *v = doctor_finding_vendor(r, f);
-            want = v && strcmp(v, "nvidia") == 0;
-        }
-        if (!want)
+        if (!(fl & (CHECK_F_PATH_RELIEF | CHECK_F_PATH_RELIEF_VENDOR)))
             continue;
-        char *m = str_printf("%s (a warning only: the GPU computes through CUDA)", f->message ? f->message : "");
+        const char *vendor = NULL;
+        if (!(fl & CHECK_F_PATH_RELIEF)) {
+            vendor = doctor_finding_vendor(r, f);
+            if (!vendor)
+                continue;
+        }
+        const char *via = NULL;
+        if (!doctor_gpus_served(r, &ps, vendor, doctor_api_of(r, f->id), &via))
+            continue;
+        char *m = str_printf("%s (a warning only: the GPU computes through %s)", f->message ? f->message : "", via);
         if (m) {
             free(f->message);
             f->message = m;
         }
         f->severity = REPORT_SEV_WARNING;
     }
+    compute_paths_free(&ps);
 }
 
 /* A stack with no device here (a row flagged CHECK_F_NO_DEVICE: a driver library and no GPU for it): its
@@ -325,9 +315,6 @@ static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c
 }
 
 static const struct doctor_chain doctor_gpu_chain = {PROBE_CHAIN_GPU, NULL, NULL};
-static const struct doctor_chain doctor_cuda_chain = {PROBE_CHAIN_STACK, NULL, "cuda"};
-static const struct doctor_chain doctor_opencl_chain = {PROBE_CHAIN_STACK, NULL, "opencl"};
-static const struct doctor_chain doctor_cpu_chain = {PROBE_CHAIN_OWN, "cpu", NULL};
 static const struct report_finding *doctor_first_root(const struct report *r, const struct doctor_chain *chain);
 
 /* An unmet requirement is explained by the most severe root cause of its chain (GPU or CPU). */
@@ -398,215 +385,115 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
     return found;
 }
 
-/* The CUDA wheel line and the cuda12/cuda13 targets: "CUDA for PyTorch / TensorFlow / JAX wheels
- * (CUDA 12, CUDA 13): ...". Returns the line (heap). */
-static char *doctor_cuda_verdict(struct report *r)
+void doctor_lines_add(struct doctor_lines *out, char *line)
 {
-    size_t nreasons = 0;
-    const char **reasons = doctor_reasons(r, &doctor_cuda_chain, &nreasons);
-    const struct report_finding *root = doctor_first_root(r, &doctor_cuda_chain);
-    int dv = doctor_cuda_driver_version(r);
-    const struct result_cuda *cuda = result_cuda_get(r);
-    size_t ndev = cuda ? cuda->n_devs : 0;
-    const char *smoke_missing = doctor_cuda_smoke_missing(r);
-    char *parts[2] = {NULL, NULL}, *whys[2] = {NULL, NULL};
-    bool all_ready = true, any_ready = false;
-    char label[256];
-    size_t ns = sizeof(doctor_cuda_series) / sizeof(doctor_cuda_series[0]);
-    for (size_t i = 0; i < ns && i < 2; i++) {
-        int need = doctor_cuda_series[i].cuda_major * 1000;
-        const struct result_cuda_dev *dev = NULL;
-        size_t n = doctor_cuda_passed(r, doctor_cuda_series[i].min_cc, &dev);
-        char *why;
-        if (dv < 0 || ndev == 0)
-            why = root ? str_printf("%s (%s)", root->message, root->id)
-                       : str_printf("no CUDA device%s", dv < 0 ? " (no working NVIDIA driver)" : "");
-        else if (dv < need)
-            why = str_printf("the driver supports CUDA %d.%d only", dv / 1000, (dv % 1000) / 10);
-        else if (n > 0)
-            why = NULL;
-        else {
-            int best = -1;
-            for (size_t j = 0; j < ndev; j++)
-                if (cuda->devs[j].cc > best)
-                    best = cuda->devs[j].cc;
-            if (best >= 0 && best < doctor_cuda_series[i].min_cc)
-                why = str_printf("compute capability %d.%d is below the %d.%d this series needs", best / 10, best % 10,
-                                 doctor_cuda_series[i].min_cc / 10, doctor_cuda_series[i].min_cc % 10);
-            else if (smoke_missing)
-                why = str_printf("not proven: the CUDA smoke test did not run (%s)", smoke_missing);
-            else
-                why = root ? str_printf("no GPU passed the CUDA smoke test: %s (%s)", root->message, root->id)
-                           : str_printf("no GPU passed the CUDA smoke test");
-        }
-        char *detail = why ? str_printf("not ready: %s", why)
-                           : str_printf("ready on %s", doctor_cuda_label(dev, label, sizeof(label)));
-        report_set_target(r, doctor_cuda_series[i].target, why == NULL, detail, reasons);
-        parts[i] = str_printf("%s %s", doctor_cuda_series[i].label, why ? detail : "ready");
-        all_ready &= why == NULL;
-        any_ready |= why == NULL;
-        whys[i] = why;
-        free(detail);
+    if (!line)
+        return;
+    if (out->n >= DOCTOR_MAX_LINES) {
+        free(line);
+        return;
     }
-    free(reasons);
-    const struct result_cuda_dev *first = NULL;
-    doctor_cuda_passed(r, -1, &first);
-    char *line;
-    if (dv < 0 && !root)
-        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels: not available (no NVIDIA driver)");
-    else if (root && root->severity == REPORT_SEV_INFO && !any_ready)
-        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels: not available: %s (%s)", root->message, root->id);
-    else if (all_ready)
-        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): ready on %s (driver CUDA "
-                          "%d.%d)",
-                          doctor_cuda_label(first, label, sizeof(label)), dv / 1000, (dv % 1000) / 10);
-    else if (whys[0] && whys[1] && strcmp(whys[0], whys[1]) == 0)
-        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): not ready: %s", whys[0]);
-    else
-        line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels: %s; %s", parts[0] ? parts[0] : "",
-                          parts[1] ? parts[1] : "");
-    for (size_t i = 0; i < 2; i++) {
-        free(parts[i]);
-        free(whys[i]);
-    }
-    return line;
+    out->line[out->n++] = line;
 }
 
-/* The OpenCL line, the opencl target and the gpu target where OpenCL ran (NCUDA GPUs passed the CUDA
- * smoke test, CUDA_GPU the first): the line goes to LINES[*NL]; *GPU_MISSING when no GPU computes. */
-static void doctor_opencl_verdict(struct report *r, bool smoke_ran, size_t ncuda, const struct result_cuda_dev *cuda_gpu,
-                                  char **lines, size_t *nlp, bool *gpu_missing)
+/* The chain of probe P's targets: its compute API's path (and the layers below every API), or for a probe
+ * without one, its own findings. */
+static struct doctor_chain doctor_chain_of(const struct probe *p)
 {
-    const struct doctor_chain *gpu_chain = &doctor_gpu_chain;
-    char label[256];
-    size_t nreasons, nl = *nlp;
-    /* The gpu target (a GPU computes through any API) takes its reasons from the whole GPU stack; the
-     * OpenCL line and target only from OpenCL's path and the layers below every API. */
-    const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
-    const struct report_finding *root = doctor_first_root(r, gpu_chain);
-    size_t nocl = 0;
-    const char **ocl_reasons = doctor_reasons(r, &doctor_opencl_chain, &nocl);
-    const struct report_finding *ocl_root = doctor_first_root(r, &doctor_opencl_chain);
-    const struct result_smoke_dev *gpu = NULL, *any = NULL;
-    size_t ngpu = 0, nany = 0;
-    if (smoke_ran) {
-        ngpu = doctor_passed_devices(r, true, NULL, &gpu);
-        nany = doctor_passed_devices(r, false, NULL, &any);
+    if (p->compute_api)
+        return (struct doctor_chain){PROBE_CHAIN_STACK, NULL, p->compute_api};
+    return (struct doctor_chain){PROBE_CHAIN_OWN, p->name, NULL};
+}
+
+const char **doctor_target_reasons(const struct report *r, const struct probe *p, size_t *n)
+{
+    struct doctor_chain c = doctor_chain_of(p);
+    return doctor_reasons(r, &c, n);
+}
+
+const struct report_finding *doctor_target_root(const struct report *r, const struct probe *p)
+{
+    struct doctor_chain c = doctor_chain_of(p);
+    return doctor_first_root(r, &c);
+}
+
+/* Did any probe of a compute API run here (then the gpu target is decided)? */
+static bool doctor_compute_ran(const struct report *r)
+{
+    for (size_t p = 0; probe_registry[p]; p++) {
+        const struct report_section *s = probe_registry[p]->compute_api ? report_find_section(r, probe_registry[p]->name)
+                                                                         : NULL;
+        if (s && s->status == REPORT_STATUS_OK)
+            return true;
     }
+    return false;
+}
+
+/* The gpu target: a GPU computes, proven through any API (compute paths): the one definition, which
+ * --require gpu shares (doctor_gpu_count). Its reasons come from the whole GPU stack. */
+static void doctor_gpu_target(struct report *r)
+{
+    struct compute_paths ps = compute_paths_of(r);
+    const struct compute_path *first = NULL, *untested = NULL;
+    size_t n = compute_paths_gpus(&ps, COMPUTE_PASSED, &first);
+    size_t nu = compute_paths_gpus(&ps, COMPUTE_UNTESTED, &untested);
+    size_t nreasons = 0;
+    const char **reasons = doctor_reasons(r, &doctor_gpu_chain, &nreasons);
+    char label[256];
     char *detail;
-    if (!smoke_ran && ncuda > 0) {
-        detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
-        report_set_target(r, "gpu", true, detail, reasons);
-        free(detail);
-    } else if (!smoke_ran) {
-        detail = str_printf("the smoke test did not run: no device is proven to compute");
-        report_set_target(r, "gpu", false, detail, reasons);
-        lines[nl++] = str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)");
-        free(detail);
-    } else if (ngpu > 0) {
-        detail = str_printf("ready on %s", doctor_smoke_label(gpu, label, sizeof(label)));
-        report_set_target(r, "gpu", true, detail, reasons);
-        lines[nl++] = str_printf("GPU compute (OpenCL): %s%s", detail, ngpu > 1 ? " and more" : "");
-        free(detail);
-    } else if (ncuda > 0) {
-        /* No GPU computes through OpenCL, but one does through CUDA: the GPU target is ready (the
-         * OpenCL findings are warnings then: doctor_cuda_relief). */
-        detail = ocl_root ? str_printf("%s (%s)", ocl_root->message, ocl_root->id)
-                          : str_printf("no GPU passed the smoke test");
-        lines[nl++] = str_printf("GPU compute (OpenCL): not available: %s", detail);
-        free(detail);
-        detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
-        report_set_target(r, "gpu", true, detail, reasons);
-        free(detail);
+    if (n > 0) {
+        detail = str_printf("ready on %s (%s)", compute_path_label(first, label, sizeof(label)), first->api_label);
     } else {
-        detail = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
+        const struct report_finding *root = doctor_first_root(r, &doctor_gpu_chain);
         if (root && nreasons == 0 && reasons)
             reasons[nreasons++] = root->id; /* an info root cause such as pci.no-gpu */
-        report_set_target(r, "gpu", false, detail, reasons);
-        free(detail);
-        detail = ocl_root ? str_printf("%s (%s)", ocl_root->message, ocl_root->id)
-                          : str_printf("no GPU passed the smoke test");
-        lines[nl++] = str_printf("GPU compute (OpenCL): %s: %s",
-                                 ocl_root && ocl_root->severity == REPORT_SEV_INFO ? "not available" : "not ready",
-                                 detail);
-        free(detail);
-        *gpu_missing = true;
+        if (root)
+            detail = str_printf("%s (%s)", root->message, root->id);
+        else if (nu > 0)
+            detail = str_printf("not proven: %s's compute test did not run on %s", untested->api_label,
+                                compute_path_label(untested, label, sizeof(label)));
+        else
+            detail = str_printf("no GPU passed a compute test");
     }
-    if (smoke_ran) {
-        detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
-                                       doctor_smoke_label(any, label, sizeof(label)))
-                          : str_printf("no OpenCL device passed the smoke test");
-        report_set_target(r, "opencl", nany > 0, detail, ocl_reasons);
-        lines[nl++] = str_printf("OpenCL: %s", detail);
-        free(detail);
-    }
+    report_set_target(r, "gpu", n > 0, detail, reasons);
+    free(detail);
     free(reasons);
-    free(ocl_reasons);
-    *nlp = nl;
+    compute_paths_free(&ps);
 }
 
 void doctor_verdict(struct report *r)
 {
-    const struct doctor_chain *gpu_chain = &doctor_gpu_chain, *cpu_chain = &doctor_cpu_chain;
-    char *lines[8] = {NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
-    size_t nl = 0;
-    char label[256];
-    size_t nreasons;
-
-    bool smoke_ran = doctor_data(r, "smoke") != NULL;
-    bool opencl_ran = doctor_data(r, "opencl") != NULL;
-    bool gpu_missing = false;
-    const struct result_cuda_dev *cuda_gpu = NULL;
-    size_t ncuda = doctor_cuda_passed(r, -1, &cuda_gpu);
-    if (!smoke_ran && !opencl_ran && ncuda > 0) {
-        const char **reasons = doctor_reasons(r, gpu_chain, &nreasons);
-        char *detail = str_printf("ready on %s (CUDA)", doctor_cuda_label(cuda_gpu, label, sizeof(label)));
-        report_set_target(r, "gpu", true, detail, reasons);
-        free(detail);
-        free(reasons);
-    }
-    if (smoke_ran || opencl_ran)
-        doctor_opencl_verdict(r, smoke_ran, ncuda, cuda_gpu, lines, &nl, &gpu_missing);
-    if (doctor_data(r, "cuda") && nl < 6)
-        lines[nl++] = doctor_cuda_verdict(r);
-
-    json_object *flags = jsonget(doctor_data(r, "cpu"), "flags");
-    json_object *avx = jsonget(flags, "avx");
-    if (avx && json_object_is_type(avx, json_type_boolean)) {
-        const char **reasons = doctor_reasons(r, cpu_chain, &nreasons);
-        bool ok = json_object_get_boolean(avx);
-        const struct report_finding *root = ok ? NULL : doctor_first_root(r, cpu_chain);
-        if (root && root->severity == REPORT_SEV_INFO)
-            root = NULL;
-        char *detail = ok ? str_printf("AVX is usable") : str_printf("AVX is not usable%s%s%s", root ? ": " : "",
-                                                                       root ? root->message : "", "");
-        report_set_target(r, "cpu_avx", ok, detail, reasons);
-        lines[nl++] = str_printf("CPU for prebuilt TensorFlow (AVX): %s", ok ? "ok" : detail);
-        free(detail);
-        free(reasons);
-    }
+    struct doctor_lines out;
+    memset(&out, 0, sizeof(out));
+    if (doctor_compute_ran(r))
+        doctor_gpu_target(r);
+    /* Each probe's targets and lines, the probes that run last first (they stand for more of the stack). */
+    size_t np = 0;
+    while (probe_registry[np])
+        np++;
+    for (size_t p = np; p-- > 0;)
+        if (probe_registry[p]->verdict)
+            probe_registry[p]->verdict(r, &out);
 
     size_t ne = report_count_severity(r, REPORT_SEV_ERROR), nw = report_count_severity(r, REPORT_SEV_WARNING);
     char *verdict = report_is_ready(r)
                         ? str_printf("Verdict: ready (%zu warning%s)%s", nw, nw == 1 ? "" : "s",
-                                     gpu_missing ? ", but no GPU computes here: --require gpu makes that an error"
-                                                 : "")
+                                     out.gpu_missing ? ", but no GPU computes here: --require gpu makes that an error"
+                                                     : "")
                         : str_printf("Verdict: not ready (%zu error%s, %zu warning%s)", ne, ne == 1 ? "" : "s", nw,
                                      nw == 1 ? "" : "s");
     size_t len = strlen(verdict ? verdict : "") + 1;
-    for (size_t i = 0; i < nl; i++)
-        len += strlen(lines[i] ? lines[i] : "") + 1;
+    for (size_t i = 0; i < out.n; i++)
+        len += strlen(out.line[i]) + 1;
     char *text = calloc(1, len);
-    for (size_t i = 0; text && i < nl; i++) {
-        if (lines[i]) {
-            strcat(text, lines[i]);
-            strcat(text, "\n");
-        }
+    for (size_t i = 0; text && i < out.n; i++) {
+        strcat(text, out.line[i]);
+        strcat(text, "\n");
     }
     if (text && verdict)
         strcat(text, verdict);
-    for (size_t i = 0; i < nl; i++)
-        free(lines[i]);
+    for (size_t i = 0; i < out.n; i++)
+        free(out.line[i]);
     free(verdict);
     free(r->verdict_text);
     r->verdict_text = text;
@@ -625,7 +512,7 @@ int doctor_run(const struct cli_options *o, struct report *r, char **error)
                                detail ? detail : "");
         free(detail);
     }
-    doctor_cuda_relief(r);
+    doctor_path_relief(r);
     doctor_no_device_relief(r);
     doctor_link_causes(r);
     doctor_verdict(r);

@@ -18,8 +18,28 @@ void doctor_link_causes(struct report *r);
  * why. NAME must have passed doctor_validate_requires. */
 bool doctor_eval_require(const struct report *r, const char *name, char **detail);
 
-/* Fill r->targets and r->verdict_text from the sections and findings. */
+/* Fill r->targets and r->verdict_text from the sections and findings: the gpu target from the compute
+ * paths (compute_path.h), then every probe's own targets and lines (struct probe.verdict). */
 void doctor_verdict(struct report *r);
+
+/* The lines of the verdict for people, in order, as the probes' verdict callbacks add them. */
+#define DOCTOR_MAX_LINES 12
+struct doctor_lines {
+    char *line[DOCTOR_MAX_LINES]; /* heap, owned */
+    size_t n;
+    bool gpu_missing;             /* a compute test ran and no GPU passed one: the verdict line says so */
+};
+/* Append LINE (heap, taken over; NULL is ignored, and so is a line beyond DOCTOR_MAX_LINES). */
+void doctor_lines_add(struct doctor_lines *out, char *line);
+
+struct probe;
+/* The IDs of the root causes (not caused by another, not info) behind a target of probe P: findings on
+ * P's compute API path and in the layers below every API, or for a probe without a compute API, its own.
+ * A new array (the caller frees it, not the strings), NULL-terminated, with room for one more; *N the
+ * count. */
+const char **doctor_target_reasons(const struct report *r, const struct probe *p, size_t *n);
+/* The most severe root cause among those (an info one only when nothing worse is there), or NULL. */
+const struct report_finding *doctor_target_root(const struct report *r, const struct probe *p);
 
 /* The vendor ("nvidia", "amd", "intel") a finding is about, from its subject and the sections'
  * facts; NULL when unknown or not vendor-specific. Static string. */

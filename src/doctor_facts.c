@@ -1,12 +1,15 @@
 /* doctor_facts.c: the doctor's reads of the probes' sections (their JSON contracts), shared by the verdict and --require. */
 #include "doctor_facts.h"
 
+#include "compute_path.h"
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "jsonget.h"
+#include "vendor.h"
 #include "strutil.h"
 
 /* DATA of section NAME when it ran ok, else NULL. */
@@ -134,28 +137,30 @@ const char *doctor_cuda_smoke_missing(const struct report *r)
 /* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,
  * a CUDA device at its address) and whose CUDA smoke test did not fail: such GPUs compute through
  * CUDA, so a missing OpenCL driver for them is not what keeps the machine from being ready. */
-bool doctor_gpus_compute_via_cuda(const struct report *r)
+bool doctor_gpus_served(const struct report *r, const struct compute_paths *ps, const char *vendor,
+                        const char *other_than, const char **via)
 {
-    const struct result_cuda *c = result_cuda_get(r);
     json_object *pci = jsonget(doctor_data(r, "pci"), "devices");
-    if (!c || c->n_devs == 0 || !pci || !json_object_is_type(pci, json_type_array))
+    if (!pci || !json_object_is_type(pci, json_type_array))
         return false;
     size_t gpus = 0;
+    *via = NULL;
     for (size_t i = 0; i < json_object_array_length(pci); i++) {
         json_object *p = json_object_array_get_idx(pci, i);
         const char *kind = jsonget_str(p, "kind"), *addr = jsonget_str(p, "address");
         if (!kind || strcmp(kind, "compute-gpu") != 0)
             continue;
+        const struct vendor *v = vendor_by_pci_text(jsonget_str(p, "vendor_id"));
+        if (vendor && (!v || strcmp(v->name, vendor) != 0))
+            continue;
         gpus++;
-        const char *vid = jsonget_str(p, "vendor_id");
-        if (!vid || strcmp(vid, "10de") != 0 || !addr)
-            return false;
         bool ok = false;
-        for (size_t j = 0; j < c->n_devs && !ok; j++) {
-            const struct result_cuda_dev *d = &c->devs[j];
-            int st = result_cuda_smoke_of(c, d->ordinal);
-            ok = d->pci_address && strcmp(d->pci_address, addr) == 0 &&
-                 (st == -1 || st == RESULT_CUDA_SMOKE_PASS || st == RESULT_CUDA_SMOKE_NOT_RUN);
+        for (size_t j = 0; addr && j < ps->n && !ok; j++) {
+            const struct compute_path *c = &ps->v[j];
+            ok = c->gpu && c->proof != COMPUTE_FAILED && c->pci_address && strcasecmp(c->pci_address, addr) == 0 &&
+                 (!other_than || !c->api || strcmp(c->api, other_than) != 0);
+            if (ok && !*via)
+                *via = c->api_label;
         }
         if (!ok)
             return false;

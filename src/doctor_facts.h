@@ -32,8 +32,12 @@ size_t doctor_cuda_passed(const struct report *r, int min_cc, const struct resul
 int doctor_cuda_driver_version(const struct report *r);
 /* Why the CUDA smoke test did not run, or NULL when it ran. */
 const char *doctor_cuda_smoke_missing(const struct report *r);
-/* True when every compute GPU on the PCI bus computes through CUDA (enumerated, smoke test not failed). */
-bool doctor_gpus_compute_via_cuda(const struct report *r);
+struct compute_paths;
+/* True when every compute GPU on the PCI bus (of VENDOR, a vendor table name, unless NULL) is served by a
+ * compute path of an API other than OTHER_THAN (NULL: any) that did not fail (passed, or enumerated and
+ * untested); *VIA gets the first such path's API label. False when there is no such GPU. */
+bool doctor_gpus_served(const struct report *r, const struct compute_paths *ps, const char *vendor,
+                        const char *other_than, const char **via);
 
 /* "0000:01:00.0 NVIDIA H100" for a CUDA device, in BUF. */
 const char *doctor_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len);

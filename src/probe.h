@@ -87,6 +87,8 @@ struct probe_option {
     int (*parse)(const char *value, char *err, size_t errlen);
 };
 
+struct doctor_lines;
+
 struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
     const char *title;        /* what its command does, for --help's command list (lines split by '\n') */
@@ -99,6 +101,7 @@ struct probe {
                                  or NULL for a probe below every API (the bus, the CPU): a verdict line
                                  for an API takes its reasons from that path and the layers below every
                                  API (hardware, firmware, kernel), never from another API's findings */
+    const char *compute_api_label; /* the same for people: "OpenCL", "CUDA" */
     const char *const *deps;  /* probes whose sections or findings this one reads (NULL-terminated, may
                                  be NULL): they run first, also for a single-probe command; a probe
                                  starts as soon as they are done, beside the others (run.c) */
@@ -120,6 +123,10 @@ struct probe {
      * the run's run_once (run_once_set_reaper), which finishes it whether or not run is called. May be
      * NULL; the run may skip it (an ASan build does), so run must not count on it. */
     void (*prestart)(struct probe_ctx *ctx);
+    /* Its verdict targets and lines for people, once causes are linked: sets its targets with
+     * report_set_target and appends its lines to OUT (doctor.h). The doctor calls the probes from the
+     * last to the first, after setting the gpu target itself. May be NULL. */
+    void (*verdict)(struct report *r, struct doctor_lines *out);
     /* Print the section's details for people (walks SEC's typed result or SEC->data only). May be NULL. */
     void (*print_text)(const struct report_section *sec, const struct report *r, struct text_out *t);
 };

@@ -56,6 +56,9 @@ struct report_line {
 /* A probe's typed result: the facts the doctor, --require and the text writer read as fields and
  * enums, and the source of the section's JSON, which is made only at the edge (report_section_json).
  * One const table per kind of result, next to its struct (probes/NAME/result_NAME.c). */
+struct probe;
+struct compute_paths;
+
 struct report_result_ops {
     const char *section; /* the section it belongs to: "smoke" */
     /* The result's JSON members as a new object, in the order the section prints them; NULL on
@@ -72,6 +75,10 @@ struct report_result_ops {
      * captured member of a shape the result does not read): so a document reads back and prints
      * the same, the second time as the first. */
     const char *const *members;
+    /* The compute paths the result proves or disproves (compute_path.h): one per device reached through
+     * the probe's compute API, appended to OUT; OWNER is the publishing probe (its compute_api). NULL
+     * for a result that proves no device. */
+    void (*paths)(const void *res, const struct probe *owner, struct compute_paths *out);
 };
 
 struct report_section {

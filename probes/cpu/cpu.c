@@ -615,5 +615,6 @@ const struct probe probe_cpu = {
     .n_checks = sizeof(cpu_checks) / sizeof(cpu_checks[0]),
     .requires = cpu_requires,
     .run = cpu_run,
+    .verdict = cpu_verdict,
     .print_text = cpu_print_text,
 };

@@ -56,4 +56,8 @@ void cpu_print_text(const struct report_section *sec, const struct report *r, st
 /* The --require names the cpu probe answers (cpu_require.c). */
 extern const struct probe_require cpu_requires[];
 
+/* The probe's verdict: its targets and lines (cpu_verdict.c). */
+struct doctor_lines;
+void cpu_verdict(struct report *r, struct doctor_lines *out);
+
 #endif

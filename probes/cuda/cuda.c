@@ -404,6 +404,7 @@ static const char *const cuda_deps[] = {"pci", NULL};
 const struct probe probe_cuda = {
     .name = "cuda",
     .compute_api = "cuda",
+    .compute_api_label = "CUDA",
     .title = "the NVIDIA CUDA stack: libcuda and cuInit, each GPU, NVML, the CUDA\n"
              "libraries frameworks load, a CUDA smoke test (`check` only lists those\n"
              "libraries, unloaded, on a host with no NVIDIA GPU and no driver; under\n"
@@ -414,5 +415,6 @@ const struct probe probe_cuda = {
     .requires = cuda_requires,
     .result = &result_cuda_ops,
     .run = cuda_run,
+    .verdict = cuda_verdict,
     .print_text = cuda_print_text,
 };

@@ -122,4 +122,8 @@ extern const char cuda_smoke_ptx[];
 /* The --require names the cuda probe answers (cuda_require.c). */
 extern const struct probe_require cuda_requires[];
 
+/* The probe's verdict: its targets and lines (cuda_verdict.c). */
+struct doctor_lines;
+void cuda_verdict(struct report *r, struct doctor_lines *out);
+
 #endif

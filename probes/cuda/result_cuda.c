@@ -1,6 +1,9 @@
 /* result_cuda.c: the cuda probe's typed facts: their name tables, building, and reading them from the section's JSON. */
 #include "result_cuda.h"
 
+#include "compute_path.h"
+#include "probe.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -122,11 +125,33 @@ fail:
     return NULL;
 }
 
+/* Every CUDA device is a GPU path: passed or failed by the CUDA smoke test, or there and untested. */
+static void result_cuda_paths(const void *res, const struct probe *owner, struct compute_paths *out)
+{
+    const struct result_cuda *c = res;
+    for (size_t i = 0; i < c->n_devs; i++) {
+        const struct result_cuda_dev *d = &c->devs[i];
+        int st = result_cuda_smoke_of(c, d->ordinal);
+        struct compute_path p = {
+            .api = owner->compute_api,
+            .api_label = owner->compute_api_label,
+            .pci_address = d->pci_address,
+            .name = d->name,
+            .gpu = true,
+            .proof = st == RESULT_CUDA_SMOKE_PASS ? COMPUTE_PASSED
+                     : st < 0 || st == RESULT_CUDA_SMOKE_NOT_RUN || st == RESULT_CUDA_SMOKE_SKIPPED ? COMPUTE_UNTESTED
+                                                                                                  : COMPUTE_FAILED,
+        };
+        compute_paths_add(out, &p);
+    }
+}
+
 const struct report_result_ops result_cuda_ops = {
     .section = "cuda",
     .to_json = NULL,
     .from_json = result_cuda_from_json,
     .free = result_cuda_free,
+    .paths = result_cuda_paths,
 };
 
 struct result_cuda *result_cuda_of(struct report_section *s)

@@ -1,6 +1,9 @@
 /* result_smoke.c: the smoke result's JSON at the edge, and its reading back from captured JSON. */
 #include "result_smoke.h"
 
+#include "compute_path.h"
+#include "probe.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
@@ -371,12 +374,35 @@ static void *result_smoke_from_json(json_object *data)
  * stayed JSON (json-c reads "5e+" as a double printed 5, typed on the next reading). */
 static const char *const result_smoke_members[] = {"source", "n", "selection", "devices", NULL};
 
+/* Every OpenCL device the smoke section lists is a path: passed, failed, or there and not tested. */
+static void result_smoke_paths(const void *res, const struct probe *owner, struct compute_paths *out)
+{
+    const struct result_smoke *s = res;
+    for (size_t i = 0; i < s->n_devs; i++) {
+        const struct result_smoke_dev *d = &s->devs[i];
+        if (!(d->have & RESULT_SMOKE_HAVE_STATUS))
+            continue;
+        struct compute_path p = {
+            .api = owner->compute_api,
+            .api_label = owner->compute_api_label,
+            .pci_address = d->pci_address,
+            .name = d->name,
+            .gpu = d->gpu == GC_TRI_YES,
+            .proof = d->status == RESULT_SMOKE_PASS ? COMPUTE_PASSED
+                     : d->status == RESULT_SMOKE_SKIPPED ? COMPUTE_UNTESTED
+                                                        : COMPUTE_FAILED,
+        };
+        compute_paths_add(out, &p);
+    }
+}
+
 const struct report_result_ops result_smoke_ops = {
     .section = "smoke",
     .to_json = result_smoke_to_json,
     .from_json = result_smoke_from_json,
     .free = result_smoke_free,
     .members = result_smoke_members,
+    .paths = result_smoke_paths,
 };
 
 const struct result_smoke *result_smoke_get(const struct report *r)

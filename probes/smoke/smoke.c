@@ -757,9 +757,14 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
     }
 }
 
+/* smoke_verdict.c */
+struct doctor_lines;
+void smoke_verdict(struct report *r, struct doctor_lines *out);
+
 const struct probe probe_smoke = {
     .name = "smoke",
     .compute_api = "opencl",
+    .compute_api_label = "OpenCL",
     .title = "a small matrix multiply on each OpenCL device, checked exactly",
     .needs_live = true,
     .deps = smoke_deps,
@@ -770,5 +775,6 @@ const struct probe probe_smoke = {
     .options_reset = smoke_options_reset,
     .result = &result_smoke_ops,
     .run = smoke_run,
+    .verdict = smoke_verdict,
     .print_text = smoke_print_text,
 };

@@ -10,6 +10,7 @@
 
 #include "checks.h"
 #include "cli.h"
+#include "compute_path.h"
 #include "doctor.h"
 #include "doctor_facts.h"
 #include "probe.h"
@@ -293,6 +294,66 @@ static void test_cuda_requirements(void **state)
     report_free(r);
 }
 
+/* Compute paths (issue 25): the smoke section's devices and the CUDA devices are paths, and the gpu target,
+ * --require gpu and the relief of OpenCL findings are rules over them that name no API. An AMD GPU computes
+ * through OpenCL and an NVIDIA GPU through CUDA: one GPU each, both counted once; NVIDIA's crashing OpenCL
+ * ICD is a warning (the NVIDIA GPU computes through CUDA), though not every GPU is NVIDIA's. */
+static const char *NVIDIA_ICD = "{\"icds\": [{\"file\": \"/etc/OpenCL/vendors/nvidia.icd\", \"vendor\": \"nvidia\", "
+                                "\"library\": \"libnvidia-opencl.so.1\"}]}";
+
+static void test_compute_paths_across_apis(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    add(r, "cpu", "{\"flags\": {\"avx\": true}, \"x86_64_level\": 3}");
+    add(r, "pci", "{\"devices\": [{\"address\": \"0000:00:06.0\", \"vendor_id\": \"10de\", \"kind\": \"compute-gpu\","
+                  " \"driver\": \"nvidia\"}, {\"address\": \"0000:01:00.0\", \"vendor_id\": \"1002\", \"kind\": "
+                  "\"compute-gpu\", \"driver\": \"amdgpu\"}]}");
+    add(r, "opencl", "{\"platforms\": []}");
+    add(r, "smoke", "{\"devices\": [{\"platform_index\": 0, \"device_index\": 0, \"name\": \"gfx1030\", "
+                    "\"type\": [\"GPU\"], \"pci_address\": \"0000:01:00.0\", \"status\": \"pass\", \"precisions\": "
+                    "{\"fp32\": \"pass\"}}]}");
+    add_cuda(r, 13000, 9, 0, CUDA_SMOKE_PASS);
+    add(r, "icd", NVIDIA_ICD);
+    report_add_finding(r, "icd.crash", "/etc/OpenCL/vendors/nvidia.icd", "nvidia.icd: the driver crashed");
+    struct compute_paths ps = compute_paths_of(r);
+    assert_int_equal(ps.n, 2);
+    assert_string_equal(ps.v[0].api, "opencl"); /* the probes that run last first */
+    assert_string_equal(ps.v[1].api, "cuda");
+    const struct compute_path *first = NULL;
+    assert_int_equal(compute_paths_gpus(&ps, COMPUTE_PASSED, &first), 2);
+    assert_string_equal(first->pci_address, "0000:01:00.0");
+    compute_paths_free(&ps);
+    struct cli_options o;
+    memset(&o, 0, sizeof(o));
+    char *err = NULL, *detail = NULL;
+    assert_int_equal(doctor_run(&o, r, &err), 0);
+    const struct report_finding *f = report_find_finding(r, "icd.crash", NULL);
+    assert_int_equal(f->severity, REPORT_SEV_WARNING);
+    assert_non_null(strstr(f->message, "computes through CUDA"));
+    json_object *gpu = NULL, *d = NULL;
+    assert_true(json_object_object_get_ex(r->targets, "gpu", &gpu));
+    assert_true(json_object_object_get_ex(gpu, "detail", &d));
+    assert_string_equal(json_object_get_string(d), "ready on 0000:01:00.0 gfx1030 (OpenCL)");
+    assert_true(doctor_eval_require(r, "gpus>=2", &detail));
+    free(detail);
+    assert_false(doctor_eval_require(r, "gpus>=3", &detail));
+    free(detail);
+    report_free(r);
+
+    /* The CUDA smoke test failing: the NVIDIA GPU has no working path, so its finding stays an error. */
+    r = report_new();
+    add(r, "pci", "{\"devices\": [{\"address\": \"0000:00:06.0\", \"vendor_id\": \"10de\", \"kind\": \"compute-gpu\","
+                  " \"driver\": \"nvidia\"}]}");
+    add(r, "smoke", SMOKE_CPU_ONLY);
+    add_cuda(r, 13000, 9, 0, CUDA_SMOKE_FAIL);
+    add(r, "icd", NVIDIA_ICD);
+    report_add_finding(r, "icd.crash", "/etc/OpenCL/vendors/nvidia.icd", "nvidia.icd: the driver crashed");
+    assert_int_equal(doctor_run(&o, r, &err), 0);
+    assert_int_equal(report_find_finding(r, "icd.crash", NULL)->severity, REPORT_SEV_ERROR);
+    report_free(r);
+}
+
 /* Regression (the H100 machine, gpucheckup 0.1): no OpenCL platform lists the GPU (only PoCL), but
  * the GPU computes through CUDA. The verdict was "not ready" with cl.cpu-only as the error. */
 static void test_cuda_gpu_makes_gpu_target_ready(void **state)
@@ -443,15 +504,15 @@ static void test_catalogue_flags(void **state)
         {"pci.link-degraded", CHECK_F_NEVER_CAUSE},
         {"pci.link-slow", CHECK_F_NEVER_CAUSE},
         {"pci.no-driver", 0},
-        {"icd.insecure", CHECK_F_NEVER_CAUSE | CHECK_F_CUDA_RELIEF_NVIDIA},
-        {"icd.multiple-loaders", CHECK_F_NEVER_CAUSE | CHECK_F_CUDA_RELIEF_NVIDIA},
-        {"icd.duplicate", CHECK_F_NEVER_CAUSE | CHECK_F_CUDA_RELIEF_NVIDIA},
-        {"icd.absent-hardware", CHECK_F_NEVER_ROOT | CHECK_F_CUDA_RELIEF_NVIDIA},
-        {"icd.no-loader", CHECK_F_CAUSES_ALL | CHECK_F_CUDA_RELIEF},
-        {"icd.crash", CHECK_F_CUDA_RELIEF_NVIDIA},
-        {"cl.no-platforms", CHECK_F_ALL_VENDORS | CHECK_F_CUDA_RELIEF},
-        {"cl.cpu-only", CHECK_F_ALL_VENDORS | CHECK_F_CUDA_RELIEF},
-        {"cl.gpu-without-opencl", CHECK_F_CUDA_RELIEF_NVIDIA},
+        {"icd.insecure", CHECK_F_NEVER_CAUSE | CHECK_F_PATH_RELIEF_VENDOR},
+        {"icd.multiple-loaders", CHECK_F_NEVER_CAUSE | CHECK_F_PATH_RELIEF_VENDOR},
+        {"icd.duplicate", CHECK_F_NEVER_CAUSE | CHECK_F_PATH_RELIEF_VENDOR},
+        {"icd.absent-hardware", CHECK_F_NEVER_ROOT | CHECK_F_PATH_RELIEF_VENDOR},
+        {"icd.no-loader", CHECK_F_CAUSES_ALL | CHECK_F_PATH_RELIEF},
+        {"icd.crash", CHECK_F_PATH_RELIEF_VENDOR},
+        {"cl.no-platforms", CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF},
+        {"cl.cpu-only", CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF},
+        {"cl.gpu-without-opencl", CHECK_F_PATH_RELIEF_VENDOR},
         {"cl.enumeration-crash", 0},
         {"cl.enumeration-hang", 0},
         {"smoke.wrong-result", 0},
@@ -552,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_ready_verdict_names_the_gpu),
         cmocka_unit_test(test_cuda_requirements),
         cmocka_unit_test(test_cuda_gpu_makes_gpu_target_ready),
+        cmocka_unit_test(test_compute_paths_across_apis),
         cmocka_unit_test(test_cuda_wheel_lines),
         cmocka_unit_test(test_catalogue_layers),
         cmocka_unit_test(test_catalogue_flags),

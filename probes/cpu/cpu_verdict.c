@@ -1,0 +1,30 @@
+/* cpu_verdict.c: the cpu probe's verdict: the cpu_avx target and the line for prebuilt TensorFlow. */
+#include <stdlib.h>
+
+#include "doctor.h"
+#include "doctor_facts.h"
+#include "jsonget.h"
+#include "strutil.h"
+
+extern const struct probe probe_cpu;
+
+/* Prebuilt TensorFlow needs AVX (since 1.6: "Illegal instruction" without it): the cpu_avx target, with
+ * the reason the cpu probe found for a missing AVX (a hypervisor or the OS hiding it). */
+void cpu_verdict(struct report *r, struct doctor_lines *out)
+{
+    json_object *avx = jsonget(jsonget(doctor_data(r, "cpu"), "flags"), "avx");
+    if (!avx || !json_object_is_type(avx, json_type_boolean))
+        return;
+    size_t nreasons = 0;
+    const char **reasons = doctor_target_reasons(r, &probe_cpu, &nreasons);
+    bool ok = json_object_get_boolean(avx);
+    const struct report_finding *root = ok ? NULL : doctor_target_root(r, &probe_cpu);
+    if (root && root->severity == REPORT_SEV_INFO)
+        root = NULL;
+    char *detail = ok ? str_printf("AVX is usable")
+                      : str_printf("AVX is not usable%s%s", root ? ": " : "", root ? root->message : "");
+    report_set_target(r, "cpu_avx", ok, detail, reasons);
+    doctor_lines_add(out, str_printf("CPU for prebuilt TensorFlow (AVX): %s", ok ? "ok" : detail));
+    free(detail);
+    free(reasons);
+}

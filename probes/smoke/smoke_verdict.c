@@ -1,0 +1,60 @@
+/* smoke_verdict.c: the OpenCL verdict (the smoke test proves OpenCL): the opencl target and the two OpenCL lines. */
+#include <stdlib.h>
+
+#include "compute_path.h"
+#include "doctor.h"
+#include "doctor_facts.h"
+#include "result_smoke.h"
+#include "strutil.h"
+
+extern const struct probe probe_smoke;
+
+/* "GPU compute (OpenCL): ..." and "OpenCL: ...", and the opencl target, where OpenCL was looked at (the
+ * smoke test ran, or the opencl probe it builds on did). Reasons come from OpenCL's path and the layers
+ * below every API (doctor_target_reasons): never another API's findings. */
+void smoke_verdict(struct report *r, struct doctor_lines *out)
+{
+    bool smoke_ran = doctor_data(r, "smoke") != NULL;
+    const struct report_section *ocl = report_find_section(r, "opencl");
+    if (!smoke_ran && !(ocl && ocl->status == REPORT_STATUS_OK))
+        return;
+    char label[256];
+    size_t nocl = 0;
+    const char **reasons = doctor_target_reasons(r, &probe_smoke, &nocl);
+    const struct report_finding *root = doctor_target_root(r, &probe_smoke);
+    struct compute_paths ps = compute_paths_of(r);
+    size_t any_gpu = compute_paths_gpus(&ps, COMPUTE_PASSED, NULL); /* through any API */
+    compute_paths_free(&ps);
+    const struct result_smoke_dev *gpu = NULL, *any = NULL;
+    size_t ngpu = 0, nany = 0;
+    if (smoke_ran) {
+        ngpu = doctor_passed_devices(r, true, NULL, &gpu);
+        nany = doctor_passed_devices(r, false, NULL, &any);
+    }
+    char *why = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
+    if (!smoke_ran) {
+        if (any_gpu == 0)
+            doctor_lines_add(out, str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)"));
+    } else if (ngpu > 0) {
+        doctor_lines_add(out, str_printf("GPU compute (OpenCL): ready on %s%s",
+                                         doctor_smoke_label(gpu, label, sizeof(label)), ngpu > 1 ? " and more" : ""));
+    } else if (any_gpu > 0) {
+        /* No GPU computes through OpenCL, but one does through another API: the gpu target is ready */
+        doctor_lines_add(out, str_printf("GPU compute (OpenCL): not available: %s", why));
+    } else {
+        doctor_lines_add(out, str_printf("GPU compute (OpenCL): %s: %s",
+                                         root && root->severity == REPORT_SEV_INFO ? "not available" : "not ready",
+                                         why));
+        out->gpu_missing = true;
+    }
+    free(why);
+    if (smoke_ran) {
+        char *detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
+                                             doctor_smoke_label(any, label, sizeof(label)))
+                                : str_printf("no OpenCL device passed the smoke test");
+        report_set_target(r, "opencl", nany > 0, detail, reasons);
+        doctor_lines_add(out, str_printf("OpenCL: %s", detail));
+        free(detail);
+    }
+    free(reasons);
+}
