@@ -424,6 +424,7 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
         return; /* never started, no time left: unknown, not a failure (core.timeout-spent says so) */
     if (r->status != ISOLATE_OK) {
         e->error = str_printf("loading it %s", r->detail ? r->detail : isolate_status_name(r->status));
+        e->crashed = r->status == ISOLATE_SIGNAL;
         return;
     }
     if (json_object_object_get_ex(r->value, "error", &err)) {

@@ -112,6 +112,7 @@ struct cuda_lib_entry {
     int cuda_major, cuda_minor;
     char *cuda_source;   /* how cuda_major was decided */
     char *error;
+    bool crashed;        /* its child was killed by a signal (error says which) */
     char *load_path;     /* the file on disk the child dlopens (REAL under --root) */
     struct cuda_libs_child_arg arg; /* what its child was asked */
 };

@@ -359,17 +359,31 @@ static bool cuda_libs_pick_site(const struct cuda_lib_entry *e, const void *arg)
     return e->site && strcmp(e->site, (const char *)arg) == 0;
 }
 
+/* The driver part's finding that libcuda itself crashes when loaded (cuda.driver-crash, cuda.c), or NULL.
+ * The CUDA libraries load libcuda too (cuBLAS, cuSOLVER and cuDNN do, from their constructors or their
+ * version calls): a truncated libcuda (SIGBUS on load) kills their children as well, and reinstalling
+ * them would change nothing. */
+static const struct report_finding *cuda_libs_driver_crash(const struct cuda_libs_state *st)
+{
+    return report_find_finding(st->ctx->report, "cuda.driver-crash", NULL);
+}
+
 void cuda_libs_findings(struct cuda_libs_state *st)
 {
     struct report *r = st->ctx->report;
+    const struct report_finding *crash = cuda_libs_driver_crash(st);
     for (size_t i = 0; i < st->n; i++) {
         const struct cuda_lib_entry *e = &st->e[i];
         if (!e->error)
             continue;
-        struct report_finding *fd = report_add_finding(r, "cuda.lib-load-failed", e->real, "%s (%s, found via %s): %s",
-                                                       e->file, e->real, e->via, e->error);
+        bool driver = e->crashed && crash;
+        struct report_finding *fd = report_add_finding(r, "cuda.lib-load-failed", e->real, "%s (%s, found via %s): %s%s",
+                                                       e->file, e->real, e->via, e->error,
+                                                       driver ? " (libcuda.so.1 crashes when loaded, too)" : "");
         if (fd && e->entry)
             report_finding_add_evidence(fd, e->via, "%s", e->entry);
+        if (fd && driver)
+            report_finding_set_cause(fd, crash->id, crash->subject);
     }
     /* Versions from file names are not what the libraries answer: no finding is drawn from them. */
     if (!st->not_loaded) {
