@@ -284,6 +284,11 @@ void report_finding_set_cause(struct report_finding *f, const char *cause_id, co
     f->caused_by_subject = str_dup(cause_subject);
 }
 
+const char *report_finding_shown_hint(const struct report_finding *f)
+{
+    return f->caused_by_id ? NULL : f->hint;
+}
+
 struct report_finding *report_find_finding(const struct report *r, const char *id, const char *subject)
 {
     for (size_t i = 0; i < r->n_findings; i++) {

@@ -165,6 +165,10 @@ void report_finding_add_evidence(struct report_finding *f, const char *source, c
     __attribute__((format(printf, 3, 4)));
 /* Mark F as a consequence of the finding (CAUSE_ID, CAUSE_SUBJECT). */
 void report_finding_set_cause(struct report_finding *f, const char *cause_id, const char *cause_subject);
+/* The hint the writers for people (text, JUnit, GitHub) print for F: its own, or NULL for a consequence
+ * (caused_by set), whose cause's hint is the fix. JSON keeps every finding's hint (a consequence's may say
+ * more about itself, as icd.absent-hardware's). Borrowed. */
+const char *report_finding_shown_hint(const struct report_finding *f);
 /* First finding with ID (and SUBJECT, unless NULL), or NULL. */
 struct report_finding *report_find_finding(const struct report *r, const char *id, const char *subject);
 /* Count of findings at severity SEV (consequences included). */

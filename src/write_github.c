@@ -71,9 +71,9 @@ int write_github(FILE *f, const struct report *r, const struct cli_options *o, c
                 github_escape(f, ")", false);
             }
         }
-        if (fi->hint) {
+        if (report_finding_shown_hint(fi)) {
             github_escape(f, "\nfix: ", false);
-            github_escape(f, fi->hint, false);
+            github_escape(f, report_finding_shown_hint(fi), false);
         }
         for (size_t e = 0; e < fi->n_evidence; e++) {
             github_escape(f, "\nevidence: ", false);

@@ -123,8 +123,8 @@ static char *junit_finding_text(const struct report_finding *f)
     if (f->caused_by_id)
         fprintf(m, "caused by: %s%s%s%s\n", f->caused_by_id, f->caused_by_subject ? " (" : "",
                 f->caused_by_subject ? f->caused_by_subject : "", f->caused_by_subject ? ")" : "");
-    if (f->hint)
-        fprintf(m, "fix: %s\n", f->hint);
+    if (report_finding_shown_hint(f))
+        fprintf(m, "fix: %s\n", report_finding_shown_hint(f));
     for (size_t i = 0; i < f->n_evidence; i++)
         fprintf(m, "evidence: %s: %s\n", f->evidence[i].source, f->evidence[i].value);
     if (fclose(m) != 0) {

@@ -67,8 +67,8 @@ static void write_text_findings(struct text_out *t, const struct report *r, enum
         if (f->caused_by_id)
             fprintf(t->f, "         caused by: %s%s%s%s\n", f->caused_by_id, f->caused_by_subject ? " (" : "",
                     f->caused_by_subject ? f->caused_by_subject : "", f->caused_by_subject ? ")" : "");
-        if (f->hint && !f->caused_by_id)
-            fprintf(t->f, "         fix: %s\n", f->hint);
+        if (report_finding_shown_hint(f))
+            fprintf(t->f, "         fix: %s\n", report_finding_shown_hint(f));
         if (t->verbose > 0)
             for (size_t j = 0; j < f->n_evidence; j++)
                 fprintf(t->f, "         evidence: %s = %s\n", f->evidence[j].source, f->evidence[j].value);

@@ -228,6 +228,8 @@ static void cuda_driver_report(struct cuda_run *cr, struct isolate_result *res)
     const char *dlerr = jsonget_str(child, "dlopen_error");
     cr->facts.libcuda_missing = child && status == RESULT_CUDA_DRV_NO_LIBRARY &&
                                 (!dlerr || strstr(dlerr, "cannot open shared object file"));
+    const char *libver = jsonget_str(jsonget(child, "library"), "version");
+    snprintf(cr->facts.libcuda_version, sizeof(cr->facts.libcuda_version), "%s", libver ? libver : "");
     cr->facts.cuinit_result = (int)jsonget_int(jsonget(child, "cuinit"), "code", -1);
     cr->facts.driver_cuda_version = (int)(dv > 0 && dv < 1000000 ? dv : -1);
     if (rc) {

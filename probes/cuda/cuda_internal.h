@@ -17,6 +17,7 @@ struct cuda_facts {
     bool nvidia_module_unloadable;  /* the pci section says no nvidia module can load: none is built for the
                                        running kernel, or it is blacklisted (nvidia.kernel_module) */
     char kernel_driver_version[32]; /* "580.159.04" from /proc/driver/nvidia/version, or "" */
+    char libcuda_version[32];       /* "535.261.03" from the name of the libcuda file loaded, or "" */
     int driver_cuda_version;        /* cuDriverGetVersion() (13000 = 13.0), or -1 (no driver, stub...) */
     int cuinit_result;              /* CUresult of cuInit(0), or -1 when libcuda was not loaded */
     int device_count;               /* cuDeviceGetCount() after a good cuInit, or -1 */

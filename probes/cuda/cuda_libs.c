@@ -424,10 +424,15 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
         return; /* never started, no time left: unknown, not a failure (core.timeout-spent says so) */
     if (r->status != ISOLATE_OK) {
         e->error = str_printf("loading it %s", r->detail ? r->detail : isolate_status_name(r->status));
+        e->crashed = r->status == ISOLATE_SIGNAL;
         return;
     }
     if (json_object_object_get_ex(r->value, "error", &err)) {
         e->error = str_sanitize(strdup(json_object_get_string(err)));
+        return;
+    }
+    if (json_object_object_get_ex(r->value, "no_version_fn", NULL)) {
+        e->no_version_fn = true; /* loaded fine: cuda_libs_family_versions gives it its main library's */
         return;
     }
     e->major = (int)jsonget_int(r->value, "major", -1);
@@ -472,6 +477,43 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
     }
 }
 
+/* Length of PATH's directory part ("/a/b/libx.so.9": 4), or 0. */
+static size_t cuda_libs_dir_len(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? (size_t)(slash - path) : 0;
+}
+
+/* A member loaded without a version function of its own (family->version_of) is its family's main
+ * library's release: the file of that key and SONAME major in the same directory, as cuDNN installs
+ * them (a wheel's lib/, a toolkit's lib64/). With none there its version stays unknown, which is no
+ * fault: it loaded. */
+static void cuda_libs_family_versions(struct cuda_libs_state *st)
+{
+    for (size_t i = 0; i < st->n; i++) {
+        struct cuda_lib_entry *e = &st->e[i];
+        if (!e->no_version_fn || !e->family->version_of)
+            continue;
+        size_t dl = cuda_libs_dir_len(e->real);
+        for (size_t j = 0; j < st->n; j++) {
+            const struct cuda_lib_entry *m = &st->e[j];
+            if (!m->have_version || !m->family->key || strcmp(m->family->key, e->family->version_of) != 0 ||
+                m->soname_major != e->soname_major || cuda_libs_dir_len(m->real) != dl ||
+                strncmp(m->real, e->real, dl) != 0)
+                continue;
+            e->major = m->major;
+            e->minor = m->minor;
+            e->patch = m->patch;
+            e->version = m->version ? strdup(m->version) : NULL;
+            e->version_from = "main library";
+            e->cuda_major = m->cuda_major;
+            e->cuda_minor = m->cuda_minor;
+            e->cuda_source = str_printf("%s: %s", m->file, m->cuda_source ? m->cuda_source : "unknown");
+            break;
+        }
+    }
+}
+
 static void cuda_libs_versions(struct cuda_libs_state *st)
 {
     if (st->n == 0)
@@ -512,6 +554,8 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
         cuda_libs_load(st, job_e, n_jobs, res);
     for (size_t i = 0; i < st->n && !st->err; i++)
         cuda_libs_take_result(st, &st->e[i], &res[job_of[i]]);
+    if (!st->err)
+        cuda_libs_family_versions(st);
     for (size_t j = 0; j < n_jobs; j++)
         isolate_result_clear(&res[j]);
     free(job_e);

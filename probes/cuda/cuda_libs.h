@@ -27,6 +27,11 @@ struct cuda_lib_family {
     const char *version_fn; /* the symbol that answers the version */
     const char *cudart_fn;  /* optional: the symbol answering the CUDA runtime it was built for, or NULL */
     const char *label;      /* for people: "cuDNN", "cuBLAS" */
+    /* optional: the key of the family's main library ("cudnn"), for members that may lack version_fn. A
+     * member that loads but has no version_fn is healthy: it takes the version of that main library in
+     * its own directory (cuDNN 9.2x's libcudnn_ext.so.9 exports no cudnnGetVersion). NULL: version_fn is
+     * required. */
+    const char *version_of;
 };
 
 extern const struct cuda_lib_family cuda_lib_families[];
@@ -40,7 +45,8 @@ struct cuda_libs_child_arg {
 };
 
 /* isolate work: dlopen ARG->path, call the family's version function(s). Returns
- * {"raw": n, "major": n, "minor": n, "patch": n|null, "cudart_version": n|null} or {"error": "..."}. */
+ * {"raw": n, "major": n, "minor": n, "patch": n|null, "cudart_version": n|null} or {"error": "..."}; for a
+ * family with version_of, a file that loads without version_fn answers {"no_version_fn": "<symbol>"}. */
 json_object *cuda_libs_child(void *arg);
 
 /* One library's answer in a group child, in memory shared with the parent (MAP_SHARED): written as the
@@ -101,10 +107,12 @@ struct cuda_lib_entry {
     int major, minor, patch;
     long cudart_version; /* the CUDA runtime the library was built for (cuBLAS, cuDNN), or -1 */
     char *version;       /* "13.0.96" */
-    const char *version_from; /* "library", "file name", "SONAME", or NULL */
+    const char *version_from; /* "library", "main library", "file name", "SONAME", or NULL */
+    bool no_version_fn;  /* loaded, but has no version function of its own (family->version_of) */
     int cuda_major, cuda_minor;
     char *cuda_source;   /* how cuda_major was decided */
     char *error;
+    bool crashed;        /* its child was killed by a signal (error says which) */
     char *load_path;     /* the file on disk the child dlopens (REAL under --root) */
     struct cuda_libs_child_arg arg; /* what its child was asked */
 };

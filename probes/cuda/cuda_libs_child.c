@@ -13,20 +13,21 @@
  * nvJitLink.h), cudnn_graph.h of cuDNN 9 (cudnn.h of cuDNN 8) and nccl.h. The cuDNN row with key NULL
  * stands for every sub-library (cuDNN 9: ops, cnn, adv, graph, engines_*, heuristic; cuDNN 8: ops_infer,
  * ops_train...): its key is the file's name ("cudnn_ops"); those without cudnnGetVersion of their own
- * answer through the libcudnn_graph they load. */
+ * answer through the libcudnn_graph they load, and one that links no libcudnn_graph either (cuDNN 9.2x's
+ * libcudnn_ext.so.9, whose only version symbol is cudnnSubquadraticOpsVersionCheck) takes libcudnn's. */
 const struct cuda_lib_family cuda_lib_families[] = {
-    {"cudart", "libcudart.so.*", CUDA_LIB_CUDART, "cudaRuntimeGetVersion", NULL, "CUDA runtime"},
-    {"cublas", "libcublas.so.*", CUDA_LIB_PROPERTY, "cublasGetProperty", "cublasGetCudartVersion", "cuBLAS"},
+    {"cudart", "libcudart.so.*", CUDA_LIB_CUDART, "cudaRuntimeGetVersion", NULL, "CUDA runtime", NULL},
+    {"cublas", "libcublas.so.*", CUDA_LIB_PROPERTY, "cublasGetProperty", "cublasGetCudartVersion", "cuBLAS", NULL},
     {"cublasLt", "libcublasLt.so.*", CUDA_LIB_PROPERTY, "cublasLtGetProperty", "cublasLtGetCudartVersion",
-     "cuBLASLt"},
-    {"cufft", "libcufft.so.*", CUDA_LIB_PROPERTY, "cufftGetProperty", NULL, "cuFFT"},
-    {"cusparse", "libcusparse.so.*", CUDA_LIB_PROPERTY, "cusparseGetProperty", NULL, "cuSPARSE"},
-    {"cusolver", "libcusolver.so.*", CUDA_LIB_PROPERTY, "cusolverGetProperty", NULL, "cuSOLVER"},
-    {"cudnn", "libcudnn.so.*", CUDA_LIB_CUDNN, "cudnnGetVersion", "cudnnGetCudartVersion", "cuDNN"},
-    {NULL, "libcudnn_*.so.*", CUDA_LIB_CUDNN, "cudnnGetVersion", "cudnnGetCudartVersion", "cuDNN"},
-    {"nccl", "libnccl.so.*", CUDA_LIB_NCCL, "ncclGetVersion", NULL, "NCCL"},
-    {"nvrtc", "libnvrtc.so.*", CUDA_LIB_NVRTC, "nvrtcVersion", NULL, "NVRTC"},
-    {"nvJitLink", "libnvJitLink.so.*", CUDA_LIB_NVJITLINK, "nvJitLinkVersion", NULL, "nvJitLink"},
+     "cuBLASLt", NULL},
+    {"cufft", "libcufft.so.*", CUDA_LIB_PROPERTY, "cufftGetProperty", NULL, "cuFFT", NULL},
+    {"cusparse", "libcusparse.so.*", CUDA_LIB_PROPERTY, "cusparseGetProperty", NULL, "cuSPARSE", NULL},
+    {"cusolver", "libcusolver.so.*", CUDA_LIB_PROPERTY, "cusolverGetProperty", NULL, "cuSOLVER", NULL},
+    {"cudnn", "libcudnn.so.*", CUDA_LIB_CUDNN, "cudnnGetVersion", "cudnnGetCudartVersion", "cuDNN", NULL},
+    {NULL, "libcudnn_*.so.*", CUDA_LIB_CUDNN, "cudnnGetVersion", "cudnnGetCudartVersion", "cuDNN", "cudnn"},
+    {"nccl", "libnccl.so.*", CUDA_LIB_NCCL, "ncclGetVersion", NULL, "NCCL", NULL},
+    {"nvrtc", "libnvrtc.so.*", CUDA_LIB_NVRTC, "nvrtcVersion", NULL, "NVRTC", NULL},
+    {"nvJitLink", "libnvJitLink.so.*", CUDA_LIB_NVJITLINK, "nvJitLinkVersion", NULL, "nvJitLink", NULL},
 };
 const size_t cuda_lib_n_families = sizeof(cuda_lib_families) / sizeof(cuda_lib_families[0]);
 
@@ -127,8 +128,13 @@ json_object *cuda_libs_child(void *arg)
         {fam->cudart_fn ? fam->cudart_fn : fam->version_fn, false, NULL, offsetof(struct cuda_libs_fns, cudart_version)},
     };
     const char *missing = NULL;
-    if (dlsyms_load(h, table, fam->cudart_fn ? 2 : 1, &fns, &missing) != 0)
-        return cuda_libs_error("no %s in the library", missing);
+    if (dlsyms_load(h, table, fam->cudart_fn ? 2 : 1, &fns, &missing) != 0) {
+        if (!fam->version_of || !missing || strcmp(missing, fam->version_fn) != 0)
+            return cuda_libs_error("no %s in the library", missing);
+        json_object *o = json_object_new_object(); /* loaded: its version is its family's main library's */
+        json_object_object_add(o, "no_version_fn", json_object_new_string(fam->version_fn));
+        return o;
+    }
 
     json_object *o = json_object_new_object();
     int major = -1, minor = -1, patch = -1, rc = 0;

@@ -82,15 +82,29 @@ static void cuda_libs_driver_findings(struct cuda_libs_state *st)
         bool old_api = f->driver_cuda_version > 0 && f->driver_cuda_version / 1000 < e->cuda_major;
         if (!old_kernel && !old_api)
             continue; /* an unknown driver says nothing */
-        struct report_finding *fd = report_add_finding(
-            st->ctx->report, "cuda.lib-driver-too-old", e->real,
-            "%s (CUDA %d.%d) needs NVIDIA driver %s or newer; the driver here is %s%s", e->file, e->major, e->minor,
-            need ? need : "for its CUDA major", f->kernel_driver_version[0] ? f->kernel_driver_version : "older",
-            old_api ? " and supports an older CUDA" : "");
+        /* The driver found: the kernel module's version, else the libcuda file's (a host without the module
+         * still has its userspace: Debian's libcuda1 535.261.03 answers cuDriverGetVersion 12020). */
+        const char *have = f->kernel_driver_version[0] ? f->kernel_driver_version
+                           : f->libcuda_version[0]   ? f->libcuda_version
+                                                     : NULL;
+        char drv[96], cu[32] = "";
+        if (f->driver_cuda_version > 0)
+            cuda_libs_fmt_cuda(cu, sizeof(cu), f->driver_cuda_version / 1000, (f->driver_cuda_version % 1000) / 10);
+        if (have && *cu)
+            snprintf(drv, sizeof(drv), "driver %s here supports CUDA %s", have, cu);
+        else if (have)
+            snprintf(drv, sizeof(drv), "the driver here is %s", have);
+        else
+            snprintf(drv, sizeof(drv), "the driver here supports CUDA %s", cu);
+        struct report_finding *fd = report_add_finding(st->ctx->report, "cuda.lib-driver-too-old", e->real,
+                                                       "%s (CUDA %d.%d) needs NVIDIA driver %s or newer; %s", e->file,
+                                                       e->major, e->minor, need ? need : "for its CUDA major", drv);
         if (!fd)
             continue;
         if (f->kernel_driver_version[0])
             report_finding_add_evidence(fd, "/proc/driver/nvidia/version", "%s", f->kernel_driver_version);
+        else if (f->libcuda_version[0])
+            report_finding_add_evidence(fd, "libcuda file name", "%s", f->libcuda_version);
         if (f->driver_cuda_version > 0)
             report_finding_add_evidence(fd, "cuDriverGetVersion", "%d", f->driver_cuda_version);
         report_finding_add_evidence(fd, "cudaRuntimeGetVersion", "%d.%d (%s)", e->major, e->minor, e->real);
@@ -359,17 +373,31 @@ static bool cuda_libs_pick_site(const struct cuda_lib_entry *e, const void *arg)
     return e->site && strcmp(e->site, (const char *)arg) == 0;
 }
 
+/* The driver part's finding that libcuda itself crashes when loaded (cuda.driver-crash, cuda.c), or NULL.
+ * The CUDA libraries load libcuda too (cuBLAS, cuSOLVER and cuDNN do, from their constructors or their
+ * version calls): a truncated libcuda (SIGBUS on load) kills their children as well, and reinstalling
+ * them would change nothing. */
+static const struct report_finding *cuda_libs_driver_crash(const struct cuda_libs_state *st)
+{
+    return report_find_finding(st->ctx->report, "cuda.driver-crash", NULL);
+}
+
 void cuda_libs_findings(struct cuda_libs_state *st)
 {
     struct report *r = st->ctx->report;
+    const struct report_finding *crash = cuda_libs_driver_crash(st);
     for (size_t i = 0; i < st->n; i++) {
         const struct cuda_lib_entry *e = &st->e[i];
         if (!e->error)
             continue;
-        struct report_finding *fd = report_add_finding(r, "cuda.lib-load-failed", e->real, "%s (%s, found via %s): %s",
-                                                       e->file, e->real, e->via, e->error);
+        bool driver = e->crashed && crash;
+        struct report_finding *fd = report_add_finding(r, "cuda.lib-load-failed", e->real, "%s (%s, found via %s): %s%s",
+                                                       e->file, e->real, e->via, e->error,
+                                                       driver ? " (libcuda.so.1 crashes when loaded, too)" : "");
         if (fd && e->entry)
             report_finding_add_evidence(fd, e->via, "%s", e->entry);
+        if (fd && driver)
+            report_finding_set_cause(fd, crash->id, crash->subject);
     }
     /* Versions from file names are not what the libraries answer: no finding is drawn from them. */
     if (!st->not_loaded) {

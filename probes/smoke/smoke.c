@@ -10,6 +10,7 @@
 #include "isolate.h"
 #include "probe.h"
 #include "smoke_device.h"
+#include "smoke_hint.h"
 #include "smoke_options.h"
 #include "smoke_platform.h"
 #include "smoke_select.h"
@@ -325,12 +326,16 @@ static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, 
     struct report_finding *f;
 
     if (d->status == RESULT_SMOKE_TIMEOUT) {
-        f = report_add_finding(ctx->report, "smoke.timeout", subject, "Device %d:%d (%s) did not finish the smoke test: %s",
-                               t->platform, t->device, name, detail ? detail : "timed out");
+        /* A smoke child has no time limit of its own: what stops it is the run's deadline (probe_budget_ms). */
+        f = report_add_finding(ctx->report, "smoke.timeout", subject,
+                               "Device %d:%d (%s) did not finish the smoke test before the run's --timeout (%.1f s) "
+                               "ended it: %s",
+                               t->platform, t->device, name, ctx->timeout_ms / 1000.0, detail ? detail : "timed out");
         if (f) {
             report_finding_add_evidence(f, "--timeout", "%.1f s", ctx->timeout_ms / 1000.0);
             if (stage)
                 report_finding_add_evidence(f, "stage", "%s", stage);
+            smoke_timeout_hint(f, t, stage);
         }
     } else if (d->status == RESULT_SMOKE_CRASH) {
         f = report_add_finding(ctx->report, "smoke.crash", subject, "The driver of device %d:%d (%s) crashed: %s",

@@ -1,4 +1,4 @@
-/* fake_cudalib.c: a fake libcudart / libcudnn for the library tests: a chosen version, or a crash or hang when asked. */
+/* fake_cudalib.c: a fake libcudart / libcudnn / libcublas for the library tests: a chosen version, or a crash or hang when asked. */
 #include <stddef.h>
 #include <unistd.h>
 
@@ -58,3 +58,23 @@ size_t cudnnGetCudartVersion(void)
 {
     return FAKE_CUDALIB_CUDART;
 }
+
+/* cublasGetProperty(libraryPropertyType, int *) -> cublasStatus_t: FAKE_CUDALIB_VERSION read as
+ * major*10000 + minor*100 + patch (13.1.0: 130100). */
+int cublasGetProperty(int type, int *v)
+{
+    int n = fake_cudalib_answer();
+    *v = type == 0 ? n / 10000 : type == 1 ? (n / 100) % 100 : n % 100;
+    return 0;
+}
+
+#ifdef FAKE_CUDALIB_NEEDS_CUDA
+/* A reference to libcuda.so.1 (cuDriverGetVersion), so that the link keeps its DT_NEEDED entry. */
+int cuDriverGetVersion(int *v);
+int fake_cudalib_driver_version(void);
+int fake_cudalib_driver_version(void)
+{
+    int v = 0;
+    return cuDriverGetVersion(&v) == 0 ? v : -1;
+}
+#endif

@@ -15,6 +15,8 @@ FAKE = os.environ["GC_FAKE_LIBCUDA"]
 # it the NVML part rightly warns (cuda.nvml-missing) on every fake GPU here.
 FAKE_NVML = os.path.join(os.environ["GC_FAKE_NVML_DIR"], "libnvidia-ml.so.1")
 STUB = os.environ.get("GC_CUDA_STUB")
+# A fake cuBLAS 13.1.0 with a DT_NEEDED on libcuda.so.1 (tests/cuda/meson.build).
+FAKE_CUBLAS_NEEDS_CUDA = os.environ.get("GC_FAKE_CUBLAS_NEEDS_CUDA")  # set for e2e-cuda (other tests import this file)
 KVER = "580.159.04"
 POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
 
@@ -380,6 +382,33 @@ class CudaTests(CudaBase):
         f = r.findings("cuda.compute-prohibited")
         self.assertEqual([x["subject"] for x in f], ["0000:01:00.0"], repr(r))
         self.assertIn("nvidia-smi -i 0 -c DEFAULT", f[0]["hint"])
+
+    def test_truncated_libcuda_causes_the_library_crashes(self):
+        """Issue 24 item 7: a truncated libcuda (SIGBUS while loading) kills every library child that loads
+        it: those findings are caused by cuda.driver-crash, not a reinstall of the library. The same
+        libraries beside an intact libcuda load fine, and the run is live (no --root: libraries load)."""
+        d = self.libdir()
+        shutil.copy(FAKE_CUBLAS_NEEDS_CUDA, os.path.join(d, "libcublas.so.13"))
+        r = self.cuda(None, d)
+        mine = [x for x in r.json["cuda"]["libraries"] if x["path"] == os.path.join(d, "libcublas.so.13")]
+        self.assertEqual([(x["version"], x["error"]) for x in mine], [("13.1.0", None)], repr(r))
+        # cut the library short, inside its loaded segments (ELF and program headers kept)
+        real = os.path.join(d, "libcuda.so.%s" % KVER)
+        os.truncate(real, 4096)
+        r = self.cuda(None, d, expect_rc=1)
+        crash = r.findings("cuda.driver-crash")
+        self.assertEqual(len(crash), 1, repr(r))
+        self.assertIn("SIGBUS", crash[0]["message"])
+        lib = [f for f in r.findings("cuda.lib-load-failed") if f["subject"] == os.path.join(d, "libcublas.so.13")]
+        self.assertEqual(len(lib), 1, repr(r))
+        self.assertIn("SIGBUS", lib[0]["message"])
+        self.assertEqual(lib[0]["caused_by"], {"id": "cuda.driver-crash", "subject": crash[0]["subject"]}, repr(r))
+        # every library child that crashed here did so through libcuda: none is a root cause of the verdict
+        for f in r.findings("cuda.lib-load-failed"):
+            if "killed by" in f["message"]:
+                self.assertEqual(f["caused_by"]["id"], "cuda.driver-crash", f)
+        for name, t in r.json["verdict"]["targets"].items():
+            self.assertNotIn("cuda.lib-load-failed", t["reasons"], "%s: %s" % (name, t))
 
     def test_crash_and_hang_in_cuinit(self):
         t = self.tree()

@@ -388,6 +388,34 @@ static void test_crash_hang(void **state)
     clean_env();
 }
 
+/* Issue 24 item 8: cuda.lib-driver-too-old names the driver it found, also where only its userspace is
+ * there (no kernel module: Debian's libcuda1 535.261.03, cuDriverGetVersion 12020), and what it supports. */
+static void test_driver_too_old_names_the_driver(void **state)
+{
+    (void)state;
+    char d[PATH_MAX + 8];
+    snprintf(d, sizeof(d), "%s/cu13", tmp_root);
+    link_in(d, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    setenv("LD_LIBRARY_PATH", d, 1);
+    struct cuda_facts facts = {.driver_cuda_version = 12020, .cuinit_result = 100, .device_count = -1};
+    strcpy(facts.libcuda_version, "535.261.03");
+    struct libs_run x;
+    libs_run(&x, NULL, &facts, 30000);
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-driver-too-old", NULL);
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "needs NVIDIA driver 580 or newer"));
+    assert_non_null(strstr(f->message, "driver 535.261.03 here supports CUDA 12.2"));
+    libs_done(&x);
+    /* with the kernel module's version, that one is named */
+    strcpy(facts.kernel_driver_version, "535.54.03");
+    libs_run(&x, NULL, &facts, 30000);
+    f = report_find_finding(x.r, "cuda.lib-driver-too-old", NULL);
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "driver 535.54.03 here supports CUDA 12.2"));
+    libs_done(&x);
+    clean_env();
+}
+
 /* Copy SRC to DIR/NAME, creating DIR. */
 static void copy_in(const char *dir, const char *name, const char *src)
 {
@@ -901,6 +929,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_ld_path),
         cmocka_unit_test(test_ld_path_stub_cause),
         cmocka_unit_test(test_crash_hang),
+        cmocka_unit_test(test_driver_too_old_names_the_driver),
         cmocka_unit_test(test_one_child_culprit_crash),
         cmocka_unit_test(test_one_child_culprit_hang),
         cmocka_unit_test(test_same_name_apart),

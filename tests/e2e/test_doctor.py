@@ -99,6 +99,12 @@ class DoctorTests(gctest.TestCase):
         text = gctest.run("--root", tree.root, "--live", "--timeout", "20", env=self.env(v))
         self.assertIn("GPU compute (OpenCL): not ready", text.stdout)
         self.assertIn("caused by: pci.nouveau-bound (0000:01:00.0)", text.stdout)
+        # JSON keeps a consequence's hint (data); text prints none of them: the cause's is the fix (issue 24
+        # item 8)
+        caused = [f for f in r.json["findings"] if f["caused_by"] and f["hint"]]
+        self.assertTrue(caused, repr(r))
+        for f in caused:
+            self.assertNotIn(f["hint"], text.stdout, f)
         # the hint is given once, at the root cause
         self.assertEqual(text.stdout.count("fix: "), len(self.roots(r, "error")) + len(
             [f for f in r.json["findings"] if f["severity"] != "error" and not f["caused_by"] and f["hint"]]))

@@ -174,8 +174,10 @@ class FormatsBase(gctest.TestCase):
             want = "gpucheckup " + fi["id"] + (" (%s)" % fi["subject"] if fi["subject"] is not None else "")
             self.assertEqual(props, {"title": want})
             self.assertEqual(msg.split("\n")[0], fi["message"].split("\n")[0])
-            if fi["hint"]:
+            if fi["hint"] and not fi["caused_by"]:
                 self.assertIn("\nfix: " + fi["hint"], msg)
+            elif fi["caused_by"]:  # a consequence: its cause's hint is the fix (issue 24 item 8)
+                self.assertNotIn("\nfix: ", msg)
         return cmds
 
 
@@ -221,6 +223,12 @@ class FormatTests(FormatsBase):
         # caused_by is said on the consequences
         icd = [m for c, p, m in cmds if p["title"].startswith("gpucheckup require.unmet")][0]
         self.assertIn("\ncaused by: pci.nouveau-bound (0000:01:00.0)", icd)
+        # and they carry no fix of their own: the cause's is the fix (issue 24 item 8)
+        self.assertNotIn("\nfix: ", icd)
+        for c in pci.findall("testcase") + [c for ts in root.findall("testsuite") for c in ts.findall("testcase")]:
+            f = c.find("failure")
+            if f is not None and "\ncaused by: " in (f.text or ""):
+                self.assertNotIn("\nfix: ", f.text)
 
     def test_broken_icd_with_awkward_name(self):
         """A crashing driver registered by an .icd file whose name holds every character the formats escape."""

@@ -368,6 +368,14 @@ class SmokeTests(gctest.TestCase):
         f = r.findings("smoke.timeout")
         self.assertEqual(len(f), 1)
         self.assertIn({"source": "--timeout", "value": "1.5 s"}, f[0]["evidence"])
+        # issue 24 item 8: the run's deadline stopped it, and PoCL's device is the CPU, still compiling:
+        # slowness to say so, not a GPU hang to look for in dmesg
+        self.assertIn("before the run's --timeout (1.5 s) ended it", f[0]["message"])
+        self.assertIn("CPU", d["type"])
+        self.assertIn("slow, not hung", f[0]["hint"])
+        self.assertIn("compiling the smoke kernel", f[0]["hint"])
+        self.assertNotIn("dmesg", f[0]["hint"])
+        self.assertNotIn("holds the GPU", f[0]["hint"])
 
     def assert_second_of_two_hung(self, r, t0):
         # Run R (started at T0, --timeout 6) of two devices, 0:1 hung while running the fp32 kernel:
@@ -380,6 +388,12 @@ class SmokeTests(gctest.TestCase):
         f = r.findings("smoke.timeout")
         self.assertEqual([x["subject"] for x in f], ["0:1 " + d1["name"]])
         self.assertIn({"source": "stage", "value": "fp32 exact pass: running the kernel"}, f[0]["evidence"])
+        # a CPU device (PoCL's) stopped running its kernel by the run's --timeout: a CPU-side hint
+        self.assertIn("CPU", d1["type"])
+        self.assertIn("before the run's --timeout (6.0 s) ended it", f[0]["message"])
+        self.assertIn("This device is the CPU", f[0]["hint"])
+        self.assertIn("still fp32 exact pass: running the kernel when the run's --timeout ended", f[0]["hint"])
+        self.assertNotIn("dmesg", f[0]["hint"])
         return d1
 
     def test_hang_on_one_device_keeps_the_others(self):

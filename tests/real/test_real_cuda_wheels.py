@@ -1,0 +1,93 @@
+"""End-to-end tests of the cuda probe's library part on today's real nvidia-cudnn-cu12 wheel (tests/real/fetch-wheels)."""
+import glob
+import os
+import subprocess
+
+import gctest
+
+FETCH = os.path.join(gctest.SOURCE_ROOT, "tests", "real", "fetch-wheels")
+
+
+def fetch():
+    """The venv directory fetch-wheels made (cached under $GPUCHECKUP_REAL_CACHE or ~/.cache/gpucheckup-tests)."""
+    out = subprocess.run([FETCH], capture_output=True, text=True, timeout=600)
+    if out.returncode != 0:
+        raise RuntimeError("tests/real/fetch-wheels failed (it needs PyPI once, then its cache):\n" + out.stderr[-3000:])
+    return out.stdout.strip().splitlines()[-1]
+
+
+def dist_version(site):
+    """The wheel's own version (its dist-info METADATA), not gpucheckup's reading: "9.28.0.42"."""
+    meta = glob.glob(os.path.join(site, "nvidia_cudnn_cu12-*.dist-info", "METADATA"))
+    with open(meta[0], encoding="utf-8") as f:
+        for line in f:
+            if line.startswith("Version:"):
+                return line.split(":", 1)[1].strip()
+    raise AssertionError("no Version in " + meta[0])
+
+
+def own_version_fn(path):
+    """True when the file itself exports cudnnGetVersion or links libcudnn_graph (which does): nm/readelf,
+    the truth gpucheckup's answer is checked against."""
+    syms = subprocess.run(["nm", "-D", "--defined-only", path], capture_output=True, text=True, check=True).stdout
+    dyn = subprocess.run(["readelf", "-d", path], capture_output=True, text=True, check=True).stdout
+    return " cudnnGetVersion@" in syms or " cudnnGetVersion\n" in syms or "[libcudnn_graph.so" in dyn
+
+
+class RealCudnnWheelTests(gctest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.venv = fetch()
+        sites = glob.glob(os.path.join(cls.venv, "lib", "python3*", "site-packages"))
+        assert len(sites) == 1, sites
+        cls.site = sites[0]
+        cls.libdir = os.path.join(cls.site, "nvidia", "cudnn", "lib")
+        cls.version = dist_version(cls.site)
+        cls.files = sorted(os.listdir(cls.libdir))
+
+    def run_cuda(self):
+        # `gpucheckup cuda` loads every library even on a host without GPU or driver (asked by name).
+        return self.run_json("cuda", env={"VIRTUAL_ENV": self.venv}, timeout=300)
+
+    def wheel_entries(self, r):
+        real = os.path.realpath(self.libdir) + "/"
+        return {e["file"]: e for e in r.json["cuda"]["libraries"] if e["path"].startswith(real)}
+
+    def test_every_cudnn_file_loads_and_has_the_wheels_version(self):
+        r = self.run_cuda()
+        entries = self.wheel_entries(r)
+        self.assertEqual(sorted(entries), self.files, repr(r))
+        want = ".".join(self.version.split(".")[:3])  # cudnnGetVersion has no build number: 9.28.0
+        for name, e in entries.items():
+            self.assertIsNone(e["error"], "%s: %s" % (name, e))
+            self.assertEqual(e["version"], want, "%s: %s" % (name, e))
+            self.assertEqual(e["cuda_major"], 12, "%s: %s (a -cu12 wheel)" % (name, e))
+
+    def test_no_load_failed_finding_for_any_cudnn_file(self):
+        r = self.run_cuda()
+        bad = [f for f in r.findings("cuda.lib-load-failed") if "libcudnn" in (f["subject"] or "")]
+        self.assertEqual(bad, [], repr(r))
+        for name, t in r.json["verdict"]["targets"].items():
+            self.assertNotIn("cuda.lib-load-failed", t["reasons"], "%s: %s" % (name, t))
+
+    def test_member_without_version_function_takes_libcudnns(self):
+        """Issue 24 item 1: cuDNN 9.2x's libcudnn_ext.so.9 exports no cudnnGetVersion and links no
+        libcudnn_graph: loaded fine, its version is libcudnn.so.9's."""
+        lacking = [f for f in self.files if f != "libcudnn.so.9" and not own_version_fn(os.path.join(self.libdir, f))]
+        if not lacking:
+            self.skipTest("today's wheel (%s) has no cuDNN file without a version function" % self.version)
+        r = self.run_cuda()
+        entries = self.wheel_entries(r)
+        main = entries["libcudnn.so.9"]
+        self.assertEqual(main["version_from"], "library", repr(main))
+        for name in lacking:
+            e = entries[name]
+            self.assertEqual(e["version_from"], "main library", "%s: %s" % (name, e))
+            self.assertEqual(e["version"], main["version"], "%s: %s" % (name, e))
+            self.assertIn("libcudnn.so.9", e["cuda_version_from"], "%s: %s" % (name, e))
+        # the text output lists the family once, with libcudnn's version
+        self.assertIn("cuDNN %s" % main["version"], gctest.run("cuda", env={"VIRTUAL_ENV": self.venv}).stdout)
+
+
+if __name__ == "__main__":
+    gctest.main()
