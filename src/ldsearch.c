@@ -665,13 +665,14 @@ void ldsearch_files_free(struct ldsearch_file *f, size_t n)
 
 struct ldsearch_fwalk {
     const struct ldsearch *s;
-    const char *name;
+    const char *name;    /* the file name looked for, or NULL */
+    const char *pattern; /* else: the fnmatch pattern names match */
     struct ldsearch_foreign *f;
     size_t n;
     int err;
 };
 
-static void ldsearch_fwalk_add(struct ldsearch_fwalk *w, const char *path, const char *via)
+static void ldsearch_fwalk_add(struct ldsearch_fwalk *w, const char *path, const char *name, const char *via)
 {
     for (size_t i = 0; i < w->n; i++)
         if (strcmp(w->f[i].path, path) == 0)
@@ -685,7 +686,11 @@ static void ldsearch_fwalk_add(struct ldsearch_fwalk *w, const char *path, const
         return;
     }
     w->f = nf;
-    if (!(w->f[w->n].path = strdup(path))) {
+    w->f[w->n].path = strdup(path);
+    w->f[w->n].name = strdup(name);
+    if (!w->f[w->n].path || !w->f[w->n].name) {
+        free(w->f[w->n].path);
+        free(w->f[w->n].name);
         w->err = -ENOMEM;
         return;
     }
@@ -696,30 +701,43 @@ static void ldsearch_fwalk_add(struct ldsearch_fwalk *w, const char *path, const
 
 static void ldsearch_fwalk_dir(struct ldsearch_fwalk *w, const char *dir, const char *via)
 {
-    char *p = ldsearch_join(dir, w->name);
-    if (p)
-        ldsearch_fwalk_add(w, p, via);
-    else
+    if (w->name) {
+        char *p = ldsearch_join(dir, w->name);
+        if (p)
+            ldsearch_fwalk_add(w, p, w->name, via);
+        else
+            w->err = -ENOMEM;
+        free(p);
+        return;
+    }
+    char **names = NULL;
+    size_t n = 0;
+    if (ldsearch_list(w->s, dir, w->pattern, &names, &n) == -ENOMEM)
         w->err = -ENOMEM;
-    free(p);
+    for (size_t i = 0; i < n; i++) {
+        char *p = ldsearch_join(dir, names[i]);
+        if (p)
+            ldsearch_fwalk_add(w, p, names[i], via);
+        else
+            w->err = -ENOMEM;
+        free(p);
+    }
+    ldsearch_strv_free(names, n);
 }
 
 static int ldsearch_fwalk_cache_cb(const char *key, const char *value, int32_t flags, void *arg)
 {
     (void)flags; /* every architecture's entry: a foreign one is what we look for */
     struct ldsearch_fwalk *w = arg;
-    if (value[0] == '/' && strcmp(key, w->name) == 0)
-        ldsearch_fwalk_add(w, value, "ld.so.cache");
+    if (value[0] == '/' && (w->name ? strcmp(key, w->name) == 0 : fnmatch(w->pattern, key, FNM_PERIOD) == 0))
+        ldsearch_fwalk_add(w, value, key, "ld.so.cache");
     return w->err < 0;
 }
 
-int ldsearch_foreign_find(const struct ldsearch *s, const char *name, struct ldsearch_foreign **out, size_t *n)
+/* ldsearch_foreign_find and ldsearch_foreign_match: W names the file or the pattern. */
+static int ldsearch_fwalk(struct ldsearch_fwalk w, struct ldsearch_foreign **out, size_t *n)
 {
-    struct ldsearch_fwalk w = {.s = s, .name = name};
-    *out = NULL;
-    *n = 0;
-    if (!name || !*name || strchr(name, '/'))
-        return 0;
+    const struct ldsearch *s = w.s;
     for (size_t i = 0; i < s->n_ld; i++)
         ldsearch_fwalk_dir(&w, s->ld_dirs[i], "LD_LIBRARY_PATH");
     if (s->cache)
@@ -735,9 +753,29 @@ int ldsearch_foreign_find(const struct ldsearch *s, const char *name, struct lds
     return 0;
 }
 
+int ldsearch_foreign_find(const struct ldsearch *s, const char *name, struct ldsearch_foreign **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!name || !*name || strchr(name, '/'))
+        return 0;
+    return ldsearch_fwalk((struct ldsearch_fwalk){.s = s, .name = name}, out, n);
+}
+
+int ldsearch_foreign_match(const struct ldsearch *s, const char *pattern, struct ldsearch_foreign **out, size_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (!pattern || !*pattern || strchr(pattern, '/'))
+        return 0;
+    return ldsearch_fwalk((struct ldsearch_fwalk){.s = s, .pattern = pattern}, out, n);
+}
+
 void ldsearch_foreign_free(struct ldsearch_foreign *f, size_t n)
 {
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
         free(f[i].path);
+        free(f[i].name);
+    }
     free(f);
 }

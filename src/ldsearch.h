@@ -117,6 +117,7 @@ int ldsearch_elf_loadable(const struct hostfs *fs, const char *path);
  * byte order, as glibc's loader does silently (it goes on to the next directory). */
 struct ldsearch_foreign {
     char *path;             /* where it is: DIR/NAME or the cache's value */
+    char *name;             /* the name dlopen would ask for: NAME, or the cache's key */
     const char *via;        /* "LD_LIBRARY_PATH", "ld.so.cache" or "default" (static) */
     struct ldsearch_elf elf;
 };
@@ -125,6 +126,9 @@ struct ldsearch_foreign {
  * directory; each path once, in that order. Sets *OUT (free with ldsearch_foreign_free) and *N.
  * Returns 0 or -ENOMEM. */
 int ldsearch_foreign_find(const struct ldsearch *s, const char *name, struct ldsearch_foreign **out, size_t *n);
+/* ldsearch_foreign_find for every name matching the fnmatch PATTERN ("libcudart.so*", no slash) in those
+ * same places, in that order; each path once. 0 or -ENOMEM. */
+int ldsearch_foreign_match(const struct ldsearch *s, const char *pattern, struct ldsearch_foreign **out, size_t *n);
 void ldsearch_foreign_free(struct ldsearch_foreign *f, size_t n);
 /* Entries of DIR (on FS) whose name matches the fnmatch PATTERN, sorted, at most 4096 looked at.
  * Sets *OUT (free with ldsearch_strv_free) and *N. Returns 0 or -errno. */

@@ -6,6 +6,7 @@
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
+#include "libarch.h"
 #include "strutil.h"
 
 const struct check cuda_libs_checks[] = {
@@ -35,6 +36,14 @@ const struct check cuda_libs_checks[] = {
      "toolkit's runtime on the library path.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-load-failed", REPORT_SEV_WARNING, "a CUDA library could not be loaded or answer its version",
      "Reinstall the package the file belongs to, or remove the stray copy; programs that load it fail the same way.", CHECK_LAYER_RUNTIME},
+    /* glibc's loader skips a file of another ELF class or machine without a word (elf/dl-load.c,
+     * open_verify): a program needing it fails as if it were not installed. */
+    {"cuda.lib-wrong-arch", REPORT_SEV_WARNING,
+     "a CUDA library on the library search path is built for another machine or class, and no copy for this one "
+     "is found",
+     "Install the library built for this machine (Debian: the package for `dpkg --print-architecture`; pip: the "
+     "wheel for this platform, in a venv made on this machine), and remove the foreign copy or take its directory "
+     "off LD_LIBRARY_PATH.", CHECK_LAYER_RUNTIME},
     {"cuda.lib-none", REPORT_SEV_INFO, "no CUDA library found (runtime, cuBLAS, cuDNN...)",
      "Frameworks from pip bring their own CUDA libraries (pip install torch); for building, install the "
      "CUDA toolkit.", CHECK_LAYER_RUNTIME},
@@ -382,10 +391,71 @@ static const struct report_finding *cuda_libs_driver_crash(const struct cuda_lib
     return report_find_finding(st->ctx->report, "cuda.driver-crash", NULL);
 }
 
+/* True when a copy of the library NAME for this machine is found: on the search path, or listed in ST. */
+static bool cuda_libs_have_native(const struct cuda_libs_state *st, const char *name)
+{
+    for (size_t i = 0; i < st->n; i++)
+        if (strcmp(st->e[i].file, name) == 0)
+            return true;
+    const char *via = NULL;
+    char *p = ldsearch_find(&st->search, name, &via);
+    bool found = p != NULL;
+    free(p);
+    return found;
+}
+
+/* Files of each family on the search path that the dynamic linker skips as another machine's (an
+ * arm64 libcudart on an x86-64 host), when no name the file is met under (libcudart.so.11.0,
+ * libcudart.so.11.8.89) has a copy for this machine: one cuda.lib-wrong-arch per file, under the
+ * first name met. An i386 copy beside the amd64 one, as multiarch installs have, is not one. Returns how
+ * many were added. */
+static size_t cuda_libs_foreign_findings(struct cuda_libs_state *st)
+{
+    size_t added = 0;
+    for (size_t k = 0; k < cuda_lib_n_families; k++) {
+        const struct cuda_lib_family *fam = &cuda_lib_families[k];
+        struct ldsearch_foreign *fo = NULL;
+        size_t n = 0;
+        if (ldsearch_foreign_match(&st->search, fam->pattern, &fo, &n) != 0)
+            continue;
+        char **real = calloc(n ? n : 1, sizeof(*real));
+        bool *covered = calloc(n ? n : 1, sizeof(*covered));
+        for (size_t i = 0; real && covered && i < n; i++) {
+            real[i] = ldsearch_realpath(st->fs, fo[i].path);
+            covered[i] = cuda_libs_have_native(st, fo[i].name);
+        }
+        for (size_t i = 0; real && covered && i < n; i++) {
+            bool skip = false; /* an earlier name of the same file, or a name of it that this machine has */
+            for (size_t j = 0; j < n && !skip; j++)
+                skip = j != i && real[i] && real[j] && strcmp(real[i], real[j]) == 0 && (j < i || covered[j]);
+            if (skip || covered[i])
+                continue;
+            char *lead = str_printf("The %s library ", fam->label);
+            char *then = str_printf("the dynamic linker skips it, so for programs %s is not installed", fo[i].name);
+            if (libarch_add(st->ctx->report, "cuda.lib-wrong-arch", fo[i].path, fo[i].path, &fo[i].elf, fo[i].via,
+                            lead, then ? then : "the dynamic linker skips it"))
+                added++;
+            free(lead);
+            free(then);
+        }
+        for (size_t i = 0; real && i < n; i++)
+            free(real[i]);
+        free(real);
+        free(covered);
+        ldsearch_foreign_free(fo, n);
+    }
+    return added;
+}
+
 void cuda_libs_findings(struct cuda_libs_state *st)
 {
+    size_t foreign = cuda_libs_foreign_findings(st);
     struct report *r = st->ctx->report;
-    const struct report_finding *crash = cuda_libs_driver_crash(st);
+    /* Copied: adding a finding moves the report's findings, so no pointer into them is kept across it. */
+    const struct report_finding *crash_f = cuda_libs_driver_crash(st);
+    char *crash_id = crash_f ? str_dup(crash_f->id) : NULL;
+    char *crash_subject = crash_f && crash_f->subject ? str_dup(crash_f->subject) : NULL;
+    bool crash = crash_id != NULL;
     for (size_t i = 0; i < st->n; i++) {
         const struct cuda_lib_entry *e = &st->e[i];
         if (!e->error)
@@ -397,8 +467,10 @@ void cuda_libs_findings(struct cuda_libs_state *st)
         if (fd && e->entry)
             report_finding_add_evidence(fd, e->via, "%s", e->entry);
         if (fd && driver)
-            report_finding_set_cause(fd, crash->id, crash->subject);
+            report_finding_set_cause(fd, crash_id, crash_subject);
     }
+    free(crash_id);
+    free(crash_subject);
     /* Versions from file names are not what the libraries answer: no finding is drawn from them. */
     if (!st->not_loaded) {
         cuda_libs_driver_findings(st);
@@ -410,6 +482,11 @@ void cuda_libs_findings(struct cuda_libs_state *st)
     cuda_libs_ldpath_findings(st);
 
     if (st->n == 0) {
+        if (foreign) { /* there, for another machine: not "none" */
+            report_section_add_line(st->sec, REPORT_MARK_WARN, "CUDA libs", "none for this machine (%zu built for "
+                                    "another: cuda.lib-wrong-arch)", foreign);
+            return;
+        }
         /* Without an NVIDIA GPU, no CUDA library is the normal state: nothing to say. */
         if (st->facts && st->facts->nvidia_gpu_present) {
             report_add_finding(r, "cuda.lib-none", NULL,

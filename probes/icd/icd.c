@@ -16,6 +16,12 @@ static const struct check icd_checks[] = {
     {"icd.no-loader", REPORT_SEV_ERROR, "No OpenCL ICD loader (libOpenCL.so.1) can be loaded",
      "Install an ICD loader: sudo apt-get install ocl-icd-libopencl1",
      CHECK_LAYER_LOADER | CHECK_F_CAUSES_ALL | CHECK_F_PATH_RELIEF},
+    /* Why icd.no-loader, where the only libOpenCL.so.1 is another machine's (icd_arch.c). */
+    {"icd.loader-wrong-arch", REPORT_SEV_ERROR,
+     "The OpenCL ICD loader (libOpenCL.so.1) on the library path is built for another machine or ELF class",
+     "Install the ICD loader built for this machine: sudo apt-get install "
+     "ocl-icd-libopencl1:$(dpkg --print-architecture)",
+     CHECK_LAYER_LOADER | CHECK_F_CAUSES_ALL | CHECK_F_PATH_RELIEF},
     /* Information only: the CUDA toolkit puts its own (Khronos-based) libOpenCL.so.1 on the path beside
      * the distribution's ocl-icd on most NVIDIA machines, and programs then all get the first one. The
      * harm is a loader that ignores the environment the machine was set up with:
@@ -42,6 +48,12 @@ static const struct check icd_checks[] = {
      "Rewrite the file as one line: the library name and a newline.", CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR},
     {"icd.missing-library", REPORT_SEV_ERROR, "The library an .icd file names cannot be found",
      "Reinstall the driver, or write the library's absolute path into the .icd file.",
+     CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR},
+    /* As icd.missing-library: both loaders drop such a driver without a word (icd_arch.c). */
+    {"icd.wrong-arch", REPORT_SEV_ERROR,
+     "The library an .icd file names is built for another machine or ELF class, so the loader drops the driver",
+     "Install the driver's build for this machine's architecture (Debian: the package with the host's "
+     "architecture, `dpkg --print-architecture`), or remove the .icd file.",
      CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR},
     {"icd.load-failed", REPORT_SEV_ERROR,
      "The library an .icd file names exists but cannot be loaded (missing dependency, wrong architecture)",

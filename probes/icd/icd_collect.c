@@ -354,6 +354,8 @@ void icd_precheck(struct icd_state *st)
                 e->have_id = true;
             }
         }
+        if (icd_check_arch(st, e))
+            continue;
         bool self = icd_names_loader(e->library) || icd_names_loader(e->resolved);
         for (size_t j = 0; !self && e->have_id && j < st->n_loaders; j++)
             if (st->loaders[j].have_id && st->loaders[j].dev == e->dev && st->loaders[j].ino == e->ino)

@@ -229,6 +229,15 @@ const char *icd_loader_kind_of(json_object *info);
 void icd_crosscheck_winner(struct icd_state *st);
 void icd_check_loaders(struct icd_state *st);
 
+/* libraries built for another machine or ELF class (icd_arch.c) */
+/* After E's library search (E->found, E->resolved set): when the file the loader would dlopen for E is
+ * an ELF file for another machine, class or byte order, and no copy for this machine comes first, add
+ * icd.wrong-arch, set E's status "wrong-arch" and return true. */
+bool icd_check_arch(struct icd_state *st, struct icd_entry *e);
+/* Where no loader loads: each libOpenCL.so.1 on the search path built for another machine as
+ * icd.loader-wrong-arch, made the cause of icd.no-loader. */
+void icd_check_loader_arch(struct icd_state *st);
+
 /* which .icd files and libraries the loader reads, each checked before loading (icd_collect.c) */
 void icd_collect(struct icd_state *st);
 void icd_precheck(struct icd_state *st);

@@ -132,7 +132,7 @@ void icd_check_loaders(struct icd_state *st)
                 report_finding_add_evidence(f, "GPUCHECKUP_LIBOPENCL", "%s", lib);
             /* A loader that exists but is off the search path is the likelier story. */
             for (size_t i = 0; f && i < st->n_loaders; i++)
-                if (!st->loaders[i].searched && st->loaders[i].resolved) {
+                if (!st->loaders[i].searched && st->loaders[i].resolved && st->loaders[i].loadable) {
                     report_finding_set_hint(f,
                                             "%s exists but is not on the library search path: add its "
                                             "directory to /etc/ld.so.conf.d and run ldconfig, or install "
@@ -140,6 +140,7 @@ void icd_check_loaders(struct icd_state *st)
                                             st->loaders[i].path);
                     break;
                 }
+            icd_check_loader_arch(st);
         }
     }
     /* Distinct files that a program asking for libOpenCL.so.1 could get. */

@@ -9,7 +9,8 @@ PRIVATE_DEV = os.path.join(gctest.SOURCE_ROOT, "tests", "real", "private-dev")
 
 
 class Nvidia535:
-    """The unpacked packages: .amd64_libs (libcuda, NVML), .arm64_libcuda (libcuda.so.1 for AArch64),
+    """The unpacked packages: .amd64_libs (libcuda, NVML), .arm64_libs (libcuda, NVML, libnvidia-opencl for
+    AArch64), .arm64_multiarch (libOpenCL.so.1, libcudart.so.11.0 for AArch64), .arm64_icd (nvidia.icd),
     .version (the driver version, "535.309.01")."""
 
     def __init__(self, base):
@@ -17,6 +18,11 @@ class Nvidia535:
         self.amd64_libs = os.path.join(base, "amd64/usr/lib/x86_64-linux-gnu/nvidia/current")
         self.arm64_libs = os.path.join(base, "arm64/usr/lib/aarch64-linux-gnu/nvidia/current")
         self.arm64_libcuda = os.path.join(self.arm64_libs, "libcuda.so.1")
+        self.arm64_nvml = os.path.join(self.arm64_libs, "libnvidia-ml.so.1")
+        # the OpenCL driver (named by the package's own nvidia.icd), the ICD loader and a CUDA 11.8 runtime
+        self.arm64_icd = os.path.join(base, "arm64/etc/OpenCL/vendors/nvidia.icd")
+        self.arm64_multiarch = os.path.join(base, "arm64/usr/lib/aarch64-linux-gnu")
+        self.arm64_libopencl = os.path.join(self.arm64_multiarch, "libOpenCL.so.1")
         with open(os.path.join(base, "VERSION"), encoding="utf-8") as f:
             # "535.309.01-0+deb12u1": the upstream part is the driver's version
             self.version = f.read().strip().split("-", 1)[0]
