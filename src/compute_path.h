@@ -5,6 +5,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+struct json_object;
+
 struct report;
 
 /* The state of a path's proof: the compute test of that API on that device. */
@@ -23,6 +25,10 @@ struct compute_path {
     const char *name;        /* the device's name, NULL when unknown */
     bool gpu;                /* a GPU or accelerator, not a CPU device */
     enum compute_proof proof;
+    char device[24];         /* the API's own name of the device: "0:1" (OpenCL platform:device), "0" (CUDA
+                                ordinal), "" when unknown */
+    struct json_object *measurements; /* the proof's figures (borrowed; NULL: none): numbers under the names
+                                         the writers read, "gflops" and "kernel_ms" */
 };
 
 /* A list of paths (heap). */

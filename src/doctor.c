@@ -471,9 +471,25 @@ void doctor_verdict(struct report *r)
     size_t np = 0;
     while (probe_registry[np])
         np++;
-    for (size_t p = np; p-- > 0;)
-        if (probe_registry[p]->verdict)
-            probe_registry[p]->verdict(r, &out);
+    for (size_t p = np; p-- > 0;) {
+        const struct probe *pr = probe_registry[p];
+        if (!pr->verdict)
+            continue;
+        size_t before = r->targets ? (size_t)json_object_object_length(r->targets) : 0;
+        pr->verdict(r, &out);
+        /* the targets it set belong to its compute API (writers group them) */
+        size_t k = 0;
+        if (!pr->compute_api || !r->targets)
+            continue;
+        if (!r->target_apis)
+            r->target_apis = json_object_new_object();
+        json_object_object_foreach(r->targets, name, t)
+        {
+            (void)t;
+            if (k++ >= before && r->target_apis)
+                json_object_object_add(r->target_apis, name, json_object_new_string(pr->compute_api));
+        }
+    }
 
     size_t ne = report_count_severity(r, REPORT_SEV_ERROR), nw = report_count_severity(r, REPORT_SEV_WARNING);
     char *verdict = report_is_ready(r)

@@ -91,6 +91,7 @@ void report_free(struct report *r)
     }
     free(r->requirements);
     json_object_put(r->targets);
+    json_object_put(r->target_apis);
     free(r->verdict_text);
     free(r);
 }

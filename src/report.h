@@ -112,6 +112,9 @@ struct report {
     struct report_requirement *requirements;
     size_t n_requirements;
     json_object *targets;             /* verdict targets (object name -> {ready, reasons}); owned, may be NULL */
+    json_object *target_apis;         /* target name -> the compute API of the probe that set it ("cuda"), for
+                                         writers that group targets by API; the core's gpu target and targets
+                                         of probes without an API are absent. Owned, may be NULL; not printed */
     char *verdict_text;               /* one-line verdict for people; may be NULL (derived) */
     const struct checks_catalogue *catalogue; /* the finding IDs it may hold (checks.h); not owned */
 };

@@ -71,6 +71,45 @@ static int nfd_target(const struct report *r, const char *name)
     return ready && json_object_is_type(ready, json_type_boolean) ? json_object_get_boolean(ready) : -1;
 }
 
+/* The GPU targets: the core's gpu and each compute API's (r->target_apis), NAME.ready; an API none of
+ * whose targets bears its name gets API.ready too, true when any of them is (cuda12, cuda13: cuda). The
+ * CPU's targets are not GPU features. */
+static void nfd_targets(FILE *f, const struct report *r)
+{
+    if (!r->targets)
+        return;
+    json_object_object_foreach(r->targets, name, t)
+    {
+        (void)t;
+        if (strcmp(name, "gpu") == 0 || jsonget(r->target_apis, name))
+            nfd_bool(f, name, "ready", nfd_target(r, name) == 1);
+    }
+    if (!r->target_apis)
+        return;
+    json_object_object_foreach(r->target_apis, tname, api)
+    {
+        const char *a = json_object_get_string(api);
+        bool first = true, named = false, any = false;
+        json_object_object_foreach(r->target_apis, other, oapi)
+        {
+            if (strcmp(json_object_get_string(oapi), a) != 0)
+                continue;
+            named |= strcmp(other, a) == 0;
+            any |= nfd_target(r, other) == 1;
+        }
+        /* once per API: at its first target */
+        json_object_object_foreach(r->target_apis, prev, papi)
+        {
+            if (prev == tname)
+                break;
+            if (strcmp(json_object_get_string(papi), a) == 0)
+                first = false;
+        }
+        if (first && !named)
+            nfd_bool(f, a, "ready", any);
+    }
+}
+
 /* Short vendor names for the PCI vendor IDs of GPU makers (PCI-SIG IDs, as in pci.ids). */
 static const struct {
     const char *id, *name;
@@ -171,15 +210,7 @@ int write_nfd(FILE *f, const struct report *r, const struct cli_options *o, cons
     (void)run;
     nfd_bool(f, "ready", NULL, report_is_ready(r));
     nfd_gpus(f, r);
-    static const char *const targets[] = {"gpu", "opencl", "cuda12", "cuda13"};
-    for (size_t i = 0; i < sizeof(targets) / sizeof(targets[0]); i++) {
-        int t = nfd_target(r, targets[i]);
-        if (t >= 0)
-            nfd_bool(f, targets[i], "ready", t == 1);
-    }
-    int c12 = nfd_target(r, "cuda12"), c13 = nfd_target(r, "cuda13");
-    if (c12 >= 0 || c13 >= 0)
-        nfd_bool(f, "cuda", "ready", c12 == 1 || c13 == 1);
+    nfd_targets(f, r);
     nfd_cuda(f, r);
     nfd_cpu(f, r);
     return ferror(f) ? -1 : 0;

@@ -7,8 +7,7 @@
 
 #include "strutil.h"
 #include "jsonget.h"
-#include "result_cuda.h"
-#include "result_smoke.h"
+#include "compute_path.h"
 
 /* The text exposition format (https://prometheus.io/docs/instrumenting/exposition_formats/): one
  * "# HELP" and one "# TYPE" line per metric family, then its samples; a label value escapes
@@ -58,49 +57,25 @@ static void prom_sample(FILE *f, const char *name, const char *const *labels, do
         fputs(" NaN\n", f);
 }
 
-/* A number under KEY: true and *OUT, or false when it is missing or null (unknown is never 0). */
-/* One smoke-tested device: its labels. API is "opencl" or "cuda". */
+/* Each device a compute test ran on (compute_path.h: any API): its labels and figures. */
 struct prom_dev {
     const char *api;
-    char device[48]; /* "P:D" (OpenCL platform:device index) or the CUDA ordinal */
+    const char *device; /* the API's own name of it: "P:D" (OpenCL platform:device index), a CUDA ordinal */
     const char *name;
     const char *pci;
-    bool pass;       /* its smoke test passed */
+    bool pass;       /* its compute test passed */
     json_object *o;  /* its measurements */
 };
 
-static size_t prom_smoke_devices(const struct report *r, struct prom_dev *out, size_t max)
+static size_t prom_devices(const struct compute_paths *ps, struct prom_dev *out, size_t max)
 {
     size_t n = 0;
-    const struct report_section *s = report_find_section(r, "smoke");
-    const struct result_smoke *sm = s && s->result_ops == &result_smoke_ops ? s->result : NULL;
-    for (size_t i = 0; sm && i < sm->n_devs && n < max; i++) {
-        const struct result_smoke_dev *d = &sm->devs[i];
-        if (!(d->have & RESULT_SMOKE_HAVE_STATUS) || d->status == RESULT_SMOKE_SKIPPED)
+    for (size_t i = 0; i < ps->n && n < max; i++) {
+        const struct compute_path *p = &ps->v[i];
+        if (p->proof == COMPUTE_UNTESTED)
             continue;
-        out[n] = (struct prom_dev){.api = "opencl", .name = d->name, .pci = d->pci_address,
-                                   .pass = d->status == RESULT_SMOKE_PASS, .o = d->rest};
-        if ((d->have & RESULT_SMOKE_HAVE_PLATFORM) && (d->have & RESULT_SMOKE_HAVE_DEVICE))
-            snprintf(out[n].device, sizeof(out[n].device), "%d:%d", d->platform_index, d->device_index);
-        else
-            snprintf(out[n].device, sizeof(out[n].device), "-1:-1");
-        n++;
-    }
-    s = report_find_section(r, "cuda");
-    json_object *arr = s ? jsonget(s->data, "smoke") : NULL;
-    for (size_t i = 0; arr && json_object_is_type(arr, json_type_array) && i < json_object_array_length(arr) && n < max;
-         i++) {
-        json_object *d = json_object_array_get_idx(arr, i);
-        const char *sn = jsonget_str(d, "status");
-        int st = gc_name_parse(&result_cuda_smoke_status_names, sn); /* -1 for a status unknown here */
-        if (!sn || st == RESULT_CUDA_SMOKE_SKIPPED)
-            continue;
-        double ord = -1;
-        jsonget_num(d, "ordinal", &ord);
-        out[n] = (struct prom_dev){.api = "cuda", .name = jsonget_str(d, "name"), .pci = jsonget_str(d, "pci_bus_id"),
-                                   .pass = st == RESULT_CUDA_SMOKE_PASS, .o = d};
-        snprintf(out[n].device, sizeof(out[n].device), "%.0f", ord);
-        n++;
+        out[n++] = (struct prom_dev){.api = p->api, .device = p->device, .name = p->name, .pci = p->pci_address,
+                                     .pass = p->proof == COMPUTE_PASSED, .o = p->measurements};
     }
     return n;
 }
@@ -203,12 +178,14 @@ int write_prometheus(FILE *f, const struct report *r, const struct cli_options *
     }
 
     struct prom_dev devs[256];
-    size_t n = prom_smoke_devices(r, devs, sizeof(devs) / sizeof(devs[0]));
+    struct compute_paths ps = compute_paths_of(r);
+    size_t n = prom_devices(&ps, devs, sizeof(devs) / sizeof(devs[0]));
     prom_smoke_family(f, devs, n, "smoke_pass",
                       "1 when the device's smoke test (a matrix product checked exactly) passed, else 0.", NULL, 1);
     prom_smoke_family(f, devs, n, "smoke_gflops", "GFLOPS of the device's smoke-test matrix product.", "gflops", 1);
     prom_smoke_family(f, devs, n, "smoke_kernel_seconds", "Time of the smoke-test kernel on the device.",
                       "kernel_ms", 1e-3);
+    compute_paths_free(&ps);
 
     prom_family(f, "run_duration_seconds", "How long the run took.");
     prom_sample(f, "run_duration_seconds", NULL, run->duration_s);

@@ -247,7 +247,7 @@ void cuda_smoke_report(struct probe_ctx *ctx, struct report_section *sec, const 
 
         const char *st = cs_get_str(e, "status");
         if (result_cuda_of(sec))
-            result_cuda_add_smoke(result_cuda_of(sec), args[i].ordinal, st);
+            result_cuda_add_smoke(result_cuda_of(sec), args[i].ordinal, st, e);
         bool pass = gc_name_parse(&result_cuda_smoke_status_names, st) == RESULT_CUDA_SMOKE_PASS;
         char label[64];
         snprintf(label, sizeof(label), "CUDA smoke %s", subject);

@@ -4,6 +4,7 @@
 #include "compute_path.h"
 #include "probe.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +59,8 @@ static void result_cuda_free(void *res)
         free(r->devs[i].pci_address);
     }
     free(r->devs);
+    for (size_t i = 0; i < r->n_smoke; i++)
+        json_object_put(r->smoke[i].entry);
     free(r->smoke);
     free(r->smoke_not_run);
     free(r);
@@ -78,7 +81,7 @@ int result_cuda_add_dev(struct result_cuda *r, json_object *d)
     return 0;
 }
 
-int result_cuda_add_smoke(struct result_cuda *r, int ordinal, const char *status)
+int result_cuda_add_smoke(struct result_cuda *r, int ordinal, const char *status, json_object *entry)
 {
     struct result_cuda_smoke *s = realloc(r->smoke, (r->n_smoke + 1) * sizeof(*s));
     if (!s)
@@ -86,7 +89,8 @@ int result_cuda_add_smoke(struct result_cuda *r, int ordinal, const char *status
     r->smoke = s;
     int st = gc_name_parse(&result_cuda_smoke_status_names, status);
     s[r->n_smoke++] = (struct result_cuda_smoke){.ordinal = ordinal,
-                                                 .status = st >= 0 ? st : status ? RESULT_CUDA_SMOKE_OTHER : -1};
+                                                 .status = st >= 0 ? st : status ? RESULT_CUDA_SMOKE_OTHER : -1,
+                                                 .entry = entry ? json_object_get(entry) : NULL};
     return 0;
 }
 
@@ -113,7 +117,7 @@ static void *result_cuda_from_json(json_object *data)
         int64_t ord = jsonget_int(s, "ordinal", -1);
         if (ord < 0 || ord >= 65536) /* names no device */
             continue;
-        if (result_cuda_add_smoke(r, (int)ord, jsonget_str(s, "status")) < 0)
+        if (result_cuda_add_smoke(r, (int)ord, jsonget_str(s, "status"), s) < 0)
             goto fail;
     }
     const char *why = jsonget_str(data, "smoke_not_run");
@@ -132,6 +136,10 @@ static void result_cuda_paths(const void *res, const struct probe *owner, struct
     for (size_t i = 0; i < c->n_devs; i++) {
         const struct result_cuda_dev *d = &c->devs[i];
         int st = result_cuda_smoke_of(c, d->ordinal);
+        json_object *entry = NULL;
+        for (size_t j = 0; j < c->n_smoke; j++)
+            if (c->smoke[j].ordinal == d->ordinal)
+                entry = c->smoke[j].entry;
         struct compute_path p = {
             .api = owner->compute_api,
             .api_label = owner->compute_api_label,
@@ -139,9 +147,12 @@ static void result_cuda_paths(const void *res, const struct probe *owner, struct
             .name = d->name,
             .gpu = true,
             .proof = st == RESULT_CUDA_SMOKE_PASS ? COMPUTE_PASSED
-                     : st < 0 || st == RESULT_CUDA_SMOKE_NOT_RUN || st == RESULT_CUDA_SMOKE_SKIPPED ? COMPUTE_UNTESTED
-                                                                                                  : COMPUTE_FAILED,
+                     : st == -1 || st == RESULT_CUDA_SMOKE_NOT_RUN || st == RESULT_CUDA_SMOKE_SKIPPED
+                         ? COMPUTE_UNTESTED /* no test, or none run */
+                         : COMPUTE_FAILED,  /* a failure, or a status this version does not know */
+            .measurements = entry,
         };
+        snprintf(p.device, sizeof(p.device), "%d", d->ordinal);
         compute_paths_add(out, &p);
     }
 }

@@ -51,6 +51,7 @@ struct result_cuda_dev {
 struct result_cuda_smoke {
     int ordinal;         /* the device tested */
     int status;          /* enum result_cuda_smoke_status; -1: missing; -2: a status this version does not know */
+    json_object *entry;  /* its data.smoke[] object (a reference held): the measurements, for writers */
 };
 
 struct result_cuda {
@@ -70,8 +71,9 @@ struct result_cuda *result_cuda_new(void);
 /* The device from the report's device object D (ordinal, name, pci_address, cc_major, cc_minor):
  * appended to R. 0, or -1 on allocation failure. */
 int result_cuda_add_dev(struct result_cuda *r, json_object *d);
-/* One smoke test's ORDINAL and STATUS (a name from the table, or unknown): appended. 0 or -1. */
-int result_cuda_add_smoke(struct result_cuda *r, int ordinal, const char *status);
+/* One smoke test's ORDINAL and STATUS (a name from the table, or unknown), and its data.smoke[] ENTRY (may
+ * be NULL; a reference is taken): appended. 0 or -1. */
+int result_cuda_add_smoke(struct result_cuda *r, int ordinal, const char *status, json_object *entry);
 
 /* The cuda facts S carries (the probe filling them while it runs), or NULL. */
 struct result_cuda *result_cuda_of(struct report_section *s);

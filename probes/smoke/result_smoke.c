@@ -391,7 +391,12 @@ static void result_smoke_paths(const void *res, const struct probe *owner, struc
             .proof = d->status == RESULT_SMOKE_PASS ? COMPUTE_PASSED
                      : d->status == RESULT_SMOKE_SKIPPED ? COMPUTE_UNTESTED
                                                         : COMPUTE_FAILED,
+            .measurements = d->rest,
         };
+        if ((d->have & RESULT_SMOKE_HAVE_PLATFORM) && (d->have & RESULT_SMOKE_HAVE_DEVICE))
+            snprintf(p.device, sizeof(p.device), "%d:%d", d->platform_index, d->device_index);
+        else
+            snprintf(p.device, sizeof(p.device), "-1:-1");
         compute_paths_add(out, &p);
     }
 }

@@ -299,6 +299,12 @@ class CudaFormatTests(CudaBase, FormatsBase):
         self.assertEqual(labels["cuda.compute-capability-major"], "9")
         self.assertEqual(labels["cuda.device-count"], "1")
         self.assertEqual(labels["gpu.vendor"], "nvidia")
+        # the targets by API (issue 25: no target list in the writer): the gpu target, CUDA's two series,
+        # and cuda.ready for the API whose targets have other names
+        for name in ("gpu.ready", "cuda12.ready", "cuda13.ready", "cuda.ready"):
+            self.assertEqual(labels[name], "true", (name, labels))
+        self.assertNotIn("cpu_avx.ready", labels)
+        self.assertRegex(out["prometheus"].stdout, r'gpucheckup_target_ready\{target="gpu"\} 1\n')
         self.assertRegex(out["prometheus"].stdout,
                          r'gpucheckup_smoke_pass\{api="cuda",device="0",name="NVIDIA H100 80GB HBM3",'
                          r'pci_address="[0-9a-fA-F:.]+"\} 1\n')

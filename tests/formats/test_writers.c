@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "report.h"
+#include "result_cuda.h"
 #include "writer.h"
 
 /* A report with what the e2e scenarios cannot easily make: two GPU vendors and a BMC adapter, CUDA
@@ -28,9 +29,12 @@ static struct report *fmt_report(void)
     json_object_put(s->data);
     s->data = json_tokener_parse(
         "{\"driver\": {\"cuda_version\": \"12.4\", \"kernel_module_version\": \"550 beta!\"},"
-        " \"devices\": [{\"cc_major\": 8, \"cc_minor\": 6}, {\"cc_major\": 7, \"cc_minor\": 5}],"
+        " \"devices\": [{\"ordinal\": 0, \"name\": \"GPU \\\"A\\\"\", \"pci_address\": \"0000:01:00.0\", \"cc_major\": 8,"
+        " \"cc_minor\": 6}, {\"ordinal\": 1, \"cc_major\": 7, \"cc_minor\": 5}],"
         " \"smoke\": [{\"status\": \"fail\", \"ordinal\": 0, \"name\": \"GPU \\\"A\\\"\", \"pci_bus_id\": \"0000:01:00.0\","
         " \"gflops\": null, \"kernel_ms\": 2.5}, {\"status\": \"skipped\", \"ordinal\": 1}]}");
+    /* the typed facts the writers read (compute paths), as a snapshot replay makes them */
+    assert_int_equal(report_section_adopt(s, &result_cuda_ops), 0);
     s = report_add_section(r, "smoke");
     report_section_set_status(s, REPORT_STATUS_SKIPPED, "needs the live machine");
     report_add_finding(r, "pci.nouveau-bound", "0000:01:00.0", "driven by nouveau");

@@ -222,11 +222,7 @@ OWNERSHIP_EXCEPTIONS = {
     # also verdict targets there.
     ("src/write_nfd.c", "command", "cpu"),
     ("src/write_nfd.c", "command", "cuda"),
-    ("src/write_nfd.c", "command", "opencl"),
     ("src/write_nfd.c", "command", "pci"),
-    ("src/write_prometheus.c", "command", "cuda"),
-    ("src/write_prometheus.c", "command", "opencl"),
-    ("src/write_prometheus.c", "command", "smoke"),
 }
 
 
