@@ -250,12 +250,19 @@ static void doctor_link_chains(struct report *r)
         if (te == 0 || eff->caused_by_id)
             continue;
         const char *ve = doctor_finding_vendor(r, eff);
+        const char *ae = doctor_api_of(r, eff->id);
         struct report_finding *best = NULL;
         int best_tier = 99;
         for (size_t c = 0; c < r->n_findings; c++) {
             struct report_finding *cause = &r->findings[c];
             int tc = doctor_tier(r, cause->id);
             if (c == e || tc == 0 || tc >= te || !doctor_can_cause(r, cause))
+                continue;
+            /* One API's findings never explain another's: an OpenCL driver's trouble is no reason for a
+             * CUDA or HIP device to fail. The layers below every API (bus, firmware, kernel: findings of
+             * probes without a compute API) explain any. */
+            const char *ac = doctor_api_of(r, cause->id);
+            if (ac && ae && strcmp(ac, ae) != 0)
                 continue;
             const char *vc = doctor_finding_vendor(r, cause);
             bool same_subject = cause->subject && eff->subject && strcmp(cause->subject, eff->subject) == 0;

@@ -49,36 +49,19 @@ bool doctor_fp64_passed(const struct result_smoke_dev *dev)
 }
 
 /* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
-size_t doctor_gpu_count(const struct report *r)
+size_t doctor_gpu_count(const struct report *r, char *label, size_t len)
 {
-    /* Every PCI address proven to compute, through OpenCL (the smoke test's GPUs) or CUDA (its smoke
-     * test): one GPU reached by both APIs counts once. A device without an address counts on its own. */
-    const struct result_smoke *sm = result_smoke_get(r);
-    const struct result_cuda *c = result_cuda_get(r);
-    size_t cap = (sm ? sm->n_devs : 0) + (c ? c->n_devs : 0), n = 0, nseen = 0;
-    const char **seen = cap ? calloc(cap, sizeof(*seen)) : NULL;
-    for (size_t i = 0; i < cap; i++) {
-        const char *addr;
-        if (sm && i < sm->n_devs) {
-            if (!doctor_smoke_passed(&sm->devs[i], true))
-                continue;
-            addr = sm->devs[i].pci_address;
-        } else {
-            const struct result_cuda_dev *d = &c->devs[i - (sm ? sm->n_devs : 0)];
-            if (result_cuda_smoke_of(c, d->ordinal) != RESULT_CUDA_SMOKE_PASS)
-                continue;
-            addr = d->pci_address;
-        }
-        bool dup = false;
-        for (size_t j = 0; addr && j < nseen; j++)
-            dup |= strcasecmp(seen[j], addr) == 0;
-        if (dup)
-            continue;
-        if (addr && seen)
-            seen[nseen++] = addr;
-        n++;
+    /* Every GPU proven to compute through any API (compute_path.h), one per PCI address. */
+    struct compute_paths ps = compute_paths_of(r);
+    const struct compute_path *p = NULL;
+    size_t n = compute_paths_gpus(&ps, COMPUTE_PASSED, &p);
+    if (label && len) {
+        char who[256];
+        snprintf(label, len, "%s (%s)", p ? compute_path_label(p, who, sizeof(who)) : "", p ? p->api_label : "");
+        if (!p)
+            label[0] = '\0';
     }
-    free(seen);
+    compute_paths_free(&ps);
     return n;
 }
 

@@ -19,9 +19,10 @@ size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)
                              const struct result_smoke_dev **first);
 /* A smoke device whose fp64 pass passed. */
 bool doctor_fp64_passed(const struct result_smoke_dev *dev);
-/* Distinct physical GPUs proven to compute through any API: the OpenCL smoke test's GPUs and the CUDA
- * smoke test's devices, one per PCI address (devices without one count once each). */
-size_t doctor_gpu_count(const struct report *r);
+/* Distinct physical GPUs proven to compute through any API (the compute paths: the OpenCL smoke test's
+ * GPUs, the CUDA smoke test's devices...), one per PCI address (devices without one count once each);
+ * LABEL (LEN bytes, may be NULL) gets the first, "ADDR NAME (API)", or "" when there is none. */
+size_t doctor_gpu_count(const struct report *r, char *label, size_t len);
 /* The opencl section: highest OpenCL version (major * 100 + minor) of any device, or -1; *NAME gets its name. */
 int doctor_best_opencl_version(const struct report *r, const char **name);
 

@@ -12,6 +12,16 @@ extern const struct probe probe_opencl;
 extern const struct probe probe_smoke;
 extern const struct probe probe_bench;
 
+/* A build may list more probes after these: the test suite's fake compute API (tests/fakeapi/) compiles
+ * this file again with GPUCHECKUP_EXTRA_PROBES naming a header that declares its probes and defines
+ * GPUCHECKUP_EXTRA_PROBE_ROWS ("&probe_x,"), and links it before the core library. */
+#ifdef GPUCHECKUP_EXTRA_PROBES
+#include GPUCHECKUP_EXTRA_PROBES
+#endif
+#ifndef GPUCHECKUP_EXTRA_PROBE_ROWS
+#define GPUCHECKUP_EXTRA_PROBE_ROWS
+#endif
+
 /* The order of the sections and findings in the report. When each runs is decided by the deps each
  * probe declares (run.c): pci before cuda, icd and opencl (device to PCI mapping), opencl before smoke and bench;
  * bench runs only for `gpucheckup bench`. */
@@ -23,6 +33,7 @@ const struct probe *const probe_registry[] = {
     &probe_opencl,
     &probe_smoke,
     &probe_bench,
+    GPUCHECKUP_EXTRA_PROBE_ROWS
     NULL,
 };
 

@@ -55,7 +55,7 @@ static char *fuzz_results_round(const struct report_result_ops *ops, json_object
         const struct result_smoke_dev *first = NULL;
         if (doctor_passed_devices(r, true, doctor_fp64_passed, &first) > 0 && !first)
             abort();
-        (void)doctor_gpu_count(r);
+        (void)doctor_gpu_count(r, NULL, 0);
         const struct result_cuda_dev *cfirst = NULL;
         if (doctor_cuda_passed(r, -1, &cfirst) > 0 && !cfirst)
             abort();

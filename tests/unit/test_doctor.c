@@ -354,6 +354,34 @@ static void test_compute_paths_across_apis(void **state)
     report_free(r);
 }
 
+/* One API's findings never explain another's (issue 25): NVIDIA's OpenCL ICD crashing (driver layer) is no
+ * cause of cuInit failing (runtime layer), though both are NVIDIA's; a kernel-side finding, below every
+ * API, explains both. */
+static void test_no_cause_across_apis(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    add(r, "pci", "{\"devices\": [{\"address\": \"0000:00:06.0\", \"vendor_id\": \"10de\", \"kind\": \"compute-gpu\","
+                  " \"driver\": \"nvidia\"}]}");
+    add(r, "icd", NVIDIA_ICD);
+    report_add_finding(r, "icd.crash", "/etc/OpenCL/vendors/nvidia.icd", "nvidia.icd: the driver crashed");
+    report_add_finding(r, "cuda.init-failed", "nvidia", "cuInit failed: CUDA_ERROR_UNKNOWN");
+    doctor_link_causes(r);
+    assert_null(report_find_finding(r, "cuda.init-failed", NULL)->caused_by_id);
+    assert_null(report_find_finding(r, "icd.crash", NULL)->caused_by_id);
+    report_add_finding(r, "drv.nvidia-version-mismatch", "nvidia", "kernel module 550, libraries 535");
+    for (size_t i = 0; i < r->n_findings; i++) {
+        free(r->findings[i].caused_by_id);
+        free(r->findings[i].caused_by_subject);
+        r->findings[i].caused_by_id = NULL;
+        r->findings[i].caused_by_subject = NULL;
+    }
+    doctor_link_causes(r);
+    assert_string_equal(report_find_finding(r, "cuda.init-failed", NULL)->caused_by_id, "drv.nvidia-version-mismatch");
+    assert_string_equal(report_find_finding(r, "icd.crash", NULL)->caused_by_id, "drv.nvidia-version-mismatch");
+    report_free(r);
+}
+
 /* Regression (the H100 machine, gpucheckup 0.1): no OpenCL platform lists the GPU (only PoCL), but
  * the GPU computes through CUDA. The verdict was "not ready" with cl.cpu-only as the error. */
 static void test_cuda_gpu_makes_gpu_target_ready(void **state)
@@ -614,6 +642,7 @@ int main(void)
         cmocka_unit_test(test_cuda_requirements),
         cmocka_unit_test(test_cuda_gpu_makes_gpu_target_ready),
         cmocka_unit_test(test_compute_paths_across_apis),
+        cmocka_unit_test(test_no_cause_across_apis),
         cmocka_unit_test(test_cuda_wheel_lines),
         cmocka_unit_test(test_catalogue_layers),
         cmocka_unit_test(test_catalogue_flags),
