@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "cuda_libs.h"
 #include "dlsyms.h"
@@ -93,10 +94,28 @@ static void cuda_libs_put3(json_object *o, int major, int minor, int patch)
     json_object_object_add(o, "patch", patch >= 0 ? json_object_new_int(patch) : NULL);
 }
 
+/* cuDNN 9's libcudnn.so.N answers through the libcudnn_graph.so.N it dlopens by name, which its RPATH
+ * ($ORIGIN) finds beside it. Loaded first from that directory, it is the one answering whatever the
+ * process's dlopen looks like (a sanitizer's dlopen interceptor makes the caller libasan, whose RPATH
+ * has no $ORIGIN, and the toolkit's cuDNN answered for a wheel's). Beside it or nowhere: as for a
+ * framework. */
+static void cuda_libs_preload_graph(const struct cuda_libs_child_arg *a)
+{
+    const char *slash = strrchr(a->path, '/');
+    if (a->family->kind != CUDA_LIB_CUDNN || !a->family->key || strcmp(a->family->key, "cudnn") != 0 || !slash ||
+        a->soname_major < 9)
+        return;
+    char graph[4096];
+    int n = snprintf(graph, sizeof(graph), "%.*s/libcudnn_graph.so.%d", (int)(slash - a->path), a->path, a->soname_major);
+    if (n > 0 && (size_t)n < sizeof(graph) && access(graph, F_OK) == 0)
+        (void)dlopen(graph, RTLD_LAZY | RTLD_GLOBAL);
+}
+
 json_object *cuda_libs_child(void *arg)
 {
     const struct cuda_libs_child_arg *a = arg;
     const struct cuda_lib_family *fam = a->family;
+    cuda_libs_preload_graph(a);
     /* RTLD_LAZY: the big libraries (cuDNN engines, cuBLASLt) bind only what is called; a missing
      * dependency still fails here, as it would in the framework. */
     void *h = dlopen(a->path, RTLD_LAZY | RTLD_LOCAL);
