@@ -6,9 +6,13 @@ import shutil
 import subprocess
 import tempfile
 
+import sys
+
 import gctest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from test_real_cuda_wheels import fetch as fetch_cudnn_wheel  # noqa: E402
 POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
 
 
@@ -41,11 +45,13 @@ class RealNvidiaVerdict(gctest.TestCase):
         os.mkdir(self.vendors)
         shutil.copy(POCL_ICD, self.vendors)
 
-    def check(self, *args, ldpath):
+    def check(self, *args, ldpath, venv=None):
         new = os.path.join(self.tmp, "new-nodes")
         env = dict(os.environ, LD_LIBRARY_PATH=ldpath, OCL_ICD_VENDORS=self.vendors)
         for k in ("CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES", "VIRTUAL_ENV"):
             env.pop(k, None)
+        if venv:
+            env["VIRTUAL_ENV"] = venv
         cmd = [os.path.join(HERE, "private-dev"), new, gctest.GPUCHECKUP, "--json", *gctest._timeout_args(args)]
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=300)
         r = gctest.Result(p, args)
@@ -81,6 +87,24 @@ class RealNvidiaVerdict(gctest.TestCase):
             self.assertFalse([x for x in t["reasons"] if x.startswith("cuda.lib-")], (name, t))
         self.assertTrue(r.json["verdict"]["targets"]["opencl"]["ready"])
         self.assertFalse(r.json["verdict"]["targets"]["gpu"]["ready"])
+
+    def test_issue_24_done_when(self):
+        """Issue 24's scenario whole: no GPU, the real 535 userspace on the library path, today's cuDNN wheel in
+        the active venv (its libcudnn_ext.so.9 has no cudnnGetVersion): exit 0, no warning, and the verdict
+        lines name pci.no-gpu, with the libraries listed (check) and loaded (cuda)."""
+        venv = fetch_cudnn_wheel()
+        for command in ("check", "cuda"):
+            with self.subTest(command):
+                r = self.check(command, ldpath=self.libdir, venv=venv)
+                self.assertEqual(r.rc, 0, repr(r))
+                self.assertEqual([(f["id"], f["subject"]) for f in r.json["findings"] if f["severity"] != "info"], [],
+                                 repr(r))
+                libs = [x for x in r.json["cuda"]["libraries"] if x["path"].startswith(venv)]
+                self.assertTrue([x for x in libs if x["file"] == "libcudnn_ext.so.9"], libs)
+                lines = [x for x in r.json["verdict"]["text"].splitlines() if x.startswith(("GPU compute", "CUDA for"))]
+                self.assertTrue(lines, r.json["verdict"]["text"])
+                for line in lines:
+                    self.assertIn("(pci.no-gpu)", line)
 
     def test_cuda_version_requirement_is_not_met_without_a_gpu(self):
         """cuDriverGetVersion of the real 535 says 12.2 without a GPU: a CI gate must still fail."""
