@@ -155,12 +155,6 @@ bool doctor_eval_require(const struct report *r, const char *name, char **detail
 
 /* ---- root causes ---- */
 
-static const char *doctor_vendor_from_id(const char *vid)
-{
-    const struct vendor *v = vendor_by_pci_text(vid);
-    return v ? v->name : NULL;
-}
-
 static const char *doctor_vendor_from_text(const char *s)
 {
     if (!s)
@@ -182,28 +176,18 @@ const char *doctor_finding_vendor(const struct report *r, const struct report_fi
 {
     const char *subj = f->subject;
     if (subj) {
-        /* A PCI address: the device's vendor. */
-        json_object *devs = jsonget(doctor_data(r, "pci"), "devices");
-        for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-            json_object *d = json_object_array_get_idx(devs, i);
-            const char *a = jsonget_str(d, "address");
-            if (a && strcmp(a, subj) == 0) {
-                const char *v = doctor_vendor_from_id(jsonget_str(d, "vendor_id"));
-                if (v)
-                    return v;
-            }
-        }
-        /* An .icd file: the vendor the ICD probe recognised. */
-        json_object *icds = jsonget(doctor_data(r, "icd"), "icds");
-        for (size_t i = 0; icds && json_object_is_type(icds, json_type_array) && i < json_object_array_length(icds); i++) {
-            json_object *d = json_object_array_get_idx(icds, i);
-            const char *file = jsonget_str(d, "file");
-            if (file && strcmp(file, subj) == 0) {
-                const struct vendor *gv = vendor_by_name(jsonget_str(d, "vendor"));
-                if (gv)
-                    return gv->name;
-                return doctor_vendor_from_text(jsonget_str(d, "library"));
-            }
+        /* What the probes know of the subject (a PCI address, an .icd file...): each asked in turn. */
+        for (size_t p = 0; probe_registry[p]; p++) {
+            const struct probe *pr = probe_registry[p];
+            const struct report_section *s = pr->subject_vendor ? report_find_section(r, pr->name) : NULL;
+            if (!s || s->status != REPORT_STATUS_OK)
+                continue;
+            const char *text = NULL;
+            const char *v = pr->subject_vendor(s, subj, &text);
+            if (!v && text)
+                v = doctor_vendor_from_text(text);
+            if (v || text)
+                return v;
         }
         const char *v = doctor_vendor_from_text(subj);
         if (v)

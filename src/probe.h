@@ -123,6 +123,11 @@ struct probe {
      * the run's run_once (run_once_set_reaper), which finishes it whether or not run is called. May be
      * NULL; the run may skip it (an ASan build does), so run must not count on it. */
     void (*prestart)(struct probe_ctx *ctx);
+    /* The vendor ("nvidia", vendor.h's names) of SUBJECT, a finding's subject, when SUBJECT is something of
+     * this probe's (a PCI address, an .icd file) as its section SEC says; NULL otherwise. Where it knows
+     * the subject but not its vendor, it may leave a text naming it in *TEXT (a library's path) for the
+     * doctor's vendor words, and returns NULL. May be NULL. */
+    const char *(*subject_vendor)(const struct report_section *sec, const char *subject, const char **text);
     /* Its verdict targets and lines for people, once causes are linked: sets its targets with
      * report_set_target and appends its lines to OUT (doctor.h). The doctor calls the probes from the
      * last to the first, after setting the gpu target itself. May be NULL. */

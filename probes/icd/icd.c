@@ -11,6 +11,7 @@
 #include "probe.h"
 #include "snapshot.h"
 #include "strutil.h"
+#include "vendor.h"
 
 static const struct check icd_checks[] = {
     {"icd.no-loader", REPORT_SEV_ERROR, "No OpenCL ICD loader (libOpenCL.so.1) can be loaded",
@@ -420,6 +421,24 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
 /* The PCI facts say whether a driver's hardware is here (icd.absent-hardware). */
 static const char *const icd_deps[] = {"pci", NULL};
 
+/* An .icd file of the section: the vendor it recognised, or its library's path for the doctor's words. */
+static const char *icd_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
+{
+    json_object *icds = jsonget(sec->data, "icds");
+    for (size_t i = 0; icds && json_object_is_type(icds, json_type_array) && i < json_object_array_length(icds); i++) {
+        json_object *d = json_object_array_get_idx(icds, i);
+        const char *file = jsonget_str(d, "file");
+        if (file && strcmp(file, subject) == 0) {
+            const struct vendor *v = vendor_by_name(jsonget_str(d, "vendor"));
+            if (v)
+                return v->name;
+            *text = jsonget_str(d, "library");
+            return NULL;
+        }
+    }
+    return NULL;
+}
+
 const struct probe probe_icd = {
     .name = "icd",
     .compute_api = "opencl",
@@ -431,5 +450,6 @@ const struct probe probe_icd = {
     .checks = icd_checks,
     .n_checks = sizeof(icd_checks) / sizeof(icd_checks[0]),
     .run = icd_run,
+    .subject_vendor = icd_subject_vendor,
     .print_text = icd_print_text,
 };

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "pci_internal.h"
+#include "jsonget.h"
 #include "jsonstr.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -586,6 +587,22 @@ static void pci_state_free(struct pci_state *st)
     pci_nvkmod_free(&st->nvkmod);
 }
 
+/* A PCI address of the section's devices: its vendor (the doctor's question for causes and relief). */
+static const char *pci_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
+{
+    (void)text;
+    json_object *devs = jsonget(sec->data, "devices");
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *a = jsonget_str(d, "address");
+        if (a && strcmp(a, subject) == 0) {
+            const struct vendor *v = vendor_by_pci_text(jsonget_str(d, "vendor_id"));
+            return v ? v->name : NULL;
+        }
+    }
+    return NULL;
+}
+
 static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct pci_state st;
@@ -654,5 +671,6 @@ const struct probe probe_pci = {
     .checks = pci_checks,
     .n_checks = sizeof(pci_checks) / sizeof(pci_checks[0]),
     .run = pci_run,
+    .subject_vendor = pci_subject_vendor,
     .print_text = pci_print_text,
 };

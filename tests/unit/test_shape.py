@@ -204,11 +204,8 @@ def probe_mentions():
 # Where src/ still names a probe, and why. The list only shrinks: a new entry means a probe's facts
 # leaked into the core (put them on the probe's row: struct probe, its options, its catalogue flags).
 OWNERSHIP_EXCEPTIONS = {
-    # The vendor of a finding reads the pci and icd sections by name, and knows vendor words ("cuda")
-    # (issue 25: the verdict lines and targets moved into the probes; these reads are what is left).
+    # The vendor of a finding: the doctor's vendor words include "cuda" (a library name says NVIDIA).
     ("src/doctor.c", "command", "cuda"),
-    ("src/doctor.c", "command", "icd"),
-    ("src/doctor.c", "command", "pci"),
     ("src/doctor_facts.c", "command", "opencl"),
     ("src/doctor_facts.c", "command", "pci"),
     # `list` is the opencl probe's section printed as a list.
