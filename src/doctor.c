@@ -86,8 +86,56 @@ static void doctor_no_device_relief(struct report *r)
 
 /* The --require name NAME as some probe declares it (struct probe.requires, in registry order), with
  * its owner in *OWNER and its argument in *ARG; NULL when no probe answers it. */
+/* The core's own --require forms: a GPU computes, through any API (the compute paths), the meaning of the
+ * gpu target too. */
+static int doctor_req_parse_gpu(const char *name, int *arg)
+{
+    *arg = 0;
+    return strcmp(name, "gpu") == 0 ? 0 : -1;
+}
+
+static int doctor_req_parse_gpus(const char *name, int *arg)
+{
+    uint64_t n;
+    if (!str_starts_with(name, "gpus>=") || str_to_u64(name + 6, 10, &n) < 0 || n < 1 || n > 4096)
+        return -1;
+    *arg = (int)n;
+    return 0;
+}
+
+static bool doctor_req_eval_gpus(const struct report *r, const char *name, int arg, char **detail)
+{
+    char label[320];
+    size_t n = doctor_gpu_count(r, label, sizeof(label));
+    struct compute_paths ps = compute_paths_of(r);
+    size_t tested = 0;
+    for (size_t i = 0; i < ps.n; i++)
+        tested += ps.v[i].proof != COMPUTE_UNTESTED;
+    compute_paths_free(&ps);
+    if (n == 0 && tested == 0)
+        *detail = str_printf("no GPU is proven to compute: no compute test ran on a device (it did not run, or "
+                             "found none)");
+    else if (strcmp(name, "gpu") == 0)
+        *detail = n ? str_printf("%zu GPU%s passed, e.g. %s", n, n == 1 ? "" : "s", label)
+                    : str_printf("no GPU passed a compute test (any API)");
+    else
+        *detail = str_printf("%zu GPU%s passed a compute test (any API), %d needed", n, n == 1 ? "" : "s", arg);
+    return n > 0 && (int)n >= arg;
+}
+
+static const struct probe_require doctor_requires[] = {
+    {"gpu", NULL, doctor_req_parse_gpu, doctor_req_eval_gpus, PROBE_CHAIN_GPU},
+    {"gpus>=N", NULL, doctor_req_parse_gpus, doctor_req_eval_gpus, PROBE_CHAIN_GPU},
+    {NULL, NULL, NULL, NULL, PROBE_CHAIN_GPU},
+};
+
 static const struct probe_require *doctor_find_require(const char *name, const struct probe **owner, int *arg)
 {
+    if (owner)
+        *owner = NULL;
+    for (const struct probe_require *q = doctor_requires; q->parse; q++)
+        if (q->parse(name, arg) == 0)
+            return q;
     for (size_t p = 0; probe_registry[p]; p++)
         for (const struct probe_require *q = probe_registry[p]->requires; q && q->parse; q++)
             if (q->parse(name, arg) == 0) {
@@ -107,6 +155,11 @@ static char *doctor_require_forms(void)
     size_t last = 0, np = 0; /* where the last form starts; the probes */
     while (probe_registry[np])
         np++;
+    for (const struct probe_require *q = doctor_requires; q->parse; q++) {
+        char *joined = str_printf("%s%s%s", out ? out : "", out ? ", " : "", q->form);
+        free(out);
+        out = joined;
+    }
     for (int pass = 0; pass < 2; pass++)
         for (size_t p = np; p-- > 0;)
             for (const struct probe_require *q = probe_registry[p]->requires; q && q->parse; q++) {
