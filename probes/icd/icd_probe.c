@@ -513,7 +513,7 @@ static void icd_combined_alone(struct icd_state *st)
 
 /* How long the icd probe waits for the shared child to answer for the vendor libraries before it
  * starts their own children anyway: this fraction of the time left (issue 17). The icd part takes a
- * few hundred milliseconds on a healthy machine (docs: README "How it works"); a third of the default
+ * few hundred milliseconds on a healthy machine (docs/guide.md, "OpenCL ICDs"); a third of the default
  * 15 s is far beyond that, and the two thirds left let a healthy driver's own child finish under any
  * load while a hanging one is killed at the deadline and named. */
 #define ICD_SHARED_GRACE_DIV 3

@@ -263,10 +263,12 @@ class DocTests(CpuTestCase):
             self.assertIn(required, ids)
         man = read(os.path.join(gctest.SOURCE_ROOT, "man", "gpucheckup.1")).replace("\\-", "-")
         cpu_section = man[man.index(".SS CPU"):man.index(".SH JSON OUTPUT")]
-        readme = read(os.path.join(gctest.SOURCE_ROOT, "README.md"))
+        # The guide's CPU section is where a reader looks for what a cpu finding means.
+        guide = read(os.path.join(gctest.SOURCE_ROOT, "docs", "guide.md"))
+        guide_cpu = guide[guide.index("\n## CPU"):guide.index("\n## PCI")]
         for i in ids:
             self.assertIn(".B " + i + "\n", cpu_section)
-            self.assertIn("`" + i + "`", readme)
+            self.assertIn("`" + i + "`", guide_cpu)
 
 
 class BadDumpTests(CpuTestCase):

@@ -21,7 +21,7 @@ class CliTests(gctest.TestCase):
             self.assertIn(probe, doc)
         self.assertEqual(doc["verdict"]["exit_code"], r.rc)
         self.assertEqual(doc["verdict"]["ready"], r.rc == 0)
-        # python -m json.tool accepts it, as the README promises
+        # python -m json.tool accepts it, as docs/formats.md promises
         subprocess.run(["python3", "-m", "json.tool"], input=r.stdout, text=True, check=True,
                        capture_output=True)
 

@@ -12,7 +12,7 @@ import gctest
 TEST_BINARY = os.environ["GC_SMOKE_TEST_BINARY"]
 VENDORS = "/etc/OpenCL/vendors"
 
-# The same generous bounds the probe documents (man page, README), written out again here.
+# The same generous bounds the probe documents (man page, docs/guide.md), written out again here.
 GPU_LANES = 512
 CPU_LANES = 64
 CPU_MHZ = 6000
