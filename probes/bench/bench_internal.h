@@ -8,7 +8,7 @@
 #include "bench_blas.h"
 #include "bench_kernel.h"
 #include "clapi.h"
-#include "smoke_timer.h"
+#include "compute_timer.h"
 
 /* Size of the stage buffer a child writes what it is doing into (shared with the parent). */
 #define BENCH_STAGE_MAX 160

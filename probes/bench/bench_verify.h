@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 
 #include "bench_kernel.h"
-#include "smoke_verify.h"
+#include "compute_check.h"
 
 /* Up to this N every element is compared with a full double-precision reference (smoke_verify). Above it
  * the plain reference would cost more than the benchmark: the reference comes from the CPU BLAS's dgemm

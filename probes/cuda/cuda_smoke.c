@@ -12,8 +12,8 @@
 #include "jsonnum.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"
-#include "smoke_timer.h"
-#include "smoke_verify.h"
+#include "compute_timer.h"
+#include "compute_check.h"
 #include "strutil.h"
 
 /* The kernel, written by hand (no nvcc at build time). PTX ISA 6.0 (CUDA 10.0) for sm_50, so that the

@@ -9,7 +9,7 @@
 #include "cuda_internal.h"
 #include "jsonnum.h"
 #include "result_cuda.h"
-#include "smoke_verify.h"
+#include "compute_check.h"
 #include "strutil.h"
 
 /* The child's value for KEY when it has TYPE (null is always accepted as absent), else NULL. */

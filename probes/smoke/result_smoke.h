@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 
 #include "report.h"
-#include "smoke_verify.h"
+#include "compute_check.h"
 #include "typed.h"
 
 /* A device's outcome: data.devices[].status. */

@@ -15,7 +15,7 @@
 #include "smoke_platform.h"
 #include "smoke_select.h"
 #include "smoke_shared.h"
-#include "smoke_timer.h"
+#include "compute_timer.h"
 #include "strutil.h"
 #include "jsonget.h"
 #include "result_smoke.h"

@@ -10,8 +10,8 @@
 #include "result_smoke.h"
 #include "smoke_device.h"
 #include "smoke_prep.h"
-#include "smoke_timer.h"
-#include "smoke_verify.h"
+#include "compute_timer.h"
+#include "compute_check.h"
 
 /* Everything one device test holds (the child ends without releasing the OpenCL objects). */
 struct smoke_dev {

@@ -17,8 +17,8 @@
 #include "result_smoke.h"
 #include "smoke_kernel.h"
 #include "smoke_prep.h"
-#include "smoke_timer.h"
-#include "smoke_verify.h"
+#include "compute_timer.h"
+#include "compute_check.h"
 #include "strutil.h"
 
 /* What the output buffer holds before each kernel run: no exact-pass result can equal it. */

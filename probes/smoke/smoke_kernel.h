@@ -2,7 +2,7 @@
 #ifndef GPUCHECKUP_SMOKE_KERNEL_H
 #define GPUCHECKUP_SMOKE_KERNEL_H
 
-#include "smoke_verify.h"
+#include "compute_check.h"
 
 /* The program source to build: the test override when one is set, else the built-in one. Static. */
 const char *smoke_kernel_source(void);

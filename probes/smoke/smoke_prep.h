@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "smoke_verify.h"
+#include "compute_check.h"
 
 /* Inputs are the same on every run and every machine: a failure can be reproduced. */
 #define SMOKE_SEED 0x5EED0F5310CEull

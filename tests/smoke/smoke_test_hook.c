@@ -20,7 +20,7 @@
 
 #include "smoke_device.h"
 #include "smoke_kernel.h"
-#include "smoke_timer.h"
+#include "compute_timer.h"
 
 /* Does not compile: the build log names the error. */
 static const char hook_kernel_broken[] =

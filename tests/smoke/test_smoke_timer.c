@@ -8,7 +8,7 @@
 #include <math.h>
 #include <string.h>
 
-#include "smoke_timer.h"
+#include "compute_timer.h"
 
 /* 2 N^3 for the default N = 256. */
 #define FLOPS_256 (2.0 * 256 * 256 * 256)

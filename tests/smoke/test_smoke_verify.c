@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "smoke_verify.h"
+#include "compute_check.h"
 
 #define SEED 12345u
 

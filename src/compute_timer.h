@@ -1,6 +1,6 @@
-/* smoke_timer.h: which clock times the smoke kernel (profiling events or the host), and the speed ceiling. */
-#ifndef GPUCHECKUP_SMOKE_TIMER_H
-#define GPUCHECKUP_SMOKE_TIMER_H
+/* compute_timer.h: which clock times a compute check's kernel (profiling events or the host), and the speed ceiling. */
+#ifndef GPUCHECKUP_COMPUTE_TIMER_H
+#define GPUCHECKUP_COMPUTE_TIMER_H
 
 #include <stdbool.h>
 

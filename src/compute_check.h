@@ -1,6 +1,6 @@
-/* smoke_verify.h: the smoke test's inputs, CPU reference and result checks (pure C, no OpenCL). */
-#ifndef GPUCHECKUP_SMOKE_VERIFY_H
-#define GPUCHECKUP_SMOKE_VERIFY_H
+/* compute_check.h: a compute check's inputs, CPU reference and result checks (pure C, no API; every smoke test and bench). */
+#ifndef GPUCHECKUP_COMPUTE_CHECK_H
+#define GPUCHECKUP_COMPUTE_CHECK_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
-/* smoke_timer.c: which clock times the smoke kernel (profiling events or the host), and the speed ceiling. */
-#include "smoke_timer.h"
+/* compute_timer.c: which clock times a compute check's kernel (profiling events or the host), and the speed ceiling. */
+#include "compute_timer.h"
 
 #include <math.h>
 #include <string.h>

@@ -1,5 +1,5 @@
-/* smoke_verify.c: the smoke test's inputs, CPU reference and result checks (pure C, no OpenCL). */
-#include "smoke_verify.h"
+/* compute_check.c: a compute check's inputs, CPU reference and result checks (pure C, no API). */
+#include "compute_check.h"
 
 #include <math.h>
 #include <stdio.h>
