@@ -38,7 +38,7 @@ static char *fuzz_results_round(const struct report_result_ops *ops, json_object
                 abort();
             if (d->gpu != GC_TRI_UNKNOWN && d->gpu != GC_TRI_NO && d->gpu != GC_TRI_YES)
                 abort();
-            for (int p = 0; p < SMOKE_N_PREC; p++)
+            for (int p = 0; p < COMPUTE_N_PREC; p++)
                 if (d->prec[p] != -1 && !gc_name(&result_smoke_prec_status_names, d->prec[p]))
                     abort();
         }

@@ -84,7 +84,7 @@ static void hook_stage(const char *stage)
 
 static const char *hook_profiling, *hook_peak;
 
-static void hook_timer(double *prof_ms, double *host_ms, struct smoke_peak_props *peak)
+static void hook_timer(double *prof_ms, double *host_ms, struct compute_peak_props *peak)
 {
     (void)host_ms;
     if (hook_profiling && strcmp(hook_profiling, "missing") == 0)
