@@ -9,10 +9,10 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
-#include "pci_internal.h"
 #include "smoke_options.h"
 #include "result_cuda.h"
 #include "strutil.h"
+#include "vendor.h"
 
 
 /* The probe's catalogue: each part owns its rows (cuda_internal.h declares them). */
@@ -83,7 +83,7 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
         char *text = NULL;
         if (hostfs_read_file(ctx->fs, "/proc/driver/nvidia/version", 64 * 1024, &text, NULL) == 0) {
             int open_mod = -1;
-            char *v = pci_nvidia_parse_version(text, &open_mod);
+            char *v = vendor_nvidia_parse_version(text, &open_mod);
             if (v) {
                 snprintf(f->kernel_driver_version, sizeof(f->kernel_driver_version), "%s", v);
                 f->nvidia_module_loaded = true;
