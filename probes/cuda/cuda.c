@@ -3,13 +3,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute_options.h"
 #include "cuda_api.h"
 #include "cuda_driver.h"
 #include "cuda_internal.h"
 #include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
-#include "smoke_options.h"
 #include "result_cuda.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -255,7 +255,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
     json_object *devices = jsonget(cr->sec->data, "devices");
     size_t nd = devices ? json_object_array_length(devices) : 0;
     const char *why = NULL;
-    if (smoke_options()->which == SMOKE_WHICH_NONE)
+    if (compute_options()->which == COMPUTE_WHICH_NONE)
         why = "--no-smoke";
     else if (cr->facts.cuinit_result != CUDA_SUCCESS)
         why = "the CUDA driver did not initialise";
@@ -284,7 +284,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
     }
     for (size_t i = 0; i < nd; i++) {
         args[i].ordinal = (int)jsonget_int(json_object_array_get_idx(devices, i), "ordinal", (int64_t)i);
-        args[i].n = (int)smoke_options()->size;
+        args[i].n = (int)compute_options()->size;
         jobs[i].fn = cuda_smoke_child;
         jobs[i].arg = &args[i];
     }

@@ -15,6 +15,7 @@
 #include "smoke_platform.h"
 #include "smoke_select.h"
 #include "smoke_shared.h"
+#include "compute_options.h"
 #include "compute_timer.h"
 #include "strutil.h"
 #include "jsonget.h"
@@ -548,14 +549,14 @@ int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct
 static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     const struct cli_options *o = ctx->opts;
-    const struct smoke_options *so = smoke_options();
-    if (so->which == SMOKE_WHICH_NONE) {
+    const struct compute_options *so = compute_options();
+    if (so->which == COMPUTE_WHICH_NONE) {
         report_section_set_status(sec, REPORT_STATUS_SKIPPED, "turned off (--smoke=none or --no-smoke)");
         return PROBE_DONE;
     }
     struct smoke_inventory inv;
     const char *source = NULL;
-    int picked = smoke_pick_devices(ctx, sec, &inv, &source, so->which == SMOKE_WHICH_GPU);
+    int picked = smoke_pick_devices(ctx, sec, &inv, &source, so->which == COMPUTE_WHICH_GPU);
     if (picked <= 0)
         return picked < 0 ? PROBE_INPUT_ERROR : PROBE_DONE;
 
@@ -643,7 +644,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
                        RESULT_SMOKE_HAVE_DEVICES;
         result->source = str_dup(source);
         result->n = so->size;
-        result->selection = so->which == SMOKE_WHICH_GPU ? RESULT_SMOKE_SEL_GPU : RESULT_SMOKE_SEL_ALL;
+        result->selection = so->which == COMPUTE_WHICH_GPU ? RESULT_SMOKE_SEL_GPU : RESULT_SMOKE_SEL_ALL;
         report_section_set_result(sec, &result_smoke_ops, result);
         report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     } else {
