@@ -7,8 +7,8 @@
 
 #include "strutil.h"
 #include "jsonget.h"
-#include "result_cuda.h"
-#include "result_smoke.h"
+#include "results/result_cuda.h"
+#include "results/result_smoke.h"
 
 /* The text exposition format (https://prometheus.io/docs/instrumenting/exposition_formats/): one
  * "# HELP" and one "# TYPE" line per metric family, then its samples; a label value escapes

@@ -10,7 +10,7 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
-#include "result_cuda.h"
+#include "results/result_cuda.h"
 #include "strutil.h"
 #include "vendor.h"
 

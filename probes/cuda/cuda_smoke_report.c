@@ -8,7 +8,7 @@
 #include "cuda_api.h"
 #include "cuda_internal.h"
 #include "jsonnum.h"
-#include "result_cuda.h"
+#include "results/result_cuda.h"
 #include "compute_check.h"
 #include "strutil.h"
 

@@ -1,5 +1,5 @@
 /* result_smoke.c: the smoke result's JSON at the edge, and its reading back from captured JSON. */
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 
 #include "compute_path.h"
 #include "probe.h"

@@ -19,7 +19,7 @@
 #include "compute_timer.h"
 #include "strutil.h"
 #include "jsonget.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 
 static const char *const smoke_deps[] = {"opencl", NULL};
 

@@ -7,7 +7,7 @@
 #include <json-c/json.h>
 
 #include "clapi.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 #include "smoke_device.h"
 #include "smoke_prep.h"
 #include "compute_timer.h"

@@ -14,7 +14,7 @@
 
 #include "clapi.h"
 #include "clquery.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 #include "smoke_kernel.h"
 #include "smoke_prep.h"
 #include "compute_timer.h"

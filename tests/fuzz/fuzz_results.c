@@ -7,8 +7,8 @@
 
 #include "doctor_facts.h"
 #include "report.h"
-#include "result_cuda.h"
-#include "result_smoke.h"
+#include "results/result_cuda.h"
+#include "results/result_smoke.h"
 
 /* OPS's result read from DATA (taken), its section printed: a heap string, or NULL when out of memory.
  * The readers of the doctor run over it on the way. */

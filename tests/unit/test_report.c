@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "report.h"
-#include "result_cuda.h"
-#include "result_smoke.h"
+#include "results/result_cuda.h"
+#include "results/result_smoke.h"
 #include "typed.h"
 #include "writer.h"
 
