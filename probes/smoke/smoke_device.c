@@ -38,23 +38,6 @@ void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_m
     smoke_timer_hook = hook;
 }
 
-json_object *smoke_type_json(unsigned long long type)
-{
-    static const struct {
-        unsigned long long bit;
-        const char *name;
-    } bits[] = {
-        {CL_DEVICE_TYPE_DEFAULT, "DEFAULT"},         {CL_DEVICE_TYPE_CPU, "CPU"},
-        {CL_DEVICE_TYPE_GPU, "GPU"},                 {CL_DEVICE_TYPE_ACCELERATOR, "ACCELERATOR"},
-        {CL_DEVICE_TYPE_CUSTOM, "CUSTOM"},
-    };
-    json_object *a = json_object_new_array();
-    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-        if (type & bits[i].bit)
-            json_object_array_add(a, json_object_new_string(bits[i].name));
-    return a;
-}
-
 static json_object *smoke_json_str(const char *s)
 {
     return s ? json_object_new_string(s) : NULL;
@@ -115,7 +98,7 @@ json_object *smoke_enumerate_child(void *arg)
             clquery_device_pci(&api, dids[d], exts, pci);
             json_object_object_add(dobj, "index", json_object_new_int((int)d));
             json_object_object_add(dobj, "name", smoke_json_str(name));
-            json_object_object_add(dobj, "type", have_type ? smoke_type_json(type) : NULL);
+            json_object_object_add(dobj, "type", have_type ? clquery_type_json(type) : NULL);
             json_object_object_add(dobj, "pci_address", smoke_json_str(*pci ? pci : NULL));
             json_object_array_add(devs, dobj);
             free(name);
@@ -457,7 +440,7 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     char *exts = clquery_device_str(&d->api, d->dev, CL_DEVICE_EXTENSIONS, NULL);
     uint64_t type = 0;
     if (clquery_device_uint(&d->api, d->dev, CL_DEVICE_TYPE, sizeof(cl_device_type), &type) == CL_SUCCESS)
-        json_object_object_add(out, "type", smoke_type_json(type));
+        json_object_object_add(out, "type", clquery_type_json(type));
     json_object_object_add(out, "name", smoke_json_str(name));
     smoke_peak_query(d, type);
     char *dver = clquery_device_str(&d->api, d->dev, CL_DEVICE_VERSION, NULL);

@@ -55,7 +55,4 @@ struct compute_peak_props;
  * profiling events or properties are wrong. NULL removes it. */
 void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_ms, struct compute_peak_props *peak));
 
-/* The names of the bits of a cl_device_type value, as a new JSON array: ["GPU"], ["CPU", "DEFAULT"]. */
-json_object *smoke_type_json(unsigned long long type);
-
 #endif
