@@ -13,6 +13,8 @@
 #include "smoke_select.h"
 #include "strutil.h"
 
+_Static_assert(SMOKE_SHARED_STAGE_MAX == SMOKE_STAGE_MAX, "a shared slot holds a device's whole stage");
+
 void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *plan)
 {
     memset(plan, 0, sizeof(*plan));
