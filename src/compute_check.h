@@ -1,4 +1,4 @@
-/* compute_check.h: a compute check's inputs, CPU reference and result checks (pure C, no API; every smoke test and bench). */
+/* compute_check.h: a compute check's inputs, CPU reference and result checks (pure C; every smoke test, bench). */
 #ifndef GPUCHECKUP_COMPUTE_CHECK_H
 #define GPUCHECKUP_COMPUTE_CHECK_H
 

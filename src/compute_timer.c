@@ -59,8 +59,10 @@ void compute_timing_decide(double prof_ms, double host_ms, double flops, double 
 
     out->why = why;
     out->above_peak = false;
-    out->blame_profiling = host_ok && (why == COMPUTE_TIMER_PROFILING_MISSING || why == COMPUTE_TIMER_PROFILING_LONGER ||
-                                       why == COMPUTE_TIMER_PROFILING_SHORTER || why == COMPUTE_TIMER_PROFILING_ABOVE_PEAK ||
+    out->blame_profiling = host_ok && (why == COMPUTE_TIMER_PROFILING_MISSING ||
+                                       why == COMPUTE_TIMER_PROFILING_LONGER ||
+                                       why == COMPUTE_TIMER_PROFILING_SHORTER ||
+                                       why == COMPUTE_TIMER_PROFILING_ABOVE_PEAK ||
                                        (why == COMPUTE_TIMER_PROFILING_ZERO &&
                                         (host_ms >= COMPUTE_TIMER_BLAME_ZERO_MS ||
                                          (peak_ok && flops > COMPUTE_TIMER_ZERO_MS * 1e6 * peak_gflops))));

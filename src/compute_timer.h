@@ -65,7 +65,8 @@ struct compute_timing {
 /* Decide which time to report for a kernel of FLOPS operations: PROF_MS from the profiling events
  * (NAN when they could not be read), HOST_MS from the host's monotonic clock around the launch and
  * the wait (NAN when unknown), PEAK_GFLOPS the ceiling (NAN when unknown). Fills OUT. Pure. */
-void compute_timing_decide(double prof_ms, double host_ms, double flops, double peak_gflops, struct compute_timing *out);
+void compute_timing_decide(double prof_ms, double host_ms, double flops, double peak_gflops,
+                           struct compute_timing *out);
 
 /* "profiling-missing", "profiling-zero", ... for JSON; NULL for COMPUTE_TIMER_PROFILING_OK. Static. */
 const char *compute_timer_why_name(enum compute_timer_why why);
