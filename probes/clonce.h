@@ -5,11 +5,10 @@
 #include <stdbool.h>
 #include <json-c/json.h>
 
-#include "icd_impl.h"
+#include "clonce_parts.h"
 #include "isolate.h"
 #include "probe.h"
 #include "runonce.h"
-#include "smoke_shared.h"
 
 /* The shared job's name in the run's run_once set. */
 #define CLONCE_KEY "opencl-through-the-loader"

@@ -12,7 +12,6 @@
 
 #include "fdio.h"
 #include "jsonnum.h"
-#include "opencl_internal.h"
 #include "run.h"
 #include "strutil.h"
 

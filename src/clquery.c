@@ -266,3 +266,20 @@ const char *clquery_pci_source_name(enum clquery_pci_source s)
     }
     return NULL;
 }
+
+json_object *clquery_type_json(cl_device_type type)
+{
+    static const struct {
+        unsigned long long bit;
+        const char *name;
+    } bits[] = {
+        {CL_DEVICE_TYPE_DEFAULT, "DEFAULT"},         {CL_DEVICE_TYPE_CPU, "CPU"},
+        {CL_DEVICE_TYPE_GPU, "GPU"},                 {CL_DEVICE_TYPE_ACCELERATOR, "ACCELERATOR"},
+        {CL_DEVICE_TYPE_CUSTOM, "CUSTOM"},
+    };
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
+        if (type & bits[i].bit)
+            json_object_array_add(a, json_object_new_string(bits[i].name));
+    return a;
+}

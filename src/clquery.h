@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <json-c/json.h>
 
 #include "clapi.h"
 
@@ -87,5 +88,8 @@ enum clquery_pci_source clquery_device_pci(const struct clapi *api, cl_device_id
 
 /* "cl_khr_pci_bus_info", "amd_topology", "nvidia_attribute_query" (the JSON names), or NULL. */
 const char *clquery_pci_source_name(enum clquery_pci_source s);
+
+/* The names of the bits of a cl_device_type value, as a new JSON array: ["GPU"], ["CPU", "DEFAULT"]. */
+json_object *clquery_type_json(cl_device_type type);
 
 #endif

@@ -45,7 +45,7 @@ size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)
 
 bool doctor_fp64_passed(const struct result_smoke_dev *dev)
 {
-    return dev->prec[SMOKE_FP64] == RESULT_SMOKE_PREC_PASS;
+    return dev->prec[COMPUTE_FP64] == RESULT_SMOKE_PREC_PASS;
 }
 
 /* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */

@@ -7,8 +7,8 @@
 #include <json-c/json.h>
 
 #include "report.h"
-#include "result_cuda.h"
-#include "result_smoke.h"
+#include "results/result_cuda.h"
+#include "results/result_smoke.h"
 
 /* DATA of section NAME when it ran ok, else NULL. */
 json_object *doctor_data(const struct report *r, const char *name);

@@ -1,12 +1,14 @@
 /* vendor.c: the vendor table: one row per GPU vendor and per OpenCL driver; the probes look vendors up here. */
 #include "vendor.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
 #include "jsonget.h"
+#include "strutil.h"
 
 /* ---- GPU vendors ----
  * Sources: PCI IDs from pci.ids; kernel modules and nodes from the kernels' drivers/gpu/drm (amdgpu,
@@ -318,4 +320,49 @@ enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, c
     snprintf(why, len, "no PCI GPU of vendor %s on the bus (%zu GPU%s or accelerator%s found)", ids, n,
              n == 1 ? "" : "s", n == 1 ? "" : "s");
     return VENDOR_HW_ABSENT;
+}
+
+/* ---- driver versions ---- */
+
+bool vendor_is_version(const char *s, size_t len)
+{
+    if (len == 0 || len > 32 || !isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[len - 1]))
+        return false;
+    bool dot = false;
+    for (size_t i = 0; i < len; i++) {
+        if (s[i] == '.') {
+            if (s[i + 1] == '.')
+                return false;
+            dot = true;
+        } else if (!isdigit((unsigned char)s[i])) {
+            return false;
+        }
+    }
+    return dot;
+}
+
+char *vendor_nvidia_parse_version(const char *text, int *open)
+{
+    *open = -1;
+    if (!text)
+        return NULL;
+    const char *line = strstr(text, "NVRM version:");
+    if (!line)
+        return NULL;
+    const char *end = strchr(line, '\n');
+    size_t len = end ? (size_t)(end - line) : strlen(line);
+    char *copy = strndup(line, len);
+    if (!copy)
+        return NULL;
+    if (strstr(copy, "Kernel Module")) {
+        *open = strstr(copy, "Open Kernel Module") ? 1 : 0;
+    }
+    char *result = NULL, *save = NULL;
+    for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
+        if (vendor_is_version(tok, strlen(tok))) {
+            result = str_dup(tok);
+            break;
+        }
+    free(copy);
+    return result;
 }

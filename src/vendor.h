@@ -85,4 +85,10 @@ const char *vendor_hw_name(enum vendor_hw h);
 enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, const char *env_value, char *why,
                                   size_t len);
 
+/* A driver version token (LEN bytes of S): digits and dots, at least one dot, no empty part. */
+bool vendor_is_version(const char *s, size_t len);
+/* The version in /proc/driver/nvidia/version content TEXT, heap, or NULL; *OPEN = 1 for the open
+ * kernel module, 0 proprietary, -1 unknown. The pci and cuda probes both read that file. */
+char *vendor_nvidia_parse_version(const char *text, int *open);
+
 #endif

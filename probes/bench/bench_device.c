@@ -10,7 +10,6 @@
 #include "bench_verify.h"
 #include "clquery.h"
 #include "jsonnum.h"
-#include "smoke_device.h"
 #include "strutil.h"
 
 void bench_stage(char *shared, const char *fmt, ...)
@@ -101,7 +100,7 @@ static void bench_props(struct bench_dev *d, json_object *out)
     d->supported[BENCH_FP16] = clquery_has_ext(exts, "cl_khr_fp16");
     json_object_object_add(out, "name", name ? json_object_new_string(name) : NULL);
     json_object_object_add(out, "vendor", d->vendor ? json_object_new_string(d->vendor) : NULL);
-    json_object_object_add(out, "type", smoke_type_json(type));
+    json_object_object_add(out, "type", clquery_type_json(type));
     json_object_object_add(out, "driver_version", ver ? json_object_new_string(ver) : NULL);
     json_object *pr = json_object_new_object();
     json_object_object_add(pr, "compute_units", json_object_new_int64(d->hints.compute_units));

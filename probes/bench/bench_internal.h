@@ -8,7 +8,7 @@
 #include "bench_blas.h"
 #include "bench_kernel.h"
 #include "clapi.h"
-#include "smoke_timer.h"
+#include "compute_timer.h"
 
 /* Size of the stage buffer a child writes what it is doing into (shared with the parent). */
 #define BENCH_STAGE_MAX 160
@@ -61,7 +61,7 @@ struct bench_dev {
     cl_context ctx;
     cl_command_queue q;
     struct bench_kernel_hints hints;
-    struct smoke_peak_props peak;  /* for the plausibility ceiling of each timing */
+    struct compute_peak_props peak;  /* for the plausibility ceiling of each timing */
     unsigned long long global_mem, max_alloc;
     bool supported[3];
     char *vendor;

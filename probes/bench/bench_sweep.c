@@ -196,7 +196,7 @@ struct bench_times {
     unsigned runs;
 };
 
-/* Add the timing keys of one size to PT: the clock chosen (smoke_timing_decide), median, spread, GFLOPS. */
+/* Add the timing keys of one size to PT: the clock chosen (compute_timing_decide), median, spread, GFLOPS. */
 static void bench_point_timing(struct bench_run *r, json_object *pt, struct bench_times *t, bool right)
 {
     double flops = 2.0 * (double)r->n * r->n * r->n;
@@ -204,15 +204,15 @@ static void bench_point_timing(struct bench_run *r, json_object *pt, struct benc
     memcpy(prof, t->prof, sizeof(prof));
     memcpy(host, t->host, sizeof(host));
     double pm = bench_median(prof, t->runs), hm = bench_median(host, t->runs);
-    struct smoke_timing tm;
-    smoke_timing_decide(pm, hm, flops, smoke_peak_gflops(&r->d->peak), &tm);
+    struct compute_timing tm;
+    compute_timing_decide(pm, hm, flops, compute_peak_gflops(&r->d->peak), &tm);
     bool use_host = tm.timer && strcmp(tm.timer, "host") == 0;
     double *v = use_host ? host : prof; /* sorted by bench_median */
     json_object_object_add(pt, "runs", json_object_new_int((int)t->runs));
     json_object_object_add(pt, "timer", tm.timer ? json_object_new_string(tm.timer) : NULL);
-    json_object_object_add(pt, "timer_reason", json_object_new_string(tm.why == SMOKE_TIMER_PROFILING_OK
+    json_object_object_add(pt, "timer_reason", json_object_new_string(tm.why == COMPUTE_TIMER_PROFILING_OK
                                                                           ? "profiling-ok"
-                                                                          : smoke_timer_why_name(tm.why)));
+                                                                          : compute_timer_why_name(tm.why)));
     json_object_object_add(pt, "profiling_ms", jsonnum_ms(pm));
     json_object_object_add(pt, "host_ms", jsonnum_ms(hm));
     bool timed = tm.timer != NULL;

@@ -9,28 +9,28 @@
 #include "jsonnum.h"
 #include "strutil.h"
 
-_Static_assert((int)BENCH_FP32 == (int)SMOKE_FP32 && (int)BENCH_FP64 == (int)SMOKE_FP64 &&
-                   (int)BENCH_FP16 == (int)SMOKE_FP16,
+_Static_assert((int)BENCH_FP32 == (int)COMPUTE_FP32 && (int)BENCH_FP64 == (int)COMPUTE_FP64 &&
+                   (int)BENCH_FP16 == (int)COMPUTE_FP16,
                "bench and smoke precisions share their numbering");
 
 size_t bench_prec_size(enum bench_prec p)
 {
-    return smoke_prec_size((enum smoke_prec)p);
+    return compute_prec_size((enum compute_prec)p);
 }
 
 const char *bench_prec_name(enum bench_prec p)
 {
-    return smoke_prec_name((enum smoke_prec)p);
+    return compute_prec_name((enum compute_prec)p);
 }
 
 int bench_problem_make(struct bench_problem *bp, enum bench_prec p, unsigned n, size_t np, unsigned long long seed)
 {
     memset(bp, 0, sizeof(*bp));
-    enum smoke_prec sp = (enum smoke_prec)p;
-    int rc = smoke_problem_generate(&bp->sp, sp, SMOKE_PASS_RANDOM, n, seed);
+    enum compute_prec sp = (enum compute_prec)p;
+    int rc = compute_problem_generate(&bp->sp, sp, COMPUTE_PASS_RANDOM, n, seed);
     if (rc == 1) {
-        smoke_problem_free(&bp->sp);
-        rc = smoke_problem_generate(&bp->sp, sp, SMOKE_PASS_EXACT, n, seed);
+        compute_problem_free(&bp->sp);
+        rc = compute_problem_generate(&bp->sp, sp, COMPUTE_PASS_EXACT, n, seed);
     }
     if (rc != 0)
         return -1;
@@ -46,13 +46,13 @@ int bench_problem_make(struct bench_problem *bp, enum bench_prec p, unsigned n, 
         memcpy((char *)bp->b + i * np * es, (const char *)bp->sp.b + i * n * es, n * es);
     }
     for (size_t i = 0; i < np * np; i++)
-        smoke_value_set(sp, bp->sentinel, i, BENCH_SENTINEL);
+        compute_value_set(sp, bp->sentinel, i, BENCH_SENTINEL);
     return 0;
 }
 
 void bench_problem_free(struct bench_problem *bp)
 {
-    smoke_problem_free(&bp->sp);
+    compute_problem_free(&bp->sp);
     free(bp->a);
     free(bp->b);
     free(bp->sentinel);
@@ -62,7 +62,7 @@ void bench_problem_free(struct bench_problem *bp)
 /* The n x n corner of the padded GOT, as a new n x n device-format array (NULL: out of memory). */
 static void *bench_corner(const struct bench_problem *bp, const void *got)
 {
-    size_t n = bp->sp.n, es = smoke_prec_size(bp->sp.prec);
+    size_t n = bp->sp.n, es = compute_prec_size(bp->sp.prec);
     char *c = malloc(n * n * es);
     if (!c)
         return NULL;
@@ -81,7 +81,7 @@ static int bench_check_full(struct bench_problem *bp, const void *got, bench_dge
         dgemm(BENCH_BLAS_ROW_MAJOR, BENCH_BLAS_NO_TRANS, BENCH_BLAS_NO_TRANS, n, n, n, 1.0, bp->sp.ad, n, bp->sp.bd, n,
               0.0, bp->sp.ref, n);
     }
-    if (!bp->sp.ref && smoke_problem_reference(&bp->sp) < 0)
+    if (!bp->sp.ref && compute_problem_reference(&bp->sp) < 0)
         return -1;
     void *c = bench_corner(bp, got), *prior = bench_corner(bp, bp->sentinel);
     if (!c || !prior) {
@@ -89,7 +89,7 @@ static int bench_check_full(struct bench_problem *bp, const void *got, bench_dge
         free(prior);
         return -1;
     }
-    smoke_verify(&bp->sp, c, prior, &out->c);
+    compute_verify(&bp->sp, c, prior, &out->c);
     free(c);
     free(prior);
     out->method = dgemm ? "blas-reference" : "full";
@@ -105,9 +105,9 @@ static unsigned long long bench_rand(unsigned long long *s)
 }
 
 /* Compare BENCH_SAMPLES elements (the first rows' first columns, then random ones) one by one. */
-static void bench_check_samples(const struct bench_problem *bp, const void *got, struct smoke_check *c)
+static void bench_check_samples(const struct bench_problem *bp, const void *got, struct compute_check *c)
 {
-    const struct smoke_problem *p = &bp->sp;
+    const struct compute_problem *p = &bp->sp;
     size_t n = p->n;
     unsigned long long st = 0x9E3779B97F4A7C15ull ^ n;
     size_t zero = 0, same = 0;
@@ -117,12 +117,12 @@ static void bench_check_samples(const struct bench_problem *bp, const void *got,
         double e = 0;
         for (size_t k = 0; k < n; k++)
             e += p->ad[i * n + k] * p->bd[k * n + j];
-        double g = smoke_value_get(p->prec, got, i * bp->np + j);
-        double tol = smoke_problem_tolerance(p, (unsigned)i, (unsigned)j);
+        double g = compute_value_get(p->prec, got, i * bp->np + j);
+        double tol = compute_problem_tolerance(p, (unsigned)i, (unsigned)j);
         double err = isfinite(g) ? fabs(g - e) : INFINITY;
         c->elements++;
         zero += g == 0.0;
-        same += g == smoke_value_get(p->prec, bp->sentinel, 0);
+        same += g == compute_value_get(p->prec, bp->sentinel, 0);
         if (!isfinite(g))
             c->nonfinite++;
         if (err > c->max_error)
@@ -130,8 +130,8 @@ static void bench_check_samples(const struct bench_problem *bp, const void *got,
         if (tol > c->max_tolerance)
             c->max_tolerance = tol;
         if (!(err <= tol)) {
-            if (c->n_first < SMOKE_MAX_MISMATCHES)
-                c->first[c->n_first++] = (struct smoke_mismatch){(unsigned)i, (unsigned)j, e, g};
+            if (c->n_first < COMPUTE_MAX_MISMATCHES)
+                c->first[c->n_first++] = (struct compute_mismatch){(unsigned)i, (unsigned)j, e, g};
             c->wrong++;
         }
     }
@@ -146,7 +146,7 @@ static void bench_check_samples(const struct bench_problem *bp, const void *got,
  * (size_t)-1 when out of memory. */
 static size_t bench_check_projection(const struct bench_problem *bp, const void *got)
 {
-    const struct smoke_problem *p = &bp->sp;
+    const struct compute_problem *p = &bp->sp;
     size_t n = p->n, bad = 0;
     double *x = malloc(n * sizeof(double)), *bx = malloc(n * sizeof(double)), *tolrow = malloc(n * sizeof(double));
     if (!x || !bx || !tolrow) {
@@ -171,10 +171,10 @@ static size_t bench_check_projection(const struct bench_problem *bp, const void 
                 mag += fabs(p->ad[i * n + k] * bx[k]);
             }
             for (size_t j = 0; j < n; j++) {
-                double g = smoke_value_get(p->prec, got, i * bp->np + j);
+                double g = compute_value_get(p->prec, got, i * bp->np + j);
                 y += g * x[j];
                 mag += fabs(g);
-                tol += smoke_problem_tolerance(p, (unsigned)i, (unsigned)j);
+                tol += compute_problem_tolerance(p, (unsigned)i, (unsigned)j);
             }
             tolrow[i] = tol + mag * 4.0 * n * 0x1p-53;
             if (!(fabs(y - z) <= tolrow[i]))
@@ -212,7 +212,7 @@ bool bench_check_ok(const struct bench_check *out)
 char *bench_check_describe(const struct bench_check *out)
 {
     if (out->c.wrong > 0) {
-        char *s = smoke_check_describe(&out->c);
+        char *s = compute_check_describe(&out->c);
         if (!s || strcmp(out->method, "sampled") != 0)
             return s;
         char *t = str_printf("%s (of the sampled elements; %zu rows fail the projection check)", s, out->rows_wrong);

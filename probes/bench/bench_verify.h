@@ -8,9 +8,9 @@
 #include <json-c/json.h>
 
 #include "bench_kernel.h"
-#include "smoke_verify.h"
+#include "compute_check.h"
 
-/* Up to this N every element is compared with a full double-precision reference (smoke_verify). Above it
+/* Up to this N every element is compared with a full double-precision reference (compute_verify). Above it
  * the plain reference would cost more than the benchmark: the reference comes from the CPU BLAS's dgemm
  * when one is loaded (every element still compared: method "blas-reference"); without one, BENCH_SAMPLES
  * elements are compared one by one and every row is checked by random projections (Freivalds: C x = A (B x)
@@ -24,7 +24,7 @@
 
 /* One size's problem: inputs in device format, padded to NP with zeros. */
 struct bench_problem {
-    struct smoke_problem sp;  /* n x n inputs, exact values and norms (owned) */
+    struct compute_problem sp;  /* n x n inputs, exact values and norms (owned) */
     size_t np;                /* padded size (>= n) */
     void *a, *b;              /* np x np device-format inputs, zero padding (owned) */
     void *sentinel;           /* np x np filled with BENCH_SENTINEL: the output's starting contents (owned) */
@@ -33,7 +33,7 @@ struct bench_problem {
 /* The outcome of one check. */
 struct bench_check {
     const char *method;       /* "full", "blas-reference" or "sampled" */
-    struct smoke_check c;     /* full: every element; sampled: the sampled elements */
+    struct compute_check c;     /* full: every element; sampled: the sampled elements */
     size_t rows_wrong;        /* sampled: rows that failed the projection check */
     size_t rows;              /* sampled: rows checked by projection (N) */
 };

@@ -3,16 +3,16 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute_options.h"
 #include "cuda_api.h"
 #include "cuda_driver.h"
 #include "cuda_internal.h"
 #include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
-#include "pci_internal.h"
-#include "smoke_options.h"
-#include "result_cuda.h"
+#include "results/result_cuda.h"
 #include "strutil.h"
+#include "vendor.h"
 
 
 /* The probe's catalogue: each part owns its rows (cuda_internal.h declares them). */
@@ -83,7 +83,7 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
         char *text = NULL;
         if (hostfs_read_file(ctx->fs, "/proc/driver/nvidia/version", 64 * 1024, &text, NULL) == 0) {
             int open_mod = -1;
-            char *v = pci_nvidia_parse_version(text, &open_mod);
+            char *v = vendor_nvidia_parse_version(text, &open_mod);
             if (v) {
                 snprintf(f->kernel_driver_version, sizeof(f->kernel_driver_version), "%s", v);
                 f->nvidia_module_loaded = true;
@@ -255,7 +255,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
     json_object *devices = jsonget(cr->sec->data, "devices");
     size_t nd = devices ? json_object_array_length(devices) : 0;
     const char *why = NULL;
-    if (smoke_options()->which == SMOKE_WHICH_NONE)
+    if (compute_options()->which == COMPUTE_WHICH_NONE)
         why = "--no-smoke";
     else if (cr->facts.cuinit_result != CUDA_SUCCESS)
         why = "the CUDA driver did not initialise";
@@ -284,7 +284,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
     }
     for (size_t i = 0; i < nd; i++) {
         args[i].ordinal = (int)jsonget_int(json_object_array_get_idx(devices, i), "ordinal", (int64_t)i);
-        args[i].n = (int)smoke_options()->size;
+        args[i].n = (int)compute_options()->size;
         jobs[i].fn = cuda_smoke_child;
         jobs[i].arg = &args[i];
     }

@@ -84,7 +84,7 @@ extern const size_t cuda_libs_n_checks;
 /* ---- the CUDA smoke test (cuda_smoke.c) -----------------------------------------------------------
  * An exact SGEMM check per GPU through the driver API with embedded PTX (.version 6.0, .target sm_50,
  * JIT-compiled by the driver, JIT cache off), checked against the CPU reference of the OpenCL smoke
- * test (probes/smoke/smoke_verify.c). The kernel's contract, which the suite's fake libcuda also implements
+ * test (probes/smoke/compute_verify.c). The kernel's contract, which the suite's fake libcuda also implements
  * on the host: entry "gc_sgemm_f32", parameters (CUdeviceptr a, CUdeviceptr b, CUdeviceptr c,
  * unsigned int n), row-major n x n matrices, c = a * b, any grid that covers n x n with 16 x 16 blocks.
  * cuda_smoke_child: isolate work; ARG is a struct cuda_smoke_args; returns the device's result object.

@@ -12,15 +12,15 @@
 #include "jsonnum.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"
-#include "smoke_timer.h"
-#include "smoke_verify.h"
+#include "compute_timer.h"
+#include "compute_check.h"
 #include "strutil.h"
 
 /* The kernel, written by hand (no nvcc at build time). PTX ISA 6.0 (CUDA 10.0) for sm_50, so that the
  * driver of every GPU from Maxwell on can JIT it (PTX ISA manual, "PTX ISA Version 6.0"; drivers JIT
  * PTX written for an older target to any newer GPU). One thread per element of c, row = y, column = x;
  * threads outside n x n do nothing. The dot product runs k = 0..n-1 with one fma.rn.f32 per term (round
- * once per term): the exact pass is exact in any order, and the random pass's tolerance (smoke_verify.c,
+ * once per term): the exact pass is exact in any order, and the random pass's tolerance (compute_verify.c,
  * gamma_(n+2)) bounds fma and mul+add alike. Checked by the suite with the toolkit's ptxas. */
 const char cuda_smoke_ptx[] =
     "//\n"
@@ -289,23 +289,23 @@ static bool cs_jit(struct cs_run *r)
 }
 
 /* One pass (exact or random): upload, poison the output, launch, time, read back, verify. */
-static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
+static bool cs_pass(struct cs_run *r, enum compute_pass_kind kind)
 {
     const struct cuda_api *api = r->api;
-    const char *kn = smoke_pass_name(kind);
-    struct smoke_problem pr;
-    int g = smoke_problem_generate(&pr, SMOKE_FP32, kind, r->n, CUDA_SMOKE_SEED);
+    const char *kn = compute_pass_name(kind);
+    struct compute_problem pr;
+    int g = compute_problem_generate(&pr, COMPUTE_FP32, kind, r->n, CUDA_SMOKE_SEED);
     if (g == 1) { /* cannot happen for fp32 up to 4096; kept for the contract */
-        smoke_problem_free(&pr);
+        compute_problem_free(&pr);
         return true;
     }
     size_t nn = (size_t)r->n * r->n, bytes = nn * sizeof(float);
     uint32_t *prior = g == 0 ? malloc(bytes) : NULL;
     float *got = g == 0 ? malloc(bytes) : NULL;
-    if (g < 0 || !prior || !got || smoke_problem_reference(&pr) < 0) {
+    if (g < 0 || !prior || !got || compute_problem_reference(&pr) < 0) {
         free(prior);
         free(got);
-        smoke_problem_free(&pr);
+        compute_problem_free(&pr);
         cs_fail(r, "run-failed", "malloc", CUDA_SUCCESS, "out of host memory for the %s pass", kn);
         return false;
     }
@@ -341,12 +341,12 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
         ok = ok && cs_ok(r, api->cuMemcpyDtoH(got, r->dc, bytes), "cuMemcpyDtoH", "run-failed");
     }
     if (ok) {
-        struct smoke_check chk;
-        smoke_verify(&pr, got, prior, &chk);
+        struct compute_check chk;
+        compute_verify(&pr, got, prior, &chk);
         json_object *po = json_object_new_object();
         json_object_object_add(po, "pass", json_object_new_string(kn));
         json_object_object_add(po, "status", json_object_new_string(chk.wrong ? "fail" : "pass"));
-        smoke_check_add_json(po, &chk, kms, hms);
+        compute_check_add_json(po, &chk, kms, hms);
         json_object_array_add(r->passes, po);
         if (isfinite(kms) && (!isfinite(r->kernel_ms) || kms < r->kernel_ms))
             r->kernel_ms = kms;
@@ -356,8 +356,8 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
             r->max_error = chk.max_error;
         r->have_max_error = true;
         r->wrong += chk.wrong;
-        for (size_t i = 0; i < chk.n_first && json_object_array_length(r->mismatches) < SMOKE_MAX_MISMATCHES; i++) {
-            const struct smoke_mismatch *m = &chk.first[i];
+        for (size_t i = 0; i < chk.n_first && json_object_array_length(r->mismatches) < COMPUTE_MAX_MISMATCHES; i++) {
+            const struct compute_mismatch *m = &chk.first[i];
             json_object *mo = json_object_new_object();
             json_object_object_add(mo, "pass", json_object_new_string(kn));
             json_object_object_add(mo, "row", json_object_new_int64(m->row));
@@ -373,7 +373,7 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
             bool nothing = chk.unchanged || chk.all_zero;
             if (nothing)
                 r->computes_nothing = true;
-            char *what = smoke_check_describe(&chk);
+            char *what = compute_check_describe(&chk);
             cs_fail(r, "wrong-result", NULL, CUDA_SUCCESS, "%s%s pass: %s", nothing ? "computes nothing: " : "", kn,
                     what ? what : "wrong elements");
             free(what);
@@ -381,7 +381,7 @@ static bool cs_pass(struct cs_run *r, enum smoke_pass_kind kind)
     }
     free(prior);
     free(got);
-    smoke_problem_free(&pr);
+    compute_problem_free(&pr);
     return ok && !r->status; /* a wrong exact pass ends the test: its mismatches say enough */
 }
 
@@ -471,8 +471,8 @@ static void cs_work(struct cs_run *r, json_object *out)
         !cs_ok(r, api->cuEventCreate(&r->ev0, 0), "cuEventCreate", "run-failed") ||
         !cs_ok(r, api->cuEventCreate(&r->ev1, 0), "cuEventCreate", "run-failed"))
         return;
-    if (cs_pass(r, SMOKE_PASS_EXACT))
-        cs_pass(r, SMOKE_PASS_RANDOM);
+    if (cs_pass(r, COMPUTE_PASS_EXACT))
+        cs_pass(r, COMPUTE_PASS_RANDOM);
 }
 
 json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n)
@@ -511,13 +511,13 @@ json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n)
     /* Which clock to believe, and whether the speed is one the GPU could reach at all: the OpenCL
      * smoke test's rules (probes/smoke/smoke_timer.c), with the CUDA events as its "profiling" clock and
      * the SMs as compute units (its GPU ceiling: 512 fp32 lanes per unit, four times an H100 SM). */
-    struct smoke_peak_props pk = {.cpu = false,
+    struct compute_peak_props pk = {.cpu = false,
                                   .compute_units = r->sms > 0 ? (unsigned)r->sms : 0,
                                   .clock_mhz = r->clock_khz > 0 ? (unsigned)(r->clock_khz / 1000) : 0};
-    double peak = smoke_peak_gflops(&pk);
-    struct smoke_timing tm;
-    smoke_timing_decide(r->kernel_ms, r->host_ms, 2.0 * r->n * r->n * r->n, peak, &tm);
-    const char *timer = tm.timer, *timer_reason = timer ? smoke_timer_why_name(tm.why) : NULL;
+    double peak = compute_peak_gflops(&pk);
+    struct compute_timing tm;
+    compute_timing_decide(r->kernel_ms, r->host_ms, 2.0 * r->n * r->n * r->n, peak, &tm);
+    const char *timer = tm.timer, *timer_reason = timer ? compute_timer_why_name(tm.why) : NULL;
     json_object_object_add(out, "timer", timer ? json_object_new_string(timer) : NULL);
     json_object_object_add(out, "timer_reason", timer_reason ? json_object_new_string(timer_reason) : NULL);
     double gflops = NAN;

@@ -8,8 +8,8 @@
 #include "cuda_api.h"
 #include "cuda_internal.h"
 #include "jsonnum.h"
-#include "result_cuda.h"
-#include "smoke_verify.h"
+#include "results/result_cuda.h"
+#include "compute_check.h"
 #include "strutil.h"
 
 /* The child's value for KEY when it has TYPE (null is always accepted as absent), else NULL. */
@@ -146,12 +146,12 @@ static json_object *cs_entry(const struct cuda_smoke_args *a, const struct isola
     static const json_type mm_types[] = {json_type_string, json_type_int, json_type_int, json_type_double,
                                          json_type_string};
     json_object_object_add(e, "first_mismatches", cs_copy_array(v, "first_mismatches", mm_keys, mm_types, 5,
-                                                                SMOKE_MAX_MISMATCHES));
+                                                                COMPUTE_MAX_MISMATCHES));
     static const char *const pass_keys[] = {"pass",     "status",    "kernel_ms",     "host_ms",
                                             "max_error", "tolerance", "wrong_elements"};
     static const json_type pass_types[] = {json_type_string, json_type_string, json_type_double, json_type_double,
                                            json_type_double, json_type_double, json_type_int};
-    json_object_object_add(e, "passes", cs_copy_array(v, "passes", pass_keys, pass_types, 7, SMOKE_N_PASS));
+    json_object_object_add(e, "passes", cs_copy_array(v, "passes", pass_keys, pass_types, 7, COMPUTE_N_PASS));
     cs_copy(e, v, "jit_error_log", json_type_string, CUDA_SMOKE_LOG_KEEP);
     cs_copy(e, v, "jit_info_log", json_type_string, CUDA_SMOKE_LOG_KEEP);
     return e;

@@ -1,5 +1,5 @@
 /* result_cuda.c: the cuda probe's typed facts: their name tables, building, and reading them from the section's JSON. */
-#include "result_cuda.h"
+#include "results/result_cuda.h"
 
 #include "compute_path.h"
 #include "probe.h"

@@ -8,6 +8,7 @@
 #include <sys/types.h>
 #include <json-c/json.h>
 
+#include "clonce_parts.h"
 #include "hostfs.h"
 #include "isolate.h"
 #include "ldsearch.h"
@@ -116,25 +117,12 @@ enum icd_stage {
 /* "dlopen", "clIcdGetPlatformIDsKHR"...; "start" for unknown values. */
 const char *icd_stage_name(int stage);
 
-struct icd_child_arg {
-    const char *lib;          /* vendor/pair: the library string handed to dlopen; loader: a path,
-                                 or NULL for the default loader (clapi_open) */
-    const char *lib2;         /* pair: the second library, loaded after LIB in the same process */
-    int dlflags;              /* RTLD_* for vendor libraries */
-    const char *vendors_env;  /* combined: OCL_ICD_VENDORS for the loader, or NULL to keep ours */
-    volatile int *stage;      /* shared page: the stage reached (lib2 adds 0x100); may be NULL */
-};
-
 /* Child work (isolate_fn). Each returns a JSON object describing what it saw. */
 json_object *icd_child_vendor(void *arg);   /* one vendor library alone */
 json_object *icd_child_pair(void *arg);     /* lib then lib2 in one process: {"first", "second"} */
 json_object *icd_child_loader(void *arg);   /* identify a loader with no vendor loaded */
-json_object *icd_child_combined(void *arg); /* clGetPlatformIDs through the real loader */
-/* In the child that ran icd_child_combined (issue 17): each vendor library the loader (loaded from
- * LOADER, or NULL) holds open, described as icd_child_vendor describes it, on the loader's handle:
- * [{"loaded": its path, "ms", "output": whether it printed (on OUT_FD, where stdout and stderr go),
- * "answer": what icd_child_vendor returns}]. */
-json_object *icd_child_loaded(const char *loader, int out_fd);
+/* icd_child_combined and icd_child_loaded, the shared child's icd part, and struct icd_child_arg:
+ * clonce_parts.h. */
 
 /* ---- the probe's shared state (icd.c, icd_loader.c, icd_collect.c, icd_probe.c, icd_conflict.c,
  * icd_text.c) ---- */

@@ -1,5 +1,4 @@
 /* pci_drivers.c: the pci probe's kernel side: GPU kernel modules, NVIDIA module and library versions. */
-#include <ctype.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -99,50 +98,6 @@ static void pci_modules_collect(struct pci_state *st)
     free(text);
 }
 
-/* A version token: digits and dots, at least one dot, no empty part. */
-static bool pci_is_version(const char *s, size_t len)
-{
-    if (len == 0 || len > 32 || !isdigit((unsigned char)s[0]) || !isdigit((unsigned char)s[len - 1]))
-        return false;
-    bool dot = false;
-    for (size_t i = 0; i < len; i++) {
-        if (s[i] == '.') {
-            if (s[i + 1] == '.')
-                return false;
-            dot = true;
-        } else if (!isdigit((unsigned char)s[i])) {
-            return false;
-        }
-    }
-    return dot;
-}
-
-char *pci_nvidia_parse_version(const char *text, int *open)
-{
-    *open = -1;
-    if (!text)
-        return NULL;
-    const char *line = strstr(text, "NVRM version:");
-    if (!line)
-        return NULL;
-    const char *end = strchr(line, '\n');
-    size_t len = end ? (size_t)(end - line) : strlen(line);
-    char *copy = strndup(line, len);
-    if (!copy)
-        return NULL;
-    if (strstr(copy, "Kernel Module")) {
-        *open = strstr(copy, "Open Kernel Module") ? 1 : 0;
-    }
-    char *result = NULL, *save = NULL;
-    for (char *tok = strtok_r(copy, " \t", &save); tok; tok = strtok_r(NULL, " \t", &save))
-        if (pci_is_version(tok, strlen(tok))) {
-            result = str_dup(tok);
-            break;
-        }
-    free(copy);
-    return result;
-}
-
 /* NVIDIA's libraries that carry the driver version in their file name: the vendor table's row. */
 static const char *const *pci_nvidia_libs_list(void)
 {
@@ -158,7 +113,7 @@ char *pci_nvidia_lib_version(const char *name)
         if (!str_starts_with(name, libs[i]))
             continue;
         const char *v = name + strlen(libs[i]);
-        return pci_is_version(v, strlen(v)) ? str_dup(v) : NULL;
+        return vendor_is_version(v, strlen(v)) ? str_dup(v) : NULL;
     }
     return NULL;
 }
@@ -357,7 +312,7 @@ void pci_drivers_collect(struct pci_state *st)
     st->nv_kmod_open = -1;
     char *text = NULL;
     if (hostfs_read_file(st->ctx->fs, "/proc/driver/nvidia/version", 64 * 1024, &text, NULL) == 0) {
-        st->nv_kmod_version = pci_nvidia_parse_version(text, &st->nv_kmod_open);
+        st->nv_kmod_version = vendor_nvidia_parse_version(text, &st->nv_kmod_open);
         if (st->nv_kmod_version)
             st->nv_kmod_source = str_dup("/proc/driver/nvidia/version");
         else
@@ -367,7 +322,7 @@ void pci_drivers_collect(struct pci_state *st)
     int nv = pci_module_index("nvidia");
     if (!st->nv_kmod_version && st->modules[nv].version) {
         char *v = st->modules[nv].version;
-        if (pci_is_version(v, strlen(v))) {
+        if (vendor_is_version(v, strlen(v))) {
             st->nv_kmod_version = str_dup(v);
             st->nv_kmod_source = str_dup("/sys/module/nvidia/version");
         }

@@ -147,9 +147,6 @@ void pci_drivers_collect(struct pci_state *st);
 int pci_module_index(const char *name);
 /* Is NAME listed in /proc/modules content TEXT? Sets *REFCOUNT (or -1). */
 bool pci_modules_has(const char *text, const char *name, int64_t *refcount);
-/* The version in /proc/driver/nvidia/version content TEXT, heap, or NULL; *OPEN = 1 for the open
- * kernel module, 0 proprietary, -1 unknown. */
-char *pci_nvidia_parse_version(const char *text, int *open);
 /* The version carried by a library file name: "libcuda.so.550.90.07" -> "550.90.07" (heap), NULL
  * when NAME is not one of the NVIDIA libraries or carries only a soname number ("libcuda.so.1"). */
 char *pci_nvidia_lib_version(const char *name);

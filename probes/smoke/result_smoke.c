@@ -1,5 +1,5 @@
 /* result_smoke.c: the smoke result's JSON at the edge, and its reading back from captured JSON. */
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 
 #include "compute_path.h"
 #include "probe.h"
@@ -112,7 +112,7 @@ struct result_smoke_dev *result_smoke_add_dev(struct result_smoke *s)
     struct result_smoke_dev *d = &devs[s->n_devs++];
     memset(d, 0, sizeof(*d));
     d->gpu = GC_TRI_UNKNOWN;
-    for (int p = 0; p < SMOKE_N_PREC; p++)
+    for (int p = 0; p < COMPUTE_N_PREC; p++)
         d->prec[p] = -1;
     d->rest = rest;
     return d;
@@ -153,15 +153,15 @@ int result_smoke_dev_set_type(struct result_smoke_dev *dev, json_object *type)
 
 int result_smoke_dev_set_precisions(struct result_smoke_dev *dev, json_object *prec)
 {
-    int got[SMOKE_N_PREC];
-    for (int p = 0; p < SMOKE_N_PREC; p++)
+    int got[COMPUTE_N_PREC];
+    for (int p = 0; p < COMPUTE_N_PREC; p++)
         got[p] = -1;
     if (!json_object_is_type(prec, json_type_object))
         return -1;
     int last = -1;
     json_object_object_foreach(prec, key, val)
     {
-        int p = gc_name_parse(&smoke_prec_names, key);
+        int p = gc_name_parse(&compute_prec_names, key);
         int v = json_object_is_type(val, json_type_string)
                     ? gc_name_parse(&result_smoke_prec_status_names, json_object_get_string(val))
                     : -1;
@@ -200,9 +200,9 @@ static json_object *result_smoke_dev_member(const struct result_smoke_dev *d, un
         return gc_name_json(&result_smoke_status_names, (int)d->status);
     case RESULT_SMOKE_HAVE_PRECISIONS: {
         json_object *o = json_object_new_object();
-        for (int p = 0; o && p < SMOKE_N_PREC; p++)
+        for (int p = 0; o && p < COMPUTE_N_PREC; p++)
             if (d->prec[p] >= 0)
-                json_object_object_add(o, gc_name(&smoke_prec_names, p),
+                json_object_object_add(o, gc_name(&compute_prec_names, p),
                                        gc_name_json(&result_smoke_prec_status_names, d->prec[p]));
         return o;
     }

@@ -15,10 +15,11 @@
 #include "smoke_platform.h"
 #include "smoke_select.h"
 #include "smoke_shared.h"
-#include "smoke_timer.h"
+#include "compute_options.h"
+#include "compute_timer.h"
 #include "strutil.h"
 #include "jsonget.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 
 static const char *const smoke_deps[] = {"opencl", NULL};
 
@@ -237,7 +238,7 @@ static void smoke_device_fill(struct result_smoke_dev *dev, const struct smoke_t
         else if (strcmp(k, "n") == 0)
             json_object_object_add(dev->rest, k, json_object_new_int64(n));
         else if (strcmp(k, "precisions") == 0)
-            for (int p = 0; p < SMOKE_N_PREC; p++)
+            for (int p = 0; p < COMPUTE_N_PREC; p++)
                 dev->prec[p] = RESULT_SMOKE_PREC_NOT_RUN;
         else if (strcmp(k, "error") == 0)
             json_object_object_add(dev->rest, k, error), error = NULL;
@@ -275,15 +276,15 @@ static void smoke_timer_findings(struct probe_ctx *ctx, const struct smoke_targe
         return;
     const char *name = t->name ? t->name : "unnamed device";
     json_object *kms = jsonget(dev, "kernel_ms"), *hms = jsonget(dev, "host_ms"), *peak = jsonget(dev, "peak_gflops");
-    enum smoke_timer_why why = smoke_timer_why_parse(jsonget_str(dev, "timer_reason"));
+    enum compute_timer_why why = compute_timer_why_parse(jsonget_str(dev, "timer_reason"));
     json_object *blame = jsonget(child, "blame_profiling");
     char *driver = smoke_driver_text(child);
     struct report_finding *f;
-    if (why != SMOKE_TIMER_PROFILING_OK && json_object_is_type(blame, json_type_boolean) && json_object_get_boolean(blame)) {
+    if (why != COMPUTE_TIMER_PROFILING_OK && json_object_is_type(blame, json_type_boolean) && json_object_get_boolean(blame)) {
         f = report_add_finding(ctx->report, "smoke.profiling-clock", subject,
                                "The profiling clock of the OpenCL driver %s cannot be right on device %d:%d (%s): %s; "
                                "the smoke test used the host clock", driver ? driver : "(unnamed)", t->platform, t->device,
-                               name, smoke_timer_why_text(why));
+                               name, compute_timer_why_text(why));
         if (f) {
             if (kms)
                 report_finding_add_evidence(f, "profiling events", "%s ms", json_object_get_string(kms));
@@ -427,10 +428,10 @@ static void smoke_precisions_text(const struct result_smoke_dev *d, char *buf, s
     buf[0] = '\0';
     size_t off = 0;
     if (d->have & RESULT_SMOKE_HAVE_PRECISIONS) {
-        for (int p = 0; p < SMOKE_N_PREC; p++) {
+        for (int p = 0; p < COMPUTE_N_PREC; p++) {
             if (d->prec[p] < 0)
                 continue;
-            int w = snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "", gc_name(&smoke_prec_names, p),
+            int w = snprintf(buf + off, len - off, "%s%s %s", off ? ", " : "", gc_name(&compute_prec_names, p),
                              gc_name(&result_smoke_prec_status_names, d->prec[p]));
             if (w < 0 || (size_t)w >= len - off)
                 break;
@@ -548,14 +549,14 @@ int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct
 static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     const struct cli_options *o = ctx->opts;
-    const struct smoke_options *so = smoke_options();
-    if (so->which == SMOKE_WHICH_NONE) {
+    const struct compute_options *so = compute_options();
+    if (so->which == COMPUTE_WHICH_NONE) {
         report_section_set_status(sec, REPORT_STATUS_SKIPPED, "turned off (--smoke=none or --no-smoke)");
         return PROBE_DONE;
     }
     struct smoke_inventory inv;
     const char *source = NULL;
-    int picked = smoke_pick_devices(ctx, sec, &inv, &source, so->which == SMOKE_WHICH_GPU);
+    int picked = smoke_pick_devices(ctx, sec, &inv, &source, so->which == COMPUTE_WHICH_GPU);
     if (picked <= 0)
         return picked < 0 ? PROBE_INPUT_ERROR : PROBE_DONE;
 
@@ -643,7 +644,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
                        RESULT_SMOKE_HAVE_DEVICES;
         result->source = str_dup(source);
         result->n = so->size;
-        result->selection = so->which == SMOKE_WHICH_GPU ? RESULT_SMOKE_SEL_GPU : RESULT_SMOKE_SEL_ALL;
+        result->selection = so->which == COMPUTE_WHICH_GPU ? RESULT_SMOKE_SEL_GPU : RESULT_SMOKE_SEL_ALL;
         report_section_set_result(sec, &result_smoke_ops, result);
         report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     } else {
@@ -708,7 +709,7 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
                     host ? "host" : "profiling", gf ? json_object_get_string(gf) : "no");
             if (host)
                 text_kv(t, "profiling clock", "%s ms: %s", km ? json_object_get_string(km) : "unreadable",
-                        smoke_timer_why_text(smoke_timer_why_parse(jsonget_str(d, "timer_reason"))));
+                        compute_timer_why_text(compute_timer_why_parse(jsonget_str(d, "timer_reason"))));
             else if (t->verbose > 0 && hm)
                 text_kv(t, "host clock", "%.3f ms (launch and wait included)", json_object_get_double(hm));
             if (jsonget_str(d, "gflops_reason"))

@@ -7,11 +7,11 @@
 #include <json-c/json.h>
 
 #include "clapi.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 #include "smoke_device.h"
 #include "smoke_prep.h"
-#include "smoke_timer.h"
-#include "smoke_verify.h"
+#include "compute_timer.h"
+#include "compute_check.h"
 
 /* Everything one device test holds (the child ends without releasing the OpenCL objects). */
 struct smoke_dev {
@@ -25,15 +25,15 @@ struct smoke_dev {
     cl_program prog;
     cl_mem a, b, c;
     unsigned n;
-    bool supported[SMOKE_N_PREC];
-    bool built[SMOKE_N_PREC];
-    enum result_smoke_prec_status prec_status[SMOKE_N_PREC]; /* its JSON names: result_smoke.h */
+    bool supported[COMPUTE_N_PREC];
+    bool built[COMPUTE_N_PREC];
+    enum result_smoke_prec_status prec_status[COMPUTE_N_PREC]; /* its JSON names: result_smoke.h */
     /* results */
     double build_ms;
     bool from_binary;     /* the program was built from another device's binary */
     double kernel_ms;     /* fastest fp32 kernel run, by the profiling events */
     double host_ms;       /* fastest fp32 kernel run, by the host clock */
-    struct smoke_peak_props peak; /* what the device says about itself, for its plausible peak */
+    struct compute_peak_props peak; /* what the device says about itself, for its plausible peak */
     char *platform_name, *driver_version; /* for a finding that names the driver */
     double max_error;     /* largest fp32 error; INFINITY when an element was not finite */
     bool have_max_error;

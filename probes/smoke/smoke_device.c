@@ -14,11 +14,11 @@
 
 #include "clapi.h"
 #include "clquery.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 #include "smoke_kernel.h"
 #include "smoke_prep.h"
-#include "smoke_timer.h"
-#include "smoke_verify.h"
+#include "compute_timer.h"
+#include "compute_check.h"
 #include "strutil.h"
 
 /* What the output buffer holds before each kernel run: no exact-pass result can equal it. */
@@ -31,28 +31,11 @@ void smoke_set_stage_hook_for_tests(void (*hook)(const char *stage))
     smoke_stage_hook = hook;
 }
 
-static void (*smoke_timer_hook)(double *prof_ms, double *host_ms, struct smoke_peak_props *peak);
+static void (*smoke_timer_hook)(double *prof_ms, double *host_ms, struct compute_peak_props *peak);
 
-void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_ms, struct smoke_peak_props *peak))
+void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_ms, struct compute_peak_props *peak))
 {
     smoke_timer_hook = hook;
-}
-
-json_object *smoke_type_json(unsigned long long type)
-{
-    static const struct {
-        unsigned long long bit;
-        const char *name;
-    } bits[] = {
-        {CL_DEVICE_TYPE_DEFAULT, "DEFAULT"},         {CL_DEVICE_TYPE_CPU, "CPU"},
-        {CL_DEVICE_TYPE_GPU, "GPU"},                 {CL_DEVICE_TYPE_ACCELERATOR, "ACCELERATOR"},
-        {CL_DEVICE_TYPE_CUSTOM, "CUSTOM"},
-    };
-    json_object *a = json_object_new_array();
-    for (size_t i = 0; i < sizeof(bits) / sizeof(bits[0]); i++)
-        if (type & bits[i].bit)
-            json_object_array_add(a, json_object_new_string(bits[i].name));
-    return a;
 }
 
 static json_object *smoke_json_str(const char *s)
@@ -115,7 +98,7 @@ json_object *smoke_enumerate_child(void *arg)
             clquery_device_pci(&api, dids[d], exts, pci);
             json_object_object_add(dobj, "index", json_object_new_int((int)d));
             json_object_object_add(dobj, "name", smoke_json_str(name));
-            json_object_object_add(dobj, "type", have_type ? smoke_type_json(type) : NULL);
+            json_object_object_add(dobj, "type", have_type ? clquery_type_json(type) : NULL);
             json_object_object_add(dobj, "pci_address", smoke_json_str(*pci ? pci : NULL));
             json_object_array_add(devs, dobj);
             free(name);
@@ -212,13 +195,13 @@ static void smoke_round_trip(struct smoke_dev *d, size_t bytes)
         return;
     }
     for (size_t i = 0; i < bytes / 4; i++)
-        pat[i] = smoke_pattern_word(i);
+        pat[i] = compute_pattern_word(i);
     bool ok = smoke_ok(d, d->api.clEnqueueWriteBuffer(d->q, d->c, CL_TRUE, 0, bytes, pat, 0, NULL, NULL),
                        "clEnqueueWriteBuffer") &&
               smoke_ok(d, d->api.clEnqueueReadBuffer(d->q, d->c, CL_TRUE, 0, bytes, back, 0, NULL, NULL),
                        "clEnqueueReadBuffer");
     if (ok) {
-        size_t bad = smoke_pattern_check(back, bytes);
+        size_t bad = compute_pattern_check(back, bytes);
         json_object *rt = json_object_new_object();
         json_object_object_add(rt, "status", json_object_new_string(bad ? "fail" : "pass"));
         json_object_object_add(rt, "bytes", json_object_new_int64((int64_t)bytes));
@@ -234,29 +217,29 @@ static void smoke_round_trip(struct smoke_dev *d, size_t bytes)
     free(back);
 }
 
-static json_object *smoke_pass_json(enum smoke_prec p, enum smoke_pass_kind k, const char *status)
+static json_object *smoke_pass_json(enum compute_prec p, enum compute_pass_kind k, const char *status)
 {
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "precision", json_object_new_string(smoke_prec_name(p)));
-    json_object_object_add(o, "kind", json_object_new_string(smoke_pass_name(k)));
+    json_object_object_add(o, "precision", json_object_new_string(compute_prec_name(p)));
+    json_object_object_add(o, "kind", json_object_new_string(compute_pass_name(k)));
     json_object_object_add(o, "status", json_object_new_string(status));
     return o;
 }
 
 /* Check one pass's result GOT (SENTINEL: what the buffer held before) against PR and record it in D:
  * the pass, the fastest fp32 times (KMS by the profiling events, HMS by the host clock), mismatches. */
-static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke_pass_kind kind,
-                              const struct smoke_problem *pr, const void *got, const void *sentinel, double kms,
+static void smoke_pass_record(struct smoke_dev *d, enum compute_prec p, enum compute_pass_kind kind,
+                              const struct compute_problem *pr, const void *got, const void *sentinel, double kms,
                               double hms, bool *failed)
 {
-    const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
+    const char *pn = compute_prec_name(p), *kn = compute_pass_name(kind);
     smoke_stage(d, "%s %s pass: checking the result", pn, kn);
-    struct smoke_check chk;
-    smoke_verify(pr, got, sentinel, &chk);
+    struct compute_check chk;
+    compute_verify(pr, got, sentinel, &chk);
     json_object *po = smoke_pass_json(p, kind, chk.wrong ? "fail" : "pass");
-    smoke_check_add_json(po, &chk, kms, hms);
+    compute_check_add_json(po, &chk, kms, hms);
     json_object_array_add(d->passes, po);
-    if (p == SMOKE_FP32) {
+    if (p == COMPUTE_FP32) {
         if (isfinite(kms) && (!isfinite(d->kernel_ms) || kms < d->kernel_ms))
             d->kernel_ms = kms;
         if (isfinite(hms) && (!isfinite(d->host_ms) || hms < d->host_ms))
@@ -266,8 +249,8 @@ static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke
         d->have_max_error = true;
     }
     d->wrong += chk.wrong;
-    for (size_t i = 0; i < chk.n_first && json_object_array_length(d->mismatches) < SMOKE_MAX_MISMATCHES; i++) {
-        const struct smoke_mismatch *m = &chk.first[i];
+    for (size_t i = 0; i < chk.n_first && json_object_array_length(d->mismatches) < COMPUTE_MAX_MISMATCHES; i++) {
+        const struct compute_mismatch *m = &chk.first[i];
         json_object *mo = json_object_new_object();
         char text[40];
         snprintf(text, sizeof(text), "%.9g", m->got);
@@ -275,7 +258,7 @@ static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke
         json_object_object_add(mo, "pass", json_object_new_string(kn));
         json_object_object_add(mo, "row", json_object_new_int64(m->row));
         json_object_object_add(mo, "col", json_object_new_int64(m->col));
-        int digits = p == SMOKE_FP64 ? 17 : 9; /* enough to tell neighbouring values apart */
+        int digits = p == COMPUTE_FP64 ? 17 : 9; /* enough to tell neighbouring values apart */
         json_object_object_add(mo, "expected", jsonnum_sig(m->expected, digits));
         json_object_object_add(mo, "got", jsonnum_sig(m->got, digits));
         json_object_object_add(mo, "got_text", json_object_new_string(text));
@@ -284,38 +267,38 @@ static void smoke_pass_record(struct smoke_dev *d, enum smoke_prec p, enum smoke
     if (chk.wrong) {
         *failed = true;
         d->wrong_result = true;
-        char *why = smoke_check_describe(&chk);
+        char *why = compute_check_describe(&chk);
         smoke_detail(d, "%s %s pass: %s", pn, kn, why ? why : "wrong result");
         free(why);
     }
 }
 
 /* One pass of one precision with kernel K. Returns false when a call failed (stop testing). */
-static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum smoke_pass_kind kind, bool *failed)
+static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum compute_prec p, enum compute_pass_kind kind, bool *failed)
 {
-    const char *pn = smoke_prec_name(p), *kn = smoke_pass_name(kind);
-    struct smoke_problem own;
-    const struct smoke_problem *pr;
+    const char *pn = compute_prec_name(p), *kn = compute_pass_name(kind);
+    struct compute_problem own;
+    const struct compute_problem *pr;
     int g = smoke_prep_get(d->prep, p, kind, d->n, &own, &pr);
     if (g == 1) {
         /* Not meaningful at this size (fp16 random beyond N ~ 1000): said so, not counted. */
         json_object *po = smoke_pass_json(p, kind, "skipped");
         json_object_object_add(po, "reason", json_object_new_string("the error bound of this size reaches the values"));
         json_object_array_add(d->passes, po);
-        smoke_problem_free(&own);
+        compute_problem_free(&own);
         return true;
     }
-    size_t nn = (size_t)d->n * d->n, bytes = nn * smoke_prec_size(p);
+    size_t nn = (size_t)d->n * d->n, bytes = nn * compute_prec_size(p);
     void *got = g == 0 ? calloc(1, bytes) : NULL, *sentinel = g == 0 ? malloc(bytes) : NULL;
     if (g < 0 || !got || !sentinel) {
         free(got);
         free(sentinel);
-        smoke_problem_free(&own);
+        compute_problem_free(&own);
         smoke_oom(d, "the matrices");
         return false;
     }
     for (size_t i = 0; i < nn; i++)
-        smoke_value_set(p, sentinel, i, SMOKE_SENTINEL);
+        compute_value_set(p, sentinel, i, SMOKE_SENTINEL);
 
     smoke_stage(d, "%s %s pass: uploading the matrices", pn, kn);
     cl_uint n = d->n;
@@ -352,7 +335,7 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
     }
     if (ok && d->api.clFlush)
         d->api.clFlush(d->q); /* start the read-back, then compute the reference meanwhile */
-    if (ok && !pr->ref && (pr != &own || smoke_problem_reference(&own) < 0)) {
+    if (ok && !pr->ref && (pr != &own || compute_problem_reference(&own) < 0)) {
         smoke_oom(d, "the reference");
         ok = false;
     }
@@ -380,14 +363,14 @@ static bool smoke_pass(struct smoke_dev *d, cl_kernel k, enum smoke_prec p, enum
         json_object_array_add(d->passes, smoke_pass_json(p, kind, "error"));
     free(got);
     free(sentinel);
-    smoke_problem_free(&own);
+    compute_problem_free(&own);
     return ok;
 }
 
 /* Both passes of precision P. Returns false when a call failed. */
-static bool smoke_precision(struct smoke_dev *d, enum smoke_prec p)
+static bool smoke_precision(struct smoke_dev *d, enum compute_prec p)
 {
-    smoke_stage(d, "%s: creating the kernel", smoke_prec_name(p));
+    smoke_stage(d, "%s: creating the kernel", compute_prec_name(p));
     cl_int err = CL_SUCCESS;
     cl_kernel k = d->api.clCreateKernel(d->prog, smoke_kernel_name(p), &err);
     if (!smoke_ok(d, err != CL_SUCCESS ? err : (k ? CL_SUCCESS : CL_INVALID_KERNEL), "clCreateKernel")) {
@@ -395,8 +378,8 @@ static bool smoke_precision(struct smoke_dev *d, enum smoke_prec p)
         return false;
     }
     bool failed = false, ok = true;
-    for (int kind = 0; kind < SMOKE_N_PASS && ok; kind++)
-        ok = smoke_pass(d, k, p, (enum smoke_pass_kind)kind, &failed);
+    for (int kind = 0; kind < COMPUTE_N_PASS && ok; kind++)
+        ok = smoke_pass(d, k, p, (enum compute_pass_kind)kind, &failed);
     d->api.clReleaseKernel(k);
     d->prec_status[p] = failed ? RESULT_SMOKE_PREC_FAIL : ok ? RESULT_SMOKE_PREC_PASS : RESULT_SMOKE_PREC_ERROR;
     return ok;
@@ -457,7 +440,7 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     char *exts = clquery_device_str(&d->api, d->dev, CL_DEVICE_EXTENSIONS, NULL);
     uint64_t type = 0;
     if (clquery_device_uint(&d->api, d->dev, CL_DEVICE_TYPE, sizeof(cl_device_type), &type) == CL_SUCCESS)
-        json_object_object_add(out, "type", smoke_type_json(type));
+        json_object_object_add(out, "type", clquery_type_json(type));
     json_object_object_add(out, "name", smoke_json_str(name));
     smoke_peak_query(d, type);
     char *dver = clquery_device_str(&d->api, d->dev, CL_DEVICE_VERSION, NULL);
@@ -465,11 +448,11 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
         d->model = str_printf("%s\n%s\n%s", name, d->driver_version, dver);
     free(dver);
     free(name);
-    d->supported[SMOKE_FP32] = true;
-    d->supported[SMOKE_FP64] = clquery_has_ext(exts, "cl_khr_fp64");
-    d->supported[SMOKE_FP16] = clquery_has_ext(exts, "cl_khr_fp16");
+    d->supported[COMPUTE_FP32] = true;
+    d->supported[COMPUTE_FP64] = clquery_has_ext(exts, "cl_khr_fp64");
+    d->supported[COMPUTE_FP16] = clquery_has_ext(exts, "cl_khr_fp16");
     free(exts);
-    for (int p = 0; p < SMOKE_N_PREC; p++)
+    for (int p = 0; p < COMPUTE_N_PREC; p++)
         d->prec_status[p] = d->supported[p] ? RESULT_SMOKE_PREC_NOT_RUN : RESULT_SMOKE_PREC_UNSUPPORTED;
 
     return plat;
@@ -502,11 +485,11 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     /* One program holds every precision the device has: one build. When the optional kernels do not
      * build, fp32 is tried alone, so that a broken fp64 compiler does not hide a working fp32. */
     smoke_stage(d, "building the kernel");
-    const char *opts = smoke_kernel_options(d->supported[SMOKE_FP64], d->supported[SMOKE_FP16]);
+    const char *opts = smoke_kernel_options(d->supported[COMPUTE_FP64], d->supported[COMPUTE_FP16]);
     char *log = NULL;
     e = smoke_build_shared(d, opts, &log);
     if (e == CL_SUCCESS) {
-        for (int p = 0; p < SMOKE_N_PREC; p++)
+        for (int p = 0; p < COMPUTE_N_PREC; p++)
             d->built[p] = d->supported[p];
     } else if (e != CL_SUCCESS && !d->error) {
         d->build_log = log;
@@ -520,25 +503,25 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
             log = NULL;
             d->build_ms += first_ms;
             if (e2 == CL_SUCCESS) {
-                d->built[SMOKE_FP32] = true;
-                for (int p = SMOKE_FP64; p < SMOKE_N_PREC; p++)
+                d->built[COMPUTE_FP32] = true;
+                for (int p = COMPUTE_FP64; p < COMPUTE_N_PREC; p++)
                     if (d->supported[p])
                         d->prec_status[p] = RESULT_SMOKE_PREC_BUILD_FAILED;
                 smoke_detail(d, "clBuildProgram failed (%s) with %s; fp32 alone builds", clapi_error_name(e), opts);
             }
         }
-        if (!d->built[SMOKE_FP32]) {
-            d->prec_status[SMOKE_FP32] = RESULT_SMOKE_PREC_BUILD_FAILED;
+        if (!d->built[COMPUTE_FP32]) {
+            d->prec_status[COMPUTE_FP32] = RESULT_SMOKE_PREC_BUILD_FAILED;
             smoke_detail(d, "clBuildProgram failed: %s", clapi_error_name(e));
             return;
         }
     }
     free(log);
 
-    size_t es = smoke_prec_size(SMOKE_FP32);
-    for (int p = 0; p < SMOKE_N_PREC; p++)
-        if (d->built[p] && smoke_prec_size((enum smoke_prec)p) > es)
-            es = smoke_prec_size((enum smoke_prec)p);
+    size_t es = compute_prec_size(COMPUTE_FP32);
+    for (int p = 0; p < COMPUTE_N_PREC; p++)
+        if (d->built[p] && compute_prec_size((enum compute_prec)p) > es)
+            es = compute_prec_size((enum compute_prec)p);
     size_t bytes = (size_t)d->n * d->n * es;
     smoke_stage(d, "allocating 3 buffers of %zu bytes", bytes);
     d->a = d->api.clCreateBuffer(d->ctx, CL_MEM_READ_ONLY, bytes, NULL, &e);
@@ -554,8 +537,8 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     smoke_round_trip(d, bytes);
     if (d->error && !d->round_trip)
         return;
-    for (int p = 0; p < SMOKE_N_PREC; p++)
-        if (d->built[p] && !smoke_precision(d, (enum smoke_prec)p))
+    for (int p = 0; p < COMPUTE_N_PREC; p++)
+        if (d->built[p] && !smoke_precision(d, (enum compute_prec)p))
             break;
 }
 
@@ -570,7 +553,7 @@ json_object *smoke_device_child(void *arg)
     d.max_error = NAN;
     d.mismatches = json_object_new_array();
     d.passes = json_object_new_array();
-    for (int p = 0; p < SMOKE_N_PREC; p++)
+    for (int p = 0; p < COMPUTE_N_PREC; p++)
         d.prec_status[p] = RESULT_SMOKE_PREC_NOT_RUN;
     json_object *out = json_object_new_object();
     if (!out || !d.mismatches || !d.passes)
@@ -597,20 +580,20 @@ json_object *smoke_device_child(void *arg)
         json_object_object_add(out, "type", NULL);
     json_object_object_add(out, "status", gc_name_json(&result_smoke_status_names, status));
     json_object_object_add(out, "n", json_object_new_int64(d.n));
-    json_object_object_add(out, "build_ms", d.built[SMOKE_FP32] || d.build_log ? jsonnum_ms(d.build_ms) : NULL);
-    json_object_object_add(out, "build_from", d.built[SMOKE_FP32] ? json_object_new_string(d.from_binary ? "binary" : "source")
+    json_object_object_add(out, "build_ms", d.built[COMPUTE_FP32] || d.build_log ? jsonnum_ms(d.build_ms) : NULL);
+    json_object_object_add(out, "build_from", d.built[COMPUTE_FP32] ? json_object_new_string(d.from_binary ? "binary" : "source")
                                                                    : NULL);
     if (smoke_timer_hook && d.have_max_error)
         smoke_timer_hook(&d.kernel_ms, &d.host_ms, &d.peak);
     json_object_object_add(out, "kernel_ms", jsonnum_ms(d.kernel_ms));
     json_object_object_add(out, "host_ms", jsonnum_ms(d.host_ms));
     /* Which clock to believe, and whether the speed is one the device could reach at all. */
-    double peak = smoke_peak_gflops(&d.peak);
-    struct smoke_timing tm;
-    smoke_timing_decide(d.kernel_ms, d.host_ms, 2.0 * d.n * d.n * d.n, peak, &tm);
+    double peak = compute_peak_gflops(&d.peak);
+    struct compute_timing tm;
+    compute_timing_decide(d.kernel_ms, d.host_ms, 2.0 * d.n * d.n * d.n, peak, &tm);
     bool timed = tm.timer != NULL;
     json_object_object_add(out, "timer", smoke_json_str(tm.timer));
-    const char *why = timed ? smoke_timer_why_name(tm.why) : NULL;
+    const char *why = timed ? compute_timer_why_name(tm.why) : NULL;
     json_object_object_add(out, "timer_reason", smoke_json_str(why));
     json_object_object_add(out, "peak_gflops", jsonnum_sig(peak, 4));
     json_object_object_add(out, "gflops", jsonnum_sig(tm.gflops, 4));
@@ -636,8 +619,8 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "wrong_elements", d.have_max_error ? json_object_new_int64((int64_t)d.wrong) : NULL);
     json_object_object_add(out, "first_mismatches", d.mismatches);
     json_object *prec = json_object_new_object();
-    for (int p = 0; p < SMOKE_N_PREC; p++)
-        json_object_object_add(prec, smoke_prec_name(p), gc_name_json(&result_smoke_prec_status_names, d.prec_status[p]));
+    for (int p = 0; p < COMPUTE_N_PREC; p++)
+        json_object_object_add(prec, compute_prec_name(p), gc_name_json(&result_smoke_prec_status_names, d.prec_status[p]));
     json_object_object_add(out, "precisions", prec);
     json_object_object_add(out, "passes", d.passes);
     json_object_object_add(out, "round_trip", d.round_trip);
@@ -645,7 +628,7 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "error", d.error);
     if (!d.detail && !d.error && !d.wrong_result) {
         size_t np = 0, nu = 0;
-        for (int p = 0; p < SMOKE_N_PREC; p++)
+        for (int p = 0; p < COMPUTE_N_PREC; p++)
             np += d.prec_status[p] == RESULT_SMOKE_PREC_PASS, nu += d.prec_status[p] == RESULT_SMOKE_PREC_UNSUPPORTED;
         d.detail = str_printf("every result exact or within tolerance (%zu precision%s%s)", np, np == 1 ? "" : "s",
                               nu ? "; others unsupported" : "");

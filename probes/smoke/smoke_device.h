@@ -49,13 +49,10 @@ json_object *smoke_enumerate_child(void *arg);
  * simulate a driver that crashes or hangs there). NULL removes it. */
 void smoke_set_stage_hook_for_tests(void (*hook)(const char *stage));
 
-struct smoke_peak_props;
+struct compute_peak_props;
 /* For tests only: call HOOK in the child with the fastest fp32 times (profiling, host; NAN when
  * unknown) and the device's peak properties before the clock is chosen, to simulate a driver whose
  * profiling events or properties are wrong. NULL removes it. */
-void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_ms, struct smoke_peak_props *peak));
-
-/* The names of the bits of a cl_device_type value, as a new JSON array: ["GPU"], ["CPU", "DEFAULT"]. */
-json_object *smoke_type_json(unsigned long long type);
+void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_ms, struct compute_peak_props *peak));
 
 #endif

@@ -85,12 +85,12 @@ const char *smoke_kernel_options(bool fp64, bool fp16)
     return fp64 && fp16 ? "-DSMOKE_FP64 -DSMOKE_FP16" : fp64 ? "-DSMOKE_FP64" : fp16 ? "-DSMOKE_FP16" : "";
 }
 
-const char *smoke_kernel_name(enum smoke_prec p)
+const char *smoke_kernel_name(enum compute_prec p)
 {
-    static const char *const names[SMOKE_N_PREC] = {
-        [SMOKE_FP32] = "smoke_gemm_fp32",
-        [SMOKE_FP64] = "smoke_gemm_fp64",
-        [SMOKE_FP16] = "smoke_gemm_fp16",
+    static const char *const names[COMPUTE_N_PREC] = {
+        [COMPUTE_FP32] = "smoke_gemm_fp32",
+        [COMPUTE_FP64] = "smoke_gemm_fp64",
+        [COMPUTE_FP16] = "smoke_gemm_fp16",
     };
-    return (unsigned)p < SMOKE_N_PREC ? names[p] : "smoke_gemm_unknown";
+    return (unsigned)p < COMPUTE_N_PREC ? names[p] : "smoke_gemm_unknown";
 }

@@ -2,14 +2,14 @@
 #ifndef GPUCHECKUP_SMOKE_KERNEL_H
 #define GPUCHECKUP_SMOKE_KERNEL_H
 
-#include "smoke_verify.h"
+#include "compute_check.h"
 
 /* The program source to build: the test override when one is set, else the built-in one. Static. */
 const char *smoke_kernel_source(void);
 /* Build options that enable the kernels of the optional precisions ("-DSMOKE_FP64" ...). Static. */
 const char *smoke_kernel_options(bool fp64, bool fp16);
 /* The kernel's name for precision P: "smoke_gemm_fp32"... Static. */
-const char *smoke_kernel_name(enum smoke_prec p);
+const char *smoke_kernel_name(enum compute_prec p);
 
 /* The global size for matrix size N: dimension 0, one work item per group of eight columns;
  * dimension 1, one per group of four rows. */

@@ -1,4 +1,4 @@
-/* smoke_options.c: the smoke test's options: their --help rows, parsing and the values parsed. */
+/* smoke_options.c: the compute tests' options: their --help rows and parsing into the core's values. */
 #include "smoke_options.h"
 
 #include <stdint.h>
@@ -6,26 +6,27 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compute_options.h"
 #include "strutil.h"
-
-static struct smoke_options smoke_opts = {SMOKE_WHICH_ALL, SMOKE_DEFAULT_SIZE};
-
-const struct smoke_options *smoke_options(void)
-{
-    return &smoke_opts;
-}
 
 void smoke_options_reset(void)
 {
-    smoke_opts = (struct smoke_options){SMOKE_WHICH_ALL, SMOKE_DEFAULT_SIZE};
+    compute_options_reset();
+}
+
+static void smoke_set_which(enum compute_which which)
+{
+    struct compute_options o = *compute_options();
+    o.which = which;
+    compute_options_set(&o);
 }
 
 static int smoke_opt_which(const char *v, char *err, size_t errlen)
 {
-    static const char *const names[] = {"all", "gpu", "none"}; /* enum smoke_which */
+    static const char *const names[] = {"all", "gpu", "none"}; /* enum compute_which */
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
         if (strcmp(v, names[i]) == 0) {
-            smoke_opts.which = (enum smoke_which)i;
+            smoke_set_which((enum compute_which)i);
             return 0;
         }
     snprintf(err, errlen, "'%.*s%s' is not one of all, gpu, none", CLI_QUOTE(v));
@@ -37,18 +38,20 @@ static int smoke_opt_none(const char *v, char *err, size_t errlen)
     (void)v;
     (void)err;
     (void)errlen;
-    smoke_opts.which = SMOKE_WHICH_NONE;
+    smoke_set_which(COMPUTE_WHICH_NONE);
     return 0;
 }
 
 static int smoke_opt_size(const char *v, char *err, size_t errlen)
 {
     uint64_t u;
-    if (str_to_u64(v, 10, &u) < 0 || u < 1 || u > SMOKE_MAX_SIZE) {
-        snprintf(err, errlen, "'%.*s%s' is not a whole number from 1 to %u", CLI_QUOTE(v), SMOKE_MAX_SIZE);
+    if (str_to_u64(v, 10, &u) < 0 || u < 1 || u > COMPUTE_MAX_SIZE) {
+        snprintf(err, errlen, "'%.*s%s' is not a whole number from 1 to %u", CLI_QUOTE(v), COMPUTE_MAX_SIZE);
         return -1;
     }
-    smoke_opts.size = (unsigned)u;
+    struct compute_options o = *compute_options();
+    o.size = (unsigned)u;
+    compute_options_set(&o);
     return 0;
 }
 

@@ -6,12 +6,12 @@
 static void *smoke_prep_main(void *arg)
 {
     struct smoke_prep *sp = arg;
-    for (int p = SMOKE_FP32; p <= SMOKE_FP64; p++)
-        for (int k = 0; k < SMOKE_N_PASS; k++) {
-            int rc = smoke_problem_generate(&sp->pr[p][k], (enum smoke_prec)p, (enum smoke_pass_kind)k, sp->n,
+    for (int p = COMPUTE_FP32; p <= COMPUTE_FP64; p++)
+        for (int k = 0; k < COMPUTE_N_PASS; k++) {
+            int rc = compute_problem_generate(&sp->pr[p][k], (enum compute_prec)p, (enum compute_pass_kind)k, sp->n,
                                             SMOKE_SEED);
             /* fp64 shares fp32's inputs, and so its reference. */
-            if (rc == 0 && smoke_problem_reference_like(&sp->pr[p][k], p == SMOKE_FP64 ? &sp->pr[SMOKE_FP32][k] : NULL) < 0)
+            if (rc == 0 && compute_problem_reference_like(&sp->pr[p][k], p == COMPUTE_FP64 ? &sp->pr[COMPUTE_FP32][k] : NULL) < 0)
                 rc = -1;
             sp->rc[p][k] = rc;
         }
@@ -41,13 +41,13 @@ void smoke_prep_start(struct smoke_prep *sp, unsigned n)
     }
 }
 
-int smoke_prep_get(struct smoke_prep *sp, enum smoke_prec p, enum smoke_pass_kind kind, unsigned n,
-                   struct smoke_problem *own, const struct smoke_problem **pr)
+int smoke_prep_get(struct smoke_prep *sp, enum compute_prec p, enum compute_pass_kind kind, unsigned n,
+                   struct compute_problem *own, const struct compute_problem **pr)
 {
     memset(own, 0, sizeof(*own));
-    if (!sp || !sp->started || p > SMOKE_FP64 || (unsigned)kind >= SMOKE_N_PASS || n != sp->n) {
+    if (!sp || !sp->started || p > COMPUTE_FP64 || (unsigned)kind >= COMPUTE_N_PASS || n != sp->n) {
         *pr = own;
-        return smoke_problem_generate(own, p, kind, n, SMOKE_SEED);
+        return compute_problem_generate(own, p, kind, n, SMOKE_SEED);
     }
     pthread_mutex_lock(&sp->mu);
     while (!sp->done)
@@ -65,7 +65,7 @@ void smoke_prep_finish(struct smoke_prep *sp)
         pthread_mutex_destroy(&sp->mu);
     }
     sp->started = false;
-    for (int p = 0; p < SMOKE_N_PREC; p++)
-        for (int k = 0; k < SMOKE_N_PASS; k++)
-            smoke_problem_free(&sp->pr[p][k]);
+    for (int p = 0; p < COMPUTE_N_PREC; p++)
+        for (int k = 0; k < COMPUTE_N_PASS; k++)
+            compute_problem_free(&sp->pr[p][k]);
 }

@@ -5,7 +5,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 
-#include "smoke_verify.h"
+#include "compute_check.h"
 
 /* Inputs are the same on every run and every machine: a failure can be reproduced. */
 #define SMOKE_SEED 0x5EED0F5310CEull
@@ -26,8 +26,8 @@ struct smoke_prep {
     pthread_cond_t cv;
     bool started; /* the thread was started (and mu, cv initialised) */
     bool done;    /* the thread has finished (under mu) */
-    int rc[SMOKE_N_PREC][SMOKE_N_PASS];
-    struct smoke_problem pr[SMOKE_N_PREC][SMOKE_N_PASS];
+    int rc[COMPUTE_N_PREC][COMPUTE_N_PASS];
+    struct compute_problem pr[COMPUTE_N_PREC][COMPUTE_N_PASS];
 };
 
 /* Start preparing SP's problems of size N (nothing is started beyond SMOKE_PREP_MAX_N). */
@@ -35,11 +35,11 @@ void smoke_prep_start(struct smoke_prep *sp, unsigned n);
 
 /* The problem of precision P and pass KIND of size N, into *PR: SP's own, read-only, when SP
  * prepares it (waiting for the thread; any number of threads may ask at once), else generated now
- * into OWN. Free OWN with smoke_problem_free afterwards either way (it is zeroed when not used).
- * Returns smoke_problem_generate's value (0, 1: not meaningful at this size, -1: out of memory).
- * SP may be NULL. When *PR is OWN, its reference is not computed yet (smoke_problem_reference). */
-int smoke_prep_get(struct smoke_prep *sp, enum smoke_prec p, enum smoke_pass_kind kind, unsigned n,
-                   struct smoke_problem *own, const struct smoke_problem **pr);
+ * into OWN. Free OWN with compute_problem_free afterwards either way (it is zeroed when not used).
+ * Returns compute_problem_generate's value (0, 1: not meaningful at this size, -1: out of memory).
+ * SP may be NULL. When *PR is OWN, its reference is not computed yet (compute_problem_reference). */
+int smoke_prep_get(struct smoke_prep *sp, enum compute_prec p, enum compute_pass_kind kind, unsigned n,
+                   struct compute_problem *own, const struct compute_problem **pr);
 
 /* Wait for the thread and free the problems: once no thread reads them any more. */
 void smoke_prep_finish(struct smoke_prep *sp);

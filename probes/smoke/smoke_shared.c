@@ -6,25 +6,27 @@
 #include <string.h>
 
 #include "clonce.h"
+#include "compute_options.h"
 #include "jsonget.h"
 #include "jsonnum.h"
 #include "run.h"
-#include "smoke_options.h"
 #include "smoke_select.h"
 #include "strutil.h"
+
+_Static_assert(SMOKE_SHARED_STAGE_MAX == SMOKE_STAGE_MAX, "a shared slot holds a device's whole stage");
 
 void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *plan)
 {
     memset(plan, 0, sizeof(*plan));
-    const struct smoke_options *so = smoke_options();
+    const struct compute_options *so = compute_options();
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
-    if (!cmd || !run_selects(cmd, "smoke") || so->which == SMOKE_WHICH_NONE)
+    if (!cmd || !run_selects(cmd, "smoke") || so->which == COMPUTE_WHICH_NONE)
         return;
     plan->on = true;
     plan->n = so->size;
     plan->dev_platform = ctx->opts->device_platform;
     plan->dev_index = ctx->opts->device_index;
-    plan->gpu_only = so->which == SMOKE_WHICH_GPU;
+    plan->gpu_only = so->which == COMPUTE_WHICH_GPU;
     /* No run around it (a unit test's context): the child's own time limit, from about now. */
     plan->deadline_ms = ctx->deadline_ms > 0 ? ctx->deadline_ms : jsonnum_now_ms() + ctx->timeout_ms;
 }

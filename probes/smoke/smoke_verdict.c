@@ -4,7 +4,7 @@
 #include "compute_path.h"
 #include "doctor.h"
 #include "doctor_facts.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 #include "strutil.h"
 
 extern const struct probe probe_smoke;

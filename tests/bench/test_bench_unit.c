@@ -122,7 +122,7 @@ static void test_fp16_large_uses_exact_inputs(void **state)
     (void)state;
     struct bench_problem p;
     assert_int_equal(bench_problem_make(&p, BENCH_FP16, 1100, 1104, 3), 0);
-    assert_int_equal(p.sp.kind, SMOKE_PASS_EXACT);
+    assert_int_equal(p.sp.kind, COMPUTE_PASS_EXACT);
     assert_int_equal(p.np, 1104);
     bench_problem_free(&p);
 }

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "report.h"
-#include "result_cuda.h"
+#include "results/result_cuda.h"
 #include "writer.h"
 
 /* A report with what the e2e scenarios cannot easily make: two GPU vendors and a BMC adapter, CUDA

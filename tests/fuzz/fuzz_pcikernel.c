@@ -7,6 +7,7 @@
 
 #include "fuzz_common.h"
 #include "pci_internal.h"
+#include "vendor.h"
 
 /* A version token as gpucheckup reports it: digits and dots, a dot, no empty part, at most 32. */
 static void fuzz_pcikernel_version(const char *v)
@@ -46,7 +47,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
     /* /proc/driver/nvidia/version */
     int open = 7;
-    char *v = pci_nvidia_parse_version(text, &open);
+    char *v = vendor_nvidia_parse_version(text, &open);
     if (open < -1 || open > 1 || (open != -1 && !strstr(text, "Kernel Module")))
         abort();
     if (v) {

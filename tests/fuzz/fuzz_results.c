@@ -7,8 +7,8 @@
 
 #include "doctor_facts.h"
 #include "report.h"
-#include "result_cuda.h"
-#include "result_smoke.h"
+#include "results/result_cuda.h"
+#include "results/result_smoke.h"
 
 /* OPS's result read from DATA (taken), its section printed: a heap string, or NULL when out of memory.
  * The readers of the doctor run over it on the way. */
@@ -38,7 +38,7 @@ static char *fuzz_results_round(const struct report_result_ops *ops, json_object
                 abort();
             if (d->gpu != GC_TRI_UNKNOWN && d->gpu != GC_TRI_NO && d->gpu != GC_TRI_YES)
                 abort();
-            for (int p = 0; p < SMOKE_N_PREC; p++)
+            for (int p = 0; p < COMPUTE_N_PREC; p++)
                 if (d->prec[p] != -1 && !gc_name(&result_smoke_prec_status_names, d->prec[p]))
                     abort();
         }

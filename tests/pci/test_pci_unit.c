@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "pci_internal.h"
+#include "vendor.h"
 
 static void test_mode_allows(void **state)
 {
@@ -135,22 +136,22 @@ static void test_nvidia_versions(void **state)
 {
     (void)state;
     int open = -2;
-    char *v = pci_nvidia_parse_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 "
+    char *v = vendor_nvidia_parse_version("NVRM version: NVIDIA UNIX x86_64 Kernel Module  550.90.07  Fri May 31 "
                                        "09:35:42 UTC 2024\nGCC version:  gcc version 12.2.0 (Debian 12.2.0-14)\n",
                                        &open);
     assert_string_equal(v, "550.90.07");
     assert_int_equal(open, 0);
     free(v);
-    v = pci_nvidia_parse_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.183.01  Release "
+    v = vendor_nvidia_parse_version("NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  535.183.01  Release "
                                  "Build  (dvs-builder@U16-I3-B03-4-3)  Thu May 30 2024\n",
                                  &open);
     assert_string_equal(v, "535.183.01");
     assert_int_equal(open, 1);
     free(v);
-    assert_null(pci_nvidia_parse_version("GCC version: 12.2.0\n", &open));
+    assert_null(vendor_nvidia_parse_version("GCC version: 12.2.0\n", &open));
     assert_int_equal(open, -1);
-    assert_null(pci_nvidia_parse_version("NVRM version: garbage x86_64 1. .2 1..2\n", &open));
-    assert_null(pci_nvidia_parse_version(NULL, &open));
+    assert_null(vendor_nvidia_parse_version("NVRM version: garbage x86_64 1. .2 1..2\n", &open));
+    assert_null(vendor_nvidia_parse_version(NULL, &open));
 
     v = pci_nvidia_lib_version("libcuda.so.550.90.07");
     assert_string_equal(v, "550.90.07");

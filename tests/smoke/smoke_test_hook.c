@@ -20,7 +20,7 @@
 
 #include "smoke_device.h"
 #include "smoke_kernel.h"
-#include "smoke_timer.h"
+#include "compute_timer.h"
 
 /* Does not compile: the build log names the error. */
 static const char hook_kernel_broken[] =
@@ -84,7 +84,7 @@ static void hook_stage(const char *stage)
 
 static const char *hook_profiling, *hook_peak;
 
-static void hook_timer(double *prof_ms, double *host_ms, struct smoke_peak_props *peak)
+static void hook_timer(double *prof_ms, double *host_ms, struct compute_peak_props *peak)
 {
     (void)host_ms;
     if (hook_profiling && strcmp(hook_profiling, "missing") == 0)

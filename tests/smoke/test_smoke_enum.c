@@ -13,7 +13,7 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "report.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 #include "smoke_device.h"
 
 /* Run smoke's enumeration child with the fake working ICD as the only driver, its PCI knobs set to

@@ -13,7 +13,7 @@
 #include "cli.h"
 #include "hostfs.h"
 #include "probe.h"
-#include "result_smoke.h"
+#include "results/result_smoke.h"
 #include "report.h"
 #include "smoke_select.h"
 

@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "cli.h"
+#include "compute_options.h"
 #include "probe.h"
-#include "smoke_options.h"
 
 #define PARSE(o, err, ...)                                                                         \
     ({                                                                                             \
@@ -27,8 +27,8 @@ static void test_defaults(void **state)
     assert_string_equal(o.command, "check");
     assert_int_equal(o.format, CLI_FORMAT_TEXT);
     assert_true(o.timeout_s == CLI_DEFAULT_TIMEOUT_S);
-    assert_int_equal(smoke_options()->size, SMOKE_DEFAULT_SIZE);
-    assert_int_equal(smoke_options()->which, SMOKE_WHICH_ALL);
+    assert_int_equal(compute_options()->size, COMPUTE_DEFAULT_SIZE);
+    assert_int_equal(compute_options()->which, COMPUTE_WHICH_ALL);
     assert_int_equal(o.device_platform, -1);
     cli_options_free(&o);
 }
@@ -146,14 +146,14 @@ static void test_device_and_smoke(void **state)
     assert_int_equal(PARSE(&o, err, "--device=1:2", "--no-smoke", "--smoke-size=64", "--timeout=2.5"), 0);
     assert_int_equal(o.device_platform, 1);
     assert_int_equal(o.device_index, 2);
-    assert_int_equal(smoke_options()->which, SMOKE_WHICH_NONE);
-    assert_int_equal(smoke_options()->size, 64);
+    assert_int_equal(compute_options()->which, COMPUTE_WHICH_NONE);
+    assert_int_equal(compute_options()->size, 64);
     assert_true(o.timeout_s == 2.5);
     cli_options_free(&o);
     /* the probe's storage gets its defaults again on every parse */
     assert_int_equal(PARSE(&o, err, "--smoke=gpu"), 0);
-    assert_int_equal(smoke_options()->which, SMOKE_WHICH_GPU);
-    assert_int_equal(smoke_options()->size, SMOKE_DEFAULT_SIZE);
+    assert_int_equal(compute_options()->which, COMPUTE_WHICH_GPU);
+    assert_int_equal(compute_options()->size, COMPUTE_DEFAULT_SIZE);
     cli_options_free(&o);
     /* a probe's complaint is prefixed with the option's name */
     assert_int_equal(PARSE(&o, err, "--smoke-size=0"), -1);

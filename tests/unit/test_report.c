@@ -10,8 +10,8 @@
 #include <string.h>
 
 #include "report.h"
-#include "result_cuda.h"
-#include "result_smoke.h"
+#include "results/result_cuda.h"
+#include "results/result_smoke.h"
 #include "typed.h"
 #include "writer.h"
 
@@ -259,12 +259,12 @@ static void test_smoke_result_round_trip(void **state)
     assert_int_equal(res->n_devs, 2);
     assert_int_equal(res->devs[0].status, RESULT_SMOKE_PASS);
     assert_int_equal(res->devs[0].gpu, GC_TRI_YES);
-    assert_int_equal(res->devs[0].prec[SMOKE_FP64], RESULT_SMOKE_PREC_PASS);
-    assert_int_equal(res->devs[0].prec[SMOKE_FP16], RESULT_SMOKE_PREC_UNSUPPORTED);
+    assert_int_equal(res->devs[0].prec[COMPUTE_FP64], RESULT_SMOKE_PREC_PASS);
+    assert_int_equal(res->devs[0].prec[COMPUTE_FP16], RESULT_SMOKE_PREC_UNSUPPORTED);
     assert_string_equal(res->devs[0].pci_address, "0000:01:00.0");
     assert_int_equal(res->devs[1].status, RESULT_SMOKE_SKIPPED);
     assert_int_equal(res->devs[1].gpu, GC_TRI_UNKNOWN); /* type null: not "not a GPU" */
-    assert_int_equal(res->devs[1].prec[SMOKE_FP64], -1);
+    assert_int_equal(res->devs[1].prec[COMPUTE_FP64], -1);
     /* The typed members left the data; what is not typed stays. */
     assert_false(json_object_object_get_ex(s->data, "devices", NULL));
     assert_true(json_object_object_get_ex(s->data, "notes", NULL));
@@ -296,7 +296,7 @@ static void test_smoke_result_odd_shapes(void **state)
     /* Precisions out of the printed order, and devices that are not all objects: not typed. */
     r = report_new();
     smoke_round_trip(r, "{\"devices\":[{\"precisions\":{\"fp64\":\"pass\",\"fp32\":\"pass\"}}]}");
-    assert_int_equal(result_smoke_get(r)->devs[0].prec[SMOKE_FP64], -1);
+    assert_int_equal(result_smoke_get(r)->devs[0].prec[COMPUTE_FP64], -1);
     report_free(r);
     r = report_new();
     struct report_section *s = smoke_round_trip(r, "{\"n\":8,\"devices\":[{\"status\":\"pass\"},3]}");

@@ -1,6 +1,7 @@
 """The shape of the sources (issue 13): no .c/.h under src/ or probes/ over 800 lines, no function over 120;
 and what a probe owns stays in its folder: src/ (outside src/registry.c) names no probe's command, option
-or finding ID prefix, and the top-level meson.build no probe folder."""
+or finding ID prefix, and the top-level meson.build no probe folder; no probe includes another's headers,
+nor src/ or the shared OpenCL child a probe's (issue 25)."""
 import glob
 import os
 import re
@@ -254,6 +255,105 @@ class OwnershipTests(unittest.TestCase):
             self.assertFalse("probes/" + name in top,
                              f"meson.build names probes/{name}: the folder adds itself (probes/{name}/meson.build)")
             self.assertTrue(os.path.exists(os.path.join(ROOT, "probes", name, "meson.build")), name)
+
+
+INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
+
+
+def include_owner(rel):
+    """Who a source or header belongs to: "probes/NAME" for a probe's folder, else its folder ("src",
+    "src/results", "probes": the shared OpenCL child)."""
+    parts = rel.replace(os.sep, "/").split("/")
+    if parts[0] == "probes" and len(parts) > 2:
+        return "probes/" + parts[1]
+    return "/".join(parts[:-1])
+
+
+def resolve_include(rel, name, files):
+    """The file (a path relative to ROOT, from FILES) that `#include "NAME"` in REL finds: the includer's
+    folder first, as the compiler looks, then src/, then any folder under probes/; None when none has it."""
+    here = os.path.dirname(rel).replace(os.sep, "/")
+    cands = [os.path.normpath(os.path.join(here, name)).replace(os.sep, "/"), "src/" + name]
+    cands += sorted(f for f in files if f.startswith("probes/") and f.endswith("/" + name))
+    for c in cands:
+        if c in files:
+            return c
+    return None
+
+
+def cross_probe_includes(texts):
+    """(includer, header) for each `#include "x.h"` in TEXTS ({path: source}) that resolves to a probe's
+    folder (probes/B/) from outside it: from another probe (probes/A/), the core (src/) or the shared
+    OpenCL child (probes/clonce*)."""
+    files = set(texts)
+    found = []
+    for rel in sorted(texts):
+        owner = include_owner(rel)
+        for m in INCLUDE_RE.finditer(blank_comments(texts[rel])):
+            hdr = resolve_include(rel, m.group(1), files)
+            if not hdr:
+                continue
+            target = include_owner(hdr)
+            if target != owner and target.startswith("probes/"):
+                found.append((rel, hdr))
+    return found
+
+
+def blank_comments(src):
+    """SRC with its comments blanked (string literals kept: an include names its file in one)."""
+    return re.sub(r"/\*.*?\*/|//[^\n]*", lambda m: re.sub(r"[^\n]", " ", m.group(0)), src, flags=re.S)
+
+
+# Cross-probe includes left, and why. The list only shrinks.
+CROSS_INCLUDE_EXCEPTIONS = {
+    # bench picks its OpenCL devices as the smoke test does (smoke_select.h, smoke_pick_devices): goes
+    # when that device list becomes a service of the shared OpenCL child (issue 25 item 3).
+    ("probes/bench/bench.c", "probes/smoke/smoke_select.h"),
+}
+
+
+class IncludeScannerTests(unittest.TestCase):
+    """The include scanner itself: a broken scanner would pass every tree."""
+
+    TREE = {
+        "src/core.h": "",
+        "src/results/result_a.h": "",
+        "src/uses.c": '#include "core.h"\n#include "results/result_a.h"\n#include "a_internal.h"\n',
+        "probes/clonce_parts.h": "",
+        "probes/clonce.c": '#include "clonce_parts.h"\n#include "b_private.h"\n',
+        "probes/a/a.c": ('#include "a_internal.h"\n#include "core.h"\n#include "clonce_parts.h"\n'
+                         '  #  include "b_internal.h"\n/* #include "b_private.h" */\n#include <b_sys.h>\n'),
+        "probes/a/a_internal.h": "",
+        "probes/b/b_internal.h": '#include "../a/a_internal.h"\n',
+        "probes/b/b_private.h": "",
+    }
+
+    def test_cross_probe_found(self):
+        self.assertEqual(cross_probe_includes(self.TREE), [
+            ("probes/a/a.c", "probes/b/b_internal.h"),
+            ("probes/b/b_internal.h", "probes/a/a_internal.h"),
+            ("probes/clonce.c", "probes/b/b_private.h"),
+            ("src/uses.c", "probes/a/a_internal.h"),
+        ])
+
+    def test_own_folder_first(self):
+        tree = {"probes/a/x.h": "", "probes/b/x.h": "", "probes/b/b.c": '#include "x.h"\n'}
+        self.assertEqual(cross_probe_includes(tree), [])
+        self.assertEqual(resolve_include("probes/b/b.c", "x.h", set(tree)), "probes/b/x.h")
+
+
+class IncludeTests(unittest.TestCase):
+    def test_no_cross_probe_include(self):
+        texts = {}
+        for rel in sources():
+            with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+                texts[rel.replace(os.sep, "/")] = f.read()
+        found = set(cross_probe_includes(texts))
+        self.assertGreater(len(texts), 50)
+        self.assertEqual(sorted(found - CROSS_INCLUDE_EXCEPTIONS), [],
+                         "a probe includes another probe's header (or src/ a probe's): move what is shared "
+                         "into src/ (a service, or a typed result header in src/results/)")
+        self.assertEqual(sorted(CROSS_INCLUDE_EXCEPTIONS - found), [], "stale entries in CROSS_INCLUDE_EXCEPTIONS")
 
 
 if __name__ == "__main__":

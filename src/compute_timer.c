@@ -1,5 +1,5 @@
-/* smoke_timer.c: which clock times the smoke kernel (profiling events or the host), and the speed ceiling. */
-#include "smoke_timer.h"
+/* compute_timer.c: which clock times a compute check's kernel (profiling events or the host), and the speed ceiling. */
+#include "compute_timer.h"
 
 #include <math.h>
 #include <string.h>
@@ -21,7 +21,7 @@
  * compute units at 300 MHz (Mesa, src/gallium/drivers/llvmpipe/lp_screen.c) and runs one thread per
  * host CPU; PoCL reports a nominal clock that turbo exceeds. For them the clock is at least 6000 MHz
  * (above any shipping CPU's all-core clock) and the compute units at least the host's online CPUs. */
-double smoke_peak_gflops(const struct smoke_peak_props *p)
+double compute_peak_gflops(const struct compute_peak_props *p)
 {
     if (!p || p->compute_units == 0 || p->clock_mhz == 0)
         return NAN;
@@ -29,43 +29,45 @@ double smoke_peak_gflops(const struct smoke_peak_props *p)
     if (p->cpu) {
         if (p->host_cpus > p->compute_units)
             cus = p->host_cpus;
-        if (mhz < SMOKE_PEAK_CPU_MHZ)
-            mhz = SMOKE_PEAK_CPU_MHZ;
-        lanes = p->float_width > SMOKE_PEAK_CPU_LANES ? p->float_width : SMOKE_PEAK_CPU_LANES;
+        if (mhz < COMPUTE_PEAK_CPU_MHZ)
+            mhz = COMPUTE_PEAK_CPU_MHZ;
+        lanes = p->float_width > COMPUTE_PEAK_CPU_LANES ? p->float_width : COMPUTE_PEAK_CPU_LANES;
     } else {
-        lanes = p->float_width > SMOKE_PEAK_GPU_LANES ? p->float_width : SMOKE_PEAK_GPU_LANES;
+        lanes = p->float_width > COMPUTE_PEAK_GPU_LANES ? p->float_width : COMPUTE_PEAK_GPU_LANES;
     }
     return cus * mhz * lanes * 2.0 / 1000.0; /* MHz x FLOP per cycle = MFLOPS; / 1000 = GFLOPS */
 }
 
-void smoke_timing_decide(double prof_ms, double host_ms, double flops, double peak_gflops, struct smoke_timing *out)
+void compute_timing_decide(double prof_ms, double host_ms, double flops, double peak_gflops, struct compute_timing *out)
 {
     bool host_ok = isfinite(host_ms) && host_ms > 0;
     bool peak_ok = isfinite(peak_gflops) && peak_gflops > 0;
-    enum smoke_timer_why why;
+    enum compute_timer_why why;
     if (!isfinite(prof_ms) || prof_ms < 0)
-        why = SMOKE_TIMER_PROFILING_MISSING;
-    else if (prof_ms < SMOKE_TIMER_ZERO_MS)
-        why = SMOKE_TIMER_PROFILING_ZERO;
-    else if (host_ok && prof_ms > host_ms * (1.0 + SMOKE_TIMER_LONGER_SHARE) + SMOKE_TIMER_LONGER_MS)
-        why = SMOKE_TIMER_PROFILING_LONGER;
-    else if (host_ok && host_ms - prof_ms > SMOKE_TIMER_OVERHEAD_MS &&
-             host_ms - prof_ms > SMOKE_TIMER_OVERHEAD_SHARE * host_ms)
-        why = SMOKE_TIMER_PROFILING_SHORTER;
+        why = COMPUTE_TIMER_PROFILING_MISSING;
+    else if (prof_ms < COMPUTE_TIMER_ZERO_MS)
+        why = COMPUTE_TIMER_PROFILING_ZERO;
+    else if (host_ok && prof_ms > host_ms * (1.0 + COMPUTE_TIMER_LONGER_SHARE) + COMPUTE_TIMER_LONGER_MS)
+        why = COMPUTE_TIMER_PROFILING_LONGER;
+    else if (host_ok && host_ms - prof_ms > COMPUTE_TIMER_OVERHEAD_MS &&
+             host_ms - prof_ms > COMPUTE_TIMER_OVERHEAD_SHARE * host_ms)
+        why = COMPUTE_TIMER_PROFILING_SHORTER;
     else if (peak_ok && host_ok && flops / (prof_ms * 1e6) > peak_gflops && flops / (host_ms * 1e6) <= peak_gflops)
-        why = SMOKE_TIMER_PROFILING_ABOVE_PEAK; /* when both clocks exceed it, the peak is what is wrong */
+        why = COMPUTE_TIMER_PROFILING_ABOVE_PEAK; /* when both clocks exceed it, the peak is what is wrong */
     else
-        why = SMOKE_TIMER_PROFILING_OK;
+        why = COMPUTE_TIMER_PROFILING_OK;
 
     out->why = why;
     out->above_peak = false;
-    out->blame_profiling = host_ok && (why == SMOKE_TIMER_PROFILING_MISSING || why == SMOKE_TIMER_PROFILING_LONGER ||
-                                       why == SMOKE_TIMER_PROFILING_SHORTER || why == SMOKE_TIMER_PROFILING_ABOVE_PEAK ||
-                                       (why == SMOKE_TIMER_PROFILING_ZERO &&
-                                        (host_ms >= SMOKE_TIMER_BLAME_ZERO_MS ||
-                                         (peak_ok && flops > SMOKE_TIMER_ZERO_MS * 1e6 * peak_gflops))));
+    out->blame_profiling = host_ok && (why == COMPUTE_TIMER_PROFILING_MISSING ||
+                                       why == COMPUTE_TIMER_PROFILING_LONGER ||
+                                       why == COMPUTE_TIMER_PROFILING_SHORTER ||
+                                       why == COMPUTE_TIMER_PROFILING_ABOVE_PEAK ||
+                                       (why == COMPUTE_TIMER_PROFILING_ZERO &&
+                                        (host_ms >= COMPUTE_TIMER_BLAME_ZERO_MS ||
+                                         (peak_ok && flops > COMPUTE_TIMER_ZERO_MS * 1e6 * peak_gflops))));
     out->gflops = NAN;
-    if (why == SMOKE_TIMER_PROFILING_OK) {
+    if (why == COMPUTE_TIMER_PROFILING_OK) {
         out->timer = "profiling";
         out->ms = prof_ms;
     } else if (host_ok) {
@@ -74,7 +76,7 @@ void smoke_timing_decide(double prof_ms, double host_ms, double flops, double pe
     } else {
         out->timer = NULL;
         out->ms = NAN;
-        out->why = SMOKE_TIMER_NO_TIME;
+        out->why = COMPUTE_TIMER_NO_TIME;
         return;
     }
     /* A real kernel never takes 0 ms; a time that rounds there gives no speed. */
@@ -87,51 +89,51 @@ void smoke_timing_decide(double prof_ms, double host_ms, double flops, double pe
     }
 }
 
-const char *smoke_timer_why_name(enum smoke_timer_why why)
+const char *compute_timer_why_name(enum compute_timer_why why)
 {
     switch (why) {
-    case SMOKE_TIMER_PROFILING_MISSING:
+    case COMPUTE_TIMER_PROFILING_MISSING:
         return "profiling-missing";
-    case SMOKE_TIMER_PROFILING_ZERO:
+    case COMPUTE_TIMER_PROFILING_ZERO:
         return "profiling-zero";
-    case SMOKE_TIMER_PROFILING_LONGER:
+    case COMPUTE_TIMER_PROFILING_LONGER:
         return "profiling-longer-than-host";
-    case SMOKE_TIMER_PROFILING_SHORTER:
+    case COMPUTE_TIMER_PROFILING_SHORTER:
         return "profiling-shorter-than-host";
-    case SMOKE_TIMER_PROFILING_ABOVE_PEAK:
+    case COMPUTE_TIMER_PROFILING_ABOVE_PEAK:
         return "profiling-above-peak";
-    case SMOKE_TIMER_NO_TIME:
+    case COMPUTE_TIMER_NO_TIME:
         return "no-time";
-    case SMOKE_TIMER_PROFILING_OK:
+    case COMPUTE_TIMER_PROFILING_OK:
     default:
         return NULL;
     }
 }
 
-enum smoke_timer_why smoke_timer_why_parse(const char *name)
+enum compute_timer_why compute_timer_why_parse(const char *name)
 {
-    for (int w = SMOKE_TIMER_PROFILING_MISSING; name && w <= SMOKE_TIMER_NO_TIME; w++)
-        if (strcmp(name, smoke_timer_why_name((enum smoke_timer_why)w)) == 0)
-            return (enum smoke_timer_why)w;
-    return SMOKE_TIMER_PROFILING_OK;
+    for (int w = COMPUTE_TIMER_PROFILING_MISSING; name && w <= COMPUTE_TIMER_NO_TIME; w++)
+        if (strcmp(name, compute_timer_why_name((enum compute_timer_why)w)) == 0)
+            return (enum compute_timer_why)w;
+    return COMPUTE_TIMER_PROFILING_OK;
 }
 
-const char *smoke_timer_why_text(enum smoke_timer_why why)
+const char *compute_timer_why_text(enum compute_timer_why why)
 {
     switch (why) {
-    case SMOKE_TIMER_PROFILING_MISSING:
+    case COMPUTE_TIMER_PROFILING_MISSING:
         return "the driver's profiling events could not be read";
-    case SMOKE_TIMER_PROFILING_ZERO:
+    case COMPUTE_TIMER_PROFILING_ZERO:
         return "the driver's profiling events say the kernel took no time";
-    case SMOKE_TIMER_PROFILING_LONGER:
+    case COMPUTE_TIMER_PROFILING_LONGER:
         return "the driver's profiling events say the kernel took longer than the host waited for it";
-    case SMOKE_TIMER_PROFILING_SHORTER:
+    case COMPUTE_TIMER_PROFILING_SHORTER:
         return "the driver's profiling events say the kernel took far less time than the host waited for it";
-    case SMOKE_TIMER_PROFILING_ABOVE_PEAK:
+    case COMPUTE_TIMER_PROFILING_ABOVE_PEAK:
         return "the driver's profiling events give a speed above the device's plausible peak";
-    case SMOKE_TIMER_NO_TIME:
+    case COMPUTE_TIMER_NO_TIME:
         return "neither the profiling events nor the host clock gave a time";
-    case SMOKE_TIMER_PROFILING_OK:
+    case COMPUTE_TIMER_PROFILING_OK:
     default:
         return "the driver's profiling events agree with the host clock";
     }

@@ -1,5 +1,5 @@
-/* smoke_verify.c: the smoke test's inputs, CPU reference and result checks (pure C, no OpenCL). */
-#include "smoke_verify.h"
+/* compute_check.c: a compute check's inputs, CPU reference and result checks (pure C, no API). */
+#include "compute_check.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -9,38 +9,38 @@
 #include "jsonnum.h"
 #include "strutil.h"
 
-static const char *const smoke_prec_tab[SMOKE_N_PREC] = {
-    [SMOKE_FP32] = "fp32", [SMOKE_FP64] = "fp64", [SMOKE_FP16] = "fp16"};
-const struct gc_names smoke_prec_names = GC_NAMES(smoke_prec_tab);
+static const char *const smoke_prec_tab[COMPUTE_N_PREC] = {
+    [COMPUTE_FP32] = "fp32", [COMPUTE_FP64] = "fp64", [COMPUTE_FP16] = "fp16"};
+const struct gc_names compute_prec_names = GC_NAMES(smoke_prec_tab);
 
 static const struct {
     size_t size;
     int digits;        /* significand bits: integers up to 2^digits are exact */
     double unit;       /* unit roundoff, 2^-digits */
     double min_normal; /* smallest normal value (flush-to-zero allowance) */
-} smoke_precs[SMOKE_N_PREC] = {
-    [SMOKE_FP32] = {4, 24, 0x1p-24, 0x1p-126},
-    [SMOKE_FP64] = {8, 53, 0x1p-53, 0x1p-1022},
-    [SMOKE_FP16] = {2, 11, 0x1p-11, 0x1p-14},
+} smoke_precs[COMPUTE_N_PREC] = {
+    [COMPUTE_FP32] = {4, 24, 0x1p-24, 0x1p-126},
+    [COMPUTE_FP64] = {8, 53, 0x1p-53, 0x1p-1022},
+    [COMPUTE_FP16] = {2, 11, 0x1p-11, 0x1p-14},
 };
 
-const char *smoke_prec_name(enum smoke_prec p)
+const char *compute_prec_name(enum compute_prec p)
 {
-    const char *n = gc_name(&smoke_prec_names, (int)p);
+    const char *n = gc_name(&compute_prec_names, (int)p);
     return n ? n : "unknown";
 }
 
-size_t smoke_prec_size(enum smoke_prec p)
+size_t compute_prec_size(enum compute_prec p)
 {
-    return (unsigned)p < SMOKE_N_PREC ? smoke_precs[p].size : 0;
+    return (unsigned)p < COMPUTE_N_PREC ? smoke_precs[p].size : 0;
 }
 
-const char *smoke_pass_name(enum smoke_pass_kind k)
+const char *compute_pass_name(enum compute_pass_kind k)
 {
-    return k == SMOKE_PASS_EXACT ? "exact" : k == SMOKE_PASS_RANDOM ? "random" : "unknown";
+    return k == COMPUTE_PASS_EXACT ? "exact" : k == COMPUTE_PASS_RANDOM ? "random" : "unknown";
 }
 
-uint16_t smoke_half_from_double(double v)
+uint16_t compute_half_from_double(double v)
 {
     uint16_t sign = signbit(v) ? 0x8000 : 0;
     if (isnan(v))
@@ -65,7 +65,7 @@ uint16_t smoke_half_from_double(double v)
     return sign | (uint16_t)((unsigned)(e + 15) << 10) | (uint16_t)q;
 }
 
-double smoke_half_to_double(uint16_t h)
+double compute_half_to_double(uint16_t h)
 {
     int e = (h >> 10) & 0x1f;
     unsigned m = h & 0x3ffu;
@@ -79,31 +79,31 @@ double smoke_half_to_double(uint16_t h)
     return (h & 0x8000) ? -v : v;
 }
 
-double smoke_value_get(enum smoke_prec p, const void *buf, size_t i)
+double compute_value_get(enum compute_prec p, const void *buf, size_t i)
 {
     switch (p) {
-    case SMOKE_FP32:
+    case COMPUTE_FP32:
         return (double)((const float *)buf)[i];
-    case SMOKE_FP64:
+    case COMPUTE_FP64:
         return ((const double *)buf)[i];
-    case SMOKE_FP16:
-        return smoke_half_to_double(((const uint16_t *)buf)[i]);
+    case COMPUTE_FP16:
+        return compute_half_to_double(((const uint16_t *)buf)[i]);
     default:
         return NAN;
     }
 }
 
-void smoke_value_set(enum smoke_prec p, void *buf, size_t i, double v)
+void compute_value_set(enum compute_prec p, void *buf, size_t i, double v)
 {
     switch (p) {
-    case SMOKE_FP32:
+    case COMPUTE_FP32:
         ((float *)buf)[i] = (float)v;
         break;
-    case SMOKE_FP64:
+    case COMPUTE_FP64:
         ((double *)buf)[i] = v;
         break;
-    case SMOKE_FP16:
-        ((uint16_t *)buf)[i] = smoke_half_from_double(v);
+    case COMPUTE_FP16:
+        ((uint16_t *)buf)[i] = compute_half_from_double(v);
         break;
     default:
         break;
@@ -119,7 +119,7 @@ static uint64_t smoke_rand(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-void smoke_problem_free(struct smoke_problem *p)
+void compute_problem_free(struct compute_problem *p)
 {
     free(p->a);
     free(p->b);
@@ -137,18 +137,18 @@ static double smoke_gamma(double k, double u)
     return k * u / (1.0 - k * u);
 }
 
-int smoke_problem_generate(struct smoke_problem *p, enum smoke_prec prec, enum smoke_pass_kind kind, unsigned n,
+int compute_problem_generate(struct compute_problem *p, enum compute_prec prec, enum compute_pass_kind kind, unsigned n,
                            uint64_t seed)
 {
     memset(p, 0, sizeof(*p));
-    if ((unsigned)prec >= SMOKE_N_PREC || n == 0)
+    if ((unsigned)prec >= COMPUTE_N_PREC || n == 0)
         return -1;
     p->prec = prec;
     p->kind = kind;
     p->n = n;
     size_t nn = (size_t)n * n, es = smoke_precs[prec].size;
     double u = smoke_precs[prec].unit;
-    if (kind == SMOKE_PASS_RANDOM && (n + 2.0) * u >= 0.5)
+    if (kind == COMPUTE_PASS_RANDOM && (n + 2.0) * u >= 0.5)
         return 1;
     p->a = malloc(nn * es);
     p->b = malloc(nn * es);
@@ -159,7 +159,7 @@ int smoke_problem_generate(struct smoke_problem *p, enum smoke_prec prec, enum s
     /* The seed leaves the precision out: fp32 and fp64 get the same inputs (one reference serves both). */
     uint64_t st = seed ^ ((uint64_t)kind << 48) ^ n;
 
-    if (kind == SMOKE_PASS_EXACT) {
+    if (kind == COMPUTE_PASS_EXACT) {
         /* Every partial sum of a row times a column stays below 2^digits, so it is an exact integer:
          * terms per row * m^2 <= 2^digits. Beyond N = 2^digits (fp16 only), A is thinned out: row i
          * keeps the columns k with k % stride == i % stride. */
@@ -179,7 +179,7 @@ int smoke_problem_generate(struct smoke_problem *p, enum smoke_prec prec, enum s
                 double v = (double)(1 + (r >> 1) % m) * ((r & 1) ? -1.0 : 1.0);
                 if (which == 0 && stride > 1 && (i % n) % stride != (i / n) % stride)
                     v = 0.0;
-                smoke_value_set(prec, which == 0 ? p->a : p->b, i, v);
+                compute_value_set(prec, which == 0 ? p->a : p->b, i, v);
                 (which == 0 ? p->ad : p->bd)[i] = v;
             }
         }
@@ -190,10 +190,10 @@ int smoke_problem_generate(struct smoke_problem *p, enum smoke_prec prec, enum s
         for (int which = 0; which < 2; which++) {
             double v = (double)(smoke_rand(&st) >> 11) * 0x1p-53 * 2.0 - 1.0;
             void *buf = which == 0 ? p->a : p->b;
-            if (prec == SMOKE_FP64)
+            if (prec == COMPUTE_FP64)
                 v = (double)(float)v; /* the fp32 pass's inputs: products exact, sums test doubles */
-            smoke_value_set(prec, buf, i, v);
-            (which == 0 ? p->ad : p->bd)[i] = smoke_value_get(prec, buf, i); /* the rounded value */
+            compute_value_set(prec, buf, i, v);
+            (which == 0 ? p->ad : p->bd)[i] = compute_value_get(prec, buf, i); /* the rounded value */
         }
     }
     p->row_norm = calloc(n, sizeof(double));
@@ -262,7 +262,7 @@ static void smoke_reference_block(const double *restrict ad, const double *restr
     }
 }
 
-int smoke_problem_reference(struct smoke_problem *p)
+int compute_problem_reference(struct compute_problem *p)
 {
     size_t n = p->n;
     free(p->ref);
@@ -294,12 +294,12 @@ int smoke_problem_reference(struct smoke_problem *p)
     return 0;
 }
 
-int smoke_problem_reference_like(struct smoke_problem *p, const struct smoke_problem *same)
+int compute_problem_reference_like(struct compute_problem *p, const struct compute_problem *same)
 {
     size_t bytes = (size_t)p->n * p->n * sizeof(double);
     if (!same || !same->ref || same->n != p->n || same->kind != p->kind || memcmp(same->ad, p->ad, bytes) != 0 ||
         memcmp(same->bd, p->bd, bytes) != 0)
-        return smoke_problem_reference(p);
+        return compute_problem_reference(p);
     free(p->ref);
     p->ref = malloc(bytes);
     if (!p->ref)
@@ -308,9 +308,9 @@ int smoke_problem_reference_like(struct smoke_problem *p, const struct smoke_pro
     return 0;
 }
 
-double smoke_problem_tolerance(const struct smoke_problem *p, unsigned row, unsigned col)
+double compute_problem_tolerance(const struct compute_problem *p, unsigned row, unsigned col)
 {
-    if (p->kind == SMOKE_PASS_EXACT || !p->row_norm || !p->col_norm)
+    if (p->kind == COMPUTE_PASS_EXACT || !p->row_norm || !p->col_norm)
         return 0.0;
     return p->tol_scale * p->row_norm[row] * p->col_norm[col] + p->tol_abs;
 }
@@ -323,7 +323,7 @@ static bool smoke_matches(double got, double expected, double tol)
     return tol == 0.0 ? got == expected : fabs(got - expected) <= tol;
 }
 
-void smoke_verify(const struct smoke_problem *p, const void *got, const void *prior, struct smoke_check *out)
+void compute_verify(const struct compute_problem *p, const void *got, const void *prior, struct compute_check *out)
 {
     memset(out, 0, sizeof(*out));
     size_t n = p->n, nn = n * n;
@@ -331,8 +331,8 @@ void smoke_verify(const struct smoke_problem *p, const void *got, const void *pr
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++) {
             size_t idx = i * n + j;
-            double g = smoke_value_get(p->prec, got, idx), e = p->ref[idx];
-            double tol = smoke_problem_tolerance(p, (unsigned)i, (unsigned)j);
+            double g = compute_value_get(p->prec, got, idx), e = p->ref[idx];
+            double tol = compute_problem_tolerance(p, (unsigned)i, (unsigned)j);
             if (tol > out->max_tolerance)
                 out->max_tolerance = tol;
             if (!isfinite(g)) {
@@ -344,9 +344,9 @@ void smoke_verify(const struct smoke_problem *p, const void *got, const void *pr
             if (smoke_matches(g, e, tol))
                 continue;
             out->wrong++;
-            if (out->n_first < SMOKE_MAX_MISMATCHES)
+            if (out->n_first < COMPUTE_MAX_MISMATCHES)
                 out->first[out->n_first++] =
-                    (struct smoke_mismatch){.row = (unsigned)i, .col = (unsigned)j, .expected = e, .got = g};
+                    (struct compute_mismatch){.row = (unsigned)i, .col = (unsigned)j, .expected = e, .got = g};
         }
     }
     if (out->wrong == 0)
@@ -357,14 +357,14 @@ void smoke_verify(const struct smoke_problem *p, const void *got, const void *pr
     for (size_t i = 0; i < n; i++) {
         for (size_t j = 0; j < n; j++) {
             size_t idx = i * n + j;
-            double g = smoke_value_get(p->prec, got, idx);
+            double g = compute_value_get(p->prec, got, idx);
             if (g != 0.0)
                 zero = false;
             if (g != p->ad[idx])
                 copy_a = false;
             if (g != p->bd[idx])
                 copy_b = false;
-            if (trans && !smoke_matches(g, p->ref[j * n + i], smoke_problem_tolerance(p, (unsigned)j, (unsigned)i)))
+            if (trans && !smoke_matches(g, p->ref[j * n + i], compute_problem_tolerance(p, (unsigned)j, (unsigned)i)))
                 trans = false;
         }
     }
@@ -375,7 +375,7 @@ void smoke_verify(const struct smoke_problem *p, const void *got, const void *pr
     out->unchanged = prior && memcmp(got, prior, nn * smoke_precs[p->prec].size) == 0;
 }
 
-char *smoke_check_describe(const struct smoke_check *c)
+char *compute_check_describe(const struct compute_check *c)
 {
     const char *what = c->unchanged    ? "the kernel left the output buffer as it was"
                        : c->all_zero   ? "the output is all zeros"
@@ -389,31 +389,31 @@ char *smoke_check_describe(const struct smoke_check *c)
     if (c->n_first == 0)
         return str_printf("%zu of %zu elements wrong%s%s%s", c->wrong, c->elements, nonfinite, what ? ": " : "",
                           what ? what : "");
-    const struct smoke_mismatch *m = &c->first[0];
+    const struct compute_mismatch *m = &c->first[0];
     return str_printf("%zu of %zu elements wrong%s%s%s; first at row %u, column %u: expected %.9g, got %.9g",
                       c->wrong, c->elements, nonfinite, what ? ": " : "", what ? what : "", m->row, m->col,
                       m->expected, m->got);
 }
 
-uint32_t smoke_pattern_word(size_t i)
+uint32_t compute_pattern_word(size_t i)
 {
     return (uint32_t)(i * 0x9E3779B9u) ^ ((i & 1) ? 0xAAAAAAAAu : 0x55555555u);
 }
 
-size_t smoke_pattern_check(const void *got, size_t len)
+size_t compute_pattern_check(const void *got, size_t len)
 {
     const unsigned char *g = got;
     size_t bad = 0;
     for (size_t i = 0; i < len / 4; i++) {
         uint32_t w;
         memcpy(&w, g + 4 * i, 4);
-        if (w != smoke_pattern_word(i))
+        if (w != compute_pattern_word(i))
             bad++;
     }
     return bad;
 }
 
-void smoke_check_add_json(json_object *po, const struct smoke_check *chk, double kms, double hms)
+void compute_check_add_json(json_object *po, const struct compute_check *chk, double kms, double hms)
 {
     json_object_object_add(po, "kernel_ms", jsonnum_ms(kms));
     json_object_object_add(po, "host_ms", jsonnum_ms(hms));

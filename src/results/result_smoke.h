@@ -8,7 +8,7 @@
 #include <json-c/json.h>
 
 #include "report.h"
-#include "smoke_verify.h"
+#include "compute_check.h"
 #include "typed.h"
 
 /* A device's outcome: data.devices[].status. */
@@ -66,7 +66,7 @@ struct result_smoke_dev {
     enum gc_tri gpu;                   /* a GPU by its type (unknown when the type is) */
     char *pci_address;                 /* NULL: unknown */
     enum result_smoke_status status;
-    int prec[SMOKE_N_PREC];     /* enum result_smoke_prec_status, or -1: not listed */
+    int prec[COMPUTE_N_PREC];     /* enum result_smoke_prec_status, or -1: not listed */
     char *detail;                      /* why, in words; NULL: none */
     char *stage;                       /* where a child that did not answer was; NULL: none */
     json_object *rest;                 /* the members not typed yet (timings, errors, passes, build log),

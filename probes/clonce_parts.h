@@ -1,0 +1,85 @@
+/* clonce_parts.h: what each part of the shared cl-once child implements: the icd, opencl and smoke probes' parts. */
+#ifndef GPUCHECKUP_CLONCE_PARTS_H
+#define GPUCHECKUP_CLONCE_PARTS_H
+
+/* The shared child (clonce*.c) sees its parts through this header only, never through a probe's
+ * private header; each probe implements its part and includes this header where it declares it. */
+
+#include <stdbool.h>
+#include <json-c/json.h>
+
+#include "probe.h"
+
+/* ---- the icd part (probes/icd/icd_child.c) ---- */
+
+struct icd_child_arg {
+    const char *lib;          /* vendor/pair: the library string handed to dlopen; loader: a path,
+                                 or NULL for the default loader (clapi_open) */
+    const char *lib2;         /* pair: the second library, loaded after LIB in the same process */
+    int dlflags;              /* RTLD_* for vendor libraries */
+    const char *vendors_env;  /* combined: OCL_ICD_VENDORS for the loader, or NULL to keep ours */
+    volatile int *stage;      /* shared page: the stage reached (lib2 adds 0x100); may be NULL */
+};
+
+json_object *icd_child_combined(void *arg); /* clGetPlatformIDs through the real loader (isolate_fn) */
+/* In the child that ran icd_child_combined (issue 17): each vendor library the loader (loaded from
+ * LOADER, or NULL) holds open, described as icd_child_vendor describes it, on the loader's handle:
+ * [{"loaded": its path, "ms", "output": whether it printed (on OUT_FD, where stdout and stderr go),
+ * "answer": what icd_child_vendor returns}]. */
+json_object *icd_child_loaded(const char *loader, int out_fd);
+
+/* ---- the opencl part (probes/opencl/opencl_enum.c) ---- */
+
+/* The isolated child's work: enumerate every platform and device through the system loader and
+ * return the opencl section's facts (loader, enumeration, platforms). ARG is unused. The returned
+ * object is owned by the caller (the isolation helper). */
+json_object *ocl_enumerate(void *arg);
+
+/* ---- the smoke part (probes/smoke/smoke_shared.c) ---- */
+
+/* Devices the shared child tests at most; any more are tested the per-platform way. */
+#define SMOKE_SHARED_MAX 64
+/* Bytes of a device's stage text (the smoke probe's SMOKE_STAGE_MAX: smoke_shared.c checks they agree). */
+#define SMOKE_SHARED_STAGE_MAX 160
+
+/* One device under test in the shared child: which it is, and the stage it is in. */
+struct smoke_shared_slot {
+    int platform, device;
+    char stage[SMOKE_SHARED_STAGE_MAX];
+};
+
+/* Memory shared by the parent and the cl-once child (MAP_SHARED), written by the child only and read
+ * by the parent once the child is gone (never trusted: bounds checked): which devices the smoke part
+ * tests, and where each is, so that a crash or a hang there names them. */
+struct smoke_shared_page {
+    volatile int started; /* the smoke part began: slots[0..n) are filled */
+    int n;
+    struct smoke_shared_slot slots[SMOKE_SHARED_MAX];
+};
+
+/* What the child's smoke part does, fixed in the parent before the fork. */
+struct smoke_shared_plan {
+    bool on;            /* the smoke probe runs in this run, and would test devices (not --smoke=none) */
+    unsigned n;         /* --smoke-size */
+    int dev_platform, dev_index; /* --device, as cli_options has it */
+    bool gpu_only;      /* --smoke=gpu */
+    double deadline_ms; /* the run's deadline (jsonnum_now_ms's clock) */
+};
+
+/* In the parent, before the cl-once child is forked: the smoke part it runs, if any. The caller has
+ * checked that the run shares the child (clonce_wanted): live, with the icd and opencl probes. */
+void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *plan);
+
+/* In the cl-once child, once its enumeration OPENCL (ocl_enumerate's object) is safe in the parent's
+ * hands: the devices the smoke probe will select, tested as the per-platform child tests them (all
+ * at once, each in a thread), PAGE marking each. Returns {"elapsed_ms": number, "devices":
+ * [{"platform", "device", "result": object or null (still running at the deadline), "elapsed_ms"}]},
+ * or NULL when there is nothing it can select. */
+json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smoke_shared_page *page,
+                                json_object *opencl);
+
+/* In the parent, once the child is gone: PAGE as [{"platform", "device", "stage"}], or NULL when the
+ * smoke part never started. */
+json_object *smoke_shared_page_json(const struct smoke_shared_page *page);
+
+#endif
