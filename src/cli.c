@@ -17,7 +17,6 @@ static const struct {
     const char *name, *usage, *help;
 } cli_core_commands[] = {
     {"check", "check", "every probe, then the verdict (the default)"},
-    {"list", "list", "one line per OpenCL platform and device, with its PCI address"},
     {"snapshot", "snapshot -o FILE.tar.gz",
      "`check`, then everything it read and found into FILE.tar.gz for another\n"
      "machine (hostnames, serials, MACs, user names redacted); the report\n"
@@ -127,6 +126,9 @@ void cli_print_help(FILE *out)
     cli_help_command(out, cli_core_commands[0].usage, cli_core_commands[0].help);
     for (size_t i = 0; probe_registry[i]; i++)
         cli_help_command(out, probe_registry[i]->name, probe_registry[i]->title);
+    for (size_t i = 0; probe_registry[i]; i++)
+        if (probe_registry[i]->alias)
+            cli_help_command(out, probe_registry[i]->alias, probe_registry[i]->alias_title);
     for (size_t i = 1; i < CLI_N_CORE_COMMANDS; i++)
         cli_help_command(out, cli_core_commands[i].usage, cli_core_commands[i].help);
     fputs(
@@ -456,8 +458,8 @@ static const char *cli_command(const char *name)
     for (size_t i = 0; i < CLI_N_CORE_COMMANDS; i++)
         if (strcmp(name, cli_core_commands[i].name) == 0)
             return cli_core_commands[i].name;
-    const struct probe *p = probe_find(name);
-    return p ? p->name : NULL;
+    const struct probe *p = probe_of_command(name);
+    return !p ? NULL : strcmp(p->name, name) == 0 ? p->name : p->alias;
 }
 
 static void cli_append(char *buf, size_t len, const char *name)
@@ -473,6 +475,9 @@ static const char *cli_command_list(char *buf, size_t len)
     cli_append(buf, len, cli_core_commands[0].name);
     for (size_t i = 0; probe_registry[i]; i++)
         cli_append(buf, len, probe_registry[i]->name);
+    for (size_t i = 0; probe_registry[i]; i++)
+        if (probe_registry[i]->alias)
+            cli_append(buf, len, probe_registry[i]->alias);
     for (size_t i = 1; i < CLI_N_CORE_COMMANDS; i++)
         cli_append(buf, len, cli_core_commands[i].name);
     return buf;

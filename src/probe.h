@@ -92,6 +92,9 @@ struct doctor_lines;
 struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
     const char *title;        /* what its command does, for --help's command list (lines split by '\n') */
+    const char *alias;        /* a second command that runs it and prints its section another way (its
+                                 print_text reads text_out.command), or NULL: opencl's "list" */
+    const char *alias_title;  /* --help's line for the alias */
     bool needs_live;          /* uses this machine (drivers, CPUID): skipped under --root unless --live */
     bool snapshot_rerun;      /* needs_live, yet under --root SNAPSHOT (without --live) it runs: it checks
                                  the tree again and replays the captured live parts itself (icd) */
@@ -128,6 +131,11 @@ struct probe {
      * the subject but not its vendor, it may leave a text naming it in *TEXT (a library's path) for the
      * doctor's vendor words, and returns NULL. May be NULL. */
     const char *(*subject_vendor)(const struct report_section *sec, const char *subject, const char **text);
+    /* Its node labels (Kubernetes Node Feature Discovery, --format=nfd): calls EMIT(ARG, GROUP, NAME, VALUE)
+     * for each fact worth scheduling on, from its section SEC (which ran ok); the writer checks each
+     * value's syntax and leaves out one that breaks it. May be NULL. */
+    void (*node_labels)(const struct report_section *sec,
+                        void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg);
     /* Its verdict targets and lines for people, once causes are linked: sets its targets with
      * report_set_target and appends its lines to OUT (doctor.h). The doctor calls the probes from the
      * last to the first, after setting the gpu target itself. May be NULL. */
@@ -140,6 +148,9 @@ struct probe {
 extern const struct probe *const probe_registry[];
 /* The probe called NAME, or NULL. */
 const struct probe *probe_find(const char *name);
+/* The probe COMMAND runs: the one of that name, or whose alias it is (list: opencl); NULL for the core's
+ * commands (check, snapshot) and unknown ones. */
+const struct probe *probe_of_command(const char *command);
 /* Every registered probe's catalogue rows (what report_new hands the report). */
 const struct checks_catalogue *probe_catalogue(void);
 

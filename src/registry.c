@@ -37,6 +37,15 @@ const struct probe *const probe_registry[] = {
     NULL,
 };
 
+const struct probe *probe_of_command(const char *command)
+{
+    for (size_t i = 0; probe_registry[i]; i++)
+        if (strcmp(probe_registry[i]->name, command) == 0 ||
+            (probe_registry[i]->alias && strcmp(probe_registry[i]->alias, command) == 0))
+            return probe_registry[i];
+    return NULL;
+}
+
 const struct probe *probe_find(const char *name)
 {
     for (size_t i = 0; probe_registry[i]; i++)

@@ -35,8 +35,7 @@ bool run_selects(const char *command, const char *name)
         return false;
     if (strcmp(command, "check") == 0)
         return true;
-    const char *target = strcmp(command, "list") == 0 ? "opencl" : command;
-    const struct probe *p = probe_find(target);
+    const struct probe *p = probe_of_command(command);
     return p && run_needs(p, name, 0);
 }
 

@@ -150,8 +150,7 @@ void write_text(FILE *f, const struct report *r, const struct cli_options *o, in
         for (size_t i = 0; i < r->n_sections; i++) {
             const struct report_section *s = &r->sections[i];
             const struct probe *p = probe_find(s->name);
-            bool wanted = o->verbose > 0 || strcmp(s->name, o->command) == 0 ||
-                          (strcmp(o->command, "list") == 0 && strcmp(s->name, "opencl") == 0);
+            bool wanted = o->verbose > 0 || p == probe_of_command(o->command);
             if (!p || !p->print_text || !wanted || s->status != REPORT_STATUS_OK)
                 continue;
             p->print_text(s, r, &t);

@@ -617,4 +617,5 @@ const struct probe probe_cpu = {
     .run = cpu_run,
     .verdict = cpu_verdict,
     .print_text = cpu_print_text,
+    .node_labels = cpu_node_labels,
 };

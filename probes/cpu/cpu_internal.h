@@ -59,5 +59,7 @@ extern const struct probe_require cpu_requires[];
 /* The probe's verdict: its targets and lines (cpu_verdict.c). */
 struct doctor_lines;
 void cpu_verdict(struct report *r, struct doctor_lines *out);
+void cpu_node_labels(const struct report_section *sec,
+                     void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg);
 
 #endif

@@ -1,4 +1,5 @@
-/* cpu_verdict.c: the cpu probe's verdict: the cpu_avx target and the line for prebuilt TensorFlow. */
+/* cpu_verdict.c: the cpu probe's verdict (the cpu_avx target, the line for prebuilt TensorFlow) and its node labels. */
+#include <stdio.h>
 #include <stdlib.h>
 
 #include "doctor.h"
@@ -7,6 +8,24 @@
 #include "strutil.h"
 
 extern const struct probe probe_cpu;
+
+/* Node labels: the x86-64 level, and AVX-512 usable (the CPU has it and the OS enabled its registers). */
+void cpu_node_labels(const struct report_section *sec,
+                     void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg)
+{
+    json_object *lv = jsonget(sec->data, "x86_64_level");
+    if (lv && json_object_is_type(lv, json_type_int) && json_object_get_int(lv) >= 1 && json_object_get_int(lv) <= 4) {
+        char b[8];
+        snprintf(b, sizeof(b), "%d", json_object_get_int(lv));
+        emit(arg, "cpu", "x86-64-level", b);
+    }
+    json_object *flags = jsonget(sec->data, "flags");
+    if (flags && json_object_is_type(flags, json_type_object)) {
+        json_object *a = jsonget(flags, "avx512f");
+        emit(arg, "cpu", "avx512",
+             a && json_object_is_type(a, json_type_boolean) && json_object_get_boolean(a) ? "true" : "false");
+    }
+}
 
 /* Prebuilt TensorFlow needs AVX (since 1.6: "Illegal instruction" without it): the cpu_avx target, with
  * the reason the cpu probe found for a missing AVX (a hypervisor or the OS hiding it). */

@@ -419,4 +419,5 @@ const struct probe probe_cuda = {
     .run = cuda_run,
     .verdict = cuda_verdict,
     .print_text = cuda_print_text,
+    .node_labels = cuda_node_labels,
 };

@@ -126,5 +126,7 @@ extern const struct probe_require cuda_requires[];
 /* The probe's verdict: its targets and lines (cuda_verdict.c). */
 struct doctor_lines;
 void cuda_verdict(struct report *r, struct doctor_lines *out);
+void cuda_node_labels(const struct report_section *sec,
+                      void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg);
 
 #endif

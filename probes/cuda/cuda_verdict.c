@@ -1,10 +1,12 @@
-/* cuda_verdict.c: the cuda probe's verdict: the cuda12 and cuda13 targets and the CUDA wheel line. */
+/* cuda_verdict.c: the cuda probe's verdict (the cuda12 and cuda13 targets, the CUDA wheel line) and its node labels. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cuda_internal.h"
 #include "doctor.h"
 #include "doctor_facts.h"
+#include "jsonget.h"
 #include "strutil.h"
 
 extern const struct probe probe_cuda;
@@ -26,6 +28,42 @@ static const struct {
     {"cuda12", "CUDA 12", 12, 50},
     {"cuda13", "CUDA 13", 13, 75},
 };
+
+/* Node labels: the CUDA version the driver supports, the NVIDIA driver's version, the devices and their
+ * lowest compute capability. */
+void cuda_node_labels(const struct report_section *sec,
+                      void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg)
+{
+    json_object *drv = jsonget(sec->data, "driver");
+    emit(arg, "cuda", "driver-version", jsonget_str(drv, "cuda_version"));
+    const char *kmod = jsonget_str(drv, "kernel_module_version");
+    emit(arg, "nvidia", "driver-version", kmod ? kmod : jsonget_str(jsonget(drv, "library"), "version"));
+    json_object *devs = jsonget(sec->data, "devices");
+    int best_major = -1, best_minor = -1;
+    size_t n = 0;
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i), *ma = jsonget(d, "cc_major"), *mi = jsonget(d, "cc_minor");
+        n++;
+        if (!ma || !mi || !json_object_is_type(ma, json_type_int) || !json_object_is_type(mi, json_type_int))
+            continue;
+        int a = json_object_get_int(ma), b = json_object_get_int(mi);
+        if (a < 0 || b < 0 || a > 999 || b > 999)
+            continue;
+        if (best_major < 0 || a < best_major || (a == best_major && b < best_minor)) {
+            best_major = a;
+            best_minor = b;
+        }
+    }
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%zu", n);
+    emit(arg, "cuda", "device-count", buf);
+    if (best_major >= 0) {
+        snprintf(buf, sizeof(buf), "%d.%d", best_major, best_minor);
+        emit(arg, "cuda", "compute-capability", buf);
+        snprintf(buf, sizeof(buf), "%d", best_major);
+        emit(arg, "cuda", "compute-capability-major", buf);
+    }
+}
 
 /* The CUDA wheel line and the cuda12/cuda13 targets: "CUDA for PyTorch / TensorFlow / JAX wheels
  * (CUDA 12, CUDA 13): ...". */

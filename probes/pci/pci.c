@@ -1,4 +1,5 @@
 /* pci.c: the pci probe: GPUs on the PCI bus, their kernel drivers and links, modules, device nodes. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -587,6 +588,36 @@ static void pci_state_free(struct pci_state *st)
     pci_nvkmod_free(&st->nvkmod);
 }
 
+/* Node labels: the GPUs and accelerators on the bus (display-only adapters, a server's BMC VGA, do not
+ * count), and their vendor ("mixed" for more than one). */
+static void pci_node_labels(const struct report_section *sec,
+                            void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg)
+{
+    json_object *devs = jsonget(sec->data, "devices");
+    size_t n = 0;
+    const char *vendor = NULL;
+    bool mixed = false;
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *kind = jsonget_str(d, "kind"), *id = jsonget_str(d, "vendor_id");
+        if (!kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+            continue;
+        const struct vendor *v = vendor_by_pci_text(id);
+        const char *name = v ? v->name : id;
+        if (vendor && name && strcmp(vendor, name) != 0)
+            mixed = true;
+        if (!vendor)
+            vendor = name;
+        n++;
+    }
+    char count[32];
+    snprintf(count, sizeof(count), "%zu", n);
+    emit(arg, "gpu", "present", n > 0 ? "true" : "false");
+    emit(arg, "gpu", "count", count);
+    if (n > 0)
+        emit(arg, "gpu", "vendor", mixed ? "mixed" : vendor);
+}
+
 /* A PCI address of the section's devices: its vendor (the doctor's question for causes and relief). */
 static const char *pci_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
 {
@@ -673,4 +704,5 @@ const struct probe probe_pci = {
     .run = pci_run,
     .subject_vendor = pci_subject_vendor,
     .print_text = pci_print_text,
+    .node_labels = pci_node_labels,
 };

@@ -209,18 +209,10 @@ OWNERSHIP_EXCEPTIONS = {
     ("src/doctor.c", "command", "cuda"),
     ("src/doctor_facts.c", "command", "opencl"),
     ("src/doctor_facts.c", "command", "pci"),
-    # `list` is the opencl probe's section printed as a list.
-    ("src/run.c", "command", "opencl"),
-    ("src/write_text.c", "command", "opencl"),
     # Words kept by the redaction, not the probes ("cuda", "opencl" in a library name).
     ("src/snapshot_redact.c", "command", "cuda"),
     ("src/snapshot_redact.c", "command", "opencl"),
     ("src/snapshot_redact.c", "command", "pci"),
-    # Labels and metrics of other consumers' formats, read from the sections; "opencl" and "cuda" are
-    # also verdict targets there.
-    ("src/write_nfd.c", "command", "cpu"),
-    ("src/write_nfd.c", "command", "cuda"),
-    ("src/write_nfd.c", "command", "pci"),
 }
 
 
