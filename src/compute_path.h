@@ -31,6 +31,13 @@ struct compute_path {
                                          the writers read, "gflops" and "kernel_ms" */
 };
 
+/* A GPU a bus probe sees (struct probe.bus_gpus), whether or not any API reaches it. Strings borrowed
+ * from the probe's section. */
+struct bus_gpu {
+    const char *pci_address;
+    const char *vendor; /* vendor.h's name ("nvidia"), NULL when not one of them */
+};
+
 /* A list of paths (heap). */
 struct compute_paths {
     struct compute_path *v;

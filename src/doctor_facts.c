@@ -9,6 +9,7 @@
 #include <strings.h>
 
 #include "jsonget.h"
+#include "probe.h"
 #include "vendor.h"
 #include "strutil.h"
 
@@ -65,27 +66,6 @@ size_t doctor_gpu_count(const struct report *r, char *label, size_t len)
     return n;
 }
 
-/* Highest OpenCL version (major*100+minor) of any device, or -1 if none known. */
-int doctor_best_opencl_version(const struct report *r, const char **name)
-{
-    json_object *plats = jsonget(doctor_data(r, "opencl"), "platforms");
-    int best = -1;
-    for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
-        json_object *devs = jsonget(json_object_array_get_idx(plats, i), "devices");
-        for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
-            json_object *d = json_object_array_get_idx(devs, j);
-            const char *v = jsonget_str(d, "opencl_version");
-            unsigned maj = 0, min = 0;
-            if (v && sscanf(v, "%u.%u", &maj, &min) == 2 && maj < 100 && min < 100 && (int)(maj * 100 + min) > best) {
-                best = (int)(maj * 100 + min);
-                if (name)
-                    *name = jsonget_str(d, "name");
-            }
-        }
-    }
-    return best;
-}
-
 /* ---- the cuda section (its typed facts, probes/cuda/result_cuda.h) ---- */
 
 size_t doctor_cuda_passed(const struct report *r, int min_cc, const struct result_cuda_dev **first)
@@ -123,24 +103,32 @@ const char *doctor_cuda_smoke_missing(const struct report *r)
 bool doctor_gpus_served(const struct report *r, const struct compute_paths *ps, const char *vendor,
                         const char *other_than, const char **via)
 {
-    json_object *pci = jsonget(doctor_data(r, "pci"), "devices");
-    if (!pci || !json_object_is_type(pci, json_type_array))
-        return false;
-    size_t gpus = 0;
+    struct bus_gpu bus[256];
+    size_t gpus = 0, n = 0;
+    bool any_bus = false;
     *via = NULL;
-    for (size_t i = 0; i < json_object_array_length(pci); i++) {
-        json_object *p = json_object_array_get_idx(pci, i);
-        const char *kind = jsonget_str(p, "kind"), *addr = jsonget_str(p, "address");
-        if (!kind || strcmp(kind, "compute-gpu") != 0)
+    for (size_t p = 0; probe_registry[p]; p++) {
+        const struct probe *pr = probe_registry[p];
+        const struct report_section *s = pr->bus_gpus ? report_find_section(r, pr->name) : NULL;
+        if (!s || s->status != REPORT_STATUS_OK)
             continue;
-        const struct vendor *v = vendor_by_pci_text(jsonget_str(p, "vendor_id"));
-        if (vendor && (!v || strcmp(v->name, vendor) != 0))
+        any_bus = true;
+        n = pr->bus_gpus(s, bus, sizeof(bus) / sizeof(bus[0]));
+        if (n > sizeof(bus) / sizeof(bus[0]))
+            return false; /* more GPUs than judged here: not "every" */
+        break;
+    }
+    if (!any_bus)
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        if (vendor && (!bus[i].vendor || strcmp(bus[i].vendor, vendor) != 0))
             continue;
         gpus++;
         bool ok = false;
-        for (size_t j = 0; addr && j < ps->n && !ok; j++) {
+        for (size_t j = 0; bus[i].pci_address && j < ps->n && !ok; j++) {
             const struct compute_path *c = &ps->v[j];
-            ok = c->gpu && c->proof != COMPUTE_FAILED && c->pci_address && strcasecmp(c->pci_address, addr) == 0 &&
+            ok = c->gpu && c->proof != COMPUTE_FAILED && c->pci_address &&
+                 strcasecmp(c->pci_address, bus[i].pci_address) == 0 &&
                  (!other_than || !c->api || strcmp(c->api, other_than) != 0);
             if (ok && !*via)
                 *via = c->api_label;

@@ -23,8 +23,6 @@ bool doctor_fp64_passed(const struct result_smoke_dev *dev);
  * GPUs, the CUDA smoke test's devices...), one per PCI address (devices without one count once each);
  * LABEL (LEN bytes, may be NULL) gets the first, "ADDR NAME (API)", or "" when there is none. */
 size_t doctor_gpu_count(const struct report *r, char *label, size_t len);
-/* The opencl section: highest OpenCL version (major * 100 + minor) of any device, or -1; *NAME gets its name. */
-int doctor_best_opencl_version(const struct report *r, const char **name);
 
 /* The cuda section (its typed facts, result_cuda_get): devices that passed the CUDA smoke test with
  * compute capability >= MIN_CC (-1: any); *FIRST (may be NULL) gets the first. */

@@ -88,6 +88,7 @@ struct probe_option {
 };
 
 struct doctor_lines;
+struct bus_gpu;
 
 struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
@@ -131,6 +132,10 @@ struct probe {
      * the subject but not its vendor, it may leave a text naming it in *TEXT (a library's path) for the
      * doctor's vendor words, and returns NULL. May be NULL. */
     const char *(*subject_vendor)(const struct report_section *sec, const char *subject, const char **text);
+    /* The compute GPUs on the bus this probe sees in its section SEC (compute_path.h's struct bus_gpu), at
+     * most MAX into OUT; returns how many there are (may exceed MAX). The doctor judges whether every GPU
+     * computes through some API against them. May be NULL. */
+    size_t (*bus_gpus)(const struct report_section *sec, struct bus_gpu *out, size_t max);
     /* Its node labels (Kubernetes Node Feature Discovery, --format=nfd): calls EMIT(ARG, GROUP, NAME, VALUE)
      * for each fact worth scheduling on, from its section SEC (which ran ok); the writer checks each
      * value's syntax and leaves out one that breaks it. May be NULL. */

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "doctor_facts.h"
+#include "jsonget.h"
 #include "opencl_internal.h"
 #include "strutil.h"
 
@@ -58,11 +59,32 @@ static bool ocl_req_eval_device(const struct report *r, const char *name, int ar
     return true;
 }
 
+/* Highest OpenCL version (major*100+minor) of any device, or -1 if none known. */
+static int ocl_best_version(const struct report *r, const char **name)
+{
+    json_object *plats = jsonget(doctor_data(r, "opencl"), "platforms");
+    int best = -1;
+    for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
+        json_object *devs = jsonget(json_object_array_get_idx(plats, i), "devices");
+        for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
+            json_object *d = json_object_array_get_idx(devs, j);
+            const char *v = jsonget_str(d, "opencl_version");
+            unsigned maj = 0, min = 0;
+            if (v && sscanf(v, "%u.%u", &maj, &min) == 2 && maj < 100 && min < 100 && (int)(maj * 100 + min) > best) {
+                best = (int)(maj * 100 + min);
+                if (name)
+                    *name = jsonget_str(d, "name");
+            }
+        }
+    }
+    return best;
+}
+
 static bool ocl_req_eval_version(const struct report *r, const char *name, int arg, char **detail)
 {
     (void)name;
     const char *dev = NULL;
-    int best = doctor_best_opencl_version(r, &dev);
+    int best = ocl_best_version(r, &dev);
     return doctor_req_version(best, arg, 100, "best device supports OpenCL", dev ? dev : "unnamed",
                               "no OpenCL device found", detail);
 }

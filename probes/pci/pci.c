@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "pci_internal.h"
+#include "compute_path.h"
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "strutil.h"
@@ -618,6 +619,24 @@ static void pci_node_labels(const struct report_section *sec,
         emit(arg, "gpu", "vendor", mixed ? "mixed" : vendor);
 }
 
+/* The compute GPUs among the section's devices (display-only adapters and accelerators are not). */
+static size_t pci_bus_gpus(const struct report_section *sec, struct bus_gpu *out, size_t max)
+{
+    json_object *devs = jsonget(sec->data, "devices");
+    size_t n = 0;
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *kind = jsonget_str(d, "kind");
+        if (!kind || strcmp(kind, "compute-gpu") != 0)
+            continue;
+        const struct vendor *v = vendor_by_pci_text(jsonget_str(d, "vendor_id"));
+        if (n < max)
+            out[n] = (struct bus_gpu){.pci_address = jsonget_str(d, "address"), .vendor = v ? v->name : NULL};
+        n++;
+    }
+    return n;
+}
+
 /* A PCI address of the section's devices: its vendor (the doctor's question for causes and relief). */
 static const char *pci_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
 {
@@ -705,4 +724,5 @@ const struct probe probe_pci = {
     .subject_vendor = pci_subject_vendor,
     .print_text = pci_print_text,
     .node_labels = pci_node_labels,
+    .bus_gpus = pci_bus_gpus,
 };

@@ -207,8 +207,6 @@ def probe_mentions():
 OWNERSHIP_EXCEPTIONS = {
     # The vendor of a finding: the doctor's vendor words include "cuda" (a library name says NVIDIA).
     ("src/doctor.c", "command", "cuda"),
-    ("src/doctor_facts.c", "command", "opencl"),
-    ("src/doctor_facts.c", "command", "pci"),
     # Words kept by the redaction, not the probes ("cuda", "opencl" in a library name).
     ("src/snapshot_redact.c", "command", "cuda"),
     ("src/snapshot_redact.c", "command", "opencl"),
