@@ -64,3 +64,11 @@ json_object *jsonstr_clean_copy(json_object *v, const struct jsonstr_limits *lim
 {
     return jsonstr_clean_at(v, lim, 0);
 }
+
+json_object *jsonstr_array_sanitized(char *const *v, size_t n)
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; a && i < n; i++)
+        json_object_array_add(a, jsonstr_sanitized(v[i]));
+    return a;
+}

@@ -12,6 +12,10 @@ json_object *jsonstr_or_null(const char *s);
  * NULL when S is NULL or memory ran out. */
 json_object *jsonstr_sanitized(const char *s);
 
+/* The N strings of V (read from outside: each sanitised as jsonstr_sanitized does) as a JSON array; NULL
+ * when memory ran out. */
+json_object *jsonstr_array_sanitized(char *const *v, size_t n);
+
 /* Bounds for jsonstr_clean_copy. */
 struct jsonstr_limits {
     int depth;     /* nesting beyond this becomes null */

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "jsonstr.h"
 #include "pci_internal.h"
 #include "strutil.h"
 
@@ -306,29 +307,18 @@ void pci_nvkmod_free(struct pci_nvkmod *k)
 json_object *pci_nvkmod_json(const struct pci_nvkmod *k)
 {
     json_object *o = json_object_new_object();
-    json_object_object_add(o, "running_kernel", k->kernel ? json_object_new_string(k->kernel) : NULL);
-    json_object *files = NULL;
-    if (k->modules_dep == 1 || k->modules_dep == 0) {
-        files = json_object_new_array();
-        for (size_t i = 0; i < k->n_files; i++)
-            json_object_array_add(files, json_object_new_string(k->files[i]));
-    }
-    json_object_object_add(o, "files", files);
+    /* every string here was read from the tree (file names, modprobe.d lines): sanitised */
+    json_object_object_add(o, "running_kernel", jsonstr_sanitized(k->kernel));
+    json_object_object_add(o, "files", k->modules_dep >= 0 ? jsonstr_array_sanitized(k->files, k->n_files) : NULL);
     json_object *dkms = json_object_new_array();
     for (size_t i = 0; i < k->n_dkms; i++) {
         json_object *d = json_object_new_object();
-        json_object_object_add(d, "module", k->dkms[i].module ? json_object_new_string(k->dkms[i].module) : NULL);
-        json_object_object_add(d, "version", k->dkms[i].version ? json_object_new_string(k->dkms[i].version) : NULL);
-        json_object *ks = json_object_new_array();
-        for (size_t j = 0; j < k->dkms[i].n_kernels; j++)
-            json_object_array_add(ks, json_object_new_string(k->dkms[i].kernels[j]));
-        json_object_object_add(d, "kernels", ks);
+        json_object_object_add(d, "module", jsonstr_sanitized(k->dkms[i].module));
+        json_object_object_add(d, "version", jsonstr_sanitized(k->dkms[i].version));
+        json_object_object_add(d, "kernels", jsonstr_array_sanitized(k->dkms[i].kernels, k->dkms[i].n_kernels));
         json_object_array_add(dkms, d);
     }
     json_object_object_add(o, "dkms", dkms);
-    json_object *bl = json_object_new_array();
-    for (size_t i = 0; i < k->n_blocked_by; i++)
-        json_object_array_add(bl, json_object_new_string(k->blocked_by[i]));
-    json_object_object_add(o, "blocked_by", bl);
+    json_object_object_add(o, "blocked_by", jsonstr_array_sanitized(k->blocked_by, k->n_blocked_by));
     return o;
 }

@@ -312,6 +312,9 @@ class PciTests(gctest.TestCase):
                               "install nvidia /bin/false"),
             "kernel command line": (None, "ro quiet modprobe.blacklist=nouveau,nvidia\n", "/proc/cmdline",
                                     "modprobe.blacklist=nvidia"),
+            # bytes that are no text: reported, sanitised (the JSON stays UTF-8)
+            "garbage bytes": ({"odd.conf": b"blacklist nvidia \xff\xfe\x1b[31m\n"}, None, "/etc/modprobe.d/odd.conf:1",
+                              None),
         }
         for what, (modprobe, cmdline, src, value) in cases.items():
             with self.subTest(what):
@@ -319,7 +322,13 @@ class PciTests(gctest.TestCase):
                 r = self.pci(t, expect_rc=1)
                 self.assertEqual(self.ids(r), ["drv.nvidia-blacklisted", "pci.no-driver"])
                 bl = r.findings("drv.nvidia-blacklisted")[0]
-                self.assertIn({"source": src, "value": value}, bl["evidence"])
+                if value is None:
+                    self.assertEqual([e["source"] for e in bl["evidence"]], [src])
+                    blocked = r.json["pci"]["nvidia"]["kernel_module"]["blocked_by"][0]
+                    self.assertTrue(blocked.startswith(src + ": blacklist nvidia "), blocked)
+                    self.assertNotIn("\x1b", blocked)
+                else:
+                    self.assertIn({"source": src, "value": value}, bl["evidence"])
                 self.assertEqual((self.no_driver(r)["caused_by"] or {}).get("id"), "drv.nvidia-blacklisted")
         # what does not stop it: Debian's alias and install-through-modprobe, a companion module, comments
         t = self.unbound_nvidia(dep=dep, modprobe={"nvidia.conf": "alias nvidia nvidia-current\ninstall nvidia "
