@@ -215,7 +215,7 @@ static const char *doctor_vendor_from_text(const char *s)
     static const struct {
         const char *word, *vendor;
     } words[] = {
-        {"nvidia", "nvidia"}, {"nouveau", "nvidia"}, {"geforce", "nvidia"}, {"cuda", "nvidia"},
+        {"nvidia", "nvidia"}, {"nouveau", "nvidia"}, {"geforce", "nvidia"},
         {"amdgpu", "amd"},    {"radeon", "amd"},     {"/dev/kfd", "amd"},   {"advanced micro", "amd"},
         {"amd", "amd"},       {"rocm", "amd"},       {"intel", "intel"},    {"i915", "intel"},
     };
@@ -227,6 +227,11 @@ static const char *doctor_vendor_from_text(const char *s)
 
 const char *doctor_finding_vendor(const struct report *r, const struct report_finding *f)
 {
+    /* A probe of one vendor's stack: every finding of it is about that vendor. */
+    const char *owner = checks_owner(r->catalogue, f->id);
+    const struct probe *op = owner ? probe_find(owner) : NULL;
+    if (op && op->vendor)
+        return op->vendor;
     const char *subj = f->subject;
     if (subj) {
         /* What the probes know of the subject (a PCI address, an .icd file...): each asked in turn. */

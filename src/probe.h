@@ -106,6 +106,8 @@ struct probe {
                                  for an API takes its reasons from that path and the layers below every
                                  API (hardware, firmware, kernel), never from another API's findings */
     const char *compute_api_label; /* the same for people: "OpenCL", "CUDA" */
+    const char *vendor;       /* the one GPU vendor its stack is (vendor.h's name: cuda's is "nvidia"), so
+                                 every finding of it is about that vendor; NULL for a probe of any vendor */
     const char *const *deps;  /* probes whose sections or findings this one reads (NULL-terminated, may
                                  be NULL): they run first, also for a single-probe command; a probe
                                  starts as soon as they are done, beside the others (run.c) */

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "snapshot.h"
+#include "probe.h"
 #include "strutil.h"
 
 enum redact_kind { REDACT_HOST = 0, REDACT_USER, REDACT_SERIAL, REDACT_MAC, REDACT_NKINDS };
@@ -50,11 +51,15 @@ static bool redact_ignored(enum redact_kind k, const char *v, size_t len)
     static const char *const common[] = {
         "root", "nobody", "localhost", "localhost.localdomain", "(none)", "none", "unknown", "null",
         /* system words: drivers, distributions, directories */
-        "nvidia", "amdgpu", "radeon", "nouveau", "i915", "xe", "intel", "amd", "mesa", "pocl", "cuda", "opencl",
+        "nvidia", "amdgpu", "radeon", "nouveau", "i915", "xe", "intel", "amd", "mesa", "pocl",
         "video", "render", "gpu", "kvm", "debian", "ubuntu", "fedora", "centos", "rhel", "linux", "kernel", "sys",
-        "proc", "dev", "etc", "usr", "lib", "bin", "home", "driver", "drivers", "devices", "pci", NULL};
+        "proc", "dev", "etc", "usr", "lib", "bin", "home", "driver", "drivers", "devices", NULL};
     if (len < (k == REDACT_SERIAL ? 4u : 2u) || len > 256)
         return true;
+    /* and the probes' names, which stand in paths and messages (cuda, opencl, pci) */
+    for (size_t i = 0; probe_registry[i]; i++)
+        if (strlen(probe_registry[i]->name) == len && strncasecmp(probe_registry[i]->name, v, len) == 0)
+            return true;
     for (size_t i = 0; common[i]; i++)
         if (strlen(common[i]) == len && strncasecmp(v, common[i], len) == 0)
             return true;

@@ -407,6 +407,7 @@ const struct probe probe_cuda = {
     .name = "cuda",
     .compute_api = "cuda",
     .compute_api_label = "CUDA",
+    .vendor = "nvidia",
     .title = "the NVIDIA CUDA stack: libcuda and cuInit, each GPU, NVML, the CUDA\n"
              "libraries frameworks load, a CUDA smoke test (`check` only lists those\n"
              "libraries, unloaded, on a host with no NVIDIA GPU and no driver; under\n"

@@ -204,14 +204,7 @@ def probe_mentions():
 
 # Where src/ still names a probe, and why. The list only shrinks: a new entry means a probe's facts
 # leaked into the core (put them on the probe's row: struct probe, its options, its catalogue flags).
-OWNERSHIP_EXCEPTIONS = {
-    # The vendor of a finding: the doctor's vendor words include "cuda" (a library name says NVIDIA).
-    ("src/doctor.c", "command", "cuda"),
-    # Words kept by the redaction, not the probes ("cuda", "opencl" in a library name).
-    ("src/snapshot_redact.c", "command", "cuda"),
-    ("src/snapshot_redact.c", "command", "opencl"),
-    ("src/snapshot_redact.c", "command", "pci"),
-}
+OWNERSHIP_EXCEPTIONS = set()
 
 
 class OwnershipScannerTests(unittest.TestCase):
