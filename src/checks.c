@@ -65,7 +65,7 @@ enum check_layer checks_layer(const struct checks_catalogue *cat, const char *id
 const char *checks_layer_name(enum check_layer l)
 {
     static const char *const names[] = {"unset", "none", "hardware", "firmware", "kernel", "loader", "driver", "runtime",
-                                        "compute"};
+                                        "compute", "framework"};
     return (size_t)l < sizeof(names) / sizeof(names[0]) ? names[l] : "unset";
 }
 

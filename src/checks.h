@@ -18,6 +18,9 @@ enum check_layer {
     CHECK_LAYER_DRIVER,     /* the vendor's user-space driver (an ICD) */
     CHECK_LAYER_RUNTIME,    /* the compute API: OpenCL platforms and devices, the CUDA stack */
     CHECK_LAYER_COMPUTE,    /* running a kernel: the smoke test */
+    CHECK_LAYER_FRAMEWORK,  /* a framework above the stacks (PyTorch, TensorFlow, JAX): its findings may have
+                               causes below, and explain nothing below them; the gpu target, which says
+                               whether a GPU computes, never takes them as reasons */
 };
 
 /* What the doctor may conclude from a finding, besides its layer: a row's layer field is its enum

@@ -353,8 +353,8 @@ static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c
         own = api && strcmp(api, c->api) == 0;
     }
     switch (c->kind) {
-    case PROBE_CHAIN_GPU:
-        return doctor_tier(r, id) > 0;
+    case PROBE_CHAIN_GPU: /* the stack up to a kernel that computes: a framework above it is no reason */
+        return doctor_tier(r, id) > 0 && l != CHECK_LAYER_FRAMEWORK;
     case PROBE_CHAIN_STACK:
         return own || l == CHECK_LAYER_HARDWARE || l == CHECK_LAYER_FIRMWARE || l == CHECK_LAYER_KERNEL;
     case PROBE_CHAIN_OWN:

@@ -165,5 +165,10 @@ struct ldsearch_wheel {
 int ldsearch_wheels(const struct hostfs *fs, const char *path_env, const char *virtual_env, const char *home,
                     struct ldsearch_wheel **out, size_t *n);
 void ldsearch_wheels_free(struct ldsearch_wheel *w, size_t n);
+/* Python's site directories under PREFIX (an environment's, "/usr", "/opt/venv"), read through FS:
+ * PREFIX/lib{,64}/python3.N/site-packages, PREFIX/lib/python3.N/dist-packages and Debian's
+ * PREFIX/lib/python3/dist-packages, in that order, each sorted. Sets *OUT (free with ldsearch_strv_free)
+ * and *N. 0 or -ENOMEM. */
+int ldsearch_site_dirs(const struct hostfs *fs, const char *prefix, char ***out, size_t *n);
 
 #endif

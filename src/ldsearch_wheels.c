@@ -114,42 +114,65 @@ static void ldsearch_wheel_add(struct ldsearch_wheelw *ww, const char *dir, cons
     ww->n++;
 }
 
-/* Every PREFIX/lib{,64}/python3.N/{site,dist}-packages/nvidia/X/lib, plus Debian's
- * PREFIX/lib/python3/dist-packages. */
-static void ldsearch_wheel_prefix(struct ldsearch_wheelw *ww, const char *prefix, const char *origin)
+/* Python's site directories under a prefix: PREFIX/lib{,64}/python3.N/{site,dist}-packages, and Debian's
+ * PREFIX/lib/python3/dist-packages (matched by the python3* glob). */
+int ldsearch_site_dirs(const struct hostfs *fs, const char *prefix, char ***out, size_t *n)
 {
     static const char *const layouts[] = {
         "/lib/python3*/site-packages", "/lib/python3*/dist-packages",
         "/lib64/python3*/site-packages", NULL,
     };
-    for (size_t l = 0; layouts[l]; l++) {
+    char **all = NULL;
+    size_t n_all = 0;
+    int err = 0;
+    for (size_t l = 0; layouts[l] && err == 0; l++) {
         char *pattern = str_printf("%s%s", strcmp(prefix, "/") == 0 ? "" : prefix, layouts[l]);
         char **sites = NULL;
         size_t n_sites = 0;
-        if (!pattern || ldsearch_glob_dirs(ww->fs, pattern, &sites, &n_sites) < 0) {
-            free(pattern);
-            ww->err = -ENOMEM;
-            return;
-        }
+        if (!pattern || ldsearch_glob_dirs(fs, pattern, &sites, &n_sites) < 0)
+            err = -ENOMEM;
         free(pattern);
-        for (size_t i = 0; i < n_sites; i++) {
-            char *nv = ldsearch_join(sites[i], "nvidia");
-            char **wheels = NULL;
-            size_t n_wheels = 0;
-            if (nv)
-                ldsearch_dir_match(ww->fs, nv, "*", &wheels, &n_wheels);
-            for (size_t k = 0; k < n_wheels; k++) {
-                char *dir = str_printf("%s/%s/lib", nv, wheels[k]);
-                struct stat st;
-                if (dir && hostfs_stat(ww->fs, dir, &st, true) == 0 && S_ISDIR(st.st_mode))
-                    ldsearch_wheel_add(ww, dir, sites[i], wheels[k], origin);
-                free(dir);
-            }
-            ldsearch_strv_free(wheels, n_wheels);
-            free(nv);
-        }
+        for (size_t i = 0; i < n_sites && err == 0; i++)
+            if (ldsearch_list_add(&all, &n_all, sites[i]) < 0)
+                err = -ENOMEM;
         ldsearch_strv_free(sites, n_sites);
     }
+    if (err < 0) {
+        ldsearch_strv_free(all, n_all);
+        all = NULL;
+        n_all = 0;
+    }
+    *out = all;
+    *n = n_all;
+    return err;
+}
+
+/* Every site directory of PREFIX's nvidia/X/lib. */
+static void ldsearch_wheel_prefix(struct ldsearch_wheelw *ww, const char *prefix, const char *origin)
+{
+    char **sites = NULL;
+    size_t n_sites = 0;
+    if (ldsearch_site_dirs(ww->fs, prefix, &sites, &n_sites) < 0) {
+        ww->err = -ENOMEM;
+        return;
+    }
+    for (size_t i = 0; i < n_sites; i++) {
+        char *nv = ldsearch_join(sites[i], "nvidia");
+        char **wheels = NULL;
+        size_t n_wheels = 0;
+        if (nv)
+            ldsearch_dir_match(ww->fs, nv, "*", &wheels, &n_wheels);
+        for (size_t k = 0; k < n_wheels; k++) {
+            char *dir = str_printf("%s/%s/lib", nv, wheels[k]);
+            struct stat st;
+            if (dir && hostfs_stat(ww->fs, dir, &st, true) == 0 && S_ISDIR(st.st_mode))
+                ldsearch_wheel_add(ww, dir, sites[i], wheels[k], origin);
+            free(dir);
+        }
+        ldsearch_strv_free(wheels, n_wheels);
+        free(nv);
+    }
+    ldsearch_strv_free(sites, n_sites);
 }
 
 static bool ldsearch_ends_with(const char *s, const char *suffix)

@@ -11,6 +11,7 @@ extern const struct probe probe_icd;
 extern const struct probe probe_opencl;
 extern const struct probe probe_smoke;
 extern const struct probe probe_bench;
+extern const struct probe probe_frameworks;
 
 /* A build may list more probes after these: the test suite's fake compute API (tests/fakeapi/) compiles
  * this file again with GPUCHECKUP_EXTRA_PROBES naming a header that declares its probes and defines
@@ -23,7 +24,8 @@ extern const struct probe probe_bench;
 #endif
 
 /* The order of the sections and findings in the report. When each runs is decided by the deps each
- * probe declares (run.c): pci before cuda, icd and opencl (device to PCI mapping), opencl before smoke and bench;
+ * probe declares (run.c): pci before cuda, icd and opencl (device to PCI mapping), opencl before smoke and bench,
+ * pci and cuda before frameworks;
  * bench runs only for `gpucheckup bench`. */
 const struct probe *const probe_registry[] = {
     &probe_cpu,
@@ -32,6 +34,7 @@ const struct probe *const probe_registry[] = {
     &probe_icd,
     &probe_opencl,
     &probe_smoke,
+    &probe_frameworks,
     &probe_bench,
     GPUCHECKUP_EXTRA_PROBE_ROWS
     NULL,

@@ -471,7 +471,7 @@ static void layer_row(const struct check *c, const char *owner, void *arg)
 {
     size_t *unset = arg;
     unsigned layer = c->layer & CHECK_LAYER_MASK;
-    if (layer == CHECK_LAYER_UNSET || layer > CHECK_LAYER_COMPUTE) {
+    if (layer == CHECK_LAYER_UNSET || layer > CHECK_LAYER_FRAMEWORK) {
         print_error("%s (%s) declares no layer\n", c->id, owner);
         (*unset)++;
     }
@@ -496,6 +496,8 @@ static void test_catalogue_layers(void **state)
     assert_int_equal(checks_layer(cat, "icd.no-platforms"), CHECK_LAYER_DRIVER);
     assert_int_equal(checks_layer(cat, "cl.cpu-only"), CHECK_LAYER_RUNTIME);
     assert_int_equal(checks_layer(cat, "smoke.wrong-result"), CHECK_LAYER_COMPUTE);
+    assert_int_equal(checks_layer(cat, "frameworks.cuda-too-new"), CHECK_LAYER_FRAMEWORK);
+    assert_string_equal(checks_layer_name(CHECK_LAYER_FRAMEWORK), "framework");
     assert_int_equal(checks_layer(cat, "cpu.no-avx"), CHECK_LAYER_NONE);
     assert_int_equal(checks_layer(cat, "no.such-id"), CHECK_LAYER_NONE);
     assert_string_equal(checks_owner(cat, "cuda.no-libcuda"), "cuda");
@@ -593,11 +595,11 @@ static void test_requirements_declared_by_probes(void **state)
             assert_true(q->form != NULL || q->forms != NULL);
         }
     }
-    assert_int_equal(owners, 3); /* cpu, cuda, opencl */
+    assert_int_equal(owners, 4); /* cpu, cuda, opencl, frameworks */
     char *err = NULL;
     char *bad[] = {"nope"};
     assert_int_equal(doctor_validate_requires(bad, 1, &err), -1);
-    static const char *const forms[] = {"gpu, gpus>=N, opencl, fp64, opencl-version>=X.Y, cuda, cuda>=X.Y, "
+    static const char *const forms[] = {"gpu, gpus>=N, torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu, opencl, fp64, opencl-version>=X.Y, cuda, cuda>=X.Y, "
                                         "compute-capability>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, "
                                         "or a CPU flag (fpu, ",
                                         "sha_ni)"};

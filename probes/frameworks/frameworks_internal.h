@@ -1,0 +1,104 @@
+/* frameworks_internal.h: the frameworks probe's parts: environments, framework readers, judgement, verdict. */
+#ifndef GPUCHECKUP_FRAMEWORKS_INTERNAL_H
+#define GPUCHECKUP_FRAMEWORKS_INTERNAL_H
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "hostfs.h"
+#include "probe.h"
+
+/* Bounds: what one run looks at (a machine with more is summarised, never read without end). */
+#define FW_MAX_ENVS 16
+#define FW_MAX_FOUND 64
+#define FW_MAX_PYTHONS 8
+#define FW_MAX_READ (256 * 1024) /* a version.py or METADATA file larger than this is not one */
+
+/* A Python environment: a prefix and the site directories under it. */
+struct fw_env {
+    char *prefix;    /* "/opt/venv", "/usr", "/root/.local" */
+    char *kind;      /* "venv", "conda", "system", "user", "python" */
+    char *origin;    /* why it was looked at: "VIRTUAL_ENV", "python3 on PATH", "--python" ... */
+    char *python;    /* its interpreter when known, else NULL */
+    char **sites;    /* site-packages / dist-packages directories */
+    size_t n_sites;
+};
+
+/* The build a framework copy is, from its own files. */
+enum fw_build { FW_BUILD_UNKNOWN = 0, FW_BUILD_CPU, FW_BUILD_CUDA, FW_BUILD_ROCM, FW_BUILD_XPU };
+
+/* Whether it will use a GPU here. */
+enum fw_gpu { FW_GPU_UNKNOWN = 0, FW_GPU_NO, FW_GPU_YES };
+
+/* One copy of a framework found in one environment. */
+struct fw_found {
+    const struct fw_kind *kind;
+    size_t env;              /* index into the environments */
+    char site[512];          /* the site directory it is in */
+    char dist[64];           /* its distribution on PyPI: "torch", "tensorflow-cpu", "cupy-cuda12x" */
+    char version[64];        /* "2.9.0+cu128"; "" unknown */
+    enum fw_build build;
+    char cuda[32];           /* CUDA version it is built for ("13.2", "12" for a series); "" */
+    char rocm[32];           /* ROCm/HIP version; "" */
+    char extra[64];          /* another build fact (TensorFlow's cuDNN major) */
+    char source[600];        /* the file the build was read from */
+    json_object *pins;       /* METADATA requirements on NVIDIA wheels (array of {name, spec}), or NULL */
+    char *damaged;           /* what could not be read (heap), or NULL */
+    /* the judgement (frameworks_judge.c) */
+    enum fw_gpu gpu;
+    char *why;               /* heap: "built for CUDA 13.2, the driver 535.261.03 runs CUDA 12.2 at most" */
+    const char *root;        /* the finding ID naming the root cause, or NULL */
+};
+
+struct fw_scan {
+    struct fw_env envs[FW_MAX_ENVS];
+    size_t n_envs;
+    struct fw_found found[FW_MAX_FOUND];
+    size_t n_found;
+    size_t dropped;          /* copies past FW_MAX_FOUND */
+};
+
+/* An installed distribution, from its SITE/NAME-VERSION.dist-info folder's name (PEP 427, PEP 503). */
+struct fw_dist {
+    char name[64];           /* normalised: lower case, '-' and '.' made '_' ("jax_cuda12_plugin") */
+    char version[64];
+    char dir[160];           /* the folder's name as it is */
+};
+#define FW_MAX_DISTS 1024
+
+/* One kind of framework: a row of frameworks_read.c's table. */
+struct fw_kind {
+    const char *name;        /* "torch": JSON, --require NAME-gpu */
+    const char *label;       /* "PyTorch" */
+    /* Look for it in SITE (whose distributions are DISTS); fill F (its kind, env and site are set) and
+     * return true when it is there. */
+    bool (*read)(const struct hostfs *fs, const char *site, const struct fw_dist *dists, size_t n, struct fw_found *f);
+};
+extern const struct fw_kind fw_kinds[];
+extern const size_t fw_n_kinds;
+
+/* frameworks_env.c: the environments to look in, from the process environment and --python. */
+int fw_envs_find(const struct hostfs *fs, struct fw_scan *s);
+void fw_scan_free(struct fw_scan *s);
+
+/* frameworks_read.c: every framework in every environment's sites. */
+void fw_read_all(const struct hostfs *fs, struct fw_scan *s);
+
+/* frameworks_judge.c: the verdict for each copy found, with findings. */
+void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s);
+extern const struct check fw_checks[];
+extern const size_t fw_n_checks;
+
+/* frameworks_verdict.c */
+void frameworks_verdict(struct report *r, struct doctor_lines *out);
+extern const struct probe_require frameworks_requires[];
+
+/* frameworks_options.c: --python=PATH (repeatable). */
+extern const struct probe_option frameworks_option_rows[];
+void frameworks_options_reset(void);
+size_t frameworks_pythons(const char *const **out);
+
+const char *fw_build_name(enum fw_build b);
+
+#endif

@@ -1,0 +1,193 @@
+/* frameworks_judge.c: will each framework copy use a GPU here, and if not, the root cause: findings and reasons. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "doctor.h"
+#include "doctor_facts.h"
+#include "frameworks_internal.h"
+#include "frameworks_parse.h"
+#include "jsonget.h"
+#include "strutil.h"
+
+const struct check fw_checks[] = {
+    {"frameworks.cpu-build", REPORT_SEV_INFO, "A framework is a CPU-only build: it will not use a GPU",
+     "Nothing to fix unless you want it on the GPU: install its GPU build (PyTorch: the CUDA wheel from "
+     "https://pytorch.org/get-started/locally/; TensorFlow: `pip install tensorflow[and-cuda]`; JAX: "
+     "`pip install jax[cuda12]`).", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    {"frameworks.cuda-too-new", REPORT_SEV_WARNING,
+     "A framework is built for a CUDA major version the NVIDIA driver cannot run",
+     "Install the framework's build for the CUDA version the driver runs, or upgrade the NVIDIA driver "
+     "(CUDA 12.x needs 525.60.13 or newer, CUDA 13.x 580 or newer).", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.wrong-vendor", REPORT_SEV_WARNING,
+     "A framework is built for another vendor's GPUs than this machine has (ROCm on NVIDIA, CUDA on AMD)",
+     "Install the framework's build for this machine's GPUs (CUDA for NVIDIA, ROCm for AMD).", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.unreadable", REPORT_SEV_WARNING,
+     "A framework's build file is missing, unreadable or of a form gpucheckup does not know",
+     "Reinstall the framework (`pip install --force-reinstall`); if it is intact, report its version to "
+     "gpucheckup.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+};
+const size_t fw_n_checks = sizeof(fw_checks) / sizeof(fw_checks[0]);
+
+/* The oldest driver that runs a CUDA major version (CUDA Toolkit release notes, "CUDA Toolkit and
+ * Corresponding Driver Versions", minor version compatibility rows; CUDA 13.0: r580). */
+static const struct {
+    int major;
+    const char *driver;
+} fw_cuda_drivers[] = {{11, "450.80.02"}, {12, "525.60.13"}, {13, "580"}};
+
+/* What the bus says: how many compute GPUs of each vendor (PCI vendor IDs), and whether it knows. */
+struct fw_machine {
+    bool pci_known;
+    int nvidia, amd, intel, other;
+    int dv;                   /* the driver's CUDA version (13000 = 13.0), -1 unknown */
+    char driver[64];          /* the NVIDIA driver's version ("535.261.03"), "" unknown */
+    bool cuda_ran;            /* the cuda section ran */
+    size_t cuda_passed;
+    const struct result_cuda_dev *cuda_dev;
+    const char *smoke_missing;
+};
+
+static void fw_machine_read(const struct report *r, struct fw_machine *m)
+{
+    memset(m, 0, sizeof(*m));
+    json_object *devs = jsonget(doctor_data(r, "pci"), "devices");
+    m->pci_known = devs && json_object_is_type(devs, json_type_array);
+    for (size_t i = 0; m->pci_known && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind");
+        if (!vid || !kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+            continue;
+        int *slot = strcmp(vid, "10de") == 0 ? &m->nvidia : strcmp(vid, "1002") == 0 ? &m->amd
+                  : strcmp(vid, "8086") == 0 ? &m->intel : &m->other;
+        (*slot)++;
+    }
+    json_object *cuda = doctor_data(r, "cuda");
+    m->cuda_ran = cuda != NULL;
+    m->dv = doctor_cuda_driver_version(r);
+    json_object *drv = jsonget(cuda, "driver");
+    const char *v = jsonget_str(jsonget(drv, "library"), "version");
+    if (!v)
+        v = jsonget_str(drv, "kernel_module_version");
+    snprintf(m->driver, sizeof(m->driver), "%s", v ? v : "");
+    m->cuda_passed = doctor_cuda_passed(r, -1, &m->cuda_dev);
+    m->smoke_missing = doctor_cuda_smoke_missing(r);
+}
+
+static const char *fw_min_driver(int major)
+{
+    for (size_t i = 0; i < sizeof(fw_cuda_drivers) / sizeof(fw_cuda_drivers[0]); i++)
+        if (fw_cuda_drivers[i].major == major)
+            return fw_cuda_drivers[i].driver;
+    return NULL;
+}
+
+/* "PyTorch 2.9.0+cu128 (/opt/venv)": a copy's name for messages, in BUF. */
+static const char *fw_name(const struct fw_scan *s, const struct fw_found *f, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
+             s->envs[f->env].prefix);
+    return buf;
+}
+
+static void fw_set_why(struct fw_found *f, enum fw_gpu gpu, const char *root, char *why)
+{
+    f->gpu = gpu;
+    f->root = root;
+    free(f->why);
+    f->why = why;
+}
+
+/* A CUDA build: can this driver run it, and does a GPU compute through CUDA? */
+static void fw_judge_cuda(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f, const struct fw_machine *m)
+{
+    char name[256], label[256];
+    fw_name(s, f, name, sizeof(name));
+    int major = fw_version_major(f->cuda);
+    if (m->pci_known && m->nvidia == 0 && m->amd > 0) {
+        fw_set_why(f, FW_GPU_NO, "frameworks.wrong-vendor",
+                   str_printf("built for CUDA %s (NVIDIA), and this machine's GPUs are AMD", f->cuda));
+        report_add_finding(ctx->report, "frameworks.wrong-vendor", f->source, "%s: %s", name, f->why);
+        return;
+    }
+    if (!m->cuda_ran) {
+        fw_set_why(f, FW_GPU_UNKNOWN, NULL, str_printf("built for CUDA %s; the CUDA driver was not checked", f->cuda));
+        return;
+    }
+    if (m->dv < 0) {
+        fw_set_why(f, FW_GPU_NO, NULL, str_printf("built for CUDA %s, and no CUDA driver works here", f->cuda));
+        return;
+    }
+    if (major > 0 && m->dv < major * 1000) {
+        const char *need = fw_min_driver(major);
+        fw_set_why(f, FW_GPU_NO, "frameworks.cuda-too-new",
+                   str_printf("built for CUDA %s, the driver%s%s runs CUDA %d.%d at most", f->cuda, m->driver[0] ? " " : "",
+                              m->driver, m->dv / 1000, (m->dv % 1000) / 10));
+        struct report_finding *fd = report_add_finding(ctx->report, "frameworks.cuda-too-new", f->source, "%s: will not "
+                                                       "use the GPU: %s", name, f->why);
+        if (fd)
+            report_finding_set_hint(fd, "Install %s's build for CUDA %d (its wheel index names it, e.g. cu%d...), or "
+                                    "upgrade the NVIDIA driver to %s or newer for CUDA %d.", f->kind->label,
+                                    m->dv / 1000, m->dv / 1000, need ? need : "one", major);
+        if (fd)
+            report_finding_add_evidence(fd, f->source, "CUDA %s", f->cuda);
+        return;
+    }
+    if (m->cuda_passed > 0) {
+        fw_set_why(f, FW_GPU_YES, NULL, str_printf("CUDA %s build, the driver runs CUDA %d.%d; %s passed the CUDA smoke "
+                                                   "test", f->cuda, m->dv / 1000, (m->dv % 1000) / 10,
+                                                   doctor_cuda_label(m->cuda_dev, label, sizeof(label))));
+    } else if (m->smoke_missing) {
+        fw_set_why(f, FW_GPU_UNKNOWN, NULL, str_printf("CUDA %s build the driver can run; not proven: the CUDA smoke "
+                                                       "test did not run (%s)", f->cuda, m->smoke_missing));
+    } else {
+        fw_set_why(f, FW_GPU_NO, NULL, str_printf("CUDA %s build, and no GPU passed the CUDA smoke test", f->cuda));
+    }
+}
+
+static void fw_judge_one(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f, const struct fw_machine *m)
+{
+    char name[256];
+    fw_name(s, f, name, sizeof(name));
+    const char *no_gpu = report_find_finding(ctx->report, "pci.no-gpu", NULL) ? "pci.no-gpu"
+                       : report_find_finding(ctx->report, "cuda.no-gpu", NULL) ? "cuda.no-gpu" : NULL;
+    bool gpu_absent = m->pci_known && m->nvidia + m->amd + m->intel + m->other == 0;
+    if (f->damaged)
+        report_add_finding(ctx->report, "frameworks.unreadable", f->source[0] ? f->source : f->site,
+                           "%s: cannot tell its build: %s", name, f->damaged);
+    switch (f->build) {
+    case FW_BUILD_CPU:
+        fw_set_why(f, FW_GPU_NO, "frameworks.cpu-build", str_printf("a CPU-only build (%s)", f->dist));
+        report_add_finding(ctx->report, "frameworks.cpu-build", f->source[0] ? f->source : f->site,
+                           "%s is a CPU-only build (%s): it will not use a GPU", name, f->dist);
+        return;
+    case FW_BUILD_UNKNOWN:
+        fw_set_why(f, FW_GPU_UNKNOWN, f->damaged ? "frameworks.unreadable" : NULL,
+                   str_dup(f->damaged ? "its build could not be read" : "its build does not say which GPUs it is for"));
+        return;
+    default:
+        break;
+    }
+    if (gpu_absent || (!m->pci_known && no_gpu)) {
+        fw_set_why(f, FW_GPU_NO, no_gpu, str_dup("there is no GPU on this machine"));
+        return;
+    }
+    if (f->build == FW_BUILD_CUDA) {
+        fw_judge_cuda(ctx, s, f, m);
+    } else if (f->build == FW_BUILD_ROCM && m->pci_known && m->amd == 0 && m->nvidia > 0) {
+        fw_set_why(f, FW_GPU_NO, "frameworks.wrong-vendor",
+                   str_printf("built for ROCm%s%s (AMD), and this machine's GPUs are NVIDIA", f->rocm[0] ? " " : "",
+                              f->rocm));
+        report_add_finding(ctx->report, "frameworks.wrong-vendor", f->source, "%s: %s", name, f->why);
+    } else {
+        fw_set_why(f, FW_GPU_UNKNOWN, NULL, str_printf("a %s build: gpucheckup does not check that stack yet",
+                                                       f->build == FW_BUILD_ROCM ? "ROCm" : "XPU (oneAPI)"));
+    }
+}
+
+void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
+{
+    struct fw_machine m;
+    fw_machine_read(ctx->report, &m);
+    for (size_t i = 0; i < s->n_found; i++)
+        fw_judge_one(ctx, s, &s->found[i], &m);
+}

@@ -1,0 +1,182 @@
+"""End-to-end tests of the frameworks probe: --root trees built from real wheels' metadata files, with the fake libcuda."""
+import os
+import shutil
+import sys
+
+import gctest
+
+sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "cuda"))
+sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
+from test_cuda import CudaBase  # noqa: E402
+
+FIXTURES = os.path.join(gctest.SOURCE_ROOT, "tests", "frameworks", "fixtures")
+SITE = "opt/venv/lib/python3.11/site-packages"
+DRIVER_535 = "535.261.03"
+
+
+class FrameworksTest(CudaBase):
+    def venv(self, t, *wheels, site=SITE, venv="opt/venv"):
+        """Install the fixtures' files of WHEELS into SITE of tree T (a venv with pyvenv.cfg)."""
+        os.makedirs(os.path.join(t.root, site), exist_ok=True)
+        os.makedirs(os.path.join(t.root, venv, "bin"), exist_ok=True)
+        for rel, text in ((venv + "/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n"),
+                          (venv + "/bin/python3", "")):
+            with open(os.path.join(t.root, rel), "w") as fh:
+                fh.write(text)
+        for w in wheels:
+            src = os.path.join(FIXTURES, w)
+            for top in os.listdir(src):
+                if top != "SOURCE":
+                    shutil.copytree(os.path.join(src, top), os.path.join(t.root, site, top), dirs_exist_ok=True)
+
+    def run_fw(self, t, *extra, driver=None, cuda_version=None, live=True, expect_rc=None, env=None):
+        e = {"VIRTUAL_ENV": "/opt/venv", "CONDA_PREFIX": None, "HOME": "/root", "PATH": "/usr/bin"}
+        args = ["frameworks", "--root", t.root]
+        if live:
+            d = self.libdir(driver) if driver else self.libdir()
+            e.update({"LD_LIBRARY_PATH": d, "GC_FAKE_CUDA_VERSION": cuda_version,
+                      "GC_FAKE_NVML_GPUS": str(len(t.gc_gpus)), "GC_FAKE_NVML_BUSIDS": ",".join(t.gc_gpus),
+                      "GC_FAKE_NVML_DRIVER": driver or "580.159.04", "GC_FAKE_NVML_MODE": None,
+                      "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_INIT": None,
+                      "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_BUSIDS": None, "GC_FAKE_CUDA_CC": None})
+            args.append("--live")
+        e.update(env or {})
+        r = self.run_json(*args, *extra, env=e, expect_rc=expect_rc)
+        self.assertEqual(r.json["frameworks"]["status"], "ok", repr(r))
+        return r
+
+    def copies(self, r):
+        return [f for env in r.json["frameworks"]["environments"] for f in env["frameworks"]]
+
+    def fw_ids(self, r):
+        return sorted(f["id"] for f in r.json["findings"] if f["id"].startswith("frameworks."))
+
+    # ---- the issue's case: a CUDA 13 torch on a 535 driver -----------------------------------------------
+
+    def test_torch_cu132_on_driver_535(self):
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "torch-2.15.0")
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (f,) = self.copies(r)
+        self.assertEqual((f["name"], f["version"], f["build"], f["cuda_version"]), ("torch", "2.15.0+cu132", "cuda", "13.2"))
+        self.assertIs(f["gpu"], False)
+        self.assertEqual(f["root"], "frameworks.cuda-too-new")
+        self.assertIn({"name": "nvidia-cudnn-cu13", "spec": '==9.26.0.51; platform_system == "Linux"'}, f["nvidia_pins"])
+        self.assertEqual(self.fw_ids(r), ["frameworks.cuda-too-new"], repr(r))
+        line = ("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: built for CUDA 13.2, the driver 535.261.03 "
+                "runs CUDA 12.2 at most (frameworks.cuda-too-new)")
+        self.assertIn(line, r.json["verdict"]["text"], repr(r))
+        tgt = r.json["verdict"]["targets"]["torch-gpu"]
+        self.assertIs(tgt["ready"], False)
+        self.assertEqual(tgt["reasons"], ["frameworks.cuda-too-new"])
+        # a framework is no reason for the gpu target: the GPU itself computes
+        self.assertNotIn("frameworks.cuda-too-new", r.json["verdict"]["targets"]["gpu"]["reasons"])
+        env = r.json["frameworks"]["environments"][0]
+        self.assertEqual((env["prefix"], env["kind"], env["origin"]), ("/opt/venv", "venv", "VIRTUAL_ENV"))
+
+    def test_torch_cu128_on_driver_580_ready(self):
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        r = self.run_fw(t, cuda_version="13000")
+        (f,) = self.copies(r)
+        self.assertIs(f["gpu"], True, repr(r))
+        self.assertEqual(self.fw_ids(r), [])
+        self.assertIs(r.json["verdict"]["targets"]["torch-gpu"]["ready"], True)
+        self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): will use the GPU", r.json["verdict"]["text"])
+        r = self.run_fw(t, "--require", "torch-gpu", cuda_version="13000", expect_rc=0)
+
+    # ---- CPU builds, other frameworks --------------------------------------------------------------------
+
+    def test_cpu_builds_are_info_unless_required(self):
+        t = self.tree()
+        self.venv(t, "tensorflow-cpu-2.21.0", "onnxruntime-1.32.0")
+        r = self.run_fw(t, expect_rc=0)
+        builds = {f["name"]: (f["distribution"], f["build"]) for f in self.copies(r)}
+        self.assertEqual(builds, {"tensorflow": ("tensorflow-cpu", "cpu"), "onnxruntime": ("onnxruntime", "cpu")})
+        self.assertEqual(self.fw_ids(r), ["frameworks.cpu-build", "frameworks.cpu-build"])
+        self.assertTrue(all(f["severity"] == "info" for f in r.json["findings"] if f["id"].startswith("frameworks.")))
+        r = self.run_fw(t, "--require", "tensorflow-gpu", expect_rc=1)
+        (u,) = r.findings("require.unmet")
+        self.assertIn("a CPU-only build (tensorflow-cpu)", u["message"])
+
+    def test_gpu_wheels_jax_cupy_tf_ort_on_driver_535(self):
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2", "cupy-cuda12x-14.2.0", "tensorflow-2.21.0",
+                  "onnxruntime-gpu-1.31.1")
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        got = {f["name"]: (f["build"], f["cuda_version"], f["gpu"]) for f in self.copies(r)}
+        self.assertEqual(got, {"jax": ("cuda", "12", True), "cupy": ("cuda", "12", True),
+                               "tensorflow": ("cuda", "12.5.1", True), "onnxruntime": ("cuda", "13.0", False)}, repr(r))
+        tf = [f for f in self.copies(r) if f["name"] == "tensorflow"][0]
+        self.assertEqual(tf["detail"], "cuDNN 9")
+        (too_new,) = r.findings("frameworks.cuda-too-new")
+        self.assertIn("ONNX Runtime 1.31.1 (/opt/venv): will not use the GPU: built for CUDA 13.0", too_new["message"])
+
+    # ---- other vendors, no GPU, nothing, damage ------------------------------------------------------------
+
+    def test_rocm_torch_on_nvidia(self):
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        vp = os.path.join(t.root, SITE, "torch", "version.py")
+        with open(vp) as fh:
+            text = fh.read()
+        text = text.replace("'2.9.0+cu128'", "'2.9.0+rocm6.4'").replace("cuda: Optional[str] = '12.8'",
+                                                                                   "cuda: Optional[str] = None")
+        with open(vp, "w") as fh:
+            fh.write(text.replace("hip: Optional[str] = None", "hip: Optional[str] = '6.4.43482'"))
+        r = self.run_fw(t)
+        (f,) = self.copies(r)
+        self.assertEqual((f["build"], f["rocm_version"], f["gpu"]), ("rocm", "6.4.43482", False))
+        self.assertEqual(self.fw_ids(r), ["frameworks.wrong-vendor"])
+        self.assertIn("this machine's GPUs are NVIDIA", r.json["verdict"]["text"])
+
+    def test_no_gpu_names_pci_no_gpu(self):
+        t = self.make_tree()
+        self.venv(t, "torch-2.15.0")
+        r = self.run_fw(t, live=False, expect_rc=0)
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (False, "pci.no-gpu"))
+        self.assertEqual(self.fw_ids(r), [])
+        self.assertIn("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: there is no GPU on this machine "
+                      "(pci.no-gpu)", r.json["verdict"]["text"])
+
+    def test_no_framework_is_no_finding(self):
+        t = self.make_tree()
+        self.venv(t)
+        r = self.run_fw(t, live=False, expect_rc=0)
+        self.assertEqual(self.copies(r), [])
+        self.assertEqual(self.fw_ids(r), [])
+        self.assertIn("no PyTorch, TensorFlow, JAX, CuPy or ONNX Runtime", r.json["frameworks"]["notes"][0])
+        self.assertNotIn("PyTorch", r.json["verdict"]["text"])
+        self.assertNotIn("torch-gpu", r.json["verdict"]["targets"])
+
+    def test_damaged_files_are_findings(self):
+        t = self.make_tree()
+        self.venv(t, "torch-2.15.0", "tensorflow-2.21.0")
+        with open(os.path.join(t.root, SITE, "torch", "version.py"), "wb") as fh:
+            fh.write(b"\x00\xff garbage\n__version__ = ")
+        os.truncate(os.path.join(t.root, SITE, "tensorflow/python/platform/build_info.py"), 0)
+        big = os.path.join(t.root, SITE, "onnxruntime", "capi", "build_and_package_info.py")
+        os.makedirs(os.path.dirname(big))
+        with open(big, "w") as fh:
+            fh.write("#" * (300 * 1024))
+        r = self.run_fw(t, live=False, expect_rc=0)
+        self.assertEqual(self.fw_ids(r), ["frameworks.unreadable"] * 3, repr(r))
+        self.assertTrue(all(f["build"] == "unknown" and f["gpu"] is None for f in self.copies(r)))
+        self.assertIn("larger than a build file can be", r.json["frameworks"]["environments"][0]["frameworks"][2]["damaged"])
+
+    def test_python_option_and_system_site(self):
+        t = self.make_tree()
+        self.venv(t, "torch-2.9.0", site="srv/py/lib/python3.12/site-packages", venv="srv/py")
+        self.venv(t, "tensorflow-cpu-2.21.0", site="usr/lib/python3/dist-packages", venv="usr/local/unused")
+        r = self.run_fw(t, "--python=/srv/py/bin/python3", live=False, expect_rc=0, env={"VIRTUAL_ENV": None})
+        envs = [(e["prefix"], e["kind"], e["origin"], e["python"]) for e in r.json["frameworks"]["environments"]]
+        self.assertEqual(envs, [("/srv/py", "venv", "--python", "/srv/py/bin/python3"),
+                                ("/usr", "system", "system", None)], repr(r))
+        r = gctest.run("frameworks", "--python=relative/python3")
+        self.assertEqual(r.rc, 2)
+        self.assertIn("--python: 'relative/python3' is not an absolute path", r.stderr)
+
+
+if __name__ == "__main__":
+    gctest.main()
