@@ -23,7 +23,7 @@ int bench_plot_load(char *err, size_t errlen);
 
 /* Write the chart to PATH; the format comes from its extension (.svg or .png, case-insensitive).
  * Log-2 x axis (N), log-10 y axis (GFLOPS), a legend, TITLE on top. The file is written atomically
- * (temp file + rename, as src/output.c does). Returns 0, or -1 with a message in ERR (ERRLEN bytes): bad
+ * (temp file + rename, as src/writers/output.c does). Returns 0, or -1 with a message in ERR (ERRLEN bytes): bad
  * extension, no points, cairo not loadable, write failure, or "gpucheckup was built without cairo: --plot
  * is not available". */
 int bench_plot_write(const char *path, const char *title, const struct bench_plot_series *s, size_t count,

@@ -90,7 +90,7 @@ extern const size_t cuda_libs_n_checks;
  * cuda_smoke_child: isolate work; ARG is a struct cuda_smoke_args; returns the device's result object.
  * cuda_smoke_device: the same work on an already-loaded API (what the child calls; unit-testable).
  * cuda_smoke_report: in the parent, after every GPU's child finished: data["smoke"] and cuda.smoke-*
- * findings. cuda.c (summary lines) and src/doctor.c (verdict, --require cuda, the GPU target) read
+ * findings. cuda.c (summary lines) and src/report/doctor.c (verdict, --require cuda, the GPU target) read
  * data["smoke"]["devices"][i]["ordinal"] (the CUDA ordinal of data["devices"][j]["ordinal"]) and
  * ["status"] ("pass" means it computed right; anything else is not a pass), and data["smoke"]["status"]
  * == "not-run" with ["reason"] when cuda.c did not start the children (no device, --no-smoke). */

@@ -61,9 +61,9 @@ const char *icd_bad_name(unsigned bit);
 /* Words for people ("a CRLF line ending (\r before the newline)"), or NULL. */
 const char *icd_bad_text(unsigned bit);
 
-/* ---- the library search, as dlopen does it: src/ldsearch.h ----
+/* ---- the library search, as dlopen does it: src/host/ldsearch.h ----
  * The icd probe's names for the shared dynamic-linker search, kept so that the probe's files and the icd
- * unit and fuzz tests written before the search moved to src/ldsearch.c read unchanged. */
+ * unit and fuzz tests written before the search moved to src/host/ldsearch.c read unchanged. */
 #define icd_search ldsearch
 #define icd_search_init ldsearch_init
 #define icd_search_free ldsearch_free

@@ -1,4 +1,4 @@
-/* icd_lib.c: the icd probe's scan for every libOpenCL.so* (the search itself: src/ldsearch.c). */
+/* icd_lib.c: the icd probe's scan for every libOpenCL.so* (the search itself: src/host/ldsearch.c). */
 #include "icd_impl.h"
 
 #include <dirent.h>

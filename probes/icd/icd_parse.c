@@ -1,4 +1,4 @@
-/* icd_parse.c: parsers of outside input for the icd probe: .icd contents (ld.so.cache/conf: src/ldsearch.c). */
+/* icd_parse.c: parsers of outside input for the icd probe: .icd contents (ld.so.cache/conf: src/host/ldsearch.c). */
 #include "icd_impl.h"
 
 #include <stdlib.h>

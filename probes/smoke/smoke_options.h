@@ -4,7 +4,7 @@
 
 #include "probe.h"
 
-/* The values are the core's (src/compute_options.h: the CUDA smoke test reads them too); the rows
+/* The values are the core's (src/compute/compute_options.h: the CUDA smoke test reads them too); the rows
  * that set them are the smoke probe's, under its --help heading.
  * probe_smoke's option rows and their reset (for struct probe). */
 extern const struct probe_option smoke_option_rows[];

@@ -11,7 +11,7 @@ ID_RE = re.compile(r'"((?:core|require|cpu|pci|drv|dev|icd|cl|smoke|cuda|bench|f
 def source_ids():
     """Every finding-ID-shaped string literal in the C sources, with the files it appears in."""
     ids = {}
-    for pattern in ("src/*.c", "probes/*.c", "probes/*/*.c"):
+    for pattern in ("src/*.c", "src/*/*.c", "probes/*.c", "probes/*/*.c"):
         for path in glob.glob(os.path.join(gctest.SOURCE_ROOT, pattern)):
             with open(path, encoding="utf-8") as f:
                 text = f.read()

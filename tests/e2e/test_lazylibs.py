@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """test_lazylibs.py: libxml2, libarchive and cairo are never linked; the commands that need one load it,
-and fail with exit 3 and the library's name when it cannot be loaded (issue 17, src/lazylib.h)."""
+and fail with exit 3 and the library's name when it cannot be loaded (issue 17, src/util/lazylib.h)."""
 import os
 import re
 import subprocess

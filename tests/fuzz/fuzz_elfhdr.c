@@ -1,4 +1,4 @@
-/* fuzz_elfhdr.c: libFuzzer target for ELF headers (src/ldsearch_path.c): what a library says it is built for. */
+/* fuzz_elfhdr.c: libFuzzer target for ELF headers (src/host/ldsearch_path.c): what a library says it is built for. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>

@@ -1,4 +1,4 @@
-/* fuzz_snapshot.c: libFuzzer target for the snapshot reader (--root FILE.tar.gz, src/snapshot_read.c). */
+/* fuzz_snapshot.c: libFuzzer target for the snapshot reader (--root FILE.tar.gz, src/snapshot/snapshot_read.c). */
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>

@@ -1,4 +1,4 @@
-/* test_lazylib.c: unit tests of the load-on-first-use library tables (src/lazylib.h), on libm and a missing name. */
+/* test_lazylib.c: unit tests of the load-on-first-use library tables (src/util/lazylib.h), on libm and a missing name. */
 #include <stdarg.h>
 #include <stddef.h>
 #include <setjmp.h>

@@ -1,5 +1,5 @@
 """The shape of the sources (issue 13): no .c/.h under src/ or probes/ over 800 lines, no function over 120;
-and what a probe owns stays in its folder: src/ (outside src/registry.c) names no probe's command, option
+and what a probe owns stays in its folder: src/ (outside src/report/registry.c) names no probe's command, option
 or finding ID prefix, and the top-level meson.build no probe folder; no probe includes another's headers,
 nor src/ or the shared OpenCL child a probe's (issue 25)."""
 import glob
@@ -179,13 +179,13 @@ def probe_facts():
 
 
 def probe_mentions():
-    """(file, kind, what) for each place in src/ outside src/registry.c that names a probe: a string
+    """(file, kind, what) for each place in src/ outside src/report/registry.c that names a probe: a string
     literal that is a probe's command name, holds one of its options (--NAME), or starts with one of
     its finding ID prefixes ("cl.")."""
     names, options, prefixes = probe_facts()
     found = set()
     for rel in sources():
-        if not rel.startswith("src" + os.sep) or rel == os.path.join("src", "registry.c"):
+        if not rel.startswith("src" + os.sep) or rel == os.path.join("src", "report", "registry.c"):
             continue
         with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
             lits = string_literals(f.read())
@@ -254,9 +254,11 @@ def include_owner(rel):
 
 def resolve_include(rel, name, files):
     """The file (a path relative to ROOT, from FILES) that `#include "NAME"` in REL finds: the includer's
-    folder first, as the compiler looks, then src/, then any folder under probes/; None when none has it."""
+    folder first, as the compiler looks, then src/ and its role folders (src/util/...), then any folder
+    under probes/; None when none has it."""
     here = os.path.dirname(rel).replace(os.sep, "/")
     cands = [os.path.normpath(os.path.join(here, name)).replace(os.sep, "/"), "src/" + name]
+    cands += sorted(f for f in files if f.startswith("src/") and f.count("/") == 2 and f.endswith("/" + name))
     cands += sorted(f for f in files if f.startswith("probes/") and f.endswith("/" + name))
     for c in cands:
         if c in files:

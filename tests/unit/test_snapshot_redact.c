@@ -1,4 +1,4 @@
-/* test_snapshot_redact.c: unit tests of the snapshot redaction (src/snapshot_redact.c). */
+/* test_snapshot_redact.c: unit tests of the snapshot redaction (src/snapshot/snapshot_redact.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

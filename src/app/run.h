@@ -38,7 +38,7 @@ char *host_group_name(gid_t gid);
 /* Fill R->host: hostname, kernel, OS release, architecture, user, root. */
 void host_collect(const struct hostfs *fs, json_object *host);
 
-/* The verdict step after every probe: correlation, --require, verdict text (src/doctor.c).
+/* The verdict step after every probe: correlation, --require, verdict text (src/report/doctor.c).
  * Returns 0, or GC_EXIT_USAGE with *ERROR set for an unknown requirement name. */
 int doctor_run(const struct cli_options *o, struct report *r, char **error);
 

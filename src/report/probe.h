@@ -26,7 +26,7 @@ struct probe_ctx {
     bool budget_spent;        /* set by probe_budget_ms when it had nothing left to give */
     char *error;              /* set (heap) by a probe returning PROBE_INPUT_ERROR: the message */
     const struct snapshot *snapshot; /* --root names a snapshot: live-only parts are replayed from it */
-    struct run_once *once;    /* isolated work two probes of the run share (src/runonce.h), or NULL
+    struct run_once *once;    /* isolated work two probes of the run share (src/sandbox/runonce.h), or NULL
                                  outside a run (a unit test's context): each probe then works alone */
 };
 
