@@ -65,9 +65,9 @@ static int nfd_target(const struct report *r, const char *name)
     return ready && json_object_is_type(ready, json_type_boolean) ? json_object_get_boolean(ready) : -1;
 }
 
-/* The GPU targets: the core's gpu and each compute API's (r->target_apis), NAME.ready; an API none of
- * whose targets bears its name gets API.ready too, true when any of them is (cuda12, cuda13: cuda). The
- * CPU's targets are not GPU features. */
+/* Every verdict target, NAME.ready (the core's gpu, each compute API's, the CPU's, the frameworks'); a
+ * compute API none of whose targets bears its name (r->target_apis) gets API.ready too, true when any of
+ * them is (cuda12, cuda13: cuda). */
 static void nfd_targets(FILE *f, const struct report *r)
 {
     if (!r->targets)
@@ -75,8 +75,7 @@ static void nfd_targets(FILE *f, const struct report *r)
     json_object_object_foreach(r->targets, name, t)
     {
         (void)t;
-        if (strcmp(name, "gpu") == 0 || jsonget(r->target_apis, name))
-            nfd_bool(f, name, "ready", nfd_target(r, name) == 1);
+        nfd_bool(f, name, "ready", nfd_target(r, name) == 1);
     }
     if (!r->target_apis)
         return;

@@ -303,7 +303,7 @@ class CudaFormatTests(CudaBase, FormatsBase):
         # and cuda.ready for the API whose targets have other names
         for name in ("gpu.ready", "cuda12.ready", "cuda13.ready", "cuda.ready"):
             self.assertEqual(labels[name], "true", (name, labels))
-        self.assertNotIn("cpu_avx.ready", labels)
+        self.assertNotIn("cpu_avx.ready", labels)  # `cuda` runs no cpu probe: no target, no label
         self.assertRegex(out["prometheus"].stdout, r'gpucheckup_target_ready\{target="gpu"\} 1\n')
         self.assertRegex(out["prometheus"].stdout,
                          r'gpucheckup_smoke_pass\{api="cuda",device="0",name="NVIDIA H100 80GB HBM3",'
