@@ -15,7 +15,7 @@
 bool clonce_wanted(const struct probe_ctx *ctx)
 {
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
-    return ctx->once && ctx->fs && ctx->fs->live && !ctx->snapshot && cmd && run_selects(cmd, "opencl");
+    return ctx->once && ctx->mode == PROBE_MODE_LIVE && cmd && run_selects(cmd, "opencl");
 }
 
 enum run_once_role clonce_claim(struct probe_ctx *ctx)

@@ -682,7 +682,7 @@ void icd_probe_all(struct icd_state *st)
     }
     if (st->loader) {
         /* Under --root the loader must read the root's vendors, as the rest of the report does. */
-        if (!st->ctx->fs->live && st->vendors_dir)
+        if (!probe_host_files(st->ctx) && st->vendors_dir)
             vendors_env = hostfs_real_path(st->ctx->fs, st->vendors_dir);
         combined = k;
         args[k] = (struct icd_child_arg){.vendors_env = vendors_env, .stage = stages ? &stages[k] : NULL};
