@@ -15,7 +15,7 @@
 bool clonce_wanted(const struct probe_ctx *ctx)
 {
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
-    return ctx->once && ctx->fs && ctx->fs->live && !ctx->snapshot && cmd && run_selects(cmd, "opencl");
+    return ctx->once && ctx->mode == PROBE_MODE_LIVE && cmd && run_selects(cmd, "opencl");
 }
 
 enum run_once_role clonce_claim(struct probe_ctx *ctx)
@@ -327,7 +327,7 @@ bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
         return false;
     /* The child runs in a thread of its own (the run reaps it), so that the enumeration can be taken
      * while the child goes on with the smoke part; with no thread to be had, here, as before. */
-    if (role == RUN_ONCE_WAIT || clonce_start(ctx, probe_budget_ms(ctx)) == 0)
+    if (role == RUN_ONCE_WAIT || clonce_start(ctx) == 0)
         return clonce_opencl_early(ctx, out);
     struct isolate_result res, raw;
     json_object *aux = NULL;
@@ -337,7 +337,7 @@ bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
         return false;
     }
     run_once_attach(ctx->once, CLONCE_KEY, &j);
-    isolate_run(clonce_child, &j, probe_budget_ms(ctx), &raw);
+    probe_isolate_run(ctx, clonce_child, &j, &raw);
     clonce_publish(ctx, &j, &raw, &res, &aux);
     isolate_result_clear(&raw);
     clonce_job_free(&j);
@@ -351,7 +351,9 @@ bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *out)
 
 struct clonce_runner {
     struct probe_ctx *ctx;
-    int timeout_ms;
+    struct probe_ctx own; /* a copy of *CTX made as it starts: the child gets what is left of the budget
+                             when it is forked, and this thread writes no probe's context (the outcome's
+                             budget_spent reaches the sharers through clonce_publish) */
     struct isolate_thread th;
 };
 
@@ -367,7 +369,7 @@ static void *clonce_runner_main(void *arg)
     run_once_attach(r->ctx->once, CLONCE_KEY, &j);
     struct isolate_result raw, eff;
     json_object *aux = NULL;
-    isolate_run(clonce_child, &j, r->timeout_ms, &raw);
+    probe_isolate_run(&r->own, clonce_child, &j, &raw);
     clonce_publish(r->ctx, &j, &raw, &eff, &aux);
     isolate_result_clear(&raw);
     isolate_result_clear(&eff);
@@ -386,13 +388,13 @@ static void clonce_join(void *thread)
     free(r);
 }
 
-int clonce_start(struct probe_ctx *ctx, int timeout_ms)
+int clonce_start(struct probe_ctx *ctx)
 {
     struct clonce_runner *r = calloc(1, sizeof(*r));
     if (!r)
         return -1;
     r->ctx = ctx;
-    r->timeout_ms = timeout_ms;
+    r->own = *ctx;
     if (isolate_thread_start(&r->th, clonce_runner_main, r) != 0) {
         free(r);
         return -1;
@@ -410,7 +412,7 @@ void clonce_prestart(struct probe_ctx *ctx)
         return;
     if (clonce_claim(ctx) != RUN_ONCE_MINE)
         return;
-    if (clonce_start(ctx, probe_budget_ms(ctx)) != 0)
+    if (clonce_start(ctx) != 0)
         clonce_publish_alone(ctx); /* no thread: the icd and opencl probes work alone */
 }
 

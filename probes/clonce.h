@@ -64,10 +64,10 @@ bool clonce_icd_wait(struct probe_ctx *ctx, struct isolate_result *out, int *sta
  * each vendor library the loader holds, as the icd probe's own child per driver would ---- */
 
 /* Start the shared child for the probe that claimed it (RUN_ONCE_MINE) in a thread of its own, with
- * TIMEOUT_MS: it publishes when done, and the run joins it (run_once_set_reaper: nobody waits for
+ * what is left of the run's budget when it forks: it publishes when done, and the run joins it (run_once_set_reaper: nobody waits for
  * its smoke part but the smoke probe). Returns 0, or -1 when no thread could be had (nothing
  * started, nothing published). */
-int clonce_start(struct probe_ctx *ctx, int timeout_ms);
+int clonce_start(struct probe_ctx *ctx);
 
 /* The opencl probe's prestart (struct probe): the shared child starts as the run does, before the pci
  * probe the icd and opencl probes wait for is done; they then share it as waiters, and the run's

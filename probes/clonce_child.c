@@ -34,7 +34,7 @@ int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
     j->out_fd = memfd_create("gpucheckup-icd-output", MFD_CLOEXEC);
     j->arg = (struct icd_child_arg){.stage = &j->page->stage};
     j->start_ms = jsonnum_now_ms();
-    j->deadline_ms = ctx->deadline_ms > 0 ? ctx->deadline_ms : j->start_ms + ctx->timeout_ms;
+    j->deadline_ms = probe_deadline_ms(ctx); /* the run's one deadline */
     /* The smoke probe runs in this run too: its test of the devices follows the enumeration here,
      * with the drivers already loaded, rather than in children that load them all again. */
     smoke_shared_plan(ctx, &j->plan);

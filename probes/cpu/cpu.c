@@ -424,7 +424,7 @@ static void cpu_run_free(struct cpu_run *c)
 /* --cpuid-dump: load it and take the leaves from its CPU #0. Returns 0, or -1 with ctx->error set. */
 static int cpu_use_dump(struct cpu_run *c)
 {
-    const char *path = c->ctx->opts->cpuid_dump;
+    const char *path = probe_cpuid_dump(c->ctx);
     char *err = NULL;
     if (cpu_dump_load(path, &c->dump, &err) < 0) {
         c->ctx->error = str_printf("--cpuid-dump %s: %s", path, err ? err : "cannot be read");
@@ -481,7 +481,7 @@ static void cpu_fill_arch(struct cpu_run *c)
                                   (c->dump.raw[0].ext_cpuid[1][CPU_EDX] >> 29) & 1
                               ? "x86_64"
                               : "x86");
-    } else if ((c->ctx->fs->live || c->source == CPU_SRC_CPUID) && uname(&u) == 0) {
+    } else if ((probe_host_files(c->ctx) || c->source == CPU_SRC_CPUID) && uname(&u) == 0) {
         c->arch = str_sanitize(str_dup(u.machine));
     } else if (c->have_ci && c->ci.arch) {
         c->arch = str_dup(c->ci.arch);
@@ -497,7 +497,7 @@ static void cpu_fill_source(struct cpu_run *c)
     json_object_object_add(c->d, "architecture", cpu_json_str(c->arch));
     if (c->source == CPU_SRC_DUMP) {
         json_object *dj = json_object_new_object();
-        json_object_object_add(dj, "path", cpu_json_str(c->ctx->opts->cpuid_dump));
+        json_object_object_add(dj, "path", cpu_json_str(probe_cpuid_dump(c->ctx)));
         json_object_object_add(dj, "format", json_object_new_string(cpu_dump_format_name(c->dump.format)));
         json_object_object_add(dj, "libcpuid_version", cpu_json_str(c->dump.version));
         json_object_object_add(dj, "logical_cpus", json_object_new_int((int)c->dump.n_raw));
@@ -537,11 +537,11 @@ static int cpu_run(struct probe_ctx *ctx, struct report_section *sec)
     c.sec = sec;
     c.d = sec->data;
     const struct cli_options *o = ctx->opts;
-    bool live = ctx->fs->live || o->live;
+    bool live = probe_live(ctx);
     int rc = PROBE_DONE;
 
     /* 1. Where the CPU view comes from. */
-    if (o->cpuid_dump) {
+    if (probe_cpuid_dump(ctx)) {
         if (cpu_use_dump(&c) < 0) {
             cpu_run_free(&c);
             return PROBE_INPUT_ERROR;
@@ -560,7 +560,7 @@ static int cpu_run(struct probe_ctx *ctx, struct report_section *sec)
     }
 
     /* 3. The kernel's view, when it describes the machine the CPUID came from. */
-    bool read_ci = c.source != CPU_SRC_DUMP || !ctx->fs->live;
+    bool read_ci = c.source != CPU_SRC_DUMP || !probe_host_files(ctx);
     if (read_ci) {
         cpu_read_cpuinfo(&c);
         cpu_read_cmdline(&c);

@@ -103,7 +103,7 @@ void cpu_run_libcpuid(struct cpu_run *c)
         return;
     }
     struct isolate_result res;
-    isolate_run(cpu_lib_child, &a, probe_budget_ms(c->ctx), &res);
+    probe_isolate_run(c->ctx, cpu_lib_child, &a, &res);
     if (res.status == ISOLATE_OK && json_object_is_type(res.value, json_type_object)) {
         c->lib = json_object_get(res.value);
     } else {

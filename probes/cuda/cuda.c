@@ -288,7 +288,7 @@ static void cuda_smoke_run(struct cuda_run *cr)
         jobs[i].fn = cuda_smoke_child;
         jobs[i].arg = &args[i];
     }
-    isolate_run_many(jobs, nd, probe_budget_ms(cr->ctx));
+    probe_isolate_many(cr->ctx, jobs, nd);
     for (size_t i = 0; i < nd; i++)
         results[i] = jobs[i].result;
     cuda_smoke_report(cr->ctx, cr->sec, args, results, nd);
@@ -386,7 +386,7 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
         {.fn = cuda_driver_child, .arg = NULL},
         {.fn = cuda_nvml_child, .arg = NULL},
     };
-    isolate_run_many(jobs, 2, probe_budget_ms(ctx));
+    probe_isolate_many(ctx, jobs, 2);
     cuda_driver_report(&cr, &jobs[0].result);
     cr.facts.nvidia_module_loaded |= cr.facts.kernel_driver_version[0] != '\0';
     cr.facts.pci_known = cr.pci_known;

@@ -620,7 +620,7 @@ static void cuda_libs_sanitize(struct cuda_libs_state *st)
 
 const char *cuda_libs_no_load_reason(const struct probe_ctx *ctx, const struct cuda_facts *facts)
 {
-    if (!ctx->fs->live)
+    if (!probe_host_files(ctx))
         return "the libraries are in the --root tree, not on this host";
     const struct cli_options *o = ctx->opts;
     if (o && o->command && strcmp(o->command, "cuda") == 0)
@@ -645,7 +645,7 @@ void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const s
     /* Under --root the libraries are looked up in the tree and never loaded; this host's LD_LIBRARY_PATH
      * says nothing about that tree. */
     const char *why = cuda_libs_no_load_reason(ctx, facts);
-    cuda_libs_run(ctx, sec, facts, ctx->fs, why, ctx->fs->live ? getenv("LD_LIBRARY_PATH") : NULL);
+    cuda_libs_run(ctx, sec, facts, ctx->fs, why, probe_host_files(ctx) ? getenv("LD_LIBRARY_PATH") : NULL);
 }
 
 void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,

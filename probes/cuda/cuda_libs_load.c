@@ -97,8 +97,7 @@ void cuda_libs_load(struct cuda_libs_state *st, struct cuda_lib_entry *const *jo
         jobs[k] = (struct isolate_job){.fn = cuda_libs_group_child, .arg = &g[k].arg};
     }
     /* Half the time left: a library that hangs there still leaves time to ask the others alone. */
-    int budget = probe_budget_ms(st->ctx);
-    isolate_run_many(jobs, ng, budget > 1 ? budget / 2 : budget);
+    probe_isolate_many_part(st->ctx, jobs, ng, 2);
 
     size_t n_again = 0;
     for (size_t k = 0; k < ng; k++) {
@@ -135,7 +134,7 @@ void cuda_libs_load(struct cuda_libs_state *st, struct cuda_lib_entry *const *jo
             jobs[m] = (struct isolate_job){.fn = cuda_libs_child, .arg = &job_e[j]->arg};
             order[m++] = j;
         }
-    isolate_run_many(jobs, m, probe_budget_ms(st->ctx));
+    probe_isolate_many(st->ctx, jobs, m);
     for (size_t i = 0; i < m; i++)
         res[order[i]] = jobs[i].result; /* ownership moves */
 out:

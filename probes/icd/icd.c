@@ -9,7 +9,6 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "probe.h"
-#include "snapshot.h"
 #include "strutil.h"
 #include "vendor.h"
 
@@ -366,13 +365,14 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     /* Libraries are loaded on this machine, so they are looked up on this machine's files, even
      * when --root --live reads the .icd files from a captured tree. */
     st.libfs = ctx->fs;
-    if (ctx->snapshot) {
-        json_object *env = json_object_object_get(snapshot_captured_section(ctx->snapshot, "icd"), "env");
+    if (probe_snapshot(ctx)) {
+        json_object *env = json_object_object_get(probe_captured(ctx, "icd"), "env");
         if (!json_object_is_type(env, json_type_object)) /* none captured: nothing was set */
             env = own_env = json_object_new_object();
         icd_replay_env = env;
     }
-    if (!ctx->fs->live && !ctx->snapshot) { /* a snapshot's tree holds the libraries' names */
+    /* --root DIR --live: this machine's libraries (a snapshot's tree holds the libraries' names) */
+    if (ctx->mode == PROBE_MODE_TREE || ctx->mode == PROBE_MODE_TREE_LIVE) {
         if (hostfs_open(&st.own_libfs, "/") == 0) {
             st.have_own_libfs = true;
             st.libfs = &st.own_libfs;
@@ -391,7 +391,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     else if (st.search.cache && icd_ldcache_walk(st.search.cache, st.search.cache_len, NULL, NULL) < 0)
         report_section_add_note(sec, "/etc/ld.so.cache: not a cache file this build understands");
 
-    if (ctx->snapshot) {
+    if (probe_snapshot(ctx)) {
         icd_identify_captured(&st);
     } else {
         icd_identify(&st);
@@ -400,7 +400,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     icd_check_loaders(&st);
     icd_collect(&st);
     icd_precheck(&st);
-    if (!ctx->snapshot) { /* loading drivers and this process's environment: the live machine's */
+    if (!probe_snapshot(ctx)) { /* loading drivers and this process's environment: the live machine's */
         icd_check_ignored_env(&st);
         icd_probe_all(&st);
         icd_check_conflict(&st);
@@ -408,7 +408,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     icd_no_icds(&st);
     icd_fill_data(&st);
     icd_summary(&st);
-    if (ctx->snapshot) {
+    if (probe_snapshot(ctx)) {
         icd_replay_captured(&st);
         icd_replay_env = NULL;
         json_object_put(own_env);

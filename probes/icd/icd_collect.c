@@ -179,7 +179,7 @@ static void icd_check_insecure(struct icd_state *st, struct icd_entry *e)
 {
     char *why[4] = {NULL, NULL, NULL, NULL};
     /* Ownership in a captured tree says nothing about this machine: only live files count. */
-    if (e->file && st->ctx->fs->live) {
+    if (e->file && probe_host_files(st->ctx)) {
         why[0] = icd_writable_by_others(st->ctx->fs, e->file, false);
         char *d = icd_dirname(e->file);
         why[1] = icd_writable_by_others(st->ctx->fs, d, false);
@@ -400,7 +400,7 @@ void icd_precheck(struct icd_state *st)
         }
     }
     /* a snapshot's owners and modes are those of its unpacking: its icd.insecure is the captured one */
-    if (st->root && !st->ctx->snapshot)
+    if (st->root && !probe_snapshot(st->ctx))
         for (size_t i = 0; i < st->n; i++)
             icd_check_insecure(st, &st->e[i]);
 }

@@ -46,7 +46,7 @@ static void icd_conflict_pairs(struct icd_state *st, bool ocl, const size_t *can
                 jobs[k] = (struct isolate_job){.fn = icd_child_pair, .arg = &args[k]};
                 k++;
             }
-        isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
+        probe_isolate_many(st->ctx, jobs, k);
         for (size_t j = 0; j < k; j++) {
             struct isolate_result *res = &jobs[j].result;
             if (res->status == ISOLATE_SIGNAL || res->status == ISOLATE_TIMEOUT || res->status == ISOLATE_EXIT ||

@@ -51,7 +51,7 @@ void icd_identify(struct icd_state *st)
         jobs[k] = (struct isolate_job){.fn = icd_child_loader, .arg = &args[k]};
         k++;
     }
-    isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
+    probe_isolate_many(st->ctx, jobs, k);
 
     struct isolate_result *r = &jobs[0].result;
     if (r->status == ISOLATE_OK && icd_jbool(r->value, "ok", false)) {

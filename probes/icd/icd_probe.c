@@ -505,7 +505,7 @@ static void icd_combined_alone(struct icd_state *st)
     volatile int *stage = icd_stages_new(1);
     struct icd_child_arg arg = {.stage = stage};
     struct isolate_result res;
-    isolate_run(icd_child_combined, &arg, probe_budget_ms(st->ctx), &res);
+    probe_isolate_run(st->ctx, icd_child_combined, &arg, &res);
     icd_judge_combined(st, &res, stage ? *stage : 0);
     isolate_result_clear(&res);
     icd_stages_free(stage, 1);
@@ -585,7 +585,7 @@ static void icd_own_children(struct icd_state *st, const size_t *which, size_t k
             if (!done[i])
                 res[i] = (struct isolate_result){.status = ISOLATE_SPAWN_FAILED, .detail = str_dup("out of memory")};
     } else if (m > 0) {
-        isolate_run_many(jobs, m, probe_budget_ms(st->ctx));
+        probe_isolate_many(st->ctx, jobs, m);
         for (size_t j = 0; j < m; j++) {
             res[slot[j]] = jobs[j].result;
             stage[slot[j]] = stages ? stages[j] : 0;
@@ -602,8 +602,7 @@ static void icd_own_children(struct icd_state *st, const size_t *which, size_t k
  * crashed, hung or printed while listing) get a child of their own (issue 17). */
 static void icd_probe_shared(struct icd_state *st, enum run_once_role role, const size_t *which, size_t k, int flags)
 {
-    int budget = probe_budget_ms(st->ctx);
-    if (role == RUN_ONCE_MINE && clonce_start(st->ctx, budget) != 0)
+    if (role == RUN_ONCE_MINE && clonce_start(st->ctx) != 0)
         clonce_publish_alone(st->ctx); /* no thread: the opencl probe and this one work alone */
     struct isolate_result *res = calloc(k ? k : 1, sizeof(*res));
     int *stage = calloc(k ? k : 1, sizeof(*stage));
@@ -612,6 +611,7 @@ static void icd_probe_shared(struct icd_state *st, enum run_once_role role, cons
     int view_stage = 0;
     json_object *drivers = NULL;
     double start = jsonnum_now_ms();
+    int budget = probe_budget_ms(st->ctx); /* the grace is a part of what is left */
     enum clonce_early got =
         clonce_icd_early(st->ctx, start + (double)budget / ICD_SHARED_GRACE_DIV, &view, &view_stage, &drivers);
     /* Answers are what icd_child_vendor would say only where the loader opens libraries with the
@@ -682,7 +682,7 @@ void icd_probe_all(struct icd_state *st)
     }
     if (st->loader) {
         /* Under --root the loader must read the root's vendors, as the rest of the report does. */
-        if (!st->ctx->fs->live && st->vendors_dir)
+        if (!probe_host_files(st->ctx) && st->vendors_dir)
             vendors_env = hostfs_real_path(st->ctx->fs, st->vendors_dir);
         combined = k;
         args[k] = (struct icd_child_arg){.vendors_env = vendors_env, .stage = stages ? &stages[k] : NULL};
@@ -690,7 +690,7 @@ void icd_probe_all(struct icd_state *st)
         k++;
     }
     if (k > 0)
-        isolate_run_many(jobs, k, probe_budget_ms(st->ctx));
+        probe_isolate_many(st->ctx, jobs, k);
     for (size_t j = 0; j < k; j++) {
         int stage = stages ? stages[j] : 0;
         if (j == combined)

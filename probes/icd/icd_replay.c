@@ -26,7 +26,7 @@ static json_object *icd_copy_keys(json_object *from, const char *const *keys)
 void icd_identify_captured(struct icd_state *st)
 {
     static const char *const keys[] = {"path", "name", "vendor", "version", "ocl_version", NULL};
-    json_object *cap = snapshot_captured_section(st->ctx->snapshot, "icd");
+    json_object *cap = probe_captured(st->ctx, "icd");
     json_object *loader = json_object_object_get(cap, "loader");
     st->kind = ICD_KIND_NONE;
     if (json_object_is_type(loader, json_type_object)) {
@@ -87,9 +87,8 @@ static void icd_overlay_drivers(json_object *d, json_object *cap)
 
 void icd_replay_captured(struct icd_state *st)
 {
-    const struct snapshot *s = st->ctx->snapshot;
-    json_object *cap = snapshot_captured_section(s, "icd");
-    snapshot_replay_findings(s, st->ctx->report, "icd", icd_captured_ids);
+    json_object *cap = probe_captured(st->ctx, "icd");
+    snapshot_replay_findings(st->ctx->snapshot, st->ctx->report, "icd", icd_captured_ids);
     if (!cap)
         return;
     /* The summary speaks of the drivers' outcomes: the captured one, marked. */

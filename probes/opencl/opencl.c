@@ -263,7 +263,7 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
     memset(&res, 0, sizeof(res));
     /* In a run with the icd probe, the child it shares with it enumerates (probes/clonce.c). */
     if (!clonce_opencl(ctx, &res))
-        isolate_run(ocl_enumerate, NULL, probe_budget_ms(ctx), &res);
+        probe_isolate_run(ctx, ocl_enumerate, NULL, &res);
     if (res.budget_spent) {
         report_section_set_status(sec, REPORT_STATUS_SKIPPED, "%s", res.detail);
         isolate_result_clear(&res);

@@ -581,7 +581,7 @@ static struct pci_addr *pci_list_sysfs(struct pci_state *st, size_t *n)
     if (!d) {
         if (errno == ENOENT)
             report_section_add_note(st->sec, "/sys/bus/pci/devices does not exist: no PCI bus is visible%s",
-                                    st->ctx->fs->live ? "" : " in this tree");
+                                    probe_host_files(st->ctx) ? "" : " in this tree");
         else
             report_section_add_note(st->sec, "/sys/bus/pci/devices: %s", strerror(errno));
         return NULL;

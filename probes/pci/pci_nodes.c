@@ -273,7 +273,7 @@ void pci_nodes_collect(struct pci_state *st)
         int listed = -1;
         n->group = groups ? pci_group_lookup(groups, sb.st_gid, user, &listed) : NULL;
         n->listed_in_group = listed;
-        if (!n->group && fs->live) {
+        if (!n->group && probe_host_files(st->ctx)) {
             char *g = host_group_name(sb.st_gid);
             if (g)
                 n->group = str_sanitize(g);
@@ -282,7 +282,7 @@ void pci_nodes_collect(struct pci_state *st)
         for (int k = 0; k < ng; k++)
             if (gids[k] == sb.st_gid)
                 n->in_group = 1;
-        if (fs->live) {
+        if (probe_host_files(st->ctx)) {
             rc = hostfs_access(fs, n->path, R_OK | W_OK);
             n->accessible = rc == 0 ? 1 : (rc == -EACCES || rc == -EPERM) ? 0 : -1;
         } else {

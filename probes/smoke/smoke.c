@@ -518,7 +518,7 @@ int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct
         return 0;
     }
     struct isolate_result res;
-    isolate_run(smoke_enumerate_child, NULL, probe_budget_ms(ctx), &res);
+    probe_isolate_run(ctx, smoke_enumerate_child, NULL, &res);
     int rc = -1;
     json_object *v = res.value;
     const char *loader = jsonget_str(v, "loader_error");

@@ -226,7 +226,7 @@ static void smoke_rerun_alone(struct probe_ctx *ctx, struct smoke_plat_run *run,
         which[k++] = i;
     }
     if (jobs && which)
-        isolate_run_many(jobs, k, probe_budget_ms(ctx));
+        probe_isolate_many(ctx, jobs, k);
     for (size_t j = 0; j < k; j++) {
         run->res[which[j]] = jobs[j].result; /* ownership moves */
         if (run->done)
@@ -264,10 +264,8 @@ void smoke_platform_run(struct probe_ctx *ctx, struct smoke_device_args *devs, s
     /* Group the devices by platform, platforms in the order they first appear. */
     size_t np = 0, m = 0;
     bool *taken = run.rerun; /* borrowed while grouping, cleared after */
-    int budget = probe_budget_ms(ctx);
-    /* The child answers a little before the parent's deadline, so that what finished is kept. */
-    double margin = budget / 10.0 > 250.0 ? 250.0 : budget / 10.0;
-    double deadline = jsonnum_now_ms() + budget - margin;
+    /* The child answers a little before the run's deadline, so that what finished is kept. */
+    double deadline = probe_answer_by_ms(probe_deadline_ms(ctx));
     for (size_t i = 0; i < n; i++) {
         if (taken[i])
             continue;
@@ -283,7 +281,7 @@ void smoke_platform_run(struct probe_ctx *ctx, struct smoke_device_args *devs, s
         np++;
     }
     memset(run.rerun, 0, n * sizeof(*run.rerun));
-    isolate_run_many_cb(jobs, np, budget, smoke_platform_done, &run);
+    probe_isolate_many_cb(ctx, jobs, np, smoke_platform_done, &run);
     for (size_t q = 0; q < np; q++)
         isolate_result_clear(&jobs[q].result);
     smoke_rerun_alone(ctx, &run, n);

@@ -27,8 +27,7 @@ void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *pl
     plan->dev_platform = ctx->opts->device_platform;
     plan->dev_index = ctx->opts->device_index;
     plan->gpu_only = so->which == COMPUTE_WHICH_GPU;
-    /* No run around it (a unit test's context): the child's own time limit, from about now. */
-    plan->deadline_ms = ctx->deadline_ms > 0 ? ctx->deadline_ms : jsonnum_now_ms() + ctx->timeout_ms;
+    plan->deadline_ms = probe_deadline_ms(ctx); /* the run's one deadline */
 }
 
 /* ---- In the child ---------------------------------------------------------------------------- */
@@ -75,9 +74,8 @@ json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smo
     __atomic_store_n(&page->started, 1, __ATOMIC_RELEASE);
     /* Answer a little before the run's deadline, so that what finished is kept (as smoke_platform_run's
      * children do), and the parent still has time to say what did not. */
-    double left = plan->deadline_ms - jsonnum_now_ms();
-    double margin = left / 10.0 > 250.0 ? 250.0 : left / 10.0 > 0 ? left / 10.0 : 0;
-    json_object *out = n ? smoke_platform_test(devs, idx, n, plan->deadline_ms - margin) : json_object_new_object();
+    double answer_by = probe_answer_by_ms(plan->deadline_ms);
+    json_object *out = n ? smoke_platform_test(devs, idx, n, answer_by) : json_object_new_object();
     json_object *arr = NULL;
     if (!out)
         return NULL;

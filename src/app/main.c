@@ -85,6 +85,11 @@ static void main_list_check_text(const struct check *c, const char *owner, void 
 
 static int main_list_checks(const struct cli_options *o)
 {
+    if (o->format != CLI_FORMAT_TEXT && o->format != CLI_FORMAT_JSON) {
+        char err[128];
+        snprintf(err, sizeof(err), "--list-checks: prints text or json, not %s", cli_format_names[o->format]);
+        return main_fail(false, NULL, false, "usage", err, GC_EXIT_USAGE);
+    }
     if (o->format == CLI_FORMAT_JSON) {
         json_object *doc = json_object_new_object();
         json_object *arr = json_object_new_array();
@@ -214,14 +219,14 @@ struct main_snap {
 };
 
 static int main_snapshot_begin(const struct cli_options *o, struct cli_options *run, struct hostfs *fs,
-                               struct main_snap *ms, char *err, size_t errlen)
+                               enum probe_mode mode, struct main_snap *ms, char *err, size_t errlen)
 {
     memset(ms, 0, sizeof(*ms));
     if (!o->output || strcmp(o->output, "-") == 0) {
         snprintf(err, errlen, "snapshot: -o FILE.tar.gz is required (the report itself goes to standard output)");
         return -1;
     }
-    if (o->snapshot) {
+    if (mode == PROBE_MODE_SNAPSHOT || mode == PROBE_MODE_SNAPSHOT_LIVE) {
         snprintf(err, errlen, "snapshot: --root must be a directory, not another snapshot");
         return -1;
     }
@@ -230,7 +235,7 @@ static int main_snapshot_begin(const struct cli_options *o, struct cli_options *
     run->output = NULL;
     if (o->save_cpuid) {
         ms->dump = str_dup(o->save_cpuid);
-    } else if (fs->live || o->live || o->cpuid_dump) {
+    } else if (probe_mode_live(mode) || o->cpuid_dump) {
 #if defined(__x86_64__) || defined(__i386__)
         const char *tmp = getenv("TMPDIR");
         ms->tmpdir = str_printf("%s/gpucheckup-cpuid-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
@@ -284,9 +289,11 @@ static int main_snapshot_end(const struct cli_options *o, const struct cli_optio
     return out;
 }
 
-/* --root: a directory, or a snapshot (unpacked into S). 0, or GC_EXIT_USAGE (GC_EXIT_INTERNAL: libarchive
- * could not be loaded) with the message in ERR. */
-static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snapshot *s, char *err, size_t errlen)
+/* --root: a directory, or a snapshot (unpacked into S); *MODE the run's mode, computed here once (every
+ * probe reads it from its context). 0, or GC_EXIT_USAGE (GC_EXIT_INTERNAL: libarchive could not be loaded)
+ * with the message in ERR. */
+static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snapshot *s, enum probe_mode *mode,
+                          char *err, size_t errlen)
 {
     memset(s, 0, sizeof(*s));
     if (o->root) {
@@ -297,10 +304,8 @@ static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snaps
             free(serr);
             return k == -2 ? GC_EXIT_INTERNAL : GC_EXIT_USAGE;
         }
-        if (k == 1) {
+        if (k == 1) { /* what it captured reaches the probes through their context (probe_captured) */
             o->root = s->tree;
-            if (!o->cpuid_dump && !o->live) /* --live: this machine's CPUID */
-                o->cpuid_dump = s->cpuid_dump;
             o->snapshot = s;
         }
     }
@@ -311,6 +316,7 @@ static int main_open_root(struct cli_options *o, struct hostfs *fs, struct snaps
         snapshot_close(s);
         return GC_EXIT_USAGE;
     }
+    *mode = probe_mode_of(o, fs);
     return 0;
 }
 
@@ -365,11 +371,6 @@ int main(int argc, char **argv)
         cli_options_free(&o);
         return main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE);
     }
-    if (o.list_checks && o.format != CLI_FORMAT_TEXT && o.format != CLI_FORMAT_JSON) {
-        snprintf(err, sizeof(err), "--list-checks: prints text or json, not %s", cli_format_names[o.format]);
-        cli_options_free(&o);
-        return main_fail(false, NULL, false, "usage", err, GC_EXIT_USAGE);
-    }
     if (o.list_checks) {
         int rc = main_list_checks(&o);
         cli_options_free(&o);
@@ -378,18 +379,19 @@ int main(int argc, char **argv)
 
     struct hostfs fs;
     struct snapshot snap;
+    enum probe_mode mode = PROBE_MODE_LIVE;
     bool snapshot_cmd = strcmp(o.command, "snapshot") == 0;
     /* the report of `snapshot` goes to stdout: -o names the tarball */
     const char *out = snapshot_cmd ? NULL : o.output;
     int orc = main_needs_libs(&o, snapshot_cmd, err, sizeof(err));
-    if (orc || (orc = main_open_root(&o, &fs, &snap, err, sizeof(err))) != 0) {
+    if (orc || (orc = main_open_root(&o, &fs, &snap, &mode, err, sizeof(err))) != 0) {
         int rc = main_fail(json, out, o.compact, orc == GC_EXIT_USAGE ? "usage" : "internal", err, orc);
         cli_options_free(&o);
         return rc;
     }
     struct cli_options run = o;
     struct main_snap ms = {0};
-    if (snapshot_cmd && main_snapshot_begin(&o, &run, &fs, &ms, err, sizeof(err)) < 0) {
+    if (snapshot_cmd && main_snapshot_begin(&o, &run, &fs, mode, &ms, err, sizeof(err)) < 0) {
         int rc = main_fail(json, NULL, o.compact, "usage", err, GC_EXIT_USAGE);
         main_snapshot_end(&o, &run, &fs, &ms, NULL, 0);
         hostfs_close(&fs);
@@ -405,7 +407,7 @@ int main(int argc, char **argv)
     struct timespec t0, m0, m1;
     clock_gettime(CLOCK_REALTIME, &t0);
     clock_gettime(CLOCK_MONOTONIC, &m0);
-    int rc = run_diagnosis(&run, &fs, &r, &error);
+    int rc = run_diagnosis(&run, &fs, mode, &r, &error);
     clock_gettime(CLOCK_MONOTONIC, &m1);
     if (snapshot_cmd) {
         int src = main_snapshot_end(&o, &run, &fs, &ms, r, rc);

@@ -60,18 +60,6 @@ static void run_note_snapshot(const struct snapshot *s, json_object *host)
     }
 }
 
-int probe_budget_ms(struct probe_ctx *ctx)
-{
-    if (ctx->deadline_ms <= 0)
-        return ctx->timeout_ms; /* no run around it (a unit test's context): each batch gets it all */
-    double left = ctx->deadline_ms - jsonnum_now_ms();
-    if (left < 1.0) {
-        ctx->budget_spent = true;
-        return 0;
-    }
-    return left > (double)ctx->timeout_ms ? ctx->timeout_ms : (int)left;
-}
-
 /* One selected probe in a run: its section, its own context and findings, where it stands. */
 struct run_slot {
     const struct probe *p;
@@ -158,7 +146,6 @@ static int run_view(const struct run_sched *s, struct run_slot *sl)
 /* Start SL now: in a thread, or here when no thread can be had. Called with S->mu held. */
 static void run_start(struct run_sched *s, struct run_slot *sl)
 {
-    const struct cli_options *o = sl->ctx.opts;
     struct report_section *sec = &s->r->sections[sl->sec];
     sl->state = RUN_RUNNING;
     if (run_view(s, sl) < 0) {
@@ -167,10 +154,10 @@ static void run_start(struct run_sched *s, struct run_slot *sl)
         return;
     }
     /* a snapshot_rerun probe checks the snapshot's tree again and replays the live parts itself (icd) */
-    bool rerun = o->snapshot && !o->live && sl->p->snapshot_rerun;
-    if (sl->p->needs_live && !sl->ctx.fs->live && !o->live && !rerun) {
+    bool replay = sl->ctx.mode == PROBE_MODE_SNAPSHOT;
+    if (sl->p->needs_live && !probe_live(&sl->ctx) && !(replay && sl->p->snapshot_rerun)) {
         /* a snapshot's captured section and findings stand in for it (into this probe's view) */
-        if (o->snapshot && snapshot_replay_section(o->snapshot, &sl->view, sec)) {
+        if (replay && snapshot_replay_section(sl->ctx.snapshot, &sl->view, sec)) {
             if (sl->p->result) /* the typed result again, from its captured JSON */
                 report_section_adopt(sec, sl->p->result);
             sl->state = RUN_DONE;
@@ -283,7 +270,8 @@ static int run_merge(struct report *r, struct run_slot *sl)
     return 0;
 }
 
-int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct report **out, char **error)
+int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, enum probe_mode mode, struct report **out,
+                  char **error)
 {
     *out = NULL;
     *error = NULL;
@@ -324,8 +312,8 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
         s.slots[s.n++] = (struct run_slot){
             .p = p,
             .sec = r->n_sections - 1,
-            .ctx = {.opts = o, .fs = fs, .report = r, .snapshot = o->snapshot, .timeout_ms = timeout_ms,
-                    .deadline_ms = deadline_ms, .once = once},
+            .ctx = {.opts = o, .fs = fs, .mode = mode, .report = r, .snapshot = o->snapshot,
+                    .timeout_ms = timeout_ms, .deadline_ms = deadline_ms, .once = once},
         };
     }
     pthread_mutex_init(&s.mu, NULL);
@@ -334,8 +322,8 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct r
         if (s.slots[i].p->prestart)
             s.slots[i].p->prestart(&s.slots[i].ctx);
     /* The host section while what was started ahead runs (no probe reads it). */
-    host_collect(fs, r->host);
-    if (o->snapshot)
+    host_collect(fs, mode, r->host);
+    if (mode == PROBE_MODE_SNAPSHOT || mode == PROBE_MODE_SNAPSHOT_LIVE)
         run_note_snapshot(o->snapshot, r->host);
     run_schedule(&s);
     pthread_cond_destroy(&s.cv);

@@ -6,6 +6,7 @@
 
 #include "cli.h"
 #include "hostfs.h"
+#include "probe.h"
 #include "report.h"
 
 /* Exit codes, as documented in --help, the man page and the README. */
@@ -16,10 +17,11 @@ enum {
     GC_EXIT_INTERNAL = 3,
 };
 
-/* Run the diagnosis asked for by O against FS. On GC_EXIT_READY or GC_EXIT_NOT_READY, *OUT is the
+/* Run the diagnosis asked for by O against FS, in MODE (probe_mode_of(O, FS): every probe's). On GC_EXIT_READY or GC_EXIT_NOT_READY, *OUT is the
  * report (caller frees with report_free). On GC_EXIT_USAGE or GC_EXIT_INTERNAL, *OUT is NULL and
  * *ERROR holds a message (caller frees). */
-int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, struct report **out, char **error);
+int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, enum probe_mode mode, struct report **out,
+                  char **error);
 
 /* True if probe NAME runs for command COMMAND (itself, "check", or as a dependency); an explicit_only
  * probe (bench) runs for its own command only. */
@@ -35,8 +37,8 @@ char *host_os_release(const char *text);
 char *host_user_name(uid_t uid);
 char *host_group_name(gid_t gid);
 
-/* Fill R->host: hostname, kernel, OS release, architecture, user, root. */
-void host_collect(const struct hostfs *fs, json_object *host);
+/* Fill R->host from FS in MODE: hostname, kernel, OS release, architecture, user, root, live. */
+void host_collect(const struct hostfs *fs, enum probe_mode mode, json_object *host);
 
 /* The verdict step after every probe: correlation, --require, verdict text (src/report/doctor.c).
  * Returns 0, or GC_EXIT_USAGE with *ERROR set for an unknown requirement name. */

@@ -81,13 +81,13 @@ static void host_add_string(json_object *o, const char *key, const char *v)
     json_object_object_add(o, key, v ? json_object_new_string(v) : NULL);
 }
 
-void host_collect(const struct hostfs *fs, json_object *host)
+void host_collect(const struct hostfs *fs, enum probe_mode mode, json_object *host)
 {
     struct utsname u;
     bool have_uts = uname(&u) == 0;
     char *s = NULL;
 
-    if (fs->live) {
+    if (mode == PROBE_MODE_LIVE) {
         host_add_string(host, "hostname", have_uts ? u.nodename : NULL);
         host_add_string(host, "kernel", have_uts ? u.release : NULL);
         host_add_string(host, "architecture", have_uts ? u.machine : NULL);
@@ -142,5 +142,5 @@ void host_collect(const struct hostfs *fs, json_object *host)
     json_object_object_add(user, "groups", groups);
     json_object_object_add(host, "user", user);
     host_add_string(host, "root", fs->root);
-    json_object_object_add(host, "live", json_object_new_boolean(fs->live));
+    json_object_object_add(host, "live", json_object_new_boolean(mode == PROBE_MODE_LIVE));
 }

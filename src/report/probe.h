@@ -8,15 +8,51 @@
 #include "checks.h"
 #include "cli.h"
 #include "hostfs.h"
+#include "isolate.h"
 #include "report.h"
 
 struct snapshot;
 struct run_once;
 
+/* Where a run's reads go: computed once per run (probe_mode_of, in main.c) and handed to every probe
+ * in its context. Probes ask the predicates below, never --root, --live or the snapshot themselves. */
+enum probe_mode {
+    /* No --root (or --root /): host files, drivers, CPUID and this process's environment are this
+     * machine's, and nothing is replayed. */
+    PROBE_MODE_LIVE,
+    /* --root DIR, a captured tree: every host file is read from DIR (hostfs); probes that need the live
+     * machine (struct probe.needs_live) are skipped; the cpu probe decodes the tree's /proc/cpuinfo (or
+     * --cpuid-dump); nothing is loaded, no CPUID read, this process's environment not used. */
+    PROBE_MODE_TREE,
+    /* --root DIR --live: host files from DIR; the live probes run on this machine (its drivers, its
+     * CPUID; the icd probe loads the tree's .icd libraries as this machine finds them). */
+    PROBE_MODE_TREE_LIVE,
+    /* --root SNAPSHOT (a tarball or its unpacked directory): host files from the snapshot's tree; each
+     * probe that needs the live machine is replayed from the captured report (its section and findings),
+     * but for a snapshot_rerun probe (icd), which checks the tree again and replays only its live parts
+     * (the loader, the drivers' outcomes, the environment, icd.insecure); the cpu probe decodes the
+     * snapshot's CPUID dump when it holds one (probe_cpuid_dump). */
+    PROBE_MODE_SNAPSHOT,
+    /* --root SNAPSHOT --live: host files from the snapshot's tree; the live probes run on this machine and
+     * the cpu probe reads this machine's CPUID (nothing of theirs is replayed), except the icd probe: its
+     * .icd files are the snapshot's, so it replays its live parts as under PROBE_MODE_SNAPSHOT. */
+    PROBE_MODE_SNAPSHOT_LIVE,
+};
+
+/* The mode of a run with options O over FS (O->snapshot set when --root named a snapshot). */
+enum probe_mode probe_mode_of(const struct cli_options *o, const struct hostfs *fs);
+/* May MODE's run use this machine: load drivers, read CPUID, take this process's environment? */
+static inline bool probe_mode_live(enum probe_mode m)
+{
+    return m == PROBE_MODE_LIVE || m == PROBE_MODE_TREE_LIVE || m == PROBE_MODE_SNAPSHOT_LIVE;
+}
+
 /* What a probe gets to work with. */
 struct probe_ctx {
     const struct cli_options *opts;
     const struct hostfs *fs;  /* every host file read goes through this */
+    enum probe_mode mode;     /* the run's (probe_live, probe_host_files, probe_snapshot ask it); a unit
+                                 test's context over a tree sets it (0 is PROBE_MODE_LIVE) */
     struct report *report;    /* the deps' sections and findings are there (report_find_section); the
                                  probe runs in a thread beside probes it does not depend on: it writes
                                  only its own section and findings (report_add_finding) */
@@ -25,16 +61,58 @@ struct probe_ctx {
                                  what is left (probe_budget_ms), never more */
     bool budget_spent;        /* set by probe_budget_ms when it had nothing left to give */
     char *error;              /* set (heap) by a probe returning PROBE_INPUT_ERROR: the message */
-    const struct snapshot *snapshot; /* --root names a snapshot: live-only parts are replayed from it */
+    const struct snapshot *snapshot; /* the snapshot --root names, or NULL: probes read what it captured
+                                        through probe_captured and probe_cpuid_dump only */
     struct run_once *once;    /* isolated work two probes of the run share (src/sandbox/runonce.h), or NULL
                                  outside a run (a unit test's context): each probe then works alone */
 };
 
-/* The milliseconds left before CTX's deadline: the timeout to give the next batch of isolated
- * children (CTX->timeout_ms when no deadline is set, as in a unit test's context). 0 when the
- * budget is spent (isolate_run_many then starts nothing); that case also sets CTX->budget_spent,
- * which the run reports as core.timeout-spent. */
+/* May the probe use this machine: load drivers, read CPUID, take this process's environment
+ * (PROBE_MODE_LIVE, TREE_LIVE, SNAPSHOT_LIVE)? */
+static inline bool probe_live(const struct probe_ctx *ctx)
+{
+    return probe_mode_live(ctx->mode);
+}
+/* Are the host files read this machine's own (no --root: PROBE_MODE_LIVE)? Owners, modes and access
+ * rights then speak of this machine, and its user database may name what the files do not. */
+static inline bool probe_host_files(const struct probe_ctx *ctx)
+{
+    return ctx->mode == PROBE_MODE_LIVE;
+}
+/* Does the run read a snapshot (PROBE_MODE_SNAPSHOT, SNAPSHOT_LIVE): its tree, and what it captured? */
+static inline bool probe_snapshot(const struct probe_ctx *ctx)
+{
+    return ctx->mode == PROBE_MODE_SNAPSHOT || ctx->mode == PROBE_MODE_SNAPSHOT_LIVE;
+}
+
+/* The captured inputs, the one way probes reach the snapshot's contents. The captured section of probe
+ * NAME (borrowed), or NULL when the run reads no snapshot or it holds none. */
+json_object *probe_captured(const struct probe_ctx *ctx, const char *name);
+/* The CPUID dump the cpu probe decodes: --cpuid-dump FILE, else under PROBE_MODE_SNAPSHOT the snapshot's
+ * own (cpuid.dump), else NULL (CPUID or /proc/cpuinfo). Borrowed. */
+const char *probe_cpuid_dump(const struct probe_ctx *ctx);
+
+/* The milliseconds left before CTX's deadline (CTX->timeout_ms when no deadline is set, as in a unit
+ * test's context). 0 when the budget is spent; that case also sets CTX->budget_spent, which the run
+ * reports as core.timeout-spent. Children are started through probe_isolate_*, which ask it. */
 int probe_budget_ms(struct probe_ctx *ctx);
+/* When the run's budget ends, on jsonnum_now_ms's clock: CTX->deadline_ms, or for a context without a
+ * run around it (a unit test's) CTX->timeout_ms from now. What a child is told as its own deadline. */
+double probe_deadline_ms(const struct probe_ctx *ctx);
+/* When a child should answer with what it finished, a little before DEADLINE_MS (a tenth of what is
+ * left, at most 250 ms), so that the parent still has time to say what did not. */
+double probe_answer_by_ms(double deadline_ms);
+
+/* The way a probe starts isolated children (isolate.h): each call gives its children what is left of
+ * the run's budget (probe_budget_ms), never more; with none left nothing starts (every result
+ * ISOLATE_SPAWN_FAILED with .budget_spent) and CTX->budget_spent is set. Same returns as isolate_run,
+ * isolate_run_many and isolate_run_many_cb. */
+enum isolate_status probe_isolate_run(struct probe_ctx *ctx, isolate_fn fn, void *arg, struct isolate_result *res);
+int probe_isolate_many(struct probe_ctx *ctx, struct isolate_job *jobs, size_t n);
+int probe_isolate_many_cb(struct probe_ctx *ctx, struct isolate_job *jobs, size_t n, isolate_done_fn done,
+                          void *arg);
+/* probe_isolate_many with 1/PART of what is left (PART >= 1): a first try that leaves time for a second. */
+int probe_isolate_many_part(struct probe_ctx *ctx, struct isolate_job *jobs, size_t n, int part);
 
 /* Return values of probe.run. */
 enum {

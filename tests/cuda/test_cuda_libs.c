@@ -37,7 +37,7 @@ static void libs_run(struct libs_run *x, const char *root, const struct cuda_fac
     x->sec = report_add_section(x->r, "cuda");
     assert_non_null(x->sec);
     /* one deadline for everything, as a run sets it */
-    struct probe_ctx ctx = {.fs = &x->fs, .report = x->r, .timeout_ms = timeout_ms,
+    struct probe_ctx ctx = {.fs = &x->fs, .mode = probe_mode_of(NULL, &x->fs), .report = x->r, .timeout_ms = timeout_ms,
                             .deadline_ms = jsonnum_now_ms() + timeout_ms};
     if (root)
         cuda_libs_report_fs(&ctx, x->sec, facts, &x->fs, NULL); /* the library search itself on the fake tree */
@@ -541,7 +541,7 @@ static void test_root_never_loads(void **state)
     /* a tree with an NVIDIA GPU and its driver: still nothing is loaded */
     struct cuda_facts facts = {.driver_cuda_version = 13000, .cuinit_result = 0, .device_count = 1,
                                .nvidia_gpu_present = true, .nvidia_gpu_bound = true, .pci_known = true};
-    struct probe_ctx ctx = {.fs = &x.fs, .report = x.r, .timeout_ms = 10000};
+    struct probe_ctx ctx = {.fs = &x.fs, .mode = probe_mode_of(NULL, &x.fs), .report = x.r, .timeout_ms = 10000};
     assert_non_null(cuda_libs_no_load_reason(&ctx, &facts));
     cuda_libs_report(&ctx, x.sec, &facts);
     assert_true(json_object_object_get_ex(x.sec->data, "libraries", &x.libs));

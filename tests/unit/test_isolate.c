@@ -19,6 +19,7 @@
 
 #include "isolate.h"
 #include "probe.h"
+#include "snapshot.h"
 
 static json_object *child_ok(void *arg)
 {
@@ -242,6 +243,65 @@ static void test_budget_what_is_left(void **state)
     ctx.deadline_ms = now_ms() - 1;
     assert_int_equal(probe_budget_ms(&ctx), 0);
     assert_true(ctx.budget_spent);
+}
+
+/* probe_isolate_*: the children get what is left of the run's budget, and nothing starts when it is spent. */
+static void test_probe_isolate_takes_the_budget(void **state)
+{
+    (void)state;
+    struct probe_ctx ctx = {.timeout_ms = 5000, .deadline_ms = now_ms() + 300};
+    struct isolate_result r;
+    double t0 = now_ms();
+    assert_int_equal(probe_isolate_run(&ctx, child_hang, NULL, &r), ISOLATE_TIMEOUT);
+    assert_true(now_ms() - t0 < 2000); /* the 300 ms left, not the 5 s of --timeout */
+    assert_false(ctx.budget_spent);
+    isolate_result_clear(&r);
+    struct isolate_job jobs[2] = {{.fn = child_ok}, {.fn = child_ok}};
+    probe_isolate_many(&ctx, jobs, 2); /* the budget is spent: nothing starts */
+    for (size_t i = 0; i < 2; i++) {
+        assert_int_equal(jobs[i].result.status, ISOLATE_SPAWN_FAILED);
+        assert_true(jobs[i].result.budget_spent);
+        isolate_result_clear(&jobs[i].result);
+    }
+    assert_true(ctx.budget_spent);
+    /* a context without a run around it: the deadline is --timeout from now, answered a little before */
+    struct probe_ctx alone = {.timeout_ms = 1000};
+    double d = probe_deadline_ms(&alone);
+    assert_true(d > now_ms() + 900 && d <= now_ms() + 1000);
+    double by = probe_answer_by_ms(d);
+    assert_true(by < d && by >= d - 100.5);
+}
+
+/* The mode: computed from the options and the tree, and what each mode lets a probe do. */
+static void test_probe_mode(void **state)
+{
+    (void)state;
+    struct hostfs live = {.live = true}, tree = {.live = false};
+    struct snapshot snap = {.cpuid_dump = "captured.dump"};
+    struct cli_options o = {0};
+    assert_int_equal(probe_mode_of(&o, &live), PROBE_MODE_LIVE);
+    assert_int_equal(probe_mode_of(&o, &tree), PROBE_MODE_TREE);
+    o.live = true;
+    assert_int_equal(probe_mode_of(&o, &live), PROBE_MODE_LIVE);
+    assert_int_equal(probe_mode_of(&o, &tree), PROBE_MODE_TREE_LIVE);
+    o.snapshot = &snap;
+    assert_int_equal(probe_mode_of(&o, &tree), PROBE_MODE_SNAPSHOT_LIVE);
+    o.live = false;
+    assert_int_equal(probe_mode_of(&o, &tree), PROBE_MODE_SNAPSHOT);
+    struct probe_ctx ctx = {.opts = &o, .snapshot = &snap, .mode = PROBE_MODE_SNAPSHOT};
+    assert_false(probe_live(&ctx));
+    assert_true(probe_snapshot(&ctx));
+    assert_string_equal(probe_cpuid_dump(&ctx), "captured.dump");
+    ctx.mode = PROBE_MODE_SNAPSHOT_LIVE; /* --live: this machine's CPUID */
+    assert_true(probe_live(&ctx) && probe_snapshot(&ctx) && !probe_host_files(&ctx));
+    assert_null(probe_cpuid_dump(&ctx));
+    o.cpuid_dump = "given.dump";
+    assert_string_equal(probe_cpuid_dump(&ctx), "given.dump");
+    ctx.mode = PROBE_MODE_TREE;
+    assert_false(probe_live(&ctx) || probe_snapshot(&ctx) || probe_host_files(&ctx));
+    assert_null(probe_captured(&ctx, "icd"));
+    ctx.mode = PROBE_MODE_LIVE;
+    assert_true(probe_live(&ctx) && probe_host_files(&ctx) && !probe_snapshot(&ctx));
 }
 
 /* One isolate_run from a thread, with TIMEOUT_MS: its result, and when it started and came back. */
@@ -751,6 +811,8 @@ int main(void)
         cmocka_unit_test(test_parallel_mixed),
         cmocka_unit_test(test_no_time_left_starts_nothing),
         cmocka_unit_test(test_budget_what_is_left),
+        cmocka_unit_test(test_probe_isolate_takes_the_budget),
+        cmocka_unit_test(test_probe_mode),
         cmocka_unit_test(test_fork_waits_for_the_gate),
         cmocka_unit_test(test_fork_gives_up_on_a_held_gate),
         cmocka_unit_test(test_threads_wait_without_the_gate),
