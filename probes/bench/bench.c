@@ -13,7 +13,7 @@
 #include "isolate.h"
 #include "jsonnum.h"
 #include "probe.h"
-#include "smoke_select.h"
+#include "cldevices.h"
 #include "strutil.h"
 
 static const char *const bench_deps[] = {"cpu", "opencl", NULL};
@@ -67,7 +67,7 @@ static void bench_progress(bool on, const char *fmt, ...)
 }
 
 /* The device object for target T from its child's RES. */
-static json_object *bench_device_object(const struct smoke_target *t, struct isolate_result *res, const char *stage)
+static json_object *bench_device_object(const struct cldev_target *t, struct isolate_result *res, const char *stage)
 {
     json_object *o = NULL;
     const char *st = res ? jsonget_str(res->value, "status") : NULL;
@@ -158,9 +158,9 @@ static void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, con
 }
 
 /* Findings about device DEV (an enriched device object). */
-static void bench_device_findings(struct probe_ctx *ctx, const struct smoke_target *t, json_object *dev)
+static void bench_device_findings(struct probe_ctx *ctx, const struct cldev_target *t, json_object *dev)
 {
-    char *subject = smoke_target_subject(t);
+    char *subject = cldev_target_subject(t);
     char *who = str_printf("Device %d:%d (%s)", t->platform, t->device, t->name ? t->name : "unnamed device");
     const char *status = jsonget_str(dev, "status");
     if (strcmp(status, "ok") != 0 && strcmp(status, "skipped") != 0) {
@@ -292,13 +292,13 @@ static int bench_plot(struct probe_ctx *ctx, json_object *devs, json_object *cpu
 }
 
 /* Run every selected device's child in turn (one at a time: they would compete for the same cores or GPU). */
-static json_object *bench_devices(struct probe_ctx *ctx, struct smoke_inventory *inv, double dev_ms, char *stage,
+static json_object *bench_devices(struct probe_ctx *ctx, struct cldev_inventory *inv, double dev_ms, char *stage,
                                   bool progress, size_t ndev)
 {
     json_object *devs = json_object_new_array();
     size_t k = 0;
     for (size_t i = 0; i < inv->n_targets; i++) {
-        struct smoke_target *t = &inv->targets[i];
+        struct cldev_target *t = &inv->targets[i];
         struct isolate_result res = {.status = ISOLATE_OK};
         if (t->run) {
             struct bench_device_args a = {.platform = t->platform, .device = t->device, .budget_ms = dev_ms,
@@ -327,9 +327,9 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         ctx->error = str_printf("--plot: %s", perr);
         return PROBE_INTERNAL_ERROR;
     }
-    struct smoke_inventory inv;
+    struct cldev_inventory inv;
     const char *source = NULL;
-    int picked = smoke_pick_devices(ctx, sec, &inv, &source, false);
+    int picked = cldev_pick_devices(ctx, sec, &inv, &source, false);
     if (picked <= 0)
         return picked < 0 ? PROBE_INPUT_ERROR : PROBE_DONE;
     size_t ndev = 0;
@@ -337,7 +337,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         ndev += inv.targets[i].run;
     char *stage = mmap(NULL, BENCH_STAGE_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (stage == MAP_FAILED) {
-        smoke_inventory_free(&inv);
+        cldev_inventory_free(&inv);
         ctx->error = str_dup("bench: out of memory");
         return PROBE_INTERNAL_ERROR;
     }
@@ -384,7 +384,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object_object_add(sec->data, "devices", devs);
     json_object_object_add(sec->data, "plot", bo->plot ? json_object_new_string(bo->plot) : NULL);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
     return bo->plot ? bench_plot(ctx, devs, cpu) : PROBE_DONE;
 }
 

@@ -13,7 +13,7 @@
 #include "smoke_hint.h"
 #include "smoke_options.h"
 #include "smoke_platform.h"
-#include "smoke_select.h"
+#include "cldevices.h"
 #include "smoke_shared.h"
 #include "compute_options.h"
 #include "compute_timer.h"
@@ -120,7 +120,7 @@ static json_object *smoke_clean(json_object *v, bool multiline)
 struct smoke_progress {
     bool on;
     size_t done, total;
-    struct smoke_target **targets; /* by job index */
+    struct cldev_target **targets; /* by job index */
 };
 
 static void smoke_progress_done(size_t index, const struct isolate_result *res, void *arg)
@@ -129,7 +129,7 @@ static void smoke_progress_done(size_t index, const struct isolate_result *res, 
     pg->done++;
     if (!pg->on)
         return;
-    const struct smoke_target *t = pg->targets[index];
+    const struct cldev_target *t = pg->targets[index];
     const char *st = res->status == ISOLATE_OK             ? jsonget_str(res->value, "status")
                      : res->status == ISOLATE_TIMEOUT      ? "timeout"
                      : res->status == ISOLATE_SPAWN_FAILED ? "error"
@@ -150,7 +150,7 @@ static const char *const smoke_child_keys[] = {
 };
 
 /* DEV's type from the child's answer CTYPE (an array) or the target's; GPU from it. */
-static void smoke_device_type(struct result_smoke_dev *dev, const struct smoke_target *t, json_object *ctype)
+static void smoke_device_type(struct result_smoke_dev *dev, const struct cldev_target *t, json_object *ctype)
 {
     json_object *type = json_object_is_type(ctype, json_type_array) ? smoke_clean(ctype, false)
                         : t->type                                   ? json_object_get(t->type)
@@ -181,7 +181,7 @@ static void smoke_device_typed_child(struct result_smoke_dev *dev, const char *k
 }
 
 /* Fill DEV for target T from its child's RES (NULL: not run) and the STAGE it reached. */
-static void smoke_device_fill(struct result_smoke_dev *dev, const struct smoke_target *t,
+static void smoke_device_fill(struct result_smoke_dev *dev, const struct cldev_target *t,
                               const struct isolate_result *res, const char *stage, unsigned n)
 {
     json_object *child = res && res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object)
@@ -267,7 +267,7 @@ static char *smoke_driver_text(json_object *child)
 
 /* The findings about the smoke kernel's timing: a driver whose profiling clock cannot be right, and
  * a speed above the device's plausible peak. */
-static void smoke_timer_findings(struct probe_ctx *ctx, const struct smoke_target *t, json_object *dev,
+static void smoke_timer_findings(struct probe_ctx *ctx, const struct cldev_target *t, json_object *dev,
                                  const struct isolate_result *res, const char *subject)
 {
     json_object *child = res && res->status == ISOLATE_OK ? res->value : NULL;
@@ -313,13 +313,13 @@ static void smoke_timer_findings(struct probe_ctx *ctx, const struct smoke_targe
     free(driver);
 }
 
-static void smoke_findings(struct probe_ctx *ctx, const struct smoke_target *t, const struct result_smoke_dev *d,
+static void smoke_findings(struct probe_ctx *ctx, const struct cldev_target *t, const struct result_smoke_dev *d,
                            const struct isolate_result *res)
 {
     json_object *dev = d->rest; /* the measurements */
     const char *detail = d->detail;
     const char *stage = d->stage;
-    char *subject = smoke_target_subject(t);
+    char *subject = cldev_target_subject(t);
     const char *name = t->name ? t->name : "unnamed device";
     json_object *err = jsonget(dev, "error");
     const char *call = jsonget_str(err, "call");
@@ -492,60 +492,6 @@ static void smoke_summary_line(struct report_section *sec, const struct result_s
 
 /* ---- The probe ----------------------------------------------------------------------------------- */
 
-int smoke_pick_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
-                       const char **source, bool gpu_only)
-{
-    memset(inv, 0, sizeof(*inv));
-    if (smoke_find_devices(ctx, sec, inv, source) < 0)
-        return 0;
-    char *err = NULL;
-    if (smoke_inventory_select(inv, ctx->opts->device_platform, ctx->opts->device_index, gpu_only, &err) < 0) {
-        smoke_inventory_free(inv);
-        ctx->error = err;
-        return -1;
-    }
-    return 1;
-}
-
-int smoke_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct smoke_inventory *inv,
-                              const char **source)
-{
-    struct report_section *cl = report_find_section(ctx->report, "opencl");
-    json_object *plats = NULL;
-    if (cl && cl->status == REPORT_STATUS_OK && json_object_object_get_ex(cl->data, "platforms", &plats) &&
-        smoke_inventory_from_platforms(inv, plats) == 0) {
-        *source = "opencl";
-        return 0;
-    }
-    struct isolate_result res;
-    probe_isolate_run(ctx, smoke_enumerate_child, NULL, &res);
-    int rc = -1;
-    json_object *v = res.value;
-    const char *loader = jsonget_str(v, "loader_error");
-    json_object *err = jsonget(v, "error");
-    if (res.budget_spent) {
-        report_section_set_status(sec, REPORT_STATUS_SKIPPED, "%s", res.detail);
-    } else if (res.status != ISOLATE_OK) {
-        report_section_set_status(sec, REPORT_STATUS_FAILED, "enumerating the OpenCL devices: %s",
-                                  res.detail ? res.detail : isolate_status_name(res.status));
-    } else if (loader) {
-        char *msg = str_sanitize(str_dup(loader));
-        report_section_set_status(sec, REPORT_STATUS_SKIPPED, "no usable OpenCL loader: %s", msg ? msg : "");
-        free(msg);
-    } else if (err) {
-        const char *name = jsonget_str(err, "name");
-        report_section_set_status(sec, REPORT_STATUS_FAILED, "enumerating the OpenCL devices: %s failed: %s",
-                                  jsonget_str(err, "call") ? jsonget_str(err, "call") : "?", name ? name : "?");
-    } else if (smoke_inventory_from_platforms(inv, jsonget(v, "platforms")) == 0) {
-        *source = "enumeration";
-        rc = 0;
-    } else {
-        report_section_set_status(sec, REPORT_STATUS_FAILED, "enumerating the OpenCL devices: unexpected result");
-    }
-    isolate_result_clear(&res);
-    return rc;
-}
-
 static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     const struct cli_options *o = ctx->opts;
@@ -554,9 +500,9 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
         report_section_set_status(sec, REPORT_STATUS_SKIPPED, "turned off (--smoke=none or --no-smoke)");
         return PROBE_DONE;
     }
-    struct smoke_inventory inv;
+    struct cldev_inventory inv;
     const char *source = NULL;
-    int picked = smoke_pick_devices(ctx, sec, &inv, &source, so->which == COMPUTE_WHICH_GPU);
+    int picked = cldev_pick_devices(ctx, sec, &inv, &source, so->which == COMPUTE_WHICH_GPU);
     if (picked <= 0)
         return picked < 0 ? PROBE_INPUT_ERROR : PROBE_DONE;
 
@@ -565,7 +511,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
         njobs += inv.targets[i].run;
     struct isolate_result *results = calloc(njobs ? njobs : 1, sizeof(*results));
     struct smoke_device_args *args = calloc(njobs ? njobs : 1, sizeof(*args));
-    struct smoke_target **job_target = calloc(njobs ? njobs : 1, sizeof(*job_target));
+    struct cldev_target **job_target = calloc(njobs ? njobs : 1, sizeof(*job_target));
     size_t *target_job = calloc(inv.n_targets ? inv.n_targets : 1, sizeof(*target_job));
     /* The stage each child reached, in memory it shares with us: survives its crash. */
     size_t shm_len = (njobs ? njobs : 1) * SMOKE_STAGE_MAX;
@@ -577,7 +523,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
         free(target_job);
         if (stages != MAP_FAILED)
             munmap(stages, shm_len);
-        smoke_inventory_free(&inv);
+        cldev_inventory_free(&inv);
         ctx->error = str_dup("smoke: out of memory");
         return PROBE_INTERNAL_ERROR;
     }
@@ -617,7 +563,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
 
     struct result_smoke *result = result_smoke_new();
     for (size_t i = 0; result && i < inv.n_targets; i++) {
-        struct smoke_target *t = &inv.targets[i];
+        struct cldev_target *t = &inv.targets[i];
         const struct isolate_result *res = t->run ? &results[target_job[i]] : NULL;
         char stage[SMOKE_STAGE_MAX] = "";
         if (t->run) {
@@ -659,7 +605,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
     free(args);
     free(job_target);
     free(target_job);
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
     return rc;
 }
 

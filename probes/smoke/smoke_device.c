@@ -1,5 +1,6 @@
 /* smoke_device.c: the smoke test's isolated children: device enumeration, and the test of one device. */
 #include "jsonnum.h"
+#include "jsonstr.h"
 #include "smoke_device.h"
 #include "smoke_dev.h"
 
@@ -38,82 +39,6 @@ void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_m
     smoke_timer_hook = hook;
 }
 
-static json_object *smoke_json_str(const char *s)
-{
-    return s ? json_object_new_string(s) : NULL;
-}
-
-static json_object *smoke_error_json(const char *call, cl_int code, bool have_code)
-{
-    json_object *e = json_object_new_object();
-    json_object_object_add(e, "call", json_object_new_string(call));
-    json_object_object_add(e, "code", have_code ? json_object_new_int(code) : NULL);
-    json_object_object_add(e, "name", have_code ? json_object_new_string(clapi_error_name(code)) : NULL);
-    return e;
-}
-
-/* clquery's enumeration, where "none" (CL_PLATFORM_NOT_FOUND_KHR, CL_DEVICE_NOT_FOUND) is an empty list. */
-static cl_int smoke_none_is_empty(cl_int e)
-{
-    return e == CL_PLATFORM_NOT_FOUND_KHR || e == CL_DEVICE_NOT_FOUND ? CL_SUCCESS : e;
-}
-
-json_object *smoke_enumerate_child(void *arg)
-{
-    (void)arg;
-    json_object *o = json_object_new_object();
-    struct clapi api;
-    char err[512];
-    if (clapi_open(&api, NULL, err, sizeof(err)) < 0) {
-        json_object_object_add(o, "loader_error", json_object_new_string(err));
-        return o;
-    }
-    cl_platform_id *pids = NULL;
-    cl_uint np = 0;
-    cl_int e = smoke_none_is_empty(clquery_platform_ids(&api, &pids, &np));
-    if (e != CL_SUCCESS) {
-        json_object_object_add(o, "error", smoke_error_json("clGetPlatformIDs", e, true));
-        return o;
-    }
-    json_object *plats = json_object_new_array();
-    for (cl_uint p = 0; p < np; p++) {
-        json_object *po = json_object_new_object();
-        char *pname = clquery_platform_str(&api, pids[p], CL_PLATFORM_NAME, NULL);
-        json_object_object_add(po, "index", json_object_new_int((int)p));
-        json_object_object_add(po, "name", smoke_json_str(pname));
-        free(pname);
-        json_object *devs = json_object_new_array();
-        cl_device_id *dids = NULL;
-        cl_uint nd = 0;
-        e = smoke_none_is_empty(clquery_device_ids(&api, pids[p], CL_DEVICE_TYPE_ALL, &dids, &nd));
-        if (e != CL_SUCCESS)
-            json_object_object_add(po, "devices_error", smoke_error_json("clGetDeviceIDs", e, true));
-        for (cl_uint d = 0; d < nd; d++) {
-            json_object *dobj = json_object_new_object();
-            char *name = clquery_device_str(&api, dids[d], CL_DEVICE_NAME, NULL);
-            char *exts = clquery_device_str(&api, dids[d], CL_DEVICE_EXTENSIONS, NULL);
-            uint64_t type = 0;
-            bool have_type = clquery_device_uint(&api, dids[d], CL_DEVICE_TYPE, sizeof(cl_device_type), &type) == CL_SUCCESS;
-            char pci[CLQUERY_PCI_LEN];
-            clquery_device_pci(&api, dids[d], exts, pci);
-            json_object_object_add(dobj, "index", json_object_new_int((int)d));
-            json_object_object_add(dobj, "name", smoke_json_str(name));
-            json_object_object_add(dobj, "type", have_type ? clquery_type_json(type) : NULL);
-            json_object_object_add(dobj, "pci_address", smoke_json_str(*pci ? pci : NULL));
-            json_object_array_add(devs, dobj);
-            free(name);
-            free(exts);
-        }
-        free(dids);
-        json_object_object_add(po, "devices", devs);
-        json_object_array_add(plats, po);
-    }
-    free(pids);
-    json_object_object_add(o, "platforms", plats);
-    /* No clapi_close: the process ends now; unloading a driver only gives it a chance to crash. */
-    return o;
-}
-
 /* ---- The test of one device ---------------------------------------------------------------- */
 
 void smoke_stage(struct smoke_dev *d, const char *fmt, ...)
@@ -148,7 +73,7 @@ bool smoke_ok(struct smoke_dev *d, cl_int err, const char *call)
     if (err == CL_SUCCESS)
         return true;
     if (!d->error) {
-        d->error = smoke_error_json(call, err, true);
+        d->error = clapi_error_json(call, err, true);
         smoke_detail(d, "%s failed: %s", call, clapi_error_name(err));
     }
     return false;
@@ -157,7 +82,7 @@ bool smoke_ok(struct smoke_dev *d, cl_int err, const char *call)
 static void smoke_oom(struct smoke_dev *d, const char *what)
 {
     if (!d->error) {
-        d->error = smoke_error_json("malloc", 0, false);
+        d->error = clapi_error_json("malloc", 0, false);
         smoke_detail(d, "out of host memory for %s (N = %u)", what, d->n);
     }
 }
@@ -395,7 +320,7 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     smoke_stage(d, "loading the OpenCL loader");
     char err[512];
     if (clapi_open(&d->api, NULL, err, sizeof(err)) < 0) {
-        d->error = smoke_error_json("dlopen", 0, false);
+        d->error = clapi_error_json("dlopen", 0, false);
         smoke_detail(d, "%s", err);
         return NULL;
     }
@@ -408,7 +333,7 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
      * that call it meanwhile spin on a CPU until it is done (perf: 21% of the CPU samples of
      * `gpucheckup smoke` with 4 PoCL devices on 2 cores). One call at a time: they sleep instead. */
     pthread_mutex_lock(&smoke_loader_mu);
-    cl_int pe = smoke_none_is_empty(clquery_platform_ids(&d->api, &pids, &np));
+    cl_int pe = clquery_none_is_empty(clquery_platform_ids(&d->api, &pids, &np));
     pthread_mutex_unlock(&smoke_loader_mu);
     if (!smoke_ok(d, pe, "clGetPlatformIDs"))
         return NULL;
@@ -417,7 +342,7 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     if (plat)
         d->platform_name = clquery_platform_str(&d->api, plat, CL_PLATFORM_NAME, NULL);
     if (!plat) {
-        d->error = smoke_error_json("clGetPlatformIDs", 0, false);
+        d->error = clapi_error_json("clGetPlatformIDs", 0, false);
         smoke_detail(d, "platform %d is gone (the loader now lists %u)", d->args->platform, np);
         return NULL;
     }
@@ -425,14 +350,14 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
      * clGetDeviceIDs, and a thread calling it meanwhile sees a part of them ("device 0:1 is gone (the
      * platform now has 1)", 2 runs in 6 of `gpucheckup smoke` with 4 pthread devices on 2 cores). */
     pthread_mutex_lock(&smoke_loader_mu);
-    cl_int de = smoke_none_is_empty(clquery_device_ids(&d->api, plat, CL_DEVICE_TYPE_ALL, &dids, &nd));
+    cl_int de = clquery_none_is_empty(clquery_device_ids(&d->api, plat, CL_DEVICE_TYPE_ALL, &dids, &nd));
     pthread_mutex_unlock(&smoke_loader_mu);
     if (!smoke_ok(d, de, "clGetDeviceIDs"))
         return NULL;
     d->dev = (cl_uint)d->args->device < nd ? dids[d->args->device] : NULL;
     free(dids);
     if (!d->dev) {
-        d->error = smoke_error_json("clGetDeviceIDs", 0, false);
+        d->error = clapi_error_json("clGetDeviceIDs", 0, false);
         smoke_detail(d, "device %d:%d is gone (the platform now has %u)", d->args->platform, d->args->device, nd);
         return NULL;
     }
@@ -441,7 +366,7 @@ static cl_platform_id smoke_dev_find(struct smoke_dev *d, json_object *out)
     uint64_t type = 0;
     if (clquery_device_uint(&d->api, d->dev, CL_DEVICE_TYPE, sizeof(cl_device_type), &type) == CL_SUCCESS)
         json_object_object_add(out, "type", clquery_type_json(type));
-    json_object_object_add(out, "name", smoke_json_str(name));
+    json_object_object_add(out, "name", jsonstr_or_null(name));
     smoke_peak_query(d, type);
     char *dver = clquery_device_str(&d->api, d->dev, CL_DEVICE_VERSION, NULL);
     if (name && d->driver_version && dver)
@@ -494,7 +419,7 @@ static void smoke_dev_test(struct smoke_dev *d, json_object *out)
     } else if (e != CL_SUCCESS && !d->error) {
         d->build_log = log;
         log = NULL;
-        d->error = smoke_error_json("clBuildProgram", e, true);
+        d->error = clapi_error_json("clBuildProgram", e, true);
         if (*opts) {
             smoke_stage(d, "building the kernel (fp32 only)");
             double first_ms = d->build_ms;
@@ -592,9 +517,9 @@ json_object *smoke_device_child(void *arg)
     struct compute_timing tm;
     compute_timing_decide(d.kernel_ms, d.host_ms, 2.0 * d.n * d.n * d.n, peak, &tm);
     bool timed = tm.timer != NULL;
-    json_object_object_add(out, "timer", smoke_json_str(tm.timer));
+    json_object_object_add(out, "timer", jsonstr_or_null(tm.timer));
     const char *why = timed ? compute_timer_why_name(tm.why) : NULL;
-    json_object_object_add(out, "timer_reason", smoke_json_str(why));
+    json_object_object_add(out, "timer_reason", jsonstr_or_null(why));
     json_object_object_add(out, "peak_gflops", jsonnum_sig(peak, 4));
     json_object_object_add(out, "gflops", jsonnum_sig(tm.gflops, 4));
     char *gwhy = NULL;
@@ -604,14 +529,14 @@ json_object *smoke_device_child(void *arg)
                           tm.timer, peak, d.peak.compute_units, d.peak.compute_units == 1 ? "" : "s", d.peak.clock_mhz);
     else if (timed && !isfinite(tm.gflops))
         gwhy = str_printf("the kernel took less than the clock can tell");
-    json_object_object_add(out, "gflops_reason", smoke_json_str(gwhy));
+    json_object_object_add(out, "gflops_reason", jsonstr_or_null(gwhy));
     free(gwhy);
     /* For the parent's findings only (not copied into the report): whether to blame the driver's
      * profiling clock, and the driver's name and version for the message. */
     json_object_object_add(out, "blame_profiling", json_object_new_boolean(tm.blame_profiling));
     json_object_object_add(out, "above_peak", json_object_new_boolean(tm.above_peak));
-    json_object_object_add(out, "platform_name", smoke_json_str(d.platform_name));
-    json_object_object_add(out, "driver_version", smoke_json_str(d.driver_version));
+    json_object_object_add(out, "platform_name", jsonstr_or_null(d.platform_name));
+    json_object_object_add(out, "driver_version", jsonstr_or_null(d.driver_version));
     free(d.platform_name);
     free(d.driver_version);
     free(d.model);
@@ -624,7 +549,7 @@ json_object *smoke_device_child(void *arg)
     json_object_object_add(out, "precisions", prec);
     json_object_object_add(out, "passes", d.passes);
     json_object_object_add(out, "round_trip", d.round_trip);
-    json_object_object_add(out, "build_log", smoke_json_str(d.build_log));
+    json_object_object_add(out, "build_log", jsonstr_or_null(d.build_log));
     json_object_object_add(out, "error", d.error);
     if (!d.detail && !d.error && !d.wrong_result) {
         size_t np = 0, nu = 0;
@@ -633,7 +558,7 @@ json_object *smoke_device_child(void *arg)
         d.detail = str_printf("every result exact or within tolerance (%zu precision%s%s)", np, np == 1 ? "" : "s",
                               nu ? "; others unsupported" : "");
     }
-    json_object_object_add(out, "detail", smoke_json_str(d.detail));
+    json_object_object_add(out, "detail", jsonstr_or_null(d.detail));
     free(d.build_log);
     free(d.detail);
     return out;

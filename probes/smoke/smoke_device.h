@@ -43,7 +43,7 @@ json_object *smoke_device_child(void *arg);
  * {"platforms": [{index, name, devices: [{index, name, type, pci_address}]}]}, the shape of the opencl
  * probe's section; or {"loader_error": "..."} when no loader could be loaded; or
  * {"error": {call, code, name}} when clGetPlatformIDs failed. ARG is unused. */
-json_object *smoke_enumerate_child(void *arg);
+
 
 /* For tests only: call HOOK(stage) in the child each time the device test enters a stage (to
  * simulate a driver that crashes or hangs there). NULL removes it. */

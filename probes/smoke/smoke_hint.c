@@ -3,7 +3,7 @@
 
 #include "smoke_hint.h"
 
-bool smoke_target_is_cpu(const struct smoke_target *t)
+bool smoke_target_is_cpu(const struct cldev_target *t)
 {
     size_t n = t->type && json_object_is_type(t->type, json_type_array) ? json_object_array_length(t->type) : 0;
     for (size_t i = 0; i < n; i++) {
@@ -14,7 +14,7 @@ bool smoke_target_is_cpu(const struct smoke_target *t)
     return false;
 }
 
-void smoke_timeout_hint(struct report_finding *f, const struct smoke_target *t, const char *stage)
+void smoke_timeout_hint(struct report_finding *f, const struct cldev_target *t, const char *stage)
 {
     bool cpu = smoke_target_is_cpu(t);
     /* smoke_build.c's stages: "building the kernel from source", "... from device P:D's binary"... */

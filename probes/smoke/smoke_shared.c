@@ -10,7 +10,7 @@
 #include "jsonget.h"
 #include "jsonnum.h"
 #include "run.h"
-#include "smoke_select.h"
+#include "cldevices.h"
 #include "strutil.h"
 
 _Static_assert(SMOKE_SHARED_STAGE_MAX == SMOKE_STAGE_MAX, "a shared slot holds a device's whole stage");
@@ -36,15 +36,15 @@ json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smo
                                 json_object *opencl)
 {
     double t0 = jsonnum_now_ms();
-    /* The selection the smoke probe makes from the opencl section (smoke_pick_devices): the section
-     * is this enumeration, filtered by --device, which smoke_inventory_select applies here. */
-    struct smoke_inventory inv;
-    if (smoke_inventory_from_platforms(&inv, jsonget(opencl, "platforms")) != 0)
+    /* The selection the smoke probe makes from the opencl section (cldev_pick_devices): the section
+     * is this enumeration, filtered by --device, which cldev_inventory_select applies here. */
+    struct cldev_inventory inv;
+    if (cldev_inventory_from_platforms(&inv, jsonget(opencl, "platforms")) != 0)
         return NULL;
     char *err = NULL;
-    if (smoke_inventory_select(&inv, plan->dev_platform, plan->dev_index, plan->gpu_only, &err) < 0) {
+    if (cldev_inventory_select(&inv, plan->dev_platform, plan->dev_index, plan->gpu_only, &err) < 0) {
         free(err); /* the smoke probe says it, from the same selection */
-        smoke_inventory_free(&inv);
+        cldev_inventory_free(&inv);
         return NULL;
     }
     size_t n = 0;
@@ -54,7 +54,7 @@ json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smo
     struct smoke_device_args *devs = calloc(n ? n : 1, sizeof(*devs));
     size_t *idx = calloc(n ? n : 1, sizeof(*idx));
     if (!devs || !idx) {
-        smoke_inventory_free(&inv);
+        cldev_inventory_free(&inv);
         return NULL;
     }
     size_t k = 0;
@@ -69,7 +69,7 @@ json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smo
         idx[k] = k;
         k++;
     }
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
     page->n = (int)n;
     __atomic_store_n(&page->started, 1, __ATOMIC_RELEASE);
     /* Answer a little before the run's deadline, so that what finished is kept (as smoke_platform_run's

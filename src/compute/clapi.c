@@ -87,3 +87,12 @@ const char *clapi_error_name(cl_int err)
     snprintf(buf, sizeof(buf), "CL_UNKNOWN_ERROR_%d", (int)err);
     return buf;
 }
+
+json_object *clapi_error_json(const char *call, cl_int err, bool have_code)
+{
+    json_object *e = json_object_new_object();
+    json_object_object_add(e, "call", json_object_new_string(call));
+    json_object_object_add(e, "code", have_code ? json_object_new_int(err) : NULL);
+    json_object_object_add(e, "name", have_code ? json_object_new_string(clapi_error_name(err)) : NULL);
+    return e;
+}

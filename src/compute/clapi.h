@@ -3,6 +3,8 @@
 #define GPUCHECKUP_CLAPI_H
 
 #include <stdbool.h>
+
+#include <json-c/json.h>
 #include <CL/cl.h>
 #include <CL/cl_ext.h>
 
@@ -59,5 +61,8 @@ void clapi_close(struct clapi *api);
 /* "CL_DEVICE_NOT_FOUND" for -1, ..., "CL_PLATFORM_NOT_FOUND_KHR" for -1001; "CL_UNKNOWN_ERROR_<n>"
  * style text (in a static buffer) for unknown codes. */
 const char *clapi_error_name(cl_int err);
+/* An OpenCL call's failure as JSON: {"call": CALL, "code": ERR, "name": "CL_..."} (code and name null
+ * without HAVE_CODE: a failure that is not an OpenCL error, such as dlopen). A new object. */
+json_object *clapi_error_json(const char *call, cl_int err, bool have_code);
 
 #endif

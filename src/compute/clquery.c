@@ -283,3 +283,8 @@ json_object *clquery_type_json(cl_device_type type)
             json_object_array_add(a, json_object_new_string(bits[i].name));
     return a;
 }
+
+cl_int clquery_none_is_empty(cl_int e)
+{
+    return e == CL_PLATFORM_NOT_FOUND_KHR || e == CL_DEVICE_NOT_FOUND ? CL_SUCCESS : e;
+}

@@ -92,4 +92,8 @@ const char *clquery_pci_source_name(enum clquery_pci_source s);
 /* The names of the bits of a cl_device_type value, as a new JSON array: ["GPU"], ["CPU", "DEFAULT"]. */
 json_object *clquery_type_json(cl_device_type type);
 
+/* E, or CL_SUCCESS where E says "none" (CL_PLATFORM_NOT_FOUND_KHR, CL_DEVICE_NOT_FOUND): an empty list is
+ * no failure. */
+cl_int clquery_none_is_empty(cl_int e);
+
 #endif

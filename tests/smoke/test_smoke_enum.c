@@ -14,6 +14,7 @@
 #include "jsonget.h"
 #include "report.h"
 #include "results/result_smoke.h"
+#include "cldevices.h"
 #include "smoke_device.h"
 
 /* Run smoke's enumeration child with the fake working ICD as the only driver, its PCI knobs set to
@@ -36,7 +37,7 @@ static json_object *enumerate(const char *addr, const char *via, const char *dev
     else
         unsetenv("GC_FAKE_ICD_PCI_SHARED");
     struct isolate_result res;
-    enum isolate_status st = isolate_run(smoke_enumerate_child, NULL, 10000, &res);
+    enum isolate_status st = isolate_run(cldev_enumerate_child, NULL, 10000, &res);
     json_object *v = json_object_get(res.value);
     char why[256];
     snprintf(why, sizeof(why), "%s", res.detail ? res.detail : "");

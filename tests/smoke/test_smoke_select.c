@@ -15,7 +15,7 @@
 #include "probe.h"
 #include "results/result_smoke.h"
 #include "report.h"
-#include "smoke_select.h"
+#include "cldevices.h"
 
 /* Two platforms as the opencl probe lays them out: a GPU with a PCI address and a CPU on the first,
  * nothing on the second, a GPU on the third. */
@@ -28,18 +28,18 @@ static const char fake_platforms[] =
     " {\"index\": 2, \"name\": \"Vendor B\", \"devices\": ["
     "   {\"index\": 0, \"name\": \"Small\\u0001GPU\", \"type\": [\"GPU\", \"DEFAULT\"]}]}]";
 
-static void load(struct smoke_inventory *inv)
+static void load(struct cldev_inventory *inv)
 {
     json_object *p = json_tokener_parse(fake_platforms);
     assert_non_null(p);
-    assert_int_equal(smoke_inventory_from_platforms(inv, p), 0);
+    assert_int_equal(cldev_inventory_from_platforms(inv, p), 0);
     json_object_put(p);
 }
 
 static void test_inventory_from_opencl_shape(void **state)
 {
     (void)state;
-    struct smoke_inventory inv;
+    struct cldev_inventory inv;
     load(&inv);
     assert_int_equal(inv.n_platforms, 3);
     assert_int_equal(inv.n_targets, 3);
@@ -56,13 +56,13 @@ static void test_inventory_from_opencl_shape(void **state)
     for (size_t i = 0; i < inv.n_targets; i++)
         assert_true(inv.targets[i].run);
 
-    char *s = smoke_target_subject(&inv.targets[0]);
+    char *s = cldev_target_subject(&inv.targets[0]);
     assert_string_equal(s, "0000:65:00.0");
     free(s);
-    s = smoke_target_subject(&inv.targets[1]);
+    s = cldev_target_subject(&inv.targets[1]);
     assert_string_equal(s, "0:1 Some CPU");
     free(s);
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
 }
 
 static void test_inventory_rejects_other_shapes(void **state)
@@ -70,9 +70,9 @@ static void test_inventory_rejects_other_shapes(void **state)
     (void)state;
     static const char *const bad[] = {"{}", "[1]", "[{\"index\": 0}]", "[{\"devices\": [3]}]", "\"x\""};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        struct smoke_inventory inv;
+        struct cldev_inventory inv;
         json_object *p = json_tokener_parse(bad[i]);
-        assert_int_equal(smoke_inventory_from_platforms(&inv, p), -1);
+        assert_int_equal(cldev_inventory_from_platforms(&inv, p), -1);
         assert_int_equal(inv.n_targets, 0);
         json_object_put(p);
     }
@@ -81,47 +81,47 @@ static void test_inventory_rejects_other_shapes(void **state)
 static void test_select_device_and_gpu(void **state)
 {
     (void)state;
-    struct smoke_inventory inv;
+    struct cldev_inventory inv;
     char *err = NULL;
 
     load(&inv);
-    assert_int_equal(smoke_inventory_select(&inv, 0, -1, false, &err), 0);
+    assert_int_equal(cldev_inventory_select(&inv, 0, -1, false, &err), 0);
     assert_int_equal(inv.n_targets, 2);
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
 
     load(&inv);
-    assert_int_equal(smoke_inventory_select(&inv, 0, 1, false, &err), 0);
+    assert_int_equal(cldev_inventory_select(&inv, 0, 1, false, &err), 0);
     assert_int_equal(inv.n_targets, 1);
     assert_string_equal(inv.targets[0].name, "Some CPU");
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
 
     load(&inv); /* a platform without devices is a valid choice: nothing to test */
-    assert_int_equal(smoke_inventory_select(&inv, 1, -1, false, &err), 0);
+    assert_int_equal(cldev_inventory_select(&inv, 1, -1, false, &err), 0);
     assert_int_equal(inv.n_targets, 0);
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
 
     load(&inv);
-    assert_int_equal(smoke_inventory_select(&inv, 7, -1, false, &err), -1);
+    assert_int_equal(cldev_inventory_select(&inv, 7, -1, false, &err), -1);
     assert_non_null(strstr(err, "--device 7"));
     assert_non_null(strstr(err, "3 platforms"));
     free(err);
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
 
     load(&inv);
-    assert_int_equal(smoke_inventory_select(&inv, 2, 4, false, &err), -1);
+    assert_int_equal(cldev_inventory_select(&inv, 2, 4, false, &err), -1);
     assert_non_null(strstr(err, "--device 2:4"));
     assert_non_null(strstr(err, "1 device)"));
     free(err);
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
 
     load(&inv); /* --smoke=gpu: the CPU stays listed, as skipped */
-    assert_int_equal(smoke_inventory_select(&inv, -1, -1, true, &err), 0);
+    assert_int_equal(cldev_inventory_select(&inv, -1, -1, true, &err), 0);
     assert_int_equal(inv.n_targets, 3);
     assert_true(inv.targets[0].run);
     assert_false(inv.targets[1].run);
     assert_non_null(strstr(inv.targets[1].skip_reason, "not a GPU"));
     assert_true(inv.targets[2].run);
-    smoke_inventory_free(&inv);
+    cldev_inventory_free(&inv);
 }
 
 /* The probe takes its device list from an opencl section that is there and ok (not from its own

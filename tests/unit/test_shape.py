@@ -290,11 +290,7 @@ def blank_comments(src):
 
 
 # Cross-probe includes left, and why. The list only shrinks.
-CROSS_INCLUDE_EXCEPTIONS = {
-    # bench picks its OpenCL devices as the smoke test does (smoke_select.h, smoke_pick_devices): goes
-    # when that device list becomes a service of the shared OpenCL child (issue 25 item 3).
-    ("probes/bench/bench.c", "probes/smoke/smoke_select.h"),
-}
+CROSS_INCLUDE_EXCEPTIONS = set()
 
 
 class IncludeScannerTests(unittest.TestCase):
