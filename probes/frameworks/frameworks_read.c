@@ -206,12 +206,15 @@ static bool fw_jax(const struct hostfs *fs, const char *site, const struct fw_di
         if (sscanf(nm, "jax_cuda%d_plugin", &major) == 1 && major > 0 && str_ends_with(nm, "_plugin")) {
             f->build = FW_BUILD_CUDA;
             snprintf(f->cuda, sizeof(f->cuda), "%d", major);
-            snprintf(f->extra, sizeof(f->extra), "jax-cuda%d-plugin %s", major, d[i].version);
+            /* a long version is cut: the line says which plugin, the JSON keeps its dist-info path */
+            int cut = snprintf(f->extra, sizeof(f->extra), "jax-cuda%d-plugin %s", major, d[i].version);
+            (void)cut;
             snprintf(f->source, sizeof(f->source), "%s/%s", site, d[i].dir);
         } else if (sscanf(nm, "jax_rocm%d_plugin", &major) == 1 && str_ends_with(nm, "_plugin") &&
                    f->build != FW_BUILD_CUDA) {
             f->build = FW_BUILD_ROCM;
-            snprintf(f->extra, sizeof(f->extra), "jax-rocm%d-plugin %s", major, d[i].version);
+            int cut = snprintf(f->extra, sizeof(f->extra), "jax-rocm%d-plugin %s", major, d[i].version);
+            (void)cut;
             snprintf(f->source, sizeof(f->source), "%s/%s", site, d[i].dir);
         }
     }
