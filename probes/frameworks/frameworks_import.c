@@ -1,4 +1,4 @@
-/* frameworks_import.c: --import: each environment's own Python imports its framework in an isolated child, and what it says meets the prediction. */
+/* frameworks_import.c: --import: each environment's Python imports its framework in a child; the answer meets the prediction. */
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "frameworks_internal.h"
+#include "frameworks_parse.h"
 #include "jsonget.h"
 #include "ldsearch.h"
 #include "strutil.h"
@@ -40,6 +41,8 @@ static const char *fw_asked_of(const char *kind)
 
 struct fw_import_job {
     char *python;        /* the interpreter run (heap) */
+    char *argv0;         /* its argv[0] (heap): PREFIX/bin/python3 where the interpreter is pyvenv.cfg's, so that
+                            Python still finds the venv (PEP 405: from argv[0]'s folder and the one above) */
     const char *module;  /* the fw_kinds row's name: the script's argv[1] */
 };
 
@@ -60,8 +63,8 @@ static json_object *fw_import_child(void *arg)
         dup2(p[1], STDOUT_FILENO);
         close(p[0]);
         close(p[1]);
-        /* argv[0] is the path itself: Python finds a venv's pyvenv.cfg from it, not from the link's target */
-        char *const argv[] = {j->python, (char *)"-B", (char *)"-c", (char *)fw_import_script, (char *)j->module, NULL};
+        /* Python finds a venv's pyvenv.cfg from argv[0], not from the link's target */
+        char *const argv[] = {j->argv0, (char *)"-B", (char *)"-c", (char *)fw_import_script, (char *)j->module, NULL};
         execv(j->python, argv);
         fprintf(stderr, "cannot run %s: %s\n", j->python, strerror(errno));
         _exit(127);
@@ -105,68 +108,47 @@ static bool fw_is_file(const struct hostfs *fs, const char *path)
     return hostfs_stat(fs, path, &st, false) == 0 && !S_ISDIR(st.st_mode);
 }
 
-/* The value of KEY in a pyvenv.cfg's TEXT ("key = value" lines, PEP 405), a new string, or NULL. */
-static char *fw_cfg_value(const char *text, const char *key)
-{
-    size_t kl = strlen(key);
-    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        while (*l == ' ' || *l == '\t')
-            l++;
-        if (strncmp(l, key, kl) != 0)
-            continue;
-        const char *v = l + kl;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        if (*v != '=')
-            continue;
-        v++;
-        while (*v == ' ' || *v == '\t')
-            v++;
-        size_t n = strcspn(v, "\r\n");
-        while (n > 0 && (v[n - 1] == ' ' || v[n - 1] == '\t'))
-            n--;
-        char *r = malloc(n + 1);
-        if (r) {
-            memcpy(r, v, n);
-            r[n] = '\0';
-        }
-        return r;
-    }
-    return NULL;
-}
-
 /* The interpreter of environment E (a new string), or NULL: the one it was found by, its bin/python3, the
- * interpreter its pyvenv.cfg names (`executable`, else `home`/python3), for the user site the system's. */
-static char *fw_env_python(const struct hostfs *fs, const struct fw_env *e)
+ * interpreter its pyvenv.cfg names (`executable`, else `home`/python3), for the user site the system's.
+ * *ARGV0 (a new string) is what it is run as. */
+static char *fw_env_python(const struct hostfs *fs, const struct fw_env *e, char **argv0)
 {
-    if (e->python && fw_is_file(fs, e->python))
-        return str_dup(e->python);
-    char *py = ldsearch_join(e->prefix, "bin/python3");
-    if (py && fw_is_file(fs, py))
-        return py;
-    free(py);
+    char *py = e->python && fw_is_file(fs, e->python) ? str_dup(e->python) : ldsearch_join(e->prefix, "bin/python3");
+    if (py && fw_is_file(fs, py)) {
+        *argv0 = str_dup(py);
+        if (*argv0)
+            return py;
+        free(py);
+        return NULL;
+    }
+    *argv0 = py; /* a venv whose link is gone: its base interpreter, run under the venv's name */
     py = NULL;
     char *cfg = ldsearch_join(e->prefix, "pyvenv.cfg"), *text = NULL;
     size_t len = 0;
     if (cfg && hostfs_read_file(fs, cfg, FW_MAX_READ, &text, &len) == 0 && text) {
-        char *exe = fw_cfg_value(text, "executable"), *home = fw_cfg_value(text, "home");
-        if (exe && exe[0] == '/' && fw_is_file(fs, exe)) {
-            py = exe;
-            exe = NULL;
-        } else if (home && home[0] == '/') {
+        char exe[1024], home[1024];
+        if (fw_cfg_get(text, len, "executable", exe, sizeof(exe)) && exe[0] == '/' && fw_is_file(fs, exe)) {
+            py = str_dup(exe);
+        } else if (fw_cfg_get(text, len, "home", home, sizeof(home)) && home[0] == '/') {
             py = ldsearch_join(home, "python3");
             if (py && !fw_is_file(fs, py)) {
                 free(py);
                 py = NULL;
             }
         }
-        free(exe);
-        free(home);
     }
     free(text);
     free(cfg);
-    if (!py && e->kind && strcmp(e->kind, "user") == 0 && fw_is_file(fs, "/usr/bin/python3"))
+    if (!py && e->kind && strcmp(e->kind, "user") == 0 && fw_is_file(fs, "/usr/bin/python3")) {
         py = str_dup("/usr/bin/python3");
+        free(*argv0);
+        *argv0 = str_dup(py);
+    }
+    if (!py || !*argv0) {
+        free(py);
+        free(*argv0);
+        *argv0 = py = NULL;
+    }
     return py;
 }
 
@@ -266,7 +248,8 @@ static json_object *fw_import_object(const char *python, const struct isolate_re
         *failed = e && at_import;
     } else {
         str_sanitize(err);
-        json_object_object_add(imp, "status", json_object_new_string(res->status == ISOLATE_TIMEOUT ? "timeout" : "failed"));
+        json_object_object_add(imp, "status",
+                               json_object_new_string(res->status == ISOLATE_TIMEOUT ? "timeout" : "failed"));
         json_object_object_add(imp, "error", json_object_new_string(err ? err : "no answer"));
         *failed = true;
     }
@@ -359,7 +342,7 @@ void fw_import_all(struct probe_ctx *ctx, struct report_section *sec, struct fw_
     size_t n = 0;
     for (size_t i = 0; jobs && args && i < s->n_found; i++) {
         struct fw_found *f = &s->found[i];
-        args[i].python = fw_env_python(ctx->fs, &s->envs[f->env]);
+        args[i].python = fw_env_python(ctx->fs, &s->envs[f->env], &args[i].argv0);
         args[i].module = f->kind->name;
         if (!args[i].python) {
             f->imported = json_object_new_object();
@@ -383,8 +366,10 @@ void fw_import_all(struct probe_ctx *ctx, struct report_section *sec, struct fw_
             fw_import_judge(ctx, s, f, f->imported, failed);
         isolate_result_clear(&jobs[j].result);
     }
-    for (size_t i = 0; args && i < s->n_found; i++)
+    for (size_t i = 0; args && i < s->n_found; i++) {
         free(args[i].python);
+        free(args[i].argv0);
+    }
     free(args);
     free(jobs);
 }

@@ -1,4 +1,4 @@
-/* frameworks_import_py.c: the Python script --import runs with `python3 -B -c` in each environment: import one framework, say what it sees. */
+/* frameworks_import_py.c: the script --import runs with `python3 -B -c`: import one framework, say what it sees. */
 #include "frameworks_internal.h"
 
 /* argv[1] is the framework's name (a fw_kinds row). It prints one JSON object on the stdout it was given,
@@ -7,7 +7,8 @@
  *   stage     "import" until the import returned, then "query": where an exception happened
  *   error     the exception's last line ("ModuleNotFoundError: No module named 'x'")
  *   version   the module's __version__;  file: its __file__ (which copy Python imported)
- *   cuda      torch.version.cuda;  available: torch.cuda.is_available();  gpu: whether it will compute on a GPU (see each branch)
+ *   cuda      torch.version.cuda;  available: torch.cuda.is_available()
+ *   gpu       whether it will compute on a GPU (see each branch)
  *   n, devices  the GPU count and names;  providers: ONNX Runtime's;  matmul: torch's matmul on cuda:0 right
  * It must run on any Python 3 a user may have: no f-strings' newer forms, no walrus. */
 const char fw_import_script[] =

@@ -180,6 +180,15 @@ class FrameworksImportTest(gctest.TestCase):
         self.assertIn("timed out", w["message"])
         self.assertFalse(python_running(self.venv), "the hung python was not killed")
 
+    def test_interpreter_named_by_pyvenv_cfg(self):
+        # no bin/python3: the interpreter pyvenv.cfg names, run under the venv's name so that it is the venv's
+        os.unlink(os.path.join(self.venv, "bin", "python3"))
+        with open(os.path.join(self.venv, "pyvenv.cfg"), "a") as fh:
+            fh.write("executable = %s\n" % PYTHON)
+        imp = self.torch(self.run_fw("--import", mode="cpu"))["import"]
+        self.assertEqual((imp["status"], imp["python"]), ("ok", PYTHON), repr(imp))
+        self.assertTrue(imp["file"].startswith(self.venv + "/lib/"), imp["file"])
+
     def test_root_tree_python_is_never_run(self):
         tree = self.make_tree()
         make_venv(tree.root, "opt/venv")
