@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "frameworks_internal.h"
+#include "jsonget.h"
 #include "strutil.h"
 
 static json_object *fw_str(const char *s)
@@ -30,6 +31,8 @@ static json_object *fw_found_json(const struct fw_found *f)
     json_object_object_add(o, "gpu", f->gpu == FW_GPU_UNKNOWN ? NULL : json_object_new_boolean(f->gpu == FW_GPU_YES));
     json_object_object_add(o, "why", fw_str(f->why));
     json_object_object_add(o, "root", fw_str(f->root));
+    if (f->imported)
+        json_object_object_add(o, "import", json_object_get(f->imported));
     return o;
 }
 
@@ -67,6 +70,26 @@ static void fw_section_fill(struct report_section *sec, const struct fw_scan *s)
     json_object_object_add(sec->data, "frameworks_not_listed", json_object_new_int64((int64_t)s->dropped));
 }
 
+/* --import's line under a copy's: what the framework said, and whether that is what gpucheckup predicted. */
+static void fw_import_line(struct report_section *sec, const struct fw_found *f)
+{
+    const char *status = jsonget_str(f->imported, "status"), *err = jsonget_str(f->imported, "error");
+    const char *said = jsonget_str(f->imported, "said");
+    json_object *gpu = jsonget(f->imported, "gpu"), *agrees = jsonget(f->imported, "agrees");
+    if (!status || strcmp(status, "ok") != 0) {
+        report_section_add_line(sec, status && strcmp(status, "not-run") == 0 ? REPORT_MARK_SKIP : REPORT_MARK_WARN,
+                                "  imported", "%s", err ? err : "no answer");
+        return;
+    }
+    bool says = gpu && json_object_get_boolean(gpu);
+    report_section_add_line(sec, !agrees ? REPORT_MARK_INFO : json_object_get_boolean(agrees) ? REPORT_MARK_OK
+                            : REPORT_MARK_WARN, "  imported", "%s %s: says it will %suse the GPU%s (%s)",
+                            f->kind->label, jsonget_str(f->imported, "version") ? jsonget_str(f->imported, "version")
+                            : "", says ? "" : "not ", !agrees ? "" : json_object_get_boolean(agrees)
+                            ? ", as predicted" : ", not as predicted (frameworks.prediction-wrong)",
+                            said ? said : "");
+}
+
 static void fw_lines(struct report_section *sec, const struct fw_scan *s)
 {
     if (s->n_found == 0) {
@@ -86,6 +109,8 @@ static void fw_lines(struct report_section *sec, const struct fw_scan *s)
         report_section_add_line(sec, mark, f->kind->label, "%s (%s): %s build%s%s: %s",
                                 f->version[0] ? f->version : "version unknown", s->envs[f->env].prefix,
                                 fw_build_name(f->build), f->cuda[0] ? " for CUDA " : "", f->cuda, f->why ? f->why : "");
+        if (f->imported)
+            fw_import_line(sec, f);
     }
 }
 
@@ -99,6 +124,7 @@ static int frameworks_run(struct probe_ctx *ctx, struct report_section *sec)
     fw_envs_find(ctx->fs, s);
     fw_read_all(ctx->fs, s);
     fw_judge_all(ctx, s);
+    fw_import_all(ctx, sec, s);
     fw_section_fill(sec, s);
     fw_lines(sec, s);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);

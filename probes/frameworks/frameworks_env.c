@@ -213,6 +213,7 @@ void fw_scan_free(struct fw_scan *s)
             json_object_put(s->found[i].pins);
         free(s->found[i].damaged);
         free(s->found[i].why);
+        json_object_put(s->found[i].imported);
     }
     s->n_envs = s->n_found = 0;
 }

@@ -49,6 +49,8 @@ struct fw_found {
     enum fw_gpu gpu;
     char *why;               /* heap: "built for CUDA 13.2, the driver 535.261.03 runs CUDA 12.2 at most" */
     const char *root;        /* the finding ID naming the root cause, or NULL */
+    /* --import (frameworks_import.c): what the framework said when imported, the section's "import" */
+    json_object *imported;
 };
 
 struct fw_scan {
@@ -94,10 +96,17 @@ extern const size_t fw_n_checks;
 void frameworks_verdict(struct report *r, struct doctor_lines *out);
 extern const struct probe_require frameworks_requires[];
 
-/* frameworks_options.c: --python=PATH (repeatable). */
+/* frameworks_options.c: --python=PATH (repeatable), --import. */
 extern const struct probe_option frameworks_option_rows[];
 void frameworks_options_reset(void);
 size_t frameworks_pythons(const char *const **out);
+bool frameworks_import_wanted(void); /* --import given */
+
+/* frameworks_import.c: --import: each copy imported by its environment's Python in an isolated child
+ * (live runs without --root only), compared with the judgement; notes go to SEC. */
+void fw_import_all(struct probe_ctx *ctx, struct report_section *sec, struct fw_scan *s);
+/* frameworks_import_py.c: the script the child runs (`python3 -B -c SCRIPT NAME`). */
+extern const char fw_import_script[];
 
 const char *fw_build_name(enum fw_build b);
 

@@ -25,6 +25,16 @@ const struct check fw_checks[] = {
      "A framework's build file is missing, unreadable or of a form gpucheckup does not know",
      "Reinstall the framework (`pip install --force-reinstall`); if it is intact, report its version to "
      "gpucheckup.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    /* --import (frameworks_import.c) */
+    {"frameworks.import-failed", REPORT_SEV_WARNING,
+     "A framework cannot be imported by its environment's Python (an exception, a crash or a hang)",
+     "Run the environment's Python with `-c 'import NAME'` to see the whole error, then reinstall the framework "
+     "or what it says is missing in that environment.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    {"frameworks.prediction-wrong", REPORT_SEV_WARNING,
+     "gpucheckup's prediction for a framework differs from what the framework says when imported",
+     "What the framework says is what your programs get; the finding names what gpucheckup read and what the "
+     "framework said. Please report it to gpucheckup with the `--json --import` output.",
+     CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
 };
 const size_t fw_n_checks = sizeof(fw_checks) / sizeof(fw_checks[0]);
 

@@ -1,4 +1,4 @@
-/* frameworks_options.c: the frameworks probe's options (--python=PATH, repeatable): rows, parsing, values. */
+/* frameworks_options.c: the frameworks probe's options (--python=PATH, repeatable; --import): rows, parsing, values. */
 #include <stdio.h>
 #include <string.h>
 
@@ -10,10 +10,26 @@
 static char fw_python_buf[FW_MAX_PYTHONS][FW_PYTHON_MAX];
 static const char *fw_pythons[FW_MAX_PYTHONS];
 static size_t fw_n_pythons;
+static bool fw_import;
 
 void frameworks_options_reset(void)
 {
     fw_n_pythons = 0;
+    fw_import = false;
+}
+
+bool frameworks_import_wanted(void)
+{
+    return fw_import;
+}
+
+static int fw_opt_import(const char *v, char *err, size_t errlen)
+{
+    (void)v;
+    (void)err;
+    (void)errlen;
+    fw_import = true;
+    return 0;
 }
 
 size_t frameworks_pythons(const char *const **out)
@@ -47,5 +63,10 @@ const struct probe_option frameworks_option_rows[] = {
     {.name = "python", .arg = "PATH", .parse = fw_opt_python,
      .help = "also look at this Python environment (its interpreter or its folder;\n"
              "repeatable, up to 8): `frameworks` and `check`"},
+    {.name = "import", .parse = fw_opt_import,
+     .help = "check the prediction: each environment's own Python imports each\n"
+             "framework found there in an isolated child (within --timeout) and\n"
+             "says what it sees (torch.cuda.is_available(), devices, providers);\n"
+             "never under --root: `frameworks` and `check`"},
     {.name = NULL},
 };

@@ -158,3 +158,34 @@ int fw_version_major(const char *v)
     }
     return digits > 0 && digits < 4 ? m : -1;
 }
+
+bool fw_cfg_get(const char *text, size_t len, const char *key, char *out, size_t outlen)
+{
+    size_t kl = strlen(key);
+    out[0] = '\0';
+    for (size_t pos = 0; pos < len;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - text) : len, i = pos;
+        pos = end + 1;
+        while (i < end && (text[i] == ' ' || text[i] == '\t'))
+            i++;
+        if (end - i < kl || memcmp(text + i, key, kl) != 0)
+            continue;
+        i += kl;
+        while (i < end && (text[i] == ' ' || text[i] == '\t'))
+            i++;
+        if (i >= end || text[i] != '=')
+            continue;
+        i++;
+        while (i < end && (text[i] == ' ' || text[i] == '\t'))
+            i++;
+        size_t e = end;
+        while (e > i && (text[e - 1] == ' ' || text[e - 1] == '\t' || text[e - 1] == '\r'))
+            e--;
+        if (e - i >= outlen)
+            return false;
+        fw_copy(out, outlen, text + i, e - i);
+        return true;
+    }
+    return false;
+}

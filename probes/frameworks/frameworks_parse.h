@@ -1,7 +1,8 @@
-/* frameworks_parse.h: parsers of the files frameworks install (Python assignments, build_info, METADATA); no I/O. */
+/* frameworks_parse.h: parsers of the files frameworks install (Python assignments, build_info, METADATA, pyvenv.cfg); no I/O. */
 #ifndef GPUCHECKUP_FRAMEWORKS_PARSE_H
 #define GPUCHECKUP_FRAMEWORKS_PARSE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* What a Python value read from a file is. */
@@ -34,6 +35,12 @@ typedef void (*fw_pin_fn)(const char *name, const char *spec, void *arg);
 /* Walk METADATA text (RFC 822 style headers, up to the first empty line) for requirements on NVIDIA's
  * wheels (nvidia-*, cuda-toolkit, cuda-bindings), at most MAX of them. Returns how many were given to FN. */
 size_t fw_meta_pins(const char *text, size_t len, size_t max, fw_pin_fn fn, void *arg);
+
+/* The value of KEY in a venv's pyvenv.cfg TEXT (LEN bytes, not trusted, need not be NUL-terminated; PEP 405:
+ * `key = value` lines, the first such line winning as in CPython's site.py, spaces around both trimmed) into
+ * OUT (OUTLEN bytes, at least 1, sanitised). Returns false (OUT "") when KEY is absent, or its value does not
+ * fit: a path cut short would name another file. */
+bool fw_cfg_get(const char *text, size_t len, const char *key, char *out, size_t outlen);
 
 /* "13.2" -> 13 (the major of a version string), or -1 when it does not start with a number below 1000. */
 int fw_version_major(const char *v);

@@ -1,6 +1,7 @@
-/* fuzz_frameworks.c: libFuzzer target for the frameworks probe's readers of version.py, build_info.py and METADATA. */
+/* fuzz_frameworks.c: libFuzzer target for the frameworks probe's readers of version.py, build_info.py, METADATA, pyvenv.cfg. */
 #define _GNU_SOURCE /* memmem */
 #include <assert.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +41,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_require_sanitized(out);
         /* a string value is a piece of the input (cut to fit, non-printable bytes as '?') */
         if (v == FW_PY_STR && out[0] && !strchr(out, '?'))
+            assert(memmem(text, size, out, strlen(out)) != NULL);
+    }
+    /* pyvenv.cfg: a value is a piece of the input, whole or not at all */
+    static const char *const keys[] = {"home", "executable"};
+    for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+        char out[16];
+        bool got = fw_cfg_get(text, size, keys[i], out, sizeof(out));
+        assert(strlen(out) < sizeof(out));
+        fuzz_require_sanitized(out);
+        assert(got || out[0] == '\0');
+        if (got && out[0] && !strchr(out, '?'))
             assert(memmem(text, size, out, strlen(out)) != NULL);
     }
     fuzz_pins = 0;

@@ -1,0 +1,76 @@
+/* frameworks_import_py.c: the script --import runs with `python3 -B -c`: import one framework, say what it sees. */
+#include "frameworks_internal.h"
+
+/* argv[1] is the framework's name (a fw_kinds row). It prints one JSON object on the stdout it was given,
+ * and nothing else there: whatever the framework prints (C code included) goes to stderr, since fd 1 is
+ * pointed at fd 2 before the import. Keys (each only when known):
+ *   stage     "import" until the import returned, then "query": where an exception happened
+ *   error     the exception's last line ("ModuleNotFoundError: No module named 'x'")
+ *   version   the module's __version__;  file: its __file__ (which copy Python imported)
+ *   cuda      torch.version.cuda;  available: torch.cuda.is_available()
+ *   gpu       whether it will compute on a GPU (see each branch)
+ *   n, devices  the GPU count and names;  providers: ONNX Runtime's;  matmul: torch's matmul on cuda:0 right
+ * It must run on any Python 3 a user may have: no f-strings' newer forms, no walrus. */
+const char fw_import_script[] =
+    "import json, os, sys\n"
+    "out = os.fdopen(os.dup(1), 'w')\n"
+    "os.dup2(2, 1)\n"
+    "k = sys.argv[1]\n"
+    "r = {'stage': 'import'}\n"
+    "GPU_EPS = ('CUDAExecutionProvider', 'TensorrtExecutionProvider', 'ROCMExecutionProvider',\n"
+    "           'MIGraphXExecutionProvider')\n"
+    "try:\n"
+    "    if k == 'torch':\n"
+    "        import torch as m\n"
+    "        r['stage'] = 'query'\n"
+    "        r['cuda'] = m.version.cuda\n"
+    "        a = bool(m.cuda.is_available())\n"
+    "        r['n'] = m.cuda.device_count() if a else 0\n"
+    "        r['devices'] = [m.cuda.get_device_name(i) for i in range(min(r['n'], 16))]\n"
+    "        r['available'] = a\n"
+    "        r['gpu'] = False\n"
+    "        if a:\n"
+    "            x = m.ones(64, 64, device='cuda:0')\n"
+    "            r['matmul'] = float((x @ x).sum().item()) == 64.0 * 64 * 64\n"
+    "            r['gpu'] = r['matmul']\n"
+    "    elif k == 'tensorflow':\n"
+    "        import tensorflow as m\n"
+    "        r['stage'] = 'query'\n"
+    "        d = m.config.list_physical_devices('GPU')\n"
+    "        r['n'] = len(d)\n"
+    "        r['devices'] = [x.name for x in d[:16]]\n"
+    "        r['gpu'] = len(d) > 0\n"
+    "    elif k == 'jax':\n"
+    "        import jax as m\n"
+    "        r['stage'] = 'query'\n"
+    "        d = [x for x in m.devices() if x.platform in ('gpu', 'cuda', 'rocm')]\n"
+    "        r['n'] = len(d)\n"
+    "        r['devices'] = [str(x) for x in m.devices()[:16]]\n"
+    "        r['gpu'] = len(d) > 0\n"
+    "    elif k == 'cupy':\n"
+    "        import cupy as m\n"
+    "        r['stage'] = 'query'\n"
+    "        r['gpu'] = False\n"
+    "        n = m.cuda.runtime.getDeviceCount()\n"
+    "        r['n'] = n\n"
+    "        r['devices'] = [m.cuda.runtime.getDeviceProperties(i)['name'].decode('utf-8', 'replace')\n"
+    "                        for i in range(min(n, 16))]\n"
+    "        r['gpu'] = n > 0\n"
+    "    elif k == 'onnxruntime':\n"
+    "        import onnxruntime as m\n"
+    "        r['stage'] = 'query'\n"
+    "        p = list(m.get_available_providers())\n"
+    "        r['providers'] = p[:16]\n"
+    "        r['gpu'] = any(e in p for e in GPU_EPS)\n"
+    "    else:\n"
+    "        raise ValueError('gpucheckup does not know how to ask ' + k)\n"
+    "    r['version'] = str(getattr(m, '__version__', ''))\n"
+    "    r['file'] = str(getattr(m, '__file__', '') or '')\n"
+    "except BaseException as e:\n"
+    "    import traceback\n"
+    "    r['error'] = traceback.format_exception_only(type(e), e)[-1].strip()\n"
+    "    if 'm' in dir():\n"
+    "        r['version'] = str(getattr(m, '__version__', ''))\n"
+    "out.write(json.dumps(r))\n"
+    "out.flush()\n"
+    "os._exit(0)\n";
