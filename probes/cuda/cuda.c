@@ -67,6 +67,11 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
         report_section_add_note(sec, "no PCI facts (pci probe %s): GPU checks that need them are skipped",
                                 pci ? report_status_name(pci->status) : "did not run");
     }
+    const char *platform = jsonget_str(jsonget(pd, "platform"), "kind");
+    f->wsl2 = platform && strcmp(platform, "wsl2") == 0;
+    if (f->wsl2)
+        report_section_add_note(sec, "WSL2: the GPU is the Windows host's (CUDA's bus IDs are the host's), so CUDA "
+                                     "devices are not matched to guest sysfs, and no /dev/nvidia* node is expected");
     json_object *mods = jsonget(pd, "modules");
     f->nvidia_module_loaded = jsonget_tri(jsonget(mods, "nvidia"), "loaded") == 1;
     *uvm_loaded = jsonget_tri(jsonget(mods, "nvidia_uvm"), "loaded");

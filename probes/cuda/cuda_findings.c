@@ -385,7 +385,7 @@ static void cuda_findings_cuinit(struct cuda_run *cr, const struct cuda_loaded *
                      code == CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE || code == CUDA_ERROR_SYSTEM_DRIVER_MISMATCH;
     if (explained) {
         /* nothing more to say about cuInit */
-    } else if (!cr->facts.nvidia_gpu_present && cr->pci_known) {
+    } else if (!cr->facts.nvidia_gpu_present && cr->pci_known && !cr->facts.wsl2) {
         /* No NVIDIA GPU: whatever cuInit says (100, 999...), nothing here is broken. */
         f = report_add_finding(r, "cuda.no-gpu", NULL,
                                "libcuda %s is installed but there is no NVIDIA GPU (cuInit: %s)",
@@ -458,8 +458,9 @@ static void cuda_findings_devices(struct cuda_run *cr, const struct cuda_loaded 
                                     (long long)jsonget_int(d, "ordinal", 0));
         }
     }
-    /* Every NVIDIA GPU bound to nvidia should be a CUDA device unless CUDA_VISIBLE_DEVICES selects. */
-    if (cvd || nd == 0)
+    /* Every NVIDIA GPU bound to nvidia should be a CUDA device unless CUDA_VISIBLE_DEVICES selects. Not
+     * under WSL2: CUDA's bus IDs there are the Windows host's, which guest sysfs never shows. */
+    if (cvd || nd == 0 || cr->facts.wsl2)
         return;
     for (size_t i = 0; cr->pci_devs && i < json_object_array_length(cr->pci_devs); i++) {
         json_object *p = json_object_array_get_idx(cr->pci_devs, i);

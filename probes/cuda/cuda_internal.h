@@ -23,6 +23,9 @@ struct cuda_facts {
     int device_count;               /* cuDeviceGetCount() after a good cuInit, or -1 */
     bool pci_known;                 /* the pci facts can say "no NVIDIA GPU" */
     bool libcuda_missing;           /* dlopen("libcuda.so.1") found no such file (no NVIDIA driver) */
+    bool wsl2;                      /* the pci section's platform is WSL2: the GPU is the Windows host's, behind
+                                       /dev/dxg; CUDA's bus IDs are the host's, no /dev/nvidia* nodes exist, and
+                                       devices are matched by UUID or not at all, never to guest sysfs */
 };
 
 /* ---- NVML (cuda_nvml.c) ---------------------------------------------------------------------------

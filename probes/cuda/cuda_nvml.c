@@ -507,7 +507,8 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
                 nvml_check_device(ctx, d);
         }
         int64_t count = nvml_num(nvml, "device_count");
-        if (count > 0)
+        /* WSL2 has no /dev/nvidiaN: NVML reaches the GPU through /dev/dxg and the Windows driver. */
+        if (count > 0 && !facts->wsl2)
             nvml_check_nodes(ctx, nvml, count);
     }
     /* The environment matters wherever CUDA could run. */

@@ -73,6 +73,11 @@ static const struct check pci_checks[] = {
      "Join the node's group (`sudo usermod -aG render $USER`), then log out and in again.", CHECK_LAYER_KERNEL},
 };
 
+static const struct check_set pci_check_sets[] = {
+    {pci_wsl_checks, &pci_wsl_n_checks},
+    {NULL, NULL},
+};
+
 /* ---- findings ------------------------------------------------------------------------------- */
 
 static const char *pci_gpu_label(const struct pci_gpu *g)
@@ -461,6 +466,7 @@ static void pci_json(struct pci_state *st)
     for (size_t i = 0; i < st->n_gpus; i++)
         json_object_array_add(devs, pci_json_gpu(&st->gpus[i]));
     json_object_object_add(data, "devices", devs);
+    json_object_object_add(data, "platform", st->kernel_checked ? pci_wsl_json(&st->platform) : NULL);
 
     if (!st->kernel_checked) {
         json_object_object_add(data, "modules", NULL);
@@ -553,9 +559,20 @@ static void pci_summary(struct pci_state *st, size_t n_compute)
         else
             report_section_add_line(st->sec, pci_mark_for(st->ctx->report, g->addr), "GPU", "%s %s%s%s%s%s%s",
                                     g->addr, pci_gpu_label(g), g->kind == PCI_KIND_DISPLAY ? " (display only)"
-                                                               : g->kind == PCI_KIND_ACCEL ? " (accelerator)" : "",
+                                                               : g->kind == PCI_KIND_ACCEL ? " (accelerator)"
+                                                               : g->kind == PCI_KIND_PARAVIRT
+                                                                   ? " (WSL2 paravirtual GPU: the Windows driver's)"
+                                                                   : "",
                                     g->driver_known ? ", driver " : "", drv, link, "");
     }
+    if (st->platform.kind == PCI_PLATFORM_WSL2 && n_compute == 0)
+        report_section_add_line(st->sec, pci_mark_for(st->ctx->report, "/dev/dxg"), "WSL2",
+                                "WSL2 without a GPU passed in (/dev/dxg %s)", st->platform.dxg ? "present" : "absent");
+    else if (st->platform.kind == PCI_PLATFORM_WSL2)
+        report_section_add_line(st->sec, REPORT_MARK_OK, "WSL2", "WSL2: the GPU is the Windows driver's, through "
+                                                                 "/dev/dxg");
+    if (n_compute == 0 && st->platform.kind != PCI_PLATFORM_NONE)
+        return; /* WSL: the wsl.* findings say why there is no GPU */
     if (n_compute == 0)
         report_section_add_line(st->sec, REPORT_MARK_INFO, "GPU", "no GPU found (%zu PCI device%s%s)", st->scanned,
                                 st->scanned == 1 ? "" : "s", st->dump ? " in the dump" : "");
@@ -587,6 +604,7 @@ static void pci_state_free(struct pci_state *st)
     free(st->nodes);
     free(st->access_path);
     pci_nvkmod_free(&st->nvkmod);
+    free(st->platform.osrelease);
 }
 
 /* Node labels: the GPUs and accelerators on the bus (display-only adapters, a server's BMC VGA, do not
@@ -601,7 +619,8 @@ static void pci_node_labels(const struct report_section *sec,
     for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
         json_object *d = json_object_array_get_idx(devs, i);
         const char *kind = jsonget_str(d, "kind"), *id = jsonget_str(d, "vendor_id");
-        if (!kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+        if (!kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0 &&
+                      strcmp(kind, "paravirtual-gpu") != 0))
             continue;
         const struct vendor *v = vendor_by_pci_text(id);
         const char *name = v ? v->name : id;
@@ -674,6 +693,7 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
         st.kernel_checked = true;
         pci_drivers_collect(&st);
         pci_nodes_collect(&st);
+        pci_wsl_collect(&st);
         /* Only where an NVIDIA GPU waits for a module that is not loaded: modules.dep is large. */
         bool nv_unbound = false;
         for (size_t i = 0; i < st.n_gpus; i++)
@@ -690,12 +710,16 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
     size_t n_compute = 0;
     for (size_t i = 0; i < st.n_gpus; i++) {
         pci_device_findings(&st, &st.gpus[i]);
-        if (st.gpus[i].kind == PCI_KIND_COMPUTE || st.gpus[i].kind == PCI_KIND_ACCEL || st.gpus[i].responding == 0)
+        if (st.gpus[i].kind == PCI_KIND_COMPUTE || st.gpus[i].kind == PCI_KIND_ACCEL ||
+            st.gpus[i].kind == PCI_KIND_PARAVIRT || st.gpus[i].responding == 0)
             n_compute++;
     }
-    if (st.kernel_checked)
+    if (st.kernel_checked) {
         pci_kernel_findings(&st);
-    if (n_compute == 0) {
+        pci_wsl_findings(&st);
+    }
+    /* Under WSL no GPU is a wsl.* finding (WSL1, no /dev/dxg, gpu disabled), never "check it is seated". */
+    if (n_compute == 0 && st.platform.kind == PCI_PLATFORM_NONE) {
         size_t display = 0;
         for (size_t i = 0; i < st.n_gpus; i++)
             display += st.gpus[i].kind == PCI_KIND_DISPLAY;
@@ -720,6 +744,7 @@ const struct probe probe_pci = {
     .needs_live = false,
     .checks = pci_checks,
     .n_checks = sizeof(pci_checks) / sizeof(pci_checks[0]),
+    .check_sets = pci_check_sets,
     .run = pci_run,
     .subject_vendor = pci_subject_vendor,
     .print_text = pci_print_text,

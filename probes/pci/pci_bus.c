@@ -153,6 +153,8 @@ const char *pci_kind_name(enum pci_kind k)
         return "display-only";
     case PCI_KIND_ACCEL:
         return "accelerator";
+    case PCI_KIND_PARAVIRT:
+        return "paravirtual-gpu";
     default:
         return NULL;
     }
@@ -186,6 +188,9 @@ enum pci_kind pci_classify(int cls, int vendor, int device)
         return PCI_KIND_ACCEL;
     if ((cls >> 8) != 0x03)
         return PCI_KIND_NONE;
+    /* WSL2's GPU (drivers/hv/dxgkrnl/dxgmodule.c: PCI_DEVICE_ID_VIRTUAL_RENDER, _COMPUTE_ACCELERATOR) */
+    if (vendor == 0x1414 && (device == 0x008e || device == 0x008a))
+        return PCI_KIND_PARAVIRT;
     for (size_t i = 0; i < sizeof(pci_display_only) / sizeof(pci_display_only[0]); i++)
         if (pci_display_only[i].vendor == vendor && (pci_display_only[i].device < 0 || pci_display_only[i].device == device))
             return PCI_KIND_DISPLAY;

@@ -21,6 +21,22 @@ enum pci_kind {
     PCI_KIND_COMPUTE,    /* "compute-gpu" */
     PCI_KIND_DISPLAY,    /* "display-only": BMC or virtual VGA */
     PCI_KIND_ACCEL,      /* "accelerator": class 0x12xx or 0x0b40 */
+    PCI_KIND_PARAVIRT,   /* "paravirtual-gpu": WSL2's 1414:008e/008a, a Windows GPU lent through dxgkrnl; its
+                            address and driver are the guest's, never the GPU's (CUDA's bus IDs are the host's) */
+};
+
+/* The machine the tree is, as far as GPUs care (pci_wsl.c). */
+enum pci_platform_kind {
+    PCI_PLATFORM_NONE = 0, /* "bare-metal-or-vm": a Linux kernel that drives its own PCI GPUs */
+    PCI_PLATFORM_WSL1,     /* "wsl1": Windows answering Linux system calls; no GPU possible */
+    PCI_PLATFORM_WSL2,     /* "wsl2": a Hyper-V VM whose GPU is the Windows driver's, through /dev/dxg */
+};
+struct pci_platform {
+    enum pci_platform_kind kind;
+    char *osrelease;       /* /proc/sys/kernel/osrelease, heap, or NULL */
+    bool dxg;              /* /dev/dxg exists */
+    bool lib_dir;          /* /usr/lib/wsl/lib is a directory */
+    bool gpu_disabled;     /* /etc/wsl.conf: [gpu] enabled=false */
 };
 
 /* One GPU or accelerator (or a device that does not answer). Strings are heap, owned, may be NULL. */
@@ -123,6 +139,7 @@ struct pci_state {
     size_t n_nodes;
     size_t n_notes;            /* libpci messages recorded (capped) */
     struct pci_nvkmod nvkmod;  /* the NVIDIA kernel module's files (kernel side only) */
+    struct pci_platform platform; /* WSL or not (kernel side only) */
 };
 
 /* --- pci_bus.c ----------------------------------------------------------------------------- */
@@ -179,6 +196,16 @@ bool pci_mode_allows(unsigned mode, uid_t ouid, gid_t ogid, uid_t uid, const gid
 /* The name of group GID and whether USER is listed as a member, from /etc/group content TEXT.
  * Returns the heap name or NULL; *LISTED = 1, 0 or -1 (no such group line). */
 char *pci_group_lookup(const char *text, gid_t gid, const char *user, int *listed);
+
+/* --- pci_wsl.c ---------------------------------------------------------------------------- */
+/* Recognise WSL1/WSL2 from the tree (osrelease, /dev/dxg, the paravirtual GPU, /usr/lib/wsl/lib, wsl.conf)
+ * into ST->platform; call after the bus scan. pci_wsl_findings adds wsl.*; pci_wsl_json is the section's
+ * "platform" member. */
+extern const struct check pci_wsl_checks[];
+extern const size_t pci_wsl_n_checks;
+void pci_wsl_collect(struct pci_state *st);
+void pci_wsl_findings(struct pci_state *st);
+json_object *pci_wsl_json(const struct pci_platform *p);
 
 /* --- pci_text.c ---------------------------------------------------------------------------- */
 void pci_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);

@@ -1,0 +1,194 @@
+/* pci_wsl.c: Windows Subsystem for Linux: recognise WSL2's paravirtual GPU (/dev/dxg) and WSL1, and what breaks GPU use there. */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "pci_internal.h"
+#include "jsonstr.h"
+#include "ldsearch.h"
+#include "strutil.h"
+
+/* Facts, from Microsoft's sources and WSL's own files:
+ * - WSL2 kernels' release ends in "-microsoft-standard-WSL2" (microsoft/WSL2-Linux-Kernel,
+ *   CONFIG_LOCALVERSION); the 4.19-era kernels said "-microsoft-standard" only. WSL1 has no Linux kernel:
+ *   its osrelease is the Windows build with "-Microsoft" ("4.4.0-19041-Microsoft"), and it has no /dev/dxg.
+ * - dxgkrnl (drivers/hv/dxgkrnl/dxgmodule.c) registers the misc device /dev/dxg and binds the Hyper-V
+ *   vPCI functions 1414:008e (virtual render) and 1414:008a (compute accelerator); built in, no module.
+ * - WSL mounts the Windows driver's Linux libraries (libcuda, libnvidia-ml, nvidia-smi, libdxcore,
+ *   libd3d12) read-only at /usr/lib/wsl/lib and writes /etc/ld.so.conf.d/ld.wsl.conf naming it (unless
+ *   /etc/wsl.conf's [automount] ldconfig=false); [gpu] enabled=false there gives the distribution no GPU. */
+#define WSL_LIB_DIR "/usr/lib/wsl/lib"
+#define WSL_CONF "/etc/wsl.conf"
+
+const struct check pci_wsl_checks[] = {
+    {"wsl.wsl1", REPORT_SEV_ERROR, "This is WSL1, which cannot use a GPU (GPU compute needs WSL2)",
+     "Convert the distribution to WSL2 from Windows: `wsl --set-version <distro> 2` (`wsl -l -v` lists the "
+     "distributions and their versions), then start it again.", CHECK_LAYER_KERNEL},
+    {"wsl.gpu-disabled", REPORT_SEV_ERROR, "/etc/wsl.conf turns GPU access off for this WSL distribution",
+     "Remove `enabled=false` from the [gpu] section of /etc/wsl.conf (or set it to true), then restart the "
+     "distribution from Windows: `wsl --shutdown`, and open it again.", CHECK_LAYER_KERNEL},
+    {"wsl.no-dxg", REPORT_SEV_ERROR, "WSL2 without /dev/dxg: Windows gives this distribution no GPU",
+     "Update WSL (`wsl --update` in Windows), install the GPU vendor's current Windows driver (it carries WSL "
+     "support; never a Linux driver inside WSL), then `wsl --shutdown` and start the distribution again.",
+     CHECK_LAYER_KERNEL},
+    {"wsl.lib-path-missing", REPORT_SEV_ERROR,
+     "WSL2: " WSL_LIB_DIR " (the Windows driver's libcuda and NVML) is not on the dynamic linker's path",
+     "Let WSL write /etc/ld.so.conf.d/ld.wsl.conf again: remove `ldconfig=false` from /etc/wsl.conf's "
+     "[automount] section and restart with `wsl --shutdown`; or add " WSL_LIB_DIR " to it yourself "
+     "(`echo " WSL_LIB_DIR " | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig`), or to LD_LIBRARY_PATH. "
+     "ldconfig's warning \"" WSL_LIB_DIR "/libcuda.so.1 is not a symbolic link\" is harmless: leave that "
+     "read-only mount alone.", CHECK_LAYER_DRIVER},
+    {"wsl.linux-driver-library", REPORT_SEV_ERROR,
+     "WSL2: a Linux NVIDIA driver library inside WSL comes before the Windows driver's in " WSL_LIB_DIR,
+     "Under WSL2 the Windows driver is the only NVIDIA driver: remove the Linux one (`dpkg -S FILE` names its "
+     "package; e.g. `sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*'`; install CUDA with the "
+     "`cuda-toolkit` package, never `cuda` or `cuda-drivers`), then `sudo ldconfig`.", CHECK_LAYER_DRIVER},
+};
+const size_t pci_wsl_n_checks = sizeof(pci_wsl_checks) / sizeof(pci_wsl_checks[0]);
+
+/* Does /etc/wsl.conf TEXT set KEY in [SECTION] to false ("false", "0", "no": WSL reads booleans so)?
+ * Section and key names are case-insensitive; "#" and ";" start comments. */
+static bool pci_wsl_conf_false(const char *text, const char *section, const char *key)
+{
+    bool in = false;
+    for (const char *l = text; l && *l;) {
+        const char *nl = strchr(l, '\n');
+        size_t n = nl ? (size_t)(nl - l) : strlen(l);
+        char line[256];
+        snprintf(line, sizeof(line), "%.*s", (int)(n < sizeof(line) ? n : sizeof(line) - 1), l);
+        line[strcspn(line, "#;\r")] = '\0';
+        char *s = str_trim(line);
+        if (*s == '[') {
+            char *e = strchr(s, ']');
+            if (e)
+                *e = '\0';
+            in = strcasecmp(str_trim(s + 1), section) == 0;
+        } else if (in && strchr(s, '=')) {
+            char *eq = strchr(s, '=');
+            *eq = '\0';
+            char *v = str_trim(eq + 1);
+            if (strcasecmp(str_trim(s), key) == 0)
+                return strcasecmp(v, "false") == 0 || strcmp(v, "0") == 0 || strcasecmp(v, "no") == 0;
+        }
+        l = nl ? nl + 1 : NULL;
+    }
+    return false;
+}
+
+void pci_wsl_collect(struct pci_state *st)
+{
+    struct pci_platform *p = &st->platform;
+    const struct hostfs *fs = st->ctx->fs;
+    struct stat sb;
+    char *rel = NULL;
+    if (hostfs_read_attr(fs, "/proc/sys/kernel/osrelease", &rel) == 0)
+        p->osrelease = rel;
+    p->dxg = hostfs_stat(fs, "/dev/dxg", &sb, true) == 0;
+    p->lib_dir = hostfs_stat(fs, WSL_LIB_DIR, &sb, true) == 0 && S_ISDIR(sb.st_mode);
+    bool paravirt = false;
+    for (size_t i = 0; i < st->n_gpus; i++)
+        paravirt |= st->gpus[i].kind == PCI_KIND_PARAVIRT;
+    bool ms = p->osrelease && strcasestr(p->osrelease, "microsoft");
+    if (p->dxg || paravirt || (ms && strstr(p->osrelease, "WSL2")) || (ms && p->lib_dir))
+        p->kind = PCI_PLATFORM_WSL2;
+    else if (ms)
+        p->kind = PCI_PLATFORM_WSL1;
+    if (p->kind == PCI_PLATFORM_NONE)
+        return;
+    char *conf = NULL;
+    if (hostfs_read_file(fs, WSL_CONF, 64 * 1024, &conf, NULL) == 0) {
+        p->gpu_disabled = pci_wsl_conf_false(conf, "gpu", "enabled");
+        free(conf);
+    }
+}
+
+/* The first libcuda.so.1 / libnvidia-ml.so.1 on the loader's path outside WSL's directory, and whether that
+ * directory is on the path at all (an ld.so.conf file or LD_LIBRARY_PATH). */
+static void pci_wsl_lib_findings(struct pci_state *st, struct ldsearch *s)
+{
+    struct report *r = st->ctx->report;
+    struct report_finding *f;
+    bool on_path = false;
+    for (size_t i = 0; i < s->n_conf && !on_path; i++)
+        if (strcmp(s->conf_dirs[i], WSL_LIB_DIR) == 0 || strcmp(s->conf_dirs[i], WSL_LIB_DIR "/") == 0)
+            on_path = true;
+    for (size_t i = 0; i < s->n_ld && !on_path; i++)
+        on_path = strcmp(s->ld_dirs[i], WSL_LIB_DIR) == 0;
+    if (!on_path && st->platform.lib_dir) {
+        f = report_add_finding(r, "wsl.lib-path-missing", WSL_LIB_DIR,
+                               "%s holds the Windows driver's libraries, but neither an ld.so.conf file nor "
+                               "LD_LIBRARY_PATH names it: programs find no libcuda.so.1 there",
+                               WSL_LIB_DIR);
+        report_finding_add_evidence(f, "/etc/ld.so.conf.d/ld.wsl.conf", "absent or not naming %s", WSL_LIB_DIR);
+        report_finding_add_evidence(f, "LD_LIBRARY_PATH", "%s", probe_live(st->ctx) && getenv("LD_LIBRARY_PATH")
+                                                                    ? getenv("LD_LIBRARY_PATH") : "(not set)");
+    }
+    static const char *const libs[] = {"libcuda.so.1", "libnvidia-ml.so.1"};
+    for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
+        struct ldsearch_hit hit = {0};
+        char *path = ldsearch_find_hit(s, libs[i], &hit);
+        if (path && !str_starts_with(path, WSL_LIB_DIR "/")) {
+            f = report_add_finding(r, "wsl.linux-driver-library", path,
+                                   "%s is found first at %s (through %s), not in %s: a Linux NVIDIA driver's library, "
+                                   "which cannot drive the GPU under WSL2",
+                                   libs[i], path, hit.via ? hit.via : "the search", WSL_LIB_DIR);
+            report_finding_add_evidence(f, path, "found first for %s (%s%s%s)", libs[i], hit.via ? hit.via : "?",
+                                        hit.entry ? ": " : "", hit.entry ? hit.entry : "");
+            report_finding_set_hint(f, "Under WSL2 the Windows driver is the only NVIDIA driver: remove the Linux "
+                                       "one that owns %s (`dpkg -S %s` names the package; then `sudo apt remove "
+                                       "--purge PACKAGE`; install CUDA with the `cuda-toolkit` package, never `cuda` "
+                                       "or `cuda-drivers`), then `sudo ldconfig`.",
+                                    path, path);
+        }
+        free(path);
+        free(hit.entry);
+    }
+}
+
+void pci_wsl_findings(struct pci_state *st)
+{
+    struct report *r = st->ctx->report;
+    const struct pci_platform *p = &st->platform;
+    struct report_finding *f;
+    if (p->kind == PCI_PLATFORM_WSL1) {
+        f = report_add_finding(r, "wsl.wsl1", NULL, "This distribution runs under WSL1 (kernel release %s): WSL1 "
+                                                    "has no GPU access",
+                               p->osrelease ? p->osrelease : "?");
+        report_finding_add_evidence(f, "/proc/sys/kernel/osrelease", "%s", p->osrelease ? p->osrelease : "?");
+        report_finding_add_evidence(f, "/dev/dxg", "absent");
+        return;
+    }
+    if (p->kind != PCI_PLATFORM_WSL2)
+        return;
+    if (p->gpu_disabled) {
+        f = report_add_finding(r, "wsl.gpu-disabled", WSL_CONF, "%s sets [gpu] enabled=false: WSL gives this "
+                                                                "distribution no GPU",
+                               WSL_CONF);
+        report_finding_add_evidence(f, WSL_CONF, "[gpu] enabled=false");
+    } else if (!p->dxg) {
+        f = report_add_finding(r, "wsl.no-dxg", "/dev/dxg", "This is WSL2 (%s) but /dev/dxg does not exist: no GPU "
+                                                            "is passed to it",
+                               p->osrelease ? p->osrelease : "?");
+        report_finding_add_evidence(f, "/dev/dxg", "absent");
+    }
+    struct ldsearch s;
+    if (ldsearch_init(&s, st->ctx->fs, probe_live(st->ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0) {
+        pci_wsl_lib_findings(st, &s);
+        ldsearch_free(&s);
+    }
+}
+
+json_object *pci_wsl_json(const struct pci_platform *p)
+{
+    static const char *const kinds[] = {"bare-metal-or-vm", "wsl1", "wsl2"};
+    json_object *o = json_object_new_object();
+    json_object_object_add(o, "kind", json_object_new_string(kinds[p->kind]));
+    json_object_object_add(o, "dxg", json_object_new_boolean(p->dxg));
+    json_object_object_add(o, "lib_dir", p->lib_dir ? json_object_new_string(WSL_LIB_DIR) : NULL);
+    json_object_object_add(o, "osrelease", jsonstr_or_null(p->osrelease));
+    if (p->kind != PCI_PLATFORM_NONE)
+        json_object_object_add(o, "gpu_disabled", json_object_new_boolean(p->gpu_disabled));
+    return o;
+}
