@@ -125,6 +125,9 @@ int ldsearch_site_dirs(const struct hostfs *fs, const char *prefix, char ***out,
     char **all = NULL;
     size_t n_all = 0;
     int err = 0;
+    /* one directory met twice (a venv's lib64 is a link to lib): listed once, by device and inode */
+    struct { dev_t dev; ino_t ino; } seen[64];
+    size_t n_seen = 0;
     for (size_t l = 0; layouts[l] && err == 0; l++) {
         char *pattern = str_printf("%s%s", strcmp(prefix, "/") == 0 ? "" : prefix, layouts[l]);
         char **sites = NULL;
@@ -132,9 +135,20 @@ int ldsearch_site_dirs(const struct hostfs *fs, const char *prefix, char ***out,
         if (!pattern || ldsearch_glob_dirs(fs, pattern, &sites, &n_sites) < 0)
             err = -ENOMEM;
         free(pattern);
-        for (size_t i = 0; i < n_sites && err == 0; i++)
-            if (ldsearch_list_add(&all, &n_all, sites[i]) < 0)
+        for (size_t i = 0; i < n_sites && err == 0; i++) {
+            struct stat sb;
+            bool dup = false;
+            if (hostfs_stat(fs, sites[i], &sb, true) == 0) {
+                for (size_t k = 0; k < n_seen && !dup; k++)
+                    dup = seen[k].dev == sb.st_dev && seen[k].ino == sb.st_ino;
+                if (!dup && n_seen < sizeof(seen) / sizeof(seen[0])) {
+                    seen[n_seen].dev = sb.st_dev;
+                    seen[n_seen++].ino = sb.st_ino;
+                }
+            }
+            if (!dup && ldsearch_list_add(&all, &n_all, sites[i]) < 0)
                 err = -ENOMEM;
+        }
         ldsearch_strv_free(sites, n_sites);
     }
     if (err < 0) {

@@ -99,6 +99,14 @@ class FrameworksTest(CudaBase):
         (u,) = r.findings("require.unmet")
         self.assertIn("a CPU-only build (tensorflow-cpu)", u["message"])
 
+    def test_lib64_link_to_lib_is_one_site(self):
+        """python3 -m venv makes lib64 a link to lib: one site directory, each copy found once."""
+        t = self.tree()
+        self.venv(t, "onnxruntime-1.32.0")
+        os.symlink("lib", os.path.join(t.root, "opt/venv/lib64"))
+        r = self.run_fw(t, expect_rc=0)
+        self.assertEqual([f["name"] for f in self.copies(r)], ["onnxruntime"], repr(r))
+
     def test_gpu_wheels_jax_cupy_tf_ort_on_driver_535(self):
         t = self.tree(kver=DRIVER_535)
         self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2", "cupy-cuda12x-14.2.0", "tensorflow-2.21.0",
