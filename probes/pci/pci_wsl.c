@@ -130,10 +130,14 @@ static void pci_wsl_lib_findings(struct pci_state *st, struct ldsearch *s)
         struct ldsearch_hit hit = {0};
         char *path = ldsearch_find_hit(s, libs[i], &hit);
         if (path && !str_starts_with(path, WSL_LIB_DIR "/")) {
+            /* ldsearch's hit.via: "LD_LIBRARY_PATH", "ld.so.cache" or "default" (the loader's own directories) */
+            const char *how = !hit.via ? "the search"
+                              : strcmp(hit.via, "default") == 0 ? "the loader's default directories"
+                                                                : hit.via;
             f = report_add_finding(r, "wsl.linux-driver-library", path,
                                    "%s is found first at %s (through %s), not in %s: a Linux NVIDIA driver's library, "
                                    "which cannot drive the GPU under WSL2",
-                                   libs[i], path, hit.via ? hit.via : "the search", WSL_LIB_DIR);
+                                   libs[i], path, how, WSL_LIB_DIR);
             report_finding_add_evidence(f, path, "found first for %s (%s%s%s)", libs[i], hit.via ? hit.via : "?",
                                         hit.entry ? ": " : "", hit.entry ? hit.entry : "");
             report_finding_set_hint(f, "Under WSL2 the Windows driver is the only NVIDIA driver: remove the Linux "
