@@ -204,6 +204,9 @@ char *pci_group_lookup(const char *text, gid_t gid, const char *user, int *liste
 extern const struct check pci_wsl_checks[];
 extern const size_t pci_wsl_n_checks;
 void pci_wsl_collect(struct pci_state *st);
+/* Does /etc/wsl.conf TEXT set KEY in [SECTION] to false ("false", "0", "no"; names case-insensitive,
+ * "#" and ";" start comments)? */
+bool pci_wsl_conf_false(const char *text, const char *section, const char *key);
 void pci_wsl_findings(struct pci_state *st);
 json_object *pci_wsl_json(const struct pci_platform *p);
 

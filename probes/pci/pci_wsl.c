@@ -50,7 +50,7 @@ const size_t pci_wsl_n_checks = sizeof(pci_wsl_checks) / sizeof(pci_wsl_checks[0
 
 /* Does /etc/wsl.conf TEXT set KEY in [SECTION] to false ("false", "0", "no": WSL reads booleans so)?
  * Section and key names are case-insensitive; "#" and ";" start comments. */
-static bool pci_wsl_conf_false(const char *text, const char *section, const char *key)
+bool pci_wsl_conf_false(const char *text, const char *section, const char *key)
 {
     bool in = false;
     for (const char *l = text; l && *l;) {

@@ -1,5 +1,6 @@
 /* fuzz_pcikernel.c: libFuzzer target for the pci probe's kernel-side text: /proc/modules,
- * /proc/driver/nvidia/version, NVIDIA library file names and /etc/group. */
+ * /proc/driver/nvidia/version, NVIDIA library file names, /etc/group, modules.dep, modprobe.d, the kernel
+ * command line and /etc/wsl.conf. */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -86,6 +87,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort(); /* out of memory aside, a matching line gives its name */
         }
     }
+    /* modules.dep, modprobe.d and /proc/cmdline (pci_nvkmod.c): each entry found is the NVIDIA core module
+     * under a distribution's name, and comes from the text; at most 32 of each. */
+    char **found = NULL;
+    size_t nf = 0;
+    pci_nvkmod_scan_dep(text, &found, &nf);
+    if (nf > 32)
+        abort();
+    for (size_t i = 0; i < nf; i++) {
+        if (!strstr(text, found[i]) || !strstr(found[i], "nvidia") || !strstr(found[i], ".ko"))
+            abort();
+        free(found[i]);
+    }
+    free(found);
+    found = NULL;
+    nf = 0;
+    pci_nvkmod_scan_modprobe("/etc/modprobe.d/x.conf", text, &found, &nf);
+    pci_nvkmod_scan_cmdline(text, &found, &nf);
+    if (nf > 32)
+        abort();
+    for (size_t i = 0; i < nf; i++) {
+        if (!strstr(found[i], "nvidia") ||
+            (strncmp(found[i], "/etc/modprobe.d/x.conf:", 23) != 0 && strncmp(found[i], "/proc/cmdline: ", 15) != 0))
+            abort();
+        free(found[i]);
+    }
+    free(found);
+
+    /* /etc/wsl.conf: a yes/no, never a crash; a text without "enabled" cannot say false */
+    bool off = pci_wsl_conf_false(text, "gpu", "enabled");
+    if (off && !strcasestr(text, "enabled"))
+        abort();
+
     free(text);
     return 0;
 }

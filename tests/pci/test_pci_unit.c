@@ -194,13 +194,57 @@ static void test_proc_modules(void **state)
     assert_int_equal(n, PCI_N_MODULES);
 }
 
+/* The NVIDIA module's files, blacklists and kernel parameters (pci_nvkmod.c), and /etc/wsl.conf (pci_wsl.c). */
+static void test_module_and_wsl_text(void **state)
+{
+    (void)state;
+    static const struct {
+        const char *name;
+        bool core;
+    } names[] = {{"nvidia", true},          {"nvidia-current", true}, {"nvidia-tesla-535", true},
+                 {"nvidia_current", true},  {"nvidia-uvm", false},    {"nvidia-current-modeset", false},
+                 {"nvidia_drm", false},     {"nvidiafb", false},      {"nouveau", false}};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (pci_nvkmod_is_core_name(names[i].name, strlen(names[i].name)) != names[i].core)
+            fail_msg("%s", names[i].name);
+    char **v = NULL;
+    size_t n = 0;
+    pci_nvkmod_scan_dep("kernel/drivers/video/nvidiafb.ko: x\nupdates/dkms/nvidia-current.ko.xz:\n"
+                        "updates/dkms/nvidia-current-uvm.ko.xz: updates/dkms/nvidia-current.ko.xz\n", &v, &n);
+    assert_int_equal(n, 1);
+    assert_string_equal(v[0], "updates/dkms/nvidia-current.ko.xz");
+    free(v[0]);
+    free(v);
+    v = NULL;
+    n = 0;
+    pci_nvkmod_scan_modprobe("/etc/modprobe.d/a.conf",
+                             "# blacklist nvidia\nblacklist nouveau\nalias nvidia nvidia-current\n"
+                             "install nvidia modprobe -i nvidia-current\n\t blacklist nvidia-current \r\n"
+                             "install nvidia /bin/false\n", &v, &n);
+    pci_nvkmod_scan_cmdline("ro quiet module_blacklist=nouveau,nvidia_current\n", &v, &n);
+    assert_int_equal(n, 3);
+    assert_string_equal(v[0], "/etc/modprobe.d/a.conf:5: blacklist nvidia-current");
+    assert_string_equal(v[1], "/etc/modprobe.d/a.conf:6: install nvidia /bin/false");
+    assert_string_equal(v[2], "/proc/cmdline: module_blacklist=nvidia_current");
+    for (size_t i = 0; i < n; i++)
+        free(v[i]);
+    free(v);
+
+    assert_true(pci_wsl_conf_false("[boot]\nsystemd=true\n[GPU]\n Enabled = False ; off\n", "gpu", "enabled"));
+    assert_true(pci_wsl_conf_false("[gpu]\nenabled=0\n", "gpu", "enabled"));
+    assert_false(pci_wsl_conf_false("[gpu]\nenabled=true\n", "gpu", "enabled"));
+    assert_false(pci_wsl_conf_false("[boot]\nenabled=false\n", "gpu", "enabled"));
+    assert_false(pci_wsl_conf_false("[gpu]\n# enabled=false\n", "gpu", "enabled"));
+    assert_false(pci_wsl_conf_false("", "gpu", "enabled"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mode_allows),     cmocka_unit_test(test_group_lookup),
         cmocka_unit_test(test_link_speed),      cmocka_unit_test(test_address),
         cmocka_unit_test(test_classify),        cmocka_unit_test(test_nvidia_versions),
-        cmocka_unit_test(test_proc_modules),
+        cmocka_unit_test(test_proc_modules),    cmocka_unit_test(test_module_and_wsl_text),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
