@@ -456,6 +456,18 @@ void cuda_libs_findings(struct cuda_libs_state *st)
     char *crash_id = crash_f ? str_dup(crash_f->id) : NULL;
     char *crash_subject = crash_f && crash_f->subject ? str_dup(crash_f->subject) : NULL;
     bool crash = crash_id != NULL;
+    /* Why libcuda.so.1 cannot be loaded, as the driver part found it: a library that links it (cuDNN 9's
+     * runtime-compiled engines do) fails for that reason, and reinstalling the library changes nothing. */
+    static const char *const no_libcuda_ids[] = {"cuda.no-libcuda", "cuda.library-unusable", "cuda.driver-wrong-arch",
+                                                 "cuda.no-driver", NULL};
+    char *missing_id = NULL, *missing_subject = NULL;
+    for (size_t k = 0; no_libcuda_ids[k] && !missing_id; k++) {
+        const struct report_finding *m = report_find_finding(r, no_libcuda_ids[k], NULL);
+        if (m) {
+            missing_id = str_dup(m->id);
+            missing_subject = m->subject ? str_dup(m->subject) : NULL;
+        }
+    }
     for (size_t i = 0; i < st->n; i++) {
         const struct cuda_lib_entry *e = &st->e[i];
         if (!e->error)
@@ -468,9 +480,13 @@ void cuda_libs_findings(struct cuda_libs_state *st)
             report_finding_add_evidence(fd, e->via, "%s", e->entry);
         if (fd && driver)
             report_finding_set_cause(fd, crash_id, crash_subject);
+        else if (fd && missing_id && !e->crashed && strstr(e->error, "libcuda.so.1: cannot open shared object file"))
+            report_finding_set_cause(fd, missing_id, missing_subject);
     }
     free(crash_id);
     free(crash_subject);
+    free(missing_id);
+    free(missing_subject);
     /* Versions from file names are not what the libraries answer: no finding is drawn from them. */
     if (!st->not_loaded) {
         cuda_libs_driver_findings(st);

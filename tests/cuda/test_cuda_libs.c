@@ -358,6 +358,36 @@ static void test_ld_path_stub_cause(void **state)
     clean_env();
 }
 
+/* A library that links libcuda.so.1 (cuDNN 9's runtime-compiled engines do) cannot load where libcuda cannot:
+ * its failure is caused by the driver part's finding, never a root of its own ("reinstall the package"). */
+static void test_needs_missing_libcuda(void **state)
+{
+    (void)state;
+    char d[PATH_MAX + 8];
+    snprintf(d, sizeof(d), "%s/needs", tmp_root);
+    link_in(d, "libcublas.so.13", need_env("GC_FAKE_CUBLAS_NEEDS_CUDA"));
+    setenv("LD_LIBRARY_PATH", d, 1);
+    struct libs_run x;
+    memset(&x, 0, sizeof(x));
+    assert_int_equal(hostfs_open(&x.fs, NULL), 0);
+    x.r = report_new();
+    x.sec = report_add_section(x.r, "cuda");
+    assert_non_null(report_add_finding(x.r, "cuda.no-libcuda", "libcuda.so.1", "no libcuda.so.1"));
+    struct probe_ctx ctx = {.fs = &x.fs, .report = x.r, .timeout_ms = 10000, .mode = PROBE_MODE_LIVE};
+    cuda_libs_report(&ctx, x.sec, NULL);
+    const struct report_finding *f = NULL;
+    for (size_t i = 0; i < x.r->n_findings && !f; i++)
+        if (strcmp(x.r->findings[i].id, "cuda.lib-load-failed") == 0 && strstr(x.r->findings[i].message, "libcublas"))
+            f = &x.r->findings[i];
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "libcuda.so.1"));
+    assert_non_null(f->caused_by_id);
+    assert_string_equal(f->caused_by_id, "cuda.no-libcuda");
+    report_free(x.r);
+    hostfs_close(&x.fs);
+    clean_env();
+}
+
 /* ---- a library that crashes or hangs when asked its version is a finding naming it ---- */
 
 static void test_crash_hang(void **state)
@@ -928,6 +958,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_no_gpu_no_driver_no_load),
         cmocka_unit_test(test_ld_path),
         cmocka_unit_test(test_ld_path_stub_cause),
+        cmocka_unit_test(test_needs_missing_libcuda),
         cmocka_unit_test(test_crash_hang),
         cmocka_unit_test(test_driver_too_old_names_the_driver),
         cmocka_unit_test(test_one_child_culprit_crash),
