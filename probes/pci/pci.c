@@ -75,6 +75,7 @@ static const struct check pci_checks[] = {
 
 static const struct check_set pci_check_sets[] = {
     {pci_wsl_checks, &pci_wsl_n_checks},
+    {pci_container_checks, &pci_container_n_checks},
     {NULL, NULL},
 };
 
@@ -350,7 +351,9 @@ static void pci_kernel_findings(struct pci_state *st)
             f = report_add_finding(r, "dev.missing-node", n->path, "%s does not exist, but %s", n->path,
                                    n->required_by);
             report_finding_add_evidence(f, n->path, "absent");
-            if (str_starts_with(n->path, "/dev/nvidia"))
+            if (str_starts_with(n->path, "/dev/nvidia") && pci_container_wanted_no_nodes(st))
+                report_finding_set_cause(f, "container.no-gpu", NULL); /* its hint is the fix */
+            else if (str_starts_with(n->path, "/dev/nvidia"))
                 report_finding_set_hint(f, "In a container, start it with GPU access (`docker run --gpus all`, or "
                                            "the NVIDIA container toolkit); on the host, `sudo nvidia-modprobe%s` "
                                            "creates it (or check the nvidia udev rules).",
@@ -466,7 +469,12 @@ static void pci_json(struct pci_state *st)
     for (size_t i = 0; i < st->n_gpus; i++)
         json_object_array_add(devs, pci_json_gpu(&st->gpus[i]));
     json_object_object_add(data, "devices", devs);
-    json_object_object_add(data, "platform", st->kernel_checked ? pci_wsl_json(&st->platform) : NULL);
+    json_object *platform = st->kernel_checked ? pci_wsl_json(&st->platform) : NULL;
+    if (platform) {
+        json_object_object_add(platform, "container", pci_container_json(&st->platform));
+        json_object_object_add(platform, "nvidia_container_toolkit", pci_container_toolkit_json(&st->platform));
+    }
+    json_object_object_add(data, "platform", platform);
 
     if (!st->kernel_checked) {
         json_object_object_add(data, "modules", NULL);
@@ -605,6 +613,7 @@ static void pci_state_free(struct pci_state *st)
     free(st->access_path);
     pci_nvkmod_free(&st->nvkmod);
     free(st->platform.osrelease);
+    pci_container_free(&st->platform);
 }
 
 /* Node labels: the GPUs and accelerators on the bus (display-only adapters, a server's BMC VGA, do not
@@ -694,6 +703,7 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
         pci_drivers_collect(&st);
         pci_nodes_collect(&st);
         pci_wsl_collect(&st);
+        pci_container_collect(&st);
         /* Only where an NVIDIA GPU waits for a module that is not loaded: modules.dep is large. */
         bool nv_unbound = false;
         for (size_t i = 0; i < st.n_gpus; i++)
@@ -715,6 +725,7 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
             n_compute++;
     }
     if (st.kernel_checked) {
+        pci_container_findings(&st);
         pci_kernel_findings(&st);
         pci_wsl_findings(&st);
     }

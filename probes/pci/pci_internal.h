@@ -31,12 +31,25 @@ enum pci_platform_kind {
     PCI_PLATFORM_WSL1,     /* "wsl1": Windows answering Linux system calls; no GPU possible */
     PCI_PLATFORM_WSL2,     /* "wsl2": a Hyper-V VM whose GPU is the Windows driver's, through /dev/dxg */
 };
+/* The container this runs in, if any (pci_container.c); JSON "platform.container". */
+enum pci_container {
+    PCI_CONTAINER_NONE = 0,   /* null: no container recognised */
+    PCI_CONTAINER_DOCKER,     /* "docker": /.dockerenv, or docker in /proc/1/cgroup */
+    PCI_CONTAINER_PODMAN,     /* "podman": /run/.containerenv, or libpod in /proc/1/cgroup */
+    PCI_CONTAINER_KUBERNETES, /* "kubernetes": kubepods in /proc/1/cgroup */
+    PCI_CONTAINER_CONTAINERD, /* "containerd": containerd without Kubernetes */
+};
 struct pci_platform {
     enum pci_platform_kind kind;
     char *osrelease;       /* /proc/sys/kernel/osrelease, heap, or NULL */
     bool dxg;              /* /dev/dxg exists */
     bool lib_dir;          /* /usr/lib/wsl/lib is a directory */
     bool gpu_disabled;     /* /etc/wsl.conf: [gpu] enabled=false */
+    enum pci_container container;
+    char *nv_visible;      /* NVIDIA_VISIBLE_DEVICES (live modes only), heap or NULL */
+    char *nv_caps;         /* NVIDIA_DRIVER_CAPABILITIES (live modes only), heap or NULL */
+    bool driver_tmpfs;     /* /proc/mounts: the toolkit's tmpfs on /proc/driver/nvidia */
+    char *injected_libcuda; /* /proc/mounts: a libcuda.so.<version> mounted as a file, heap or NULL */
 };
 
 /* One GPU or accelerator (or a device that does not answer). Strings are heap, owned, may be NULL. */
@@ -209,6 +222,21 @@ void pci_wsl_collect(struct pci_state *st);
 bool pci_wsl_conf_false(const char *text, const char *section, const char *key);
 void pci_wsl_findings(struct pci_state *st);
 json_object *pci_wsl_json(const struct pci_platform *p);
+
+/* --- pci_container.c ---------------------------------------------------------------------- */
+/* Recognise a container (/.dockerenv, /run/.containerenv, /proc/1/cgroup) and the NVIDIA Container Toolkit's
+ * traces (its variables in live modes, its mounts in /proc/mounts) into ST->platform; call after the nodes.
+ * pci_container_findings adds container.*; pci_container_wanted_no_nodes: a container given no NVIDIA node
+ * where NVIDIA is wanted (dev.missing-node for /dev/nvidia* is then container.no-gpu's consequence). */
+extern const struct check pci_container_checks[];
+extern const size_t pci_container_n_checks;
+enum pci_container pci_container_from_cgroup(const char *text);
+void pci_container_collect(struct pci_state *st);
+void pci_container_findings(struct pci_state *st);
+bool pci_container_wanted_no_nodes(const struct pci_state *st);
+void pci_container_free(struct pci_platform *p);
+json_object *pci_container_json(const struct pci_platform *p);
+json_object *pci_container_toolkit_json(const struct pci_platform *p);
 
 /* --- pci_text.c ---------------------------------------------------------------------------- */
 void pci_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);

@@ -121,7 +121,8 @@ class WslTests(gctest.TestCase):
         t.t.write("/proc/sys/kernel/osrelease", "6.1.0-28-amd64\n")
         r = self.pci(t)
         self.assertEqual(r.json["pci"]["platform"], {"kind": "bare-metal-or-vm", "dxg": False, "lib_dir": None,
-                                                      "osrelease": "6.1.0-28-amd64"})
+                                                      "osrelease": "6.1.0-28-amd64", "container": None,
+                                                      "nvidia_container_toolkit": None})
 
     def test_wsl1_cannot_use_a_gpu(self):
         t = self.wsl(device=None, dxg=False, osrelease="4.4.0-19041-Microsoft", wsl_libs=False, ldconf=False)

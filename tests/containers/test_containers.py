@@ -1,0 +1,212 @@
+"""End-to-end tests of containers (issue 31): trees laid out as a docker, podman or Kubernetes container's."""
+import os
+import shutil
+import sys
+import tempfile
+
+import gctest
+
+sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
+from test_pci import PciTree  # noqa: E402
+
+FAKE = os.environ["GC_FAKE_LIBCUDA"]
+FAKE_NVML = os.environ["GC_FAKE_NVML_DIR"] + "/libnvidia-ml.so.1"
+KVER = "580.159.04"
+ADDR = "0000:01:00.0"
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
+TOOLKIT_ENV = {"NVIDIA_VISIBLE_DEVICES": None, "NVIDIA_DRIVER_CAPABILITIES": None}
+
+
+class ContainerTree:
+    """A container's files on a host with an NVIDIA GPU. Where each fact comes from:
+    - /.dockerenv: Docker creates it, empty, in every container's root (moby daemon/initlayer);
+      /run/.containerenv: podman's (podman-run(1)).
+    - /proc/1/cgroup: cgroup v1 lines name the container's cgroup ("12:devices:/docker/<id>",
+      "/kubepods/besteffort/pod<uid>/<id>", "libpod-<id>.scope"); cgroup v2 with a private cgroup namespace
+      (Docker's default there) shows "0::/" and tells nothing.
+    - /sys/bus/pci and /proc/modules are the host's (sysfs is mounted read-only, /proc/modules is not
+      namespaced), and so is /proc/driver/nvidia without the toolkit (procfs's driver entries are global):
+      a container without --gpus still sees the GPU bound to nvidia and the module loaded, but has no
+      /dev/nvidia* (Docker's default /dev is a tmpfs holding only the standard nodes).
+    - With --gpus, libnvidia-container (src/nvc_mount.c) mounts a tmpfs over /proc/driver/nvidia, copies the
+      host's version file into it, bind-mounts /dev/nvidiactl, /dev/nvidia-uvm, /dev/nvidiaN and the driver's
+      libraries (libcuda.so.<version>, libnvidia-ml.so.<version>) into the container: /proc/mounts lists them."""
+
+    def __init__(self, tree, runtime="docker", gpus=True, cgroup=None):
+        self.p = PciTree(tree)
+        self.t = tree
+        self.root = tree.root
+        if runtime == "docker":
+            tree.write("/.dockerenv", "")
+        elif runtime == "podman":
+            tree.write("/run/.containerenv", 'engine="podman-4.3.1"\n')
+        tree.write("/proc/1/cgroup", cgroup if cgroup is not None else "0::/\n")
+        self.p.device(ADDR, 0x10de, 0x2330, 0x030200, driver="nvidia",
+                      link=("32.0 GT/s PCIe", 16, "32.0 GT/s PCIe", 16))
+        self.p.module("nvidia", 1)
+        self.p.module("nvidia_uvm")
+        self.p.nvidia_version(KVER, open_module=True)
+        mounts = ["overlay / overlay rw,relatime,lowerdir=/var/lib/docker/overlay2/l/A,upperdir=U,workdir=W 0 0",
+                  "proc /proc proc rw,nosuid,nodev,noexec,relatime 0 0",
+                  "tmpfs /dev tmpfs rw,nosuid,size=65536k,mode=755 0 0"]
+        if gpus:
+            for n in ("/dev/nvidiactl", "/dev/nvidia0", "/dev/nvidia-uvm"):
+                self.p.node(n)
+            mounts += ["tmpfs /proc/driver/nvidia tmpfs rw,nosuid,nodev,noexec,relatime,mode=555 0 0",
+                       "/dev/nvme0n1p1 %s/libcuda.so.%s ext4 ro,nosuid,nodev,relatime 0 0" % (LIBDIR, KVER),
+                       "/dev/nvme0n1p1 %s/libnvidia-ml.so.%s ext4 ro,nosuid,nodev,relatime 0 0" % (LIBDIR, KVER),
+                       "udev /dev/nvidiactl devtmpfs ro,nosuid,noexec,relatime,mode=755 0 0",
+                       "udev /dev/nvidia0 devtmpfs ro,nosuid,noexec,relatime,mode=755 0 0"]
+            for lib in ("libcuda.so", "libnvidia-ml.so"):
+                tree.write("%s/%s.%s" % (LIBDIR, lib, KVER), "")
+                tree.symlink("%s.%s" % (lib, KVER), "%s/%s.1" % (LIBDIR, lib))
+        tree.write("/proc/mounts", "\n".join(mounts) + "\n")
+
+
+class ContainerTests(gctest.TestCase):
+    def container(self, **kw):
+        return ContainerTree(self.make_tree(), **kw)
+
+    def pci(self, t, *extra, env=None):
+        e = dict(TOOLKIT_ENV)
+        e.update(env or {})
+        return self.run_json("pci", "--root", t.root, *extra, env=e)
+
+    def ids(self, r):
+        return sorted({f["id"] for f in r.json["findings"]})
+
+    # ---- recognition ----------------------------------------------------------------------------
+
+    def test_docker_with_gpu_recognised_no_findings(self):
+        r = self.pci(self.container())
+        plat = r.json["pci"]["platform"]
+        self.assertEqual(plat["container"], "docker", repr(r))
+        self.assertEqual(plat["kind"], "bare-metal-or-vm")
+        tk = plat["nvidia_container_toolkit"]
+        self.assertIs(tk["driver_tmpfs"], True, repr(tk))
+        self.assertEqual(tk["injected_libcuda"], "%s/libcuda.so.%s" % (LIBDIR, KVER))
+        self.assertIsNone(tk["visible_devices"])  # --root alone: the environment is not the tree's
+        self.assertEqual([i for i in self.ids(r) if i.startswith(("container.", "dev.", "drv."))], [], repr(r))
+
+    def test_podman_from_containerenv(self):
+        r = self.pci(self.container(runtime="podman"))
+        self.assertEqual(r.json["pci"]["platform"]["container"], "podman", repr(r))
+
+    def test_kubernetes_from_cgroup(self):
+        # a cgroup v1 pod container (containerd's CRI under the kubelet), no /.dockerenv
+        cg = ("12:devices:/kubepods/besteffort/pod3f1c2a4e-0b1d-4c7e-9a7f-1c2d3e4f5a6b/"
+              "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
+              "0::/kubepods/besteffort/pod3f1c2a4e-0b1d-4c7e-9a7f-1c2d3e4f5a6b/0123456789abcdef\n")
+        r = self.pci(self.container(runtime=None, cgroup=cg))
+        self.assertEqual(r.json["pci"]["platform"]["container"], "kubernetes", repr(r))
+
+    def test_docker_from_cgroup_v1(self):
+        cg = "12:devices:/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n"
+        r = self.pci(self.container(runtime=None, cgroup=cg))
+        self.assertEqual(r.json["pci"]["platform"]["container"], "docker", repr(r))
+
+    def test_host_is_no_container(self):
+        t = PciTree(self.make_tree())
+        t.t.write("/proc/1/cgroup", "0::/init.scope\n")
+        r = self.pci(t)
+        self.assertIsNone(r.json["pci"]["platform"]["container"], repr(r))
+        self.assertIsNone(r.json["pci"]["platform"]["nvidia_container_toolkit"])
+
+    # ---- failures -------------------------------------------------------------------------------
+
+    def test_started_without_gpus(self):
+        r = self.pci(self.container(gpus=False))
+        f = r.findings("container.no-gpu")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertIn("--gpus all", f[0]["hint"])
+        self.assertIn("nvidia.com/gpu=all", f[0]["hint"])
+        self.assertIn("container", f[0]["message"])
+        # the missing nodes are its consequences, not separate problems with a host's fix
+        missing = r.findings("dev.missing-node")
+        self.assertTrue(missing, repr(r))
+        for m in missing:
+            self.assertEqual(m["caused_by"]["id"], "container.no-gpu", repr(m))
+        self.assertIs(r.json["pci"]["platform"]["nvidia_container_toolkit"]["driver_tmpfs"], False)
+
+    def test_started_without_gpus_text_says_the_container(self):
+        t = self.container(gpus=False)
+        r = gctest.run("pci", "--root", t.root, env=dict(TOOLKIT_ENV))
+        self.assertIn("--gpus all", r.stdout, repr(r))
+        self.assertNotIn("nvidia-modprobe", r.stdout, repr(r))
+
+    def test_visible_devices_void(self):
+        for v in ("void", "none", ""):
+            r = self.pci(self.container(gpus=False), "--live", env={"NVIDIA_VISIBLE_DEVICES": v})
+            f = r.findings("container.no-gpu")
+            self.assertEqual(len(f), 1, repr(r))
+            self.assertIn("NVIDIA_VISIBLE_DEVICES", f[0]["message"])
+            self.assertEqual(r.json["pci"]["platform"]["nvidia_container_toolkit"]["visible_devices"], v)
+
+    def test_environment_ignored_without_live(self):
+        r = self.pci(self.container(), env={"NVIDIA_VISIBLE_DEVICES": "void",
+                                            "NVIDIA_DRIVER_CAPABILITIES": "compute"})
+        self.assertEqual([i for i in self.ids(r) if i.startswith("container.")], [], repr(r))
+
+    def test_compute_without_utility(self):
+        r = self.pci(self.container(), "--live", env={"NVIDIA_VISIBLE_DEVICES": "all",
+                                                      "NVIDIA_DRIVER_CAPABILITIES": "compute"})
+        f = r.findings("container.no-utility")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "warning")
+        self.assertIn("NVIDIA_DRIVER_CAPABILITIES=compute,utility", f[0]["hint"])
+        for ok in ("compute,utility", "utility, compute", "all"):
+            r = self.pci(self.container(), "--live", env={"NVIDIA_VISIBLE_DEVICES": "all",
+                                                          "NVIDIA_DRIVER_CAPABILITIES": ok})
+            self.assertNotIn("container.no-utility", self.ids(r), ok)
+
+    def test_catalogue_lists_container_ids(self):
+        r = gctest.run("--list-checks")
+        for fid in ("container.no-gpu", "container.no-utility", "container.devices-denied"):
+            self.assertIn(fid, r.stdout)
+
+    # ---- a healthy GPU container ----------------------------------------------------------------
+
+    def test_healthy_gpu_container_is_ready(self):
+        t = self.container()
+        lib = tempfile.mkdtemp(prefix="gc-libcuda-")
+        self.addCleanup(shutil.rmtree, lib, True)
+        shutil.copy(FAKE, os.path.join(lib, "libcuda.so.%s" % KVER))
+        os.symlink("libcuda.so.%s" % KVER, os.path.join(lib, "libcuda.so.1"))
+        shutil.copy(FAKE_NVML, os.path.join(lib, "libnvidia-ml.so.1"))
+        # OpenCL: PoCL only, for the loader in the children (host dir) and the ICD probe (inside --root)
+        vendors = tempfile.mkdtemp(prefix="gc-vendors-")
+        os.chmod(vendors, 0o755)
+        self.addCleanup(shutil.rmtree, vendors, True)
+        with open(POCL_ICD) as f:
+            pocl = f.read()
+        for base in (vendors, t.t.path(vendors)):
+            os.makedirs(base, exist_ok=True)
+            with open(os.path.join(base, "pocl.icd"), "w") as f:
+                f.write(pocl)
+        cache = tempfile.mkdtemp(prefix="gc-pocl-cache-")
+        self.addCleanup(shutil.rmtree, cache, True)
+        # the variables NVIDIA's CUDA images set (NVIDIA_VISIBLE_DEVICES=all, NVIDIA_DRIVER_CAPABILITIES=
+        # compute,utility), the fakes answering for the tree's GPU
+        env = {"LD_LIBRARY_PATH": lib, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
+               "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
+               "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "GC_FAKE_CUDA_BUSIDS": "00000000:01:00.0",
+               "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": ADDR, "GC_FAKE_NVML_DRIVER": KVER,
+               "GC_FAKE_NVML_MODE": None, "NVIDIA_VISIBLE_DEVICES": "all",
+               "NVIDIA_DRIVER_CAPABILITIES": "compute,utility", "OCL_ICD_VENDORS": vendors,
+               "POCL_CACHE_DIR": cache, "POCL_DEVICES": None}
+        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60", env=env,
+                          expect_rc=0, timeout=240)
+        doc = r.json
+        self.assertEqual(doc["pci"]["platform"]["container"], "docker")
+        # OpenCL here is PoCL alone (no nvidia.icd in the tree): the opencl probe's warnings that the GPU has no
+        # OpenCL device are OpenCL's question (tests/opencl); nothing else may warn
+        bad = [f for f in doc["findings"] if f["severity"] in ("warning", "error") and not f["id"].startswith("cl.")]
+        self.assertEqual(bad, [], repr(r))
+        self.assertIs(doc["verdict"]["ready"], True, repr(doc["verdict"]))
+        self.assertEqual({q["name"]: q["met"] for q in doc["verdict"]["requirements"]}, {"gpu": True})
+
+
+if __name__ == "__main__":
+    gctest.main()
