@@ -81,7 +81,15 @@ int hostfs_openat(const struct hostfs *fs, const char *path, int flags)
     memset(&how, 0, sizeof(how));
     how.flags = (uint64_t)(flags | O_CLOEXEC);
     how.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS;
-    fd = (int)syscall(SYS_openat2, fs->root_fd, rel, &how, sizeof(how));
+    /* openat2(2): with RESOLVE_IN_ROOT, a path whose walk meets ".." (a captured sysfs is full of
+     * "../../devices" links) fails with EAGAIN whenever any rename or mount on the system races the walk,
+     * and "the caller may choose to retry". On a busy machine (CI running tests side by side) that made a
+     * tree's attribute read fail now and then: retried, boundedly. */
+    for (int tries = 0;; tries++) {
+        fd = (int)syscall(SYS_openat2, fs->root_fd, rel, &how, sizeof(how));
+        if (fd >= 0 || errno != EAGAIN || tries >= 64)
+            break;
+    }
     if (fd >= 0)
         return fd;
     if (errno != ENOSYS && errno != EPERM)

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include <errno.h>
+#include <pthread.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -102,6 +103,46 @@ static void test_reads_through_links(void **state)
     hostfs_close(&fs);
 }
 
+/* Renames elsewhere on the system while reads walk "../" links in a tree: openat2's RESOLVE_IN_ROOT answers
+ * EAGAIN on such a race, which hostfs retries (CI saw a pci attribute read fail now and then). */
+static volatile int renamer_stop;
+
+static void *renamer(void *arg)
+{
+    const char *dir = arg;
+    char a[300], b[300];
+    snprintf(a, sizeof(a), "%s/ra", dir);
+    snprintf(b, sizeof(b), "%s/rb", dir);
+    FILE *f = fopen(a, "w");
+    if (f)
+        fclose(f);
+    while (!renamer_stop) {
+        if (rename(a, b) == 0)
+            rename(b, a);
+    }
+    return NULL;
+}
+
+static void test_reads_survive_concurrent_renames(void **state)
+{
+    (void)state;
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    pthread_t t;
+    renamer_stop = 0;
+    assert_int_equal(pthread_create(&t, NULL, renamer, tree), 0);
+    int failed = 0;
+    for (int i = 0; i < 20000; i++) {
+        uint64_t v = 0;
+        if (hostfs_read_u64(&fs, "/sys/bus/pci/devices/0000:00:02.0/vendor", &v) != 0 || v != 0x10de)
+            failed++;
+    }
+    renamer_stop = 1;
+    pthread_join(t, NULL);
+    hostfs_close(&fs);
+    assert_int_equal(failed, 0);
+}
+
 static void test_dangling_driver_link_readable(void **state)
 {
     (void)state;
@@ -192,6 +233,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_open_errors),
         cmocka_unit_test(test_reads_through_links),
+        cmocka_unit_test(test_reads_survive_concurrent_renames),
         cmocka_unit_test(test_dangling_driver_link_readable),
         cmocka_unit_test(test_cannot_escape_root),
         cmocka_unit_test(test_size_cap_and_directories),
