@@ -65,6 +65,42 @@ void cuda_node_labels(const struct report_section *sec,
     }
 }
 
+/* The CUDA major of the library at PATH as the cuda section lists it (data.libraries[].cuda_major), or -1. */
+static int cuda_lib_major(const struct report *r, const char *path)
+{
+    json_object *libs = jsonget(doctor_data(r, "cuda"), "libraries");
+    for (size_t i = 0; path && libs && json_object_is_type(libs, json_type_array) && i < json_object_array_length(libs); i++) {
+        json_object *l = json_object_array_get_idx(libs, i);
+        const char *p = jsonget_str(l, "path");
+        if (p && strcmp(p, path) == 0)
+            return (int)jsonget_int(l, "cuda_major", -1);
+    }
+    return -1;
+}
+
+/* REASONS (N of them) for the series of CUDA MAJOR: a library finding stays when one finding of that ID
+ * is about no library of another CUDA major (a CUDA 13 runtime's trouble is no reason of the CUDA 12
+ * series). A new array, NULL-terminated; the strings are REASONS'. */
+static const char **cuda_series_reasons(const struct report *r, const char **reasons, size_t n, int major)
+{
+    const char **out = calloc(n + 2, sizeof(*out));
+    size_t k = 0;
+    for (size_t i = 0; out && i < n; i++) {
+        bool keep = false, any = false;
+        for (size_t j = 0; j < r->n_findings && !keep; j++) {
+            const struct report_finding *f = &r->findings[j];
+            if (strcmp(f->id, reasons[i]) != 0)
+                continue;
+            any = true;
+            int m = cuda_lib_major(r, f->subject);
+            keep = m < 0 || m == major;
+        }
+        if (keep || !any)
+            out[k++] = reasons[i];
+    }
+    return out;
+}
+
 /* The CUDA wheel line and the cuda12/cuda13 targets: "CUDA for PyTorch / TensorFlow / JAX wheels
  * (CUDA 12, CUDA 13): ...". */
 void cuda_verdict(struct report *r, struct doctor_lines *out)
@@ -110,7 +146,9 @@ void cuda_verdict(struct report *r, struct doctor_lines *out)
         }
         char *detail = why ? str_printf("not ready: %s", why)
                            : str_printf("ready on %s", doctor_cuda_label(dev, label, sizeof(label)));
-        report_set_target(r, cuda_series[i].target, why == NULL, detail, reasons);
+        const char **mine = cuda_series_reasons(r, reasons, nreasons, cuda_series[i].cuda_major);
+        report_set_target(r, cuda_series[i].target, why == NULL, detail, mine ? mine : reasons);
+        free(mine);
         parts[i] = str_printf("%s %s", cuda_series[i].label, why ? detail : "ready");
         all_ready &= why == NULL;
         any_ready |= why == NULL;

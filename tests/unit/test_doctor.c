@@ -382,6 +382,41 @@ static void test_no_cause_across_apis(void **state)
     report_free(r);
 }
 
+/* Issue 25: the cuda12 target was blamed on a CUDA 13 library. A driver supporting CUDA 12.2 beside a CUDA 13
+ * runtime: the CUDA 13 series is not ready for that reason, the CUDA 12 series is ready and does not list it. */
+static void test_cuda_series_reasons_by_major(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    add(r, "cuda", "{\"driver\": {\"status\": \"ok\", \"driver_version\": 12020}, \"devices\": [{\"ordinal\": 0, "
+                   "\"name\": \"NVIDIA A100\", \"pci_address\": \"0000:00:06.0\", \"cc_major\": 8, \"cc_minor\": 0}], "
+                   "\"smoke\": [{\"ordinal\": 0, \"status\": \"pass\"}], \"libraries\": [{\"path\": "
+                   "\"/usr/local/cuda-13.0/lib/libcudart.so.13\", \"cuda_major\": 13}, {\"path\": "
+                   "\"/opt/venv/nvidia/cuda_runtime/lib/libcudart.so.12\", \"cuda_major\": 12}]}");
+    report_add_finding(r, "cuda.lib-driver-too-old", "/usr/local/cuda-13.0/lib/libcudart.so.13",
+                       "libcudart.so.13 (CUDA 13.0) needs NVIDIA driver 580 or newer");
+    report_add_finding(r, "cuda.lib-versions-differ", "/opt/venv/nvidia/cuda_runtime/lib/libcudart.so.12",
+                       "two copies of libcudart.so.12 differ");
+    struct cli_options o;
+    memset(&o, 0, sizeof(o));
+    char *err = NULL;
+    assert_int_equal(doctor_run(&o, r, &err), 0);
+    json_object *t12 = NULL, *t13 = NULL, *rs = NULL, *ready = NULL;
+    assert_true(json_object_object_get_ex(r->targets, "cuda12", &t12));
+    assert_true(json_object_object_get_ex(r->targets, "cuda13", &t13));
+    assert_true(json_object_object_get_ex(t12, "ready", &ready));
+    assert_true(json_object_get_boolean(ready));
+    assert_true(json_object_object_get_ex(t12, "reasons", &rs));
+    for (size_t i = 0; i < json_object_array_length(rs); i++)
+        assert_string_not_equal(json_object_get_string(json_object_array_get_idx(rs, i)), "cuda.lib-driver-too-old");
+    assert_true(json_object_object_get_ex(t13, "reasons", &rs));
+    bool found = false;
+    for (size_t i = 0; i < json_object_array_length(rs); i++)
+        found |= strcmp(json_object_get_string(json_object_array_get_idx(rs, i)), "cuda.lib-driver-too-old") == 0;
+    assert_true(found);
+    report_free(r);
+}
+
 /* Regression (the H100 machine, gpucheckup 0.1): no OpenCL platform lists the GPU (only PoCL), but
  * the GPU computes through CUDA. The verdict was "not ready" with cl.cpu-only as the error. */
 static void test_cuda_gpu_makes_gpu_target_ready(void **state)
@@ -645,6 +680,7 @@ int main(void)
         cmocka_unit_test(test_cuda_gpu_makes_gpu_target_ready),
         cmocka_unit_test(test_compute_paths_across_apis),
         cmocka_unit_test(test_no_cause_across_apis),
+        cmocka_unit_test(test_cuda_series_reasons_by_major),
         cmocka_unit_test(test_cuda_wheel_lines),
         cmocka_unit_test(test_catalogue_layers),
         cmocka_unit_test(test_catalogue_flags),
