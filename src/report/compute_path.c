@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <strings.h>
 
 #include "probe.h"
@@ -65,11 +66,12 @@ size_t compute_paths_gpus(const struct compute_paths *ps, enum compute_proof pro
     return n;
 }
 
-bool compute_paths_serve(const struct compute_paths *ps, const char *addr, const char **label)
+bool compute_paths_serve(const struct compute_paths *ps, const char *addr, const char *other_than, const char **label)
 {
     for (size_t i = 0; addr && i < ps->n; i++) {
         const struct compute_path *p = &ps->v[i];
-        if (p->gpu && p->proof != COMPUTE_FAILED && p->pci_address && strcasecmp(p->pci_address, addr) == 0) {
+        if (p->gpu && p->proof != COMPUTE_FAILED && p->pci_address && strcasecmp(p->pci_address, addr) == 0 &&
+            (!other_than || !p->api || strcmp(p->api, other_than) != 0)) {
             if (label)
                 *label = p->api_label;
             return true;

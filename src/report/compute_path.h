@@ -54,9 +54,9 @@ void compute_paths_free(struct compute_paths *ps);
 /* Distinct GPUs (one per PCI address; each without one counts alone) with a path whose proof is PROOF;
  * *FIRST (may be NULL) gets the first such path. */
 size_t compute_paths_gpus(const struct compute_paths *ps, enum compute_proof proof, const struct compute_path **first);
-/* Is the GPU at PCI address ADDR reached by a path that did not fail (passed, or there and untested)?
- * *LABEL (may be NULL) gets the api_label of the first such path. */
-bool compute_paths_serve(const struct compute_paths *ps, const char *addr, const char **label);
+/* Is the GPU at PCI address ADDR reached by a path of an API other than OTHER_THAN (NULL: any) that did
+ * not fail (passed, or there and untested)? *LABEL (may be NULL) gets the api_label of the first such path. */
+bool compute_paths_serve(const struct compute_paths *ps, const char *addr, const char *other_than, const char **label);
 /* "ADDR NAME" of P in BUF (either part may be missing). */
 const char *compute_path_label(const struct compute_path *p, char *buf, size_t len);
 

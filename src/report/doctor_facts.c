@@ -124,17 +124,11 @@ bool doctor_gpus_served(const struct report *r, const struct compute_paths *ps, 
         if (vendor && (!bus[i].vendor || strcmp(bus[i].vendor, vendor) != 0))
             continue;
         gpus++;
-        bool ok = false;
-        for (size_t j = 0; bus[i].pci_address && j < ps->n && !ok; j++) {
-            const struct compute_path *c = &ps->v[j];
-            ok = c->gpu && c->proof != COMPUTE_FAILED && c->pci_address &&
-                 strcasecmp(c->pci_address, bus[i].pci_address) == 0 &&
-                 (!other_than || !c->api || strcmp(c->api, other_than) != 0);
-            if (ok && !*via)
-                *via = c->api_label;
-        }
-        if (!ok)
+        const char *label = NULL;
+        if (!compute_paths_serve(ps, bus[i].pci_address, other_than, &label))
             return false;
+        if (!*via)
+            *via = label;
     }
     return gpus > 0;
 }
