@@ -114,6 +114,25 @@ const struct vendor *vendor_by_module(const char *module)
     return NULL;
 }
 
+const char *vendor_in_text(const char *s)
+{
+    if (!s)
+        return NULL;
+    /* Driver, module and device-node names as well as the vendors' own: "nouveau" says NVIDIA as surely
+     * as "nvidia" does. */
+    static const struct {
+        const char *word, *vendor;
+    } words[] = {
+        {"nvidia", "nvidia"}, {"nouveau", "nvidia"}, {"geforce", "nvidia"},
+        {"amdgpu", "amd"},    {"radeon", "amd"},     {"/dev/kfd", "amd"},   {"advanced micro", "amd"},
+        {"amd", "amd"},       {"rocm", "amd"},       {"intel", "intel"},    {"i915", "intel"},
+    };
+    for (size_t i = 0; i < VENDOR_N(words); i++)
+        if (strcasestr(s, words[i].word))
+            return words[i].vendor;
+    return NULL;
+}
+
 const struct vendor *vendor_by_pci_text(const char *hex)
 {
     if (!hex)

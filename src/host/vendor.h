@@ -56,6 +56,9 @@ const struct vendor *vendor_by_name(const char *name);
 const struct vendor *vendor_by_module(const char *module);
 /* The vendor of a PCI vendor ID written as in the pci section ("10de" or "0x10de"), or NULL. */
 const struct vendor *vendor_by_pci_text(const char *hex);
+/* The vendor ("nvidia", "amd", "intel") a piece of text names (a finding's subject or message: "nouveau",
+ * "/dev/kfd", "ROCm", "i915"...), the first word found, case-insensitive; NULL when it names none. */
+const char *vendor_in_text(const char *s);
 /* True when LIST (NULL-terminated, may be NULL) holds S (exact). */
 bool vendor_list_has(const char *const *list, const char *s);
 

@@ -208,23 +208,6 @@ bool doctor_eval_require(const struct report *r, const char *name, char **detail
 
 /* ---- root causes ---- */
 
-static const char *doctor_vendor_from_text(const char *s)
-{
-    if (!s)
-        return NULL;
-    static const struct {
-        const char *word, *vendor;
-    } words[] = {
-        {"nvidia", "nvidia"}, {"nouveau", "nvidia"}, {"geforce", "nvidia"},
-        {"amdgpu", "amd"},    {"radeon", "amd"},     {"/dev/kfd", "amd"},   {"advanced micro", "amd"},
-        {"amd", "amd"},       {"rocm", "amd"},       {"intel", "intel"},    {"i915", "intel"},
-    };
-    for (size_t i = 0; i < sizeof(words) / sizeof(words[0]); i++)
-        if (strcasestr(s, words[i].word))
-            return words[i].vendor;
-    return NULL;
-}
-
 const char *doctor_finding_vendor(const struct report *r, const struct report_finding *f)
 {
     /* A probe of one vendor's stack: every finding of it is about that vendor. */
@@ -243,15 +226,15 @@ const char *doctor_finding_vendor(const struct report *r, const struct report_fi
             const char *text = NULL;
             const char *v = pr->subject_vendor(s, subj, &text);
             if (!v && text)
-                v = doctor_vendor_from_text(text);
+                v = vendor_in_text(text);
             if (v || text)
                 return v;
         }
-        const char *v = doctor_vendor_from_text(subj);
+        const char *v = vendor_in_text(subj);
         if (v)
             return v;
     }
-    return doctor_vendor_from_text(f->message);
+    return vendor_in_text(f->message);
 }
 
 /* The layer of the GPU stack finding ID is about (its catalogue row), 0 when it is not about the GPU
