@@ -178,6 +178,19 @@ static json_object *pci_data(const char *source, int visible, const char *const 
     return o;
 }
 
+/* The vendor a finding's subject or message names: module, driver and node names count. */
+static void test_vendor_in_text(void **state)
+{
+    (void)state;
+    assert_string_equal(vendor_in_text("nouveau is loaded"), "nvidia");
+    assert_string_equal(vendor_in_text("/dev/kfd: Permission denied"), "amd");
+    assert_string_equal(vendor_in_text("the ROCm runtime"), "amd");
+    assert_string_equal(vendor_in_text("bound to I915"), "intel");
+    assert_null(vendor_in_text("/etc/OpenCL/vendors/pocl.icd"));
+    assert_null(vendor_in_text(""));
+    assert_null(vendor_in_text(NULL));
+}
+
 static void test_hardware(void **state)
 {
     (void)state;
@@ -241,6 +254,7 @@ int main(void)
         cmocka_unit_test(test_opencl_driver_by_platform),
         cmocka_unit_test(test_rows_are_consistent),
         cmocka_unit_test(test_hardware),
+        cmocka_unit_test(test_vendor_in_text),
         cmocka_unit_test(test_pci_modules_follow_the_table),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
