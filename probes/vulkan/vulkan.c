@@ -119,6 +119,16 @@ static void vulkan_smoke_all(struct probe_ctx *ctx, struct vulkan_driver *d, siz
     free(idx);
 }
 
+/* The GPUs the pci section lists, or -1 without PCI facts. */
+static long vulkan_bus_gpus(struct probe_ctx *ctx)
+{
+    struct report_section *pci = report_find_section(ctx->report, "pci");
+    size_t n = 0;
+    if (!pci || pci->status != REPORT_STATUS_OK || !jsonget_array(pci->data, "devices", &n))
+        return -1;
+    return (long)n;
+}
+
 /* The stack as a whole: nothing installed, no loader, no driver, no device. */
 static void vulkan_stack_findings(struct probe_ctx *ctx, const struct result_vulkan *res, size_t n_manifests)
 {
@@ -133,7 +143,9 @@ static void vulkan_stack_findings(struct probe_ctx *ctx, const struct result_vul
     } else if (n_manifests == 0) {
         report_add_finding(r, "vulkan.no-drivers", NULL, "%s is installed, but no Vulkan driver manifest is in the "
                            "loader's search path", res->loader);
-    } else if (res->n_devs == 0) {
+    } else if (res->n_devs == 0 && vulkan_bus_gpus(ctx) <= 0) {
+        /* Only without a GPU on the bus: with one, what keeps Vulkan from it (a driver's missing library, a
+         * driver that lists no device) must stay a fault, not be made information by this row. */
         report_add_finding(r, "vulkan.no-device", NULL, "Vulkan is installed (%zu driver manifest%s), but no driver "
                            "lists a device", n_manifests, n_manifests == 1 ? "" : "s");
     }
