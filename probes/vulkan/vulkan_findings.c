@@ -15,7 +15,7 @@ const struct check vulkan_checks[] = {
      "(Debian: libvulkan1 and mesa-vulkan-drivers, or your GPU vendor's Vulkan driver).",
      CHECK_LAYER_LOADER | CHECK_F_NO_DEVICE | CHECK_F_NEVER_CAUSE},
     {"vulkan.no-loader", REPORT_SEV_ERROR, "Vulkan drivers are installed but the Vulkan loader (libvulkan.so.1) is missing",
-     "Install the loader (Debian: libvulkan1); every Vulkan program needs it.", CHECK_LAYER_LOADER | CHECK_F_CAUSES_ALL},
+     "Install the loader (Debian: libvulkan1); every Vulkan program needs it.", CHECK_LAYER_LOADER},
     {"vulkan.no-drivers", REPORT_SEV_INFO, "The Vulkan loader is installed but no driver manifest (ICD JSON) is registered",
      "Install a Vulkan driver (Debian: mesa-vulkan-drivers for AMD, Intel and the lavapipe CPU device; NVIDIA's "
      "driver for NVIDIA GPUs), or point VK_DRIVER_FILES at its manifest.", CHECK_LAYER_DRIVER | CHECK_F_NO_DEVICE},

@@ -234,6 +234,12 @@ class VulkanTests(gctest.TestCase):
                          {"/usr/share/vulkan/icd.d/broken.json"}, r)
         r = self.run_json("vulkan", "--root", t.path(""), env=env, expect_rc=0)
         self.assertEqual(r.json["vulkan"]["status"], "skipped")
+        # A tree with a driver manifest and no loader (its ld.so.cache and library folders hold none).
+        shutil.copy(lvp_manifest(), t.path("usr/share/vulkan/icd.d/lvp.json"))
+        r = self.run_json("vulkan", "--root", t.path(""), "--live", env=env, expect_rc=1)
+        self.assertIsNone(r.json["vulkan"]["loader"])
+        self.assertEqual(self.finding(r, "vulkan.no-loader")["severity"], "error")
+        self.assertEqual({d["status"] for d in r.json["vulkan"]["drivers"]}, {"malformed", "missing-library"})
 
 
 if __name__ == "__main__":
