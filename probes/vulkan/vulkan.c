@@ -151,6 +151,33 @@ static void vulkan_stack_findings(struct probe_ctx *ctx, const struct result_vul
     }
 }
 
+/* Each display GPU the pci section lists that no Vulkan device is (by PCI address): info, and only when every
+ * Vulkan GPU device gave its address (without one, a GPU may be that device). */
+static void vulkan_gpus_without_device(struct probe_ctx *ctx, const struct result_vulkan *res)
+{
+    for (size_t i = 0; i < res->n_devs; i++)
+        if (res->devs[i].type != RESULT_VULKAN_TYPE_CPU && !res->devs[i].pci_address)
+            return;
+    struct report_section *pci = report_find_section(ctx->report, "pci");
+    size_t n = 0;
+    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "devices", &n) : NULL;
+    for (size_t i = 0; devs && i < n; i++) {
+        json_object *g = json_object_array_get_idx(devs, i);
+        const char *addr = jsonget_str(g, "address"), *cls = jsonget_str(g, "class");
+        if (!addr || !cls || !str_starts_with(cls, "03"))
+            continue; /* a display controller: accelerators without graphics rarely have Vulkan at all */
+        bool found = false;
+        for (size_t j = 0; j < res->n_devs && !found; j++)
+            found = res->devs[j].pci_address && strcmp(res->devs[j].pci_address, addr) == 0;
+        if (found)
+            continue;
+        const char *name = jsonget_str(g, "device_name"), *vendor = jsonget_str(g, "vendor_name");
+        report_add_finding(ctx->report, "vulkan.gpu-without-device", addr, "GPU %s (%s%s%s) has no Vulkan device: no "
+                           "installed Vulkan driver lists it", addr, vendor ? vendor : "vendor unknown",
+                           name ? " " : "", name ? name : "");
+    }
+}
+
 static void vulkan_fill_drivers(struct result_vulkan *res, const struct vulkan_driver *d, size_t n)
 {
     for (size_t i = 0; i < n; i++) {
@@ -186,6 +213,8 @@ static int vulkan_run(struct probe_ctx *ctx, struct report_section *sec)
     vulkan_collect_devices(ctx, d, n, res);
     vulkan_smoke_all(ctx, d, n, res);
     vulkan_stack_findings(ctx, res, n);
+    if (res->loader && n > 0)
+        vulkan_gpus_without_device(ctx, res);
     vulkan_fill_drivers(res, d, n);
     for (size_t i = 0; i < n; i++)
         vulkan_driver_free(&d[i]);

@@ -49,6 +49,10 @@ const struct check vulkan_checks[] = {
     {"vulkan.driver-no-device", REPORT_SEV_WARNING, "A Vulkan driver lists no device although its GPU is on the bus",
      "Check that the GPU's kernel driver is loaded (`gpucheckup pci`) and that you may open /dev/dri/renderD* "
      "(add yourself to the render group).", CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR},
+    {"vulkan.gpu-without-device", REPORT_SEV_INFO, "A GPU on the PCI bus has no Vulkan device",
+     "Vulkan programs (llama.cpp's Vulkan backend, ncnn) cannot use it: install its Vulkan driver (Debian: "
+     "mesa-vulkan-drivers for AMD and Intel; NVIDIA's driver ships its own), or ignore this if it computes "
+     "through CUDA or ROCm.", CHECK_LAYER_DRIVER | CHECK_F_NEVER_ROOT | CHECK_F_NEVER_CAUSE},
     {"vulkan.no-device", REPORT_SEV_INFO, "Vulkan is installed but no driver lists a device",
      "Nothing to fix unless you want Vulkan compute: install the Vulkan driver of your GPU.",
      CHECK_LAYER_RUNTIME | CHECK_F_NO_DEVICE},

@@ -6,12 +6,17 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 import time
 
 import gctest
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "pci"))
+from test_pci import PciTree  # noqa: E402  (the pci tests' fake sysfs trees)
+
 ICD_DIR = "/usr/share/vulkan/icd.d"
+LOADER = (glob.glob("/usr/lib/*/libvulkan.so.1") + glob.glob("/lib/*/libvulkan.so.1") + ["libvulkan.so.1"])[0]
 FAKE = os.environ["GC_FAKE_VK_ICD"]
 # PCI vendor IDs of the hardware each Mesa driver needs (a GPU of that vendor on the bus).
 MESA_GPU_DRIVERS = {"intel": {0x8086}, "intel_hasvk": {0x8086}, "radeon": {0x1002, 0x1022}}
@@ -240,6 +245,45 @@ class VulkanTests(gctest.TestCase):
         self.assertIsNone(r.json["vulkan"]["loader"])
         self.assertEqual(self.finding(r, "vulkan.no-loader")["severity"], "error")
         self.assertEqual({d["status"] for d in r.json["vulkan"]["drivers"]}, {"malformed", "missing-library"})
+
+    def gpu_tree(self, manifests):
+        """A tree whose PCI bus the pci tests' helper lays out, holding MANIFESTS (copied from this machine)
+        placeholders for their libraries and a copy of the loader (the children load this machine's)."""
+        t = PciTree(self.make_tree())
+        for m in manifests:
+            t.t.write("/usr/share/vulkan/icd.d/" + os.path.basename(m), open(m, encoding="utf-8").read())
+            lib = json.load(open(m, encoding="utf-8"))["ICD"]["library_path"]
+            t.t.write(lib, "")
+            # the loader's search reads ELF headers: a copy of this machine's loader
+            shutil.copy(os.path.realpath(LOADER), t.t.path(os.path.join(os.path.dirname(lib), "libvulkan.so.1")))
+        return t
+
+    def tree_env(self):
+        return {"VK_DRIVER_FILES": None, "VK_ICD_FILENAMES": None, "VK_ADD_DRIVER_FILES": None,
+                "XDG_CONFIG_HOME": None, "XDG_CONFIG_DIRS": None, "XDG_DATA_HOME": None, "XDG_DATA_DIRS": None,
+                "HOME": "/nonexistent"}
+
+    def test_gpu_driver_without_device_while_its_gpu_is_there_warns(self):
+        intel = sorted(glob.glob(os.path.join(ICD_DIR, "intel_icd.*.json")))
+        self.assertTrue(intel, "mesa-vulkan-drivers' Intel manifest is missing")
+        t = self.gpu_tree(intel[:1])
+        t.device("0000:00:02.0", 0x8086, 0x4680, 0x030000, driver="i915", drm=("card0", "renderD128"))
+        t.module("i915", 1)
+        r = self.run_json("vulkan", "--root", t.root, "--live", env=self.tree_env())
+        f = self.finding(r, "vulkan.driver-no-device")
+        self.assertEqual(f["severity"], "warning")
+        self.assertIn("0000:00:02.0", json.dumps(f["evidence"]))
+        self.assertFalse(r.findings("vulkan.absent-hardware"))
+        self.assertEqual(self.finding(r, "vulkan.gpu-without-device")["subject"], "0000:00:02.0")
+
+    def test_gpu_without_vulkan_device_is_info(self):
+        t = self.gpu_tree([lvp_manifest()])
+        t.healthy_nvidia()
+        r = self.run_json("vulkan", "--root", t.root, "--live", env=self.tree_env(), expect_rc=0)
+        f = self.finding(r, "vulkan.gpu-without-device")
+        self.assertEqual((f["subject"], f["severity"]), ("0000:01:00.0", "info"))
+        self.assertEqual(r.json["vulkan"]["devices"][0]["smoke"]["status"], "pass")
+        self.assertEqual(r.json["verdict"]["counts"]["warning"], 0, r)
 
 
 if __name__ == "__main__":
