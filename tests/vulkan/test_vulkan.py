@@ -207,6 +207,14 @@ class VulkanTests(gctest.TestCase):
                     expect_rc=1)
         self.assertIn("libvulkan_no_such_driver.so", self.finding(r, "vulkan.missing-library")["message"])
 
+    def test_bad_driver_files_values(self):
+        # What VK_DRIVER_FILES may hold, however odd: never a crash, a clear status for each entry.
+        for value, status in (("relative.json", "unreadable"), (":::", None), ("/x" * 3000, "unreadable"),
+                              ("/dev/zero", "unreadable"), ("/proc/self/mem", "unreadable"), ("/etc", None)):
+            r = self.vk(value, expect_rc=0)
+            got = {d["status"] for d in r.json["vulkan"]["drivers"]}
+            self.assertEqual(got, {status} if status else set(), r)
+
     def test_no_drivers(self):
         empty = os.path.join(self.tmp, "empty")
         os.mkdir(empty)
