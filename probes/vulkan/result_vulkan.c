@@ -72,7 +72,7 @@ struct result_vulkan_dev *result_vulkan_add_dev(struct result_vulkan *r)
     memset(d, 0, sizeof(*d));
     d->index = -1;
     d->type = -1;
-    d->vendor_id = d->device_id = d->subgroup_size = -1;
+    d->vendor_id = d->device_id = d->subgroup_size = d->driver_id = -1;
     d->smoke = -1;
     return d;
 }
@@ -131,6 +131,7 @@ static json_object *result_vulkan_dev_json(const struct result_vulkan_dev *d)
     json_object_object_add(o, "driver_version", jsonstr_or_null(d->driver_version));
     json_object_object_add(o, "vendor_id", result_vulkan_int(d->vendor_id));
     json_object_object_add(o, "device_id", result_vulkan_int(d->device_id));
+    json_object_object_add(o, "driver_id", result_vulkan_int(d->driver_id));
     json_object_object_add(o, "driver_name", jsonstr_or_null(d->driver_name));
     json_object_object_add(o, "driver_info", jsonstr_or_null(d->driver_info));
     json_object_object_add(o, "pci_address", jsonstr_or_null(d->pci_address));
@@ -203,6 +204,7 @@ void result_vulkan_dev_read(struct result_vulkan_dev *d, json_object *o)
     d->driver_version = result_vulkan_str(o, "driver_version");
     d->vendor_id = result_vulkan_nonneg(o, "vendor_id");
     d->device_id = result_vulkan_nonneg(o, "device_id");
+    d->driver_id = result_vulkan_nonneg(o, "driver_id");
     d->driver_name = result_vulkan_str(o, "driver_name");
     d->driver_info = result_vulkan_str(o, "driver_info");
     d->pci_address = result_vulkan_str(o, "pci_address");

@@ -252,6 +252,7 @@ static void vulkan_child_props2(struct vulkan_loader *l, VkPhysicalDevice pd, ui
     if (api >= VK_API_VERSION_1_1)
         json_object_object_add(o, "subgroup_size", json_object_new_int64(sp.subgroupSize));
     if (drv) {
+        json_object_object_add(o, "driver_id", json_object_new_int64(dp.driverID));
         json_object_object_add(o, "driver_name", vulkan_child_str(dp.driverName, VK_MAX_DRIVER_NAME_SIZE));
         json_object_object_add(o, "driver_info", vulkan_child_str(dp.driverInfo, VK_MAX_DRIVER_INFO_SIZE));
     }

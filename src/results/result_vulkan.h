@@ -63,6 +63,7 @@ struct result_vulkan_dev {
     char *api_version;    /* "1.3.230" */
     char *driver_version; /* decoded as vulkaninfo does ("0.0.1", NVIDIA's "535.183.1") */
     int64_t vendor_id, device_id; /* -1: unknown */
+    int64_t driver_id;    /* VkPhysicalDeviceDriverProperties.driverID (VkDriverId: 13 is Mesa's llvmpipe), -1: unknown */
     char *driver_name, *driver_info; /* VkPhysicalDeviceDriverProperties, NULL: not supported */
     char *pci_address;    /* VK_EXT_pci_bus_info: "0000:01:00.0", NULL: not given */
     enum gc_tri on_pci_bus; /* the pci section lists that address */

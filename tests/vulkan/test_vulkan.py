@@ -128,6 +128,10 @@ class VulkanTests(gctest.TestCase):
         self.assertEqual(dev["vendor_id"], int(vi["vendorID"], 16))
         self.assertEqual(dev["device_id"], int(vi["deviceID"], 16))
         self.assertEqual(dev["driver_name"], vi["driverName"])
+        # driverID: vulkaninfo prints the enum's name, the Vulkan headers give its value
+        with open("/usr/include/vulkan/vulkan_core.h", encoding="utf-8") as f:
+            ids = dict(re.findall(r"^\s+VK_(DRIVER_ID_\w+) = (\d+),", f.read(), re.M))
+        self.assertEqual(dev["driver_id"], int(ids[vi["driverID"]]))
         self.assertEqual(dev["driver_info"], vi["driverInfo"])
 
     def test_fake_crash_in_init(self):

@@ -77,13 +77,13 @@ static const char *VK_DOC =
     "\"status\":\"ok\",\"detail\":\"1 device\"},{\"manifest\":\"/x.json\",\"library\":null,\"api_version\":null,"
     "\"status\":\"malformed\",\"detail\":\"malformed: not JSON\"}],\"devices\":[{\"driver\":\"/usr/share/vulkan/"
     "icd.d/lvp_icd.x86_64.json\",\"index\":0,\"name\":\"llvmpipe\",\"type\":\"cpu\",\"api_version\":\"1.3.230\","
-    "\"driver_version\":\"0.0.1\",\"vendor_id\":65541,\"device_id\":0,\"driver_name\":\"llvmpipe\",\"driver_info\":"
+    "\"driver_version\":\"0.0.1\",\"vendor_id\":65541,\"device_id\":0,\"driver_id\":13,\"driver_name\":\"llvmpipe\",\"driver_info\":"
     "\"Mesa 22.3.6\",\"pci_address\":null,\"on_pci_bus\":null,\"subgroup_size\":8,\"storage_16bit\":true,"
     "\"shader_float16\":true,\"shader_int8\":false,\"queue_families\":[{\"index\":0,\"count\":1,\"compute\":true,"
     "\"graphics\":true,\"transfer\":true}],\"memory_heaps\":[{\"size\":2147483648,\"device_local\":true}],\"smoke\":"
     "{\"status\":\"pass\",\"n\":256,\"kernel_ms\":12.5,\"gflops\":2.68}},{\"driver\":\"/f.json\",\"index\":0,\"name\":"
     "\"fake\",\"type\":\"discrete-gpu\",\"api_version\":\"1.0.0\",\"driver_version\":\"0.1.2\",\"vendor_id\":4660,"
-    "\"device_id\":22136,\"driver_name\":null,\"driver_info\":null,\"pci_address\":\"0000:01:00.0\",\"on_pci_bus\":"
+    "\"device_id\":22136,\"driver_id\":null,\"driver_name\":null,\"driver_info\":null,\"pci_address\":\"0000:01:00.0\",\"on_pci_bus\":"
     "false,\"subgroup_size\":null,\"storage_16bit\":null,\"shader_float16\":null,\"shader_int8\":null,"
     "\"queue_families\":[],\"memory_heaps\":[],\"smoke\":{\"status\":\"wrong-result\"}}],\"notes\":[\"n\"]}";
 
@@ -108,6 +108,8 @@ static void test_result_round_trip_and_paths(void **state)
     assert_int_equal(v->devs[0].type, RESULT_VULKAN_TYPE_CPU);
     assert_int_equal(v->devs[0].smoke, RESULT_VULKAN_SMOKE_PASS);
     assert_int_equal(v->devs[0].shader_int8, GC_TRI_NO);
+    assert_int_equal(v->devs[0].driver_id, 13);
+    assert_int_equal(v->devs[1].driver_id, -1);
     assert_int_equal(v->devs[1].subgroup_size, -1);
     assert_int_equal(v->devs[1].on_pci_bus, GC_TRI_NO);
     /* One compute path per device: lavapipe passed (not a GPU), the fake GPU failed. */
