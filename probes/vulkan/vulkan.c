@@ -225,6 +225,23 @@ static int vulkan_run(struct probe_ctx *ctx, struct report_section *sec)
     return PROBE_DONE;
 }
 
+/* A finding's subject that is one of the section's manifests: its driver's vendor, or its library's path for
+ * the doctor's vendor words. */
+static const char *vulkan_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
+{
+    const struct result_vulkan *res = sec->result;
+    for (size_t i = 0; res && subject && i < res->n_drivers; i++) {
+        const struct result_vulkan_driver *d = &res->drivers[i];
+        if (!d->manifest || strcmp(d->manifest, subject) != 0)
+            continue;
+        const char *v = vulkan_driver_vendor(d->library);
+        if (!v)
+            *text = d->library;
+        return v;
+    }
+    return NULL;
+}
+
 /* The pci section ties devices to the bus, and says whether a GPU driver's hardware is here. */
 static const char *const vulkan_deps[] = {"pci", NULL};
 
@@ -244,4 +261,5 @@ const struct probe probe_vulkan = {
     .verdict = vulkan_verdict,
     .node_labels = vulkan_node_labels,
     .print_text = vulkan_print_text,
+    .subject_vendor = vulkan_subject_vendor,
 };

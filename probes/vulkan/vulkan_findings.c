@@ -105,6 +105,12 @@ static const struct vendor_cl *vulkan_hw_of(const char *library)
     return NULL;
 }
 
+const char *vulkan_driver_vendor(const char *library)
+{
+    const struct vendor_cl *hw = vulkan_hw_of(library);
+    return hw ? hw->vendor : NULL;
+}
+
 /* D lists no device (WHAT says how; FAILED: it failed rather than listed none): absent hardware (info),
  * else a failure (error), idle (unknown hardware, info) or a GPU that is there and not listed (warning). */
 static void vulkan_no_device(struct probe_ctx *ctx, struct vulkan_driver *d, const char *what, bool failed)

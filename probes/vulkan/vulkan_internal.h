@@ -63,6 +63,9 @@ json_object *vulkan_child_smoke(void *arg);
 /* The findings (vulkan_findings.c): each driver's outcome, and the stack as a whole. */
 void vulkan_driver_outcome(struct probe_ctx *ctx, struct vulkan_driver *d, const struct isolate_result *res);
 void vulkan_smoke_outcome(struct probe_ctx *ctx, struct result_vulkan_dev *dev, const struct isolate_result *res);
+/* The GPU vendor (vendor.h's name: "intel", "amd", "nvidia") a driver LIBRARY is for, by its file name;
+ * NULL for a CPU driver or one not known. */
+const char *vulkan_driver_vendor(const char *library);
 extern const struct check vulkan_checks[];
 extern const size_t vulkan_n_checks;
 
