@@ -12,6 +12,7 @@ extern const struct probe probe_opencl;
 extern const struct probe probe_smoke;
 extern const struct probe probe_bench;
 extern const struct probe probe_frameworks;
+extern const struct probe probe_vulkan;
 
 /* A build may list more probes after these: the test suite's fake compute API (tests/fakeapi/) compiles
  * this file again with GPUCHECKUP_EXTRA_PROBES naming a header that declares its probes and defines
@@ -35,6 +36,7 @@ const struct probe *const probe_registry[] = {
     &probe_opencl,
     &probe_smoke,
     &probe_frameworks,
+    &probe_vulkan,
     &probe_bench,
     GPUCHECKUP_EXTRA_PROBE_ROWS
     NULL,

@@ -9,6 +9,7 @@
 #include "report.h"
 #include "results/result_cuda.h"
 #include "results/result_smoke.h"
+#include "results/result_vulkan.h"
 
 /* OPS's result read from DATA (taken), its section printed: a heap string, or NULL when out of memory.
  * The readers of the doctor run over it on the way. */
@@ -51,6 +52,14 @@ static char *fuzz_results_round(const struct report_result_ops *ops, json_object
         }
         if (c && c->driver_status != -1 && !gc_name(&result_cuda_driver_status_names, c->driver_status))
             abort();
+        const struct result_vulkan *v = result_vulkan_get(r);
+        for (size_t i = 0; v && i < v->n_devs; i++)
+            if ((v->devs[i].smoke != -1 && !gc_name(&result_vulkan_smoke_status_names, v->devs[i].smoke)) ||
+                (v->devs[i].type != -1 && !gc_name(&result_vulkan_dev_type_names, v->devs[i].type)))
+                abort();
+        for (size_t i = 0; v && i < v->n_drivers; i++)
+            if (v->drivers[i].status != -1 && !gc_name(&result_vulkan_driver_status_names, v->drivers[i].status))
+                abort();
         /* The doctor's reads must not trip on anything a capture can hold. */
         const struct result_smoke_dev *first = NULL;
         if (doctor_passed_devices(r, true, doctor_fp64_passed, &first) > 0 && !first)
@@ -88,7 +97,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 65536)
         return 0;
-    static const struct report_result_ops *const kinds[] = {&result_smoke_ops, &result_cuda_ops};
+    static const struct report_result_ops *const kinds[] = {&result_smoke_ops, &result_cuda_ops, &result_vulkan_ops};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         json_tokener *tok = json_tokener_new();
         if (!tok)

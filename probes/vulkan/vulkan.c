@@ -1,0 +1,265 @@
+/* vulkan.c: the vulkan probe: the Vulkan loader, each driver manifest loaded alone, each device and its compute smoke test. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "compute_options.h"
+#include "jsonget.h"
+#include "ldsearch.h"
+#include "strutil.h"
+#include "vulkan_internal.h"
+
+static const char *vulkan_getenv(const char *name)
+{
+    return getenv(name);
+}
+
+/* The loader as dlopen("libvulkan.so.1") finds it (through hostfs: a tree's own under --root), or NULL. */
+static char *vulkan_find_loader(struct probe_ctx *ctx)
+{
+    struct ldsearch s;
+    if (ldsearch_init(&s, ctx->fs, getenv("LD_LIBRARY_PATH")) != 0)
+        return NULL;
+    const char *via = NULL;
+    char *p = ldsearch_find(&s, "libvulkan.so.1", &via);
+    ldsearch_free(&s);
+    return p;
+}
+
+/* Each loadable driver alone in its own child, all at once, with half of what is left: the smoke tests
+ * keep the other half even when a driver hangs. */
+static void vulkan_load_drivers(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n)
+{
+    struct isolate_job jobs[VULKAN_MAX_MANIFESTS];
+    size_t idx[VULKAN_MAX_MANIFESTS], k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (d[i].status < 0 && d[i].real_path) {
+            jobs[k] = (struct isolate_job){.fn = vulkan_child_enumerate, .arg = &d[i]};
+            idx[k++] = i;
+        }
+    if (k == 0)
+        return;
+    probe_isolate_many_part(ctx, jobs, k, 2);
+    for (size_t j = 0; j < k; j++) {
+        vulkan_driver_outcome(ctx, &d[idx[j]], &jobs[j].result);
+        isolate_result_clear(&jobs[j].result);
+    }
+}
+
+/* Is ADDR one of the pci section's devices? */
+static enum gc_tri vulkan_on_bus(json_object *pci, const char *addr)
+{
+    size_t n = 0;
+    json_object *devs = jsonget_array(pci, "devices", &n);
+    if (!addr || !devs)
+        return GC_TRI_UNKNOWN;
+    for (size_t i = 0; i < n; i++) {
+        const char *a = jsonget_str(json_object_array_get_idx(devs, i), "address");
+        if (a && strcmp(a, addr) == 0)
+            return GC_TRI_YES;
+    }
+    return GC_TRI_NO;
+}
+
+static void vulkan_collect_devices(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n, struct result_vulkan *res)
+{
+    struct report_section *pci = report_find_section(ctx->report, "pci");
+    json_object *pd = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
+    for (size_t i = 0; i < n; i++) {
+        size_t nd = 0;
+        json_object *devs = d[i].status == RESULT_VULKAN_DRV_OK ? jsonget_array(d[i].answer, "devices", &nd) : NULL;
+        for (size_t j = 0; devs && j < nd; j++) {
+            struct result_vulkan_dev *x = result_vulkan_add_dev(res);
+            if (!x)
+                return;
+            result_vulkan_dev_read(x, json_object_array_get_idx(devs, j));
+            free(x->manifest);
+            x->manifest = str_dup(d[i].path);
+            x->on_pci_bus = pd ? vulkan_on_bus(pd, x->pci_address) : GC_TRI_UNKNOWN;
+        }
+    }
+}
+
+/* The smoke test on every device (or only GPUs, --smoke gpu), each in its own child, all at once. */
+static void vulkan_smoke_all(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n, struct result_vulkan *res)
+{
+    const struct compute_options *co = compute_options();
+    size_t k = 0;
+    struct isolate_job *jobs = calloc(res->n_devs ? res->n_devs : 1, sizeof(*jobs));
+    struct vulkan_smoke_job *sj = calloc(res->n_devs ? res->n_devs : 1, sizeof(*sj));
+    size_t *idx = calloc(res->n_devs ? res->n_devs : 1, sizeof(*idx));
+    for (size_t i = 0; jobs && sj && idx && i < res->n_devs; i++) {
+        struct result_vulkan_dev *x = &res->devs[i];
+        const struct vulkan_driver *drv = NULL;
+        for (size_t j = 0; j < n && !drv; j++)
+            if (x->manifest && strcmp(d[j].path, x->manifest) == 0)
+                drv = &d[j];
+        const char *skip = co->which == COMPUTE_WHICH_NONE ? "--no-smoke"
+                           : co->which == COMPUTE_WHICH_GPU && x->type == RESULT_VULKAN_TYPE_CPU ? "--smoke gpu: a CPU device"
+                           : !drv || x->index < 0 ? "its driver is not known" : NULL;
+        if (skip) {
+            x->smoke = RESULT_VULKAN_SMOKE_SKIPPED;
+            x->smoke_json = json_object_new_object();
+            json_object_object_add(x->smoke_json, "status", json_object_new_string("skipped"));
+            json_object_object_add(x->smoke_json, "detail", json_object_new_string(skip));
+            continue;
+        }
+        sj[k] = (struct vulkan_smoke_job){.driver = drv, .index = x->index, .n = co->size};
+        jobs[k] = (struct isolate_job){.fn = vulkan_child_smoke, .arg = &sj[k]};
+        idx[k++] = i;
+    }
+    if (k > 0)
+        probe_isolate_many(ctx, jobs, k);
+    for (size_t j = 0; j < k; j++) {
+        vulkan_smoke_outcome(ctx, &res->devs[idx[j]], &jobs[j].result);
+        isolate_result_clear(&jobs[j].result);
+    }
+    free(jobs);
+    free(sj);
+    free(idx);
+}
+
+/* The GPUs the pci section lists, or -1 without PCI facts. */
+static long vulkan_bus_gpus(struct probe_ctx *ctx)
+{
+    struct report_section *pci = report_find_section(ctx->report, "pci");
+    size_t n = 0;
+    if (!pci || pci->status != REPORT_STATUS_OK || !jsonget_array(pci->data, "devices", &n))
+        return -1;
+    return (long)n;
+}
+
+/* The stack as a whole: nothing installed, no loader, no driver, no device. */
+static void vulkan_stack_findings(struct probe_ctx *ctx, const struct result_vulkan *res, size_t n_manifests)
+{
+    struct report *r = ctx->report;
+    if (!res->loader && n_manifests == 0) {
+        report_add_finding(r, "vulkan.not-installed", "libvulkan.so.1", "Vulkan is not installed: no libvulkan.so.1 "
+                           "and no driver manifest in the loader's search path");
+    } else if (!res->loader) {
+        report_add_finding(r, "vulkan.no-loader", "libvulkan.so.1", "%zu Vulkan driver manifest%s found, but no "
+                           "libvulkan.so.1 to load %s", n_manifests, n_manifests == 1 ? " is" : "s are",
+                           n_manifests == 1 ? "it" : "them");
+    } else if (n_manifests == 0) {
+        report_add_finding(r, "vulkan.no-drivers", NULL, "%s is installed, but no Vulkan driver manifest is in the "
+                           "loader's search path", res->loader);
+    } else if (res->n_devs == 0 && vulkan_bus_gpus(ctx) <= 0) {
+        /* Only without a GPU on the bus: with one, what keeps Vulkan from it (a driver's missing library, a
+         * driver that lists no device) must stay a fault, not be made information by this row. */
+        report_add_finding(r, "vulkan.no-device", NULL, "Vulkan is installed (%zu driver manifest%s), but no driver "
+                           "lists a device", n_manifests, n_manifests == 1 ? "" : "s");
+    }
+}
+
+/* Each display GPU the pci section lists that no Vulkan device is (by PCI address): info, and only when every
+ * Vulkan GPU device gave its address (without one, a GPU may be that device). */
+static void vulkan_gpus_without_device(struct probe_ctx *ctx, const struct result_vulkan *res)
+{
+    for (size_t i = 0; i < res->n_devs; i++)
+        if (res->devs[i].type != RESULT_VULKAN_TYPE_CPU && !res->devs[i].pci_address)
+            return;
+    struct report_section *pci = report_find_section(ctx->report, "pci");
+    size_t n = 0;
+    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "devices", &n) : NULL;
+    for (size_t i = 0; devs && i < n; i++) {
+        json_object *g = json_object_array_get_idx(devs, i);
+        const char *addr = jsonget_str(g, "address"), *cls = jsonget_str(g, "class");
+        if (!addr || !cls || !str_starts_with(cls, "03"))
+            continue; /* a display controller: accelerators without graphics rarely have Vulkan at all */
+        bool found = false;
+        for (size_t j = 0; j < res->n_devs && !found; j++)
+            found = res->devs[j].pci_address && strcmp(res->devs[j].pci_address, addr) == 0;
+        if (found)
+            continue;
+        const char *name = jsonget_str(g, "device_name"), *vendor = jsonget_str(g, "vendor_name");
+        report_add_finding(ctx->report, "vulkan.gpu-without-device", addr, "GPU %s (%s%s%s) has no Vulkan device: no "
+                           "installed Vulkan driver lists it", addr, vendor ? vendor : "vendor unknown",
+                           name ? " " : "", name ? name : "");
+    }
+}
+
+static void vulkan_fill_drivers(struct result_vulkan *res, const struct vulkan_driver *d, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct result_vulkan_driver *x = result_vulkan_add_driver(res);
+        if (!x)
+            return;
+        x->manifest = str_dup(d[i].path);
+        x->library = str_dup(d[i].info.library_path);
+        x->api_version = str_dup(d[i].info.api_version);
+        x->status = d[i].status < 0 ? RESULT_VULKAN_DRV_NOT_LOADED : d[i].status;
+        x->detail = str_dup(d[i].detail);
+    }
+}
+
+static int vulkan_run(struct probe_ctx *ctx, struct report_section *sec)
+{
+    struct result_vulkan *res = result_vulkan_new();
+    struct vulkan_driver *d = calloc(VULKAN_MAX_MANIFESTS, sizeof(*d));
+    if (!res || !d) {
+        free(res);
+        free(d);
+        return PROBE_INTERNAL_ERROR;
+    }
+    res->loader = vulkan_find_loader(ctx);
+    size_t n = vulkan_manifests_find(ctx, vulkan_getenv, d);
+    vulkan_manifests_check(ctx, d, n);
+    for (size_t i = 0; !res->loader && i < n; i++)
+        if (d[i].status < 0) {
+            d[i].status = RESULT_VULKAN_DRV_NOT_LOADED;
+            d[i].detail = str_printf("not loaded: no libvulkan.so.1");
+        }
+    vulkan_load_drivers(ctx, d, n);
+    vulkan_collect_devices(ctx, d, n, res);
+    vulkan_smoke_all(ctx, d, n, res);
+    vulkan_stack_findings(ctx, res, n);
+    if (res->loader && n > 0)
+        vulkan_gpus_without_device(ctx, res);
+    vulkan_fill_drivers(res, d, n);
+    for (size_t i = 0; i < n; i++)
+        vulkan_driver_free(&d[i]);
+    free(d);
+    vulkan_summary(sec, res);
+    report_section_set_result(sec, &result_vulkan_ops, res);
+    report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    return PROBE_DONE;
+}
+
+/* A finding's subject that is one of the section's manifests: its driver's vendor, or its library's path for
+ * the doctor's vendor words. */
+static const char *vulkan_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
+{
+    const struct result_vulkan *res = sec->result;
+    for (size_t i = 0; res && subject && i < res->n_drivers; i++) {
+        const struct result_vulkan_driver *d = &res->drivers[i];
+        if (!d->manifest || strcmp(d->manifest, subject) != 0)
+            continue;
+        const char *v = vulkan_driver_vendor(d->library);
+        if (!v)
+            *text = d->library;
+        return v;
+    }
+    return NULL;
+}
+
+/* The pci section ties devices to the bus, and says whether a GPU driver's hardware is here. */
+static const char *const vulkan_deps[] = {"pci", NULL};
+
+static const struct check_set vulkan_check_sets[] = {{vulkan_checks, &vulkan_n_checks}, {NULL, NULL}};
+
+const struct probe probe_vulkan = {
+    .name = "vulkan",
+    .title = "the Vulkan loader, each driver manifest loaded alone, and a compute smoke test on each device",
+    .compute_api = "vulkan",
+    .compute_api_label = "Vulkan",
+    .needs_live = true,
+    .deps = vulkan_deps,
+    .check_sets = vulkan_check_sets,
+    .requires = vulkan_requires,
+    .result = &result_vulkan_ops,
+    .run = vulkan_run,
+    .verdict = vulkan_verdict,
+    .node_labels = vulkan_node_labels,
+    .print_text = vulkan_print_text,
+    .subject_vendor = vulkan_subject_vendor,
+};

@@ -1,0 +1,328 @@
+/* vulkan_child.c: in a child: one driver alone through the Vulkan loader: its instance and each physical device's facts. */
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "vulkan_child.h"
+
+/* ---- the loader, pointed at one manifest ---- */
+
+void vulkan_child_close(struct vulkan_loader *l)
+{
+    if (l->inst && l->DestroyInstance)
+        l->DestroyInstance(l->inst, NULL);
+    l->inst = NULL;
+    /* The library stays loaded: the child ends with _exit, and some drivers crash in their destructors. */
+}
+
+/* The loader's VkResult names for the JSON (the few the loader and drivers answer at instance level). */
+const char *vulkan_child_result_name(VkResult r)
+{
+    switch (r) {
+    case VK_SUCCESS: return "VK_SUCCESS";
+    case VK_INCOMPLETE: return "VK_INCOMPLETE";
+    case VK_ERROR_OUT_OF_HOST_MEMORY: return "VK_ERROR_OUT_OF_HOST_MEMORY";
+    case VK_ERROR_OUT_OF_DEVICE_MEMORY: return "VK_ERROR_OUT_OF_DEVICE_MEMORY";
+    case VK_ERROR_INITIALIZATION_FAILED: return "VK_ERROR_INITIALIZATION_FAILED";
+    case VK_ERROR_DEVICE_LOST: return "VK_ERROR_DEVICE_LOST";
+    case VK_ERROR_MEMORY_MAP_FAILED: return "VK_ERROR_MEMORY_MAP_FAILED";
+    case VK_ERROR_LAYER_NOT_PRESENT: return "VK_ERROR_LAYER_NOT_PRESENT";
+    case VK_ERROR_EXTENSION_NOT_PRESENT: return "VK_ERROR_EXTENSION_NOT_PRESENT";
+    case VK_ERROR_FEATURE_NOT_PRESENT: return "VK_ERROR_FEATURE_NOT_PRESENT";
+    case VK_ERROR_INCOMPATIBLE_DRIVER: return "VK_ERROR_INCOMPATIBLE_DRIVER";
+    case VK_ERROR_TOO_MANY_OBJECTS: return "VK_ERROR_TOO_MANY_OBJECTS";
+    default: return "VkResult";
+    }
+}
+
+static void vulkan_child_error(json_object *out, const char *error, const char *call, VkResult r, const char *detail)
+{
+    json_object_object_add(out, "error", json_object_new_string(error));
+    if (call)
+        json_object_object_add(out, "call", json_object_new_string(call));
+    if (call)
+        json_object_object_add(out, "result", json_object_new_int(r));
+    if (call)
+        json_object_object_add(out, "result_name", json_object_new_string(vulkan_child_result_name(r)));
+    if (detail)
+        json_object_object_add(out, "detail", json_object_new_string(detail));
+}
+
+/* Does the instance offer extension NAME? */
+static bool vulkan_child_instance_ext(PFN_vkEnumerateInstanceExtensionProperties enumerate, const char *name)
+{
+    uint32_t n = 0;
+    if (!enumerate || enumerate(NULL, &n, NULL) != VK_SUCCESS || n == 0 || n > 4096)
+        return false;
+    VkExtensionProperties *e = calloc(n, sizeof(*e));
+    bool found = false;
+    if (e && enumerate(NULL, &n, e) >= 0)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strncmp(e[i].extensionName, name, sizeof(e[i].extensionName)) == 0;
+    free(e);
+    return found;
+}
+
+#define VULKAN_INSTANCE_FN(l, name) ((PFN_vk##name)(l)->gipa((l)->inst, "vk" #name))
+
+int vulkan_child_open(struct vulkan_loader *l, const char *manifest, json_object *out)
+{
+    memset(l, 0, sizeof(*l));
+    setenv("VK_DRIVER_FILES", manifest, 1);
+    setenv("VK_ICD_FILENAMES", manifest, 1);
+    unsetenv("VK_ADD_DRIVER_FILES");
+    l->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!l->lib) {
+        const char *e = dlerror();
+        vulkan_child_error(out, "no-loader", NULL, VK_SUCCESS, e ? e : "dlopen failed");
+        return -1;
+    }
+    l->gipa = (PFN_vkGetInstanceProcAddr)dlsym(l->lib, "vkGetInstanceProcAddr");
+    if (!l->gipa) {
+        vulkan_child_error(out, "no-loader", NULL, VK_SUCCESS, "libvulkan.so.1 has no vkGetInstanceProcAddr");
+        return -1;
+    }
+    PFN_vkEnumerateInstanceVersion ver = VULKAN_INSTANCE_FN(l, EnumerateInstanceVersion);
+    uint32_t iv = VK_API_VERSION_1_0;
+    if (ver && ver(&iv) != VK_SUCCESS)
+        iv = VK_API_VERSION_1_0;
+    char buf[32];
+    snprintf(buf, sizeof(buf), "%u.%u.%u", VK_API_VERSION_MAJOR(iv), VK_API_VERSION_MINOR(iv), VK_API_VERSION_PATCH(iv));
+    json_object_object_add(out, "loader_version", json_object_new_string(buf));
+    const char *exts[1];
+    uint32_t n_ext = 0;
+    if (vulkan_child_instance_ext(VULKAN_INSTANCE_FN(l, EnumerateInstanceExtensionProperties),
+                                 VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME))
+        exts[n_ext++] = VK_KHR_GET_PHYSICAL_DEVICE_PROPERTIES_2_EXTENSION_NAME;
+    l->props2_ext = n_ext > 0;
+    l->instance_api = iv >= VK_API_VERSION_1_3 ? VK_API_VERSION_1_3 : iv;
+    VkApplicationInfo app = {.sType = VK_STRUCTURE_TYPE_APPLICATION_INFO, .pApplicationName = "gpucheckup",
+                             .pEngineName = "gpucheckup", .apiVersion = l->instance_api};
+    VkInstanceCreateInfo ci = {.sType = VK_STRUCTURE_TYPE_INSTANCE_CREATE_INFO, .pApplicationInfo = &app,
+                               .enabledExtensionCount = n_ext, .ppEnabledExtensionNames = exts};
+    PFN_vkCreateInstance create = VULKAN_INSTANCE_FN(l, CreateInstance);
+    VkResult r = create ? create(&ci, NULL, &l->inst) : VK_ERROR_INITIALIZATION_FAILED;
+    if (r != VK_SUCCESS) {
+        l->inst = NULL;
+        vulkan_child_error(out, "create-instance", "vkCreateInstance", r, NULL);
+        return -1;
+    }
+    l->DestroyInstance = VULKAN_INSTANCE_FN(l, DestroyInstance);
+    l->EnumeratePhysicalDevices = VULKAN_INSTANCE_FN(l, EnumeratePhysicalDevices);
+    l->GetPhysicalDeviceProperties = VULKAN_INSTANCE_FN(l, GetPhysicalDeviceProperties);
+    l->GetPhysicalDeviceProperties2 = VULKAN_INSTANCE_FN(l, GetPhysicalDeviceProperties2);
+    if (!l->GetPhysicalDeviceProperties2 && l->props2_ext)
+        l->GetPhysicalDeviceProperties2 = (PFN_vkGetPhysicalDeviceProperties2)l->gipa(l->inst, "vkGetPhysicalDeviceProperties2KHR");
+    l->GetPhysicalDeviceFeatures2 = VULKAN_INSTANCE_FN(l, GetPhysicalDeviceFeatures2);
+    if (!l->GetPhysicalDeviceFeatures2 && l->props2_ext)
+        l->GetPhysicalDeviceFeatures2 = (PFN_vkGetPhysicalDeviceFeatures2)l->gipa(l->inst, "vkGetPhysicalDeviceFeatures2KHR");
+    l->GetPhysicalDeviceQueueFamilyProperties = VULKAN_INSTANCE_FN(l, GetPhysicalDeviceQueueFamilyProperties);
+    l->GetPhysicalDeviceMemoryProperties = VULKAN_INSTANCE_FN(l, GetPhysicalDeviceMemoryProperties);
+    l->EnumerateDeviceExtensionProperties = VULKAN_INSTANCE_FN(l, EnumerateDeviceExtensionProperties);
+    if (!l->EnumeratePhysicalDevices || !l->GetPhysicalDeviceProperties || !l->GetPhysicalDeviceQueueFamilyProperties ||
+        !l->GetPhysicalDeviceMemoryProperties) {
+        vulkan_child_error(out, "create-instance", NULL, VK_SUCCESS, "the instance lacks a Vulkan 1.0 entry point");
+        return -1;
+    }
+    return 0;
+}
+
+/* The physical devices (at most VULKAN_CHILD_MAX_DEVS) into DEVS; how many, or -1 with the error in OUT. The
+ * loader answers VK_ERROR_INITIALIZATION_FAILED when its drivers list no device at all (Vulkan-Loader 1.3,
+ * setup_loader_term_phys_devs: "Failed to detect any valid GPUs"): that is no device, not a failure. */
+int vulkan_child_devices(struct vulkan_loader *l, VkPhysicalDevice *devs, json_object *out)
+{
+    uint32_t n = 0;
+    VkResult r = l->EnumeratePhysicalDevices(l->inst, &n, NULL);
+    if (r == VK_ERROR_INITIALIZATION_FAILED) {
+        json_object_object_add(out, "enumerate_result", json_object_new_int(r));
+        return 0;
+    }
+    if (r != VK_SUCCESS) {
+        vulkan_child_error(out, "enumerate", "vkEnumeratePhysicalDevices", r, NULL);
+        return -1;
+    }
+    if (n > VULKAN_CHILD_MAX_DEVS)
+        n = VULKAN_CHILD_MAX_DEVS;
+    r = l->EnumeratePhysicalDevices(l->inst, &n, devs);
+    if (r != VK_SUCCESS && r != VK_INCOMPLETE) {
+        vulkan_child_error(out, "enumerate", "vkEnumeratePhysicalDevices", r, NULL);
+        return -1;
+    }
+    return (int)n;
+}
+
+/* ---- one physical device's facts ---- */
+
+static bool vulkan_child_dev_ext(struct vulkan_loader *l, VkPhysicalDevice pd, const char *name)
+{
+    uint32_t n = 0;
+    if (!l->EnumerateDeviceExtensionProperties || l->EnumerateDeviceExtensionProperties(pd, NULL, &n, NULL) != VK_SUCCESS ||
+        n == 0 || n > 4096)
+        return false;
+    VkExtensionProperties *e = calloc(n, sizeof(*e));
+    bool found = false;
+    if (e && l->EnumerateDeviceExtensionProperties(pd, NULL, &n, e) >= 0)
+        for (uint32_t i = 0; i < n && !found; i++)
+            found = strncmp(e[i].extensionName, name, sizeof(e[i].extensionName)) == 0;
+    free(e);
+    return found;
+}
+
+static json_object *vulkan_child_str(const char *s, size_t max)
+{
+    char buf[512];
+    size_t len = strnlen(s, max < sizeof(buf) - 1 ? max : sizeof(buf) - 1);
+    memcpy(buf, s, len);
+    buf[len] = '\0';
+    return json_object_new_string(buf);
+}
+
+/* driverVersion as vulkaninfo prints it: NVIDIA packs 10.8.8.6 bits, the others VK_MAKE_VERSION. */
+static void vulkan_child_driver_version(uint32_t vendor, uint32_t v, char *buf, size_t len)
+{
+    if (vendor == 0x10de)
+        snprintf(buf, len, "%u.%u.%u.%u", (v >> 22) & 0x3ff, (v >> 14) & 0xff, (v >> 6) & 0xff, v & 0x3f);
+    else
+        snprintf(buf, len, "%u.%u.%u", v >> 22, (v >> 12) & 0x3ff, v & 0xfff);
+}
+
+static const char *const vulkan_child_types[] = {"other", "integrated-gpu", "discrete-gpu", "virtual-gpu", "cpu"};
+
+static json_object *vulkan_child_queues(struct vulkan_loader *l, VkPhysicalDevice pd)
+{
+    uint32_t n = 0;
+    l->GetPhysicalDeviceQueueFamilyProperties(pd, &n, NULL);
+    if (n > 64)
+        n = 64;
+    VkQueueFamilyProperties q[64];
+    l->GetPhysicalDeviceQueueFamilyProperties(pd, &n, q);
+    json_object *arr = json_object_new_array();
+    for (uint32_t i = 0; i < n; i++) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "index", json_object_new_int((int)i));
+        json_object_object_add(o, "count", json_object_new_int64(q[i].queueCount));
+        json_object_object_add(o, "compute", json_object_new_boolean(q[i].queueFlags & VK_QUEUE_COMPUTE_BIT));
+        json_object_object_add(o, "graphics", json_object_new_boolean(q[i].queueFlags & VK_QUEUE_GRAPHICS_BIT));
+        json_object_object_add(o, "transfer", json_object_new_boolean(q[i].queueFlags & VK_QUEUE_TRANSFER_BIT));
+        json_object_array_add(arr, o);
+    }
+    return arr;
+}
+
+static json_object *vulkan_child_heaps(struct vulkan_loader *l, VkPhysicalDevice pd)
+{
+    VkPhysicalDeviceMemoryProperties m;
+    memset(&m, 0, sizeof(m));
+    l->GetPhysicalDeviceMemoryProperties(pd, &m);
+    json_object *arr = json_object_new_array();
+    for (uint32_t i = 0; i < m.memoryHeapCount && i < VK_MAX_MEMORY_HEAPS; i++) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "size", json_object_new_int64((int64_t)(m.memoryHeaps[i].size & INT64_MAX)));
+        json_object_object_add(o, "device_local", json_object_new_boolean(m.memoryHeaps[i].flags & VK_MEMORY_HEAP_DEVICE_LOCAL_BIT));
+        json_object_array_add(arr, o);
+    }
+    return arr;
+}
+
+/* The properties and features reached through the *2 queries (Vulkan 1.1 or the instance extension). */
+static void vulkan_child_props2(struct vulkan_loader *l, VkPhysicalDevice pd, uint32_t api, json_object *o)
+{
+    if (!l->GetPhysicalDeviceProperties2 || (api < VK_API_VERSION_1_1 && !l->props2_ext))
+        return;
+    bool drv = api >= VK_API_VERSION_1_2 || vulkan_child_dev_ext(l, pd, VK_KHR_DRIVER_PROPERTIES_EXTENSION_NAME);
+    bool pci = vulkan_child_dev_ext(l, pd, VK_EXT_PCI_BUS_INFO_EXTENSION_NAME);
+    VkPhysicalDeviceDriverProperties dp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_DRIVER_PROPERTIES};
+    VkPhysicalDevicePCIBusInfoPropertiesEXT pp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PCI_BUS_INFO_PROPERTIES_EXT};
+    VkPhysicalDeviceSubgroupProperties sp = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SUBGROUP_PROPERTIES};
+    VkPhysicalDeviceProperties2 p2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_PROPERTIES_2};
+    void **next = &p2.pNext;
+    if (api >= VK_API_VERSION_1_1) {
+        *next = &sp;
+        next = &sp.pNext;
+    }
+    if (drv) {
+        *next = &dp;
+        next = &dp.pNext;
+    }
+    if (pci)
+        *next = &pp;
+    l->GetPhysicalDeviceProperties2(pd, &p2);
+    if (api >= VK_API_VERSION_1_1)
+        json_object_object_add(o, "subgroup_size", json_object_new_int64(sp.subgroupSize));
+    if (drv) {
+        json_object_object_add(o, "driver_id", json_object_new_int64(dp.driverID));
+        json_object_object_add(o, "driver_name", vulkan_child_str(dp.driverName, VK_MAX_DRIVER_NAME_SIZE));
+        json_object_object_add(o, "driver_info", vulkan_child_str(dp.driverInfo, VK_MAX_DRIVER_INFO_SIZE));
+    }
+    if (pci) {
+        char addr[32];
+        snprintf(addr, sizeof(addr), "%04x:%02x:%02x.%x", pp.pciDomain & 0xffff, pp.pciBus & 0xff, pp.pciDevice & 0x1f,
+                 pp.pciFunction & 7);
+        json_object_object_add(o, "pci_address", json_object_new_string(addr));
+    }
+    if (!l->GetPhysicalDeviceFeatures2)
+        return;
+    bool s16 = api >= VK_API_VERSION_1_1 || vulkan_child_dev_ext(l, pd, VK_KHR_16BIT_STORAGE_EXTENSION_NAME);
+    bool f16 = api >= VK_API_VERSION_1_2 || vulkan_child_dev_ext(l, pd, VK_KHR_SHADER_FLOAT16_INT8_EXTENSION_NAME);
+    VkPhysicalDevice16BitStorageFeatures st = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_16BIT_STORAGE_FEATURES};
+    VkPhysicalDeviceShaderFloat16Int8Features fi = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_SHADER_FLOAT16_INT8_FEATURES};
+    VkPhysicalDeviceFeatures2 f2 = {.sType = VK_STRUCTURE_TYPE_PHYSICAL_DEVICE_FEATURES_2};
+    next = &f2.pNext;
+    if (s16) {
+        *next = &st;
+        next = &st.pNext;
+    }
+    if (f16)
+        *next = &fi;
+    l->GetPhysicalDeviceFeatures2(pd, &f2);
+    json_object_object_add(o, "storage_16bit", s16 ? json_object_new_boolean(st.storageBuffer16BitAccess) : NULL);
+    json_object_object_add(o, "shader_float16", f16 ? json_object_new_boolean(fi.shaderFloat16) : NULL);
+    json_object_object_add(o, "shader_int8", f16 ? json_object_new_boolean(fi.shaderInt8) : NULL);
+}
+
+static json_object *vulkan_child_device(struct vulkan_loader *l, VkPhysicalDevice pd, int index)
+{
+    VkPhysicalDeviceProperties p;
+    memset(&p, 0, sizeof(p));
+    l->GetPhysicalDeviceProperties(pd, &p);
+    json_object *o = json_object_new_object();
+    char buf[64];
+    json_object_object_add(o, "index", json_object_new_int(index));
+    json_object_object_add(o, "name", vulkan_child_str(p.deviceName, VK_MAX_PHYSICAL_DEVICE_NAME_SIZE));
+    json_object_object_add(o, "type", (unsigned)p.deviceType < 5 ? json_object_new_string(vulkan_child_types[p.deviceType])
+                                                                 : NULL);
+    /* The device's version as the instance may use it: no higher than the instance's (the spec's rule). */
+    uint32_t api = p.apiVersion < l->instance_api ? p.apiVersion : l->instance_api;
+    snprintf(buf, sizeof(buf), "%u.%u.%u", VK_API_VERSION_MAJOR(p.apiVersion), VK_API_VERSION_MINOR(p.apiVersion),
+             VK_API_VERSION_PATCH(p.apiVersion));
+    json_object_object_add(o, "api_version", json_object_new_string(buf));
+    vulkan_child_driver_version(p.vendorID, p.driverVersion, buf, sizeof(buf));
+    json_object_object_add(o, "driver_version", json_object_new_string(buf));
+    json_object_object_add(o, "vendor_id", json_object_new_int64(p.vendorID));
+    json_object_object_add(o, "device_id", json_object_new_int64(p.deviceID));
+    vulkan_child_props2(l, pd, api, o);
+    json_object_object_add(o, "queue_families", vulkan_child_queues(l, pd));
+    json_object_object_add(o, "memory_heaps", vulkan_child_heaps(l, pd));
+    return o;
+}
+
+json_object *vulkan_child_enumerate(void *arg)
+{
+    const struct vulkan_driver *d = arg;
+    json_object *out = json_object_new_object();
+    struct vulkan_loader l;
+    if (vulkan_child_open(&l, d->real_path, out) < 0)
+        return out;
+    VkPhysicalDevice devs[VULKAN_CHILD_MAX_DEVS];
+    int n = vulkan_child_devices(&l, devs, out);
+    if (n >= 0) {
+        json_object *arr = json_object_new_array();
+        for (int i = 0; i < n; i++)
+            json_object_array_add(arr, vulkan_child_device(&l, devs[i], i));
+        json_object_object_add(out, "devices", arr);
+    }
+    vulkan_child_close(&l);
+    return out;
+}

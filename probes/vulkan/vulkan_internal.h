@@ -1,0 +1,80 @@
+/* vulkan_internal.h: the vulkan probe's parts: manifest discovery and parsing, the driver children, findings, text. */
+#ifndef GPUCHECKUP_VULKAN_INTERNAL_H
+#define GPUCHECKUP_VULKAN_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <json-c/json.h>
+
+#include "probe.h"
+#include "results/result_vulkan.h"
+
+/* The most manifests one run looks at, and the largest manifest read (the loader's are a few hundred bytes). */
+#define VULKAN_MAX_MANIFESTS 64
+#define VULKAN_MANIFEST_MAX_BYTES (256u * 1024u)
+
+/* What a driver manifest says (vulkan_manifest_parse). Strings heap, sanitised. */
+struct vulkan_manifest_info {
+    char *file_format_version; /* "1.0.0" */
+    char *library_path;        /* ICD.library_path as written */
+    char *api_version;         /* ICD.api_version, NULL when absent */
+};
+
+/* Parse manifest text BUF (LEN bytes, not trusted) as the Vulkan loader reads a driver manifest: a JSON
+ * object with a string file_format_version and an object ICD holding a non-empty string library_path
+ * (api_version optional). Returns 0 and fills OUT, or -1 with why in *WHY (heap, caller frees) and OUT
+ * empty. Free OUT with vulkan_manifest_info_free. */
+int vulkan_manifest_parse(const char *buf, size_t len, struct vulkan_manifest_info *out, char **why);
+void vulkan_manifest_info_free(struct vulkan_manifest_info *m);
+
+/* One manifest the loader would read, and what became of it. */
+struct vulkan_driver {
+    char *path;         /* host path of the JSON */
+    char *via;          /* how it was found: "VK_DRIVER_FILES", "/usr/share/vulkan/icd.d" */
+    struct vulkan_manifest_info info;
+    char *library;      /* the library as the child's loader will open it (path under the root, or a bare name) */
+    char *real_path;    /* the manifest's on-disk path for VK_DRIVER_FILES in the child */
+    int status;         /* enum result_vulkan_driver_status, -1 until known */
+    char *detail;
+    json_object *answer; /* the enumeration child's answer (sanitised), or NULL */
+};
+
+/* The manifest search (vulkan_manifest.c): every driver manifest the loader reads, in its order, for the
+ * environment ENV (a getenv; NULL: none, as for a tree without --live). Appends to *OUT (at most
+ * VULKAN_MAX_MANIFESTS); returns how many. Reads through CTX->fs. */
+size_t vulkan_manifests_find(struct probe_ctx *ctx, const char *(*env)(const char *), struct vulkan_driver *out);
+/* Read and check each found manifest (unreadable, malformed, library missing or foreign), setting status
+ * and detail where it cannot be loaded, and adding its finding. */
+void vulkan_manifests_check(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n);
+void vulkan_driver_free(struct vulkan_driver *d);
+
+/* The children (vulkan_child.c). The enumeration of one driver alone: JSON {api_version, error, result,
+ * devices: [...]} (vulkan_child_enumerate's answer). ARG is a struct vulkan_driver. */
+json_object *vulkan_child_enumerate(void *arg);
+/* One device's smoke test: ARG is a struct vulkan_smoke_job. */
+struct vulkan_smoke_job {
+    const struct vulkan_driver *driver;
+    int index;       /* the physical device */
+    unsigned n;      /* the matrix size */
+    double answer_by_ms;
+};
+json_object *vulkan_child_smoke(void *arg);
+
+/* The findings (vulkan_findings.c): each driver's outcome, and the stack as a whole. */
+void vulkan_driver_outcome(struct probe_ctx *ctx, struct vulkan_driver *d, const struct isolate_result *res);
+void vulkan_smoke_outcome(struct probe_ctx *ctx, struct result_vulkan_dev *dev, const struct isolate_result *res);
+/* The GPU vendor (vendor.h's name: "intel", "amd", "nvidia") a driver LIBRARY is for, by its file name;
+ * NULL for a CPU driver or one not known. */
+const char *vulkan_driver_vendor(const char *library);
+extern const struct check vulkan_checks[];
+extern const size_t vulkan_n_checks;
+
+/* Verdict, --require, NFD labels, text (vulkan_verdict.c). */
+extern const struct probe_require vulkan_requires[];
+void vulkan_verdict(struct report *r, struct doctor_lines *out);
+void vulkan_node_labels(const struct report_section *sec,
+                        void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg);
+void vulkan_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);
+void vulkan_summary(struct report_section *sec, const struct result_vulkan *res);
+
+#endif
