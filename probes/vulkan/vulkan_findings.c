@@ -76,16 +76,21 @@ const size_t vulkan_n_checks = sizeof(vulkan_checks) / sizeof(vulkan_checks[0]);
 static const int vulkan_hw_intel[] = {VENDOR_PCI_INTEL, 0};
 static const int vulkan_hw_amd[] = {VENDOR_PCI_AMD, VENDOR_PCI_AMD_ALT, 0};
 static const int vulkan_hw_nvidia[] = {VENDOR_PCI_NVIDIA, 0};
+static const char *const vulkan_lib_intel_hasvk[] = {"vulkan_intel_hasvk", NULL};
 static const char *const vulkan_lib_intel[] = {"vulkan_intel", NULL};
 static const char *const vulkan_lib_amd[] = {"vulkan_radeon", "amdvlk", NULL};
 static const char *const vulkan_lib_nvidia[] = {"glx_nvidia", "nvidia", "vulkan_nouveau", NULL};
 static const char *const vulkan_lib_cpu[] = {"vulkan_lvp", "vk_swiftshader", NULL};
 
 /* Mesa's library names (mesa-vulkan-drivers 22.3: libvulkan_intel.so, libvulkan_intel_hasvk.so,
- * libvulkan_radeon.so, libvulkan_lvp.so), AMDVLK's amdvlk64.so, NVIDIA's libGLX_nvidia.so.0. */
+ * libvulkan_radeon.so, libvulkan_lvp.so), AMDVLK's amdvlk64.so, NVIDIA's libGLX_nvidia.so.0. Mesa split its
+ * Intel driver in 22.3 (docs/drivers/anv.rst and hasvk in Mesa's tree): hasvk drives Gen 7 and 8 (Ivy Bridge to
+ * Broadwell), ANV Gen 9 and later; hasvk's library name holds ANV's, so its row comes first. */
 static const struct vendor_cl vulkan_hw_table[] = {
+    {"vk-intel-hasvk", "Mesa's Vulkan driver for older Intel GPUs (hasvk)", "intel", vulkan_lib_intel_hasvk, NULL,
+     VENDOR_NEEDS_OWN_GPU, vulkan_hw_intel, NULL, NULL, "an Intel GPU of Gen 7 or 8 (Ivy Bridge to Broadwell)"},
     {"vk-intel", "Mesa's Intel Vulkan driver (ANV)", "intel", vulkan_lib_intel, NULL, VENDOR_NEEDS_OWN_GPU,
-     vulkan_hw_intel, NULL, NULL, "an Intel GPU"},
+     vulkan_hw_intel, NULL, NULL, "an Intel GPU of Gen 9 (Skylake) or later"},
     {"vk-amd", "an AMD Vulkan driver (RADV, AMDVLK)", "amd", vulkan_lib_amd, NULL, VENDOR_NEEDS_OWN_GPU, vulkan_hw_amd,
      NULL, NULL, "an AMD GPU"},
     {"vk-nvidia", "an NVIDIA Vulkan driver", "nvidia", vulkan_lib_nvidia, NULL, VENDOR_NEEDS_OWN_GPU, vulkan_hw_nvidia,
