@@ -613,6 +613,7 @@ static void pci_state_free(struct pci_state *st)
     free(st->access_path);
     pci_nvkmod_free(&st->nvkmod);
     free(st->platform.osrelease);
+    free(st->platform.ld_library_path);
     pci_container_free(&st->platform);
 }
 

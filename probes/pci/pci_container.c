@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "pci_internal.h"
+#include "jsonget.h"
 #include "jsonstr.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -113,12 +114,19 @@ void pci_container_collect(struct pci_state *st)
         pci_container_mounts(p, text);
         free(text);
     }
-    /* The environment is this process's: only where the files are this machine's own too. */
+    /* The environment is this process's: only where the files are this machine's own too; a snapshot's replay
+     * takes what the captured run saw (its pci section's platform). */
+    const char *v = NULL, *c = NULL;
     if (probe_live(st->ctx)) {
-        const char *v = getenv("NVIDIA_VISIBLE_DEVICES"), *c = getenv("NVIDIA_DRIVER_CAPABILITIES");
-        p->nv_visible = v ? str_dup(v) : NULL;
-        p->nv_caps = c ? str_dup(c) : NULL;
+        v = getenv("NVIDIA_VISIBLE_DEVICES");
+        c = getenv("NVIDIA_DRIVER_CAPABILITIES");
+    } else if (probe_snapshot(st->ctx)) {
+        json_object *tk = jsonget(jsonget(probe_captured(st->ctx, "pci"), "platform"), "nvidia_container_toolkit");
+        v = jsonget_str(tk, "visible_devices");
+        c = jsonget_str(tk, "driver_capabilities");
     }
+    p->nv_visible = v ? str_dup(v) : NULL;
+    p->nv_caps = c ? str_dup(c) : NULL;
 }
 
 void pci_container_free(struct pci_platform *p)

@@ -45,6 +45,8 @@ struct pci_platform {
     bool dxg;              /* /dev/dxg exists */
     bool lib_dir;          /* /usr/lib/wsl/lib is a directory */
     bool gpu_disabled;     /* /etc/wsl.conf: [gpu] enabled=false */
+    char *ld_library_path; /* WSL: the LD_LIBRARY_PATH the loader checks use (live modes; a snapshot's captured
+                              one on replay), heap or NULL */
     enum pci_container container;
     char *nv_visible;      /* NVIDIA_VISIBLE_DEVICES (live modes only), heap or NULL */
     char *nv_caps;         /* NVIDIA_DRIVER_CAPABILITIES (live modes only), heap or NULL */

@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "pci_internal.h"
+#include "jsonget.h"
 #include "jsonstr.h"
 #include "ldsearch.h"
 #include "strutil.h"
@@ -97,6 +98,12 @@ void pci_wsl_collect(struct pci_state *st)
         p->kind = PCI_PLATFORM_WSL1;
     if (p->kind == PCI_PLATFORM_NONE)
         return;
+    /* This process's LD_LIBRARY_PATH in live modes; the captured run's when a snapshot is replayed. */
+    const char *ld = probe_live(st->ctx) ? getenv("LD_LIBRARY_PATH")
+                     : probe_snapshot(st->ctx)
+                         ? jsonget_str(jsonget(probe_captured(st->ctx, "pci"), "platform"), "ld_library_path")
+                         : NULL;
+    p->ld_library_path = ld ? str_dup(ld) : NULL;
     char *conf = NULL;
     if (hostfs_read_file(fs, WSL_CONF, 64 * 1024, &conf, NULL) == 0) {
         p->gpu_disabled = pci_wsl_conf_false(conf, "gpu", "enabled");
@@ -122,8 +129,8 @@ static void pci_wsl_lib_findings(struct pci_state *st, struct ldsearch *s)
                                "LD_LIBRARY_PATH names it: programs find no libcuda.so.1 there",
                                WSL_LIB_DIR);
         report_finding_add_evidence(f, "/etc/ld.so.conf.d/ld.wsl.conf", "absent or not naming %s", WSL_LIB_DIR);
-        report_finding_add_evidence(f, "LD_LIBRARY_PATH", "%s", probe_live(st->ctx) && getenv("LD_LIBRARY_PATH")
-                                                                    ? getenv("LD_LIBRARY_PATH") : "(not set)");
+        report_finding_add_evidence(f, "LD_LIBRARY_PATH", "%s", st->platform.ld_library_path
+                                                                    ? st->platform.ld_library_path : "(not set)");
     }
     static const char *const libs[] = {"libcuda.so.1", "libnvidia-ml.so.1"};
     for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
@@ -178,7 +185,7 @@ void pci_wsl_findings(struct pci_state *st)
         report_finding_add_evidence(f, "/dev/dxg", "absent");
     }
     struct ldsearch s;
-    if (ldsearch_init(&s, st->ctx->fs, probe_live(st->ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0) {
+    if (ldsearch_init(&s, st->ctx->fs, p->ld_library_path) == 0) {
         pci_wsl_lib_findings(st, &s);
         ldsearch_free(&s);
     }
@@ -192,7 +199,9 @@ json_object *pci_wsl_json(const struct pci_platform *p)
     json_object_object_add(o, "dxg", json_object_new_boolean(p->dxg));
     json_object_object_add(o, "lib_dir", p->lib_dir ? json_object_new_string(WSL_LIB_DIR) : NULL);
     json_object_object_add(o, "osrelease", jsonstr_or_null(p->osrelease));
-    if (p->kind != PCI_PLATFORM_NONE)
+    if (p->kind != PCI_PLATFORM_NONE) {
         json_object_object_add(o, "gpu_disabled", json_object_new_boolean(p->gpu_disabled));
+        json_object_object_add(o, "ld_library_path", jsonstr_or_null(p->ld_library_path));
+    }
     return o;
 }

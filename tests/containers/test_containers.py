@@ -168,8 +168,12 @@ class ContainerTests(gctest.TestCase):
 
     # ---- a healthy GPU container ----------------------------------------------------------------
 
-    def test_healthy_gpu_container_is_ready(self):
-        t = self.container()
+    def healthy_env(self, t):
+        """The environment of a healthy GPU container over tree T: the fake libcuda and NVML answering for the tree's
+        GPU, the variables NVIDIA's CUDA images set (NVIDIA_VISIBLE_DEVICES=all, NVIDIA_DRIVER_CAPABILITIES=
+        compute,utility), OpenCL through PoCL only: a CUDA image has no nvidia.icd (the toolkit injects
+        libnvidia-opencl.so.1 with `compute` but, before NVIDIA/nvidia-container-toolkit#1893, not the .icd file:
+        issue #682 there)."""
         lib = tempfile.mkdtemp(prefix="gc-libcuda-")
         self.addCleanup(shutil.rmtree, lib, True)
         shutil.copy(FAKE, os.path.join(lib, "libcuda.so.%s" % KVER))
@@ -187,25 +191,72 @@ class ContainerTests(gctest.TestCase):
                 f.write(pocl)
         cache = tempfile.mkdtemp(prefix="gc-pocl-cache-")
         self.addCleanup(shutil.rmtree, cache, True)
-        # the variables NVIDIA's CUDA images set (NVIDIA_VISIBLE_DEVICES=all, NVIDIA_DRIVER_CAPABILITIES=
-        # compute,utility), the fakes answering for the tree's GPU
-        env = {"LD_LIBRARY_PATH": lib, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
-               "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
-               "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "GC_FAKE_CUDA_BUSIDS": "00000000:01:00.0",
-               "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": ADDR, "GC_FAKE_NVML_DRIVER": KVER,
-               "GC_FAKE_NVML_MODE": None, "NVIDIA_VISIBLE_DEVICES": "all",
-               "NVIDIA_DRIVER_CAPABILITIES": "compute,utility", "OCL_ICD_VENDORS": vendors,
-               "POCL_CACHE_DIR": cache, "POCL_DEVICES": None}
-        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60", env=env,
-                          expect_rc=0, timeout=240)
+        return {"LD_LIBRARY_PATH": lib, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
+                "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
+                "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "GC_FAKE_CUDA_BUSIDS": "00000000:01:00.0",
+                "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": ADDR, "GC_FAKE_NVML_DRIVER": KVER,
+                "GC_FAKE_NVML_MODE": None, "NVIDIA_VISIBLE_DEVICES": "all",
+                "NVIDIA_DRIVER_CAPABILITIES": "compute,utility", "OCL_ICD_VENDORS": vendors,
+                "POCL_CACHE_DIR": cache, "POCL_DEVICES": None}
+
+    def test_healthy_gpu_container_is_ready(self):
+        t = self.container()
+        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60",
+                          env=self.healthy_env(t), expect_rc=0, timeout=240)
         doc = r.json
         self.assertEqual(doc["pci"]["platform"]["container"], "docker")
-        # OpenCL here is PoCL alone (no nvidia.icd in the tree): the opencl probe's warnings that the GPU has no
-        # OpenCL device are OpenCL's question (tests/opencl); nothing else may warn
+        # OpenCL here is PoCL alone (a CUDA image has no nvidia.icd): the opencl probe's warnings that the GPU has no
+        # OpenCL device are the ones a bare-metal machine with the same stack gets (its hint here speaks to the
+        # container: test_opencl_hint_speaks_to_the_container); nothing else may warn
         bad = [f for f in doc["findings"] if f["severity"] in ("warning", "error") and not f["id"].startswith("cl.")]
         self.assertEqual(bad, [], repr(r))
         self.assertIs(doc["verdict"]["ready"], True, repr(doc["verdict"]))
         self.assertEqual({q["name"]: q["met"] for q in doc["verdict"]["requirements"]}, {"gpu": True})
+        self.assertEqual(len(doc["cuda"]["devices"]), 1)
+
+    # ---- snapshot of a container ------------------------------------------------------------------
+
+    def snapshot(self, t, env, *extra):
+        """`gpucheckup snapshot` of container tree T (--live: the fakes and the toolkit's variables are this
+        process's), its private TMPDIR, and the live result."""
+        tmp = tempfile.mkdtemp(prefix="gc-ctrsnap-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "ctr.tar.gz")
+        live = gctest.run("snapshot", "-o", path, "--json", "--root", t.root, "--live", "--timeout", "60", *extra,
+                          env=dict(env, TMPDIR=tmp), timeout=240)
+        self.assertIn(live.rc, (0, 1), repr(live))
+        gctest.validate(live.json)
+        return path, live, tmp
+
+    def test_snapshot_of_healthy_gpu_container_replays(self):
+        t = self.container()
+        path, live, tmp = self.snapshot(t, self.healthy_env(t))
+        # the replay runs without the toolkit's variables or the fakes: the platform is read again from the
+        # captured tree (/.dockerenv, /proc/mounts), the variables come from the captured run
+        e = dict(TOOLKIT_ENV, TMPDIR=tmp, LD_LIBRARY_PATH=None)
+        r = self.run_json("--root", path, "--require", "gpu", env=e, expect_rc=0)
+        plat = r.json["pci"]["platform"]
+        self.assertEqual(plat, live.json["pci"]["platform"])
+        self.assertEqual(plat["container"], "docker")
+        self.assertEqual(plat["nvidia_container_toolkit"]["visible_devices"], "all")
+        self.assertEqual(plat["nvidia_container_toolkit"]["driver_capabilities"], "compute,utility")
+        self.assertIs(plat["nvidia_container_toolkit"]["driver_tmpfs"], True)
+        self.assertEqual(sorted((f["id"], f["subject"], f["severity"]) for f in r.json["findings"]),
+                         sorted((f["id"], f["subject"], f["severity"]) for f in live.json["findings"]))
+        self.assertEqual([f["id"] for f in r.json["findings"] if f["id"].startswith(("container.", "dev."))], [])
+        self.assertIs(r.json["verdict"]["ready"], True, repr(r.json["verdict"]))
+        self.assertEqual({q["name"]: q["met"] for q in r.json["verdict"]["requirements"]}, {"gpu": True})
+
+    def test_snapshot_replays_container_findings(self):
+        # a container started with the GPU withheld by NVIDIA_VISIBLE_DEVICES=void: its finding replays
+        t = self.container(gpus=False)
+        path, live, tmp = self.snapshot(t, {"NVIDIA_VISIBLE_DEVICES": "void", "NVIDIA_DRIVER_CAPABILITIES": None},
+                                        "--no-smoke")
+        r = self.run_json("pci", "--root", path, env=dict(TOOLKIT_ENV, TMPDIR=tmp))
+        f = r.findings("container.no-gpu")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("NVIDIA_VISIBLE_DEVICES", f[0]["message"])
+        self.assertEqual(r.json["pci"]["platform"]["nvidia_container_toolkit"]["visible_devices"], "void")
 
 
 if __name__ == "__main__":

@@ -75,12 +75,14 @@ class WslTests(gctest.TestCase):
         return d
 
     def env(self, libdir=None):
-        """The fakes answering as they do under WSL2: the host's bus ID, NVML's NOT_SUPPORTED answers."""
+        """The fakes answering as they do under WSL2 (NVIDIA's "CUDA on WSL User Guide", "Known Limitations"): the
+        Windows host's bus ID; the WDDM driver model (CU_DEVICE_ATTRIBUTE_TCC_DRIVER 0); NVML present but answering
+        NVML_ERROR_NOT_SUPPORTED for the per-device queries WSL lacks (GC_FAKE_NVML_MODE=unsupported on every GPU)."""
         return {"LD_LIBRARY_PATH": libdir, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
                 "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": "1", "GC_FAKE_CUDA_COMPUTE_MODE": None,
                 "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "NVIDIA_VISIBLE_DEVICES": None,
                 "GC_FAKE_CUDA_BUSIDS": HOST_BUSID, "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": HOST_BUSID,
-                "GC_FAKE_NVML_DRIVER": WINVER, "GC_FAKE_NVML_MODE": None}
+                "GC_FAKE_NVML_DRIVER": WINVER, "GC_FAKE_NVML_MODE": "unsupported", "GC_FAKE_NVML_BAD": "all"}
 
     def wsl(self, **kw):
         return WslTree(self.make_tree(), **kw)
@@ -179,10 +181,9 @@ class WslTests(gctest.TestCase):
 
     # ---- CUDA under WSL2 ------------------------------------------------------------------------
 
-    def test_healthy_wsl2_with_cuda_is_ready(self):
-        t = self.wsl()
-        # OpenCL: PoCL only (NVIDIA's OpenCL is not offered under WSL2; that is not this test's question), for
-        # the loader in the children (host dir) and the ICD probe (inside --root), as tests/cuda does
+    def healthy_env(self, t):
+        """self.env() with OpenCL: PoCL only (NVIDIA's OpenCL is not offered under WSL2; that is not this test's
+        question), for the loader in the children (host dir) and the ICD probe (inside --root), as tests/cuda does."""
         vendors = tempfile.mkdtemp(prefix="gc-vendors-")
         os.chmod(vendors, 0o755)
         self.addCleanup(shutil.rmtree, vendors, True)
@@ -194,8 +195,12 @@ class WslTests(gctest.TestCase):
                 f.write(pocl)
         env = self.env(self.libdir())
         env["OCL_ICD_VENDORS"] = vendors
-        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60", env=env,
-                          expect_rc=0, timeout=240)
+        return env
+
+    def test_healthy_wsl2_with_cuda_is_ready(self):
+        t = self.wsl()
+        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60",
+                          env=self.healthy_env(t), expect_rc=0, timeout=240)
         doc = r.json
         bad = [f for f in doc["findings"] if f["severity"] in ("warning", "error")]
         self.assertEqual(bad, [], repr(r))
@@ -220,6 +225,56 @@ class WslTests(gctest.TestCase):
         # NVML sees the GPU with no /dev/nvidiaN (there are none under WSL2): no warning for that
         self.assertNotIn("cuda.nvml-device-nodes", self.ids(r), repr(r))
         self.assertTrue(any("WSL2" in n for n in r.json["cuda"].get("notes", [])), repr(r.json["cuda"].get("notes")))
+
+    # ---- snapshot of a WSL2 machine -----------------------------------------------------------------
+
+    def snapshot(self, t, env, *extra):
+        """`gpucheckup snapshot` of tree T with the fakes (as tests/snapshot does for a tree): the tarball's path
+        and the live run's result. TMPDIR is private, so what a replay unpacks can be checked gone."""
+        tmp = tempfile.mkdtemp(prefix="gc-wslsnap-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "wsl.tar.gz")
+        env = dict(env, TMPDIR=tmp)
+        live = gctest.run("snapshot", "-o", path, "--json", "--root", t.root, "--live", "--timeout", "60", *extra,
+                          env=env, timeout=240)
+        self.assertIn(live.rc, (0, 1), repr(live))
+        gctest.validate(live.json)
+        self.assertTrue(os.path.isfile(path), repr(live))
+        return path, live, tmp
+
+    def test_snapshot_of_healthy_wsl2_replays_ready(self):
+        t = self.wsl()
+        path, live, tmp = self.snapshot(t, self.healthy_env(t))
+        self.assertEqual(live.json["pci"]["platform"]["kind"], "wsl2", repr(live))
+        # the replay: no fake on the path, no vendors directory: pci runs again on the captured tree, CUDA is the
+        # captured result
+        r = self.run_json("--root", path, "--require", "gpu", env={"TMPDIR": tmp, "LD_LIBRARY_PATH": None},
+                          expect_rc=0)
+        self.assertEqual([n for n in os.listdir(tmp) if n.startswith("gpucheckup-")], [])
+        self.assertEqual(r.json["pci"]["platform"], live.json["pci"]["platform"])
+        self.assertEqual([d["kind"] for d in r.json["pci"]["devices"]], ["paravirtual-gpu"])
+        self.assertEqual(sorted((f["id"], f["subject"], f["severity"]) for f in r.json["findings"]),
+                         sorted((f["id"], f["subject"], f["severity"]) for f in live.json["findings"]))
+        self.assertEqual([f for f in r.json["findings"] if f["severity"] != "info"], [], repr(r))
+        self.assertIs(r.json["verdict"]["ready"], True, repr(r.json["verdict"]))
+        self.assertEqual({q["name"]: q["met"] for q in r.json["verdict"]["requirements"]}, {"gpu": True})
+        self.assertEqual(len(r.json["cuda"]["devices"]), 1)
+
+    def test_snapshot_replays_the_loader_path_and_its_findings(self):
+        # WSL's directory named only by LD_LIBRARY_PATH: the replay must not call it missing
+        t = self.wsl(ldconf=False)
+        path, live, tmp = self.snapshot(t, {"LD_LIBRARY_PATH": WSL_LIB}, "--no-smoke")
+        self.assertEqual(live.json["pci"]["platform"]["ld_library_path"], WSL_LIB)
+        r = self.run_json("pci", "--root", path, env={"TMPDIR": tmp, "LD_LIBRARY_PATH": None})
+        self.assertEqual(r.json["pci"]["platform"]["ld_library_path"], WSL_LIB, repr(r))
+        self.assertNotIn("wsl.lib-path-missing", self.ids(r), repr(r))
+        # and a failure replays as itself: GPU access turned off in wsl.conf
+        t = self.wsl(dxg=False, device=None)
+        t.t.write("/etc/wsl.conf", "[gpu]\nenabled=false\n")
+        path, live, tmp = self.snapshot(t, {}, "--no-smoke")
+        r = self.run_json("pci", "--root", path, env={"TMPDIR": tmp})
+        self.assertEqual(len(r.findings("wsl.gpu-disabled")), 1, repr(r))
+        self.assertIs(r.json["pci"]["platform"]["gpu_disabled"], True)
 
 
 if __name__ == "__main__":
