@@ -225,6 +225,13 @@ bool pci_wsl_conf_false(const char *text, const char *section, const char *key);
 void pci_wsl_findings(struct pci_state *st);
 json_object *pci_wsl_json(const struct pci_platform *p);
 
+/* --- pci_dpkg.c --------------------------------------------------------------------------- */
+/* Does dpkg's file list TEXT (one absolute path a line) name PATH exactly? */
+bool pci_dpkg_list_has(const char *text, const char *path);
+/* The Debian/Ubuntu package ("libnvidia-compute-550:amd64") whose /var/lib/dpkg/info list names PATH (as found,
+ * canonical, or across a merged /usr), read through FS with bounded reads; heap, or NULL when none does. */
+char *pci_dpkg_owner(const struct hostfs *fs, const char *path);
+
 /* --- pci_container.c ---------------------------------------------------------------------- */
 /* Recognise a container (/.dockerenv, /run/.containerenv, /proc/1/cgroup) and the NVIDIA Container Toolkit's
  * traces (its variables in live modes, its mounts in /proc/mounts) into ST->platform; call after the nodes.

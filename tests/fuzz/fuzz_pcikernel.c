@@ -1,6 +1,6 @@
 /* fuzz_pcikernel.c: libFuzzer target for the pci probe's kernel-side text: /proc/modules,
  * /proc/driver/nvidia/version, NVIDIA library file names, /etc/group, modules.dep, modprobe.d, the kernel
- * command line and /etc/wsl.conf. */
+ * command line, /etc/wsl.conf and dpkg's file lists. */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -117,6 +117,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     /* /etc/wsl.conf: a yes/no, never a crash; a text without "enabled" cannot say false */
     bool off = pci_wsl_conf_false(text, "gpu", "enabled");
     if (off && !strcasestr(text, "enabled"))
+        abort();
+
+    /* dpkg's file lists: a path is named only as a whole line */
+    static const char *const paths[] = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/bin/nvidia-smi", "/"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        if (!pci_dpkg_list_has(text, paths[i]))
+            continue;
+        size_t n = strlen(paths[i]);
+        bool line = false;
+        for (const char *p = text; p && !line; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+            line = strncmp(p, paths[i], n) == 0 && (p[n] == '\0' || p[n] == '\n' || p[n] == '\r');
+        if (!line)
+            abort();
+    }
+    if (pci_dpkg_list_has(text, "") || pci_dpkg_list_has(text, NULL))
         abort();
 
     free(text);

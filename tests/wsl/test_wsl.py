@@ -1,6 +1,7 @@
 """End-to-end tests of WSL2 (issue 31): trees laid out as a WSL2 guest lays out its files, the fake libcuda/NVML."""
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -137,21 +138,105 @@ class WslTests(gctest.TestCase):
 
     # ---- failures -------------------------------------------------------------------------------
 
+    def linux_driver(self, t, package="libnvidia-compute-550:amd64", soname=False):
+        """A Linux NVIDIA driver's libcuda inside the WSL tree, as Ubuntu's libnvidia-compute-550 installs it: the
+        versioned file and its libcuda.so.1 link in the multiarch directory, and dpkg's list of the package's files
+        (/var/lib/dpkg/info/NAME:ARCH.list: one path a line, directories too, as `dpkg -L` prints it)."""
+        d = "/usr/lib/x86_64-linux-gnu"
+        t.t.mkdir(d)
+        shutil.copy(os.environ["GC_FAKE_CUDA_SONAME"] if soname else FAKE, t.t.path(d + "/libcuda.so.550.90.07"))
+        t.t.symlink("libcuda.so.550.90.07", d + "/libcuda.so.1")
+        if package:
+            t.t.write("/var/lib/dpkg/info/%s.list" % package,
+                      "/.\n/usr\n/usr/lib\n%s\n%s/libcuda.so.550.90.07\n%s/libcuda.so.1\n/usr/share/doc/%s\n"
+                      % (d, d, d, package.split(":")[0]))
+            # another package's list, read too (the lookup must pick the right one)
+            t.t.write("/var/lib/dpkg/info/nvidia-kernel-common-550.list", "/.\n/lib\n/lib/firmware\n")
+        return d + "/libcuda.so.1"
+
     def test_linux_driver_library_inside_wsl_comes_first(self):
         t = self.wsl()
-        # the libnvidia-compute package of a Linux driver puts its libcuda in the multiarch directory, a default
-        # directory of the loader (searched before the cache's entries only when there is no cache: this tree)
-        t.t.mkdir("/usr/lib/x86_64-linux-gnu")
-        shutil.copy(FAKE, t.t.path("/usr/lib/x86_64-linux-gnu/libcuda.so.550.90.07"))
-        t.t.symlink("libcuda.so.550.90.07", "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+        # the loader's default directories are searched before the cache's entries only when there is no cache:
+        # this tree
+        lib = self.linux_driver(t)
         r = self.pci(t)
         f = r.findings("wsl.linux-driver-library")
         self.assertEqual(len(f), 1, repr(r))
-        self.assertEqual(f[0]["subject"], "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
-        self.assertIn("/usr/lib/x86_64-linux-gnu/libcuda.so.1", f[0]["message"])
-        # the fix removes the Linux driver; it never writes into WSL's read-only mount
-        self.assertIn("apt", f[0]["hint"])
-        self.assertNotIn("ldconfig", f[0]["hint"].split("sudo rm")[0] if "sudo rm" in f[0]["hint"] else "")
+        self.assertEqual(f[0]["subject"], lib)
+        self.assertIn(lib, f[0]["message"])
+        self.assertIn("libnvidia-compute-550:amd64", f[0]["message"])
+        # the fix removes the package dpkg's lists name; it never writes into WSL's read-only mount
+        self.assertIn("sudo apt remove --purge libnvidia-compute-550:amd64", f[0]["hint"])
+        self.assertIn("Never write into " + WSL_LIB, f[0]["hint"])
+        self.assertIn({"source": "/var/lib/dpkg/info", "value": "libnvidia-compute-550:amd64.list names it"},
+                      f[0]["evidence"])
+
+    def test_linux_driver_library_without_a_package(self):
+        # installed by NVIDIA's .run installer: no dpkg list names it
+        t = self.wsl()
+        self.linux_driver(t, package=None)
+        f = self.pci(t).findings("wsl.linux-driver-library")
+        self.assertEqual(len(f), 1)
+        self.assertIn("nvidia-uninstall", f[0]["hint"])
+        self.assertNotIn("apt remove", f[0]["hint"])
+
+    def ldconfig(self, t, first):
+        """Write the tree's ld.so.cache with this machine's ldconfig, FIRST naming the .conf file that lists the
+        multiarch directory (ldconfig -r chroots: root, or a user namespace where this user is root)."""
+        t.t.write("/etc/ld.so.conf.d/" + first, "/usr/lib/x86_64-linux-gnu\n")
+        argv = ["ldconfig", "-r", t.root]
+        if os.geteuid() != 0:
+            argv = ["unshare", "-r"] + argv
+        subprocess.run(argv, check=True, capture_output=True, env=dict(os.environ, PATH="/usr/sbin:/sbin:"
+                                                                       + os.environ.get("PATH", "")))
+
+    def test_ld_so_cache_order_decides(self):
+        # ldconfig keeps the order of the .conf files (read in name order) for libraries of one soname: measured
+        # with Debian 12's ldconfig (glibc 2.36). Ubuntu's x86_64-linux-gnu.conf sorts after ld.wsl.conf, so
+        # WSL's libcuda stays first and the Linux one is never loaded: no finding.
+        t = self.wsl()
+        shutil.copy(os.environ["GC_FAKE_CUDA_SONAME"], t.t.path(WSL_LIB + "/libcuda.so.1"))
+        self.linux_driver(t, soname=True)
+        self.ldconfig(t, "x86_64-linux-gnu.conf")
+        r = self.pci(t)
+        self.assertNotIn("wsl.linux-driver-library", self.ids(r), repr(r))
+        # a .conf file sorting before ld.wsl.conf naming the Linux driver's directory puts its libcuda first
+        self.ldconfig(t, "000-nvidia.conf")
+        f = self.pci(t).findings("wsl.linux-driver-library")
+        self.assertEqual(len(f), 1)
+        self.assertIn("ld.so.cache", f[0]["message"])
+        self.assertEqual(f[0]["evidence"][0]["value"],
+                         "found first for libcuda.so.1 (ld.so.cache: libcuda.so.1 => /usr/lib/x86_64-linux-gnu/"
+                         "libcuda.so.1)")
+        self.assertIn("libnvidia-compute-550:amd64", f[0]["hint"])
+
+    def test_linux_driver_library_through_ld_library_path(self):
+        # microsoft/WSL#9099: LD_LIBRARY_PATH naming the multiarch directory broke nvidia-smi and CUDA under WSL2
+        t = self.wsl()
+        self.linux_driver(t)
+        t.t.write("/etc/ld.so.cache", "")  # (an empty cache: the path decides)
+        r = self.run_json("pci", "--root", t.root, "--live",
+                          env={"LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu:" + WSL_LIB})
+        f = r.findings("wsl.linux-driver-library")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("through LD_LIBRARY_PATH", f[0]["message"])
+        self.assertIn("take /usr/lib/x86_64-linux-gnu out of LD_LIBRARY_PATH", f[0]["hint"])
+        self.assertEqual(r.json["pci"]["platform"]["ld_library_path"], "/usr/lib/x86_64-linux-gnu:" + WSL_LIB)
+
+    def test_linux_nvidia_smi_comes_first(self):
+        # Ubuntu's nvidia-utils-550 puts nvidia-smi in /usr/bin; WSL appends its directory to PATH
+        t = self.wsl()
+        t.t.write("/usr/bin/nvidia-smi", "", mode=0o755)
+        t.t.write("/var/lib/dpkg/info/nvidia-utils-550.list", "/.\n/usr\n/usr/bin\n/usr/bin/nvidia-smi\n")
+        r = self.pci(t)
+        f = r.findings("wsl.linux-nvidia-smi")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "warning")
+        self.assertEqual(f[0]["subject"], "/usr/bin/nvidia-smi")
+        self.assertIn("nvidia-utils-550", f[0]["message"])
+        self.assertIn("sudo apt remove --purge nvidia-utils-550", f[0]["hint"])
+        # the healthy tree has WSL's only: nothing
+        self.assertNotIn("wsl.linux-nvidia-smi", self.ids(self.pci(self.wsl())))
 
     def test_lib_dir_not_on_the_loader_path(self):
         r = self.pci(self.wsl(ldconf=False))
