@@ -353,6 +353,8 @@ static void pci_kernel_findings(struct pci_state *st)
             report_finding_add_evidence(f, n->path, "absent");
             if (str_starts_with(n->path, "/dev/nvidia") && pci_container_wanted_no_nodes(st))
                 report_finding_set_cause(f, "container.no-gpu", NULL); /* its hint is the fix */
+            else if (pci_container_amd_node_missing(st, n))
+                report_finding_set_cause(f, "container.no-amd-devices", n->device);
             else if (str_starts_with(n->path, "/dev/nvidia"))
                 report_finding_set_hint(f, "In a container, start it with GPU access (`docker run --gpus all`, or "
                                            "the NVIDIA container toolkit); on the host, `sudo nvidia-modprobe%s` "

@@ -54,6 +54,17 @@ const struct check pci_container_checks[] = {
      "be enough; `docker rm` then `docker run --gpus all ...`). On the host, `sudo nvidia-ctk system "
      "create-dev-char-symlinks --create-all` keeps it from recurring (NVIDIA/nvidia-docker#1730).",
      CHECK_LAYER_KERNEL},
+    /* ROCm's "Running ROCm Docker containers" (rocm.docs.amd.com, install-on-linux, how-to/docker): /dev/kfd is
+     * the compute interface of all GPUs, /dev/dri holds each GPU's render node; both are passed with --device.
+     * The nodes are group video/render on the host; a user other than root in the container needs those groups,
+     * by number when the image has no such name (ROCm/ROCm-docker#116). */
+    {"container.no-amd-devices", REPORT_SEV_ERROR,
+     "This container was started without the AMD GPU's device nodes (/dev/kfd, /dev/dri): ROCm sees no GPU",
+     "Start the container with the nodes passed in: `docker run --device /dev/kfd --device /dev/dri --group-add "
+     "video --group-add render ...` (podman takes the same options; as a user other than root the groups must be "
+     "the host's: `--group-add $(getent group render | cut -d: -f3)` where the image lacks the name); in "
+     "Kubernetes, request `amd.com/gpu` (AMD's GPU device plugin).",
+     CHECK_LAYER_KERNEL},
 };
 const size_t pci_container_n_checks = sizeof(pci_container_checks) / sizeof(pci_container_checks[0]);
 
@@ -194,6 +205,41 @@ bool pci_container_wanted_no_nodes(const struct pci_state *st)
            !pci_container_nv_node(st);
 }
 
+/* The AMD GPU (bound to amdgpu) a required node belongs to: /dev/kfd, or its render node; NULL for others. */
+static const struct pci_gpu *pci_container_amd_of(const struct pci_state *st, const struct pci_node *n)
+{
+    if (strcmp(n->path, "/dev/kfd") != 0 && !str_starts_with(n->path, "/dev/dri/renderD"))
+        return NULL;
+    for (size_t i = 0; n->device && i < st->n_gpus; i++)
+        if (strcmp(st->gpus[i].addr, n->device) == 0 && st->gpus[i].vendor == VENDOR_PCI_AMD)
+            return &st->gpus[i];
+    return NULL;
+}
+
+bool pci_container_amd_node_missing(const struct pci_state *st, const struct pci_node *n)
+{
+    return st->platform.container != PCI_CONTAINER_NONE && !n->present && n->required_by && pci_container_amd_of(st, n);
+}
+
+/* container.no-amd-devices: the AMD GPUs' compute nodes this container lacks, one finding for all. */
+static void pci_container_amd_findings(struct pci_state *st, const char *name)
+{
+    struct report_finding *f = NULL;
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        const struct pci_node *n = &st->nodes[i];
+        if (!pci_container_amd_node_missing(st, n))
+            continue;
+        const struct pci_gpu *g = pci_container_amd_of(st, n);
+        if (!f)
+            f = report_add_finding(st->ctx->report, "container.no-amd-devices", g->addr,
+                                   "This is a %s container and the AMD GPU %s (driver %s on the host) has no %s in "
+                                   "it: the container was started without the GPU's device nodes",
+                                   name, g->addr, g->driver ? g->driver : "?", n->path);
+        if (f)
+            report_finding_add_evidence(f, n->path, "absent (%s)", n->required_by);
+    }
+}
+
 void pci_container_findings(struct pci_state *st)
 {
     struct report *r = st->ctx->report;
@@ -213,6 +259,7 @@ void pci_container_findings(struct pci_state *st)
         report_finding_add_evidence(f, NVIDIA_DRIVER_PROC, "%s", p->driver_tmpfs ? "the toolkit's tmpfs"
                                                                  : "not mounted by the NVIDIA Container Toolkit");
     }
+    pci_container_amd_findings(st, name);
     if (p->nv_caps && pci_list_has(p->nv_caps, "compute") && !pci_list_has(p->nv_caps, "utility") &&
         !pci_list_has(p->nv_caps, "all")) {
         f = report_add_finding(r, "container.no-utility", "NVIDIA_DRIVER_CAPABILITIES",

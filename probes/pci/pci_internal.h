@@ -243,6 +243,9 @@ enum pci_container pci_container_from_cgroup(const char *text);
 void pci_container_collect(struct pci_state *st);
 void pci_container_findings(struct pci_state *st);
 bool pci_container_wanted_no_nodes(const struct pci_state *st);
+/* Is N an AMD GPU's required compute node (/dev/kfd, its render node) absent in a container? (dev.missing-node for
+ * it is then container.no-amd-devices' consequence.) */
+bool pci_container_amd_node_missing(const struct pci_state *st, const struct pci_node *n);
 void pci_container_free(struct pci_platform *p);
 json_object *pci_container_json(const struct pci_platform *p);
 json_object *pci_container_toolkit_json(const struct pci_platform *p);

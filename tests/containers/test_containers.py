@@ -161,9 +161,60 @@ class ContainerTests(gctest.TestCase):
                                                           "NVIDIA_DRIVER_CAPABILITIES": ok})
             self.assertNotIn("container.no-utility", self.ids(r), ok)
 
+    # ---- ROCm containers ------------------------------------------------------------------------------
+
+    def rocm(self, nodes, runtime="docker"):
+        """A container on a host with an AMD GPU bound to amdgpu (the host's sysfs and /proc/modules show through,
+        as for NVIDIA above); NODES: the ones `--device` passed in. ROCm's Docker guide: /dev/kfd is the compute
+        interface of all GPUs, /dev/dri/renderD<N> each GPU's."""
+        t = self.make_tree()
+        p = PciTree(t)
+        if runtime == "docker":
+            t.write("/.dockerenv", "")
+        t.write("/proc/1/cgroup", "0::/\n")
+        p.device("0000:03:00.0", 0x1002, 0x74a1, 0x038000, driver="amdgpu", drm=("card0", "renderD128"))
+        p.module("amdgpu")
+        for n in nodes:
+            p.node(n)
+        t.write("/proc/mounts", "overlay / overlay rw 0 0\n")
+        return p
+
+    def test_rocm_container_without_its_nodes(self):
+        r = self.pci(self.rocm(()).t)
+        f = r.findings("container.no-amd-devices")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertEqual(f[0]["subject"], "0000:03:00.0")
+        self.assertIn("docker container", f[0]["message"])
+        for opt in ("--device /dev/kfd", "--device /dev/dri", "--group-add video", "--group-add render"):
+            self.assertIn(opt, f[0]["hint"])
+        self.assertEqual(sorted(e["source"] for e in f[0]["evidence"]), ["/dev/dri/renderD128", "/dev/kfd"])
+        # the missing nodes are its consequences, with no host advice of their own
+        missing = r.findings("dev.missing-node")
+        self.assertEqual(sorted(m["subject"] for m in missing), ["/dev/dri/renderD128", "/dev/kfd"], repr(r))
+        for m in missing:
+            self.assertEqual(m["caused_by"]["id"], "container.no-amd-devices", repr(m))
+        self.assertNotIn("container.no-gpu", self.ids(r))
+
+    def test_rocm_container_without_kfd_only(self):
+        # `--device /dev/dri` alone: graphics works, ROCm does not
+        r = self.pci(self.rocm(("/dev/dri/renderD128", "/dev/dri/card0")).t)
+        f = r.findings("container.no-amd-devices")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("/dev/kfd", f[0]["message"])
+        self.assertEqual([e["source"] for e in f[0]["evidence"]], ["/dev/kfd"])
+
+    def test_rocm_container_with_its_nodes_and_bare_metal_are_quiet(self):
+        r = self.pci(self.rocm(("/dev/kfd", "/dev/dri/renderD128", "/dev/dri/card0")).t)
+        self.assertEqual([i for i in self.ids(r) if i.startswith(("container.", "dev."))], [], repr(r))
+        # the same missing nodes outside a container are the host's: no container finding
+        r = self.pci(self.rocm((), runtime=None).t)
+        self.assertNotIn("container.no-amd-devices", self.ids(r))
+        self.assertTrue(r.findings("dev.missing-node"), repr(r))
+
     def test_catalogue_lists_container_ids(self):
         r = gctest.run("--list-checks")
-        for fid in ("container.no-gpu", "container.no-utility", "container.devices-denied"):
+        for fid in ("container.no-gpu", "container.no-utility", "container.devices-denied", "container.no-amd-devices"):
             self.assertIn(fid, r.stdout)
 
     # ---- a healthy GPU container ----------------------------------------------------------------
