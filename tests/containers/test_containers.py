@@ -1,6 +1,8 @@
 """End-to-end tests of containers (issue 31): trees laid out as a docker, podman or Kubernetes container's."""
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -211,6 +213,77 @@ class ContainerTests(gctest.TestCase):
         r = self.pci(self.rocm((), runtime=None).t)
         self.assertNotIn("container.no-amd-devices", self.ids(r))
         self.assertTrue(r.findings("dev.missing-node"), repr(r))
+
+    def test_nvml_unknown_error_in_a_container(self):
+        # "Failed to initialize NVML: Unknown Error": nvmlInit answers NVML_ERROR_UNKNOWN (999) in a container whose
+        # /dev/nvidia* exist but whose device rules a host `systemctl daemon-reload` dropped (NVIDIA/nvidia-docker
+        # #1730); the fake NVML's init-unknown mode answers so
+        t = self.container()
+        env = self.healthy_env(t)
+        env["GC_FAKE_NVML_MODE"] = "init-unknown"
+        r = self.run_json("cuda", "--root", t.root, "--live", "--no-smoke", env=env)
+        f = r.findings("cuda.nvml-init-failed")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("NVML_ERROR_UNKNOWN", f[0]["message"])
+        self.assertIn("docker container", f[0]["message"])
+        self.assertIn("/dev/nvidiactl", f[0]["message"])
+        self.assertIn("docker rm", f[0]["hint"])
+        self.assertIn("nvidia-ctk system create-dev-char-symlinks", f[0]["hint"])
+        # the same answer on a host is NVML's own failure: the generic hint
+        host = PciTree(self.make_tree())
+        host.device(ADDR, 0x10de, 0x2330, 0x030200, driver="nvidia")
+        host.module("nvidia", 1)
+        host.nvidia_version(KVER, open_module=True)
+        for n in ("/dev/nvidiactl", "/dev/nvidia0"):
+            host.node(n)
+        r = self.run_json("cuda", "--root", host.t.root, "--live", "--no-smoke", env=env)
+        f = r.findings("cuda.nvml-init-failed")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertNotIn("container", f[0]["message"])
+        self.assertNotIn("docker rm", f[0]["hint"])
+
+    # ---- container.devices-denied: a live run, nodes whose open() fails with EPERM ----------------------------
+
+    def test_devices_denied_live(self):
+        """The device cgroup denies open() with EPERM while stat() and the mode bits say nothing (NVIDIA/nvidia-docker
+        #1730: after a `systemctl daemon-reload` on the host). The check runs only where the files are this
+        machine's, so gpucheckup runs live in a private mount and PID namespace (nothing on this machine changes):
+        /dev a tmpfs copy of the host's, /dev/nvidiactl and /dev/nvidia0 bind mounts of an immutable file (open
+        for writing fails with EPERM, as a denied device does), and /proc/1/cgroup a Docker cgroup v1 line. Needs
+        root (namespaces, chattr), as e2e-real-nvidia-host does."""
+        self.assertEqual(os.geteuid(), 0, "this test needs root: a private mount namespace and chattr +i")
+        d = tempfile.mkdtemp(prefix="gc-denied-")
+        imm, cg = os.path.join(d, "node"), os.path.join(d, "cgroup")
+        with open(imm, "w"):
+            pass
+        os.chmod(imm, 0o666)
+        subprocess.run(["chattr", "+i", imm], check=True)
+        self.addCleanup(shutil.rmtree, d, True)
+        self.addCleanup(subprocess.run, ["chattr", "-i", imm])
+        with open(cg, "w") as f:
+            f.write("12:devices:/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n0::/\n")
+        script = """set -eu
+d=$(mktemp -d); mount -t tmpfs -o mode=0755 gc-denied-dev "$d"; cp -a /dev/. "$d"/ 2>/dev/null || true
+touch "$d/nvidiactl" "$d/nvidia0"; mount --bind "$d" /dev
+mount --bind "$1" /dev/nvidiactl; mount --bind "$1" /dev/nvidia0; mount --bind "$2" /proc/1/cgroup
+shift 2; exec "$@" """
+        p = subprocess.run(["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc",
+                            "bash", "-c", script, "denied", imm, cg, gctest.GPUCHECKUP, "--json", "pci"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        doc = json.loads(p.stdout)
+        gctest.validate(doc)
+        self.assertEqual(doc["pci"]["platform"]["container"], "docker")
+        f = [x for x in doc["findings"] if x["id"] == "container.devices-denied"]
+        self.assertEqual(len(f), 1, p.stdout[-3000:])
+        self.assertEqual(f[0]["subject"], "/dev/nvidiactl")
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertIn("EPERM", f[0]["message"])
+        self.assertIn("systemctl daemon-reload", f[0]["hint"])
+        self.assertIn("nvidia-ctk system create-dev-char-symlinks", f[0]["hint"])
+        # the host's own run (no container) never opens its nodes for this check
+        host = gctest.run("--json", "pci")
+        self.assertNotIn("container.devices-denied", host.stdout)
 
     def test_catalogue_lists_container_ids(self):
         r = gctest.run("--list-checks")
