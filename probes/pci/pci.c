@@ -474,6 +474,8 @@ static void pci_json(struct pci_state *st)
     json_object *platform = st->kernel_checked ? pci_wsl_json(&st->platform) : NULL;
     if (platform) {
         json_object_object_add(platform, "container", pci_container_json(&st->platform));
+        if (st->platform.container_from)
+            json_object_object_add(platform, "container_from", json_object_new_string(st->platform.container_from));
         json_object_object_add(platform, "nvidia_container_toolkit", pci_container_toolkit_json(&st->platform));
     }
     json_object_object_add(data, "platform", platform);

@@ -1,4 +1,5 @@
 /* pci_container.c: recognise a container (docker, podman, Kubernetes) and the NVIDIA Container Toolkit's traces, and say what the container lacks. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -68,7 +69,7 @@ const struct check pci_container_checks[] = {
 };
 const size_t pci_container_n_checks = sizeof(pci_container_checks) / sizeof(pci_container_checks[0]);
 
-static const char *const pci_container_names[] = {NULL, "docker", "podman", "kubernetes", "containerd"};
+static const char *const pci_container_names[] = {NULL, "docker", "podman", "kubernetes", "containerd", "other"};
 
 /* The container runtime /proc/1/cgroup content TEXT names, or PCI_CONTAINER_NONE. */
 enum pci_container pci_container_from_cgroup(const char *text)
@@ -84,6 +85,87 @@ enum pci_container pci_container_from_cgroup(const char *text)
     if (strstr(text, "containerd"))
         return PCI_CONTAINER_CONTAINERD;
     return PCI_CONTAINER_NONE;
+}
+
+enum pci_container pci_container_from_manager(const char *name)
+{
+    static const struct {
+        const char *name;
+        enum pci_container c;
+    } names[] = {{"docker", PCI_CONTAINER_DOCKER}, {"podman", PCI_CONTAINER_PODMAN}, {"wsl", PCI_CONTAINER_NONE}};
+    if (!name || !*name)
+        return PCI_CONTAINER_NONE;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i].name) == 0)
+            return names[i].c;
+    return PCI_CONTAINER_OTHER;
+}
+
+char *pci_container_environ(const char *text, size_t len)
+{
+    for (size_t i = 0; text && i < len;) {
+        const char *e = memchr(text + i, '\0', len - i);
+        size_t n = e ? (size_t)(e - (text + i)) : len - i;
+        if (n > 10 && n < 256 && memcmp(text + i, "container=", 10) == 0)
+            return str_printf("%.*s", (int)(n - 10), text + i + 10);
+        i += n + 1;
+    }
+    return NULL;
+}
+
+/* The label messages give a container of another kind: NAME with anything but letters, digits, '-', '_' and '.'
+ * dropped (it is read from the tree), "other" when nothing is left. */
+static void pci_container_set_label(struct pci_platform *p, const char *name)
+{
+    size_t n = 0;
+    for (const char *c = name; c && *c && n + 1 < sizeof(p->container_label); c++)
+        if (isalnum((unsigned char)*c) || *c == '-' || *c == '_' || *c == '.')
+            p->container_label[n++] = *c;
+    p->container_label[n] = '\0';
+    if (n == 0)
+        snprintf(p->container_label, sizeof(p->container_label), "other");
+}
+
+/* Without a runtime's marker, what systemd's detect_container() (src/basic/virt.c) trusts, in its order: the
+ * manager's name in /run/host/container-manager (systemd's container interface), /run/systemd/container (PID 1
+ * systemd's copy of its $container), PID 1's own $container (/proc/1/environ; podman, LXC and nspawn set it, Docker
+ * does not); then a cgroup namespace, told by the cgroup files themselves: under cgroup v2 the root cgroup has no
+ * cgroup.type, so /sys/fs/cgroup/cgroup.type means the hierarchy's root we see is a nested cgroup; under v1 only the
+ * root has release_agent. /proc/1/cgroup reading "0::/" is no proof: PID 1 of a host without systemd reads the same. */
+static void pci_container_manager(struct pci_platform *p, const struct hostfs *fs)
+{
+    static const char *const files[] = {"/run/host/container-manager", "/run/systemd/container"};
+    struct stat sb;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && p->container == PCI_CONTAINER_NONE; i++) {
+        char *name = NULL;
+        if (hostfs_read_attr(fs, files[i], &name) == 0 && (p->container = pci_container_from_manager(name))) {
+            p->container_from = files[i];
+            pci_container_set_label(p, name);
+        }
+        free(name);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (p->container == PCI_CONTAINER_NONE && hostfs_read_file(fs, "/proc/1/environ", 64 * 1024, &text, &len) == 0) {
+        char *name = pci_container_environ(text, len);
+        if ((p->container = pci_container_from_manager(name))) {
+            p->container_from = "/proc/1/environ";
+            pci_container_set_label(p, name);
+        }
+        free(name);
+        free(text);
+    }
+    if (p->container != PCI_CONTAINER_NONE)
+        return;
+    bool v2 = hostfs_stat(fs, "/sys/fs/cgroup/cgroup.events", &sb, true) == 0 &&
+              hostfs_stat(fs, "/sys/fs/cgroup/cgroup.type", &sb, true) == 0;
+    bool v1 = !v2 && hostfs_stat(fs, "/sys/fs/cgroup/systemd", &sb, true) == 0 && S_ISDIR(sb.st_mode) &&
+              hostfs_stat(fs, "/sys/fs/cgroup/systemd/release_agent", &sb, true) == -ENOENT;
+    if (v2 || v1) {
+        p->container = PCI_CONTAINER_OTHER;
+        p->container_from = v2 ? "/sys/fs/cgroup/cgroup.type" : "/sys/fs/cgroup/systemd/release_agent";
+        pci_container_set_label(p, "cgroup-namespaced");
+    }
 }
 
 /* The toolkit's mounts, from /proc/mounts TEXT: a tmpfs on /proc/driver/nvidia, a libcuda.so.<version>
@@ -113,14 +195,21 @@ void pci_container_collect(struct pci_state *st)
     struct stat sb;
     char *text = NULL;
     if (hostfs_read_file(fs, "/proc/1/cgroup", 64 * 1024, &text, NULL) == 0) {
-        p->container = pci_container_from_cgroup(text);
+        if ((p->container = pci_container_from_cgroup(text)))
+            p->container_from = "/proc/1/cgroup";
         free(text);
         text = NULL;
     }
-    if (p->container == PCI_CONTAINER_NONE && hostfs_stat(fs, "/run/.containerenv", &sb, true) == 0)
+    if (p->container == PCI_CONTAINER_NONE && hostfs_stat(fs, "/run/.containerenv", &sb, true) == 0) {
         p->container = PCI_CONTAINER_PODMAN;
-    if (p->container == PCI_CONTAINER_NONE && hostfs_stat(fs, "/.dockerenv", &sb, true) == 0)
+        p->container_from = "/run/.containerenv";
+    }
+    if (p->container == PCI_CONTAINER_NONE && hostfs_stat(fs, "/.dockerenv", &sb, true) == 0) {
         p->container = PCI_CONTAINER_DOCKER;
+        p->container_from = "/.dockerenv";
+    }
+    if (p->container == PCI_CONTAINER_NONE)
+        pci_container_manager(p, fs);
     if (hostfs_read_file(fs, "/proc/mounts", 1024 * 1024, &text, NULL) == 0) {
         pci_container_mounts(p, text);
         free(text);
@@ -247,7 +336,8 @@ void pci_container_findings(struct pci_state *st)
     struct report_finding *f;
     if (p->container == PCI_CONTAINER_NONE)
         return;
-    const char *name = pci_container_names[p->container], *why = NULL;
+    const char *name = p->container == PCI_CONTAINER_OTHER ? p->container_label : pci_container_names[p->container];
+    const char *why = NULL;
     if (pci_container_withheld(st, &why)) {
         f = report_add_finding(r, "container.no-gpu", NULL, "This is a %s container and %s: the container was "
                                                             "started without GPU access, whatever the machine has",

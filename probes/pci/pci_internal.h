@@ -38,6 +38,8 @@ enum pci_container {
     PCI_CONTAINER_PODMAN,     /* "podman": /run/.containerenv, or libpod in /proc/1/cgroup */
     PCI_CONTAINER_KUBERNETES, /* "kubernetes": kubepods in /proc/1/cgroup */
     PCI_CONTAINER_CONTAINERD, /* "containerd": containerd without Kubernetes */
+    PCI_CONTAINER_OTHER,      /* "other": a container manager's own statement (LXC, systemd-nspawn...) or a cgroup
+                                 namespace, without a runtime's marker file */
 };
 struct pci_platform {
     enum pci_platform_kind kind;
@@ -48,6 +50,9 @@ struct pci_platform {
     char *ld_library_path; /* WSL: the LD_LIBRARY_PATH the loader checks use (live modes; a snapshot's captured
                               one on replay), heap or NULL */
     enum pci_container container;
+    const char *container_from; /* the file that told (static string), NULL when none */
+    char container_label[32];   /* for messages, with PCI_CONTAINER_OTHER: the manager's name ("lxc") or
+                                   "cgroup-namespaced" */
     char *nv_visible;      /* NVIDIA_VISIBLE_DEVICES (live modes only), heap or NULL */
     char *nv_caps;         /* NVIDIA_DRIVER_CAPABILITIES (live modes only), heap or NULL */
     bool driver_tmpfs;     /* /proc/mounts: the toolkit's tmpfs on /proc/driver/nvidia */
@@ -240,6 +245,12 @@ char *pci_dpkg_owner(const struct hostfs *fs, const char *path);
 extern const struct check pci_container_checks[];
 extern const size_t pci_container_n_checks;
 enum pci_container pci_container_from_cgroup(const char *text);
+/* The container a manager's name says ("docker", "podman", "lxc", "oci"... from /run/host/container-manager,
+ * /run/systemd/container or PID 1's container= variable): PCI_CONTAINER_NONE for an empty name and for "wsl"
+ * (systemd's name for WSL, no container), PCI_CONTAINER_OTHER for names it does not know. */
+enum pci_container pci_container_from_manager(const char *name);
+/* PID 1's container= variable in /proc/1/environ content TEXT of LEN bytes (NUL-separated), heap, or NULL. */
+char *pci_container_environ(const char *text, size_t len);
 void pci_container_collect(struct pci_state *st);
 void pci_container_findings(struct pci_state *st);
 bool pci_container_wanted_no_nodes(const struct pci_state *st);

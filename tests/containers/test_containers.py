@@ -115,6 +115,60 @@ class ContainerTests(gctest.TestCase):
         self.assertIsNone(r.json["pci"]["platform"]["container"], repr(r))
         self.assertIsNone(r.json["pci"]["platform"]["nvidia_container_toolkit"])
 
+    # ---- containers without a runtime's marker file ---------------------------------------------------
+    # What is reliable, as systemd's detect_container() (src/basic/virt.c) decides: the manager's own statement
+    # (/run/host/container-manager, /run/systemd/container, PID 1's container= in /proc/1/environ), then a cgroup
+    # namespace told by the cgroup files: under v2 only a nested cgroup has cgroup.type, under v1 only the root has
+    # release_agent. /proc/1/cgroup reading "0::/" alone is no proof (a host whose PID 1 is not systemd reads it).
+
+    def test_cgroup_v2_namespace_without_markers(self):
+        t = self.container(runtime=None, gpus=False)  # /proc/1/cgroup "0::/", no /.dockerenv
+        self.assertIsNone(self.pci(t).json["pci"]["platform"]["container"])
+        t.t.write("/sys/fs/cgroup/cgroup.events", "populated 1\nfrozen 0\n")
+        t.t.write("/sys/fs/cgroup/cgroup.type", "domain\n")
+        r = self.pci(t)
+        plat = r.json["pci"]["platform"]
+        self.assertEqual((plat["container"], plat["container_from"]), ("other", "/sys/fs/cgroup/cgroup.type"))
+        f = r.findings("container.no-gpu")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("cgroup-namespaced container", f[0]["message"])
+
+    def test_host_root_cgroup_is_no_container(self):
+        # a host's root cgroup (recent kernels): cgroup.events but no cgroup.type; v1: release_agent at the root
+        t = PciTree(self.make_tree())
+        t.t.write("/proc/1/cgroup", "0::/\n")
+        t.t.write("/sys/fs/cgroup/cgroup.events", "populated 1\n")
+        self.assertIsNone(self.pci(t).json["pci"]["platform"]["container"])
+        t = PciTree(self.make_tree())
+        t.t.write("/proc/1/cgroup", "1:name=systemd:/\n0::/\n")
+        t.t.write("/sys/fs/cgroup/systemd/release_agent", "")
+        plat = self.pci(t).json["pci"]["platform"]
+        self.assertIsNone(plat["container"])
+        self.assertNotIn("container_from", plat)
+        # the same v1 hierarchy without release_agent is a namespace's
+        os.unlink(t.t.path("/sys/fs/cgroup/systemd/release_agent"))
+        plat = self.pci(t).json["pci"]["platform"]
+        self.assertEqual((plat["container"], plat["container_from"]), ("other", "/sys/fs/cgroup/systemd/release_agent"))
+
+    def test_container_manager_statements(self):
+        for path, text, want, label in (("/run/host/container-manager", "systemd-nspawn\n", "other", "systemd-nspawn"),
+                                        ("/run/systemd/container", "lxc\n", "other", "lxc"),
+                                        ("/run/systemd/container", "podman\n", "podman", None),
+                                        ("/proc/1/environ", "PATH=/usr/bin\0container=podman\0HOME=/\0", "podman",
+                                         None),
+                                        ("/proc/1/environ", "HOME=/\0container=lxc\0", "other", "lxc")):
+            t = self.container(runtime=None, gpus=False)
+            t.t.write(path, text)
+            r = self.pci(t)
+            plat = r.json["pci"]["platform"]
+            self.assertEqual((plat["container"], plat["container_from"]), (want, path), text)
+            if label:
+                self.assertIn("a %s container" % label, r.findings("container.no-gpu")[0]["message"])
+        # systemd writes "wsl" there under WSL: no container
+        t = self.container(runtime=None, gpus=False)
+        t.t.write("/run/systemd/container", "wsl\n")
+        self.assertIsNone(self.pci(t).json["pci"]["platform"]["container"])
+
     # ---- failures -------------------------------------------------------------------------------
 
     def test_started_without_gpus(self):

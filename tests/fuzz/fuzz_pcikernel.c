@@ -1,6 +1,6 @@
 /* fuzz_pcikernel.c: libFuzzer target for the pci probe's kernel-side text: /proc/modules,
  * /proc/driver/nvidia/version, NVIDIA library file names, /etc/group, modules.dep, modprobe.d, the kernel
- * command line, /etc/wsl.conf and dpkg's file lists. */
+ * command line, /etc/wsl.conf, dpkg's file lists and PID 1's environment (/proc/1/environ). */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -133,6 +133,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     if (pci_dpkg_list_has(text, "") || pci_dpkg_list_has(text, NULL))
         abort();
+
+    /* /proc/1/environ (NUL-separated, so the raw bytes): container=NAME, NAME found in the input as given */
+    char *cn = pci_container_environ((const char *)data, size);
+    if (cn) {
+        if (strlen(cn) == 0 || strlen(cn) > 245 || !memmem(data, size, cn, strlen(cn)))
+            abort();
+        enum pci_container c = pci_container_from_manager(cn);
+        if (c < PCI_CONTAINER_NONE || c > PCI_CONTAINER_OTHER)
+            abort();
+        free(cn);
+    }
 
     free(text);
     return 0;
