@@ -392,6 +392,27 @@ shift 2; exec "$@" """
         self.assertEqual({q["name"]: q["met"] for q in doc["verdict"]["requirements"]}, {"gpu": True})
         self.assertEqual(len(doc["cuda"]["devices"]), 1)
 
+    def test_opencl_hint_speaks_to_the_container(self):
+        # a CUDA image: no nvidia.icd, so OpenCL lists PoCL's CPU only; the fix is the container's, not the host's
+        t = self.container()
+        env = self.healthy_env(t)
+        r = self.run_json("opencl", "--root", t.root, "--live", env=env)
+        f = r.findings("cl.gpu-without-opencl")
+        self.assertEqual(len(f), 1, repr(r))
+        for words in ("inside this container", "NVIDIA_DRIVER_CAPABILITIES", "compute",
+                      "-v /etc/OpenCL/vendors/nvidia.icd:/etc/OpenCL/vendors/nvidia.icd:ro",
+                      "echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd"):
+            self.assertIn(words, f[0]["hint"])
+        self.assertNotIn("nvidia-opencl-icd (Debian", f[0]["hint"])
+        # the same machine outside a container gets the host's hint
+        os.unlink(t.t.path("/.dockerenv"))
+        r = self.run_json("opencl", "--root", t.root, "--live", env=env)
+        self.assertIsNone(r.json["pci"]["platform"]["container"])
+        f = r.findings("cl.gpu-without-opencl")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertNotIn("inside this container", f[0]["hint"])
+        self.assertIn("nvidia-opencl-icd", f[0]["hint"])
+
     # ---- snapshot of a container ------------------------------------------------------------------
 
     def snapshot(self, t, env, *extra):
