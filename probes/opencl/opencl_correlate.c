@@ -67,6 +67,31 @@ static const struct {
      "PoCL lists the drivers named in POCL_DEVICES: unset it or name drivers PoCL has (pthread, basic, cuda...)"},
 };
 
+/* The same under WSL2 (the pci section's platform kind): the GPU is the Windows driver's, reached through /dev/dxg;
+ * /dev/kfd, amdgpu, i915 and render nodes never exist there. ROCm needs its DXG thunk librocdxg and
+ * HSA_ENABLE_DXG_DETECTION=1 (ROCm/librocdxg); Intel's runtime uses the Windows driver. */
+static const struct {
+    const char *name_part;
+    const char *hint;
+} ocl_wsl_empty_platform_hints[] = {
+    {"AMD Accelerated Parallel Processing",
+     "under WSL2 ROCm reaches the GPU through /dev/dxg, not /dev/kfd: it needs ROCm's WSL thunk librocdxg "
+     "(ROCm/librocdxg) and HSA_ENABLE_DXG_DETECTION=1, and a current AMD driver in Windows (the pci section's "
+     "platform.wsl says what is there)"},
+    {"Intel", "under WSL2 Intel's runtime reaches the GPU through /dev/dxg and the Windows driver: keep the Intel "
+              "graphics driver in Windows current and check that this user can open /dev/dxg"},
+    {"NVIDIA", "under WSL2 the NVIDIA GPU is the Windows driver's: update the NVIDIA driver in Windows and restart "
+               "WSL (`wsl --shutdown`); never install a Linux NVIDIA driver inside WSL"},
+};
+
+/* Is the pci section's platform WSL2? */
+static bool ocl_wsl2(json_object *pci)
+{
+    json_object *platform = NULL;
+    const char *kind = pci && json_object_object_get_ex(pci, "platform", &platform) ? ocl_jstr(platform, "kind") : NULL;
+    return kind && strcmp(kind, "wsl2") == 0;
+}
+
 static bool ocl_contains(const char *hay, const char *needle)
 {
     return hay && needle && strstr(hay, needle) != NULL;
@@ -192,7 +217,13 @@ static void ocl_check_empty_platforms(json_object *ocl, json_object *plats, json
                                ename ? ": clGetDeviceIDs returned " : "", ename ? ename : "");
         if (!f)
             continue;
-        for (size_t k = 0; k < sizeof(ocl_empty_platform_hints) / sizeof(ocl_empty_platform_hints[0]); k++) {
+        bool wsl_hint = false;
+        for (size_t k = 0; ocl_wsl2(pci) && k < sizeof(ocl_wsl_empty_platform_hints) /
+                                                   sizeof(ocl_wsl_empty_platform_hints[0]) && !wsl_hint; k++)
+            if ((wsl_hint = ocl_contains(name, ocl_wsl_empty_platform_hints[k].name_part)))
+                report_finding_set_hint(f, "%s", ocl_wsl_empty_platform_hints[k].hint);
+        for (size_t k = 0; !wsl_hint && k < sizeof(ocl_empty_platform_hints) / sizeof(ocl_empty_platform_hints[0]);
+             k++) {
             if (ocl_contains(name, ocl_empty_platform_hints[k].name_part)) {
                 report_finding_set_hint(f, "%s", ocl_empty_platform_hints[k].hint);
                 break;

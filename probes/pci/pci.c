@@ -618,6 +618,7 @@ static void pci_state_free(struct pci_state *st)
     pci_nvkmod_free(&st->nvkmod);
     free(st->platform.osrelease);
     free(st->platform.ld_library_path);
+    pci_wsl_stacks_free(&st->platform);
     pci_container_free(&st->platform);
 }
 

@@ -41,12 +41,23 @@ enum pci_container {
     PCI_CONTAINER_OTHER,      /* "other": a container manager's own statement (LXC, systemd-nspawn...) or a cgroup
                                  namespace, without a runtime's marker file */
 };
+/* Vendors whose Windows GPU driver a WSL2 guest sees (bits of pci_platform.wsl_vendors; JSON names in order). */
+enum {
+    PCI_WSL_NVIDIA = 1u << 0,
+    PCI_WSL_AMD = 1u << 1,
+    PCI_WSL_INTEL = 1u << 2,
+};
 struct pci_platform {
     enum pci_platform_kind kind;
     char *osrelease;       /* /proc/sys/kernel/osrelease, heap, or NULL */
     bool dxg;              /* /dev/dxg exists */
     bool lib_dir;          /* /usr/lib/wsl/lib is a directory */
     bool gpu_disabled;     /* /etc/wsl.conf: [gpu] enabled=false */
+    unsigned wsl_vendors;  /* WSL2: PCI_WSL_* bits, whose Windows GPU driver the guest sees (pci_wsl_stacks.c) */
+    char **stores;         /* WSL2: /usr/lib/wsl/drivers folders of GPU drivers (names, heap, at most 16) */
+    size_t n_stores;
+    char *rocdxg;          /* WSL2: ROCm's librocdxg.so (the /dev/dxg thunk), heap or NULL */
+    char *hsa_dxg;         /* WSL2: HSA_ENABLE_DXG_DETECTION (live; the captured run's on replay), heap or NULL */
     char *ld_library_path; /* WSL: the LD_LIBRARY_PATH the loader checks use (live modes; a snapshot's captured
                               one on replay), heap or NULL */
     enum pci_container container;
@@ -229,6 +240,16 @@ void pci_wsl_collect(struct pci_state *st);
 bool pci_wsl_conf_false(const char *text, const char *section, const char *key);
 void pci_wsl_findings(struct pci_state *st);
 json_object *pci_wsl_json(const struct pci_platform *p);
+
+/* --- pci_wsl_stacks.c ---------------------------------------------------------------------- */
+/* WSL2: the vendors whose Windows GPU driver the guest sees (/usr/lib/wsl/lib, /usr/lib/wsl/drivers), ROCm's
+ * librocdxg (on the loader's path S, or /opt/rocm*) and HSA_ENABLE_DXG_DETECTION into ST->platform; the JSON is
+ * the platform's "wsl" member, which the compute probes read (AMD and Intel compute there needs no /dev/kfd, amdgpu
+ * or i915). */
+struct ldsearch;
+void pci_wsl_stacks_collect(struct pci_state *st, const struct ldsearch *s);
+void pci_wsl_stacks_free(struct pci_platform *p);
+json_object *pci_wsl_stacks_json(const struct pci_platform *p);
 
 /* --- pci_dpkg.c --------------------------------------------------------------------------- */
 /* Does dpkg's file list TEXT (one absolute path a line) name PATH exactly? */

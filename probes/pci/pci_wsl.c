@@ -248,6 +248,7 @@ void pci_wsl_findings(struct pci_state *st)
     }
     struct ldsearch s;
     if (ldsearch_init(&s, st->ctx->fs, p->ld_library_path) == 0) {
+        pci_wsl_stacks_collect(st, &s);
         pci_wsl_lib_findings(st, &s);
         ldsearch_free(&s);
     }
@@ -265,5 +266,7 @@ json_object *pci_wsl_json(const struct pci_platform *p)
         json_object_object_add(o, "gpu_disabled", json_object_new_boolean(p->gpu_disabled));
         json_object_object_add(o, "ld_library_path", jsonstr_or_null(p->ld_library_path));
     }
+    if (p->kind == PCI_PLATFORM_WSL2)
+        json_object_object_add(o, "wsl", pci_wsl_stacks_json(p));
     return o;
 }

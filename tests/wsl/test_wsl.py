@@ -18,6 +18,7 @@ WINVER = "581.57"
 # The Windows host's bus ID of the GPU as CUDA and NVML print it inside the guest: it is not in guest sysfs.
 HOST_BUSID = "0000:01:00.0"
 WSL_LIB = "/usr/lib/wsl/lib"
+NV_STORE = "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_7cc7738d8e428783"
 
 
 class WslTree:
@@ -57,6 +58,9 @@ class WslTree:
             tree.write(WSL_LIB + "/nvidia-smi", "", mode=0o755)
             tree.write(WSL_LIB + "/libdxcore.so", "")
             tree.write(WSL_LIB + "/libd3d12.so", "")
+            # the Windows DriverStore folder of NVIDIA's driver, which WSL mounts under /usr/lib/wsl/drivers (the
+            # NVIDIA Container Toolkit's WSL mode reads libcuda.so.1.1 there: nvidia-container-toolkit#1890)
+            tree.write(NV_STORE + "/libcuda.so.1.1", "")
         if ldconf:
             tree.write("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
             tree.write("/etc/ld.so.conf.d/ld.wsl.conf",
@@ -103,6 +107,8 @@ class WslTests(gctest.TestCase):
         self.assertEqual(pci["platform"]["kind"], "wsl2", repr(r))
         self.assertIs(pci["platform"]["dxg"], True)
         self.assertEqual(pci["platform"]["lib_dir"], WSL_LIB)
+        self.assertEqual(pci["platform"]["wsl"], {"gpu_vendors": ["nvidia"], "driver_stores": [NV_STORE.split("/")[-1]],
+                                                  "rocdxg": None, "hsa_enable_dxg_detection": None})
         dev = [d for d in pci["devices"] if d["vendor_id"] == "1414"]
         self.assertEqual(len(dev), 1, repr(r))
         self.assertEqual(dev[0]["kind"], "paravirtual-gpu")
@@ -263,6 +269,75 @@ class WslTests(gctest.TestCase):
         r = self.pci(self.wsl(dxg=False, device=None))
         self.assertEqual(len(r.findings("wsl.no-dxg")), 1, repr(r))
         self.assertNotIn("pci.no-gpu", self.ids(r))
+
+    # ---- AMD and Intel under WSL2 ----------------------------------------------------------------------
+
+    def amd_intel(self):
+        """A WSL2 guest on a Windows machine with an AMD and an Intel GPU: their DriverStore folders under
+        /usr/lib/wsl/drivers, named after the drivers' INF files (AMD's u<7 digits>.inf, as in
+        nvidia-container-toolkit#1890's log; Intel's iigd_dch.inf, as in microsoft/WSL#6423's dxdiag), and ROCm's WSL
+        thunk librocdxg in /opt/rocm-VERSION/lib (ROCm/librocdxg). No libcuda in /usr/lib/wsl/lib: no NVIDIA."""
+        t = self.wsl(wsl_libs=False)
+        t.t.mkdir(WSL_LIB)
+        t.t.write(WSL_LIB + "/libdxcore.so", "")
+        t.t.write("/usr/lib/wsl/drivers/iigd_dch.inf_amd64_55f589032bab5285/igdumdim64.so", "")
+        t.t.write("/usr/lib/wsl/drivers/u0420529.inf_amd64_94ad5a6c4d1a04e2/amdxc64.so", "")
+        t.t.write("/usr/lib/wsl/drivers/wvpci.inf_amd64_36c3bcc9d936b365/wvpci.sys", "")  # not a GPU driver's
+        t.t.write("/opt/rocm-7.2.0/lib/librocdxg.so", "")
+        return t
+
+    def test_amd_and_intel_recognised_and_never_asked_for_linux_drivers(self):
+        t = self.amd_intel()
+        # OpenCL through this machine's real Intel NEO (intel-opencl-icd) and PoCL: NEO finds no GPU here, as it
+        # would not where the Windows driver lacks WSL support
+        vendors = tempfile.mkdtemp(prefix="gc-vendors-")
+        os.chmod(vendors, 0o755)
+        self.addCleanup(shutil.rmtree, vendors, True)
+        for base in (vendors, t.t.path(vendors)):
+            os.makedirs(base, exist_ok=True)
+            for name in ("intel.icd", "pocl.icd"):
+                shutil.copy("/etc/OpenCL/vendors/" + name, os.path.join(base, name))
+        r = self.run_json("check", "--root", t.root, "--live", "--timeout", "60",
+                          env={"OCL_ICD_VENDORS": vendors, "HSA_ENABLE_DXG_DETECTION": "1", "LD_LIBRARY_PATH": None,
+                               "NEOReadDebugKeys": None, "DisableDeepBind": None}, timeout=240)
+        plat = r.json["pci"]["platform"]
+        self.assertEqual(plat["kind"], "wsl2")
+        self.assertEqual(plat["wsl"], {"gpu_vendors": ["amd", "intel"],
+                                       "driver_stores": ["iigd_dch.inf_amd64_55f589032bab5285",
+                                                         "u0420529.inf_amd64_94ad5a6c4d1a04e2"],
+                                       "rocdxg": "/opt/rocm-7.2.0/lib/librocdxg.so", "hsa_enable_dxg_detection": "1"})
+        # no finding asks for what WSL2 cannot have: /dev/kfd, amdgpu, i915/xe, render-node groups
+        for f in r.json["findings"]:
+            text = "%s %s" % (f["message"], f.get("hint") or "")
+            for word in ("amdgpu", "access to /dev/kfd", "driven by i915", "load i915", "bound to i915", "usermod",
+                         "renderD"):
+                self.assertNotIn(word, text, f)
+            self.assertNotIn(f["id"], ("dev.missing-node", "dev.no-access", "pci.no-gpu", "pci.no-driver"), f)
+        # NEO failing where the Windows Intel driver is: its hint is WSL's
+        neo = [f for f in r.json["findings"] if f["id"].startswith("icd.") and "intel.icd" in (f["subject"] or "")]
+        self.assertTrue(neo, repr(r))
+        for f in neo:
+            if f["severity"] != "info":
+                self.assertIn("/dev/dxg", f["hint"])
+                self.assertIn("Windows", f["hint"])
+
+    def test_intel_driver_without_its_windows_driver_is_absent_hardware(self):
+        # NVIDIA's Windows driver only: Intel's runtime has nothing to drive, said without naming i915
+        t = self.wsl()
+        vendors = tempfile.mkdtemp(prefix="gc-vendors-")
+        os.chmod(vendors, 0o755)
+        self.addCleanup(shutil.rmtree, vendors, True)
+        for base in (vendors, t.t.path(vendors)):
+            os.makedirs(base, exist_ok=True)
+            shutil.copy("/etc/OpenCL/vendors/intel.icd", os.path.join(base, "intel.icd"))
+        r = self.run_json("icd", "--root", t.root, "--live", env={"OCL_ICD_VENDORS": vendors,
+                                                                  "NEOReadDebugKeys": None, "DisableDeepBind": None})
+        f = r.findings("icd.absent-hardware")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "info")
+        self.assertIn("WSL2: no Intel Windows GPU driver", f[0]["message"])
+        self.assertNotIn("i915", f[0]["message"] + f[0]["hint"])
+        self.assertIn("wsl --shutdown", f[0]["hint"])
 
     # ---- CUDA under WSL2 ------------------------------------------------------------------------
 
