@@ -298,8 +298,8 @@ class WslTests(gctest.TestCase):
             for name in ("intel.icd", "pocl.icd"):
                 shutil.copy("/etc/OpenCL/vendors/" + name, os.path.join(base, name))
         r = self.run_json("check", "--root", t.root, "--live", "--timeout", "60",
-                          env={"OCL_ICD_VENDORS": vendors, "HSA_ENABLE_DXG_DETECTION": "1", "LD_LIBRARY_PATH": None,
-                               "NEOReadDebugKeys": None, "DisableDeepBind": None}, timeout=240)
+                          env={"OCL_ICD_VENDORS": vendors, "HSA_ENABLE_DXG_DETECTION": "1", "LD_LIBRARY_PATH": None},
+                          timeout=240)
         plat = r.json["pci"]["platform"]
         self.assertEqual(plat["kind"], "wsl2")
         self.assertEqual(plat["wsl"], {"gpu_vendors": ["amd", "intel"],
@@ -330,8 +330,7 @@ class WslTests(gctest.TestCase):
         for base in (vendors, t.t.path(vendors)):
             os.makedirs(base, exist_ok=True)
             shutil.copy("/etc/OpenCL/vendors/intel.icd", os.path.join(base, "intel.icd"))
-        r = self.run_json("icd", "--root", t.root, "--live", env={"OCL_ICD_VENDORS": vendors,
-                                                                  "NEOReadDebugKeys": None, "DisableDeepBind": None})
+        r = self.run_json("icd", "--root", t.root, "--live", env={"OCL_ICD_VENDORS": vendors})
         f = r.findings("icd.absent-hardware")
         self.assertEqual(len(f), 1, repr(r))
         self.assertEqual(f[0]["severity"], "info")
