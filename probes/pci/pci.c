@@ -373,7 +373,9 @@ static void pci_kernel_findings(struct pci_state *st)
                                    n->group ? n->group : "(unnamed)");
             report_finding_add_evidence(f, n->path, "mode %s uid %lld gid %lld", mode, (long long)n->uid,
                                         (long long)n->gid);
-            if (n->group && (n->mode & 060) == 060 && n->in_group == 0 && n->listed_in_group == 1)
+            if (st->platform.container != PCI_CONTAINER_NONE && (n->mode & 060) == 060)
+                pci_container_group_hint(f, n); /* the container's groups, not the host's usermod */
+            else if (n->group && (n->mode & 060) == 060 && n->in_group == 0 && n->listed_in_group == 1)
                 report_finding_set_hint(f, "You were added to group %s after this session started: log out and "
                                            "in again (or run `newgrp %s`).",
                                         n->group, n->group);

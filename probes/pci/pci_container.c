@@ -374,6 +374,19 @@ void pci_container_findings(struct pci_state *st)
     }
 }
 
+void pci_container_group_hint(struct report_finding *f, const struct pci_node *n)
+{
+    /* A container's /etc/group is its image's: the node's group is the host's, by number (ROCm/ROCm-docker#116:
+     * "groups: cannot find name for group ID 993"). `usermod` inside the container changes nothing for the
+     * processes docker starts; --group-add gives them the group. */
+    report_finding_set_hint(f, "Inside this container the node's group (gid %lld%s%s%s) must be one of this process's "
+                               "groups: start the container with `--group-add %lld` (the host's number: `getent group "
+                               "%s | cut -d: -f3` on the host), or run the program as root in it; `usermod` inside the "
+                               "container does not reach the processes docker starts.",
+                            (long long)n->gid, n->group ? ", " : "", n->group ? n->group : "",
+                            n->group ? " in this image" : "", (long long)n->gid, n->group ? n->group : "render");
+}
+
 json_object *pci_container_json(const struct pci_platform *p)
 {
     return p->container == PCI_CONTAINER_NONE ? NULL : json_object_new_string(pci_container_names[p->container]);

@@ -279,6 +279,8 @@ bool pci_container_wanted_no_nodes(const struct pci_state *st);
  * it is then container.no-amd-devices' consequence.) */
 bool pci_container_amd_node_missing(const struct pci_state *st, const struct pci_node *n);
 void pci_container_free(struct pci_platform *p);
+/* dev.no-access's hint F for node N inside a container: the group by the host's number, with `--group-add`. */
+void pci_container_group_hint(struct report_finding *f, const struct pci_node *n);
 json_object *pci_container_json(const struct pci_platform *p);
 json_object *pci_container_toolkit_json(const struct pci_platform *p);
 

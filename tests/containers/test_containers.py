@@ -260,6 +260,27 @@ class ContainerTests(gctest.TestCase):
         self.assertIn("/dev/kfd", f[0]["message"])
         self.assertEqual([e["source"] for e in f[0]["evidence"]], ["/dev/kfd"])
 
+    def test_node_group_inside_a_container(self):
+        # --device passed the nodes in, but they keep the host's group (render, gid 4242 here), which the image's
+        # /etc/group does not know and the container's user is not in (ROCm/ROCm-docker#116). The fix is the
+        # container's --group-add with the host's number, not a usermod. Run as nobody: root opens anything.
+        p = self.rocm(())
+        for n in ("/dev/kfd", "/dev/dri/renderD128"):
+            p.node(n, 0o660, gid=4242)
+        p.t.write("/etc/group", "root:x:0:\nvideo:x:44:\n")
+        os.chmod(p.t.root, 0o755)
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", gctest.GPUCHECKUP, "--json", "pci",
+                "--root", p.t.root]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        doc = json.loads(proc.stdout)
+        gctest.validate(doc)
+        f = [x for x in doc["findings"] if x["id"] == "dev.no-access"]
+        self.assertEqual(sorted(x["subject"] for x in f), ["/dev/dri/renderD128", "/dev/kfd"], proc.stdout[-3000:])
+        for x in f:
+            self.assertIn("--group-add 4242", x["hint"])
+            self.assertNotIn("usermod -aG", x["hint"])
+        self.assertNotIn("container.no-amd-devices", [x["id"] for x in doc["findings"]])
+
     def test_rocm_container_with_its_nodes_and_bare_metal_are_quiet(self):
         r = self.pci(self.rocm(("/dev/kfd", "/dev/dri/renderD128", "/dev/dri/card0")).t)
         self.assertEqual([i for i in self.ids(r) if i.startswith(("container.", "dev."))], [], repr(r))
