@@ -584,7 +584,11 @@ static void pci_summary(struct pci_state *st, size_t n_compute)
                                 "WSL2 without a GPU passed in (/dev/dxg %s)", st->platform.dxg ? "present" : "absent");
     else if (st->platform.kind == PCI_PLATFORM_WSL2)
         report_section_add_line(st->sec, REPORT_MARK_OK, "WSL2", "WSL2: the GPU is the Windows driver's, through "
-                                                                 "/dev/dxg");
+                                                                 "/dev/dxg (Windows GPU drivers seen:%s%s%s%s)",
+                                st->platform.wsl_vendors & PCI_WSL_NVIDIA ? " NVIDIA" : "",
+                                st->platform.wsl_vendors & PCI_WSL_AMD ? " AMD" : "",
+                                st->platform.wsl_vendors & PCI_WSL_INTEL ? " Intel" : "",
+                                st->platform.wsl_vendors ? "" : " none recognised");
     if (n_compute == 0 && st->platform.kind != PCI_PLATFORM_NONE)
         return; /* WSL: the wsl.* findings say why there is no GPU */
     if (n_compute == 0)

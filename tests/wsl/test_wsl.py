@@ -119,6 +119,7 @@ class WslTests(gctest.TestCase):
         lines = " ".join(s["text"] for s in pci["summary"])
         self.assertNotIn("no GPU", lines)
         self.assertIn("WSL2", lines)
+        self.assertIn("(Windows GPU drivers seen: NVIDIA)", lines)
 
     def test_compute_only_function_is_a_gpu_too(self):
         r = self.pci(self.wsl(device=0x008a))
