@@ -423,10 +423,13 @@ class WslTests(gctest.TestCase):
     def test_snapshot_replays_the_loader_path_and_its_findings(self):
         # WSL's directory named only by LD_LIBRARY_PATH: the replay must not call it missing
         t = self.wsl(ldconf=False)
-        path, live, tmp = self.snapshot(t, {"LD_LIBRARY_PATH": WSL_LIB}, "--no-smoke")
+        path, live, tmp = self.snapshot(t, {"LD_LIBRARY_PATH": WSL_LIB, "HSA_ENABLE_DXG_DETECTION": "1"}, "--no-smoke")
         self.assertEqual(live.json["pci"]["platform"]["ld_library_path"], WSL_LIB)
-        r = self.run_json("pci", "--root", path, env={"TMPDIR": tmp, "LD_LIBRARY_PATH": None})
+        r = self.run_json("pci", "--root", path, env={"TMPDIR": tmp, "LD_LIBRARY_PATH": None,
+                                                      "HSA_ENABLE_DXG_DETECTION": None})
         self.assertEqual(r.json["pci"]["platform"]["ld_library_path"], WSL_LIB, repr(r))
+        self.assertEqual(r.json["pci"]["platform"]["wsl"], live.json["pci"]["platform"]["wsl"])
+        self.assertEqual(r.json["pci"]["platform"]["wsl"]["hsa_enable_dxg_detection"], "1")
         self.assertNotIn("wsl.lib-path-missing", self.ids(r), repr(r))
         # and a failure replays as itself: GPU access turned off in wsl.conf
         t = self.wsl(dxg=False, device=None)
