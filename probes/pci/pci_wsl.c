@@ -174,6 +174,18 @@ static void pci_wsl_linux_file(struct pci_state *st, const char *id, const char 
     free(pkg);
 }
 
+/* Is PATH WSL's own file, directly or through links (/usr/bin/nvidia-smi linked to the DriverStore's, as the NVIDIA
+ * Container Toolkit's CDI hook makes it in a container on WSL: docker/buildx#3320)? */
+static bool pci_wsl_own_file(const struct hostfs *fs, const char *path)
+{
+    if (str_starts_with(path, "/usr/lib/wsl/"))
+        return true;
+    char *real = ldsearch_realpath(fs, path);
+    bool own = real && str_starts_with(real, "/usr/lib/wsl/");
+    free(real);
+    return own;
+}
+
 /* The first libcuda.so.1 / libnvidia-ml.so.1 on the loader's path outside WSL's directory, whether that directory
  * is on the path at all (an ld.so.conf file or LD_LIBRARY_PATH), and a Linux driver's nvidia-smi. */
 static void pci_wsl_lib_findings(struct pci_state *st, struct ldsearch *s)
@@ -199,7 +211,7 @@ static void pci_wsl_lib_findings(struct pci_state *st, struct ldsearch *s)
     for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
         struct ldsearch_hit hit = {0};
         char *path = ldsearch_find_hit(s, libs[i], &hit);
-        if (path && !str_starts_with(path, WSL_LIB_DIR "/"))
+        if (path && !pci_wsl_own_file(st->ctx->fs, path))
             pci_wsl_linux_file(st, "wsl.linux-driver-library", libs[i], path, &hit);
         free(path);
         free(hit.entry);
@@ -212,7 +224,7 @@ static void pci_wsl_lib_findings(struct pci_state *st, struct ldsearch *s)
     for (size_t i = 0; i < sizeof(bins) / sizeof(bins[0]); i++) {
         char *smi = ldsearch_join(bins[i], "nvidia-smi");
         bool found = smi && hostfs_stat(st->ctx->fs, smi, &sb, true) == 0 && S_ISREG(sb.st_mode);
-        if (found)
+        if (found && !pci_wsl_own_file(st->ctx->fs, smi))
             pci_wsl_linux_file(st, "wsl.linux-nvidia-smi", "nvidia-smi", smi, NULL);
         free(smi);
         if (found)

@@ -244,6 +244,14 @@ class WslTests(gctest.TestCase):
         self.assertIn("sudo apt remove --purge nvidia-utils-550", f[0]["hint"])
         # the healthy tree has WSL's only: nothing
         self.assertNotIn("wsl.linux-nvidia-smi", self.ids(self.pci(self.wsl())))
+        # a link to WSL's own (the NVIDIA Container Toolkit's CDI hook makes /usr/bin/nvidia-smi one, to the
+        # DriverStore's: docker/buildx#3320), and a libcuda.so.1 linked to WSL's, are WSL's: nothing
+        t = self.wsl()
+        t.t.write(NV_STORE + "/nvidia-smi", "", mode=0o755)
+        t.t.symlink(NV_STORE + "/nvidia-smi", "/usr/bin/nvidia-smi")
+        t.t.symlink(WSL_LIB + "/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+        r = self.pci(t)
+        self.assertEqual([i for i in self.ids(r) if i.startswith("wsl.")], [], repr(r))
 
     def test_lib_dir_not_on_the_loader_path(self):
         r = self.pci(self.wsl(ldconf=False))
