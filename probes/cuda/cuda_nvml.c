@@ -441,8 +441,9 @@ static struct report_finding *cuda_nvml_container_lost(struct probe_ctx *ctx, co
         return NULL;
     struct report_finding *f = report_add_finding(
         ctx->report, "cuda.nvml-init-failed", shown,
-        "nvmlInit failed with %s (\"Failed to initialize NVML: Unknown Error\") in this %s container although %s "
-        "exists: the container has lost its access to the GPU's device nodes", code, ctr, node);
+        "nvmlInit failed with %s (\"Failed to initialize NVML: Unknown Error\") in this %s%scontainer although %s "
+        "exists: the container has lost its access to the GPU's device nodes", code,
+        strcmp(ctr, "other") == 0 ? "" : ctr, strcmp(ctr, "other") == 0 ? "" : " ", node);
     if (!f)
         return NULL;
     report_finding_add_evidence(f, node, "present (pci section)");
