@@ -77,6 +77,39 @@ static bool cuda_libs_has_runtime(const struct cuda_libs_state *st, const struct
     return false;
 }
 
+/* Under WSL2 the driver is the Windows host's (its libcuda is /usr/lib/wsl/lib's, its version is no Linux
+ * driver's): the finding speaks of the Windows driver, by the branch NVIDIA's minor-version compatibility table
+ * names for both systems ("CUDA 13.x >= 580, 12.x >= 525, 11.x >= 450": docs.nvidia.com/deploy/cuda-compatibility,
+ * "Minor Version Compatibility"), and never asks for a Linux driver inside WSL. CU: the CUDA version the driver
+ * supports (cuDriverGetVersion), "" unknown. */
+static void cuda_libs_wsl_driver_old(struct cuda_libs_state *st, const struct cuda_lib_entry *e, const char *need,
+                                     const char *cu)
+{
+    int branch = need ? atoi(need) : 0;
+    char want[64];
+    if (branch > 0)
+        snprintf(want, sizeof(want), "R%d or newer", branch);
+    else
+        snprintf(want, sizeof(want), "one that supports CUDA %d", e->cuda_major);
+    struct report_finding *fd = report_add_finding(
+        st->ctx->report, "cuda.lib-driver-too-old", e->real,
+        "%s (CUDA %d.%d) needs a Windows NVIDIA driver %s (CUDA %d); the Windows driver this WSL2 guest uses "
+        "supports CUDA %s",
+        e->file, e->major, e->minor, want, e->cuda_major, *cu ? cu : "(unknown)");
+    if (!fd)
+        return;
+    if (st->facts->driver_cuda_version > 0)
+        report_finding_add_evidence(fd, "cuDriverGetVersion", "%d (the Windows driver, through /dev/dxg)",
+                                    st->facts->driver_cuda_version);
+    report_finding_add_evidence(fd, "cudaRuntimeGetVersion", "%d.%d (%s)", e->major, e->minor, e->real);
+    report_finding_set_hint(fd,
+                            "Update the NVIDIA driver in Windows (nvidia.com/drivers or the NVIDIA App) to %s, then "
+                            "restart WSL (`wsl --shutdown` in Windows). Under WSL2 the Windows driver is the only "
+                            "NVIDIA driver: never install a Linux NVIDIA driver inside WSL. Or use a framework build "
+                            "for CUDA %s.",
+                            want, *cu ? cu : "the major the driver supports");
+}
+
 static void cuda_libs_driver_findings(struct cuda_libs_state *st)
 {
     const struct cuda_facts *f = st->facts;
@@ -99,6 +132,10 @@ static void cuda_libs_driver_findings(struct cuda_libs_state *st)
         char drv[96], cu[32] = "";
         if (f->driver_cuda_version > 0)
             cuda_libs_fmt_cuda(cu, sizeof(cu), f->driver_cuda_version / 1000, (f->driver_cuda_version % 1000) / 10);
+        if (f->wsl2) {
+            cuda_libs_wsl_driver_old(st, e, need, cu);
+            continue;
+        }
         if (have && *cu)
             snprintf(drv, sizeof(drv), "driver %s here supports CUDA %s", have, cu);
         else if (have)

@@ -419,6 +419,44 @@ static json_object *nvml_from_failure(const struct isolate_result *res)
     return o;
 }
 
+/* nvmlInit's NVML_ERROR_UNKNOWN ("Failed to initialize NVML: Unknown Error") in a container whose NVIDIA nodes exist
+ * (the pci section's platform.container and nodes) is the container's lost device access: with systemd managing its
+ * cgroups, a `systemctl daemon-reload` on the host drops the device rules runc set (NVIDIA/nvidia-docker#1730;
+ * NVIDIA/nvidia-container-toolkit#48). Adds cuda.nvml-init-failed saying so, with that fix, caused by pci's
+ * container.devices-denied where a live run saw open() denied; NULL when this is no such container. */
+static struct report_finding *cuda_nvml_container_lost(struct probe_ctx *ctx, const char *shown, const char *code)
+{
+    const struct report_section *pci = report_find_section(ctx->report, "pci");
+    json_object *pd = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
+    const char *ctr = jsonget_str(jsonget(pd, "platform"), "container"), *node = NULL;
+    json_object *nodes = jsonget(pd, "nodes");
+    for (size_t i = 0; ctr && json_object_is_type(nodes, json_type_array) && !node &&
+                       i < json_object_array_length(nodes); i++) {
+        json_object *n = json_object_array_get_idx(nodes, i);
+        const char *path = jsonget_str(n, "path");
+        if (path && str_starts_with(path, "/dev/nvidia") && jsonget_tri(n, "present") == GC_TRI_YES)
+            node = path;
+    }
+    if (!node)
+        return NULL;
+    struct report_finding *f = report_add_finding(
+        ctx->report, "cuda.nvml-init-failed", shown,
+        "nvmlInit failed with %s (\"Failed to initialize NVML: Unknown Error\") in this %s%scontainer although %s "
+        "exists: the container has lost its access to the GPU's device nodes", code,
+        strcmp(ctr, "other") == 0 ? "" : ctr, strcmp(ctr, "other") == 0 ? "" : " ", node);
+    if (!f)
+        return NULL;
+    report_finding_add_evidence(f, node, "present (pci section)");
+    report_finding_set_hint(f, "Delete the container and start it again (`docker rm` then `docker run --gpus all ...`; "
+                               "a restart may not be enough): a `systemctl daemon-reload` on the host dropped its "
+                               "device rules. On the host, `sudo nvidia-ctk system create-dev-char-symlinks "
+                               "--create-all` keeps it from recurring (NVIDIA/nvidia-docker#1730).");
+    const struct report_finding *denied = report_find_finding(ctx->report, "container.devices-denied", NULL);
+    if (denied)
+        report_finding_set_cause(f, "container.devices-denied", denied->subject);
+    return f;
+}
+
 void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const struct isolate_result *res,
                       const struct cuda_facts *facts)
 {
@@ -483,6 +521,8 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
         } else if (code == NVML_ERROR_DRIVER_NOT_LOADED) {
             f = report_add_finding(ctx->report, "cuda.nvml-driver-not-loaded", shown, "nvmlInit failed with %s",
                                    codebuf);
+        } else if (code == NVML_ERROR_UNKNOWN && (f = cuda_nvml_container_lost(ctx, shown, codebuf))) {
+            /* the container's lost device access: its message and fix are set */
         } else {
             f = report_add_finding(ctx->report, "cuda.nvml-init-failed", shown, "nvmlInit failed with %s", codebuf);
         }

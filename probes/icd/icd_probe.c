@@ -97,6 +97,16 @@ void icd_classify(const struct icd_state *st, struct icd_entry *e)
                                    sizeof(e->hw_why));
 }
 
+/* Is this a WSL2 guest (the pci section's platform)? Its GPU is the Windows driver's, through /dev/dxg: no Linux
+ * kernel GPU driver, no /dev/kfd, no render node of the vendor's exists there. */
+static bool icd_wsl2(const struct icd_state *st)
+{
+    json_object *platform = NULL, *kind = NULL;
+    return st->pci && json_object_object_get_ex(st->pci, "platform", &platform) &&
+           json_object_object_get_ex(platform, "kind", &kind) && json_object_is_type(kind, json_type_string) &&
+           strcmp(json_object_get_string(kind), "wsl2") == 0;
+}
+
 /* When E's hardware is absent, record its failure or emptiness (WHAT: "fails with -6 (...)") as one
  * icd.absent-hardware and return true; otherwise return false and record nothing. */
 static bool icd_absent_hardware(struct icd_state *st, struct icd_entry *e, const char *what)
@@ -107,9 +117,12 @@ static bool icd_absent_hardware(struct icd_state *st, struct icd_entry *e, const
     e->absent = true;
     struct report *r = st->ctx->report;
     char *lib = icd_sanitized(e->resolved ? e->resolved : e->library);
+    /* Under WSL2 the kernel driver it names (i915, amdgpu) can never be there: say what WSL lacks instead. */
+    bool wsl = icd_wsl2(st);
     struct report_finding *f = report_add_finding(
-        r, "icd.absent-hardware", icd_subject(e), "%s: %s (%s) %s: a driver for absent hardware, it needs %s",
-        e->file ? e->file : e->source, e->drv->display, lib ? lib : "?", what, e->drv->needs_text);
+        r, "icd.absent-hardware", icd_subject(e), "%s: %s (%s) %s: a driver for absent hardware, %s%s",
+        e->file ? e->file : e->source, e->drv->display, lib ? lib : "?", what, wsl ? "here " : "it needs ",
+        wsl ? e->hw_why : e->drv->needs_text);
     if (f) {
         report_finding_add_evidence(f, "/sys/bus/pci/devices", "%s", e->hw_why);
         if (e->drv->cpu_env)
@@ -118,11 +131,19 @@ static bool icd_absent_hardware(struct icd_state *st, struct icd_entry *e, const
         struct report_finding *cause = report_find_finding(r, "pci.no-gpu", NULL);
         if (cause)
             report_finding_set_cause(f, cause->id, cause->subject);
-        report_finding_set_hint(f,
-                                "Nothing to fix on a machine without %s: the driver is installed but has nothing "
-                                "to drive. If this machine should have one, `gpucheckup pci` shows what the bus "
-                                "lists; if the driver is not wanted, remove its package (`dpkg -S %s` names it).",
-                                e->drv->needs_text, lib ? lib : "the library");
+        if (wsl)
+            report_finding_set_hint(f,
+                                    "Nothing to fix unless this Windows machine has a GPU of that vendor: then install "
+                                    "its current Windows driver (WSL support comes with it; never a Linux kernel driver "
+                                    "inside WSL) and restart WSL with `wsl --shutdown`. If the driver is not wanted, "
+                                    "remove its package (`dpkg -S %s` names it).",
+                                    lib ? lib : "the library");
+        else
+            report_finding_set_hint(f,
+                                    "Nothing to fix on a machine without %s: the driver is installed but has nothing "
+                                    "to drive. If this machine should have one, `gpucheckup pci` shows what the bus "
+                                    "lists; if the driver is not wanted, remove its package (`dpkg -S %s` names it).",
+                                    e->drv->needs_text, lib ? lib : "the library");
     }
     free(lib);
     return true;
@@ -170,6 +191,29 @@ static char *icd_render_nodes_text(const struct icd_state *st, const char *addr)
     return str_printf("no render node /dev/dri/renderD* belongs to it");
 }
 
+/* Under WSL2 a vendor's OpenCL reaches the GPU through /dev/dxg and the Windows driver: never /dev/kfd, amdgpu,
+ * i915 or a render node. ROCm needs its DXG thunk librocdxg, which the HSA runtime loads only with
+ * HSA_ENABLE_DXG_DETECTION=1 (ROCm/librocdxg; ROCm, "Using rocprofv3 on WSL2"). */
+static void icd_wsl_hint(const struct icd_entry *e, struct report_finding *f, const char *answer)
+{
+    if (strcmp(e->drv->name, "amd") == 0)
+        report_finding_set_hint(f, "Under WSL2 ROCm's OpenCL %s: it reaches the GPU through /dev/dxg, not /dev/kfd, "
+                                   "and needs ROCm's WSL thunk librocdxg (ROCm/librocdxg, in /opt/rocm/lib) with "
+                                   "HSA_ENABLE_DXG_DETECTION=1 set, and a current AMD driver in Windows (the pci "
+                                   "section's platform.wsl says what is there).",
+                                answer);
+    else if (strcmp(e->drv->name, "intel-neo") == 0)
+        report_finding_set_hint(f, "Under WSL2 Intel's compute runtime (NEO) %s: it reaches the GPU through /dev/dxg "
+                                   "and the Windows driver (no i915 or xe exists here): keep the Intel graphics driver "
+                                   "in Windows current, use a NEO release with WSL support, and check that this user "
+                                   "can open /dev/dxg.",
+                                answer);
+    else
+        report_finding_set_hint(f, "Under WSL2 this driver %s: the GPU is reached through /dev/dxg and the Windows "
+                                   "driver, so update the GPU driver in Windows and restart WSL (`wsl --shutdown`).",
+                                answer);
+}
+
 /* A hint for an error or empty answer of E whose hardware is present, fitting its vendor and CODE. */
 static void icd_hardware_hint(struct icd_state *st, struct icd_entry *e, struct report_finding *f, int64_t code)
 {
@@ -182,7 +226,9 @@ static void icd_hardware_hint(struct icd_state *st, struct icd_entry *e, struct 
         snprintf(answer, sizeof(answer), "answers with zero platforms");
     else
         snprintf(answer, sizeof(answer), "fails with %s", clapi_error_name((cl_int)code));
-    if (strcmp(e->drv->name, "intel-neo") == 0) {
+    if (icd_wsl2(st)) {
+        icd_wsl_hint(e, f, answer);
+    } else if (strcmp(e->drv->name, "intel-neo") == 0) {
         /* NEO answers -6 (CL_OUT_OF_HOST_MEMORY) when it finds no GPU it can open: seen with Debian's
          * 22.43 on a machine without one. With a GPU the usual reasons it cannot: a user outside the
          * render node's group sees no GPU where root does (intel/compute-runtime issue 478); a GPU

@@ -67,6 +67,31 @@ static const struct {
      "PoCL lists the drivers named in POCL_DEVICES: unset it or name drivers PoCL has (pthread, basic, cuda...)"},
 };
 
+/* The same under WSL2 (the pci section's platform kind): the GPU is the Windows driver's, reached through /dev/dxg;
+ * /dev/kfd, amdgpu, i915 and render nodes never exist there. ROCm needs its DXG thunk librocdxg and
+ * HSA_ENABLE_DXG_DETECTION=1 (ROCm/librocdxg); Intel's runtime uses the Windows driver. */
+static const struct {
+    const char *name_part;
+    const char *hint;
+} ocl_wsl_empty_platform_hints[] = {
+    {"AMD Accelerated Parallel Processing",
+     "under WSL2 ROCm reaches the GPU through /dev/dxg, not /dev/kfd: it needs ROCm's WSL thunk librocdxg "
+     "(ROCm/librocdxg) and HSA_ENABLE_DXG_DETECTION=1, and a current AMD driver in Windows (the pci section's "
+     "platform.wsl says what is there)"},
+    {"Intel", "under WSL2 Intel's runtime reaches the GPU through /dev/dxg and the Windows driver: keep the Intel "
+              "graphics driver in Windows current and check that this user can open /dev/dxg"},
+    {"NVIDIA", "under WSL2 the NVIDIA GPU is the Windows driver's: update the NVIDIA driver in Windows and restart "
+               "WSL (`wsl --shutdown`); never install a Linux NVIDIA driver inside WSL"},
+};
+
+/* Is the pci section's platform WSL2? */
+static bool ocl_wsl2(json_object *pci)
+{
+    json_object *platform = NULL;
+    const char *kind = pci && json_object_object_get_ex(pci, "platform", &platform) ? ocl_jstr(platform, "kind") : NULL;
+    return kind && strcmp(kind, "wsl2") == 0;
+}
+
 static bool ocl_contains(const char *hay, const char *needle)
 {
     return hay && needle && strstr(hay, needle) != NULL;
@@ -192,7 +217,13 @@ static void ocl_check_empty_platforms(json_object *ocl, json_object *plats, json
                                ename ? ": clGetDeviceIDs returned " : "", ename ? ename : "");
         if (!f)
             continue;
-        for (size_t k = 0; k < sizeof(ocl_empty_platform_hints) / sizeof(ocl_empty_platform_hints[0]); k++) {
+        bool wsl_hint = false;
+        for (size_t k = 0; ocl_wsl2(pci) && k < sizeof(ocl_wsl_empty_platform_hints) /
+                                                   sizeof(ocl_wsl_empty_platform_hints[0]) && !wsl_hint; k++)
+            if ((wsl_hint = ocl_contains(name, ocl_wsl_empty_platform_hints[k].name_part)))
+                report_finding_set_hint(f, "%s", ocl_wsl_empty_platform_hints[k].hint);
+        for (size_t k = 0; !wsl_hint && k < sizeof(ocl_empty_platform_hints) / sizeof(ocl_empty_platform_hints[0]);
+             k++) {
             if (ocl_contains(name, ocl_empty_platform_hints[k].name_part)) {
                 report_finding_set_hint(f, "%s", ocl_empty_platform_hints[k].hint);
                 break;
@@ -251,6 +282,47 @@ static void ocl_check_duplicates(struct ocl_flat *devs, size_t n, struct report 
     }
 }
 
+/* The same question inside a container (the pci section's platform.container) whose GPU the host drives: the host's
+ * OpenCL packages are not in the container, so the fix is the image or the `docker run` options. NVIDIA's Container
+ * Toolkit mounts libnvidia-opencl.so.1 with the `compute` capability but not /etc/OpenCL/vendors/nvidia.icd
+ * (NVIDIA/nvidia-container-toolkit#682, fixed only by its PR #1893); ROCm's images carry its OpenCL runtime and need
+ * /dev/kfd and /dev/dri passed in (ROCm, "Running ROCm Docker containers"). */
+static const struct {
+    const char *vendor_id;
+    const char *hint;
+} ocl_container_hints[] = {
+    {"10de",
+     "inside this container: the NVIDIA Container Toolkit mounts NVIDIA's OpenCL driver (libnvidia-opencl.so.1) in when "
+     "NVIDIA_DRIVER_CAPABILITIES includes compute (or all), but not its .icd file: mount the host's (`docker run -v "
+     "/etc/OpenCL/vendors/nvidia.icd:/etc/OpenCL/vendors/nvidia.icd:ro ...`) or write it in the image (`RUN mkdir -p "
+     "/etc/OpenCL/vendors && echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd`), with an ICD loader "
+     "(ocl-icd-libopencl1) installed there; packages installed on the host do not reach the container"},
+    {"1002",
+     "inside this container: use an image with ROCm's OpenCL runtime (rocm-opencl-runtime; AMD's rocm/ images carry "
+     "it) and start it with `--device /dev/kfd --device /dev/dri --group-add video --group-add render`; packages "
+     "installed on the host do not reach the container"},
+    {"8086",
+     "inside this container: install Intel's compute runtime in the image (intel-opencl-icd) and start it with "
+     "`--device /dev/dri --group-add render`; packages installed on the host do not reach the container"},
+    {NULL,
+     "inside this container: install the GPU vendor's OpenCL driver (ICD) in the image, or mount its library and "
+     ".icd file in, and pass the GPU's device nodes with `--device`; packages installed on the host do not reach "
+     "the container"},
+};
+
+/* The container hint for a GPU of VENDOR_ID that the host drives with DRIVER (not nouveau or radeon, whose fix
+ * is on the host), or NULL. */
+static const char *ocl_container_hint(const char *vendor_id, const char *driver)
+{
+    if (!driver || !*driver || strcmp(driver, "nouveau") == 0 || strcmp(driver, "radeon") == 0)
+        return NULL;
+    for (size_t k = 0; k < sizeof(ocl_container_hints) / sizeof(ocl_container_hints[0]); k++)
+        if (!ocl_container_hints[k].vendor_id ||
+            (vendor_id && strcasecmp(ocl_container_hints[k].vendor_id, vendor_id) == 0))
+            return ocl_container_hints[k].hint;
+    return NULL;
+}
+
 static const char *ocl_gpu_hint(const char *vendor_id, const char *driver)
 {
     for (size_t k = 0; k < sizeof(ocl_gpu_hints) / sizeof(ocl_gpu_hints[0]); k++) {
@@ -280,6 +352,9 @@ static void ocl_check_pci(json_object *pci, struct ocl_flat *devs, size_t n, boo
     json_object *pdevs = ocl_jarr(pci, "devices");
     if (!pdevs)
         return;
+    json_object *platform = NULL;
+    const char *container =
+        json_object_object_get_ex(pci, "platform", &platform) ? ocl_jstr(platform, "container") : NULL;
     size_t n_gpus = 0;
     const char *first_gpu = NULL;
     char first_label[256] = "";
@@ -321,7 +396,9 @@ static void ocl_check_pci(json_object *pci, struct ocl_flat *devs, size_t n, boo
             addr ? addr : "?", label, driver ? driver : "none");
         if (!f)
             continue;
-        const char *hint = ocl_gpu_hint(vid, driver);
+        const char *hint = container ? ocl_container_hint(vid, driver) : NULL;
+        if (!hint)
+            hint = ocl_gpu_hint(vid, driver);
         if (hint)
             report_finding_set_hint(f, "%s", hint);
         if (addr) {

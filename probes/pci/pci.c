@@ -353,6 +353,8 @@ static void pci_kernel_findings(struct pci_state *st)
             report_finding_add_evidence(f, n->path, "absent");
             if (str_starts_with(n->path, "/dev/nvidia") && pci_container_wanted_no_nodes(st))
                 report_finding_set_cause(f, "container.no-gpu", NULL); /* its hint is the fix */
+            else if (pci_container_amd_node_missing(st, n))
+                report_finding_set_cause(f, "container.no-amd-devices", n->device);
             else if (str_starts_with(n->path, "/dev/nvidia"))
                 report_finding_set_hint(f, "In a container, start it with GPU access (`docker run --gpus all`, or "
                                            "the NVIDIA container toolkit); on the host, `sudo nvidia-modprobe%s` "
@@ -371,7 +373,9 @@ static void pci_kernel_findings(struct pci_state *st)
                                    n->group ? n->group : "(unnamed)");
             report_finding_add_evidence(f, n->path, "mode %s uid %lld gid %lld", mode, (long long)n->uid,
                                         (long long)n->gid);
-            if (n->group && (n->mode & 060) == 060 && n->in_group == 0 && n->listed_in_group == 1)
+            if (st->platform.container != PCI_CONTAINER_NONE && (n->mode & 060) == 060)
+                pci_container_group_hint(f, n); /* the container's groups, not the host's usermod */
+            else if (n->group && (n->mode & 060) == 060 && n->in_group == 0 && n->listed_in_group == 1)
                 report_finding_set_hint(f, "You were added to group %s after this session started: log out and "
                                            "in again (or run `newgrp %s`).",
                                         n->group, n->group);
@@ -472,6 +476,8 @@ static void pci_json(struct pci_state *st)
     json_object *platform = st->kernel_checked ? pci_wsl_json(&st->platform) : NULL;
     if (platform) {
         json_object_object_add(platform, "container", pci_container_json(&st->platform));
+        if (st->platform.container_from)
+            json_object_object_add(platform, "container_from", json_object_new_string(st->platform.container_from));
         json_object_object_add(platform, "nvidia_container_toolkit", pci_container_toolkit_json(&st->platform));
     }
     json_object_object_add(data, "platform", platform);
@@ -578,7 +584,11 @@ static void pci_summary(struct pci_state *st, size_t n_compute)
                                 "WSL2 without a GPU passed in (/dev/dxg %s)", st->platform.dxg ? "present" : "absent");
     else if (st->platform.kind == PCI_PLATFORM_WSL2)
         report_section_add_line(st->sec, REPORT_MARK_OK, "WSL2", "WSL2: the GPU is the Windows driver's, through "
-                                                                 "/dev/dxg");
+                                                                 "/dev/dxg (Windows GPU drivers seen:%s%s%s%s)",
+                                st->platform.wsl_vendors & PCI_WSL_NVIDIA ? " NVIDIA" : "",
+                                st->platform.wsl_vendors & PCI_WSL_AMD ? " AMD" : "",
+                                st->platform.wsl_vendors & PCI_WSL_INTEL ? " Intel" : "",
+                                st->platform.wsl_vendors ? "" : " none recognised");
     if (n_compute == 0 && st->platform.kind != PCI_PLATFORM_NONE)
         return; /* WSL: the wsl.* findings say why there is no GPU */
     if (n_compute == 0)
@@ -613,6 +623,8 @@ static void pci_state_free(struct pci_state *st)
     free(st->access_path);
     pci_nvkmod_free(&st->nvkmod);
     free(st->platform.osrelease);
+    free(st->platform.ld_library_path);
+    pci_wsl_stacks_free(&st->platform);
     pci_container_free(&st->platform);
 }
 

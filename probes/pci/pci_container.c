@@ -1,4 +1,5 @@
 /* pci_container.c: recognise a container (docker, podman, Kubernetes) and the NVIDIA Container Toolkit's traces, and say what the container lacks. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include "pci_internal.h"
+#include "jsonget.h"
 #include "jsonstr.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -53,10 +55,21 @@ const struct check pci_container_checks[] = {
      "be enough; `docker rm` then `docker run --gpus all ...`). On the host, `sudo nvidia-ctk system "
      "create-dev-char-symlinks --create-all` keeps it from recurring (NVIDIA/nvidia-docker#1730).",
      CHECK_LAYER_KERNEL},
+    /* ROCm's "Running ROCm Docker containers" (rocm.docs.amd.com, install-on-linux, how-to/docker): /dev/kfd is
+     * the compute interface of all GPUs, /dev/dri holds each GPU's render node; both are passed with --device.
+     * The nodes are group video/render on the host; a user other than root in the container needs those groups,
+     * by number when the image has no such name (ROCm/ROCm-docker#116). */
+    {"container.no-amd-devices", REPORT_SEV_ERROR,
+     "This container was started without the AMD GPU's device nodes (/dev/kfd, /dev/dri): ROCm sees no GPU",
+     "Start the container with the nodes passed in: `docker run --device /dev/kfd --device /dev/dri --group-add "
+     "video --group-add render ...` (podman takes the same options; as a user other than root the groups must be "
+     "the host's: `--group-add $(getent group render | cut -d: -f3)` where the image lacks the name); in "
+     "Kubernetes, request `amd.com/gpu` (AMD's GPU device plugin).",
+     CHECK_LAYER_KERNEL},
 };
 const size_t pci_container_n_checks = sizeof(pci_container_checks) / sizeof(pci_container_checks[0]);
 
-static const char *const pci_container_names[] = {NULL, "docker", "podman", "kubernetes", "containerd"};
+static const char *const pci_container_names[] = {NULL, "docker", "podman", "kubernetes", "containerd", "other"};
 
 /* The container runtime /proc/1/cgroup content TEXT names, or PCI_CONTAINER_NONE. */
 enum pci_container pci_container_from_cgroup(const char *text)
@@ -72,6 +85,87 @@ enum pci_container pci_container_from_cgroup(const char *text)
     if (strstr(text, "containerd"))
         return PCI_CONTAINER_CONTAINERD;
     return PCI_CONTAINER_NONE;
+}
+
+enum pci_container pci_container_from_manager(const char *name)
+{
+    static const struct {
+        const char *name;
+        enum pci_container c;
+    } names[] = {{"docker", PCI_CONTAINER_DOCKER}, {"podman", PCI_CONTAINER_PODMAN}, {"wsl", PCI_CONTAINER_NONE}};
+    if (!name || !*name)
+        return PCI_CONTAINER_NONE;
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+        if (strcmp(name, names[i].name) == 0)
+            return names[i].c;
+    return PCI_CONTAINER_OTHER;
+}
+
+char *pci_container_environ(const char *text, size_t len)
+{
+    for (size_t i = 0; text && i < len;) {
+        const char *e = memchr(text + i, '\0', len - i);
+        size_t n = e ? (size_t)(e - (text + i)) : len - i;
+        if (n > 10 && n < 256 && memcmp(text + i, "container=", 10) == 0)
+            return str_printf("%.*s", (int)(n - 10), text + i + 10);
+        i += n + 1;
+    }
+    return NULL;
+}
+
+/* The label messages give a container of another kind: NAME with anything but letters, digits, '-', '_' and '.'
+ * dropped (it is read from the tree), "other" when nothing is left. */
+static void pci_container_set_label(struct pci_platform *p, const char *name)
+{
+    size_t n = 0;
+    for (const char *c = name; c && *c && n + 1 < sizeof(p->container_label); c++)
+        if (isalnum((unsigned char)*c) || *c == '-' || *c == '_' || *c == '.')
+            p->container_label[n++] = *c;
+    p->container_label[n] = '\0';
+    if (n == 0)
+        snprintf(p->container_label, sizeof(p->container_label), "other");
+}
+
+/* Without a runtime's marker, what systemd's detect_container() (src/basic/virt.c) trusts, in its order: the
+ * manager's name in /run/host/container-manager (systemd's container interface), /run/systemd/container (PID 1
+ * systemd's copy of its $container), PID 1's own $container (/proc/1/environ; podman, LXC and nspawn set it, Docker
+ * does not); then a cgroup namespace, told by the cgroup files themselves: under cgroup v2 the root cgroup has no
+ * cgroup.type, so /sys/fs/cgroup/cgroup.type means the hierarchy's root we see is a nested cgroup; under v1 only the
+ * root has release_agent. /proc/1/cgroup reading "0::/" is no proof: PID 1 of a host without systemd reads the same. */
+static void pci_container_manager(struct pci_platform *p, const struct hostfs *fs)
+{
+    static const char *const files[] = {"/run/host/container-manager", "/run/systemd/container"};
+    struct stat sb;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]) && p->container == PCI_CONTAINER_NONE; i++) {
+        char *name = NULL;
+        if (hostfs_read_attr(fs, files[i], &name) == 0 && (p->container = pci_container_from_manager(name))) {
+            p->container_from = files[i];
+            pci_container_set_label(p, name);
+        }
+        free(name);
+    }
+    char *text = NULL;
+    size_t len = 0;
+    if (p->container == PCI_CONTAINER_NONE && hostfs_read_file(fs, "/proc/1/environ", 64 * 1024, &text, &len) == 0) {
+        char *name = pci_container_environ(text, len);
+        if ((p->container = pci_container_from_manager(name))) {
+            p->container_from = "/proc/1/environ";
+            pci_container_set_label(p, name);
+        }
+        free(name);
+        free(text);
+    }
+    if (p->container != PCI_CONTAINER_NONE)
+        return;
+    bool v2 = hostfs_stat(fs, "/sys/fs/cgroup/cgroup.events", &sb, true) == 0 &&
+              hostfs_stat(fs, "/sys/fs/cgroup/cgroup.type", &sb, true) == 0;
+    bool v1 = !v2 && hostfs_stat(fs, "/sys/fs/cgroup/systemd", &sb, true) == 0 && S_ISDIR(sb.st_mode) &&
+              hostfs_stat(fs, "/sys/fs/cgroup/systemd/release_agent", &sb, true) == -ENOENT;
+    if (v2 || v1) {
+        p->container = PCI_CONTAINER_OTHER;
+        p->container_from = v2 ? "/sys/fs/cgroup/cgroup.type" : "/sys/fs/cgroup/systemd/release_agent";
+        pci_container_set_label(p, "cgroup-namespaced");
+    }
 }
 
 /* The toolkit's mounts, from /proc/mounts TEXT: a tmpfs on /proc/driver/nvidia, a libcuda.so.<version>
@@ -101,24 +195,38 @@ void pci_container_collect(struct pci_state *st)
     struct stat sb;
     char *text = NULL;
     if (hostfs_read_file(fs, "/proc/1/cgroup", 64 * 1024, &text, NULL) == 0) {
-        p->container = pci_container_from_cgroup(text);
+        if ((p->container = pci_container_from_cgroup(text)))
+            p->container_from = "/proc/1/cgroup";
         free(text);
         text = NULL;
     }
-    if (p->container == PCI_CONTAINER_NONE && hostfs_stat(fs, "/run/.containerenv", &sb, true) == 0)
+    if (p->container == PCI_CONTAINER_NONE && hostfs_stat(fs, "/run/.containerenv", &sb, true) == 0) {
         p->container = PCI_CONTAINER_PODMAN;
-    if (p->container == PCI_CONTAINER_NONE && hostfs_stat(fs, "/.dockerenv", &sb, true) == 0)
+        p->container_from = "/run/.containerenv";
+    }
+    if (p->container == PCI_CONTAINER_NONE && hostfs_stat(fs, "/.dockerenv", &sb, true) == 0) {
         p->container = PCI_CONTAINER_DOCKER;
+        p->container_from = "/.dockerenv";
+    }
+    if (p->container == PCI_CONTAINER_NONE)
+        pci_container_manager(p, fs);
     if (hostfs_read_file(fs, "/proc/mounts", 1024 * 1024, &text, NULL) == 0) {
         pci_container_mounts(p, text);
         free(text);
     }
-    /* The environment is this process's: only where the files are this machine's own too. */
+    /* The environment is this process's: only where the files are this machine's own too; a snapshot's replay
+     * takes what the captured run saw (its pci section's platform). */
+    const char *v = NULL, *c = NULL;
     if (probe_live(st->ctx)) {
-        const char *v = getenv("NVIDIA_VISIBLE_DEVICES"), *c = getenv("NVIDIA_DRIVER_CAPABILITIES");
-        p->nv_visible = v ? str_dup(v) : NULL;
-        p->nv_caps = c ? str_dup(c) : NULL;
+        v = getenv("NVIDIA_VISIBLE_DEVICES");
+        c = getenv("NVIDIA_DRIVER_CAPABILITIES");
+    } else if (probe_snapshot(st->ctx)) {
+        json_object *tk = jsonget(jsonget(probe_captured(st->ctx, "pci"), "platform"), "nvidia_container_toolkit");
+        v = jsonget_str(tk, "visible_devices");
+        c = jsonget_str(tk, "driver_capabilities");
     }
+    p->nv_visible = v ? str_dup(v) : NULL;
+    p->nv_caps = c ? str_dup(c) : NULL;
 }
 
 void pci_container_free(struct pci_platform *p)
@@ -186,6 +294,41 @@ bool pci_container_wanted_no_nodes(const struct pci_state *st)
            !pci_container_nv_node(st);
 }
 
+/* The AMD GPU (bound to amdgpu) a required node belongs to: /dev/kfd, or its render node; NULL for others. */
+static const struct pci_gpu *pci_container_amd_of(const struct pci_state *st, const struct pci_node *n)
+{
+    if (strcmp(n->path, "/dev/kfd") != 0 && !str_starts_with(n->path, "/dev/dri/renderD"))
+        return NULL;
+    for (size_t i = 0; n->device && i < st->n_gpus; i++)
+        if (strcmp(st->gpus[i].addr, n->device) == 0 && st->gpus[i].vendor == VENDOR_PCI_AMD)
+            return &st->gpus[i];
+    return NULL;
+}
+
+bool pci_container_amd_node_missing(const struct pci_state *st, const struct pci_node *n)
+{
+    return st->platform.container != PCI_CONTAINER_NONE && !n->present && n->required_by && pci_container_amd_of(st, n);
+}
+
+/* container.no-amd-devices: the AMD GPUs' compute nodes this container lacks, one finding for all. */
+static void pci_container_amd_findings(struct pci_state *st, const char *name)
+{
+    struct report_finding *f = NULL;
+    for (size_t i = 0; i < st->n_nodes; i++) {
+        const struct pci_node *n = &st->nodes[i];
+        if (!pci_container_amd_node_missing(st, n))
+            continue;
+        const struct pci_gpu *g = pci_container_amd_of(st, n);
+        if (!f)
+            f = report_add_finding(st->ctx->report, "container.no-amd-devices", g->addr,
+                                   "This is a %s container and the AMD GPU %s (driver %s on the host) has no %s in "
+                                   "it: the container was started without the GPU's device nodes",
+                                   name, g->addr, g->driver ? g->driver : "?", n->path);
+        if (f)
+            report_finding_add_evidence(f, n->path, "absent (%s)", n->required_by);
+    }
+}
+
 void pci_container_findings(struct pci_state *st)
 {
     struct report *r = st->ctx->report;
@@ -193,7 +336,8 @@ void pci_container_findings(struct pci_state *st)
     struct report_finding *f;
     if (p->container == PCI_CONTAINER_NONE)
         return;
-    const char *name = pci_container_names[p->container], *why = NULL;
+    const char *name = p->container == PCI_CONTAINER_OTHER ? p->container_label : pci_container_names[p->container];
+    const char *why = NULL;
     if (pci_container_withheld(st, &why)) {
         f = report_add_finding(r, "container.no-gpu", NULL, "This is a %s container and %s: the container was "
                                                             "started without GPU access, whatever the machine has",
@@ -205,6 +349,7 @@ void pci_container_findings(struct pci_state *st)
         report_finding_add_evidence(f, NVIDIA_DRIVER_PROC, "%s", p->driver_tmpfs ? "the toolkit's tmpfs"
                                                                  : "not mounted by the NVIDIA Container Toolkit");
     }
+    pci_container_amd_findings(st, name);
     if (p->nv_caps && pci_list_has(p->nv_caps, "compute") && !pci_list_has(p->nv_caps, "utility") &&
         !pci_list_has(p->nv_caps, "all")) {
         f = report_add_finding(r, "container.no-utility", "NVIDIA_DRIVER_CAPABILITIES",
@@ -227,6 +372,19 @@ void pci_container_findings(struct pci_state *st)
             report_finding_add_evidence(f, n->path, "open: %s", strerror(EPERM));
         }
     }
+}
+
+void pci_container_group_hint(struct report_finding *f, const struct pci_node *n)
+{
+    /* A container's /etc/group is its image's: the node's group is the host's, by number (ROCm/ROCm-docker#116:
+     * "groups: cannot find name for group ID 993"). `usermod` inside the container changes nothing for the
+     * processes docker starts; --group-add gives them the group. */
+    report_finding_set_hint(f, "Inside this container the node's group (gid %lld%s%s%s) must be one of this process's "
+                               "groups: start the container with `--group-add %lld` (the host's number: `getent group "
+                               "%s | cut -d: -f3` on the host), or run the program as root in it; `usermod` inside the "
+                               "container does not reach the processes docker starts.",
+                            (long long)n->gid, n->group ? ", " : "", n->group ? n->group : "",
+                            n->group ? " in this image" : "", (long long)n->gid, n->group ? n->group : "render");
 }
 
 json_object *pci_container_json(const struct pci_platform *p)

@@ -38,6 +38,14 @@ enum pci_container {
     PCI_CONTAINER_PODMAN,     /* "podman": /run/.containerenv, or libpod in /proc/1/cgroup */
     PCI_CONTAINER_KUBERNETES, /* "kubernetes": kubepods in /proc/1/cgroup */
     PCI_CONTAINER_CONTAINERD, /* "containerd": containerd without Kubernetes */
+    PCI_CONTAINER_OTHER,      /* "other": a container manager's own statement (LXC, systemd-nspawn...) or a cgroup
+                                 namespace, without a runtime's marker file */
+};
+/* Vendors whose Windows GPU driver a WSL2 guest sees (bits of pci_platform.wsl_vendors; JSON names in order). */
+enum {
+    PCI_WSL_NVIDIA = 1u << 0,
+    PCI_WSL_AMD = 1u << 1,
+    PCI_WSL_INTEL = 1u << 2,
 };
 struct pci_platform {
     enum pci_platform_kind kind;
@@ -45,7 +53,17 @@ struct pci_platform {
     bool dxg;              /* /dev/dxg exists */
     bool lib_dir;          /* /usr/lib/wsl/lib is a directory */
     bool gpu_disabled;     /* /etc/wsl.conf: [gpu] enabled=false */
+    unsigned wsl_vendors;  /* WSL2: PCI_WSL_* bits, whose Windows GPU driver the guest sees (pci_wsl_stacks.c) */
+    char **stores;         /* WSL2: /usr/lib/wsl/drivers folders of GPU drivers (names, heap, at most 16) */
+    size_t n_stores;
+    char *rocdxg;          /* WSL2: ROCm's librocdxg.so (the /dev/dxg thunk), heap or NULL */
+    char *hsa_dxg;         /* WSL2: HSA_ENABLE_DXG_DETECTION (live; the captured run's on replay), heap or NULL */
+    char *ld_library_path; /* WSL: the LD_LIBRARY_PATH the loader checks use (live modes; a snapshot's captured
+                              one on replay), heap or NULL */
     enum pci_container container;
+    const char *container_from; /* the file that told (static string), NULL when none */
+    char container_label[32];   /* for messages, with PCI_CONTAINER_OTHER: the manager's name ("lxc") or
+                                   "cgroup-namespaced" */
     char *nv_visible;      /* NVIDIA_VISIBLE_DEVICES (live modes only), heap or NULL */
     char *nv_caps;         /* NVIDIA_DRIVER_CAPABILITIES (live modes only), heap or NULL */
     bool driver_tmpfs;     /* /proc/mounts: the toolkit's tmpfs on /proc/driver/nvidia */
@@ -223,6 +241,23 @@ bool pci_wsl_conf_false(const char *text, const char *section, const char *key);
 void pci_wsl_findings(struct pci_state *st);
 json_object *pci_wsl_json(const struct pci_platform *p);
 
+/* --- pci_wsl_stacks.c ---------------------------------------------------------------------- */
+/* WSL2: the vendors whose Windows GPU driver the guest sees (/usr/lib/wsl/lib, /usr/lib/wsl/drivers), ROCm's
+ * librocdxg (on the loader's path S, or /opt/rocm*) and HSA_ENABLE_DXG_DETECTION into ST->platform; the JSON is
+ * the platform's "wsl" member, which the compute probes read (AMD and Intel compute there needs no /dev/kfd, amdgpu
+ * or i915). */
+struct ldsearch;
+void pci_wsl_stacks_collect(struct pci_state *st, const struct ldsearch *s);
+void pci_wsl_stacks_free(struct pci_platform *p);
+json_object *pci_wsl_stacks_json(const struct pci_platform *p);
+
+/* --- pci_dpkg.c --------------------------------------------------------------------------- */
+/* Does dpkg's file list TEXT (one absolute path a line) name PATH exactly? */
+bool pci_dpkg_list_has(const char *text, const char *path);
+/* The Debian/Ubuntu package ("libnvidia-compute-550:amd64") whose /var/lib/dpkg/info list names PATH (as found,
+ * canonical, or across a merged /usr), read through FS with bounded reads; heap, or NULL when none does. */
+char *pci_dpkg_owner(const struct hostfs *fs, const char *path);
+
 /* --- pci_container.c ---------------------------------------------------------------------- */
 /* Recognise a container (/.dockerenv, /run/.containerenv, /proc/1/cgroup) and the NVIDIA Container Toolkit's
  * traces (its variables in live modes, its mounts in /proc/mounts) into ST->platform; call after the nodes.
@@ -231,10 +266,21 @@ json_object *pci_wsl_json(const struct pci_platform *p);
 extern const struct check pci_container_checks[];
 extern const size_t pci_container_n_checks;
 enum pci_container pci_container_from_cgroup(const char *text);
+/* The container a manager's name says ("docker", "podman", "lxc", "oci"... from /run/host/container-manager,
+ * /run/systemd/container or PID 1's container= variable): PCI_CONTAINER_NONE for an empty name and for "wsl"
+ * (systemd's name for WSL, no container), PCI_CONTAINER_OTHER for names it does not know. */
+enum pci_container pci_container_from_manager(const char *name);
+/* PID 1's container= variable in /proc/1/environ content TEXT of LEN bytes (NUL-separated), heap, or NULL. */
+char *pci_container_environ(const char *text, size_t len);
 void pci_container_collect(struct pci_state *st);
 void pci_container_findings(struct pci_state *st);
 bool pci_container_wanted_no_nodes(const struct pci_state *st);
+/* Is N an AMD GPU's required compute node (/dev/kfd, its render node) absent in a container? (dev.missing-node for
+ * it is then container.no-amd-devices' consequence.) */
+bool pci_container_amd_node_missing(const struct pci_state *st, const struct pci_node *n);
 void pci_container_free(struct pci_platform *p);
+/* dev.no-access's hint F for node N inside a container: the group by the host's number, with `--group-add`. */
+void pci_container_group_hint(struct report_finding *f, const struct pci_node *n);
 json_object *pci_container_json(const struct pci_platform *p);
 json_object *pci_container_toolkit_json(const struct pci_platform *p);
 

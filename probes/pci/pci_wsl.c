@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "pci_internal.h"
+#include "jsonget.h"
 #include "jsonstr.h"
 #include "ldsearch.h"
 #include "strutil.h"
@@ -45,6 +46,10 @@ const struct check pci_wsl_checks[] = {
      "Under WSL2 the Windows driver is the only NVIDIA driver: remove the Linux one (`dpkg -S FILE` names its "
      "package; e.g. `sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*'`; install CUDA with the "
      "`cuda-toolkit` package, never `cuda` or `cuda-drivers`), then `sudo ldconfig`.", CHECK_LAYER_DRIVER},
+    {"wsl.linux-nvidia-smi", REPORT_SEV_WARNING,
+     "WSL2: a Linux NVIDIA driver's nvidia-smi comes before the Windows driver's in " WSL_LIB_DIR,
+     "Remove the Linux driver's package (`dpkg -S $(command -v nvidia-smi)` names it; usually nvidia-utils-NNN): "
+     "under WSL2, " WSL_LIB_DIR "/nvidia-smi is the one that talks to the Windows driver.", CHECK_LAYER_DRIVER},
 };
 const size_t pci_wsl_n_checks = sizeof(pci_wsl_checks) / sizeof(pci_wsl_checks[0]);
 
@@ -97,6 +102,12 @@ void pci_wsl_collect(struct pci_state *st)
         p->kind = PCI_PLATFORM_WSL1;
     if (p->kind == PCI_PLATFORM_NONE)
         return;
+    /* This process's LD_LIBRARY_PATH in live modes; the captured run's when a snapshot is replayed. */
+    const char *ld = probe_live(st->ctx) ? getenv("LD_LIBRARY_PATH")
+                     : probe_snapshot(st->ctx)
+                         ? jsonget_str(jsonget(probe_captured(st->ctx, "pci"), "platform"), "ld_library_path")
+                         : NULL;
+    p->ld_library_path = ld ? str_dup(ld) : NULL;
     char *conf = NULL;
     if (hostfs_read_file(fs, WSL_CONF, 64 * 1024, &conf, NULL) == 0) {
         p->gpu_disabled = pci_wsl_conf_false(conf, "gpu", "enabled");
@@ -104,8 +115,79 @@ void pci_wsl_collect(struct pci_state *st)
     }
 }
 
-/* The first libcuda.so.1 / libnvidia-ml.so.1 on the loader's path outside WSL's directory, and whether that
- * directory is on the path at all (an ld.so.conf file or LD_LIBRARY_PATH). */
+/* How a Linux driver's FILE came first, for the message: ldsearch's hit.via is "LD_LIBRARY_PATH", "ld.so.cache"
+ * or "default" (the loader's own directories, searched after the cache). */
+static const char *pci_wsl_route(const struct ldsearch_hit *hit)
+{
+    if (!hit->via)
+        return "the search";
+    if (strcmp(hit->via, "default") == 0)
+        return "the loader's default directories";
+    if (strcmp(hit->via, "ld.so.cache") == 0)
+        return "ld.so.cache, which lists it before " WSL_LIB_DIR "'s";
+    return hit->via;
+}
+
+/* A Linux NVIDIA driver's PATH (found for NAME through HIT, or on PATH when HIT is NULL) where WSL's should be: the
+ * finding names the package that owns it (dpkg's lists) and, for LD_LIBRARY_PATH, the entry to drop. */
+static void pci_wsl_linux_file(struct pci_state *st, const char *id, const char *name, const char *path,
+                               const struct ldsearch_hit *hit)
+{
+    struct report_finding *f;
+    char *pkg = pci_dpkg_owner(st->ctx->fs, path);
+    if (hit)
+        f = report_add_finding(st->ctx->report, id, path,
+                               "%s is found first at %s (through %s), not in %s: a Linux NVIDIA driver's library, "
+                               "which cannot drive the GPU under WSL2%s%s%s",
+                               name, path, pci_wsl_route(hit), WSL_LIB_DIR, pkg ? " (package " : "", pkg ? pkg : "",
+                               pkg ? ")" : "");
+    else
+        f = report_add_finding(st->ctx->report, id, path,
+                               "`nvidia-smi` runs %s (a Linux driver's, found on PATH before %s/nvidia-smi), which "
+                               "fails under WSL2 (\"couldn't communicate with the NVIDIA driver\")%s%s%s",
+                               path, WSL_LIB_DIR, pkg ? " (package " : "", pkg ? pkg : "", pkg ? ")" : "");
+    if (!f) {
+        free(pkg);
+        return;
+    }
+    if (hit)
+        report_finding_add_evidence(f, path, "found first for %s (%s%s%s)", name, hit->via ? hit->via : "?",
+                                    hit->entry ? ": " : "", hit->entry ? hit->entry : "");
+    report_finding_add_evidence(f, "/var/lib/dpkg/info", "%s%s", pkg ? pkg : "no package lists this file",
+                                pkg ? ".list names it" : " (installed by hand, or not by dpkg)");
+    bool ld = hit && hit->via && strcmp(hit->via, "LD_LIBRARY_PATH") == 0;
+    char *dir = ld ? str_dup(path) : NULL;
+    if (dir && strrchr(dir, '/'))
+        *strrchr(dir, '/') = '\0';
+    /* microsoft/WSL#9099: LD_LIBRARY_PATH naming /usr/lib/x86_64-linux-gnu made nvidia-smi fail the same way */
+    report_finding_set_hint(f, "Under WSL2 the Windows driver is the only NVIDIA driver: %s%s%s%s%s%s%s (install CUDA "
+                               "with the `cuda-toolkit` package, never `cuda` or `cuda-drivers`, which pull a Linux "
+                               "driver in)%s. Never write into %s: it is the Windows driver's read-only mount.",
+                            pkg ? "remove the Linux driver's package: `sudo apt remove --purge " : "",
+                            pkg ? pkg : "remove the Linux driver that installed ", pkg ? "`" : path,
+                            pkg ? "" : " (`dpkg -S` does not know it: remove it by hand or with the installer that "
+                                       "put it there, e.g. `sudo nvidia-uninstall`)",
+                            dir ? "; and take " : "", dir ? dir : "",
+                            dir ? " out of LD_LIBRARY_PATH (or put " WSL_LIB_DIR " before it)" : "",
+                            hit ? ", then `sudo ldconfig`" : "", WSL_LIB_DIR);
+    free(dir);
+    free(pkg);
+}
+
+/* Is PATH WSL's own file, directly or through links (/usr/bin/nvidia-smi linked to the DriverStore's, as the NVIDIA
+ * Container Toolkit's CDI hook makes it in a container on WSL: docker/buildx#3320)? */
+static bool pci_wsl_own_file(const struct hostfs *fs, const char *path)
+{
+    if (str_starts_with(path, "/usr/lib/wsl/"))
+        return true;
+    char *real = ldsearch_realpath(fs, path);
+    bool own = real && str_starts_with(real, "/usr/lib/wsl/");
+    free(real);
+    return own;
+}
+
+/* The first libcuda.so.1 / libnvidia-ml.so.1 on the loader's path outside WSL's directory, whether that directory
+ * is on the path at all (an ld.so.conf file or LD_LIBRARY_PATH), and a Linux driver's nvidia-smi. */
 static void pci_wsl_lib_findings(struct pci_state *st, struct ldsearch *s)
 {
     struct report *r = st->ctx->report;
@@ -122,32 +204,31 @@ static void pci_wsl_lib_findings(struct pci_state *st, struct ldsearch *s)
                                "LD_LIBRARY_PATH names it: programs find no libcuda.so.1 there",
                                WSL_LIB_DIR);
         report_finding_add_evidence(f, "/etc/ld.so.conf.d/ld.wsl.conf", "absent or not naming %s", WSL_LIB_DIR);
-        report_finding_add_evidence(f, "LD_LIBRARY_PATH", "%s", probe_live(st->ctx) && getenv("LD_LIBRARY_PATH")
-                                                                    ? getenv("LD_LIBRARY_PATH") : "(not set)");
+        report_finding_add_evidence(f, "LD_LIBRARY_PATH", "%s", st->platform.ld_library_path
+                                                                    ? st->platform.ld_library_path : "(not set)");
     }
     static const char *const libs[] = {"libcuda.so.1", "libnvidia-ml.so.1"};
     for (size_t i = 0; i < sizeof(libs) / sizeof(libs[0]); i++) {
         struct ldsearch_hit hit = {0};
         char *path = ldsearch_find_hit(s, libs[i], &hit);
-        if (path && !str_starts_with(path, WSL_LIB_DIR "/")) {
-            /* ldsearch's hit.via: "LD_LIBRARY_PATH", "ld.so.cache" or "default" (the loader's own directories) */
-            const char *how = !hit.via ? "the search"
-                              : strcmp(hit.via, "default") == 0 ? "the loader's default directories"
-                                                                : hit.via;
-            f = report_add_finding(r, "wsl.linux-driver-library", path,
-                                   "%s is found first at %s (through %s), not in %s: a Linux NVIDIA driver's library, "
-                                   "which cannot drive the GPU under WSL2",
-                                   libs[i], path, how, WSL_LIB_DIR);
-            report_finding_add_evidence(f, path, "found first for %s (%s%s%s)", libs[i], hit.via ? hit.via : "?",
-                                        hit.entry ? ": " : "", hit.entry ? hit.entry : "");
-            report_finding_set_hint(f, "Under WSL2 the Windows driver is the only NVIDIA driver: remove the Linux "
-                                       "one that owns %s (`dpkg -S %s` names the package; then `sudo apt remove "
-                                       "--purge PACKAGE`; install CUDA with the `cuda-toolkit` package, never `cuda` "
-                                       "or `cuda-drivers`), then `sudo ldconfig`.",
-                                    path, path);
-        }
+        if (path && !pci_wsl_own_file(st->ctx->fs, path))
+            pci_wsl_linux_file(st, "wsl.linux-driver-library", libs[i], path, &hit);
         free(path);
         free(hit.entry);
+    }
+    /* WSL appends its directory to the distribution's PATH, so the standard directories come first (a Linux
+     * driver's nvidia-utils package puts nvidia-smi in /usr/bin). The tree's, not this process's PATH: the same
+     * answer live, under --root and on replay. */
+    static const char *const bins[] = {"/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin"};
+    struct stat sb;
+    for (size_t i = 0; i < sizeof(bins) / sizeof(bins[0]); i++) {
+        char *smi = ldsearch_join(bins[i], "nvidia-smi");
+        bool found = smi && hostfs_stat(st->ctx->fs, smi, &sb, true) == 0 && S_ISREG(sb.st_mode);
+        if (found && !pci_wsl_own_file(st->ctx->fs, smi))
+            pci_wsl_linux_file(st, "wsl.linux-nvidia-smi", "nvidia-smi", smi, NULL);
+        free(smi);
+        if (found)
+            break;
     }
 }
 
@@ -178,7 +259,8 @@ void pci_wsl_findings(struct pci_state *st)
         report_finding_add_evidence(f, "/dev/dxg", "absent");
     }
     struct ldsearch s;
-    if (ldsearch_init(&s, st->ctx->fs, probe_live(st->ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0) {
+    if (ldsearch_init(&s, st->ctx->fs, p->ld_library_path) == 0) {
+        pci_wsl_stacks_collect(st, &s);
         pci_wsl_lib_findings(st, &s);
         ldsearch_free(&s);
     }
@@ -192,7 +274,11 @@ json_object *pci_wsl_json(const struct pci_platform *p)
     json_object_object_add(o, "dxg", json_object_new_boolean(p->dxg));
     json_object_object_add(o, "lib_dir", p->lib_dir ? json_object_new_string(WSL_LIB_DIR) : NULL);
     json_object_object_add(o, "osrelease", jsonstr_or_null(p->osrelease));
-    if (p->kind != PCI_PLATFORM_NONE)
+    if (p->kind != PCI_PLATFORM_NONE) {
         json_object_object_add(o, "gpu_disabled", json_object_new_boolean(p->gpu_disabled));
+        json_object_object_add(o, "ld_library_path", jsonstr_or_null(p->ld_library_path));
+    }
+    if (p->kind == PCI_PLATFORM_WSL2)
+        json_object_object_add(o, "wsl", pci_wsl_stacks_json(p));
     return o;
 }

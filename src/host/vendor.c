@@ -279,6 +279,39 @@ static bool vendor_env_names(const char *list, const char *word)
     return false;
 }
 
+/* Under WSL2 (the PCI facts' platform kind "wsl2") the bus shows Microsoft's paravirtual GPU only: a vendor's own
+ * driver (NEO, ROCm, NVIDIA's) reaches its GPU through /dev/dxg and the Windows driver of that vendor, which the
+ * platform's wsl.gpu_vendors lists ("nvidia", "amd", "intel": the vendors' names here); Mesa's GPU drivers need a
+ * Linux kernel GPU driver, of which WSL2 has none. UNKNOWN when the facts do not say. */
+static enum vendor_hw vendor_cl_wsl(const struct vendor_cl *d, json_object *platform, char *why, size_t len)
+{
+    json_object *gv = jsonget(jsonget(platform, "wsl"), "gpu_vendors");
+    if (!gv || !json_object_is_type(gv, json_type_array)) {
+        snprintf(why, len, "WSL2: which Windows GPU drivers the guest sees is unknown");
+        return VENDOR_HW_UNKNOWN;
+    }
+    if (d->needs != VENDOR_NEEDS_OWN_GPU) {
+        snprintf(why, len, "WSL2: the GPU is the Windows driver's, and %s needs a Linux kernel GPU driver", d->display);
+        return VENDOR_HW_ABSENT;
+    }
+    const char *display = "its vendor's";
+    for (size_t k = 0; d->gpu_vendors && d->gpu_vendors[k]; k++) {
+        const struct vendor *v = vendor_by_pci_id(d->gpu_vendors[k]);
+        if (!v)
+            continue;
+        display = v->display;
+        for (size_t i = 0; i < json_object_array_length(gv); i++) {
+            const char *name = json_object_get_string(json_object_array_get_idx(gv, i));
+            if (name && strcmp(name, v->name) == 0) {
+                snprintf(why, len, "WSL2: the Windows host's %s GPU driver is mounted under /usr/lib/wsl", v->display);
+                return VENDOR_HW_PRESENT;
+            }
+        }
+    }
+    snprintf(why, len, "WSL2: no %s Windows GPU driver under /usr/lib/wsl", display);
+    return VENDOR_HW_ABSENT;
+}
+
 enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, const char *env_value, char *why,
                                   size_t len)
 {
@@ -294,6 +327,9 @@ enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, c
         snprintf(why, len, "%s=%s makes it a CPU driver", d->cpu_env, env_value);
         return VENDOR_HW_NOT_NEEDED;
     }
+    const char *kind = jsonget_str(jsonget(pci, "platform"), "kind");
+    if (kind && strcmp(kind, "wsl2") == 0)
+        return vendor_cl_wsl(d, jsonget(pci, "platform"), why, len);
     /* Only a full view of the bus can say a GPU is absent: sysfs read, not a dump of another machine. */
     json_object *devs = jsonget(pci, "devices");
     json_object *visible = jsonget(pci, "bus_visible");

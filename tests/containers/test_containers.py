@@ -1,6 +1,8 @@
 """End-to-end tests of containers (issue 31): trees laid out as a docker, podman or Kubernetes container's."""
+import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -113,6 +115,60 @@ class ContainerTests(gctest.TestCase):
         self.assertIsNone(r.json["pci"]["platform"]["container"], repr(r))
         self.assertIsNone(r.json["pci"]["platform"]["nvidia_container_toolkit"])
 
+    # ---- containers without a runtime's marker file ---------------------------------------------------
+    # What is reliable, as systemd's detect_container() (src/basic/virt.c) decides: the manager's own statement
+    # (/run/host/container-manager, /run/systemd/container, PID 1's container= in /proc/1/environ), then a cgroup
+    # namespace told by the cgroup files: under v2 only a nested cgroup has cgroup.type, under v1 only the root has
+    # release_agent. /proc/1/cgroup reading "0::/" alone is no proof (a host whose PID 1 is not systemd reads it).
+
+    def test_cgroup_v2_namespace_without_markers(self):
+        t = self.container(runtime=None, gpus=False)  # /proc/1/cgroup "0::/", no /.dockerenv
+        self.assertIsNone(self.pci(t).json["pci"]["platform"]["container"])
+        t.t.write("/sys/fs/cgroup/cgroup.events", "populated 1\nfrozen 0\n")
+        t.t.write("/sys/fs/cgroup/cgroup.type", "domain\n")
+        r = self.pci(t)
+        plat = r.json["pci"]["platform"]
+        self.assertEqual((plat["container"], plat["container_from"]), ("other", "/sys/fs/cgroup/cgroup.type"))
+        f = r.findings("container.no-gpu")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("cgroup-namespaced container", f[0]["message"])
+
+    def test_host_root_cgroup_is_no_container(self):
+        # a host's root cgroup (recent kernels): cgroup.events but no cgroup.type; v1: release_agent at the root
+        t = PciTree(self.make_tree())
+        t.t.write("/proc/1/cgroup", "0::/\n")
+        t.t.write("/sys/fs/cgroup/cgroup.events", "populated 1\n")
+        self.assertIsNone(self.pci(t).json["pci"]["platform"]["container"])
+        t = PciTree(self.make_tree())
+        t.t.write("/proc/1/cgroup", "1:name=systemd:/\n0::/\n")
+        t.t.write("/sys/fs/cgroup/systemd/release_agent", "")
+        plat = self.pci(t).json["pci"]["platform"]
+        self.assertIsNone(plat["container"])
+        self.assertNotIn("container_from", plat)
+        # the same v1 hierarchy without release_agent is a namespace's
+        os.unlink(t.t.path("/sys/fs/cgroup/systemd/release_agent"))
+        plat = self.pci(t).json["pci"]["platform"]
+        self.assertEqual((plat["container"], plat["container_from"]), ("other", "/sys/fs/cgroup/systemd/release_agent"))
+
+    def test_container_manager_statements(self):
+        for path, text, want, label in (("/run/host/container-manager", "systemd-nspawn\n", "other", "systemd-nspawn"),
+                                        ("/run/systemd/container", "lxc\n", "other", "lxc"),
+                                        ("/run/systemd/container", "podman\n", "podman", None),
+                                        ("/proc/1/environ", "PATH=/usr/bin\0container=podman\0HOME=/\0", "podman",
+                                         None),
+                                        ("/proc/1/environ", "HOME=/\0container=lxc\0", "other", "lxc")):
+            t = self.container(runtime=None, gpus=False)
+            t.t.write(path, text)
+            r = self.pci(t)
+            plat = r.json["pci"]["platform"]
+            self.assertEqual((plat["container"], plat["container_from"]), (want, path), text)
+            if label:
+                self.assertIn("a %s container" % label, r.findings("container.no-gpu")[0]["message"])
+        # systemd writes "wsl" there under WSL: no container
+        t = self.container(runtime=None, gpus=False)
+        t.t.write("/run/systemd/container", "wsl\n")
+        self.assertIsNone(self.pci(t).json["pci"]["platform"]["container"])
+
     # ---- failures -------------------------------------------------------------------------------
 
     def test_started_without_gpus(self):
@@ -161,15 +217,162 @@ class ContainerTests(gctest.TestCase):
                                                           "NVIDIA_DRIVER_CAPABILITIES": ok})
             self.assertNotIn("container.no-utility", self.ids(r), ok)
 
+    # ---- ROCm containers ------------------------------------------------------------------------------
+
+    def rocm(self, nodes, runtime="docker"):
+        """A container on a host with an AMD GPU bound to amdgpu (the host's sysfs and /proc/modules show through,
+        as for NVIDIA above); NODES: the ones `--device` passed in. ROCm's Docker guide: /dev/kfd is the compute
+        interface of all GPUs, /dev/dri/renderD<N> each GPU's."""
+        t = self.make_tree()
+        p = PciTree(t)
+        if runtime == "docker":
+            t.write("/.dockerenv", "")
+        t.write("/proc/1/cgroup", "0::/\n")
+        p.device("0000:03:00.0", 0x1002, 0x74a1, 0x038000, driver="amdgpu", drm=("card0", "renderD128"))
+        p.module("amdgpu")
+        for n in nodes:
+            p.node(n)
+        t.write("/proc/mounts", "overlay / overlay rw 0 0\n")
+        return p
+
+    def test_rocm_container_without_its_nodes(self):
+        r = self.pci(self.rocm(()).t)
+        f = r.findings("container.no-amd-devices")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertEqual(f[0]["subject"], "0000:03:00.0")
+        self.assertIn("docker container", f[0]["message"])
+        for opt in ("--device /dev/kfd", "--device /dev/dri", "--group-add video", "--group-add render"):
+            self.assertIn(opt, f[0]["hint"])
+        self.assertEqual(sorted(e["source"] for e in f[0]["evidence"]), ["/dev/dri/renderD128", "/dev/kfd"])
+        # the missing nodes are its consequences, with no host advice of their own
+        missing = r.findings("dev.missing-node")
+        self.assertEqual(sorted(m["subject"] for m in missing), ["/dev/dri/renderD128", "/dev/kfd"], repr(r))
+        for m in missing:
+            self.assertEqual(m["caused_by"]["id"], "container.no-amd-devices", repr(m))
+        self.assertNotIn("container.no-gpu", self.ids(r))
+
+    def test_rocm_container_without_kfd_only(self):
+        # `--device /dev/dri` alone: graphics works, ROCm does not
+        r = self.pci(self.rocm(("/dev/dri/renderD128", "/dev/dri/card0")).t)
+        f = r.findings("container.no-amd-devices")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("/dev/kfd", f[0]["message"])
+        self.assertEqual([e["source"] for e in f[0]["evidence"]], ["/dev/kfd"])
+
+    def test_node_group_inside_a_container(self):
+        # --device passed the nodes in, but they keep the host's group (render, gid 4242 here), which the image's
+        # /etc/group does not know and the container's user is not in (ROCm/ROCm-docker#116). The fix is the
+        # container's --group-add with the host's number, not a usermod. Run as nobody: root opens anything.
+        p = self.rocm(())
+        for n in ("/dev/kfd", "/dev/dri/renderD128"):
+            p.node(n, 0o660, gid=4242)
+        p.t.write("/etc/group", "root:x:0:\nvideo:x:44:\n")
+        os.chmod(p.t.root, 0o755)
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", gctest.GPUCHECKUP, "--json", "pci",
+                "--root", p.t.root]
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        doc = json.loads(proc.stdout)
+        gctest.validate(doc)
+        f = [x for x in doc["findings"] if x["id"] == "dev.no-access"]
+        self.assertEqual(sorted(x["subject"] for x in f), ["/dev/dri/renderD128", "/dev/kfd"], proc.stdout[-3000:])
+        for x in f:
+            self.assertIn("--group-add 4242", x["hint"])
+            self.assertNotIn("usermod -aG", x["hint"])
+        self.assertNotIn("container.no-amd-devices", [x["id"] for x in doc["findings"]])
+
+    def test_rocm_container_with_its_nodes_and_bare_metal_are_quiet(self):
+        r = self.pci(self.rocm(("/dev/kfd", "/dev/dri/renderD128", "/dev/dri/card0")).t)
+        self.assertEqual([i for i in self.ids(r) if i.startswith(("container.", "dev."))], [], repr(r))
+        # the same missing nodes outside a container are the host's: no container finding
+        r = self.pci(self.rocm((), runtime=None).t)
+        self.assertNotIn("container.no-amd-devices", self.ids(r))
+        self.assertTrue(r.findings("dev.missing-node"), repr(r))
+
+    def test_nvml_unknown_error_in_a_container(self):
+        # "Failed to initialize NVML: Unknown Error": nvmlInit answers NVML_ERROR_UNKNOWN (999) in a container whose
+        # /dev/nvidia* exist but whose device rules a host `systemctl daemon-reload` dropped (NVIDIA/nvidia-docker
+        # #1730); the fake NVML's init-unknown mode answers so
+        t = self.container()
+        env = self.healthy_env(t)
+        env["GC_FAKE_NVML_MODE"] = "init-unknown"
+        r = self.run_json("cuda", "--root", t.root, "--live", "--no-smoke", env=env)
+        f = r.findings("cuda.nvml-init-failed")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("NVML_ERROR_UNKNOWN", f[0]["message"])
+        self.assertIn("docker container", f[0]["message"])
+        self.assertIn("/dev/nvidiactl", f[0]["message"])
+        self.assertIn("docker rm", f[0]["hint"])
+        self.assertIn("nvidia-ctk system create-dev-char-symlinks", f[0]["hint"])
+        # the same answer on a host is NVML's own failure: the generic hint
+        host = PciTree(self.make_tree())
+        host.device(ADDR, 0x10de, 0x2330, 0x030200, driver="nvidia")
+        host.module("nvidia", 1)
+        host.nvidia_version(KVER, open_module=True)
+        for n in ("/dev/nvidiactl", "/dev/nvidia0"):
+            host.node(n)
+        r = self.run_json("cuda", "--root", host.t.root, "--live", "--no-smoke", env=env)
+        f = r.findings("cuda.nvml-init-failed")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertNotIn("container", f[0]["message"])
+        self.assertNotIn("docker rm", f[0]["hint"])
+
+    # ---- container.devices-denied: a live run, nodes whose open() fails with EPERM ----------------------------
+
+    def test_devices_denied_live(self):
+        """The device cgroup denies open() with EPERM while stat() and the mode bits say nothing (NVIDIA/nvidia-docker
+        #1730: after a `systemctl daemon-reload` on the host). The check runs only where the files are this
+        machine's, so gpucheckup runs live in a private mount and PID namespace (nothing on this machine changes):
+        /dev a tmpfs copy of the host's, /dev/nvidiactl and /dev/nvidia0 bind mounts of an immutable file (open
+        for writing fails with EPERM, as a denied device does), and /proc/1/cgroup a Docker cgroup v1 line. Needs
+        root (namespaces, chattr), as e2e-real-nvidia-host does."""
+        self.assertEqual(os.geteuid(), 0, "this test needs root: a private mount namespace and chattr +i")
+        d = tempfile.mkdtemp(prefix="gc-denied-")
+        imm, cg = os.path.join(d, "node"), os.path.join(d, "cgroup")
+        with open(imm, "w"):
+            pass
+        os.chmod(imm, 0o666)
+        subprocess.run(["chattr", "+i", imm], check=True)
+        self.addCleanup(shutil.rmtree, d, True)
+        self.addCleanup(subprocess.run, ["chattr", "-i", imm])
+        with open(cg, "w") as f:
+            f.write("12:devices:/docker/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef\n0::/\n")
+        script = """set -eu
+d=$(mktemp -d); mount -t tmpfs -o mode=0755 gc-denied-dev "$d"; cp -a /dev/. "$d"/ 2>/dev/null || true
+touch "$d/nvidiactl" "$d/nvidia0"; mount --bind "$d" /dev
+mount --bind "$1" /dev/nvidiactl; mount --bind "$1" /dev/nvidia0; mount --bind "$2" /proc/1/cgroup
+shift 2; exec "$@" """
+        p = subprocess.run(["unshare", "--mount", "--propagation", "private", "--pid", "--fork", "--mount-proc",
+                            "bash", "-c", script, "denied", imm, cg, gctest.GPUCHECKUP, "--json", "pci"],
+                           capture_output=True, text=True, timeout=120)
+        self.assertIn(p.returncode, (0, 1), p.stderr)
+        doc = json.loads(p.stdout)
+        gctest.validate(doc)
+        self.assertEqual(doc["pci"]["platform"]["container"], "docker")
+        f = [x for x in doc["findings"] if x["id"] == "container.devices-denied"]
+        self.assertEqual(len(f), 1, p.stdout[-3000:])
+        self.assertEqual(f[0]["subject"], "/dev/nvidiactl")
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertIn("EPERM", f[0]["message"])
+        self.assertIn("systemctl daemon-reload", f[0]["hint"])
+        self.assertIn("nvidia-ctk system create-dev-char-symlinks", f[0]["hint"])
+        # the host's own run (no container) never opens its nodes for this check
+        host = gctest.run("--json", "pci")
+        self.assertNotIn("container.devices-denied", host.stdout)
+
     def test_catalogue_lists_container_ids(self):
         r = gctest.run("--list-checks")
-        for fid in ("container.no-gpu", "container.no-utility", "container.devices-denied"):
+        for fid in ("container.no-gpu", "container.no-utility", "container.devices-denied", "container.no-amd-devices"):
             self.assertIn(fid, r.stdout)
 
     # ---- a healthy GPU container ----------------------------------------------------------------
 
-    def test_healthy_gpu_container_is_ready(self):
-        t = self.container()
+    def healthy_env(self, t):
+        """The environment of a healthy GPU container over tree T: the fake libcuda and NVML answering for the tree's
+        GPU, the variables NVIDIA's CUDA images set (NVIDIA_VISIBLE_DEVICES=all, NVIDIA_DRIVER_CAPABILITIES=
+        compute,utility), OpenCL through PoCL only: a CUDA image has no nvidia.icd (the toolkit injects
+        libnvidia-opencl.so.1 with `compute` but, before NVIDIA/nvidia-container-toolkit#1893, not the .icd file:
+        issue #682 there)."""
         lib = tempfile.mkdtemp(prefix="gc-libcuda-")
         self.addCleanup(shutil.rmtree, lib, True)
         shutil.copy(FAKE, os.path.join(lib, "libcuda.so.%s" % KVER))
@@ -187,25 +390,93 @@ class ContainerTests(gctest.TestCase):
                 f.write(pocl)
         cache = tempfile.mkdtemp(prefix="gc-pocl-cache-")
         self.addCleanup(shutil.rmtree, cache, True)
-        # the variables NVIDIA's CUDA images set (NVIDIA_VISIBLE_DEVICES=all, NVIDIA_DRIVER_CAPABILITIES=
-        # compute,utility), the fakes answering for the tree's GPU
-        env = {"LD_LIBRARY_PATH": lib, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
-               "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
-               "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "GC_FAKE_CUDA_BUSIDS": "00000000:01:00.0",
-               "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": ADDR, "GC_FAKE_NVML_DRIVER": KVER,
-               "GC_FAKE_NVML_MODE": None, "NVIDIA_VISIBLE_DEVICES": "all",
-               "NVIDIA_DRIVER_CAPABILITIES": "compute,utility", "OCL_ICD_VENDORS": vendors,
-               "POCL_CACHE_DIR": cache, "POCL_DEVICES": None}
-        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60", env=env,
-                          expect_rc=0, timeout=240)
+        return {"LD_LIBRARY_PATH": lib, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
+                "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
+                "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "GC_FAKE_CUDA_BUSIDS": "00000000:01:00.0",
+                "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": ADDR, "GC_FAKE_NVML_DRIVER": KVER,
+                "GC_FAKE_NVML_MODE": None, "NVIDIA_VISIBLE_DEVICES": "all",
+                "NVIDIA_DRIVER_CAPABILITIES": "compute,utility", "OCL_ICD_VENDORS": vendors,
+                "POCL_CACHE_DIR": cache, "POCL_DEVICES": None}
+
+    def test_healthy_gpu_container_is_ready(self):
+        t = self.container()
+        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60",
+                          env=self.healthy_env(t), expect_rc=0, timeout=240)
         doc = r.json
         self.assertEqual(doc["pci"]["platform"]["container"], "docker")
-        # OpenCL here is PoCL alone (no nvidia.icd in the tree): the opencl probe's warnings that the GPU has no
-        # OpenCL device are OpenCL's question (tests/opencl); nothing else may warn
+        # OpenCL here is PoCL alone (a CUDA image has no nvidia.icd): the opencl probe's warnings that the GPU has no
+        # OpenCL device are the ones a bare-metal machine with the same stack gets (its hint here speaks to the
+        # container: test_opencl_hint_speaks_to_the_container); nothing else may warn
         bad = [f for f in doc["findings"] if f["severity"] in ("warning", "error") and not f["id"].startswith("cl.")]
         self.assertEqual(bad, [], repr(r))
         self.assertIs(doc["verdict"]["ready"], True, repr(doc["verdict"]))
         self.assertEqual({q["name"]: q["met"] for q in doc["verdict"]["requirements"]}, {"gpu": True})
+        self.assertEqual(len(doc["cuda"]["devices"]), 1)
+
+    def test_opencl_hint_speaks_to_the_container(self):
+        # a CUDA image: no nvidia.icd, so OpenCL lists PoCL's CPU only; the fix is the container's, not the host's
+        t = self.container()
+        env = self.healthy_env(t)
+        r = self.run_json("opencl", "--root", t.root, "--live", env=env)
+        f = r.findings("cl.gpu-without-opencl")
+        self.assertEqual(len(f), 1, repr(r))
+        for words in ("inside this container", "NVIDIA_DRIVER_CAPABILITIES", "compute",
+                      "-v /etc/OpenCL/vendors/nvidia.icd:/etc/OpenCL/vendors/nvidia.icd:ro",
+                      "echo libnvidia-opencl.so.1 > /etc/OpenCL/vendors/nvidia.icd"):
+            self.assertIn(words, f[0]["hint"])
+        self.assertNotIn("nvidia-opencl-icd (Debian", f[0]["hint"])
+        # the same machine outside a container gets the host's hint
+        os.unlink(t.t.path("/.dockerenv"))
+        r = self.run_json("opencl", "--root", t.root, "--live", env=env)
+        self.assertIsNone(r.json["pci"]["platform"]["container"])
+        f = r.findings("cl.gpu-without-opencl")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertNotIn("inside this container", f[0]["hint"])
+        self.assertIn("nvidia-opencl-icd", f[0]["hint"])
+
+    # ---- snapshot of a container ------------------------------------------------------------------
+
+    def snapshot(self, t, env, *extra):
+        """`gpucheckup snapshot` of container tree T (--live: the fakes and the toolkit's variables are this
+        process's), its private TMPDIR, and the live result."""
+        tmp = tempfile.mkdtemp(prefix="gc-ctrsnap-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "ctr.tar.gz")
+        live = gctest.run("snapshot", "-o", path, "--json", "--root", t.root, "--live", "--timeout", "60", *extra,
+                          env=dict(env, TMPDIR=tmp), timeout=240)
+        self.assertIn(live.rc, (0, 1), repr(live))
+        gctest.validate(live.json)
+        return path, live, tmp
+
+    def test_snapshot_of_healthy_gpu_container_replays(self):
+        t = self.container()
+        path, live, tmp = self.snapshot(t, self.healthy_env(t))
+        # the replay runs without the toolkit's variables or the fakes: the platform is read again from the
+        # captured tree (/.dockerenv, /proc/mounts), the variables come from the captured run
+        e = dict(TOOLKIT_ENV, TMPDIR=tmp, LD_LIBRARY_PATH=None)
+        r = self.run_json("--root", path, "--require", "gpu", env=e, expect_rc=0)
+        plat = r.json["pci"]["platform"]
+        self.assertEqual(plat, live.json["pci"]["platform"])
+        self.assertEqual(plat["container"], "docker")
+        self.assertEqual(plat["nvidia_container_toolkit"]["visible_devices"], "all")
+        self.assertEqual(plat["nvidia_container_toolkit"]["driver_capabilities"], "compute,utility")
+        self.assertIs(plat["nvidia_container_toolkit"]["driver_tmpfs"], True)
+        self.assertEqual(sorted((f["id"], f["subject"], f["severity"]) for f in r.json["findings"]),
+                         sorted((f["id"], f["subject"], f["severity"]) for f in live.json["findings"]))
+        self.assertEqual([f["id"] for f in r.json["findings"] if f["id"].startswith(("container.", "dev."))], [])
+        self.assertIs(r.json["verdict"]["ready"], True, repr(r.json["verdict"]))
+        self.assertEqual({q["name"]: q["met"] for q in r.json["verdict"]["requirements"]}, {"gpu": True})
+
+    def test_snapshot_replays_container_findings(self):
+        # a container started with the GPU withheld by NVIDIA_VISIBLE_DEVICES=void: its finding replays
+        t = self.container(gpus=False)
+        path, live, tmp = self.snapshot(t, {"NVIDIA_VISIBLE_DEVICES": "void", "NVIDIA_DRIVER_CAPABILITIES": None},
+                                        "--no-smoke")
+        r = self.run_json("pci", "--root", path, env=dict(TOOLKIT_ENV, TMPDIR=tmp))
+        f = r.findings("container.no-gpu")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("NVIDIA_VISIBLE_DEVICES", f[0]["message"])
+        self.assertEqual(r.json["pci"]["platform"]["nvidia_container_toolkit"]["visible_devices"], "void")
 
 
 if __name__ == "__main__":

@@ -167,6 +167,7 @@ EXPORT CUresult cuDeviceGetAttribute(int *v, int attr, CUdevice dev)
     case 20: *v = fake_env_int("GC_FAKE_CUDA_COMPUTE_MODE", 0); return 0;
     case 32: *v = 1; return 0;                /* ECC */
     case 33: *v = dev + 1; return 0;          /* PCI bus */
+    case 35: *v = 0; return 0;                /* TCC driver: 0, as on Linux and under WSL2 (WDDM) */
     case 34: *v = 0; return 0;                /* PCI device */
     case 50: *v = 0; return 0;                /* PCI domain */
     case 75: *v = ma; return 0;

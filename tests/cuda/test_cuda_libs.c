@@ -446,6 +446,37 @@ static void test_driver_too_old_names_the_driver(void **state)
     clean_env();
 }
 
+/* Issue 31: under WSL2 the driver is the Windows host's: cuDriverGetVersion (12.8 here) against the runtime found
+ * (CUDA 13.0) names both, and the fix is the Windows driver (by branch, R580), never a Linux one. */
+static void test_driver_too_old_under_wsl2_is_the_windows_driver(void **state)
+{
+    (void)state;
+    char d[PATH_MAX + 8];
+    snprintf(d, sizeof(d), "%s/cu13wsl", tmp_root);
+    link_in(d, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    setenv("LD_LIBRARY_PATH", d, 1);
+    struct cuda_facts facts = {.driver_cuda_version = 12080, .cuinit_result = 0, .device_count = 1, .wsl2 = true};
+    struct libs_run x;
+    libs_run(&x, NULL, &facts, 30000);
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-driver-too-old", NULL);
+    assert_non_null(f);
+    assert_non_null(strstr(f->message, "libcudart.so.13 (CUDA 13.0)"));
+    assert_non_null(strstr(f->message, "needs a Windows NVIDIA driver R580 or newer"));
+    assert_non_null(strstr(f->message, "supports CUDA 12.8"));
+    assert_non_null(strstr(f->hint, "NVIDIA driver in Windows"));
+    assert_non_null(strstr(f->hint, "wsl --shutdown"));
+    assert_non_null(strstr(f->hint, "never install a Linux NVIDIA driver"));
+    assert_null(strstr(f->hint, "Install NVIDIA driver"));
+    assert_null(strstr(f->message, "NVIDIA driver 580 or newer"));
+    libs_done(&x);
+    /* a Windows driver new enough (CUDA 13.0): nothing */
+    facts.driver_cuda_version = 13000;
+    libs_run(&x, NULL, &facts, 30000);
+    assert_null(report_find_finding(x.r, "cuda.lib-driver-too-old", NULL));
+    libs_done(&x);
+    clean_env();
+}
+
 /* Copy SRC to DIR/NAME, creating DIR. */
 static void copy_in(const char *dir, const char *name, const char *src)
 {
@@ -961,6 +992,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_needs_missing_libcuda),
         cmocka_unit_test(test_crash_hang),
         cmocka_unit_test(test_driver_too_old_names_the_driver),
+        cmocka_unit_test(test_driver_too_old_under_wsl2_is_the_windows_driver),
         cmocka_unit_test(test_one_child_culprit_crash),
         cmocka_unit_test(test_one_child_culprit_hang),
         cmocka_unit_test(test_same_name_apart),

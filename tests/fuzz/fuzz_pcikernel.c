@@ -1,6 +1,6 @@
 /* fuzz_pcikernel.c: libFuzzer target for the pci probe's kernel-side text: /proc/modules,
  * /proc/driver/nvidia/version, NVIDIA library file names, /etc/group, modules.dep, modprobe.d, the kernel
- * command line and /etc/wsl.conf. */
+ * command line, /etc/wsl.conf, dpkg's file lists and PID 1's environment (/proc/1/environ). */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -118,6 +118,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     bool off = pci_wsl_conf_false(text, "gpu", "enabled");
     if (off && !strcasestr(text, "enabled"))
         abort();
+
+    /* dpkg's file lists: a path is named only as a whole line */
+    static const char *const paths[] = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1", "/usr/bin/nvidia-smi", "/"};
+    for (size_t i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+        if (!pci_dpkg_list_has(text, paths[i]))
+            continue;
+        size_t n = strlen(paths[i]);
+        bool line = false;
+        for (const char *p = text; p && !line; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+            line = strncmp(p, paths[i], n) == 0 && (p[n] == '\0' || p[n] == '\n' || p[n] == '\r');
+        if (!line)
+            abort();
+    }
+    if (pci_dpkg_list_has(text, "") || pci_dpkg_list_has(text, NULL))
+        abort();
+
+    /* /proc/1/environ (NUL-separated, so the raw bytes): container=NAME, NAME found in the input as given */
+    char *cn = pci_container_environ((const char *)data, size);
+    if (cn) {
+        if (strlen(cn) == 0 || strlen(cn) > 245 || !memmem(data, size, cn, strlen(cn)))
+            abort();
+        enum pci_container c = pci_container_from_manager(cn);
+        if (c < PCI_CONTAINER_NONE || c > PCI_CONTAINER_OTHER)
+            abort();
+        free(cn);
+    }
 
     free(text);
     return 0;

@@ -200,6 +200,31 @@ static void test_platform_without_devices(void **state)
     assert_non_null(strstr(finding("cl.platform-no-devices")->hint, "POCL_DEVICES"));
 }
 
+/* Issue 31: under WSL2 (ROCm reaches an AMD GPU through /dev/dxg and librocdxg) an empty ROCm platform's hint never
+ * asks for /dev/kfd or amdgpu; ROCm without an AMD Windows driver is a driver for absent hardware (no finding). */
+static void test_platform_without_devices_under_wsl2(void **state)
+{
+    (void)state;
+    json_object *pci = json_tokener_parse(
+        "{\"devices\":[{\"address\":\"3c1f:00:00.0\",\"vendor_id\":\"1414\",\"device_id\":\"008e\","
+        "\"kind\":\"paravirtual-gpu\",\"driver\":\"dxgkrnl\"}],\"bus_visible\":true,\"source\":\"sysfs\","
+        "\"platform\":{\"kind\":\"wsl2\",\"wsl\":{\"gpu_vendors\":[\"amd\"]}}}");
+    assert_non_null(pci);
+    json_object *p[] = {platform("AMD Accelerated Parallel Processing", NULL), NULL};
+    assert_string_equal(run(ocl_data("ok", p), pci), "cl.platform-no-devices");
+    const struct report_finding *f = finding("cl.platform-no-devices");
+    assert_non_null(strstr(f->hint, "under WSL2"));
+    assert_non_null(strstr(f->hint, "HSA_ENABLE_DXG_DETECTION=1"));
+    assert_null(strstr(f->hint, "check read/write access to /dev/kfd"));
+    assert_null(strstr(f->hint, "amdgpu"));
+    /* the Windows driver of another vendor only: ROCm has nothing to drive there */
+    pci = json_tokener_parse(
+        "{\"devices\":[],\"bus_visible\":true,\"source\":\"sysfs\","
+        "\"platform\":{\"kind\":\"wsl2\",\"wsl\":{\"gpu_vendors\":[\"nvidia\"]}}}");
+    json_object *p2[] = {platform("AMD Accelerated Parallel Processing", NULL), NULL};
+    assert_string_equal(run(ocl_data("ok", p2), pci), "");
+}
+
 /* ---- cl.gpu-without-opencl and cl.cpu-only ---- */
 
 static void test_gpu_mapped_by_address_is_silent(void **state)
@@ -358,6 +383,7 @@ int main(void)
         cmocka_unit_test_teardown(test_crash_hang_failure, teardown),
         cmocka_unit_test_teardown(test_healthy_cpu_platform_alone_is_silent, teardown),
         cmocka_unit_test_teardown(test_platform_without_devices, teardown),
+        cmocka_unit_test_teardown(test_platform_without_devices_under_wsl2, teardown),
         cmocka_unit_test_teardown(test_gpu_mapped_by_address_is_silent, teardown),
         cmocka_unit_test_teardown(test_address_forms_are_normalised, teardown),
         cmocka_unit_test_teardown(test_cpu_only_with_a_gpu_on_the_bus, teardown),

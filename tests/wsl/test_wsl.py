@@ -1,6 +1,7 @@
 """End-to-end tests of WSL2 (issue 31): trees laid out as a WSL2 guest lays out its files, the fake libcuda/NVML."""
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -17,6 +18,7 @@ WINVER = "581.57"
 # The Windows host's bus ID of the GPU as CUDA and NVML print it inside the guest: it is not in guest sysfs.
 HOST_BUSID = "0000:01:00.0"
 WSL_LIB = "/usr/lib/wsl/lib"
+NV_STORE = "/usr/lib/wsl/drivers/nv_dispi.inf_amd64_7cc7738d8e428783"
 
 
 class WslTree:
@@ -56,6 +58,9 @@ class WslTree:
             tree.write(WSL_LIB + "/nvidia-smi", "", mode=0o755)
             tree.write(WSL_LIB + "/libdxcore.so", "")
             tree.write(WSL_LIB + "/libd3d12.so", "")
+            # the Windows DriverStore folder of NVIDIA's driver, which WSL mounts under /usr/lib/wsl/drivers (the
+            # NVIDIA Container Toolkit's WSL mode reads libcuda.so.1.1 there: nvidia-container-toolkit#1890)
+            tree.write(NV_STORE + "/libcuda.so.1.1", "")
         if ldconf:
             tree.write("/etc/ld.so.conf", "include /etc/ld.so.conf.d/*.conf\n")
             tree.write("/etc/ld.so.conf.d/ld.wsl.conf",
@@ -75,12 +80,14 @@ class WslTests(gctest.TestCase):
         return d
 
     def env(self, libdir=None):
-        """The fakes answering as they do under WSL2: the host's bus ID, NVML's NOT_SUPPORTED answers."""
+        """The fakes answering as they do under WSL2 (NVIDIA's "CUDA on WSL User Guide", "Known Limitations"): the
+        Windows host's bus ID; the WDDM driver model (CU_DEVICE_ATTRIBUTE_TCC_DRIVER 0); NVML present but answering
+        NVML_ERROR_NOT_SUPPORTED for the per-device queries WSL lacks (GC_FAKE_NVML_MODE=unsupported on every GPU)."""
         return {"LD_LIBRARY_PATH": libdir, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
                 "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": "1", "GC_FAKE_CUDA_COMPUTE_MODE": None,
                 "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "NVIDIA_VISIBLE_DEVICES": None,
                 "GC_FAKE_CUDA_BUSIDS": HOST_BUSID, "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": HOST_BUSID,
-                "GC_FAKE_NVML_DRIVER": WINVER, "GC_FAKE_NVML_MODE": None}
+                "GC_FAKE_NVML_DRIVER": WINVER, "GC_FAKE_NVML_MODE": "unsupported", "GC_FAKE_NVML_BAD": "all"}
 
     def wsl(self, **kw):
         return WslTree(self.make_tree(), **kw)
@@ -100,6 +107,8 @@ class WslTests(gctest.TestCase):
         self.assertEqual(pci["platform"]["kind"], "wsl2", repr(r))
         self.assertIs(pci["platform"]["dxg"], True)
         self.assertEqual(pci["platform"]["lib_dir"], WSL_LIB)
+        self.assertEqual(pci["platform"]["wsl"], {"gpu_vendors": ["nvidia"], "driver_stores": [NV_STORE.split("/")[-1]],
+                                                  "rocdxg": None, "hsa_enable_dxg_detection": None})
         dev = [d for d in pci["devices"] if d["vendor_id"] == "1414"]
         self.assertEqual(len(dev), 1, repr(r))
         self.assertEqual(dev[0]["kind"], "paravirtual-gpu")
@@ -110,6 +119,7 @@ class WslTests(gctest.TestCase):
         lines = " ".join(s["text"] for s in pci["summary"])
         self.assertNotIn("no GPU", lines)
         self.assertIn("WSL2", lines)
+        self.assertIn("(Windows GPU drivers seen: NVIDIA)", lines)
 
     def test_compute_only_function_is_a_gpu_too(self):
         r = self.pci(self.wsl(device=0x008a))
@@ -135,21 +145,113 @@ class WslTests(gctest.TestCase):
 
     # ---- failures -------------------------------------------------------------------------------
 
+    def linux_driver(self, t, package="libnvidia-compute-550:amd64", soname=False):
+        """A Linux NVIDIA driver's libcuda inside the WSL tree, as Ubuntu's libnvidia-compute-550 installs it: the
+        versioned file and its libcuda.so.1 link in the multiarch directory, and dpkg's list of the package's files
+        (/var/lib/dpkg/info/NAME:ARCH.list: one path a line, directories too, as `dpkg -L` prints it)."""
+        d = "/usr/lib/x86_64-linux-gnu"
+        t.t.mkdir(d)
+        shutil.copy(os.environ["GC_FAKE_CUDA_SONAME"] if soname else FAKE, t.t.path(d + "/libcuda.so.550.90.07"))
+        t.t.symlink("libcuda.so.550.90.07", d + "/libcuda.so.1")
+        if package:
+            t.t.write("/var/lib/dpkg/info/%s.list" % package,
+                      "/.\n/usr\n/usr/lib\n%s\n%s/libcuda.so.550.90.07\n%s/libcuda.so.1\n/usr/share/doc/%s\n"
+                      % (d, d, d, package.split(":")[0]))
+            # another package's list, read too (the lookup must pick the right one)
+            t.t.write("/var/lib/dpkg/info/nvidia-kernel-common-550.list", "/.\n/lib\n/lib/firmware\n")
+        return d + "/libcuda.so.1"
+
     def test_linux_driver_library_inside_wsl_comes_first(self):
         t = self.wsl()
-        # the libnvidia-compute package of a Linux driver puts its libcuda in the multiarch directory, a default
-        # directory of the loader (searched before the cache's entries only when there is no cache: this tree)
-        t.t.mkdir("/usr/lib/x86_64-linux-gnu")
-        shutil.copy(FAKE, t.t.path("/usr/lib/x86_64-linux-gnu/libcuda.so.550.90.07"))
-        t.t.symlink("libcuda.so.550.90.07", "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+        # the loader's default directories are searched before the cache's entries only when there is no cache:
+        # this tree
+        lib = self.linux_driver(t)
         r = self.pci(t)
         f = r.findings("wsl.linux-driver-library")
         self.assertEqual(len(f), 1, repr(r))
-        self.assertEqual(f[0]["subject"], "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
-        self.assertIn("/usr/lib/x86_64-linux-gnu/libcuda.so.1", f[0]["message"])
-        # the fix removes the Linux driver; it never writes into WSL's read-only mount
-        self.assertIn("apt", f[0]["hint"])
-        self.assertNotIn("ldconfig", f[0]["hint"].split("sudo rm")[0] if "sudo rm" in f[0]["hint"] else "")
+        self.assertEqual(f[0]["subject"], lib)
+        self.assertIn(lib, f[0]["message"])
+        self.assertIn("libnvidia-compute-550:amd64", f[0]["message"])
+        # the fix removes the package dpkg's lists name; it never writes into WSL's read-only mount
+        self.assertIn("sudo apt remove --purge libnvidia-compute-550:amd64", f[0]["hint"])
+        self.assertIn("Never write into " + WSL_LIB, f[0]["hint"])
+        self.assertIn({"source": "/var/lib/dpkg/info", "value": "libnvidia-compute-550:amd64.list names it"},
+                      f[0]["evidence"])
+
+    def test_linux_driver_library_without_a_package(self):
+        # installed by NVIDIA's .run installer: no dpkg list names it
+        t = self.wsl()
+        self.linux_driver(t, package=None)
+        f = self.pci(t).findings("wsl.linux-driver-library")
+        self.assertEqual(len(f), 1)
+        self.assertIn("nvidia-uninstall", f[0]["hint"])
+        self.assertNotIn("apt remove", f[0]["hint"])
+
+    def ldconfig(self, t, first):
+        """Write the tree's ld.so.cache with this machine's ldconfig, FIRST naming the .conf file that lists the
+        multiarch directory (ldconfig -r chroots: root, or a user namespace where this user is root)."""
+        t.t.write("/etc/ld.so.conf.d/" + first, "/usr/lib/x86_64-linux-gnu\n")
+        argv = ["ldconfig", "-r", t.root]
+        if os.geteuid() != 0:
+            argv = ["unshare", "-r"] + argv
+        subprocess.run(argv, check=True, capture_output=True, env=dict(os.environ, PATH="/usr/sbin:/sbin:"
+                                                                       + os.environ.get("PATH", "")))
+
+    def test_ld_so_cache_order_decides(self):
+        # ldconfig keeps the order of the .conf files (read in name order) for libraries of one soname: measured
+        # with Debian 12's ldconfig (glibc 2.36). Ubuntu's x86_64-linux-gnu.conf sorts after ld.wsl.conf, so
+        # WSL's libcuda stays first and the Linux one is never loaded: no finding.
+        t = self.wsl()
+        shutil.copy(os.environ["GC_FAKE_CUDA_SONAME"], t.t.path(WSL_LIB + "/libcuda.so.1"))
+        self.linux_driver(t, soname=True)
+        self.ldconfig(t, "x86_64-linux-gnu.conf")
+        r = self.pci(t)
+        self.assertNotIn("wsl.linux-driver-library", self.ids(r), repr(r))
+        # a .conf file sorting before ld.wsl.conf naming the Linux driver's directory puts its libcuda first
+        self.ldconfig(t, "000-nvidia.conf")
+        f = self.pci(t).findings("wsl.linux-driver-library")
+        self.assertEqual(len(f), 1)
+        self.assertIn("ld.so.cache", f[0]["message"])
+        self.assertEqual(f[0]["evidence"][0]["value"],
+                         "found first for libcuda.so.1 (ld.so.cache: libcuda.so.1 => /usr/lib/x86_64-linux-gnu/"
+                         "libcuda.so.1)")
+        self.assertIn("libnvidia-compute-550:amd64", f[0]["hint"])
+
+    def test_linux_driver_library_through_ld_library_path(self):
+        # microsoft/WSL#9099: LD_LIBRARY_PATH naming the multiarch directory broke nvidia-smi and CUDA under WSL2
+        t = self.wsl()
+        self.linux_driver(t)
+        t.t.write("/etc/ld.so.cache", "")  # (an empty cache: the path decides)
+        r = self.run_json("pci", "--root", t.root, "--live",
+                          env={"LD_LIBRARY_PATH": "/usr/lib/x86_64-linux-gnu:" + WSL_LIB})
+        f = r.findings("wsl.linux-driver-library")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("through LD_LIBRARY_PATH", f[0]["message"])
+        self.assertIn("take /usr/lib/x86_64-linux-gnu out of LD_LIBRARY_PATH", f[0]["hint"])
+        self.assertEqual(r.json["pci"]["platform"]["ld_library_path"], "/usr/lib/x86_64-linux-gnu:" + WSL_LIB)
+
+    def test_linux_nvidia_smi_comes_first(self):
+        # Ubuntu's nvidia-utils-550 puts nvidia-smi in /usr/bin; WSL appends its directory to PATH
+        t = self.wsl()
+        t.t.write("/usr/bin/nvidia-smi", "", mode=0o755)
+        t.t.write("/var/lib/dpkg/info/nvidia-utils-550.list", "/.\n/usr\n/usr/bin\n/usr/bin/nvidia-smi\n")
+        r = self.pci(t)
+        f = r.findings("wsl.linux-nvidia-smi")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "warning")
+        self.assertEqual(f[0]["subject"], "/usr/bin/nvidia-smi")
+        self.assertIn("nvidia-utils-550", f[0]["message"])
+        self.assertIn("sudo apt remove --purge nvidia-utils-550", f[0]["hint"])
+        # the healthy tree has WSL's only: nothing
+        self.assertNotIn("wsl.linux-nvidia-smi", self.ids(self.pci(self.wsl())))
+        # a link to WSL's own (the NVIDIA Container Toolkit's CDI hook makes /usr/bin/nvidia-smi one, to the
+        # DriverStore's: docker/buildx#3320), and a libcuda.so.1 linked to WSL's, are WSL's: nothing
+        t = self.wsl()
+        t.t.write(NV_STORE + "/nvidia-smi", "", mode=0o755)
+        t.t.symlink(NV_STORE + "/nvidia-smi", "/usr/bin/nvidia-smi")
+        t.t.symlink(WSL_LIB + "/libcuda.so.1", "/usr/lib/x86_64-linux-gnu/libcuda.so.1")
+        r = self.pci(t)
+        self.assertEqual([i for i in self.ids(r) if i.startswith("wsl.")], [], repr(r))
 
     def test_lib_dir_not_on_the_loader_path(self):
         r = self.pci(self.wsl(ldconf=False))
@@ -177,12 +279,79 @@ class WslTests(gctest.TestCase):
         self.assertEqual(len(r.findings("wsl.no-dxg")), 1, repr(r))
         self.assertNotIn("pci.no-gpu", self.ids(r))
 
+    # ---- AMD and Intel under WSL2 ----------------------------------------------------------------------
+
+    def amd_intel(self):
+        """A WSL2 guest on a Windows machine with an AMD and an Intel GPU: their DriverStore folders under
+        /usr/lib/wsl/drivers, named after the drivers' INF files (AMD's u<7 digits>.inf, as in
+        nvidia-container-toolkit#1890's log; Intel's iigd_dch.inf, as in microsoft/WSL#6423's dxdiag), and ROCm's WSL
+        thunk librocdxg in /opt/rocm-VERSION/lib (ROCm/librocdxg). No libcuda in /usr/lib/wsl/lib: no NVIDIA."""
+        t = self.wsl(wsl_libs=False)
+        t.t.mkdir(WSL_LIB)
+        t.t.write(WSL_LIB + "/libdxcore.so", "")
+        t.t.write("/usr/lib/wsl/drivers/iigd_dch.inf_amd64_55f589032bab5285/igdumdim64.so", "")
+        t.t.write("/usr/lib/wsl/drivers/u0420529.inf_amd64_94ad5a6c4d1a04e2/amdxc64.so", "")
+        t.t.write("/usr/lib/wsl/drivers/wvpci.inf_amd64_36c3bcc9d936b365/wvpci.sys", "")  # not a GPU driver's
+        t.t.write("/opt/rocm-7.2.0/lib/librocdxg.so", "")
+        return t
+
+    def test_amd_and_intel_recognised_and_never_asked_for_linux_drivers(self):
+        t = self.amd_intel()
+        # OpenCL through this machine's real Intel NEO (intel-opencl-icd) and PoCL: NEO finds no GPU here, as it
+        # would not where the Windows driver lacks WSL support
+        vendors = tempfile.mkdtemp(prefix="gc-vendors-")
+        os.chmod(vendors, 0o755)
+        self.addCleanup(shutil.rmtree, vendors, True)
+        for base in (vendors, t.t.path(vendors)):
+            os.makedirs(base, exist_ok=True)
+            for name in ("intel.icd", "pocl.icd"):
+                shutil.copy("/etc/OpenCL/vendors/" + name, os.path.join(base, name))
+        r = self.run_json("check", "--root", t.root, "--live", "--timeout", "60",
+                          env={"OCL_ICD_VENDORS": vendors, "HSA_ENABLE_DXG_DETECTION": "1", "LD_LIBRARY_PATH": None},
+                          timeout=240)
+        plat = r.json["pci"]["platform"]
+        self.assertEqual(plat["kind"], "wsl2")
+        self.assertEqual(plat["wsl"], {"gpu_vendors": ["amd", "intel"],
+                                       "driver_stores": ["iigd_dch.inf_amd64_55f589032bab5285",
+                                                         "u0420529.inf_amd64_94ad5a6c4d1a04e2"],
+                                       "rocdxg": "/opt/rocm-7.2.0/lib/librocdxg.so", "hsa_enable_dxg_detection": "1"})
+        # no finding asks for what WSL2 cannot have: /dev/kfd, amdgpu, i915/xe, render-node groups
+        for f in r.json["findings"]:
+            text = "%s %s" % (f["message"], f.get("hint") or "")
+            for word in ("amdgpu", "access to /dev/kfd", "driven by i915", "load i915", "bound to i915", "usermod",
+                         "renderD"):
+                self.assertNotIn(word, text, f)
+            self.assertNotIn(f["id"], ("dev.missing-node", "dev.no-access", "pci.no-gpu", "pci.no-driver"), f)
+        # NEO failing where the Windows Intel driver is: its hint is WSL's
+        neo = [f for f in r.json["findings"] if f["id"].startswith("icd.") and "intel.icd" in (f["subject"] or "")]
+        self.assertTrue(neo, repr(r))
+        for f in neo:
+            if f["severity"] != "info":
+                self.assertIn("/dev/dxg", f["hint"])
+                self.assertIn("Windows", f["hint"])
+
+    def test_intel_driver_without_its_windows_driver_is_absent_hardware(self):
+        # NVIDIA's Windows driver only: Intel's runtime has nothing to drive, said without naming i915
+        t = self.wsl()
+        vendors = tempfile.mkdtemp(prefix="gc-vendors-")
+        os.chmod(vendors, 0o755)
+        self.addCleanup(shutil.rmtree, vendors, True)
+        for base in (vendors, t.t.path(vendors)):
+            os.makedirs(base, exist_ok=True)
+            shutil.copy("/etc/OpenCL/vendors/intel.icd", os.path.join(base, "intel.icd"))
+        r = self.run_json("icd", "--root", t.root, "--live", env={"OCL_ICD_VENDORS": vendors})
+        f = r.findings("icd.absent-hardware")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "info")
+        self.assertIn("WSL2: no Intel Windows GPU driver", f[0]["message"])
+        self.assertNotIn("i915", f[0]["message"] + f[0]["hint"])
+        self.assertIn("wsl --shutdown", f[0]["hint"])
+
     # ---- CUDA under WSL2 ------------------------------------------------------------------------
 
-    def test_healthy_wsl2_with_cuda_is_ready(self):
-        t = self.wsl()
-        # OpenCL: PoCL only (NVIDIA's OpenCL is not offered under WSL2; that is not this test's question), for
-        # the loader in the children (host dir) and the ICD probe (inside --root), as tests/cuda does
+    def healthy_env(self, t):
+        """self.env() with OpenCL: PoCL only (NVIDIA's OpenCL is not offered under WSL2; that is not this test's
+        question), for the loader in the children (host dir) and the ICD probe (inside --root), as tests/cuda does."""
         vendors = tempfile.mkdtemp(prefix="gc-vendors-")
         os.chmod(vendors, 0o755)
         self.addCleanup(shutil.rmtree, vendors, True)
@@ -194,8 +363,12 @@ class WslTests(gctest.TestCase):
                 f.write(pocl)
         env = self.env(self.libdir())
         env["OCL_ICD_VENDORS"] = vendors
-        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60", env=env,
-                          expect_rc=0, timeout=240)
+        return env
+
+    def test_healthy_wsl2_with_cuda_is_ready(self):
+        t = self.wsl()
+        r = self.run_json("check", "--root", t.root, "--live", "--require", "gpu", "--timeout", "60",
+                          env=self.healthy_env(t), expect_rc=0, timeout=240)
         doc = r.json
         bad = [f for f in doc["findings"] if f["severity"] in ("warning", "error")]
         self.assertEqual(bad, [], repr(r))
@@ -220,6 +393,59 @@ class WslTests(gctest.TestCase):
         # NVML sees the GPU with no /dev/nvidiaN (there are none under WSL2): no warning for that
         self.assertNotIn("cuda.nvml-device-nodes", self.ids(r), repr(r))
         self.assertTrue(any("WSL2" in n for n in r.json["cuda"].get("notes", [])), repr(r.json["cuda"].get("notes")))
+
+    # ---- snapshot of a WSL2 machine -----------------------------------------------------------------
+
+    def snapshot(self, t, env, *extra):
+        """`gpucheckup snapshot` of tree T with the fakes (as tests/snapshot does for a tree): the tarball's path
+        and the live run's result. TMPDIR is private, so what a replay unpacks can be checked gone."""
+        tmp = tempfile.mkdtemp(prefix="gc-wslsnap-")
+        self.addCleanup(shutil.rmtree, tmp, True)
+        path = os.path.join(tmp, "wsl.tar.gz")
+        env = dict(env, TMPDIR=tmp)
+        live = gctest.run("snapshot", "-o", path, "--json", "--root", t.root, "--live", "--timeout", "60", *extra,
+                          env=env, timeout=240)
+        self.assertIn(live.rc, (0, 1), repr(live))
+        gctest.validate(live.json)
+        self.assertTrue(os.path.isfile(path), repr(live))
+        return path, live, tmp
+
+    def test_snapshot_of_healthy_wsl2_replays_ready(self):
+        t = self.wsl()
+        path, live, tmp = self.snapshot(t, self.healthy_env(t))
+        self.assertEqual(live.json["pci"]["platform"]["kind"], "wsl2", repr(live))
+        # the replay: no fake on the path, no vendors directory: pci runs again on the captured tree, CUDA is the
+        # captured result
+        r = self.run_json("--root", path, "--require", "gpu", env={"TMPDIR": tmp, "LD_LIBRARY_PATH": None},
+                          expect_rc=0)
+        self.assertEqual([n for n in os.listdir(tmp) if n.startswith("gpucheckup-")], [])
+        self.assertEqual(r.json["pci"]["platform"], live.json["pci"]["platform"])
+        self.assertEqual([d["kind"] for d in r.json["pci"]["devices"]], ["paravirtual-gpu"])
+        self.assertEqual(sorted((f["id"], f["subject"], f["severity"]) for f in r.json["findings"]),
+                         sorted((f["id"], f["subject"], f["severity"]) for f in live.json["findings"]))
+        self.assertEqual([f for f in r.json["findings"] if f["severity"] != "info"], [], repr(r))
+        self.assertIs(r.json["verdict"]["ready"], True, repr(r.json["verdict"]))
+        self.assertEqual({q["name"]: q["met"] for q in r.json["verdict"]["requirements"]}, {"gpu": True})
+        self.assertEqual(len(r.json["cuda"]["devices"]), 1)
+
+    def test_snapshot_replays_the_loader_path_and_its_findings(self):
+        # WSL's directory named only by LD_LIBRARY_PATH: the replay must not call it missing
+        t = self.wsl(ldconf=False)
+        path, live, tmp = self.snapshot(t, {"LD_LIBRARY_PATH": WSL_LIB, "HSA_ENABLE_DXG_DETECTION": "1"}, "--no-smoke")
+        self.assertEqual(live.json["pci"]["platform"]["ld_library_path"], WSL_LIB)
+        r = self.run_json("pci", "--root", path, env={"TMPDIR": tmp, "LD_LIBRARY_PATH": None,
+                                                      "HSA_ENABLE_DXG_DETECTION": None})
+        self.assertEqual(r.json["pci"]["platform"]["ld_library_path"], WSL_LIB, repr(r))
+        self.assertEqual(r.json["pci"]["platform"]["wsl"], live.json["pci"]["platform"]["wsl"])
+        self.assertEqual(r.json["pci"]["platform"]["wsl"]["hsa_enable_dxg_detection"], "1")
+        self.assertNotIn("wsl.lib-path-missing", self.ids(r), repr(r))
+        # and a failure replays as itself: GPU access turned off in wsl.conf
+        t = self.wsl(dxg=False, device=None)
+        t.t.write("/etc/wsl.conf", "[gpu]\nenabled=false\n")
+        path, live, tmp = self.snapshot(t, {}, "--no-smoke")
+        r = self.run_json("pci", "--root", path, env={"TMPDIR": tmp})
+        self.assertEqual(len(r.findings("wsl.gpu-disabled")), 1, repr(r))
+        self.assertIs(r.json["pci"]["platform"]["gpu_disabled"], True)
 
 
 if __name__ == "__main__":
