@@ -15,7 +15,7 @@
 static const struct check icd_checks[] = {
     {"icd.no-loader", REPORT_SEV_ERROR, "No OpenCL ICD loader (libOpenCL.so.1) can be loaded",
      "Install an ICD loader: sudo apt-get install ocl-icd-libopencl1",
-     CHECK_LAYER_LOADER | CHECK_F_CAUSES_ALL | CHECK_F_PATH_RELIEF},
+     CHECK_LAYER_LOADER | CHECK_F_CAUSES_ALL | CHECK_F_PATH_RELIEF | CHECK_F_RELIEF_INFO},
     /* Why icd.no-loader, where the only libOpenCL.so.1 is another machine's (icd_arch.c). */
     {"icd.loader-wrong-arch", REPORT_SEV_ERROR,
      "The OpenCL ICD loader (libOpenCL.so.1) on the library path is built for another machine or ELF class",
@@ -40,7 +40,7 @@ static const struct check icd_checks[] = {
      CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR},
     {"icd.no-icds", REPORT_SEV_ERROR, "No OpenCL vendor driver is registered: OpenCL has no platform",
      "Install the ICD package of your GPU's driver (nvidia-opencl-icd, mesa-opencl-icd, intel-opencl-icd, "
-     "rocm-opencl-runtime) or pocl-opencl-icd for the CPU.", CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR},
+     "rocm-opencl-runtime) or pocl-opencl-icd for the CPU.", CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR | CHECK_F_RELIEF_INFO},
     {"icd.unreadable", REPORT_SEV_ERROR, "An .icd file cannot be read, so the loader skips it",
      "Make the file readable by everyone (chmod 644) or remove it.", CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR},
     {"icd.malformed", REPORT_SEV_ERROR,

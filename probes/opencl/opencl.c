@@ -11,16 +11,16 @@ static const struct check ocl_checks[] = {
     {"cl.no-platforms", REPORT_SEV_ERROR,
      "No OpenCL platform is reachable: no loader, or the loader found no working driver",
      "install the OpenCL driver (ICD) for your device; `gpucheckup icd` shows which .icd files the loader reads and "
-     "why each one was skipped", CHECK_LAYER_RUNTIME | CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF},
+     "why each one was skipped", CHECK_LAYER_RUNTIME | CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF | CHECK_F_RELIEF_INFO},
     {"cl.platform-no-devices", REPORT_SEV_WARNING, "An OpenCL platform lists no device",
      "the driver loads but sees no device: check that the kernel driver is loaded and that you may open its device "
      "nodes (/dev/dri/renderD*, /dev/kfd, /dev/nvidia*)", CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
     {"cl.gpu-without-opencl", REPORT_SEV_WARNING, "A compute GPU on the PCI bus has no OpenCL device",
      "install the OpenCL driver (ICD) of this GPU's vendor; `gpucheckup icd` shows what the loader reads",
-     CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
+     CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR | CHECK_F_RELIEF_INFO},
     {"cl.cpu-only", REPORT_SEV_ERROR, "OpenCL works only on CPU devices while a GPU is present",
      "applications will silently run on the CPU: install the GPU's OpenCL driver (see cl.gpu-without-opencl)",
-     CHECK_LAYER_RUNTIME | CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF},
+     CHECK_LAYER_RUNTIME | CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF | CHECK_F_RELIEF_INFO},
     {"cl.duplicate-device", REPORT_SEV_WARNING, "One physical device is exposed by two OpenCL platforms",
      "applications that use every device will use it twice: remove one of the two ICDs (`gpucheckup icd` lists "
      "them) or select the platform explicitly", CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},

@@ -43,6 +43,10 @@ enum {
                                        library without its GPU): the probe's other warnings and errors above
                                        the kernel can stop nothing here, and the doctor makes them info
                                        findings caused by this one */
+    CHECK_F_RELIEF_INFO = 1u << 15, /* with CHECK_F_PATH_RELIEF(_VENDOR): says an API is absent for a GPU (no
+                                       loader, no driver, no device), not that something is broken: where
+                                       every such GPU computes through another API, information, not a
+                                       warning (a CUDA container has no OpenCL ICD, and needs none) */
 };
 
 /* One row of the catalogue. Probes declare their own rows (struct probe.checks); the core adds its own. */

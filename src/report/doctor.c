@@ -21,16 +21,18 @@ static const char *doctor_api_of(const struct report *r, const char *id);
 /* Findings that say a GPU cannot be used through their API (rows flagged CHECK_F_PATH_RELIEF, or
  * CHECK_F_PATH_RELIEF_VENDOR for the finding's vendor's GPUs) stop being errors when every such GPU
  * computes through another API: an NVIDIA GPU that CUDA proves needs no NVIDIA OpenCL ICD for PyTorch,
- * TensorFlow or JAX. */
+ * TensorFlow or JAX. What is broken (a crashing ICD) stays a warning; what is only absent (rows flagged
+ * CHECK_F_RELIEF_INFO: no OpenCL driver for that GPU) becomes information, warnings included. */
 static void doctor_path_relief(struct report *r)
 {
     struct compute_paths ps = compute_paths_of(r);
     for (size_t i = 0; ps.n > 0 && i < r->n_findings; i++) {
         struct report_finding *f = &r->findings[i];
-        if (f->severity != REPORT_SEV_ERROR)
-            continue;
         unsigned fl = checks_flags(r->catalogue, f->id);
         if (!(fl & (CHECK_F_PATH_RELIEF | CHECK_F_PATH_RELIEF_VENDOR)))
+            continue;
+        bool absence = (fl & CHECK_F_RELIEF_INFO) != 0;
+        if (f->severity != REPORT_SEV_ERROR && !(absence && f->severity == REPORT_SEV_WARNING))
             continue;
         const char *vendor = NULL;
         if (!(fl & CHECK_F_PATH_RELIEF)) {
@@ -41,12 +43,14 @@ static void doctor_path_relief(struct report *r)
         const char *via = NULL;
         if (!doctor_gpus_served(r, &ps, vendor, doctor_api_of(r, f->id), &via))
             continue;
-        char *m = str_printf("%s (a warning only: the GPU computes through %s)", f->message ? f->message : "", via);
+        char *m = str_printf(absence ? "%s (information: the GPU computes through %s)"
+                                     : "%s (a warning only: the GPU computes through %s)",
+                             f->message ? f->message : "", via);
         if (m) {
             free(f->message);
             f->message = m;
         }
-        f->severity = REPORT_SEV_WARNING;
+        f->severity = absence ? REPORT_SEV_INFO : REPORT_SEV_WARNING;
     }
     compute_paths_free(&ps);
 }

@@ -437,9 +437,14 @@ static void test_cuda_gpu_makes_gpu_target_ready(void **state)
     char *err = NULL;
     assert_int_equal(doctor_run(&o, r, &err), 0);
     assert_true(report_is_ready(r));
+    /* Both say OpenCL is absent for the GPU, nothing is broken: information (a CUDA machine needs no OpenCL). */
     const struct report_finding *f = report_find_finding(r, "cl.cpu-only", NULL);
     assert_non_null(f);
-    assert_int_equal(f->severity, REPORT_SEV_WARNING);
+    assert_int_equal(f->severity, REPORT_SEV_INFO);
+    assert_non_null(strstr(f->message, "(information: the GPU computes through CUDA)"));
+    f = report_find_finding(r, "cl.gpu-without-opencl", "0000:00:06.0");
+    assert_non_null(f);
+    assert_int_equal(f->severity, REPORT_SEV_INFO);
     assert_non_null(strstr(f->message, "computes through CUDA"));
     json_object *gpu = NULL, *ready = NULL, *c13 = NULL;
     assert_true(json_object_object_get_ex(r->targets, "gpu", &gpu));
@@ -451,7 +456,7 @@ static void test_cuda_gpu_makes_gpu_target_ready(void **state)
     assert_non_null(strstr(r->verdict_text,
                            "CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): ready on 0000:00:06.0 NVIDIA "
                            "H100 80GB HBM3 (driver CUDA 13.0)"));
-    assert_non_null(strstr(r->verdict_text, "Verdict: ready (2 warnings)"));
+    assert_non_null(strstr(r->verdict_text, "Verdict: ready (0 warnings)"));
     assert_null(strstr(r->verdict_text, "no GPU computes here"));
     /* One definition of "a GPU computes" (issue 25): --require gpu and gpus>=1 agree with the gpu target
      * where only CUDA proves it; the same GPU is not counted twice, and there is only one. */
@@ -573,11 +578,11 @@ static void test_catalogue_flags(void **state)
         {"icd.multiple-loaders", CHECK_F_NEVER_CAUSE | CHECK_F_PATH_RELIEF_VENDOR},
         {"icd.duplicate", CHECK_F_NEVER_CAUSE | CHECK_F_PATH_RELIEF_VENDOR},
         {"icd.absent-hardware", CHECK_F_NEVER_ROOT | CHECK_F_PATH_RELIEF_VENDOR},
-        {"icd.no-loader", CHECK_F_CAUSES_ALL | CHECK_F_PATH_RELIEF},
+        {"icd.no-loader", CHECK_F_CAUSES_ALL | CHECK_F_PATH_RELIEF | CHECK_F_RELIEF_INFO},
         {"icd.crash", CHECK_F_PATH_RELIEF_VENDOR},
-        {"cl.no-platforms", CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF},
-        {"cl.cpu-only", CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF},
-        {"cl.gpu-without-opencl", CHECK_F_PATH_RELIEF_VENDOR},
+        {"cl.no-platforms", CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF | CHECK_F_RELIEF_INFO},
+        {"cl.cpu-only", CHECK_F_ALL_VENDORS | CHECK_F_PATH_RELIEF | CHECK_F_RELIEF_INFO},
+        {"cl.gpu-without-opencl", CHECK_F_PATH_RELIEF_VENDOR | CHECK_F_RELIEF_INFO},
         {"cl.enumeration-crash", 0},
         {"cl.enumeration-hang", 0},
         {"smoke.wrong-result", 0},
