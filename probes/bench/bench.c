@@ -351,6 +351,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     struct report_section *cs = report_find_section(ctx->report, "cpu");
     struct bench_peak_in in = {0};
     bench_peak_cpu_flags(&in, cs ? cs->data : NULL);
+    in.boost_mhz = bench_peak_boost_mhz(ctx->fs);
     bool clblast_missing = false;
     for (size_t i = 0; i < inv.n_targets; i++) {
         json_object *dev = json_object_array_get_idx(devs, i);
