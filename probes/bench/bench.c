@@ -219,7 +219,7 @@ static void bench_summary(struct report_section *sec, json_object *dev)
         else
             snprintf(best_text, sizeof(best_text), "no valid result");
         enum report_mark m = strcmp(st, "wrong") == 0         ? REPORT_MARK_ERROR
-                             : strcmp(st, "unsupported") == 0 ? REPORT_MARK_INFO
+                             : strcmp(st, "unsupported") == 0 || strcmp(st, "not-built") == 0 ? REPORT_MARK_INFO
                              : bad                            ? REPORT_MARK_WARN
                                                               : REPORT_MARK_OK;
         report_section_add_line(sec, m,
