@@ -219,7 +219,7 @@ static void bench_summary(struct report_section *sec, json_object *dev)
         else
             snprintf(best_text, sizeof(best_text), "no valid result");
         enum report_mark m = strcmp(st, "wrong") == 0         ? REPORT_MARK_ERROR
-                             : strcmp(st, "unsupported") == 0 ? REPORT_MARK_INFO
+                             : strcmp(st, "unsupported") == 0 || strcmp(st, "not-built") == 0 ? REPORT_MARK_INFO
                              : bad                            ? REPORT_MARK_WARN
                                                               : REPORT_MARK_OK;
         report_section_add_line(sec, m,
@@ -351,6 +351,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     struct report_section *cs = report_find_section(ctx->report, "cpu");
     struct bench_peak_in in = {0};
     bench_peak_cpu_flags(&in, cs ? cs->data : NULL);
+    in.boost_mhz = bench_peak_boost_mhz(ctx->fs);
     bool clblast_missing = false;
     for (size_t i = 0; i < inv.n_targets; i++) {
         json_object *dev = json_object_array_get_idx(devs, i);

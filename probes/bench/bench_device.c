@@ -237,12 +237,31 @@ static bool bench_open_queue(struct bench_dev *d, json_object **err)
     return true;
 }
 
-/* The sweeps: every precision asked for and supported, ours and CLBlast's, the budget shared by weight
- * (fp32 counts twice: it is the figure people compare). */
+/* A CLBlast sweep not run: an earlier one's first call is still building CLBlast's kernels. */
+static json_object *bench_sweep_blocked(enum bench_prec p, double budget_ms)
+{
+    json_object *sw = json_object_new_object();
+    json_object_object_add(sw, "implementation", json_object_new_string(bench_impl_name(BENCH_IMPL_CLBLAST)));
+    json_object_object_add(sw, "precision", json_object_new_string(bench_prec_name(p)));
+    json_object_object_add(sw, "budget_ms", jsonnum_ms(budget_ms));
+    json_object_object_add(sw, "status", json_object_new_string("not-built"));
+    json_object_object_add(sw, "stopped", json_object_new_string("build-time"));
+    json_object_object_add(sw, "error", NULL);
+    json_object_object_add(sw, "detail", json_object_new_string("not measured: CLBlast was still building the kernels "
+                                                                "of an earlier precision within this run's budget"));
+    json_object_object_add(sw, "elapsed_ms", jsonnum_ms(0));
+    json_object_object_add(sw, "points", json_object_new_array());
+    return sw;
+}
+
+/* The sweeps: every precision asked for and supported, ours first, then CLBlast's (whose first calls build
+ * its kernels: a build left running must not slow our sweeps down), the time left (BUDGET_MS from now,
+ * kernel builds included) shared by weight as each starts (fp32 counts twice: it is the figure people
+ * compare). */
 static json_object *bench_sweeps(struct bench_dev *d, json_object *precs, double budget_ms)
 {
     json_object *sweeps = json_object_new_array();
-    double weight = 0;
+    double weight = 0, until = jsonnum_now_ms() + budget_ms;
     int nimpl = d->have_clblast ? 2 : 1;
     for (int p = 0; p < 3; p++) {
         bool asked = d->args->precs & (1u << p);
@@ -251,14 +270,18 @@ static json_object *bench_sweeps(struct bench_dev *d, json_object *precs, double
         if (asked && d->supported[p])
             weight += (p == BENCH_FP32 ? 2.0 : 1.0) * (p == BENCH_FP16 && !d->clblast.hgemm ? 1 : nimpl);
     }
-    for (int p = 0; p < 3; p++) {
-        if (!(d->args->precs & (1u << p)) || !d->supported[p])
-            continue;
-        for (int i = 0; i < nimpl; i++) {
+    for (int i = 0; i < nimpl; i++) {
+        for (int p = 0; p < 3; p++) {
+            if (!(d->args->precs & (1u << p)) || !d->supported[p])
+                continue;
             if (i == BENCH_IMPL_CLBLAST && p == BENCH_FP16 && !d->clblast.hgemm)
                 continue;
-            double share = budget_ms * (p == BENCH_FP32 ? 2.0 : 1.0) / weight;
-            json_object_array_add(sweeps, bench_sweep(d, (enum bench_impl)i, (enum bench_prec)p, share));
+            double w = p == BENCH_FP32 ? 2.0 : 1.0, left = until - jsonnum_now_ms();
+            double share = weight > 0 && left > 0 ? left * w / weight : 0;
+            weight -= w;
+            json_object_array_add(sweeps, i == BENCH_IMPL_CLBLAST && d->clblast_busy
+                                              ? bench_sweep_blocked((enum bench_prec)p, share)
+                                              : bench_sweep(d, (enum bench_impl)i, (enum bench_prec)p, share));
         }
     }
     return sweeps;

@@ -66,6 +66,7 @@ struct bench_dev {
     bool supported[3];
     char *vendor;
     double t0;                     /* when the child started (jsonnum_now_ms) */
+    bool clblast_busy;             /* a CLBlast call left running (bench_sweep: its build outlasted its budget) */
 };
 
 /* Write the stage (also to the shared buffer). */

@@ -1,7 +1,10 @@
 /* bench_peak.c: a device's theoretical GEMM peak: compute units x clock x FLOP per cycle, with its source. */
 #include "bench_peak.h"
 
+#include <ctype.h>
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -63,34 +66,70 @@ void bench_peak_compute(const struct bench_peak_in *in, enum bench_prec p, struc
 {
     out->gflops = NAN;
     out->flops_per_cycle = NAN;
-    out->source = "unknown: the device reports no compute units or no clock";
+    snprintf(out->source, sizeof(out->source), "%s", "unknown: the device reports no compute units or no clock");
     if (!in || in->compute_units == 0 || in->clock_mhz == 0)
         return;
     const char *src = NULL;
     double fpc;
+    unsigned mhz = in->clock_mhz;
     if (in->cpu) {
         fpc = bench_peak_cpu_fpc(in, &src);
         if (!src) {
-            out->source = "unknown: the host CPU's SIMD width is not known (not x86, or no cpu facts)";
+            snprintf(out->source, sizeof(out->source), "%s",
+                     "unknown: the host CPU's SIMD width is not known (not x86, or no cpu facts)");
             return;
         }
         if (p == BENCH_FP64)
             fpc /= 2;
+        /* The cores run at up to the boost clock under load: a peak at the base clock is passed. */
+        if (in->boost_mhz > mhz)
+            mhz = in->boost_mhz;
     } else {
         fpc = 2.0 * bench_peak_gpu_lanes(in->vendor, &src);
         if (!src) {
-            out->source = "unknown: no lane count known for this vendor's compute units";
+            snprintf(out->source, sizeof(out->source), "%s", "unknown: no lane count known for this vendor's compute units");
             return;
         }
         if (p != BENCH_FP32) {
             /* The fp64 and fp16 rates of GPUs differ by model (1/2 to 1/64; 1x to 2x) and OpenCL reports neither. */
-            out->source = "unknown: OpenCL does not report a GPU's fp64 or fp16 rate";
+            snprintf(out->source, sizeof(out->source), "%s", "unknown: OpenCL does not report a GPU's fp64 or fp16 rate");
             return;
         }
     }
     out->flops_per_cycle = fpc;
-    out->gflops = (double)in->compute_units * in->clock_mhz * fpc / 1000.0;
-    out->source = src;
+    out->gflops = (double)in->compute_units * mhz * fpc / 1000.0;
+    if (in->cpu && mhz != in->clock_mhz)
+        snprintf(out->source, sizeof(out->source), "%s; at the boost clock, %u MHz (cpufreq cpuinfo_max_freq; the device says %u)",
+                 src, mhz, in->clock_mhz);
+    else if (in->cpu)
+        snprintf(out->source, sizeof(out->source), "%s; at the clock the device reports, %u MHz (no cpufreq boost clock exposed)",
+                 src, mhz);
+    else
+        snprintf(out->source, sizeof(out->source), "%s", src);
+}
+
+unsigned bench_peak_boost_mhz(const struct hostfs *fs)
+{
+    DIR *d = fs ? hostfs_opendir(fs, "/sys/devices/system/cpu") : NULL;
+    if (!d)
+        return 0;
+    uint64_t best = 0;
+    struct dirent *de;
+    int n = 0;
+    while ((de = readdir(d)) != NULL && n < 4096) {
+        if (strncmp(de->d_name, "cpu", 3) != 0 || !isdigit((unsigned char)de->d_name[3]) ||
+            strspn(de->d_name + 3, "0123456789") != strlen(de->d_name + 3))
+            continue;
+        n++;
+        char path[128];
+        uint64_t khz = 0;
+        snprintf(path, sizeof(path), "/sys/devices/system/cpu/%.16s/cpufreq/cpuinfo_max_freq", de->d_name);
+        /* kHz; above 20 GHz is no CPU's clock */
+        if (hostfs_read_u64(fs, path, &khz) == 0 && khz > best && khz < 20000000)
+            best = khz;
+    }
+    closedir(d);
+    return (unsigned)(best / 1000);
 }
 
 static bool bench_peak_flag(json_object *flags, const char *name)

@@ -48,7 +48,9 @@ static void bench_enrich_sweep(json_object *sw, double peak, json_object *base)
     for (size_t i = 0; json_object_is_type(pts, json_type_array) && i < json_object_array_length(pts); i++) {
         json_object *p = json_object_array_get_idx(pts, i);
         double g = bench_get_num(p, "gflops"), n = bench_get_num(p, "n"), c = bench_base_at(base, n);
-        json_object_object_add(p, "fraction_of_peak", isfinite(peak) && isfinite(g) ? jsonnum_sig(g / peak, 3) : NULL);
+        /* above 1 the estimate is wrong (a clock below the one the device ran at), not the measurement */
+        json_object_object_add(p, "fraction_of_peak",
+                               isfinite(peak) && peak > 0 && isfinite(g) && g <= peak ? jsonnum_sig(g / peak, 3) : NULL);
         json_object_object_add(p, "vs_cpu", isfinite(c) && c > 0 && isfinite(g) ? jsonnum_sig(g / c, 3) : NULL);
         if (isfinite(c) && isfinite(g)) {
             upto = n;

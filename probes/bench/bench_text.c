@@ -183,6 +183,12 @@ static void bench_device_text(struct text_out *t, json_object *dev, json_object 
         const char *d = jsonget_str(c.sw[j], "detail");
         if (d)
             text_kv(t, "", "%s", d);
+        /* what a first run costs: the build in the first call (CLBlast's kernels; the driver caches them) */
+        double first = bench_get_num(c.sw[j], "first_call_ms");
+        const char *impl = jsonget_str(c.sw[j], "implementation");
+        if (isfinite(first) && first >= 1000.0 && impl && strcmp(impl, "clblast") == 0)
+            text_kv(t, "", "first call %.1f s of the budget: CLBlast built its kernels (a first run; the driver "
+                    "caches them for the next)", first / 1000.0);
     }
     double ns[16];
     size_t nn = bench_sizes(&c, ns);

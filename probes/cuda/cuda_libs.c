@@ -1,5 +1,6 @@
 /* cuda_libs.c: the cuda probe's library part: every CUDA library a framework can load, its version, and what is wrong. */
 #include <errno.h>
+#include <stdint.h>
 #include <fnmatch.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -528,12 +529,17 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
         st->err = -ENOMEM;
         return;
     }
-    /* One question per library file: a wheel's symlink to a system file shares that file's answer. */
+    /* What a file states is not asked of the library: loading cuBLAS or cuDNN costs more than the rest of a
+     * check. Then one question per library file: a wheel's symlink to a system file shares that file's answer. */
+    cuda_libs_file_versions(st);
     size_t n_jobs = 0;
-    for (size_t i = 0; i < st->n; i++) {
+    for (size_t i = 0; i < st->n && !st->err; i++) {
         struct cuda_lib_entry *e = &st->e[i];
+        job_of[i] = SIZE_MAX;
+        if (e->have_version)
+            continue;
         size_t j = 0;
-        while (j < i && strcmp(st->e[j].real, e->real) != 0)
+        while (j < i && (st->e[j].have_version || strcmp(st->e[j].real, e->real) != 0))
             j++;
         if (j < i) {
             job_of[i] = job_of[j];
@@ -550,10 +556,11 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
         job_e[n_jobs] = e;
         job_of[i] = n_jobs++;
     }
-    if (!st->err)
+    if (!st->err && n_jobs > 0)
         cuda_libs_load(st, job_e, n_jobs, res);
     for (size_t i = 0; i < st->n && !st->err; i++)
-        cuda_libs_take_result(st, &st->e[i], &res[job_of[i]]);
+        if (job_of[i] != SIZE_MAX)
+            cuda_libs_take_result(st, &st->e[i], &res[job_of[i]]);
     if (!st->err)
         cuda_libs_family_versions(st);
     for (size_t j = 0; j < n_jobs; j++)

@@ -155,6 +155,25 @@ void cuda_libs_report_fs(struct probe_ctx *ctx, struct report_section *sec, cons
 void cuda_libs_load(struct cuda_libs_state *st, struct cuda_lib_entry *const *job_e, size_t n,
                     struct isolate_result *res);
 
+/* ---- versions the files state (cuda_libs_files.c): what needs no loading ---- */
+
+/* Give each library of ST whose version a file states that version (have_version, version_from "file name",
+ * "wheel metadata" or "toolkit version.json"), with the CUDA release it belongs to: the real file's name
+ * ("libcublas.so.13.0.2.14"), the RECORD of an NVIDIA wheel's dist-info (in the pip site, or a toolkit's
+ * dist-info/ directory) listing the file with its size, the version.json of the toolkit holding it. A
+ * library whose CUDA release only the library itself can tell (cuDNN outside a -cuNN wheel) is left to be
+ * loaded. */
+void cuda_libs_file_versions(struct cuda_libs_state *st);
+/* "9.28.0.42" -> 9, 28, 0 (PATCH -1 when absent). Returns 0, or -1 when V has no MAJOR.MINOR. */
+int cuda_libs_parse_version(const char *v, int *major, int *minor, int *patch);
+/* A dist-info directory's name, "nvidia_cudnn_cu12-9.28.0.42.dist-info": *DIST "nvidia_cudnn_cu12" and
+ * *VERSION "9.28.0.42" (its leading numbers; caller frees both). Returns 0 or -1. */
+int cuda_dist_dirname(const char *name, char **dist, char **version);
+/* The CUDA major a wheel's name states ("nvidia_cudnn_cu12": 12), or -1. */
+int cuda_dist_cuda_major(const char *dist);
+/* Whether a wheel's RECORD (TEXT, LEN bytes: "path,hash,size" lines) lists a file named BASE of SIZE bytes. */
+bool cuda_dist_record_lists(const char *text, size_t len, const char *base, long long size);
+
 /* Add the cuda.lib-* findings and the summary lines for what ST found. */
 void cuda_libs_findings(struct cuda_libs_state *st);
 

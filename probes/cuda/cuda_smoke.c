@@ -12,6 +12,7 @@
 #include "jsonnum.h"
 #include "cuda_api.h"
 #include "cuda_internal.h"
+#include "cuda_peak.h"
 #include "compute_timer.h"
 #include "compute_check.h"
 #include "strutil.h"
@@ -536,6 +537,12 @@ json_object *cuda_smoke_device(const struct cuda_api *api, int ordinal, int n)
     json_object_object_add(out, "gflops", jsonnum_sig(gflops, 4));
     json_object_object_add(out, "gflops_reason", cuda_smoke_json_str(gwhy, 400));
     json_object_object_add(out, "peak_gflops", jsonnum_sig(peak, 4));
+    /* the theoretical fp32 peak of its compute capability (cuda_peak.c), and the smoke kernel's share of it */
+    double theory = cuda_peak_fp32_gflops(r->cc_major, r->cc_minor, r->sms, r->clock_khz);
+    json_object_object_add(out, "theoretical_peak_gflops", jsonnum_sig(theory, 4));
+    json_object_object_add(out, "fraction_of_peak", isfinite(theory) && isfinite(gflops) && gflops <= theory
+                                                        ? jsonnum_sig(gflops / theory, 3)
+                                                        : NULL);
     free(gwhy);
     json_object_object_add(out, "max_error", r->have_max_error ? jsonnum_sig(r->max_error, 6) : NULL);
     json_object_object_add(out, "wrong_elements", r->have_max_error ? json_object_new_int64((int64_t)r->wrong) : NULL);

@@ -140,6 +140,8 @@ static json_object *cs_entry(const struct cuda_smoke_args *a, const struct isola
     cs_copy(e, v, "gflops", json_type_double, 0);
     cs_copy(e, v, "gflops_reason", json_type_string, 400);
     cs_copy(e, v, "peak_gflops", json_type_double, 0);
+    cs_copy(e, v, "theoretical_peak_gflops", json_type_double, 0);
+    cs_copy(e, v, "fraction_of_peak", json_type_double, 0);
     cs_copy(e, v, "max_error", json_type_double, 0);
     cs_copy(e, v, "wrong_elements", json_type_int, 0);
     static const char *const mm_keys[] = {"pass", "row", "column", "expected", "got"};

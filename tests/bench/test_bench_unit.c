@@ -7,14 +7,17 @@
 #include <cmocka.h>
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "bench_internal.h"
 #include "bench_options.h"
 #include "bench_report.h"
 #include "bench_verify.h"
 #include "cli.h"
+#include "hostfs.h"
 
 /* What a correct fp32 device computes on the padded problem: each element summed over k in float. */
 static float *device_fp32(const struct bench_problem *p)
@@ -157,6 +160,94 @@ static void test_peak(void **state)
     struct bench_peak_in odd = {.vendor = "Some Vendor", .compute_units = 4, .clock_mhz = 1000};
     bench_peak_compute(&odd, BENCH_FP32, &pk);
     assert_true(isnan(pk.gflops));
+    /* a CPU device's peak at the host's boost clock when cpufreq exposes one above the device's clock */
+    cpu.avx512f = false;
+    cpu.boost_mhz = 5000;
+    bench_peak_compute(&cpu, BENCH_FP32, &pk);
+    assert_true(fabs(pk.gflops - 2 * 5000 * 32 / 1000.0) < 1e-9);
+    assert_non_null(strstr(pk.source, "boost clock, 5000 MHz"));
+    assert_non_null(strstr(pk.source, "the device says 2445"));
+    cpu.boost_mhz = 2000; /* below the device's clock: the device's */
+    bench_peak_compute(&cpu, BENCH_FP32, &pk);
+    assert_true(fabs(pk.gflops - 156.48) < 1e-9);
+    /* a GPU's clock is its own: no host boost */
+    h100.boost_mhz = 5000;
+    bench_peak_compute(&h100, BENCH_FP32, &pk);
+    assert_true(pk.gflops > 66000 && pk.gflops < 68000);
+}
+
+static json_object *sweep(const char *impl, const char *prec, const double (*pts)[2], size_t n);
+
+static void put(const char *root, const char *rel, const char *text)
+{
+    char p[512];
+    snprintf(p, sizeof(p), "%s/%s", root, rel);
+    for (char *q = p + strlen(root) + 1; *q; q++)
+        if (*q == '/') {
+            *q = '\0';
+            mkdir(p, 0755);
+            *q = '/';
+        }
+    FILE *f = fopen(p, "w");
+    assert_non_null(f);
+    fputs(text, f);
+    fclose(f);
+}
+
+/* The boost clock from a fake sysfs: the highest cpuinfo_max_freq of the CPUs that have one; garbage,
+ * absurd values and other directories are ignored; none at all is 0 (the device's clock is used). */
+static void test_boost_clock(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gc-bench-boost-XXXXXX";
+    assert_non_null(mkdtemp(root));
+    struct hostfs fs;
+    put(root, "sys/devices/system/cpu/cpu0/topology/core_id", "0\n");
+    assert_int_equal(hostfs_open(&fs, root), 0);
+    assert_int_equal(bench_peak_boost_mhz(&fs), 0); /* a VM without cpufreq, as this one */
+    hostfs_close(&fs);
+    put(root, "sys/devices/system/cpu/cpu0/cpufreq/cpuinfo_max_freq", "3500000\n");
+    put(root, "sys/devices/system/cpu/cpu1/cpufreq/cpuinfo_max_freq", "5100000\n");
+    put(root, "sys/devices/system/cpu/cpu2/cpufreq/cpuinfo_max_freq", "fast\n");
+    put(root, "sys/devices/system/cpu/cpu3/cpufreq/cpuinfo_max_freq", "99000000000\n");
+    put(root, "sys/devices/system/cpu/cpufreq/cpuinfo_max_freq", "9000000\n"); /* not a CPU */
+    put(root, "sys/devices/system/cpu/cpu4x/cpufreq/cpuinfo_max_freq", "9000000\n");
+    assert_int_equal(hostfs_open(&fs, root), 0);
+    assert_int_equal(bench_peak_boost_mhz(&fs), 5100);
+    hostfs_close(&fs);
+    assert_int_equal(bench_peak_boost_mhz(NULL), 0);
+    char cmd[128];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
+/* A measurement above the estimated peak gets no fraction of it: the estimate is what is wrong. */
+static void test_no_fraction_above_peak(void **state)
+{
+    (void)state;
+    static const double pts[][2] = {{64, 100}, {128, 300}};
+    json_object *dev = json_object_new_object(), *sws = json_object_new_array(), *pr = json_object_new_object();
+    json_object_array_add(sws, sweep("gpucheckup", "fp32", pts, 2));
+    json_object_object_add(dev, "sweeps", sws);
+    json_object *type = json_object_new_array();
+    json_object_array_add(type, json_object_new_string("CPU"));
+    json_object_object_add(dev, "type", type);
+    json_object_object_add(pr, "compute_units", json_object_new_int(1));
+    json_object_object_add(pr, "clock_mhz", json_object_new_int(2000));
+    json_object_object_add(dev, "properties", pr);
+    struct bench_peak_in in = {.avx2_fma = true, .avx = true, .sse2 = true}; /* 1 x 2000 x 32: 64 GFLOPS */
+    bench_enrich_device(dev, &in, NULL);
+    json_object *p = jsonget(json_object_array_get_idx(sws, 0), "points");
+    assert_true(isnan(bench_get_num(json_object_array_get_idx(p, 0), "fraction_of_peak")));
+    /* at a 10 GHz boost clock the peak is 320: both are fractions of it */
+    json_object *p0 = json_object_array_get_idx(p, 0);
+    json_object_object_del(p0, "fraction_of_peak");
+    in.boost_mhz = 10000;
+    bench_enrich_device(dev, &in, NULL);
+    p = jsonget(json_object_array_get_idx(sws, 0), "points");
+    assert_true(fabs(bench_get_num(json_object_array_get_idx(p, 0), "fraction_of_peak") - 100.0 / 320) < 1e-3);
+    assert_true(fabs(bench_get_num(json_object_array_get_idx(p, 1), "fraction_of_peak") - 300.0 / 320) < 1e-3);
+    json_object_put(dev);
 }
 
 /* A sweep object with points (n, gflops); gflops < 0 = a wrong point (null). */
@@ -277,6 +368,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_check_full),    cmocka_unit_test(test_check_sampled), cmocka_unit_test(test_check_blas_reference),
         cmocka_unit_test(test_fp16_large_uses_exact_inputs), cmocka_unit_test(test_peak),
+        cmocka_unit_test(test_boost_clock),   cmocka_unit_test(test_no_fraction_above_peak),
         cmocka_unit_test(test_crossover),     cmocka_unit_test(test_kernel_interface),
         cmocka_unit_test(test_options),
     };

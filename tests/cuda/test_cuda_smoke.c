@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "cuda_api.h"
+#include "cuda_peak.h"
 #include "cuda_internal.h"
 #include "isolate.h"
 #include "report.h"
@@ -377,6 +378,9 @@ static void test_good(void **state)
     double gf = json_object_get_double(get(o, "gflops"));
     assert_true(fabs(gf - 2.0 * 70 * 70 * 70 / (kms * 1e6)) < 0.01 * gf);
     assert_true(fabs(json_object_get_double(get(o, "peak_gflops")) - 4096.0) < 1e-6); /* 4 x 1000 x 512 x 2 */
+    /* compute capability 9.0: 128 fp32 lanes per SM, 4 x 1 GHz x 128 x 2 = 1024 GFLOPS, and the share of it */
+    assert_true(fabs(json_object_get_double(get(o, "theoretical_peak_gflops")) - 1024.0) < 1e-6);
+    assert_true(fabs(json_object_get_double(get(o, "fraction_of_peak")) - gf / 1024.0) < 0.01);
     assert_null(get(o, "jit_error_log"));
     assert_released();
     json_object_put(o);
@@ -807,6 +811,26 @@ static int dump_smoke(void)
     return rc;
 }
 
+/* The fp32 lanes per SM table against NVIDIA's published fp32 peaks (boost clocks): V100 SXM2 80 SMs at
+ * 1530 MHz 15.7 TFLOPS, A100 108 at 1410 19.5, RTX 4090 128 at 2520 82.6, H100 SXM5 132 at 1980 67. */
+static void test_theoretical_peak(void **state)
+{
+    (void)state;
+    assert_true(fabs(cuda_peak_fp32_gflops(7, 0, 80, 1530000) - 15667.2) < 1);
+    assert_true(fabs(cuda_peak_fp32_gflops(8, 0, 108, 1410000) - 19491.8) < 1);
+    assert_true(fabs(cuda_peak_fp32_gflops(8, 9, 128, 2520000) - 82575.4) < 1);
+    assert_true(fabs(cuda_peak_fp32_gflops(9, 0, 132, 1980000) - 66908.2) < 1);
+    assert_int_equal(cuda_peak_fp32_lanes(6, 0), 64);
+    assert_int_equal(cuda_peak_fp32_lanes(6, 1), 128);
+    assert_int_equal(cuda_peak_fp32_lanes(8, 6), 128);
+    assert_int_equal(cuda_peak_fp32_lanes(3, 5), 192);
+    assert_int_equal(cuda_peak_fp32_lanes(2, 0), 0); /* Fermi and unknown ones: not in the table */
+    assert_int_equal(cuda_peak_fp32_lanes(42, 0), 0);
+    assert_true(isnan(cuda_peak_fp32_gflops(42, 0, 10, 1000)));
+    assert_true(isnan(cuda_peak_fp32_gflops(9, 0, 0, 1000)));
+    assert_true(isnan(cuda_peak_fp32_gflops(9, 0, 10, -1)));
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest tests[] = {
@@ -817,7 +841,7 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_jit_218),      cmocka_unit_test(test_alloc_fail),
         cmocka_unit_test(test_launch_fault), cmocka_unit_test(test_init_failed),
         cmocka_unit_test(test_no_compute_api), cmocka_unit_test(test_report),
-        cmocka_unit_test(test_checks),
+        cmocka_unit_test(test_checks),       cmocka_unit_test(test_theoretical_peak),
     };
     const struct CMUnitTest stub_tests[] = {
         cmocka_unit_test(test_stub_child),

@@ -1,7 +1,9 @@
 """End-to-end tests of the cuda probe's library part on today's real nvidia-cudnn-cu12 wheel (tests/real/fetch-wheels)."""
 import glob
 import os
+import shutil
 import subprocess
+import tempfile
 
 import gctest
 
@@ -46,15 +48,35 @@ class RealCudnnWheelTests(gctest.TestCase):
         cls.files = sorted(os.listdir(cls.libdir))
 
     def run_cuda(self):
-        # `gpucheckup cuda` loads every library even on a host without GPU or driver (asked by name).
+        # `gpucheckup cuda` on the venv: the wheel's dist-info states the version of each of its files, so none
+        # is loaded (issue 30).
         return self.run_json("cuda", env={"VIRTUAL_ENV": self.venv}, timeout=300)
+
+    def run_cuda_loaded(self):
+        """`gpucheckup cuda` with the wheel's files through symlinks on LD_LIBRARY_PATH and no venv: their
+        site's dist-info is not looked at, so each file is loaded and asked its version (asked by name,
+        `gpucheckup cuda` loads even on a host without GPU or driver)."""
+        links = tempfile.mkdtemp(prefix="gc-cudnn-links-")
+        self.addCleanup(shutil.rmtree, links, True)
+        for f in self.files:
+            os.symlink(os.path.join(self.libdir, f), os.path.join(links, f))
+        return self.run_json("cuda", env={"VIRTUAL_ENV": None, "LD_LIBRARY_PATH": links}, timeout=300)
 
     def wheel_entries(self, r):
         real = os.path.realpath(self.libdir) + "/"
         return {e["file"]: e for e in r.json["cuda"]["libraries"] if e["path"].startswith(real)}
 
-    def test_every_cudnn_file_loads_and_has_the_wheels_version(self):
+    def test_every_cudnn_file_takes_the_wheels_version_unloaded(self):
         r = self.run_cuda()
+        entries = self.wheel_entries(r)
+        self.assertEqual(sorted(entries), self.files, repr(r))
+        for name, e in entries.items():
+            self.assertIsNone(e["error"], "%s: %s" % (name, e))
+            self.assertEqual((e["version"], e["version_from"]), (self.version, "wheel metadata"), "%s: %s" % (name, e))
+            self.assertEqual(e["cuda_major"], 12, "%s: %s (a -cu12 wheel)" % (name, e))
+
+    def test_every_cudnn_file_loads_and_has_the_wheels_version(self):
+        r = self.run_cuda_loaded()
         entries = self.wheel_entries(r)
         self.assertEqual(sorted(entries), self.files, repr(r))
         want = ".".join(self.version.split(".")[:3])  # cudnnGetVersion has no build number: 9.28.0
@@ -76,7 +98,7 @@ class RealCudnnWheelTests(gctest.TestCase):
         lacking = [f for f in self.files if f != "libcudnn.so.9" and not own_version_fn(os.path.join(self.libdir, f))]
         if not lacking:
             self.skipTest("today's wheel (%s) has no cuDNN file without a version function" % self.version)
-        r = self.run_cuda()
+        r = self.run_cuda_loaded()
         entries = self.wheel_entries(r)
         main = entries["libcudnn.so.9"]
         self.assertEqual(main["version_from"], "library", repr(main))
