@@ -78,7 +78,8 @@ static void fw_import_line(struct report_section *sec, const struct fw_found *f)
     json_object *gpu = jsonget(f->imported, "gpu"), *agrees = jsonget(f->imported, "agrees");
     if (!status || strcmp(status, "ok") != 0) {
         report_section_add_line(sec, status && strcmp(status, "not-run") == 0 ? REPORT_MARK_SKIP : REPORT_MARK_WARN,
-                                "  imported", "%s", err ? err : "no answer");
+                                "  imported", "%s%s", err ? err : "no answer", agrees && json_object_get_boolean(agrees)
+                                ? " (as predicted: it fails without the wheels it pins)" : "");
         return;
     }
     bool says = gpu && json_object_get_boolean(gpu);

@@ -43,7 +43,10 @@ struct fw_found {
     char rocm[32];           /* ROCm/HIP version; "" */
     char extra[64];          /* another build fact (TensorFlow's cuDNN major) */
     char source[600];        /* the file the build was read from */
-    json_object *pins;       /* METADATA requirements on NVIDIA wheels (array of {name, spec}), or NULL */
+    json_object *pins;       /* METADATA requirements on NVIDIA wheels (array of {name, spec, installed, state}),
+                                or NULL */
+    size_t pins_missing;     /* pins whose wheel is not installed beside it */
+    size_t pins_other;       /* pins installed at a version the pin does not allow */
     char *damaged;           /* what could not be read (heap), or NULL */
     /* the judgement (frameworks_judge.c) */
     enum fw_gpu gpu;

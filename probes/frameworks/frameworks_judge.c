@@ -25,6 +25,10 @@ const struct check fw_checks[] = {
      "A framework's build file is missing, unreadable or of a form gpucheckup does not know",
      "Reinstall the framework (`pip install --force-reinstall`); if it is intact, report its version to "
      "gpucheckup.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    {"frameworks.nvidia-pins", REPORT_SEV_WARNING,
+     "A framework's pinned NVIDIA wheels (nvidia-*, cuda-toolkit) are missing or at other versions than it pins",
+     "Install the versions its METADATA pins (the finding names the `pip install` line), or reinstall the framework "
+     "with its dependencies.", CHECK_LAYER_FRAMEWORK},
     /* --import (frameworks_import.c) */
     {"frameworks.import-failed", REPORT_SEV_WARNING,
      "A framework cannot be imported by its environment's Python (an exception, a crash or a hang)",
@@ -178,7 +182,14 @@ static void fw_judge_one(struct probe_ctx *ctx, const struct fw_scan *s, struct 
         break;
     }
     if (gpu_absent || (!m->pci_known && no_gpu)) {
-        fw_set_why(f, FW_GPU_NO, no_gpu, str_dup("there is no GPU on this machine"));
+        int major = f->build == FW_BUILD_CUDA ? fw_version_major(f->cuda) : -1;
+        if (major > 0 && m->cuda_ran && m->dv >= 0 && m->dv < major * 1000) /* said, no finding: no GPU for it */
+            fw_set_why(f, FW_GPU_NO, no_gpu, str_printf("there is no GPU on this machine (and once there is one: built "
+                                                        "for CUDA %s, the driver%s%s runs CUDA %d.%d at most)", f->cuda,
+                                                        m->driver[0] ? " " : "", m->driver, m->dv / 1000,
+                                                        (m->dv % 1000) / 10));
+        else
+            fw_set_why(f, FW_GPU_NO, no_gpu, str_dup("there is no GPU on this machine"));
         return;
     }
     if (f->build == FW_BUILD_CUDA) {
@@ -194,10 +205,68 @@ static void fw_judge_one(struct probe_ctx *ctx, const struct fw_scan *s, struct 
     }
 }
 
+/* The pins of F in STATE ("missing", "other-version"): "nvidia-cudnn-cu13==9.26.0.51 (installed 9.1.0)" into
+ * LIST, "'nvidia-cudnn-cu13==9.26.0.51'" into REQ (each appended, cut to fit). */
+static void fw_pins_list(const struct fw_found *f, const char *state, char *list, size_t ll, char *req, size_t rl)
+{
+    for (size_t i = 0; f->pins && i < json_object_array_length(f->pins); i++) {
+        json_object *pin = json_object_array_get_idx(f->pins, i);
+        const char *st = jsonget_str(pin, "state"), *name = jsonget_str(pin, "name"), *inst = jsonget_str(pin, "installed");
+        if (!st || !name || strcmp(st, state) != 0)
+            continue;
+        char r[200];
+        fw_pin_req(jsonget_str(pin, "spec") ? jsonget_str(pin, "spec") : "", r, sizeof(r));
+        size_t l = strlen(list), q = strlen(req);
+        int cut = snprintf(list + l, ll - l, "%s%s%s%s%s%s", l ? ", " : "", name, r, inst ? " (installed " : "",
+                           inst ? inst : "", inst ? ")" : "");
+        cut += snprintf(req + q, rl - q, " '%s%s'", name, r);
+        (void)cut;
+    }
+}
+
+/* The pinned NVIDIA wheels (fw_pins_check): missing ones are the first root cause, below any other (the import
+ * fails on their libraries before torch looks for a GPU); other versions are a finding of their own. */
+static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
+{
+    if (f->build != FW_BUILD_CUDA || f->pins_missing + f->pins_other == 0)
+        return;
+    char name[256], missing[700] = "", other[700] = "", req[1400] = "";
+    fw_name(s, f, name, sizeof(name));
+    fw_pins_list(f, "missing", missing, sizeof(missing), req, sizeof(req));
+    fw_pins_list(f, "other-version", other, sizeof(other), req, sizeof(req));
+    const struct fw_env *env = &s->envs[f->env];
+    char *py = env->python ? str_dup(env->python) : str_printf("%s/bin/python3", env->prefix);
+    struct report_finding *fd = report_add_finding(
+        ctx->report, "frameworks.nvidia-pins", f->source, "%s: %s%s%s%s%s", name,
+        missing[0] ? "the NVIDIA wheels it pins are not installed beside it: " : "", missing,
+        missing[0] && other[0] ? "; " : "", other[0] ? "installed at other versions than it pins: " : "", other);
+    if (fd) {
+        report_finding_set_hint(fd, "Install what %s pins: `%s -m pip install%s` (or reinstall it with its "
+                                "dependencies: `%s -m pip install --force-reinstall %s`).", f->kind->label,
+                                py ? py : "python3", req, py ? py : "python3", f->dist);
+        for (size_t i = 0; f->pins && i < json_object_array_length(f->pins); i++) {
+            json_object *pin = json_object_array_get_idx(f->pins, i);
+            const char *st = jsonget_str(pin, "state");
+            if (st && (strcmp(st, "missing") == 0 || strcmp(st, "other-version") == 0))
+                report_finding_add_evidence(fd, f->site, "Requires-Dist: %s %s: %s%s%s", jsonget_str(pin, "name"),
+                                            jsonget_str(pin, "spec"), st, jsonget_str(pin, "installed") ? " "
+                                            : "", jsonget_str(pin, "installed") ? jsonget_str(pin, "installed") : "");
+        }
+    }
+    if (missing[0]) {
+        char *why = str_printf("the NVIDIA wheels it pins are missing (%s): importing it fails on their libraries%s%s",
+                               missing, f->why ? "; also " : "", f->why ? f->why : "");
+        fw_set_why(f, FW_GPU_NO, "frameworks.nvidia-pins", why);
+    }
+    free(py);
+}
+
 void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
 {
     struct fw_machine m;
     fw_machine_read(ctx->report, &m);
-    for (size_t i = 0; i < s->n_found; i++)
+    for (size_t i = 0; i < s->n_found; i++) {
         fw_judge_one(ctx, s, &s->found[i], &m);
+        fw_judge_pins(ctx, s, &s->found[i]);
+    }
 }

@@ -42,6 +42,21 @@ size_t fw_meta_pins(const char *text, size_t len, size_t max, fw_pin_fn fn, void
  * fit: a path cut short would name another file. */
 bool fw_cfg_get(const char *text, size_t len, const char *key, char *out, size_t outlen);
 
+/* Whether an installed version satisfies a METADATA requirement's SPEC (what fw_meta_pins gives after the
+ * name: optional "[extras]", comma-separated clauses `==V`, `==V.*`, `!=V`, `>=V`, `<=V`, `>V`, `<V`, `~=V`,
+ * `===V`, then an optional "; marker"). PEP 440 in part: release numbers compared numerically, a local
+ * part ("+cu132") ignored, a pre-release ("rc1") below its release. */
+enum fw_pin_state {
+    FW_PIN_OK = 0,   /* INSTALLED satisfies every clause */
+    FW_PIN_OTHER,    /* INSTALLED fails a clause */
+    FW_PIN_OPTIONAL, /* the marker names an extra: only `pip install NAME[extra]` asks for it */
+    FW_PIN_UNKNOWN,  /* a clause or version gpucheckup does not read */
+};
+enum fw_pin_state fw_pin_eval(const char *spec, const char *installed);
+/* SPEC without its marker, spaces removed ("[cublas,cudart]==13.2.2"), into OUT (OUTLEN >= 1): with the
+ * project's name, what `pip install` takes. */
+void fw_pin_req(const char *spec, char *out, size_t outlen);
+
 /* "13.2" -> 13 (the major of a version string), or -1 when it does not start with a number below 1000. */
 int fw_version_major(const char *v);
 

@@ -7,6 +7,7 @@
 
 #include "frameworks_internal.h"
 #include "frameworks_parse.h"
+#include "jsonget.h"
 #include "ldsearch.h"
 #include "strutil.h"
 
@@ -104,6 +105,30 @@ static json_object *fw_pins(const struct hostfs *fs, const char *site, const str
     return arr;
 }
 
+/* Each pin of F (fw_pins) against the distributions installed beside it (D, N: the same site): adds
+ * "installed" (the version there, or null) and "state" ("ok", "missing", "other-version", "optional",
+ * "unknown") to each, and counts the missing and the mismatched in F. */
+static void fw_pins_check(struct fw_found *f, const struct fw_dist *d, size_t n)
+{
+    for (size_t i = 0; f->pins && i < json_object_array_length(f->pins); i++) {
+        json_object *pin = json_object_array_get_idx(f->pins, i);
+        const char *name = jsonget_str(pin, "name"), *spec = jsonget_str(pin, "spec");
+        char norm[sizeof(d->name)];
+        snprintf(norm, sizeof(norm), "%s", name ? name : "");
+        fw_norm(norm);
+        const struct fw_dist *have = fw_dist_find(d, n, norm);
+        enum fw_pin_state st = fw_pin_eval(spec ? spec : "", have ? have->version : "0");
+        const char *state = st == FW_PIN_OPTIONAL ? "optional" : !have ? "missing"
+                          : st == FW_PIN_OK ? "ok" : st == FW_PIN_OTHER ? "other-version" : "unknown";
+        json_object_object_add(pin, "installed", have ? json_object_new_string(have->version) : NULL);
+        json_object_object_add(pin, "state", json_object_new_string(state));
+        if (strcmp(state, "missing") == 0)
+            f->pins_missing++;
+        else if (strcmp(state, "other-version") == 0)
+            f->pins_other++;
+    }
+}
+
 /* ---- PyTorch: torch/version.py, written by its setup (tools/generate_torch_version.py): __version__,
  * cuda (CUDA version or None), hip (ROCm's HIP version or None), xpu (SYCL/oneAPI or None). ---- */
 static bool fw_torch(const struct hostfs *fs, const char *site, const struct fw_dist *d, size_t n, struct fw_found *f)
@@ -115,6 +140,7 @@ static bool fw_torch(const struct hostfs *fs, const char *site, const struct fw_
     if (dist)
         fw_set(f->version, sizeof(f->version), dist->version);
     f->pins = fw_pins(fs, site, dist);
+    fw_pins_check(f, d, n);
     char *buf = NULL;
     size_t len = 0;
     if (fw_read_file(fs, site, "torch/version.py", f, &buf, &len) < 0)

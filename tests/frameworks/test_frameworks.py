@@ -8,6 +8,7 @@ import gctest
 sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "cuda"))
 sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
 from test_cuda import CudaBase  # noqa: E402
+from fwfixtures import install_pins  # noqa: E402
 
 FIXTURES = os.path.join(gctest.SOURCE_ROOT, "tests", "frameworks", "fixtures")
 SITE = "opt/venv/lib/python3.11/site-packages"
@@ -15,8 +16,9 @@ DRIVER_535 = "535.261.03"
 
 
 class FrameworksTest(CudaBase):
-    def venv(self, t, *wheels, site=SITE, venv="opt/venv"):
-        """Install the fixtures' files of WHEELS into SITE of tree T (a venv with pyvenv.cfg)."""
+    def venv(self, t, *wheels, site=SITE, venv="opt/venv", pins=True):
+        """Install the fixtures' files of WHEELS into SITE of tree T (a venv with pyvenv.cfg), with the NVIDIA
+        wheels each pins (their dist-info folders) unless PINS is false."""
         os.makedirs(os.path.join(t.root, site), exist_ok=True)
         os.makedirs(os.path.join(t.root, venv, "bin"), exist_ok=True)
         for rel, text in ((venv + "/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n"),
@@ -28,6 +30,8 @@ class FrameworksTest(CudaBase):
             for top in os.listdir(src):
                 if top != "SOURCE":
                     shutil.copytree(os.path.join(src, top), os.path.join(t.root, site, top), dirs_exist_ok=True)
+                if pins and top.endswith(".dist-info"):
+                    install_pins(os.path.join(t.root, site), os.path.join(src, top, "METADATA"))
 
     def run_fw(self, t, *extra, driver=None, cuda_version=None, live=True, expect_rc=None, env=None):
         e = {"VIRTUAL_ENV": "/opt/venv", "CONDA_PREFIX": None, "HOME": "/root", "PATH": "/usr/bin"}
@@ -61,7 +65,8 @@ class FrameworksTest(CudaBase):
         self.assertEqual((f["name"], f["version"], f["build"], f["cuda_version"]), ("torch", "2.15.0+cu132", "cuda", "13.2"))
         self.assertIs(f["gpu"], False)
         self.assertEqual(f["root"], "frameworks.cuda-too-new")
-        self.assertIn({"name": "nvidia-cudnn-cu13", "spec": '==9.26.0.51; platform_system == "Linux"'}, f["nvidia_pins"])
+        self.assertIn({"name": "nvidia-cudnn-cu13", "spec": '==9.26.0.51; platform_system == "Linux"',
+                       "installed": "9.26.0.51", "state": "ok"}, f["nvidia_pins"])
         self.assertEqual(self.fw_ids(r), ["frameworks.cuda-too-new"], repr(r))
         line = ("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: built for CUDA 13.2, the driver 535.261.03 "
                 "runs CUDA 12.2 at most (frameworks.cuda-too-new)")
@@ -84,6 +89,59 @@ class FrameworksTest(CudaBase):
         self.assertIs(r.json["verdict"]["targets"]["torch-gpu"]["ready"], True)
         self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): will use the GPU", r.json["verdict"]["text"])
         r = self.run_fw(t, "--require", "torch-gpu", cuda_version="13000", expect_rc=0)
+
+    # ---- the pinned NVIDIA wheels (torch 2.15.0's real METADATA) ----------------------------------------
+
+    def test_pins_missing_are_the_root_cause(self):
+        """pip install --no-deps torch, or a half-finished install: the import fails on the wheels' libraries,
+        whatever the driver; the line names that first, then what comes after."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "torch-2.15.0", pins=False)
+        meta = os.path.join(FIXTURES, "torch-2.15.0", "torch-2.15.0.dist-info", "METADATA")
+        install_pins(os.path.join(t.root, SITE), meta, skip=("nvidia-cudnn-cu13", "cuda-toolkit"),
+                     versions={"nvidia-nccl-cu13": "2.27.3", "cuda-bindings": "12.9.0"})
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (f,) = self.copies(r)
+        states = {p["name"]: (p["state"], p["installed"]) for p in f["nvidia_pins"]}
+        self.assertEqual(states, {"cuda-toolkit": ("missing", None), "cuda-bindings": ("other-version", "12.9.0"),
+                                  "nvidia-cudnn-cu13": ("missing", None), "nvidia-cusparselt-cu13": ("ok", "0.8.1"),
+                                  "nvidia-nccl-cu13": ("other-version", "2.27.3"),
+                                  "nvidia-nvshmem-cu13": ("ok", "3.7.2")})
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.nvidia-pins"))
+        self.assertEqual(self.fw_ids(r), ["frameworks.cuda-too-new", "frameworks.nvidia-pins"], repr(r))
+        (p,) = r.findings("frameworks.nvidia-pins")
+        self.assertEqual(p["severity"], "warning")
+        self.assertIn("the NVIDIA wheels it pins are not installed beside it: cuda-toolkit[cublas,cudart,cufft,cufile,"
+                      "cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2, nvidia-cudnn-cu13==9.26.0.51; installed at "
+                      "other versions than it pins: cuda-bindings<14,>=13.0.3 (installed 12.9.0), "
+                      "nvidia-nccl-cu13==2.30.7 (installed 2.27.3)", p["message"])
+        self.assertIn("`/opt/venv/bin/python3 -m pip install 'cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,"
+                      "cusparse,nvjitlink,nvrtc,nvtx]==13.2.2' 'nvidia-cudnn-cu13==9.26.0.51' "
+                      "'cuda-bindings<14,>=13.0.3' 'nvidia-nccl-cu13==2.30.7'`", p["hint"])
+        line = ("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: the NVIDIA wheels it pins are missing "
+                "(cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2, "
+                "nvidia-cudnn-cu13==9.26.0.51): importing it fails on their libraries; also built for CUDA 13.2, the "
+                "driver 535.261.03 runs CUDA 12.2 at most (frameworks.nvidia-pins)")
+        self.assertIn(line, r.json["verdict"]["text"], repr(r))
+        self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["frameworks.nvidia-pins"])
+
+    def test_pins_at_other_versions_only_is_a_finding_not_the_root(self):
+        t = self.tree()
+        self.venv(t, "torch-2.9.0", pins=False)
+        meta = os.path.join(FIXTURES, "torch-2.9.0", "torch-2.9.0.dist-info", "METADATA")
+        made = install_pins(os.path.join(t.root, SITE), meta)
+        self.assertTrue(made)
+        name = made[0][0]
+        install_pins(os.path.join(t.root, SITE), meta, versions={name: "0.0.1"})
+        shutil.rmtree(os.path.join(t.root, SITE, "%s-%s.dist-info" % (name.replace("-", "_"), made[0][1])))
+        r = self.run_fw(t, cuda_version="13000")
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (True, None), repr(f))
+        self.assertEqual(self.fw_ids(r), ["frameworks.nvidia-pins"])
+        (p,) = r.findings("frameworks.nvidia-pins")
+        self.assertIn("installed at other versions than it pins: %s" % name, p["message"])
+        self.assertIn("(installed 0.0.1)", p["message"])
+        self.assertNotIn("not installed", p["message"])
 
     # ---- CPU builds, other frameworks --------------------------------------------------------------------
 

@@ -5,6 +5,7 @@ import sys
 import time
 
 import gctest
+from fwfixtures import install_pins
 
 FIXTURES = os.path.join(gctest.SOURCE_ROOT, "tests", "frameworks", "fixtures")
 PYTHON = os.path.realpath(sys.executable)
@@ -75,6 +76,7 @@ def make_venv(base, rel="venv"):
     for top in os.listdir(src):
         if top != "SOURCE":
             shutil.copytree(os.path.join(src, top), os.path.join(site, top))
+    install_pins(site, os.path.join(src, "torch-2.9.0.dist-info", "METADATA"))
     with open(os.path.join(site, "torch", "__init__.py"), "w") as fh:
         fh.write(FAKE_INIT)
     return venv

@@ -18,6 +18,16 @@ static void fuzz_pin(const char *name, const char *spec, void *arg)
     fuzz_require_sanitized(name);
     fuzz_require_sanitized(spec);
     assert(strncasecmp(name, "nvidia", 6) == 0 || strncasecmp(name, "cuda-", 5) == 0);
+    /* each pin is judged against a few installed versions, and made a pip requirement */
+    static const char *const installed[] = {"9.26.0.51", "13.0.3rc1", "2.15.0+cu132", "0", ""};
+    for (size_t i = 0; i < sizeof(installed) / sizeof(installed[0]); i++) {
+        enum fw_pin_state st = fw_pin_eval(spec, installed[i]);
+        assert(st >= FW_PIN_OK && st <= FW_PIN_UNKNOWN);
+    }
+    char req[32];
+    fw_pin_req(spec, req, sizeof(req));
+    assert(strlen(req) < sizeof(req) && !strchr(req, ';') && !strchr(req, ' '));
+    fuzz_require_sanitized(req);
     fuzz_pins++;
 }
 
@@ -53,6 +63,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         assert(got || out[0] == '\0');
         if (got && out[0] && !strchr(out, '?'))
             assert(memmem(text, size, out, strlen(out)) != NULL);
+    }
+    /* the whole input as a specifier and as an installed version (NUL-terminated copies) */
+    char *z = malloc(size + 1);
+    if (z) {
+        memcpy(z, data, size);
+        z[size] = '\0';
+        enum fw_pin_state st = fw_pin_eval(z, "1.2.3");
+        assert(st >= FW_PIN_OK && st <= FW_PIN_UNKNOWN);
+        st = fw_pin_eval("==1.2.*,>=1.0,<2,!=1.2.4,~=1.2", z);
+        assert(st >= FW_PIN_OK && st <= FW_PIN_UNKNOWN);
+        free(z);
     }
     fuzz_pins = 0;
     size_t n = fw_meta_pins(text, size, 8, fuzz_pin, NULL);
