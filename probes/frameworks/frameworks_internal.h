@@ -95,6 +95,9 @@ void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s);
 extern const struct check fw_checks[];
 extern const size_t fw_n_checks;
 
+/* frameworks_shadow.c: LD_LIBRARY_PATH copies of the CUDA wheels' libraries ahead of the wheels' own. */
+void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s);
+
 /* frameworks_verdict.c */
 void frameworks_verdict(struct report *r, struct doctor_lines *out);
 extern const struct probe_require frameworks_requires[];

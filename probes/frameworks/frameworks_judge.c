@@ -29,6 +29,10 @@ const struct check fw_checks[] = {
      "A framework's pinned NVIDIA wheels (nvidia-*, cuda-toolkit) are missing or at other versions than it pins",
      "Install the versions its METADATA pins (the finding names the `pip install` line), or reinstall the framework "
      "with its dependencies.", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.ld-shadow", REPORT_SEV_WARNING,
+     "A copy of one of the CUDA wheels' libraries earlier on LD_LIBRARY_PATH is taken before the wheel's own",
+     "Take that directory out of LD_LIBRARY_PATH (`unset LD_LIBRARY_PATH` in the shell that runs Python), or put the "
+     "wheel's library directory before it.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
     /* --import (frameworks_import.c) */
     {"frameworks.import-failed", REPORT_SEV_WARNING,
      "A framework cannot be imported by its environment's Python (an exception, a crash or a hang)",
@@ -269,4 +273,5 @@ void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
         fw_judge_one(ctx, s, &s->found[i], &m);
         fw_judge_pins(ctx, s, &s->found[i]);
     }
+    fw_shadow_all(ctx, s);
 }

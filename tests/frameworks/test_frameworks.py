@@ -143,6 +143,58 @@ class FrameworksTest(CudaBase):
         self.assertIn("(installed 0.0.1)", p["message"])
         self.assertNotIn("not installed", p["message"])
 
+    # ---- LD_LIBRARY_PATH shadowing a wheel's library ----------------------------------------------------
+
+    def shadow_tree(self):
+        """torch 2.9.0+cu128 with its pins; the nvjitlink wheel's libnvJitLink.so.12 (12.8.93) and cusparse's; a
+        CUDA 12.1 toolkit's libnvJitLink.so.12 -> libnvJitLink.so.12.1.105 under /usr/local/cuda-12.1/lib64."""
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        site = os.path.join(t.root, SITE)
+        for wheel, lib in (("nvjitlink", "libnvJitLink.so.12"), ("cusparse", "libcusparse.so.12")):
+            os.makedirs(os.path.join(site, "nvidia", wheel, "lib"))
+            with open(os.path.join(site, "nvidia", wheel, "lib", lib), "wb") as fh:
+                fh.write(b"\x7fELF")
+        tk = os.path.join(t.root, "usr/local/cuda-12.1/lib64")
+        os.makedirs(tk)
+        with open(os.path.join(tk, "libnvJitLink.so.12.1.105"), "wb") as fh:
+            fh.write(b"\x7fELF")
+        os.symlink("libnvJitLink.so.12.1.105", os.path.join(tk, "libnvJitLink.so.12"))
+        return t
+
+    def test_ld_library_path_shadows_a_wheel_library(self):
+        t = self.shadow_tree()
+        ld = self.libdir() + ":/nowhere:/usr/local/cuda-12.1/lib64"
+        r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": ld})
+        (f,) = r.findings("frameworks.ld-shadow")
+        self.assertEqual((f["severity"], f["subject"]), ("warning", "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12"))
+        self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): LD_LIBRARY_PATH's /usr/local/cuda-12.1/lib64/libnvJitLink.so.12 "
+                      "(12.1.105) comes before the wheel's own /%s/nvidia/nvjitlink/lib/libnvJitLink.so.12 "
+                      "(nvidia-nvjitlink-cu12 12.8.93)" % SITE, f["message"])
+        self.assertIn("undefined symbol", f["message"])
+        self.assertIn("Take /usr/local/cuda-12.1/lib64 out of LD_LIBRARY_PATH", f["hint"])
+        # a warning of the framework layer, the line unchanged: --import says whether it breaks the import
+        (c,) = self.copies(r)
+        self.assertEqual((c["gpu"], c["root"]), (True, None))
+        # another environment's wheel directory on the path: its version from the dist-info beside it
+        old = os.path.join(t.root, "opt/old/site-packages")
+        os.makedirs(os.path.join(old, "nvidia/nvjitlink/lib"))
+        os.makedirs(os.path.join(old, "nvidia_nvjitlink_cu12-12.1.105.dist-info"))
+        with open(os.path.join(old, "nvidia/nvjitlink/lib/libnvJitLink.so.12"), "wb") as fh:
+            fh.write(b"\x7fELF")
+        r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": "/opt/old/site-packages/nvidia/nvjitlink/lib:"
+                                                       "/usr/local/cuda-12.1/lib64"})
+        (f,) = r.findings("frameworks.ld-shadow")
+        self.assertIn("LD_LIBRARY_PATH's /opt/old/site-packages/nvidia/nvjitlink/lib/libnvJitLink.so.12 "
+                      "(nvidia-nvjitlink-cu12 12.1.105) comes before", f["message"])
+
+    def test_wheel_dir_first_on_ld_library_path_is_no_shadow(self):
+        t = self.shadow_tree()
+        wheel = "/%s/nvidia/nvjitlink/lib" % SITE
+        for ld in ("%s:%s:/usr/local/cuda-12.1/lib64" % (self.libdir(), wheel), self.libdir()):
+            r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": ld})
+            self.assertEqual(r.findings("frameworks.ld-shadow"), [], ld)
+
     # ---- CPU builds, other frameworks --------------------------------------------------------------------
 
     def test_cpu_builds_are_info_unless_required(self):
