@@ -11,6 +11,33 @@ static json_object *fw_str(const char *s)
     return s && *s ? json_object_new_string(s) : NULL;
 }
 
+static json_object *fw_archs(const uint16_t *a, size_t n)
+{
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; arr && i < n; i++)
+        json_object_array_add(arr, json_object_new_int(a[i]));
+    return arr;
+}
+
+/* The architectures in its own GPU library's fatbinaries (frameworks_arch.c), or null. */
+static json_object *fw_code_json(const struct fw_found *f)
+{
+    if (!f->code)
+        return NULL;
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    static const char *const status[] = {"damaged", "not-elf", "no-fatbin", "ok"};
+    json_object_object_add(o, "file", json_object_new_string(f->code_file));
+    json_object_object_add(o, "status", json_object_new_string(status[f->code_status + 2]));
+    json_object_object_add(o, "sass", fw_archs(f->code->sass, f->code->n_sass));
+    json_object_object_add(o, "ptx", fw_archs(f->code->ptx, f->code->n_ptx));
+    json_object_object_add(o, "containers", json_object_new_int64((int64_t)f->code->containers));
+    json_object_object_add(o, "entries", json_object_new_int64((int64_t)f->code->entries));
+    json_object_object_add(o, "truncated", json_object_new_boolean(f->code->truncated));
+    return o;
+}
+
 static json_object *fw_found_json(const struct fw_found *f)
 {
     json_object *o = json_object_new_object();
@@ -33,6 +60,7 @@ static json_object *fw_found_json(const struct fw_found *f)
     json_object_object_add(o, "root", fw_str(f->root));
     if (f->imported)
         json_object_object_add(o, "import", json_object_get(f->imported));
+    json_object_object_add(o, "gpu_code", fw_code_json(f));
     return o;
 }
 

@@ -214,6 +214,7 @@ void fw_scan_free(struct fw_scan *s)
         free(s->found[i].damaged);
         free(s->found[i].why);
         json_object_put(s->found[i].imported);
+        free(s->found[i].code);
     }
     s->n_envs = s->n_found = 0;
 }

@@ -6,6 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "frameworks_fatbin.h"
 #include "hostfs.h"
 #include "probe.h"
 
@@ -54,6 +55,10 @@ struct fw_found {
     const char *root;        /* the finding ID naming the root cause, or NULL */
     /* --import (frameworks_import.c): what the framework said when imported, the section's "import" */
     json_object *imported;
+    /* its own GPU kernels' library (frameworks_arch.c) */
+    struct fw_gpu_code *code; /* heap, or NULL: no such library read */
+    int code_status;          /* fw_fatbin_read's answer */
+    char code_file[600];
 };
 
 struct fw_scan {
@@ -94,6 +99,9 @@ void fw_read_all(const struct hostfs *fs, struct fw_scan *s);
 void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s);
 extern const struct check fw_checks[];
 extern const size_t fw_n_checks;
+
+/* frameworks_arch.c: the GPU architectures of F's own library against each device's (findings, the root). */
+void fw_judge_arch(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
 
 /* frameworks_shadow.c: LD_LIBRARY_PATH copies of the CUDA wheels' libraries ahead of the wheels' own. */
 void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s);

@@ -33,6 +33,14 @@ const struct check fw_checks[] = {
      "A copy of one of the CUDA wheels' libraries earlier on LD_LIBRARY_PATH is taken before the wheel's own",
      "Take that directory out of LD_LIBRARY_PATH (`unset LD_LIBRARY_PATH` in the shell that runs Python), or put the "
      "wheel's library directory before it.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    {"frameworks.arch-missing", REPORT_SEV_WARNING,
+     "A framework's GPU code has no architecture a GPU here can run (no SASS of its compute capability, no PTX "
+     "to JIT-compile)", "Install a build of the framework that includes the GPU's architecture, or use a GPU it is "
+     "built for.", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.arch-ptx-only", REPORT_SEV_INFO,
+     "A framework has only PTX for a GPU here: the driver JIT-compiles it at first use",
+     "Nothing to fix; the first start is slow (the driver caches the result in ~/.nv/ComputeCache). A build with "
+     "SASS for the GPU avoids it.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
     /* --import (frameworks_import.c) */
     {"frameworks.import-failed", REPORT_SEV_WARNING,
      "A framework cannot be imported by its environment's Python (an exception, a crash or a hang)",
@@ -271,6 +279,7 @@ void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
     fw_machine_read(ctx->report, &m);
     for (size_t i = 0; i < s->n_found; i++) {
         fw_judge_one(ctx, s, &s->found[i], &m);
+        fw_judge_arch(ctx, s, &s->found[i]);
         fw_judge_pins(ctx, s, &s->found[i]);
     }
     fw_shadow_all(ctx, s);

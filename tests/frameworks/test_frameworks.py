@@ -9,6 +9,7 @@ sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "cuda"))
 sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
 from test_cuda import CudaBase  # noqa: E402
 from fwfixtures import install_pins  # noqa: E402
+import fwelf  # noqa: E402
 
 FIXTURES = os.path.join(gctest.SOURCE_ROOT, "tests", "frameworks", "fixtures")
 SITE = "opt/venv/lib/python3.11/site-packages"
@@ -194,6 +195,76 @@ class FrameworksTest(CudaBase):
         for ld in ("%s:%s:/usr/local/cuda-12.1/lib64" % (self.libdir(), wheel), self.libdir()):
             r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": ld})
             self.assertEqual(r.findings("frameworks.ld-shadow"), [], ld)
+
+    # ---- the GPU architectures in the wheel's fatbinaries --------------------------------------------------
+
+    def arch_tree(self, body):
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        lib = os.path.join(t.root, SITE, "torch", "lib")
+        os.makedirs(lib, exist_ok=True)
+        with open(os.path.join(lib, "libtorch_cuda.so"), "wb") as fh:
+            fh.write(body)
+        return t
+
+    def test_arch_missing_is_the_root_cause(self):
+        # torch 2.15.0+cu132's real list (sm_75 ... sm_121, no PTX), in two containers and a decoy section
+        sb = fwelf.fatbin([[(fwelf.SASS, a, 40) for a in (75, 80, 86, 89, 90)],
+                           [(fwelf.SASS, a, 13) for a in (100, 103, 120, 121)]])
+        t = self.arch_tree(fwelf.elf([(".text", b"\x90" * 32), (".nv_fatbin_x", fwelf.fatbin([[(fwelf.SASS, 70, 8)]])),
+                                      (".nv_fatbin", sb)]))
+        r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": "7.0"})
+        (f,) = self.copies(r)
+        code = f["gpu_code"]
+        self.assertEqual((code["status"], code["sass"], code["ptx"], code["containers"], code["entries"]),
+                         ("ok", [75, 80, 86, 89, 90, 100, 103, 120, 121], [], 2, 9), repr(code))
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.arch-missing"))
+        (a,) = r.findings("frameworks.arch-missing")
+        self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): built for sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_103, "
+                      "sm_120, sm_121 (PTX: none), no code GPU 0 (", a["message"])
+        self.assertIn("compute capability 7.0, sm_70) can run", a["message"])
+        self.assertIn("includes sm_70", a["hint"])
+        self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): will not use the GPU: its GPU code is for sm_75, sm_80",
+                      r.json["verdict"]["text"])
+        self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["frameworks.arch-missing"])
+        # binary compatibility within a major: sm_80 runs on 8.6 and 8.7; sm_90 on 9.0
+        for cc in ("8.7", "9.0", "12.1"):
+            r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": cc})
+            self.assertEqual([x for x in self.fw_ids(r) if x.startswith("frameworks.arch")], [], cc)
+            self.assertIs(self.copies(r)[0]["gpu"], True, cc)
+
+    def test_ptx_only_is_info_and_jit(self):
+        t = self.arch_tree(fwelf.elf([(".nv_fatbin", fwelf.fatbin([[(fwelf.SASS, 80, 16), (fwelf.SASS, 90, 16),
+                                                                     (fwelf.PTX, 90, 30)]]))]))
+        r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": "12.0"})
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu_code"]["sass"], f["gpu_code"]["ptx"], f["gpu"]), ([80, 90], [90], True))
+        (p,) = r.findings("frameworks.arch-ptx-only")
+        self.assertEqual(p["severity"], "info")
+        self.assertIn("no sm_120 code for GPU 0", p["message"])
+        self.assertIn("JIT-compiles its compute_90 PTX", p["message"])
+        self.assertNotIn("frameworks.arch-missing", self.fw_ids(r))
+        # PTX of a newer architecture is no use to an older GPU
+        r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": "7.5"})
+        self.assertIn("frameworks.arch-missing", self.fw_ids(r))
+
+    def test_damaged_fatbin_is_no_crash_and_no_finding(self):
+        good = fwelf.fatbin([[(fwelf.SASS, 80, 16), (fwelf.SASS, 90, 16)]])
+        cases = (
+            (fwelf.elf([(".nv_fatbin", good[:-9])]), "damaged"),  # a container longer than its section
+            (fwelf.elf([(".nv_fatbin", b"\x7fELF" + b"\0" * 60)]), "damaged"),  # no container magic
+            (fwelf.elf([(".nv_fatbin", good[:24] + b"\xff" * 8 + good[32:])]), "damaged"),  # an entry's size
+            (fwelf.elf([(".nv_fatbin", good)])[:-64], "damaged"),  # the section headers cut short
+            (b"not an ELF file at all" * 4, "not-elf"),
+            (fwelf.elf([(".text", b"x")]), "no-fatbin"),
+        )
+        for data, status in cases:
+            t = self.arch_tree(data)
+            r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": "7.0"})
+            (f,) = self.copies(r)
+            self.assertEqual(f["gpu_code"]["status"], status, repr(f["gpu_code"]))
+            self.assertNotIn("frameworks.arch-missing", self.fw_ids(r))
+            self.assertIs(f["gpu"], True)
 
     # ---- CPU builds, other frameworks --------------------------------------------------------------------
 

@@ -78,6 +78,11 @@ print(json.dumps({"version": ns["__version__"], "cuda": ns["cuda"], "pins": name
         self.assertEqual((f["version"], f["build"], f["cuda_version"], f["gpu"]),
                          (self.torch["version"], "cuda", cuda, False), repr(f))
         self.assertEqual(f["root"], "frameworks.nvidia-pins", repr(f))
+        # its kernels' library, read through its fatbin headers (torch 2.15.0+cu132: sm_75 ... sm_121, no PTX)
+        code = f["gpu_code"]
+        self.assertEqual((code["status"], code["file"]), ("ok", os.path.join(f["site"], "torch/lib/libtorch_cuda.so")))
+        self.assertTrue(code["sass"] and all(50 <= a < 200 for a in code["sass"]), code)
+        self.assertGreater(code["entries"], 100, code)
         # every pin torch's METADATA lists is read, and is missing from the venv
         pins = {x["name"]: x for x in f["nvidia_pins"]}
         self.assertEqual(sorted(pins), sorted(self.torch["pins"]))
