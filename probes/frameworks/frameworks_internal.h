@@ -11,7 +11,7 @@
 #include "probe.h"
 
 /* Bounds: what one run looks at (a machine with more is summarised, never read without end). */
-#define FW_MAX_ENVS 16
+#define FW_MAX_ENVS 32
 #define FW_MAX_FOUND 64
 #define FW_MAX_PYTHONS 8
 #define FW_MAX_READ (256 * 1024) /* a version.py or METADATA file larger than this is not one */

@@ -339,3 +339,84 @@ void fw_pin_req(const char *spec, char *out, size_t outlen)
             out[k++] = (unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f ? *p : '?';
     out[k] = '\0';
 }
+
+/* ---- conda's environment lists ---- */
+
+/* Give FN the text from S to E, trimmed of blanks and one pair of quotes, sanitised, when not empty. */
+static bool fw_item(const char *s, const char *e, fw_item_fn fn, void *arg)
+{
+    while (s < e && (fw_is_space(*s) || *s == '\r'))
+        s++;
+    while (e > s && (fw_is_space(e[-1]) || e[-1] == '\r'))
+        e--;
+    if (e - s >= 2 && (*s == '"' || *s == '\'') && e[-1] == *s) {
+        s++;
+        e--;
+    }
+    if (e <= s)
+        return false;
+    char buf[1024];
+    if ((size_t)(e - s) >= sizeof(buf))
+        return false; /* a path cut short would name another folder */
+    fw_copy(buf, sizeof(buf), s, (size_t)(e - s));
+    fn(buf, arg);
+    return true;
+}
+
+size_t fw_conda_envs_txt(const char *text, size_t len, size_t max, fw_item_fn fn, void *arg)
+{
+    size_t n = 0;
+    for (size_t pos = 0; pos < len && n < max;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        size_t end = nl ? (size_t)(nl - text) : len, i = pos;
+        pos = end + 1;
+        while (i < end && fw_is_space(text[i]))
+            i++;
+        if (i < end && text[i] == '/' && fw_item(text + i, text + end, fn, arg))
+            n++;
+    }
+    return n;
+}
+
+size_t fw_condarc_list(const char *text, size_t len, const char *key, size_t max, fw_item_fn fn, void *arg)
+{
+    size_t kl = strlen(key), n = 0;
+    bool in = false;
+    for (size_t pos = 0; pos < len && n < max;) {
+        const char *nl = memchr(text + pos, '\n', len - pos);
+        const char *line = text + pos, *end = nl ? nl : text + len;
+        pos = (size_t)(end - text) + 1;
+        const char *p = line;
+        while (p < end && fw_is_space(*p))
+            p++;
+        if (p >= end || *p == '#' || *p == '\r')
+            continue;
+        if (p == line) { /* a top-level key: ours, or the end of ours */
+            in = false;
+            if ((size_t)(end - p) > kl && memcmp(p, key, kl) == 0 && p[kl] == ':') {
+                const char *v = p + kl + 1;
+                while (v < end && fw_is_space(*v))
+                    v++;
+                if (v < end && *v == '[') { /* the flow form: [a, b] */
+                    const char *close = memchr(v, ']', (size_t)(end - v));
+                    for (const char *it = v + 1; close && it < close && n < max;) {
+                        const char *comma = memchr(it, ',', (size_t)(close - it));
+                        const char *ie = comma ? comma : close;
+                        n += fw_item(it, ie, fn, arg);
+                        it = ie + 1;
+                    }
+                } else {
+                    in = v >= end || *v == '#' || *v == '\r';
+                }
+            }
+            continue;
+        }
+        if (in && *p == '-' && p + 1 < end && fw_is_space(p[1])) {
+            const char *hash = p + 2;
+            while (hash < end && *hash != '#')
+                hash++;
+            n += fw_item(p + 2, hash, fn, arg);
+        }
+    }
+    return n;
+}

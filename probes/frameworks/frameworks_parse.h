@@ -57,6 +57,15 @@ enum fw_pin_state fw_pin_eval(const char *spec, const char *installed);
  * project's name, what `pip install` takes. */
 void fw_pin_req(const char *spec, char *out, size_t outlen);
 
+/* Called with each item a list reader finds (sanitised, not empty). */
+typedef void (*fw_item_fn)(const char *item, void *arg);
+/* conda's ~/.conda/environments.txt: one environment prefix a line (trimmed; only absolute paths are
+ * given to FN), at most MAX. Returns how many were given. */
+size_t fw_conda_envs_txt(const char *text, size_t len, size_t max, fw_item_fn fn, void *arg);
+/* The list under top-level KEY in a .condarc (YAML): a block list (`KEY:` then `  - item` lines) or a flow
+ * list (`KEY: [a, b]`), quotes around an item dropped; at most MAX items. Returns how many were given. */
+size_t fw_condarc_list(const char *text, size_t len, const char *key, size_t max, fw_item_fn fn, void *arg);
+
 /* "13.2" -> 13 (the major of a version string), or -1 when it does not start with a number below 1000. */
 int fw_version_major(const char *v);
 

@@ -266,6 +266,41 @@ class FrameworksTest(CudaBase):
             self.assertNotIn("frameworks.arch-missing", self.fw_ids(r))
             self.assertIs(f["gpu"], True)
 
+    # ---- conda's environment lists -------------------------------------------------------------------------
+
+    def conda_env(self, t, prefix, wheel):
+        """A conda environment at PREFIX (conda-meta/, a python3.11 site) with the fixture WHEEL in it."""
+        site = prefix.strip("/") + "/lib/python3.11/site-packages"
+        self.venv(t, wheel, site=site, venv=prefix.strip("/"))
+        os.remove(os.path.join(t.root, prefix.strip("/"), "pyvenv.cfg"))
+        os.makedirs(os.path.join(t.root, prefix.strip("/"), "conda-meta"), exist_ok=True)
+
+    def test_conda_environment_lists(self):
+        t = self.tree()
+        self.conda_env(t, "/home/u/miniforge3/envs/ml", "tensorflow-cpu-2.21.0")   # environments.txt
+        self.conda_env(t, "/data/envs/ort", "onnxruntime-1.32.0")                 # ~/.condarc envs_dirs
+        self.conda_env(t, "/home/u/my-envs/jx", "jaxlib-0.9.2")                   # envs_dirs, "~/"
+        self.conda_env(t, "/opt/conda", "torch-2.9.0")                            # CONDA_EXE's base
+        self.conda_env(t, "/opt/conda/envs/old", "onnxruntime-1.32.0")            # CONDA_EXE's envs
+        os.makedirs(os.path.join(t.root, "data/envs/not-an-env/lib"))
+        os.makedirs(os.path.join(t.root, "home/u/.conda"))
+        with open(os.path.join(t.root, "home/u/.conda/environments.txt"), "w") as fh:
+            fh.write("/home/u/miniforge3/envs/ml\n\n  relative/ignored\n/gone/env\n")
+        with open(os.path.join(t.root, "home/u/.condarc"), "w") as fh:
+            fh.write("channels:\n  - conda-forge\nenvs_dirs:\n  - /data/envs  # shared\n  - '~/my-envs'\n"
+                     "pkgs_dirs:\n  - /data/pkgs\n")
+        r = self.run_fw(t, env={"HOME": "/home/u", "VIRTUAL_ENV": None, "CONDA_EXE": "/opt/conda/bin/conda"})
+        envs = {e["prefix"]: (e["kind"], e["origin"], [f["name"] for f in e["frameworks"]])
+                for e in r.json["frameworks"]["environments"]}
+        self.assertEqual(envs.get("/home/u/miniforge3/envs/ml"), ("conda", "conda (~/.conda/environments.txt)",
+                                                                  ["tensorflow"]), envs)
+        self.assertEqual(envs.get("/data/envs/ort"), ("conda", "conda (envs_dirs of ~/.condarc)", ["onnxruntime"]))
+        self.assertEqual(envs.get("/home/u/my-envs/jx"), ("conda", "conda (envs_dirs of ~/.condarc)", ["jax"]))
+        self.assertEqual(envs.get("/opt/conda"), ("conda", "conda base (CONDA_EXE)", ["torch"]))
+        self.assertEqual(envs.get("/opt/conda/envs/old"), ("conda", "conda (CONDA_EXE's envs)", ["onnxruntime"]))
+        for gone in ("/gone/env", "/data/envs/not-an-env", "/data/pkgs"):
+            self.assertNotIn(gone, envs)
+
     # ---- CPU builds, other frameworks --------------------------------------------------------------------
 
     def test_cpu_builds_are_info_unless_required(self):

@@ -1,5 +1,7 @@
 /* fuzz_frameworks.c: libFuzzer target for the frameworks probe's readers of version.py, build_info.py, METADATA, pyvenv.cfg. */
+#ifndef _GNU_SOURCE
 #define _GNU_SOURCE /* memmem */
+#endif
 #include <assert.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -31,6 +33,17 @@ static void fuzz_pin(const char *name, const char *spec, void *arg)
     fuzz_pins++;
 }
 
+static size_t fuzz_items, fuzz_size;
+
+static void fuzz_item(const char *item, void *arg)
+{
+    fuzz_require_sanitized(item);
+    assert(item[0] != '\0');
+    if (!strchr(item, '?'))
+        assert(memmem(arg, fuzz_size, item, strlen(item)) != NULL);
+    fuzz_items++;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     /* the text is not NUL-terminated: the parsers must stay inside SIZE (ASan sees a read past it) */
@@ -38,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (!text)
         return 0;
     memcpy(text, data, size);
+    fuzz_size = size;
     static const char *const names[] = {"__version__", "cuda", "hip", "xpu", "package_name", "cuda_version"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char out[16];
@@ -75,6 +89,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         assert(st >= FW_PIN_OK && st <= FW_PIN_UNKNOWN);
         free(z);
     }
+    /* conda's lists: each item a sanitised, non-empty piece of the input (whole: never cut), counts bounded */
+    fuzz_items = 0;
+    size_t ni = fw_conda_envs_txt(text, size, 8, fuzz_item, (void *)text);
+    assert(ni == fuzz_items && ni <= 8);
+    fuzz_items = 0;
+    ni = fw_condarc_list(text, size, "envs_dirs", 8, fuzz_item, (void *)text);
+    assert(ni == fuzz_items && ni <= 8);
     fuzz_pins = 0;
     size_t n = fw_meta_pins(text, size, 8, fuzz_pin, NULL);
     assert(n == fuzz_pins && n <= 8);
