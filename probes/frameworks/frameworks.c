@@ -1,4 +1,4 @@
-/* frameworks.c: the frameworks probe: which PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime are installed, and for what GPU. */
+/* frameworks.c: the frameworks probe: which PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime, PaddlePaddle are installed, and for what GPU. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -124,7 +124,7 @@ static void fw_lines(struct report_section *sec, const struct fw_scan *s)
     if (s->n_found == 0) {
         report_section_add_line(sec, REPORT_MARK_INFO, "Frameworks", "none found in %zu Python environment%s", s->n_envs,
                                 s->n_envs == 1 ? "" : "s");
-        report_section_add_note(sec, "no PyTorch, TensorFlow, JAX, CuPy or ONNX Runtime in %zu Python environment%s "
+        report_section_add_note(sec, "no PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime or PaddlePaddle in %zu Python environment%s "
                                 "(--python=PATH names others)", s->n_envs, s->n_envs == 1 ? "" : "s");
         return;
     }
@@ -171,10 +171,11 @@ static const char *const frameworks_deps[] = {"pci", "cuda", NULL};
 
 const struct probe probe_frameworks = {
     .name = "frameworks",
-    .title = "PyTorch, TensorFlow, JAX, CuPy and ONNX Runtime in each Python\n"
-             "environment (VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH, the system's,\n"
-             "the user site, --python): what each is built for, read from its files\n"
-             "(nothing is imported), and whether it will use the GPU, or why not",
+    .title = "PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime and PaddlePaddle in each\n"
+             "Python environment (VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH, conda's\n"
+             "lists, the system's, the user site, --python): what each is built for,\n"
+             "read from its files (nothing is imported), and whether it will use\n"
+             "the GPU, or why not",
     .deps = frameworks_deps,
     .check_sets = frameworks_check_sets,
     .requires = frameworks_requires,

@@ -27,6 +27,7 @@ static const struct {
     {"onnxruntime", "onnxruntime/capi/libonnxruntime_providers_cuda.so"},
     {"jax", "jax_plugins/xla_cuda13/xla_cuda_plugin.so"},
     {"jax", "jax_plugins/xla_cuda12/xla_cuda_plugin.so"},
+    {"paddle", "paddle/libs/libphi.so"}, /* its kernels (paddle/base/libpaddle.so has a few) */
 };
 
 static int fw_pread(void *arg, uint64_t off, void *buf, size_t len)

@@ -29,6 +29,7 @@ static const struct {
     {"jax", "jax.devices()"},
     {"cupy", "cupy.cuda.runtime.getDeviceCount()"},
     {"onnxruntime", "onnxruntime.get_available_providers()"},
+    {"paddle", "paddle.device.cuda.device_count()"},
 };
 
 static const char *fw_asked_of(const char *kind)

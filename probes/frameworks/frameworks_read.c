@@ -312,12 +312,61 @@ static bool fw_onnxruntime(const struct hostfs *fs, const char *site, const stru
     return true;
 }
 
+/* ---- PaddlePaddle: paddle/version/__init__.py, written by its setup.py: full_version, cuda_version and
+ * cudnn_version ('False' in a CPU build), hip_version (None unless ROCm), xpu_version / xpu_xre_version
+ * ('False' unless Kunlun XPU). The wheels are paddlepaddle (CPU) and paddlepaddle-gpu. ---- */
+static bool fw_paddle(const struct hostfs *fs, const char *site, const struct fw_dist *d, size_t n, struct fw_found *f)
+{
+    static const char *const dists[] = {"paddlepaddle_gpu", "paddlepaddle", "paddlepaddle_rocm", "paddlepaddle_xpu",
+                                        NULL};
+    const struct fw_dist *dist = NULL;
+    for (size_t i = 0; dists[i] && !dist; i++)
+        dist = fw_dist_find(d, n, dists[i]);
+    if (!dist && !fw_is_dir(fs, site, "paddle/version"))
+        return false;
+    fw_set(f->dist, sizeof(f->dist), dist ? dist->name : "paddlepaddle");
+    for (char *p = f->dist; *p; p++)
+        *p = *p == '_' ? '-' : *p;
+    if (dist)
+        fw_set(f->version, sizeof(f->version), dist->version);
+    char *buf = NULL;
+    size_t len = 0;
+    if (fw_read_file(fs, site, "paddle/version/__init__.py", f, &buf, &len) < 0)
+        return true;
+    char v[64], cuda[32], cudnn[32], hip[32], xpu[32];
+    if (fw_py_assign(buf, len, "full_version", v, sizeof(v)) == FW_PY_STR)
+        fw_set(f->version, sizeof(f->version), v);
+    enum fw_py c = fw_py_assign(buf, len, "cuda_version", cuda, sizeof(cuda));
+    enum fw_py h = fw_py_assign(buf, len, "hip_version", hip, sizeof(hip));
+    enum fw_py x = fw_py_assign(buf, len, "xpu_xre_version", xpu, sizeof(xpu));
+    if (x == FW_PY_MISSING)
+        x = fw_py_assign(buf, len, "xpu_version", xpu, sizeof(xpu));
+    if (c == FW_PY_STR && strcmp(cuda, "False") != 0 && fw_version_major(cuda) > 0) {
+        f->build = FW_BUILD_CUDA;
+        fw_set(f->cuda, sizeof(f->cuda), cuda);
+        if (fw_py_assign(buf, len, "cudnn_version", cudnn, sizeof(cudnn)) == FW_PY_STR && strcmp(cudnn, "False") != 0)
+            snprintf(f->extra, sizeof(f->extra), "cuDNN %s", cudnn);
+    } else if (h == FW_PY_STR && strcmp(hip, "False") != 0 && hip[0]) {
+        f->build = FW_BUILD_ROCM;
+        fw_set(f->rocm, sizeof(f->rocm), hip);
+    } else if (x == FW_PY_STR && strcmp(xpu, "False") != 0 && xpu[0]) {
+        f->build = FW_BUILD_XPU;
+    } else if (c == FW_PY_STR && strcmp(cuda, "False") == 0) {
+        f->build = FW_BUILD_CPU;
+    } else {
+        f->damaged = str_printf("%s: no `cuda_version = ...` line of a known form", f->source);
+    }
+    free(buf);
+    return true;
+}
+
 const struct fw_kind fw_kinds[] = {
     {"torch", "PyTorch", fw_torch},
     {"tensorflow", "TensorFlow", fw_tensorflow},
     {"jax", "JAX", fw_jax},
     {"cupy", "CuPy", fw_cupy},
     {"onnxruntime", "ONNX Runtime", fw_onnxruntime},
+    {"paddle", "PaddlePaddle", fw_paddle},
 };
 const size_t fw_n_kinds = sizeof(fw_kinds) / sizeof(fw_kinds[0]);
 

@@ -182,7 +182,7 @@ static bool fw_req_eval(const struct report *r, const char *name, int arg, char 
 }
 
 const struct probe_require frameworks_requires[] = {
-    {"torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu", NULL, fw_req_parse, fw_req_eval,
+    {"torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu, paddle-gpu", NULL, fw_req_parse, fw_req_eval,
      PROBE_CHAIN_STACK},
     {NULL, NULL, NULL, NULL, PROBE_CHAIN_STACK},
 };

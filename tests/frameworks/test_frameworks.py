@@ -266,6 +266,29 @@ class FrameworksTest(CudaBase):
             self.assertNotIn("frameworks.arch-missing", self.fw_ids(r))
             self.assertIs(f["gpu"], True)
 
+    # ---- PaddlePaddle (the real wheels' paddle/version/__init__.py) -----------------------------------------
+
+    def test_paddle_cpu_and_gpu_wheels(self):
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "paddlepaddle-gpu-2.6.2")
+        self.venv(t, "paddlepaddle-3.3.1", site="usr/lib/python3/dist-packages", venv="usr")
+        os.remove(os.path.join(t.root, "usr/pyvenv.cfg"))
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        got = {(f["distribution"], f["version"]): (f["build"], f["cuda_version"], f["detail"], f["gpu"])
+               for f in self.copies(r)}
+        self.assertEqual(got, {("paddlepaddle-gpu", "2.6.2"): ("cuda", "11.8", "cuDNN 8.6.0", True),
+                               ("paddlepaddle", "3.3.1"): ("cpu", None, None, False)}, repr(r))
+        self.assertIn("PaddlePaddle 2.6.2 (/opt/venv): will use the GPU", r.json["verdict"]["text"])
+        self.assertIn("PaddlePaddle 3.3.1 (/usr): CPU only: a CPU-only build (paddlepaddle)", r.json["verdict"]["text"])
+        self.assertIs(r.json["verdict"]["targets"]["paddle-gpu"]["ready"], True)
+        self.run_fw(t, "--require", "paddle-gpu", driver=DRIVER_535, cuda_version="12020", expect_rc=0)
+        # a damaged version file is said, never a crash
+        with open(os.path.join(t.root, SITE, "paddle/version/__init__.py"), "w") as fh:
+            fh.write("full_version = '2.6.2'\ncuda_version = compute()\n")
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (u,) = r.findings("frameworks.unreadable")
+        self.assertIn("PaddlePaddle 2.6.2 (/opt/venv): cannot tell its build", u["message"])
+
     # ---- conda's environment lists -------------------------------------------------------------------------
 
     def conda_env(self, t, prefix, wheel):
@@ -370,7 +393,7 @@ class FrameworksTest(CudaBase):
         r = self.run_fw(t, live=False, expect_rc=0)
         self.assertEqual(self.copies(r), [])
         self.assertEqual(self.fw_ids(r), [])
-        self.assertIn("no PyTorch, TensorFlow, JAX, CuPy or ONNX Runtime", r.json["frameworks"]["notes"][0])
+        self.assertIn("no PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime or PaddlePaddle", r.json["frameworks"]["notes"][0])
         self.assertNotIn("PyTorch", r.json["verdict"]["text"])
         self.assertNotIn("torch-gpu", r.json["verdict"]["targets"])
 

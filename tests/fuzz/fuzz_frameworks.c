@@ -52,7 +52,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     memcpy(text, data, size);
     fuzz_size = size;
-    static const char *const names[] = {"__version__", "cuda", "hip", "xpu", "package_name", "cuda_version"};
+    static const char *const names[] = {"__version__", "cuda", "hip", "xpu", "package_name", "cuda_version",
+                                        "full_version", "hip_version"};
     for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
         char out[16];
         enum fw_py v = fw_py_assign(text, size, names[i], out, sizeof(out));
