@@ -105,6 +105,8 @@ void fw_judge_arch(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fou
 
 /* frameworks_shadow.c: LD_LIBRARY_PATH copies of the CUDA wheels' libraries ahead of the wheels' own. */
 void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s);
+/* TensorFlow's libcudnn.so.MAJOR findable (its wheel or the loader's path): frameworks.cudnn-missing. */
+void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
 
 /* frameworks_verdict.c */
 void frameworks_verdict(struct report *r, struct doctor_lines *out);

@@ -33,6 +33,10 @@ const struct check fw_checks[] = {
      "A copy of one of the CUDA wheels' libraries earlier on LD_LIBRARY_PATH is taken before the wheel's own",
      "Take that directory out of LD_LIBRARY_PATH (`unset LD_LIBRARY_PATH` in the shell that runs Python), or put the "
      "wheel's library directory before it.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    {"frameworks.cudnn-missing", REPORT_SEV_WARNING,
+     "TensorFlow's cuDNN (libcudnn.so.MAJOR of the version it was built with) is neither in its NVIDIA wheel nor on "
+     "the loader's path", "Install TensorFlow with its CUDA wheels (`pip install 'tensorflow[and-cuda]'`), or that "
+     "cuDNN where the loader finds it.", CHECK_LAYER_FRAMEWORK},
     {"frameworks.arch-missing", REPORT_SEV_WARNING,
      "A framework's GPU code has no architecture a GPU here can run (no SASS of its compute capability, no PTX "
      "to JIT-compile)", "Install a build of the framework that includes the GPU's architecture, or use a GPU it is "
@@ -280,6 +284,7 @@ void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
     for (size_t i = 0; i < s->n_found; i++) {
         fw_judge_one(ctx, s, &s->found[i], &m);
         fw_judge_arch(ctx, s, &s->found[i]);
+        fw_judge_cudnn(ctx, s, &s->found[i]);
         fw_judge_pins(ctx, s, &s->found[i]);
     }
     fw_shadow_all(ctx, s);

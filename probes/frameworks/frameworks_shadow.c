@@ -1,4 +1,4 @@
-/* frameworks_shadow.c: an older copy of a wheel's CUDA library earlier on LD_LIBRARY_PATH than the wheel's own (frameworks.ld-shadow). */
+/* frameworks_shadow.c: the loader path and the wheels: LD_LIBRARY_PATH shadowing a wheel's library, TensorFlow's cuDNN findable. */
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -160,4 +160,50 @@ void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s)
         free(nv);
     }
     free(copy);
+}
+
+/* TensorFlow dlopens libcudnn.so.MAJOR of the cuDNN it was built with ("Could not load dynamic library
+ * 'libcudnn.so.8'", then "Cannot dlopen some GPU libraries": it runs on the CPU). It finds it in its
+ * environment's NVIDIA wheel (SITE/nvidia/cudnn/lib, through its RPATH) or on the loader's path. A file
+ * check: nothing is loaded. */
+void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
+{
+    int major = -1;
+    if (f->build != FW_BUILD_CUDA || strcmp(f->kind->name, "tensorflow") != 0 ||
+        sscanf(f->extra, "cuDNN %d", &major) != 1 || major < 1 || major > 99)
+        return;
+    char soname[32];
+    snprintf(soname, sizeof(soname), "libcudnn.so.%d", major);
+    char *wheel = str_printf("%s/nvidia/cudnn/lib/%s", f->site, soname);
+    struct stat st;
+    bool found = wheel && hostfs_stat(ctx->fs, wheel, &st, true) == 0 && S_ISREG(st.st_mode);
+    free(wheel);
+    struct ldsearch ls;
+    if (!found && ldsearch_init(&ls, ctx->fs, getenv("LD_LIBRARY_PATH")) == 0) {
+        const char *via = NULL;
+        char *p = ldsearch_find(&ls, soname, &via);
+        found = p != NULL;
+        free(p);
+        ldsearch_free(&ls);
+    }
+    if (found)
+        return;
+    char name[256];
+    snprintf(name, sizeof(name), "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
+             s->envs[f->env].prefix);
+    struct report_finding *fd = report_add_finding(
+        ctx->report, "frameworks.cudnn-missing", f->source, "%s: built with cuDNN %d, and no %s is in %s/nvidia/cudnn/lib "
+        "or on the loader's path: TensorFlow says \"Cannot dlopen some GPU libraries\" and runs on the CPU", name, major,
+        soname, f->site);
+    if (fd)
+        report_finding_set_hint(fd, "Install TensorFlow with its CUDA wheels (`%s/bin/python3 -m pip install "
+                                "'tensorflow[and-cuda]'`), or cuDNN %d where the loader finds it.", s->envs[f->env].prefix,
+                                major);
+    if (!f->root || f->gpu != FW_GPU_NO) {
+        char *why = str_printf("built with cuDNN %d, and no %s can be found (it will run on the CPU)", major, soname);
+        free(f->why);
+        f->why = why;
+        f->gpu = FW_GPU_NO;
+        f->root = "frameworks.cudnn-missing";
+    }
 }

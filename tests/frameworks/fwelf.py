@@ -1,5 +1,9 @@
 """fwelf: small 64-bit ELF files with a .nv_fatbin section, for the fatbin reader's tests (and the fuzz seeds)."""
+import platform
 import struct
+
+# this machine's e_machine, so the loader's search takes the files as loadable (x86-64 62, AArch64 183)
+MACHINE = {"x86_64": 62, "aarch64": 183, "ppc64le": 21, "riscv64": 243}.get(platform.machine(), 62)
 
 PTX, SASS = 1, 2
 
@@ -22,7 +26,7 @@ def fatbin(containers, payload=b"\0"):
 
 
 def elf(sections):
-    """A little-endian ELFCLASS64 shared object with SECTIONS [(name, bytes)] and a .shstrtab."""
+    """A little-endian ELFCLASS64 shared object of this machine with SECTIONS [(name, bytes)] and a .shstrtab."""
     names = b"\0"
     offs = []
     for name, _ in sections + [(".shstrtab", None)]:
@@ -44,7 +48,7 @@ def elf(sections):
     ident = b"\x7fELF" + bytes([2, 1, 1, 0]) + b"\0" * 8
     # e_type ET_DYN, e_machine x86-64, e_version, e_entry, e_phoff, e_shoff, e_flags, e_ehsize, e_phentsize,
     # e_phnum, e_shentsize, e_shnum, e_shstrndx
-    hdr = ident + struct.pack("<HHIQQQIHHHHHH", 3, 62, 1, 0, 0, shoff, 0, 64, 56, 0, 64, shnum, shnum - 1)
+    hdr = ident + struct.pack("<HHIQQQIHHHHHH", 3, MACHINE, 1, 0, 0, shoff, 0, 64, 56, 0, 64, shnum, shnum - 1)
     sh = b"\0" * 64
     for i, (off, size) in enumerate(placed):
         sh += struct.pack("<IIQQQQIIQQ", offs[i], 1, 2, 0, off, size, 0, 0, 8, 0)

@@ -350,6 +350,7 @@ class FrameworksTest(CudaBase):
         t = self.tree(kver=DRIVER_535)
         self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2", "cupy-cuda12x-14.2.0", "tensorflow-2.21.0",
                   "onnxruntime-gpu-1.31.1")
+        self.cudnn_wheel(t)
         r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
         got = {f["name"]: (f["build"], f["cuda_version"], f["gpu"]) for f in self.copies(r)}
         self.assertEqual(got, {"jax": ("cuda", "12", True), "cupy": ("cuda", "12", True),
@@ -358,6 +359,33 @@ class FrameworksTest(CudaBase):
         self.assertEqual(tf["detail"], "cuDNN 9")
         (too_new,) = r.findings("frameworks.cuda-too-new")
         self.assertIn("ONNX Runtime 1.31.1 (/opt/venv): will not use the GPU: built for CUDA 13.0", too_new["message"])
+
+    def cudnn_wheel(self, t, where=SITE + "/nvidia/cudnn/lib", name="libcudnn.so.9"):
+        """nvidia-cudnn-cu12's library file: an x86-64 ELF header (the loader's search skips other files)."""
+        os.makedirs(os.path.join(t.root, where), exist_ok=True)
+        with open(os.path.join(t.root, where, name), "wb") as fh:
+            fh.write(fwelf.elf([(".text", b"\x90")]))
+
+    def test_tensorflow_cudnn_missing(self):
+        """tensorflow 2.21.0 without [and-cuda]: no libcudnn.so.9 anywhere, "Cannot dlopen some GPU libraries"."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "tensorflow-2.21.0")
+        self.cudnn_wheel(t, name="libcudnn.so.8")  # another major is no use
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.cudnn-missing"))
+        (c,) = r.findings("frameworks.cudnn-missing")
+        self.assertIn("TensorFlow 2.21.0 (/opt/venv): built with cuDNN 9, and no libcudnn.so.9 is in "
+                      "/%s/nvidia/cudnn/lib or on the loader's path" % SITE, c["message"])
+        self.assertIn("tensorflow[and-cuda]", c["hint"])
+        self.assertIn("TensorFlow 2.21.0 (/opt/venv): will not use the GPU: built with cuDNN 9, and no libcudnn.so.9 "
+                      "can be found", r.json["verdict"]["text"])
+        # on the loader's path (LD_LIBRARY_PATH, inside the tree) it is found
+        self.cudnn_wheel(t, where="opt/cudnn/lib")
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020",
+                        env={"LD_LIBRARY_PATH": self.libdir(DRIVER_535) + ":/opt/cudnn/lib"})
+        self.assertNotIn("frameworks.cudnn-missing", self.fw_ids(r))
+        self.assertIs(self.copies(r)[0]["gpu"], True)
 
     # ---- other vendors, no GPU, nothing, damage ------------------------------------------------------------
 
