@@ -59,8 +59,8 @@ static const char *fw_lib_wheel(const struct hostfs *fs, const char *site, const
             snprintf(key, sizeof(key), "_%s_", want);
             char padded[170];
             snprintf(padded, sizeof(padded), "%s_", lower);
-            if (!strstr(padded, key))
-                continue;
+            if (!strstr(padded, key) || strlen(dash + 1) <= strlen(".dist-info"))
+                continue; /* not its wheel, or a name cut short in LOWER */
             size_t vl = strlen(dash + 1) - strlen(".dist-info");
             int cut = snprintf(buf, len, "%.*s %.*s", (int)(dash - lower), names[i], (int)vl,
                                names[i] + (dash + 1 - lower));
