@@ -331,6 +331,39 @@ enum fw_pin_state fw_pin_eval(const char *spec, const char *installed)
     return st;
 }
 
+bool fw_marker_python(const char *spec, const char *python)
+{
+    const char *m = strchr(spec, ';');
+    if (!m || !python || !*python || strstr(m, " or "))
+        return true;
+    const char *pe = python + strlen(python);
+    for (const char *p = m; (p = strstr(p, "python_version"));) {
+        p += strlen("python_version");
+        while (fw_is_space(*p))
+            p++;
+        char op[3] = "";
+        size_t ol = 0;
+        while (ol < 2 && *p && strchr("=!<>", *p))
+            op[ol++] = *p++;
+        op[ol] = '\0';
+        while (fw_is_space(*p))
+            p++;
+        if (*p != '"' && *p != '\'')
+            continue;
+        const char *v = p + 1, *ve = strchr(v, *p);
+        if (!ve)
+            return true;
+        int c = fw_vcmp(python, pe, v, ve, NULL);
+        bool ok = c == -2 || (strcmp(op, "==") == 0 ? c == 0 : strcmp(op, "!=") == 0 ? c != 0
+                              : strcmp(op, "<") == 0 ? c < 0 : strcmp(op, "<=") == 0 ? c <= 0
+                              : strcmp(op, ">") == 0 ? c > 0 : strcmp(op, ">=") == 0 ? c >= 0 : true);
+        if (!ok)
+            return false;
+        p = ve;
+    }
+    return true;
+}
+
 void fw_pin_req(const char *spec, char *out, size_t outlen)
 {
     size_t k = 0;

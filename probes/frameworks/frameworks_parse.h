@@ -53,6 +53,11 @@ enum fw_pin_state {
     FW_PIN_UNKNOWN,  /* a clause or version gpucheckup does not read */
 };
 enum fw_pin_state fw_pin_eval(const char *spec, const char *installed);
+/* Whether SPEC's marker (after ';') leaves the requirement in force for Python PYTHON ("3.11"): false only when
+ * a `python_version OP "X.Y"` clause of an all-`and` marker fails for it (a marker with `or`, or none, is in
+ * force). */
+bool fw_marker_python(const char *spec, const char *python);
+
 /* SPEC without its marker, spaces removed ("[cublas,cudart]==13.2.2"), into OUT (OUTLEN >= 1): with the
  * project's name, what `pip install` takes. */
 void fw_pin_req(const char *spec, char *out, size_t outlen);

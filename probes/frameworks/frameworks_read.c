@@ -118,7 +118,13 @@ static void fw_pins_check(struct fw_found *f, const struct fw_dist *d, size_t n)
         fw_norm(norm);
         const struct fw_dist *have = fw_dist_find(d, n, norm);
         enum fw_pin_state st = fw_pin_eval(spec ? spec : "", have ? have->version : "0");
-        const char *state = st == FW_PIN_OPTIONAL ? "optional" : !have ? "missing"
+        /* the site's Python ("lib/python3.11/site-packages": 3.11) against python_version markers */
+        char py[16] = "";
+        const char *at = strstr(f->site, "/python3.");
+        if (at)
+            snprintf(py, sizeof(py), "%.*s", (int)strspn(at + 7, "0123456789."), at + 7);
+        bool applies = fw_marker_python(spec ? spec : "", py);
+        const char *state = !applies ? "other-python" : st == FW_PIN_OPTIONAL ? "optional" : !have ? "missing"
                           : st == FW_PIN_OK ? "ok" : st == FW_PIN_OTHER ? "other-version" : "unknown";
         json_object_object_add(pin, "installed", have ? json_object_new_string(have->version) : NULL);
         json_object_object_add(pin, "state", json_object_new_string(state));

@@ -126,6 +126,21 @@ class FrameworksTest(CudaBase):
         self.assertIn(line, r.json["verdict"]["text"], repr(r))
         self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["frameworks.nvidia-pins"])
 
+    def test_pin_for_other_pythons_is_not_missing(self):
+        """cuda-bindings is pinned `python_version < "3.15"` only: a Python 3.15 site does not need it."""
+        t = self.tree()
+        site = "opt/venv/lib/python3.15/site-packages"
+        self.venv(t, "torch-2.15.0", site=site, pins=False)
+        meta = os.path.join(FIXTURES, "torch-2.15.0", "torch-2.15.0.dist-info", "METADATA")
+        install_pins(os.path.join(t.root, site), meta, skip=("cuda-bindings",))
+        r = self.run_fw(t, cuda_version="13020")
+        (f,) = self.copies(r)
+        states = {p["name"]: p["state"] for p in f["nvidia_pins"]}
+        self.assertEqual(states["cuda-bindings"], "other-python", states)
+        self.assertEqual(set(states.values()), {"ok", "other-python"})
+        self.assertEqual(self.fw_ids(r), [])
+        self.assertIs(f["gpu"], True)
+
     def test_pins_at_other_versions_only_is_a_finding_not_the_root(self):
         t = self.tree()
         self.venv(t, "torch-2.9.0", pins=False)

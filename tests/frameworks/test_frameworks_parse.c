@@ -71,11 +71,27 @@ static void test_pin_req(void **state)
     assert_string_equal(out, "");
 }
 
+static void test_marker_python(void **state)
+{
+    (void)state;
+    const char *spec = "<14,>=13.0.3; platform_system == \"Linux\" and python_version < \"3.15\"";
+    assert_true(fw_marker_python(spec, "3.11"));
+    assert_false(fw_marker_python(spec, "3.15"));
+    assert_false(fw_marker_python(spec, "3.16"));
+    assert_true(fw_marker_python(spec, ""));     /* the site's Python unknown: in force */
+    assert_true(fw_marker_python("==1.0", "3.15")); /* no marker */
+    assert_true(fw_marker_python(">=1; python_version < '3.9' or platform_system == 'Linux'", "3.11"));
+    assert_false(fw_marker_python(">=1; python_version >= '3.12'", "3.11"));
+    assert_true(fw_marker_python(">=1; python_version >= '3.12'", "3.12"));
+    assert_true(fw_marker_python(">=1; python_version < \"3.1", "3.11")); /* unterminated: in force */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_pin_eval),
         cmocka_unit_test(test_pin_req),
+        cmocka_unit_test(test_marker_python),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,6 +26,7 @@ static void fuzz_pin(const char *name, const char *spec, void *arg)
         enum fw_pin_state st = fw_pin_eval(spec, installed[i]);
         assert(st >= FW_PIN_OK && st <= FW_PIN_UNKNOWN);
     }
+    (void)fw_marker_python(spec, "3.11");
     char req[32];
     fw_pin_req(spec, req, sizeof(req));
     assert(strlen(req) < sizeof(req) && !strchr(req, ';') && !strchr(req, ' '));
@@ -87,6 +88,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         enum fw_pin_state st = fw_pin_eval(z, "1.2.3");
         assert(st >= FW_PIN_OK && st <= FW_PIN_UNKNOWN);
         st = fw_pin_eval("==1.2.*,>=1.0,<2,!=1.2.4,~=1.2", z);
+        (void)fw_marker_python(z, "3.11");
+        (void)fw_marker_python("; python_version < \"3.15\" and python_version >= '3.9'", z);
         assert(st >= FW_PIN_OK && st <= FW_PIN_UNKNOWN);
         free(z);
     }
