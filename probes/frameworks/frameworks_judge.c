@@ -72,6 +72,7 @@ struct fw_machine {
     int dv;                   /* the driver's CUDA version (13000 = 13.0), -1 unknown */
     char driver[64];          /* the NVIDIA driver's version ("535.261.03"), "" unknown */
     bool cuda_ran;            /* the cuda section ran */
+    const char *driver_status; /* the cuda section's driver.status ("ok", "init-failed", ...), NULL unknown */
     size_t cuda_passed;
     const struct result_cuda_dev *cuda_dev;
     const char *smoke_missing;
@@ -95,6 +96,7 @@ static void fw_machine_read(const struct report *r, struct fw_machine *m)
     m->cuda_ran = cuda != NULL;
     m->dv = doctor_cuda_driver_version(r);
     json_object *drv = jsonget(cuda, "driver");
+    m->driver_status = jsonget_str(drv, "status");
     const char *v = jsonget_str(jsonget(drv, "library"), "version");
     if (!v)
         v = jsonget_str(drv, "kernel_module_version");
@@ -160,6 +162,14 @@ static void fw_judge_cuda(struct probe_ctx *ctx, const struct fw_scan *s, struct
                                     m->dv / 1000, m->dv / 1000, need ? need : "one", major);
         if (fd)
             report_finding_add_evidence(fd, f->source, "CUDA %s", f->cuda);
+        return;
+    }
+    if (m->cuda_passed == 0 && m->driver_status && strcmp(m->driver_status, "ok") != 0 &&
+        strcmp(m->driver_status, "no-library") != 0) {
+        /* cuInit failed (CUDA_VISIBLE_DEVICES hiding every GPU, a driver mismatch...): the framework's own cuInit
+         * fails the same way; the line names the cuda probe's root cause */
+        fw_set_why(f, FW_GPU_NO, NULL, str_printf("CUDA %s build, and the CUDA driver does not initialise here (%s)",
+                                                  f->cuda, m->driver_status));
         return;
     }
     if (m->cuda_passed > 0) {

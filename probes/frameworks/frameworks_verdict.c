@@ -94,6 +94,7 @@ static void fw_line_one(json_object *f, const char *prefix, void *arg)
 
 /* One framework's target: ready when one of its copies will use the GPU. */
 struct fw_target_walk {
+    const struct report *r;
     const char *name;
     size_t copies, ready;
     const char *first_root;
@@ -109,8 +110,14 @@ static void fw_target_one(json_object *f, const char *prefix, void *arg)
     w->copies++;
     const char *seen_root = NULL, *seen = NULL;
     bool ready = fw_reality(f, &seen_root, &seen) == 1;
-    if (!w->first_root && !ready)
+    if (!w->first_root && !ready) {
         w->first_root = seen ? seen_root : jsonget_str(f, "root");
+        /* a reason below it (the CUDA stack's root), as its line names */
+        const struct report_finding *stack = !w->first_root && !seen && jsonget_tri(f, "gpu") == 0
+                                           ? fw_stack_root(w->r) : NULL;
+        if (stack)
+            w->first_root = stack->id;
+    }
     if (ready && w->ready++ > 0)
         return;
     if (ready || !w->detail) {
@@ -124,6 +131,7 @@ static void fw_target_one(json_object *f, const char *prefix, void *arg)
 static bool fw_target(const struct report *r, const char *fw, struct fw_target_walk *w)
 {
     memset(w, 0, sizeof(*w));
+    w->r = r;
     w->name = fw;
     fw_each(r, fw_target_one, w);
     return w->ready > 0;

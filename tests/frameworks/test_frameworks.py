@@ -402,6 +402,19 @@ class FrameworksTest(CudaBase):
         self.assertNotIn("frameworks.cudnn-missing", self.fw_ids(r))
         self.assertIs(self.copies(r)[0]["gpu"], True)
 
+    def test_cuda_visible_devices_hiding_every_gpu(self):
+        """cuInit fails (CUDA_VISIBLE_DEVICES names no device): the framework's own cuInit fails the same way; its
+        line and target name the cuda probe's root cause."""
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        r = self.run_fw(t, cuda_version="13000", env={"CUDA_VISIBLE_DEVICES": "7"})
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (False, None))
+        line = [x for x in r.json["verdict"]["text"].splitlines() if x.startswith("PyTorch 2.9.0+cu128 (/opt/venv)")][0]
+        self.assertIn(": will not use the GPU: CUDA 12.8 build, and the CUDA driver does not initialise here", line)
+        self.assertTrue(line.endswith("(cuda.visible-devices-none)"), line)
+        self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["cuda.visible-devices-none"])
+
     # ---- other vendors, no GPU, nothing, damage ------------------------------------------------------------
 
     def test_rocm_torch_on_nvidia(self):
