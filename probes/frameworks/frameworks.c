@@ -167,7 +167,7 @@ static const struct check_set frameworks_check_sets[] = {
     {NULL, NULL},
 };
 
-static const char *const frameworks_deps[] = {"pci", "cuda", NULL};
+static const char *const frameworks_deps[] = {"cpu", "pci", "cuda", NULL};
 
 const struct probe probe_frameworks = {
     .name = "frameworks",

@@ -25,6 +25,10 @@ const struct check fw_checks[] = {
      "A framework's build file is missing, unreadable or of a form gpucheckup does not know",
      "Reinstall the framework (`pip install --force-reinstall`); if it is intact, report its version to "
      "gpucheckup.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    {"frameworks.tf-no-avx", REPORT_SEV_WARNING,
+     "TensorFlow's x86-64 wheels are built with AVX, which this CPU (or its OS) does not provide: importing it "
+     "dies with 'Illegal instruction'", "Run it on a CPU with AVX (in a VM: pass the host CPU's features through, "
+     "e.g. QEMU -cpu host), or build TensorFlow from source without AVX.", CHECK_LAYER_FRAMEWORK},
     {"frameworks.nvidia-pins", REPORT_SEV_WARNING,
      "A framework's pinned NVIDIA wheels (nvidia-*, cuda-toolkit) are missing or at other versions than it pins",
      "Install the versions its METADATA pins (the finding names the `pip install` line), or reinstall the framework "
@@ -287,6 +291,25 @@ static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct
     free(py);
 }
 
+/* TensorFlow's x86-64 wheels use AVX since 1.6 (its install guide: "the TensorFlow pip packages are built with
+ * AVX"): where the cpu section says AVX is not usable, `import tensorflow` dies with SIGILL, whatever the GPU. */
+static void fw_judge_avx(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
+{
+    json_object *cpu = doctor_data(ctx->report, "cpu"), *avx = jsonget(jsonget(cpu, "flags"), "avx");
+    const char *arch = jsonget_str(cpu, "architecture");
+    if (strcmp(f->kind->name, "tensorflow") != 0 || !arch || strcmp(arch, "x86_64") != 0 || !avx ||
+        !json_object_is_type(avx, json_type_boolean) || json_object_get_boolean(avx))
+        return;
+    char name[256];
+    fw_name(s, f, name, sizeof(name));
+    report_add_finding(ctx->report, "frameworks.tf-no-avx", f->source[0] ? f->source : f->site, "%s: this CPU has "
+                       "no usable AVX, which TensorFlow's x86-64 wheels are built with: `import tensorflow` dies "
+                       "with \"Illegal instruction\"", name);
+    char *why = str_printf("this CPU has no usable AVX: importing it dies with \"Illegal instruction\"%s%s",
+                           f->why ? "; also " : "", f->why ? f->why : "");
+    fw_set_why(f, FW_GPU_NO, "frameworks.tf-no-avx", why);
+}
+
 void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
 {
     struct fw_machine m;
@@ -296,6 +319,7 @@ void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
         fw_judge_arch(ctx, s, &s->found[i]);
         fw_judge_cudnn(ctx, s, &s->found[i]);
         fw_judge_pins(ctx, s, &s->found[i]);
+        fw_judge_avx(ctx, s, &s->found[i]);
     }
     fw_shadow_all(ctx, s);
 }

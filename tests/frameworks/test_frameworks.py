@@ -415,6 +415,23 @@ class FrameworksTest(CudaBase):
         self.assertTrue(line.endswith("(cuda.visible-devices-none)"), line)
         self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["cuda.visible-devices-none"])
 
+    def test_tensorflow_on_a_cpu_without_avx(self):
+        """A CPU without AVX (a real CPUID dump, tests/cpu/dumps): `import tensorflow` dies with SIGILL."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "tensorflow-2.21.0", "onnxruntime-1.32.0")
+        self.cudnn_wheel(t)
+        dumps = os.path.join(gctest.SOURCE_ROOT, "tests", "cpu", "dumps")
+        r = self.run_fw(t, "--cpuid-dump", os.path.join(dumps, "no-avx.dump"), driver=DRIVER_535, cuda_version="12020")
+        self.assertIs(r.json["cpu"]["flags"]["avx"], False)
+        tf = [f for f in self.copies(r) if f["name"] == "tensorflow"][0]
+        self.assertEqual((tf["gpu"], tf["root"]), (False, "frameworks.tf-no-avx"))
+        (w,) = r.findings("frameworks.tf-no-avx")
+        self.assertIn("TensorFlow 2.21.0 (/opt/venv): this CPU has no usable AVX", w["message"])
+        self.assertIn("Illegal instruction", r.json["verdict"]["text"])
+        # only TensorFlow's wheels are judged so; with AVX (this tree's other dump) nothing is said
+        r = self.run_fw(t, "--cpuid-dump", os.path.join(dumps, "avx512.dump"), driver=DRIVER_535, cuda_version="12020")
+        self.assertNotIn("frameworks.tf-no-avx", self.fw_ids(r))
+
     # ---- other vendors, no GPU, nothing, damage ------------------------------------------------------------
 
     def test_rocm_torch_on_nvidia(self):
