@@ -1,4 +1,4 @@
-/* frameworks.c: the frameworks probe: which PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime are installed, and for what GPU. */
+/* frameworks.c: the frameworks probe: which PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime, PaddlePaddle are installed, and for what GPU. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +9,33 @@
 static json_object *fw_str(const char *s)
 {
     return s && *s ? json_object_new_string(s) : NULL;
+}
+
+static json_object *fw_archs(const uint16_t *a, size_t n)
+{
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; arr && i < n; i++)
+        json_object_array_add(arr, json_object_new_int(a[i]));
+    return arr;
+}
+
+/* The architectures in its own GPU library's fatbinaries (frameworks_arch.c), or null. */
+static json_object *fw_code_json(const struct fw_found *f)
+{
+    if (!f->code)
+        return NULL;
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    static const char *const status[] = {"damaged", "not-elf", "no-fatbin", "ok"};
+    json_object_object_add(o, "file", json_object_new_string(f->code_file));
+    json_object_object_add(o, "status", json_object_new_string(status[f->code_status + 2]));
+    json_object_object_add(o, "sass", fw_archs(f->code->sass, f->code->n_sass));
+    json_object_object_add(o, "ptx", fw_archs(f->code->ptx, f->code->n_ptx));
+    json_object_object_add(o, "containers", json_object_new_int64((int64_t)f->code->containers));
+    json_object_object_add(o, "entries", json_object_new_int64((int64_t)f->code->entries));
+    json_object_object_add(o, "truncated", json_object_new_boolean(f->code->truncated));
+    return o;
 }
 
 static json_object *fw_found_json(const struct fw_found *f)
@@ -33,6 +60,7 @@ static json_object *fw_found_json(const struct fw_found *f)
     json_object_object_add(o, "root", fw_str(f->root));
     if (f->imported)
         json_object_object_add(o, "import", json_object_get(f->imported));
+    json_object_object_add(o, "gpu_code", fw_code_json(f));
     return o;
 }
 
@@ -78,7 +106,8 @@ static void fw_import_line(struct report_section *sec, const struct fw_found *f)
     json_object *gpu = jsonget(f->imported, "gpu"), *agrees = jsonget(f->imported, "agrees");
     if (!status || strcmp(status, "ok") != 0) {
         report_section_add_line(sec, status && strcmp(status, "not-run") == 0 ? REPORT_MARK_SKIP : REPORT_MARK_WARN,
-                                "  imported", "%s", err ? err : "no answer");
+                                "  imported", "%s%s", err ? err : "no answer", agrees && json_object_get_boolean(agrees)
+                                ? " (as predicted: it fails without the wheels it pins)" : "");
         return;
     }
     bool says = gpu && json_object_get_boolean(gpu);
@@ -95,7 +124,7 @@ static void fw_lines(struct report_section *sec, const struct fw_scan *s)
     if (s->n_found == 0) {
         report_section_add_line(sec, REPORT_MARK_INFO, "Frameworks", "none found in %zu Python environment%s", s->n_envs,
                                 s->n_envs == 1 ? "" : "s");
-        report_section_add_note(sec, "no PyTorch, TensorFlow, JAX, CuPy or ONNX Runtime in %zu Python environment%s "
+        report_section_add_note(sec, "no PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime or PaddlePaddle in %zu Python environment%s "
                                 "(--python=PATH names others)", s->n_envs, s->n_envs == 1 ? "" : "s");
         return;
     }
@@ -138,14 +167,15 @@ static const struct check_set frameworks_check_sets[] = {
     {NULL, NULL},
 };
 
-static const char *const frameworks_deps[] = {"pci", "cuda", NULL};
+static const char *const frameworks_deps[] = {"cpu", "pci", "cuda", NULL};
 
 const struct probe probe_frameworks = {
     .name = "frameworks",
-    .title = "PyTorch, TensorFlow, JAX, CuPy and ONNX Runtime in each Python\n"
-             "environment (VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH, the system's,\n"
-             "the user site, --python): what each is built for, read from its files\n"
-             "(nothing is imported), and whether it will use the GPU, or why not",
+    .title = "PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime and PaddlePaddle in each\n"
+             "Python environment (VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH, conda's\n"
+             "lists, the system's, the user site, --python): what each is built for,\n"
+             "read from its files (nothing is imported), and whether it will use\n"
+             "the GPU, or why not",
     .deps = frameworks_deps,
     .check_sets = frameworks_check_sets,
     .requires = frameworks_requires,

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 
 #include "frameworks_internal.h"
+#include "frameworks_parse.h"
 #include "ldsearch.h"
 #include "strutil.h"
 
@@ -169,6 +170,89 @@ static void fw_env_from_path(const struct hostfs *fs, struct fw_scan *s, const c
     free(copy);
 }
 
+/* ---- conda: the environments it knows of, from its files (conda itself is never run) ---- */
+
+#define FW_CONDA_MAX 32 /* items of one list looked at */
+
+struct fw_items {
+    char *v[FW_CONDA_MAX];
+    size_t n;
+    const char *home;
+};
+
+static void fw_item_add(const char *item, void *arg)
+{
+    struct fw_items *it = arg;
+    if (it->n >= FW_CONDA_MAX)
+        return;
+    /* "~/envs" is HOME's (conda expands it so) */
+    it->v[it->n] = item[0] == '~' && item[1] == '/' && it->home ? str_printf("%s%s", it->home, item + 1) : str_dup(item);
+    if (it->v[it->n] && it->v[it->n][0] == '/')
+        it->n++;
+    else
+        free(it->v[it->n]);
+}
+
+static void fw_items_free(struct fw_items *it)
+{
+    for (size_t i = 0; i < it->n; i++)
+        free(it->v[i]);
+    it->n = 0;
+}
+
+/* Each environment in DIR (an envs directory: its folders with conda-meta/). */
+static void fw_env_conda_dir(const struct hostfs *fs, struct fw_scan *s, const char *dir, const char *origin)
+{
+    char **names = NULL;
+    size_t n = 0;
+    if (ldsearch_dir_match(fs, dir, "*", &names, &n) < 0)
+        return;
+    for (size_t i = 0; i < n && i < FW_CONDA_MAX; i++) {
+        char *env = ldsearch_join(dir, names[i]), *meta = env ? ldsearch_join(env, "conda-meta") : NULL;
+        if (meta && fw_exists(fs, meta, true))
+            fw_env_add(fs, s, env, origin, NULL, false);
+        free(meta);
+        free(env);
+    }
+    ldsearch_strv_free(names, n);
+}
+
+/* ~/.conda/environments.txt (conda writes every environment it creates there), the envs_dirs of ~/.condarc,
+ * and the installation CONDA_EXE names (its base environment and base/envs). */
+static void fw_envs_conda(const struct hostfs *fs, struct fw_scan *s, const char *home)
+{
+    struct fw_items it = {.n = 0, .home = home};
+    char *path = home ? str_printf("%s/.conda/environments.txt", home) : NULL, *text = NULL;
+    size_t len = 0;
+    if (path && hostfs_read_file(fs, path, FW_MAX_READ, &text, &len) == 0)
+        fw_conda_envs_txt(text, len, FW_CONDA_MAX, fw_item_add, &it);
+    for (size_t i = 0; i < it.n; i++)
+        fw_env_add(fs, s, it.v[i], "conda (~/.conda/environments.txt)", NULL, false);
+    fw_items_free(&it);
+    free(text);
+    free(path);
+    text = NULL;
+    path = home ? str_printf("%s/.condarc", home) : NULL;
+    if (path && hostfs_read_file(fs, path, FW_MAX_READ, &text, &len) == 0)
+        fw_condarc_list(text, len, "envs_dirs", FW_CONDA_MAX, fw_item_add, &it);
+    for (size_t i = 0; i < it.n; i++)
+        fw_env_conda_dir(fs, s, it.v[i], "conda (envs_dirs of ~/.condarc)");
+    fw_items_free(&it);
+    free(text);
+    free(path);
+    const char *exe = getenv("CONDA_EXE"); /* BASE/bin/conda, set by conda's shell hook */
+    char *bin = exe && exe[0] == '/' ? fw_dirname(exe) : NULL, *base = bin ? fw_dirname(bin) : NULL;
+    if (base && strcmp(base, "/") != 0) {
+        fw_env_add(fs, s, base, "conda base (CONDA_EXE)", NULL, false);
+        char *envs = ldsearch_join(base, "envs");
+        if (envs)
+            fw_env_conda_dir(fs, s, envs, "conda (CONDA_EXE's envs)");
+        free(envs);
+    }
+    free(base);
+    free(bin);
+}
+
 int fw_envs_find(const struct hostfs *fs, struct fw_scan *s)
 {
     const char *const *pys = NULL;
@@ -184,8 +268,9 @@ int fw_envs_find(const struct hostfs *fs, struct fw_scan *s)
     const char *path = getenv("PATH");
     if (path)
         fw_env_from_path(fs, s, path);
-    fw_env_add(fs, s, "/usr", "system", NULL, false);
     const char *home = getenv("HOME");
+    fw_envs_conda(fs, s, home && home[0] == '/' ? home : NULL);
+    fw_env_add(fs, s, "/usr", "system", NULL, false);
     if (home && home[0] == '/') {
         char *local = ldsearch_join(home, ".local");
         if (local)
@@ -214,6 +299,7 @@ void fw_scan_free(struct fw_scan *s)
         free(s->found[i].damaged);
         free(s->found[i].why);
         json_object_put(s->found[i].imported);
+        free(s->found[i].code);
     }
     s->n_envs = s->n_found = 0;
 }

@@ -29,6 +29,7 @@ static const struct {
     {"jax", "jax.devices()"},
     {"cupy", "cupy.cuda.runtime.getDeviceCount()"},
     {"onnxruntime", "onnxruntime.get_available_providers()"},
+    {"paddle", "paddle.device.cuda.device_count()"},
 };
 
 static const char *fw_asked_of(const char *kind)
@@ -305,7 +306,11 @@ static void fw_import_judge(struct probe_ctx *ctx, const struct fw_scan *s, stru
                                     "says is missing in that environment (`%s -m pip install --force-reinstall "
                                     "%s`).", python, f->kind->name, f->kind->label, python,
                                     f->dist[0] ? f->dist : f->kind->name);
-        json_object_object_add(imp, "agrees", NULL);
+        /* missing pinned wheels were predicted to fail the import: that is the prediction proven, not wrong */
+        bool predicted = f->root && strcmp(f->root, "frameworks.nvidia-pins") == 0;
+        if (fd && predicted)
+            report_finding_set_cause(fd, f->root, f->source);
+        json_object_object_add(imp, "agrees", predicted ? json_object_new_boolean(true) : NULL);
         return;
     }
     json_object_object_add(imp, "said", json_object_new_string(fw_said(f, imp, said, sizeof(said))));

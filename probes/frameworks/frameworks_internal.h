@@ -6,11 +6,12 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "frameworks_fatbin.h"
 #include "hostfs.h"
 #include "probe.h"
 
 /* Bounds: what one run looks at (a machine with more is summarised, never read without end). */
-#define FW_MAX_ENVS 16
+#define FW_MAX_ENVS 32
 #define FW_MAX_FOUND 64
 #define FW_MAX_PYTHONS 8
 #define FW_MAX_READ (256 * 1024) /* a version.py or METADATA file larger than this is not one */
@@ -43,7 +44,10 @@ struct fw_found {
     char rocm[32];           /* ROCm/HIP version; "" */
     char extra[64];          /* another build fact (TensorFlow's cuDNN major) */
     char source[600];        /* the file the build was read from */
-    json_object *pins;       /* METADATA requirements on NVIDIA wheels (array of {name, spec}), or NULL */
+    json_object *pins;       /* METADATA requirements on NVIDIA wheels (array of {name, spec, installed, state}),
+                                or NULL */
+    size_t pins_missing;     /* pins whose wheel is not installed beside it */
+    size_t pins_other;       /* pins installed at a version the pin does not allow */
     char *damaged;           /* what could not be read (heap), or NULL */
     /* the judgement (frameworks_judge.c) */
     enum fw_gpu gpu;
@@ -51,6 +55,10 @@ struct fw_found {
     const char *root;        /* the finding ID naming the root cause, or NULL */
     /* --import (frameworks_import.c): what the framework said when imported, the section's "import" */
     json_object *imported;
+    /* its own GPU kernels' library (frameworks_arch.c) */
+    struct fw_gpu_code *code; /* heap, or NULL: no such library read */
+    int code_status;          /* fw_fatbin_read's answer */
+    char code_file[600];
 };
 
 struct fw_scan {
@@ -91,6 +99,14 @@ void fw_read_all(const struct hostfs *fs, struct fw_scan *s);
 void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s);
 extern const struct check fw_checks[];
 extern const size_t fw_n_checks;
+
+/* frameworks_arch.c: the GPU architectures of F's own library against each device's (findings, the root). */
+void fw_judge_arch(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
+
+/* frameworks_shadow.c: LD_LIBRARY_PATH copies of the CUDA wheels' libraries ahead of the wheels' own. */
+void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s);
+/* TensorFlow's libcudnn.so.MAJOR findable (its wheel or the loader's path): frameworks.cudnn-missing. */
+void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
 
 /* frameworks_verdict.c */
 void frameworks_verdict(struct report *r, struct doctor_lines *out);

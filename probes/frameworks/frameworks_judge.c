@@ -25,6 +25,30 @@ const struct check fw_checks[] = {
      "A framework's build file is missing, unreadable or of a form gpucheckup does not know",
      "Reinstall the framework (`pip install --force-reinstall`); if it is intact, report its version to "
      "gpucheckup.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    {"frameworks.tf-no-avx", REPORT_SEV_WARNING,
+     "TensorFlow's x86-64 wheels are built with AVX, which this CPU (or its OS) does not provide: importing it "
+     "dies with 'Illegal instruction'", "Run it on a CPU with AVX (in a VM: pass the host CPU's features through, "
+     "e.g. QEMU -cpu host), or build TensorFlow from source without AVX.", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.nvidia-pins", REPORT_SEV_WARNING,
+     "A framework's pinned NVIDIA wheels (nvidia-*, cuda-toolkit) are missing or at other versions than it pins",
+     "Install the versions its METADATA pins (the finding names the `pip install` line), or reinstall the framework "
+     "with its dependencies.", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.ld-shadow", REPORT_SEV_WARNING,
+     "A copy of one of the CUDA wheels' libraries earlier on LD_LIBRARY_PATH is taken before the wheel's own",
+     "Take that directory out of LD_LIBRARY_PATH (`unset LD_LIBRARY_PATH` in the shell that runs Python), or put the "
+     "wheel's library directory before it.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    {"frameworks.cudnn-missing", REPORT_SEV_WARNING,
+     "TensorFlow's cuDNN (libcudnn.so.MAJOR of the version it was built with) is neither in its NVIDIA wheel nor on "
+     "the loader's path", "Install TensorFlow with its CUDA wheels (`pip install 'tensorflow[and-cuda]'`), or that "
+     "cuDNN where the loader finds it.", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.arch-missing", REPORT_SEV_WARNING,
+     "A framework's GPU code has no architecture a GPU here can run (no SASS of its compute capability, no PTX "
+     "to JIT-compile)", "Install a build of the framework that includes the GPU's architecture, or use a GPU it is "
+     "built for.", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.arch-ptx-only", REPORT_SEV_INFO,
+     "A framework has only PTX for a GPU here: the driver JIT-compiles it at first use",
+     "Nothing to fix; the first start is slow (the driver caches the result in ~/.nv/ComputeCache). A build with "
+     "SASS for the GPU avoids it.", CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
     /* --import (frameworks_import.c) */
     {"frameworks.import-failed", REPORT_SEV_WARNING,
      "A framework cannot be imported by its environment's Python (an exception, a crash or a hang)",
@@ -52,6 +76,7 @@ struct fw_machine {
     int dv;                   /* the driver's CUDA version (13000 = 13.0), -1 unknown */
     char driver[64];          /* the NVIDIA driver's version ("535.261.03"), "" unknown */
     bool cuda_ran;            /* the cuda section ran */
+    const char *driver_status; /* the cuda section's driver.status ("ok", "init-failed", ...), NULL unknown */
     size_t cuda_passed;
     const struct result_cuda_dev *cuda_dev;
     const char *smoke_missing;
@@ -75,6 +100,7 @@ static void fw_machine_read(const struct report *r, struct fw_machine *m)
     m->cuda_ran = cuda != NULL;
     m->dv = doctor_cuda_driver_version(r);
     json_object *drv = jsonget(cuda, "driver");
+    m->driver_status = jsonget_str(drv, "status");
     const char *v = jsonget_str(jsonget(drv, "library"), "version");
     if (!v)
         v = jsonget_str(drv, "kernel_module_version");
@@ -142,6 +168,14 @@ static void fw_judge_cuda(struct probe_ctx *ctx, const struct fw_scan *s, struct
             report_finding_add_evidence(fd, f->source, "CUDA %s", f->cuda);
         return;
     }
+    if (m->cuda_passed == 0 && m->driver_status && strcmp(m->driver_status, "ok") != 0 &&
+        strcmp(m->driver_status, "no-library") != 0) {
+        /* cuInit failed (CUDA_VISIBLE_DEVICES hiding every GPU, a driver mismatch...): the framework's own cuInit
+         * fails the same way; the line names the cuda probe's root cause */
+        fw_set_why(f, FW_GPU_NO, NULL, str_printf("CUDA %s build, and the CUDA driver does not initialise here (%s)",
+                                                  f->cuda, m->driver_status));
+        return;
+    }
     if (m->cuda_passed > 0) {
         fw_set_why(f, FW_GPU_YES, NULL, str_printf("CUDA %s build, the driver runs CUDA %d.%d; %s passed the CUDA smoke "
                                                    "test", f->cuda, m->dv / 1000, (m->dv % 1000) / 10,
@@ -178,7 +212,14 @@ static void fw_judge_one(struct probe_ctx *ctx, const struct fw_scan *s, struct 
         break;
     }
     if (gpu_absent || (!m->pci_known && no_gpu)) {
-        fw_set_why(f, FW_GPU_NO, no_gpu, str_dup("there is no GPU on this machine"));
+        int major = f->build == FW_BUILD_CUDA ? fw_version_major(f->cuda) : -1;
+        if (major > 0 && m->cuda_ran && m->dv >= 0 && m->dv < major * 1000) /* said, no finding: no GPU for it */
+            fw_set_why(f, FW_GPU_NO, no_gpu, str_printf("there is no GPU on this machine (and once there is one: built "
+                                                        "for CUDA %s, the driver%s%s runs CUDA %d.%d at most)", f->cuda,
+                                                        m->driver[0] ? " " : "", m->driver, m->dv / 1000,
+                                                        (m->dv % 1000) / 10));
+        else
+            fw_set_why(f, FW_GPU_NO, no_gpu, str_dup("there is no GPU on this machine"));
         return;
     }
     if (f->build == FW_BUILD_CUDA) {
@@ -194,10 +235,91 @@ static void fw_judge_one(struct probe_ctx *ctx, const struct fw_scan *s, struct 
     }
 }
 
+/* The pins of F in STATE ("missing", "other-version"): "nvidia-cudnn-cu13==9.26.0.51 (installed 9.1.0)" into
+ * LIST, "'nvidia-cudnn-cu13==9.26.0.51'" into REQ (each appended, cut to fit). */
+static void fw_pins_list(const struct fw_found *f, const char *state, char *list, size_t ll, char *req, size_t rl)
+{
+    for (size_t i = 0; f->pins && i < json_object_array_length(f->pins); i++) {
+        json_object *pin = json_object_array_get_idx(f->pins, i);
+        const char *st = jsonget_str(pin, "state"), *name = jsonget_str(pin, "name"), *inst = jsonget_str(pin, "installed");
+        if (!st || !name || strcmp(st, state) != 0)
+            continue;
+        char r[200];
+        fw_pin_req(jsonget_str(pin, "spec") ? jsonget_str(pin, "spec") : "", r, sizeof(r));
+        size_t l = strlen(list), q = strlen(req);
+        int cut = snprintf(list + l, ll - l, "%s%s%s%s%s%s", l ? ", " : "", name, r, inst ? " (installed " : "",
+                           inst ? inst : "", inst ? ")" : "");
+        cut += snprintf(req + q, rl - q, " '%s%s'", name, r);
+        (void)cut;
+    }
+}
+
+/* The pinned NVIDIA wheels (fw_pins_check): missing ones are the first root cause, below any other (the import
+ * fails on their libraries before torch looks for a GPU); other versions are a finding of their own. */
+static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
+{
+    if (f->build != FW_BUILD_CUDA || f->pins_missing + f->pins_other == 0)
+        return;
+    char name[256], missing[700] = "", other[700] = "", req[1400] = "";
+    fw_name(s, f, name, sizeof(name));
+    fw_pins_list(f, "missing", missing, sizeof(missing), req, sizeof(req));
+    fw_pins_list(f, "other-version", other, sizeof(other), req, sizeof(req));
+    const struct fw_env *env = &s->envs[f->env];
+    char *py = env->python ? str_dup(env->python) : str_printf("%s/bin/python3", env->prefix);
+    struct report_finding *fd = report_add_finding(
+        ctx->report, "frameworks.nvidia-pins", f->source, "%s: %s%s%s%s%s", name,
+        missing[0] ? "the NVIDIA wheels it pins are not installed beside it: " : "", missing,
+        missing[0] && other[0] ? "; " : "", other[0] ? "installed at other versions than it pins: " : "", other);
+    if (fd) {
+        report_finding_set_hint(fd, "Install what %s pins: `%s -m pip install%s` (or reinstall it with its "
+                                "dependencies: `%s -m pip install --force-reinstall %s`).", f->kind->label,
+                                py ? py : "python3", req, py ? py : "python3", f->dist);
+        for (size_t i = 0; f->pins && i < json_object_array_length(f->pins); i++) {
+            json_object *pin = json_object_array_get_idx(f->pins, i);
+            const char *st = jsonget_str(pin, "state");
+            if (st && (strcmp(st, "missing") == 0 || strcmp(st, "other-version") == 0))
+                report_finding_add_evidence(fd, f->site, "Requires-Dist: %s %s: %s%s%s", jsonget_str(pin, "name"),
+                                            jsonget_str(pin, "spec"), st, jsonget_str(pin, "installed") ? " "
+                                            : "", jsonget_str(pin, "installed") ? jsonget_str(pin, "installed") : "");
+        }
+    }
+    if (missing[0]) {
+        char *why = str_printf("the NVIDIA wheels it pins are missing (%s): importing it fails on their libraries%s%s",
+                               missing, f->why ? "; also " : "", f->why ? f->why : "");
+        fw_set_why(f, FW_GPU_NO, "frameworks.nvidia-pins", why);
+    }
+    free(py);
+}
+
+/* TensorFlow's x86-64 wheels use AVX since 1.6 (its install guide: "the TensorFlow pip packages are built with
+ * AVX"): where the cpu section says AVX is not usable, `import tensorflow` dies with SIGILL, whatever the GPU. */
+static void fw_judge_avx(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
+{
+    json_object *cpu = doctor_data(ctx->report, "cpu"), *avx = jsonget(jsonget(cpu, "flags"), "avx");
+    const char *arch = jsonget_str(cpu, "architecture");
+    if (strcmp(f->kind->name, "tensorflow") != 0 || !arch || strcmp(arch, "x86_64") != 0 || !avx ||
+        !json_object_is_type(avx, json_type_boolean) || json_object_get_boolean(avx))
+        return;
+    char name[256];
+    fw_name(s, f, name, sizeof(name));
+    report_add_finding(ctx->report, "frameworks.tf-no-avx", f->source[0] ? f->source : f->site, "%s: this CPU has "
+                       "no usable AVX, which TensorFlow's x86-64 wheels are built with: `import tensorflow` dies "
+                       "with \"Illegal instruction\"", name);
+    char *why = str_printf("this CPU has no usable AVX: importing it dies with \"Illegal instruction\"%s%s",
+                           f->why ? "; also " : "", f->why ? f->why : "");
+    fw_set_why(f, FW_GPU_NO, "frameworks.tf-no-avx", why);
+}
+
 void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
 {
     struct fw_machine m;
     fw_machine_read(ctx->report, &m);
-    for (size_t i = 0; i < s->n_found; i++)
+    for (size_t i = 0; i < s->n_found; i++) {
         fw_judge_one(ctx, s, &s->found[i], &m);
+        fw_judge_arch(ctx, s, &s->found[i]);
+        fw_judge_cudnn(ctx, s, &s->found[i]);
+        fw_judge_pins(ctx, s, &s->found[i]);
+        fw_judge_avx(ctx, s, &s->found[i]);
+    }
+    fw_shadow_all(ctx, s);
 }

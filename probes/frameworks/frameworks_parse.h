@@ -42,6 +42,35 @@ size_t fw_meta_pins(const char *text, size_t len, size_t max, fw_pin_fn fn, void
  * fit: a path cut short would name another file. */
 bool fw_cfg_get(const char *text, size_t len, const char *key, char *out, size_t outlen);
 
+/* Whether an installed version satisfies a METADATA requirement's SPEC (what fw_meta_pins gives after the
+ * name: optional "[extras]", comma-separated clauses `==V`, `==V.*`, `!=V`, `>=V`, `<=V`, `>V`, `<V`, `~=V`,
+ * `===V`, then an optional "; marker"). PEP 440 in part: release numbers compared numerically, a local
+ * part ("+cu132") ignored, a pre-release ("rc1") below its release. */
+enum fw_pin_state {
+    FW_PIN_OK = 0,   /* INSTALLED satisfies every clause */
+    FW_PIN_OTHER,    /* INSTALLED fails a clause */
+    FW_PIN_OPTIONAL, /* the marker names an extra: only `pip install NAME[extra]` asks for it */
+    FW_PIN_UNKNOWN,  /* a clause or version gpucheckup does not read */
+};
+enum fw_pin_state fw_pin_eval(const char *spec, const char *installed);
+/* Whether SPEC's marker (after ';') leaves the requirement in force for Python PYTHON ("3.11"): false only when
+ * a `python_version OP "X.Y"` clause of an all-`and` marker fails for it (a marker with `or`, or none, is in
+ * force). */
+bool fw_marker_python(const char *spec, const char *python);
+
+/* SPEC without its marker, spaces removed ("[cublas,cudart]==13.2.2"), into OUT (OUTLEN >= 1): with the
+ * project's name, what `pip install` takes. */
+void fw_pin_req(const char *spec, char *out, size_t outlen);
+
+/* Called with each item a list reader finds (sanitised, not empty). */
+typedef void (*fw_item_fn)(const char *item, void *arg);
+/* conda's ~/.conda/environments.txt: one environment prefix a line (trimmed; only absolute paths are
+ * given to FN), at most MAX. Returns how many were given. */
+size_t fw_conda_envs_txt(const char *text, size_t len, size_t max, fw_item_fn fn, void *arg);
+/* The list under top-level KEY in a .condarc (YAML): a block list (`KEY:` then `  - item` lines) or a flow
+ * list (`KEY: [a, b]`), quotes around an item dropped; at most MAX items. Returns how many were given. */
+size_t fw_condarc_list(const char *text, size_t len, const char *key, size_t max, fw_item_fn fn, void *arg);
+
 /* "13.2" -> 13 (the major of a version string), or -1 when it does not start with a number below 1000. */
 int fw_version_major(const char *v);
 

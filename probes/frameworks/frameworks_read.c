@@ -7,6 +7,7 @@
 
 #include "frameworks_internal.h"
 #include "frameworks_parse.h"
+#include "jsonget.h"
 #include "ldsearch.h"
 #include "strutil.h"
 
@@ -104,6 +105,36 @@ static json_object *fw_pins(const struct hostfs *fs, const char *site, const str
     return arr;
 }
 
+/* Each pin of F (fw_pins) against the distributions installed beside it (D, N: the same site): adds
+ * "installed" (the version there, or null) and "state" ("ok", "missing", "other-version", "optional",
+ * "unknown") to each, and counts the missing and the mismatched in F. */
+static void fw_pins_check(struct fw_found *f, const struct fw_dist *d, size_t n)
+{
+    for (size_t i = 0; f->pins && i < json_object_array_length(f->pins); i++) {
+        json_object *pin = json_object_array_get_idx(f->pins, i);
+        const char *name = jsonget_str(pin, "name"), *spec = jsonget_str(pin, "spec");
+        char norm[sizeof(d->name)];
+        snprintf(norm, sizeof(norm), "%s", name ? name : "");
+        fw_norm(norm);
+        const struct fw_dist *have = fw_dist_find(d, n, norm);
+        enum fw_pin_state st = fw_pin_eval(spec ? spec : "", have ? have->version : "0");
+        /* the site's Python ("lib/python3.11/site-packages": 3.11) against python_version markers */
+        char py[16] = "";
+        const char *at = strstr(f->site, "/python3.");
+        if (at)
+            snprintf(py, sizeof(py), "%.*s", (int)strspn(at + 7, "0123456789."), at + 7);
+        bool applies = fw_marker_python(spec ? spec : "", py);
+        const char *state = !applies ? "other-python" : st == FW_PIN_OPTIONAL ? "optional" : !have ? "missing"
+                          : st == FW_PIN_OK ? "ok" : st == FW_PIN_OTHER ? "other-version" : "unknown";
+        json_object_object_add(pin, "installed", have ? json_object_new_string(have->version) : NULL);
+        json_object_object_add(pin, "state", json_object_new_string(state));
+        if (strcmp(state, "missing") == 0)
+            f->pins_missing++;
+        else if (strcmp(state, "other-version") == 0)
+            f->pins_other++;
+    }
+}
+
 /* ---- PyTorch: torch/version.py, written by its setup (tools/generate_torch_version.py): __version__,
  * cuda (CUDA version or None), hip (ROCm's HIP version or None), xpu (SYCL/oneAPI or None). ---- */
 static bool fw_torch(const struct hostfs *fs, const char *site, const struct fw_dist *d, size_t n, struct fw_found *f)
@@ -115,6 +146,7 @@ static bool fw_torch(const struct hostfs *fs, const char *site, const struct fw_
     if (dist)
         fw_set(f->version, sizeof(f->version), dist->version);
     f->pins = fw_pins(fs, site, dist);
+    fw_pins_check(f, d, n);
     char *buf = NULL;
     size_t len = 0;
     if (fw_read_file(fs, site, "torch/version.py", f, &buf, &len) < 0)
@@ -286,12 +318,61 @@ static bool fw_onnxruntime(const struct hostfs *fs, const char *site, const stru
     return true;
 }
 
+/* ---- PaddlePaddle: paddle/version/__init__.py, written by its setup.py: full_version, cuda_version and
+ * cudnn_version ('False' in a CPU build), hip_version (None unless ROCm), xpu_version / xpu_xre_version
+ * ('False' unless Kunlun XPU). The wheels are paddlepaddle (CPU) and paddlepaddle-gpu. ---- */
+static bool fw_paddle(const struct hostfs *fs, const char *site, const struct fw_dist *d, size_t n, struct fw_found *f)
+{
+    static const char *const dists[] = {"paddlepaddle_gpu", "paddlepaddle", "paddlepaddle_rocm", "paddlepaddle_xpu",
+                                        NULL};
+    const struct fw_dist *dist = NULL;
+    for (size_t i = 0; dists[i] && !dist; i++)
+        dist = fw_dist_find(d, n, dists[i]);
+    if (!dist && !fw_is_dir(fs, site, "paddle/version"))
+        return false;
+    fw_set(f->dist, sizeof(f->dist), dist ? dist->name : "paddlepaddle");
+    for (char *p = f->dist; *p; p++)
+        *p = *p == '_' ? '-' : *p;
+    if (dist)
+        fw_set(f->version, sizeof(f->version), dist->version);
+    char *buf = NULL;
+    size_t len = 0;
+    if (fw_read_file(fs, site, "paddle/version/__init__.py", f, &buf, &len) < 0)
+        return true;
+    char v[64], cuda[32], cudnn[32], hip[32], xpu[32];
+    if (fw_py_assign(buf, len, "full_version", v, sizeof(v)) == FW_PY_STR)
+        fw_set(f->version, sizeof(f->version), v);
+    enum fw_py c = fw_py_assign(buf, len, "cuda_version", cuda, sizeof(cuda));
+    enum fw_py h = fw_py_assign(buf, len, "hip_version", hip, sizeof(hip));
+    enum fw_py x = fw_py_assign(buf, len, "xpu_xre_version", xpu, sizeof(xpu));
+    if (x == FW_PY_MISSING)
+        x = fw_py_assign(buf, len, "xpu_version", xpu, sizeof(xpu));
+    if (c == FW_PY_STR && strcmp(cuda, "False") != 0 && fw_version_major(cuda) > 0) {
+        f->build = FW_BUILD_CUDA;
+        fw_set(f->cuda, sizeof(f->cuda), cuda);
+        if (fw_py_assign(buf, len, "cudnn_version", cudnn, sizeof(cudnn)) == FW_PY_STR && strcmp(cudnn, "False") != 0)
+            snprintf(f->extra, sizeof(f->extra), "cuDNN %s", cudnn);
+    } else if (h == FW_PY_STR && strcmp(hip, "False") != 0 && hip[0]) {
+        f->build = FW_BUILD_ROCM;
+        fw_set(f->rocm, sizeof(f->rocm), hip);
+    } else if (x == FW_PY_STR && strcmp(xpu, "False") != 0 && xpu[0]) {
+        f->build = FW_BUILD_XPU;
+    } else if (c == FW_PY_STR && strcmp(cuda, "False") == 0) {
+        f->build = FW_BUILD_CPU;
+    } else {
+        f->damaged = str_printf("%s: no `cuda_version = ...` line of a known form", f->source);
+    }
+    free(buf);
+    return true;
+}
+
 const struct fw_kind fw_kinds[] = {
     {"torch", "PyTorch", fw_torch},
     {"tensorflow", "TensorFlow", fw_tensorflow},
     {"jax", "JAX", fw_jax},
     {"cupy", "CuPy", fw_cupy},
     {"onnxruntime", "ONNX Runtime", fw_onnxruntime},
+    {"paddle", "PaddlePaddle", fw_paddle},
 };
 const size_t fw_n_kinds = sizeof(fw_kinds) / sizeof(fw_kinds[0]);
 

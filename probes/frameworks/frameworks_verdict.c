@@ -22,6 +22,29 @@ static void fw_each(const struct report *r, void (*fn)(json_object *f, const cha
     }
 }
 
+/* What a copy's line and target go by: with --import, what the framework said when imported wins over the
+ * prediction (1, 0, -1 unknown); *ROOT and *WHY (owned by F) say why when reality differs from it. */
+static int fw_reality(json_object *f, const char **root, const char **why)
+{
+    json_object *imp = jsonget(f, "import");
+    const char *status = jsonget_str(imp, "status");
+    int predicted = jsonget_tri(f, "gpu");
+    json_object *agrees = jsonget(imp, "agrees");
+    if (!status || strcmp(status, "not-run") == 0 || (agrees && json_object_get_boolean(agrees)))
+        return predicted;
+    if (strcmp(status, "ok") != 0) { /* it cannot even be imported */
+        *root = "frameworks.import-failed";
+        *why = jsonget_str(imp, "error");
+        return 0;
+    }
+    int said = jsonget_tri(imp, "gpu");
+    if (said >= 0 && predicted >= 0 && said != predicted) {
+        *root = said ? NULL : "frameworks.prediction-wrong";
+        *why = jsonget_str(imp, "said");
+    }
+    return said >= 0 ? said : predicted;
+}
+
 /* The root cause of a copy whose reason is below it (the CUDA stack): the cuda probe's own root. */
 static const struct report_finding *fw_stack_root(const struct report *r)
 {
@@ -33,17 +56,27 @@ static const struct report_finding *fw_stack_root(const struct report *r)
 static char *fw_line(const struct report *r, json_object *f, const char *prefix)
 {
     const char *label = jsonget_str(f, "label"), *version = jsonget_str(f, "version"), *why = jsonget_str(f, "why");
-    const char *root = jsonget_str(f, "root"), *build = jsonget_str(f, "build");
-    int gpu = jsonget_tri(f, "gpu");
+    const char *root = jsonget_str(f, "root"), *build = jsonget_str(f, "build"), *seen = NULL, *seen_root = NULL;
+    int gpu = fw_reality(f, &seen_root, &seen);
+    char *why_seen = NULL;
+    if (seen) { /* imported, it says otherwise: that is the line, and the prediction is what it was */
+        why_seen = str_printf("imported, %s%s (gpucheckup predicted: %s)", jsonget_str(jsonget(f, "import"), "status") &&
+                              strcmp(jsonget_str(jsonget(f, "import"), "status"), "ok") != 0 ? "it fails: " : "it says ",
+                              seen, why ? why : "?");
+        why = why_seen;
+        root = seen_root;
+    }
     const struct report_finding *stack = NULL;
-    if (gpu == 0 && !root && (stack = fw_stack_root(r)))
+    if (gpu == 0 && !root && !seen && (stack = fw_stack_root(r)))
         root = stack->id;
     const char *state = gpu == 1 ? "will use the GPU"
                       : build && strcmp(build, "cpu") == 0 ? "CPU only"
                       : gpu == 0 ? "will not use the GPU" : "cannot tell whether it will use the GPU";
-    return str_printf("%s %s (%s): %s: %s%s%s%s%s%s", label ? label : "?", version ? version : "(version unknown)",
-                      prefix ? prefix : "?", state, why ? why : "", stack ? ": " : "", stack ? stack->message : "",
-                      root ? " (" : "", root ? root : "", root ? ")" : "");
+    char *line = str_printf("%s %s (%s): %s: %s%s%s%s%s%s", label ? label : "?", version ? version : "(version unknown)",
+                            prefix ? prefix : "?", state, why ? why : "", stack ? ": " : "", stack ? stack->message : "",
+                            root ? " (" : "", root ? root : "", root ? ")" : "");
+    free(why_seen);
+    return line;
 }
 
 struct fw_lines_walk {
@@ -61,6 +94,7 @@ static void fw_line_one(json_object *f, const char *prefix, void *arg)
 
 /* One framework's target: ready when one of its copies will use the GPU. */
 struct fw_target_walk {
+    const struct report *r;
     const char *name;
     size_t copies, ready;
     const char *first_root;
@@ -74,21 +108,30 @@ static void fw_target_one(json_object *f, const char *prefix, void *arg)
     if (!name || strcmp(name, w->name) != 0)
         return;
     w->copies++;
-    bool ready = jsonget_tri(f, "gpu") == 1;
-    if (!w->first_root)
-        w->first_root = jsonget_str(f, "root");
+    const char *seen_root = NULL, *seen = NULL;
+    bool ready = fw_reality(f, &seen_root, &seen) == 1;
+    if (!w->first_root && !ready) {
+        w->first_root = seen ? seen_root : jsonget_str(f, "root");
+        /* a reason below it (the CUDA stack's root), as its line names */
+        const struct report_finding *stack = !w->first_root && !seen && jsonget_tri(f, "gpu") == 0
+                                           ? fw_stack_root(w->r) : NULL;
+        if (stack)
+            w->first_root = stack->id;
+    }
     if (ready && w->ready++ > 0)
         return;
     if (ready || !w->detail) {
         free(w->detail);
-        w->detail = str_printf("%s %s (%s): %s", jsonget_str(f, "label"), jsonget_str(f, "version") ? jsonget_str(f, "version")
-                               : "(version unknown)", prefix ? prefix : "?", jsonget_str(f, "why") ? jsonget_str(f, "why") : "");
+        const char *why = seen ? seen : jsonget_str(f, "why");
+        w->detail = str_printf("%s %s (%s): %s%s", jsonget_str(f, "label"), jsonget_str(f, "version") ? jsonget_str(f, "version")
+                               : "(version unknown)", prefix ? prefix : "?", seen ? "imported: " : "", why ? why : "");
     }
 }
 
 static bool fw_target(const struct report *r, const char *fw, struct fw_target_walk *w)
 {
     memset(w, 0, sizeof(*w));
+    w->r = r;
     w->name = fw;
     fw_each(r, fw_target_one, w);
     return w->ready > 0;
@@ -147,7 +190,7 @@ static bool fw_req_eval(const struct report *r, const char *name, int arg, char 
 }
 
 const struct probe_require frameworks_requires[] = {
-    {"torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu", NULL, fw_req_parse, fw_req_eval,
+    {"torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu, paddle-gpu", NULL, fw_req_parse, fw_req_eval,
      PROBE_CHAIN_STACK},
     {NULL, NULL, NULL, NULL, PROBE_CHAIN_STACK},
 };

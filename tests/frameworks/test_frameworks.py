@@ -8,6 +8,8 @@ import gctest
 sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "cuda"))
 sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
 from test_cuda import CudaBase  # noqa: E402
+from fwfixtures import install_pins  # noqa: E402
+import fwelf  # noqa: E402
 
 FIXTURES = os.path.join(gctest.SOURCE_ROOT, "tests", "frameworks", "fixtures")
 SITE = "opt/venv/lib/python3.11/site-packages"
@@ -15,8 +17,9 @@ DRIVER_535 = "535.261.03"
 
 
 class FrameworksTest(CudaBase):
-    def venv(self, t, *wheels, site=SITE, venv="opt/venv"):
-        """Install the fixtures' files of WHEELS into SITE of tree T (a venv with pyvenv.cfg)."""
+    def venv(self, t, *wheels, site=SITE, venv="opt/venv", pins=True):
+        """Install the fixtures' files of WHEELS into SITE of tree T (a venv with pyvenv.cfg), with the NVIDIA
+        wheels each pins (their dist-info folders) unless PINS is false."""
         os.makedirs(os.path.join(t.root, site), exist_ok=True)
         os.makedirs(os.path.join(t.root, venv, "bin"), exist_ok=True)
         for rel, text in ((venv + "/pyvenv.cfg", "home = /usr/bin\ninclude-system-site-packages = false\n"),
@@ -28,6 +31,8 @@ class FrameworksTest(CudaBase):
             for top in os.listdir(src):
                 if top != "SOURCE":
                     shutil.copytree(os.path.join(src, top), os.path.join(t.root, site, top), dirs_exist_ok=True)
+                if pins and top.endswith(".dist-info"):
+                    install_pins(os.path.join(t.root, site), os.path.join(src, top, "METADATA"))
 
     def run_fw(self, t, *extra, driver=None, cuda_version=None, live=True, expect_rc=None, env=None):
         e = {"VIRTUAL_ENV": "/opt/venv", "CONDA_PREFIX": None, "HOME": "/root", "PATH": "/usr/bin"}
@@ -61,7 +66,8 @@ class FrameworksTest(CudaBase):
         self.assertEqual((f["name"], f["version"], f["build"], f["cuda_version"]), ("torch", "2.15.0+cu132", "cuda", "13.2"))
         self.assertIs(f["gpu"], False)
         self.assertEqual(f["root"], "frameworks.cuda-too-new")
-        self.assertIn({"name": "nvidia-cudnn-cu13", "spec": '==9.26.0.51; platform_system == "Linux"'}, f["nvidia_pins"])
+        self.assertIn({"name": "nvidia-cudnn-cu13", "spec": '==9.26.0.51; platform_system == "Linux"',
+                       "installed": "9.26.0.51", "state": "ok"}, f["nvidia_pins"])
         self.assertEqual(self.fw_ids(r), ["frameworks.cuda-too-new"], repr(r))
         line = ("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: built for CUDA 13.2, the driver 535.261.03 "
                 "runs CUDA 12.2 at most (frameworks.cuda-too-new)")
@@ -84,6 +90,254 @@ class FrameworksTest(CudaBase):
         self.assertIs(r.json["verdict"]["targets"]["torch-gpu"]["ready"], True)
         self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): will use the GPU", r.json["verdict"]["text"])
         r = self.run_fw(t, "--require", "torch-gpu", cuda_version="13000", expect_rc=0)
+
+    # ---- the pinned NVIDIA wheels (torch 2.15.0's real METADATA) ----------------------------------------
+
+    def test_pins_missing_are_the_root_cause(self):
+        """pip install --no-deps torch, or a half-finished install: the import fails on the wheels' libraries,
+        whatever the driver; the line names that first, then what comes after."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "torch-2.15.0", pins=False)
+        meta = os.path.join(FIXTURES, "torch-2.15.0", "torch-2.15.0.dist-info", "METADATA")
+        install_pins(os.path.join(t.root, SITE), meta, skip=("nvidia-cudnn-cu13", "cuda-toolkit"),
+                     versions={"nvidia-nccl-cu13": "2.27.3", "cuda-bindings": "12.9.0"})
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (f,) = self.copies(r)
+        states = {p["name"]: (p["state"], p["installed"]) for p in f["nvidia_pins"]}
+        self.assertEqual(states, {"cuda-toolkit": ("missing", None), "cuda-bindings": ("other-version", "12.9.0"),
+                                  "nvidia-cudnn-cu13": ("missing", None), "nvidia-cusparselt-cu13": ("ok", "0.8.1"),
+                                  "nvidia-nccl-cu13": ("other-version", "2.27.3"),
+                                  "nvidia-nvshmem-cu13": ("ok", "3.7.2")})
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.nvidia-pins"))
+        self.assertEqual(self.fw_ids(r), ["frameworks.cuda-too-new", "frameworks.nvidia-pins"], repr(r))
+        (p,) = r.findings("frameworks.nvidia-pins")
+        self.assertEqual(p["severity"], "warning")
+        self.assertIn("the NVIDIA wheels it pins are not installed beside it: cuda-toolkit[cublas,cudart,cufft,cufile,"
+                      "cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2, nvidia-cudnn-cu13==9.26.0.51; installed at "
+                      "other versions than it pins: cuda-bindings<14,>=13.0.3 (installed 12.9.0), "
+                      "nvidia-nccl-cu13==2.30.7 (installed 2.27.3)", p["message"])
+        self.assertIn("`/opt/venv/bin/python3 -m pip install 'cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,"
+                      "cusparse,nvjitlink,nvrtc,nvtx]==13.2.2' 'nvidia-cudnn-cu13==9.26.0.51' "
+                      "'cuda-bindings<14,>=13.0.3' 'nvidia-nccl-cu13==2.30.7'`", p["hint"])
+        line = ("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: the NVIDIA wheels it pins are missing "
+                "(cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,cusparse,nvjitlink,nvrtc,nvtx]==13.2.2, "
+                "nvidia-cudnn-cu13==9.26.0.51): importing it fails on their libraries; also built for CUDA 13.2, the "
+                "driver 535.261.03 runs CUDA 12.2 at most (frameworks.nvidia-pins)")
+        self.assertIn(line, r.json["verdict"]["text"], repr(r))
+        self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["frameworks.nvidia-pins"])
+
+    def test_pin_for_other_pythons_is_not_missing(self):
+        """cuda-bindings is pinned `python_version < "3.15"` only: a Python 3.15 site does not need it."""
+        t = self.tree()
+        site = "opt/venv/lib/python3.15/site-packages"
+        self.venv(t, "torch-2.15.0", site=site, pins=False)
+        meta = os.path.join(FIXTURES, "torch-2.15.0", "torch-2.15.0.dist-info", "METADATA")
+        install_pins(os.path.join(t.root, site), meta, skip=("cuda-bindings",))
+        r = self.run_fw(t, cuda_version="13020")
+        (f,) = self.copies(r)
+        states = {p["name"]: p["state"] for p in f["nvidia_pins"]}
+        self.assertEqual(states["cuda-bindings"], "other-python", states)
+        self.assertEqual(set(states.values()), {"ok", "other-python"})
+        self.assertEqual(self.fw_ids(r), [])
+        self.assertIs(f["gpu"], True)
+
+    def test_pins_at_other_versions_only_is_a_finding_not_the_root(self):
+        t = self.tree()
+        self.venv(t, "torch-2.9.0", pins=False)
+        meta = os.path.join(FIXTURES, "torch-2.9.0", "torch-2.9.0.dist-info", "METADATA")
+        made = install_pins(os.path.join(t.root, SITE), meta)
+        self.assertTrue(made)
+        name = made[0][0]
+        install_pins(os.path.join(t.root, SITE), meta, versions={name: "0.0.1"})
+        shutil.rmtree(os.path.join(t.root, SITE, "%s-%s.dist-info" % (name.replace("-", "_"), made[0][1])))
+        r = self.run_fw(t, cuda_version="13000")
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (True, None), repr(f))
+        self.assertEqual(self.fw_ids(r), ["frameworks.nvidia-pins"])
+        (p,) = r.findings("frameworks.nvidia-pins")
+        self.assertIn("installed at other versions than it pins: %s" % name, p["message"])
+        self.assertIn("(installed 0.0.1)", p["message"])
+        self.assertNotIn("not installed", p["message"])
+
+    # ---- LD_LIBRARY_PATH shadowing a wheel's library ----------------------------------------------------
+
+    def shadow_tree(self):
+        """torch 2.9.0+cu128 with its pins; the nvjitlink wheel's libnvJitLink.so.12 (12.8.93) and cusparse's; a
+        CUDA 12.1 toolkit's libnvJitLink.so.12 -> libnvJitLink.so.12.1.105 under /usr/local/cuda-12.1/lib64."""
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        site = os.path.join(t.root, SITE)
+        for wheel, lib in (("nvjitlink", "libnvJitLink.so.12"), ("cusparse", "libcusparse.so.12")):
+            os.makedirs(os.path.join(site, "nvidia", wheel, "lib"))
+            with open(os.path.join(site, "nvidia", wheel, "lib", lib), "wb") as fh:
+                fh.write(b"\x7fELF")
+        tk = os.path.join(t.root, "usr/local/cuda-12.1/lib64")
+        os.makedirs(tk)
+        with open(os.path.join(tk, "libnvJitLink.so.12.1.105"), "wb") as fh:
+            fh.write(b"\x7fELF")
+        os.symlink("libnvJitLink.so.12.1.105", os.path.join(tk, "libnvJitLink.so.12"))
+        return t
+
+    def test_ld_library_path_shadows_a_wheel_library(self):
+        t = self.shadow_tree()
+        ld = self.libdir() + ":/nowhere:/usr/local/cuda-12.1/lib64"
+        r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": ld})
+        (f,) = r.findings("frameworks.ld-shadow")
+        self.assertEqual((f["severity"], f["subject"]), ("warning", "/usr/local/cuda-12.1/lib64/libnvJitLink.so.12"))
+        self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): LD_LIBRARY_PATH's /usr/local/cuda-12.1/lib64/libnvJitLink.so.12 "
+                      "(12.1.105) comes before the wheel's own /%s/nvidia/nvjitlink/lib/libnvJitLink.so.12 "
+                      "(nvidia-nvjitlink-cu12 12.8.93)" % SITE, f["message"])
+        self.assertIn("undefined symbol", f["message"])
+        self.assertIn("Take /usr/local/cuda-12.1/lib64 out of LD_LIBRARY_PATH", f["hint"])
+        # a warning of the framework layer, the line unchanged: --import says whether it breaks the import
+        (c,) = self.copies(r)
+        self.assertEqual((c["gpu"], c["root"]), (True, None))
+        # another environment's wheel directory on the path: its version from the dist-info beside it
+        old = os.path.join(t.root, "opt/old/site-packages")
+        os.makedirs(os.path.join(old, "nvidia/nvjitlink/lib"))
+        os.makedirs(os.path.join(old, "nvidia_nvjitlink_cu12-12.1.105.dist-info"))
+        with open(os.path.join(old, "nvidia/nvjitlink/lib/libnvJitLink.so.12"), "wb") as fh:
+            fh.write(b"\x7fELF")
+        r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": "/opt/old/site-packages/nvidia/nvjitlink/lib:"
+                                                       "/usr/local/cuda-12.1/lib64"})
+        (f,) = r.findings("frameworks.ld-shadow")
+        self.assertIn("LD_LIBRARY_PATH's /opt/old/site-packages/nvidia/nvjitlink/lib/libnvJitLink.so.12 "
+                      "(nvidia-nvjitlink-cu12 12.1.105) comes before", f["message"])
+
+    def test_wheel_dir_first_on_ld_library_path_is_no_shadow(self):
+        t = self.shadow_tree()
+        wheel = "/%s/nvidia/nvjitlink/lib" % SITE
+        for ld in ("%s:%s:/usr/local/cuda-12.1/lib64" % (self.libdir(), wheel), self.libdir()):
+            r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": ld})
+            self.assertEqual(r.findings("frameworks.ld-shadow"), [], ld)
+
+    # ---- the GPU architectures in the wheel's fatbinaries --------------------------------------------------
+
+    def arch_tree(self, body):
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        lib = os.path.join(t.root, SITE, "torch", "lib")
+        os.makedirs(lib, exist_ok=True)
+        with open(os.path.join(lib, "libtorch_cuda.so"), "wb") as fh:
+            fh.write(body)
+        return t
+
+    def test_arch_missing_is_the_root_cause(self):
+        # torch 2.15.0+cu132's real list (sm_75 ... sm_121, no PTX), in two containers and a decoy section
+        sb = fwelf.fatbin([[(fwelf.SASS, a, 40) for a in (75, 80, 86, 89, 90)],
+                           [(fwelf.SASS, a, 13) for a in (100, 103, 120, 121)]])
+        t = self.arch_tree(fwelf.elf([(".text", b"\x90" * 32), (".nv_fatbin_x", fwelf.fatbin([[(fwelf.SASS, 70, 8)]])),
+                                      (".nv_fatbin", sb)]))
+        r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": "7.0"})
+        (f,) = self.copies(r)
+        code = f["gpu_code"]
+        self.assertEqual((code["status"], code["sass"], code["ptx"], code["containers"], code["entries"]),
+                         ("ok", [75, 80, 86, 89, 90, 100, 103, 120, 121], [], 2, 9), repr(code))
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.arch-missing"))
+        (a,) = r.findings("frameworks.arch-missing")
+        self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): built for sm_75, sm_80, sm_86, sm_89, sm_90, sm_100, sm_103, "
+                      "sm_120, sm_121 (PTX: none), no code GPU 0 (", a["message"])
+        self.assertIn("compute capability 7.0, sm_70) can run", a["message"])
+        self.assertIn("includes sm_70", a["hint"])
+        self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): will not use the GPU: its GPU code is for sm_75, sm_80",
+                      r.json["verdict"]["text"])
+        self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["frameworks.arch-missing"])
+        # binary compatibility within a major: sm_80 runs on 8.6 and 8.7; sm_90 on 9.0
+        for cc in ("8.7", "9.0", "12.1"):
+            r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": cc})
+            self.assertEqual([x for x in self.fw_ids(r) if x.startswith("frameworks.arch")], [], cc)
+            self.assertIs(self.copies(r)[0]["gpu"], True, cc)
+
+    def test_ptx_only_is_info_and_jit(self):
+        t = self.arch_tree(fwelf.elf([(".nv_fatbin", fwelf.fatbin([[(fwelf.SASS, 80, 16), (fwelf.SASS, 90, 16),
+                                                                     (fwelf.PTX, 90, 30)]]))]))
+        r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": "12.0"})
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu_code"]["sass"], f["gpu_code"]["ptx"], f["gpu"]), ([80, 90], [90], True))
+        (p,) = r.findings("frameworks.arch-ptx-only")
+        self.assertEqual(p["severity"], "info")
+        self.assertIn("no sm_120 code for GPU 0", p["message"])
+        self.assertIn("JIT-compiles its compute_90 PTX", p["message"])
+        self.assertNotIn("frameworks.arch-missing", self.fw_ids(r))
+        # PTX of a newer architecture is no use to an older GPU
+        r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": "7.5"})
+        self.assertIn("frameworks.arch-missing", self.fw_ids(r))
+
+    def test_damaged_fatbin_is_no_crash_and_no_finding(self):
+        good = fwelf.fatbin([[(fwelf.SASS, 80, 16), (fwelf.SASS, 90, 16)]])
+        cases = (
+            (fwelf.elf([(".nv_fatbin", good[:-9])]), "damaged"),  # a container longer than its section
+            (fwelf.elf([(".nv_fatbin", b"\x7fELF" + b"\0" * 60)]), "damaged"),  # no container magic
+            (fwelf.elf([(".nv_fatbin", good[:24] + b"\xff" * 8 + good[32:])]), "damaged"),  # an entry's size
+            (fwelf.elf([(".nv_fatbin", good)])[:-64], "damaged"),  # the section headers cut short
+            (b"not an ELF file at all" * 4, "not-elf"),
+            (fwelf.elf([(".text", b"x")]), "no-fatbin"),
+        )
+        for data, status in cases:
+            t = self.arch_tree(data)
+            r = self.run_fw(t, cuda_version="13000", env={"GC_FAKE_CUDA_CC": "7.0"})
+            (f,) = self.copies(r)
+            self.assertEqual(f["gpu_code"]["status"], status, repr(f["gpu_code"]))
+            self.assertNotIn("frameworks.arch-missing", self.fw_ids(r))
+            self.assertIs(f["gpu"], True)
+
+    # ---- PaddlePaddle (the real wheels' paddle/version/__init__.py) -----------------------------------------
+
+    def test_paddle_cpu_and_gpu_wheels(self):
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "paddlepaddle-gpu-2.6.2")
+        self.venv(t, "paddlepaddle-3.3.1", site="usr/lib/python3/dist-packages", venv="usr")
+        os.remove(os.path.join(t.root, "usr/pyvenv.cfg"))
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        got = {(f["distribution"], f["version"]): (f["build"], f["cuda_version"], f["detail"], f["gpu"])
+               for f in self.copies(r)}
+        self.assertEqual(got, {("paddlepaddle-gpu", "2.6.2"): ("cuda", "11.8", "cuDNN 8.6.0", True),
+                               ("paddlepaddle", "3.3.1"): ("cpu", None, None, False)}, repr(r))
+        self.assertIn("PaddlePaddle 2.6.2 (/opt/venv): will use the GPU", r.json["verdict"]["text"])
+        self.assertIn("PaddlePaddle 3.3.1 (/usr): CPU only: a CPU-only build (paddlepaddle)", r.json["verdict"]["text"])
+        self.assertIs(r.json["verdict"]["targets"]["paddle-gpu"]["ready"], True)
+        self.run_fw(t, "--require", "paddle-gpu", driver=DRIVER_535, cuda_version="12020", expect_rc=0)
+        # a damaged version file is said, never a crash
+        with open(os.path.join(t.root, SITE, "paddle/version/__init__.py"), "w") as fh:
+            fh.write("full_version = '2.6.2'\ncuda_version = compute()\n")
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (u,) = r.findings("frameworks.unreadable")
+        self.assertIn("PaddlePaddle 2.6.2 (/opt/venv): cannot tell its build", u["message"])
+
+    # ---- conda's environment lists -------------------------------------------------------------------------
+
+    def conda_env(self, t, prefix, wheel):
+        """A conda environment at PREFIX (conda-meta/, a python3.11 site) with the fixture WHEEL in it."""
+        site = prefix.strip("/") + "/lib/python3.11/site-packages"
+        self.venv(t, wheel, site=site, venv=prefix.strip("/"))
+        os.remove(os.path.join(t.root, prefix.strip("/"), "pyvenv.cfg"))
+        os.makedirs(os.path.join(t.root, prefix.strip("/"), "conda-meta"), exist_ok=True)
+
+    def test_conda_environment_lists(self):
+        t = self.tree()
+        self.conda_env(t, "/home/u/miniforge3/envs/ml", "tensorflow-cpu-2.21.0")   # environments.txt
+        self.conda_env(t, "/data/envs/ort", "onnxruntime-1.32.0")                 # ~/.condarc envs_dirs
+        self.conda_env(t, "/home/u/my-envs/jx", "jaxlib-0.9.2")                   # envs_dirs, "~/"
+        self.conda_env(t, "/opt/conda", "torch-2.9.0")                            # CONDA_EXE's base
+        self.conda_env(t, "/opt/conda/envs/old", "onnxruntime-1.32.0")            # CONDA_EXE's envs
+        os.makedirs(os.path.join(t.root, "data/envs/not-an-env/lib"))
+        os.makedirs(os.path.join(t.root, "home/u/.conda"))
+        with open(os.path.join(t.root, "home/u/.conda/environments.txt"), "w") as fh:
+            fh.write("/home/u/miniforge3/envs/ml\n\n  relative/ignored\n/gone/env\n")
+        with open(os.path.join(t.root, "home/u/.condarc"), "w") as fh:
+            fh.write("channels:\n  - conda-forge\nenvs_dirs:\n  - /data/envs  # shared\n  - '~/my-envs'\n"
+                     "pkgs_dirs:\n  - /data/pkgs\n")
+        r = self.run_fw(t, env={"HOME": "/home/u", "VIRTUAL_ENV": None, "CONDA_EXE": "/opt/conda/bin/conda"})
+        envs = {e["prefix"]: (e["kind"], e["origin"], [f["name"] for f in e["frameworks"]])
+                for e in r.json["frameworks"]["environments"]}
+        self.assertEqual(envs.get("/home/u/miniforge3/envs/ml"), ("conda", "conda (~/.conda/environments.txt)",
+                                                                  ["tensorflow"]), envs)
+        self.assertEqual(envs.get("/data/envs/ort"), ("conda", "conda (envs_dirs of ~/.condarc)", ["onnxruntime"]))
+        self.assertEqual(envs.get("/home/u/my-envs/jx"), ("conda", "conda (envs_dirs of ~/.condarc)", ["jax"]))
+        self.assertEqual(envs.get("/opt/conda"), ("conda", "conda base (CONDA_EXE)", ["torch"]))
+        self.assertEqual(envs.get("/opt/conda/envs/old"), ("conda", "conda (CONDA_EXE's envs)", ["onnxruntime"]))
+        for gone in ("/gone/env", "/data/envs/not-an-env", "/data/pkgs"):
+            self.assertNotIn(gone, envs)
 
     # ---- CPU builds, other frameworks --------------------------------------------------------------------
 
@@ -111,6 +365,7 @@ class FrameworksTest(CudaBase):
         t = self.tree(kver=DRIVER_535)
         self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2", "cupy-cuda12x-14.2.0", "tensorflow-2.21.0",
                   "onnxruntime-gpu-1.31.1")
+        self.cudnn_wheel(t)
         r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
         got = {f["name"]: (f["build"], f["cuda_version"], f["gpu"]) for f in self.copies(r)}
         self.assertEqual(got, {"jax": ("cuda", "12", True), "cupy": ("cuda", "12", True),
@@ -119,6 +374,63 @@ class FrameworksTest(CudaBase):
         self.assertEqual(tf["detail"], "cuDNN 9")
         (too_new,) = r.findings("frameworks.cuda-too-new")
         self.assertIn("ONNX Runtime 1.31.1 (/opt/venv): will not use the GPU: built for CUDA 13.0", too_new["message"])
+
+    def cudnn_wheel(self, t, where=SITE + "/nvidia/cudnn/lib", name="libcudnn.so.9"):
+        """nvidia-cudnn-cu12's library file: an x86-64 ELF header (the loader's search skips other files)."""
+        os.makedirs(os.path.join(t.root, where), exist_ok=True)
+        with open(os.path.join(t.root, where, name), "wb") as fh:
+            fh.write(fwelf.elf([(".text", b"\x90")]))
+
+    def test_tensorflow_cudnn_missing(self):
+        """tensorflow 2.21.0 without [and-cuda]: no libcudnn.so.9 anywhere, "Cannot dlopen some GPU libraries"."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "tensorflow-2.21.0")
+        self.cudnn_wheel(t, name="libcudnn.so.8")  # another major is no use
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.cudnn-missing"))
+        (c,) = r.findings("frameworks.cudnn-missing")
+        self.assertIn("TensorFlow 2.21.0 (/opt/venv): built with cuDNN 9, and no libcudnn.so.9 is in "
+                      "/%s/nvidia/cudnn/lib or on the loader's path" % SITE, c["message"])
+        self.assertIn("tensorflow[and-cuda]", c["hint"])
+        self.assertIn("TensorFlow 2.21.0 (/opt/venv): will not use the GPU: built with cuDNN 9, and no libcudnn.so.9 "
+                      "can be found", r.json["verdict"]["text"])
+        # on the loader's path (LD_LIBRARY_PATH, inside the tree) it is found
+        self.cudnn_wheel(t, where="opt/cudnn/lib")
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020",
+                        env={"LD_LIBRARY_PATH": self.libdir(DRIVER_535) + ":/opt/cudnn/lib"})
+        self.assertNotIn("frameworks.cudnn-missing", self.fw_ids(r))
+        self.assertIs(self.copies(r)[0]["gpu"], True)
+
+    def test_cuda_visible_devices_hiding_every_gpu(self):
+        """cuInit fails (CUDA_VISIBLE_DEVICES names no device): the framework's own cuInit fails the same way; its
+        line and target name the cuda probe's root cause."""
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        r = self.run_fw(t, cuda_version="13000", env={"CUDA_VISIBLE_DEVICES": "7"})
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (False, None))
+        line = [x for x in r.json["verdict"]["text"].splitlines() if x.startswith("PyTorch 2.9.0+cu128 (/opt/venv)")][0]
+        self.assertIn(": will not use the GPU: CUDA 12.8 build, and the CUDA driver does not initialise here", line)
+        self.assertTrue(line.endswith("(cuda.visible-devices-none)"), line)
+        self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["cuda.visible-devices-none"])
+
+    def test_tensorflow_on_a_cpu_without_avx(self):
+        """A CPU without AVX (a real CPUID dump, tests/cpu/dumps): `import tensorflow` dies with SIGILL."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "tensorflow-2.21.0", "onnxruntime-1.32.0")
+        self.cudnn_wheel(t)
+        dumps = os.path.join(gctest.SOURCE_ROOT, "tests", "cpu", "dumps")
+        r = self.run_fw(t, "--cpuid-dump", os.path.join(dumps, "no-avx.dump"), driver=DRIVER_535, cuda_version="12020")
+        self.assertIs(r.json["cpu"]["flags"]["avx"], False)
+        tf = [f for f in self.copies(r) if f["name"] == "tensorflow"][0]
+        self.assertEqual((tf["gpu"], tf["root"]), (False, "frameworks.tf-no-avx"))
+        (w,) = r.findings("frameworks.tf-no-avx")
+        self.assertIn("TensorFlow 2.21.0 (/opt/venv): this CPU has no usable AVX", w["message"])
+        self.assertIn("Illegal instruction", r.json["verdict"]["text"])
+        # only TensorFlow's wheels are judged so; with AVX (this tree's other dump) nothing is said
+        r = self.run_fw(t, "--cpuid-dump", os.path.join(dumps, "avx512.dump"), driver=DRIVER_535, cuda_version="12020")
+        self.assertNotIn("frameworks.tf-no-avx", self.fw_ids(r))
 
     # ---- other vendors, no GPU, nothing, damage ------------------------------------------------------------
 
@@ -154,7 +466,7 @@ class FrameworksTest(CudaBase):
         r = self.run_fw(t, live=False, expect_rc=0)
         self.assertEqual(self.copies(r), [])
         self.assertEqual(self.fw_ids(r), [])
-        self.assertIn("no PyTorch, TensorFlow, JAX, CuPy or ONNX Runtime", r.json["frameworks"]["notes"][0])
+        self.assertIn("no PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime or PaddlePaddle", r.json["frameworks"]["notes"][0])
         self.assertNotIn("PyTorch", r.json["verdict"]["text"])
         self.assertNotIn("torch-gpu", r.json["verdict"]["targets"])
 

@@ -5,6 +5,7 @@ import sys
 import time
 
 import gctest
+from fwfixtures import install_pins
 
 FIXTURES = os.path.join(gctest.SOURCE_ROOT, "tests", "frameworks", "fixtures")
 PYTHON = os.path.realpath(sys.executable)
@@ -75,6 +76,7 @@ def make_venv(base, rel="venv"):
     for top in os.listdir(src):
         if top != "SOURCE":
             shutil.copytree(os.path.join(src, top), os.path.join(site, top))
+    install_pins(site, os.path.join(src, "torch-2.9.0.dist-info", "METADATA"))
     with open(os.path.join(site, "torch", "__init__.py"), "w") as fh:
         fh.write(FAKE_INIT)
     return venv
@@ -148,6 +150,20 @@ class FrameworksImportTest(gctest.TestCase):
                                                           "HOME": self.home, "PATH": "/usr/bin:/bin",
                                                           "GC_FAKE_TORCH": "cpu" if predicted else "gpu"})
         self.assertIn("not as predicted (frameworks.prediction-wrong)", text.stdout)
+        # reality wins: the line and the torch-gpu target go by what torch said; the finding stays
+        tgt = r.json["verdict"]["targets"]["torch-gpu"]
+        line = [x for x in r.json["verdict"]["text"].splitlines() if x.startswith("PyTorch 2.9.0+cu128 (%s): " % self.venv)]
+        self.assertEqual(len(line), 1, r.json["verdict"]["text"])
+        self.assertIn("imported, it says is_available() %s" % ("False" if predicted else "True"), line[0])
+        self.assertIn("(gpucheckup predicted: %s)" % f["why"], line[0])
+        if predicted:
+            self.assertIn(": will not use the GPU: ", line[0])
+            self.assertTrue(line[0].endswith("(frameworks.prediction-wrong)"), line[0])
+            self.assertEqual((tgt["ready"], tgt["reasons"]), (False, ["frameworks.prediction-wrong"]))
+        else:
+            self.assertIn(": will use the GPU: ", line[0])
+            self.assertEqual((tgt["ready"], tgt["reasons"]), (True, []))
+            self.assertIn("imported: is_available() True", tgt["detail"])
 
     def test_import_error_is_import_failed(self):
         r = self.run_fw("--import", mode="importerror")
@@ -160,6 +176,11 @@ class FrameworksImportTest(gctest.TestCase):
         self.assertIn("PyTorch 2.9.0+cu128 (%s): cannot be imported by %s/bin/python3: ImportError: libcudnn.so.9"
                       % (self.venv, self.venv), w["message"])
         self.assertNotIn("frameworks.prediction-wrong", self.fw_ids(r))
+        # whatever was predicted, a framework that cannot be imported will not use the GPU: the line says so
+        tgt = r.json["verdict"]["targets"]["torch-gpu"]
+        self.assertEqual((tgt["ready"], tgt["reasons"]), (False, ["frameworks.import-failed"]))
+        self.assertIn("PyTorch 2.9.0+cu128 (%s): will not use the GPU: imported, it fails: ImportError: libcudnn.so.9"
+                      % self.venv, r.json["verdict"]["text"])
 
     def test_crash_is_import_failed(self):
         r = self.run_fw("--import", mode="segv")

@@ -40,4 +40,6 @@ done
 for c in epyc-milan-kvm neoverse-n1; do
     cp "$cpu/cpuinfo/$c.txt" "$corpus/cpuinfo/$c"
 done
+# The fatbin reader's seeds: synthetic ELF files and the skeleton of a real cuDNN .nv_fatbin (payloads zeroed).
+python3 "$here/make_fatbin_seeds.py"
 echo "seeds regenerated under $corpus"
