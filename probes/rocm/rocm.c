@@ -1,0 +1,162 @@
+/* rocm.c: the rocm probe: AMD's ROCm stack (amdgpu and KFD from files, the HSA and HIP runtimes in a child), orchestrated. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "isolate.h"
+#include "jsonget.h"
+#include "jsonstr.h"
+#include "ldsearch.h"
+#include "rocm_internal.h"
+#include "strutil.h"
+
+/* Environment variables that change what ROCm sees (recorded as facts; read in live modes only). */
+static const char *const rocm_env_vars[] = {
+    "HSA_OVERRIDE_GFX_VERSION", "HIP_VISIBLE_DEVICES", "ROCR_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES",
+    "GPU_DEVICE_ORDINAL", "ROCM_PATH", NULL,
+};
+
+/* What is kept of the child's JSON. */
+static const struct jsonstr_limits rocm_child_limits = {.depth = 6, .string = 1024, .items = 256, .key = SIZE_MAX};
+
+/* The pci section's devices (borrowed), or NULL when it did not run ok. */
+static json_object *rocm_pci_devices(struct probe_ctx *ctx)
+{
+    struct report_section *pci = report_find_section(ctx->report, "pci");
+    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget(pci->data, "devices") : NULL;
+    return devs && json_object_is_type(devs, json_type_array) ? devs : NULL;
+}
+
+/* Where the tree's dynamic linker finds the runtime libraries: {hsa, hip}, each a path or null. */
+static json_object *rocm_libraries(struct probe_ctx *ctx)
+{
+    static const char *const hip_names[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", NULL};
+    json_object *o = json_object_new_object();
+    struct ldsearch s;
+    char *hsa = NULL, *hip = NULL;
+    const char *via = NULL;
+    if (ldsearch_init(&s, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0) {
+        hsa = ldsearch_find(&s, "libhsa-runtime64.so.1", &via);
+        for (size_t i = 0; !hip && hip_names[i]; i++)
+            hip = ldsearch_find(&s, hip_names[i], &via);
+        ldsearch_free(&s);
+    }
+    json_object_object_add(o, "hsa", jsonstr_or_null(hsa));
+    json_object_object_add(o, "hip", jsonstr_or_null(hip));
+    free(hsa);
+    free(hip);
+    return o;
+}
+
+/* The child's outcome as the section's "runtime" object. */
+static json_object *rocm_runtime_json(const struct isolate_result *res)
+{
+    json_object *o = NULL;
+    if (res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object))
+        o = jsonstr_clean_copy(res->value, &rocm_child_limits);
+    if (!o)
+        o = json_object_new_object();
+    const char *st = res->status == ISOLATE_OK ? "ok" : res->status == ISOLATE_SIGNAL ? "crash"
+                   : res->status == ISOLATE_TIMEOUT ? "timeout" : "failed";
+    json_object_object_add(o, "status", json_object_new_string(st));
+    json_object_object_add(o, "detail", res->status == ISOLATE_OK ? NULL : jsonstr_sanitized(res->detail));
+    /* The last call the child announced before it ended (its output's last line). */
+    char *where = NULL;
+    if (res->status != ISOLATE_OK && res->stderr_tail) {
+        char *t = str_dup(res->stderr_tail);
+        char *save = NULL, *last = NULL;
+        for (char *l = t ? strtok_r(t, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
+            if (strcmp(l, "hsa_init") == 0 || strcmp(l, "hipGetDeviceCount") == 0)
+                last = l;
+        where = last ? str_dup(last) : NULL;
+        free(t);
+    }
+    json_object_object_add(o, "where", jsonstr_or_null(where));
+    free(where);
+    return o;
+}
+
+static void rocm_summary(struct report_section *sec)
+{
+    json_object *d = sec->data, *nodes = jsonget(d, "nodes"), *rt = jsonget(d, "runtime");
+    size_t ngpu = 0;
+    for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
+        json_object *n = json_object_array_get_idx(nodes, i);
+        if (jsonget_tri(n, "gpu") == GC_TRI_YES) {
+            ngpu++;
+            const char *gfx = jsonget_str(n, "gfx"), *addr = jsonget_str(n, "pci_address"), *sup = jsonget_str(n, "support");
+            report_section_add_line(sec, sup && strcmp(sup, "unsupported") == 0 ? REPORT_MARK_WARN : REPORT_MARK_OK, "KFD",
+                                    "node %lld: %s %s (%s)", (long long)jsonget_int(n, "node", -1), gfx ? gfx : "gfx?",
+                                    addr ? addr : "", sup ? sup : "?");
+        }
+    }
+    json_object *hsa = jsonget(rt, "hsa"), *hip = jsonget(rt, "hip");
+    const char *lib = jsonget_str(jsonget(d, "libraries"), "hsa");
+    if (!rt)
+        report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "%zu KFD GPU node%s; runtime %s", ngpu, ngpu == 1 ? "" : "s",
+                                lib ? "not loaded (not the live machine)" : "not installed");
+    else if (strcmp(jsonget_str(rt, "status"), "ok") != 0)
+        report_section_add_line(sec, REPORT_MARK_ERROR, "ROCm", "runtime child %s", jsonget_str(rt, "status"));
+    else
+        report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "HSA %s (%s), HIP %s, %lld HIP device%s",
+                                jsonget_str(hsa, "version") ? jsonget_str(hsa, "version") : "?",
+                                jsonget_str(hsa, "status") ? jsonget_str(hsa, "status") : "?",
+                                jsonget_str(hip, "runtime_version") ? jsonget_str(hip, "runtime_version") : "absent",
+                                (long long)jsonget_int(hip, "device_count", 0), jsonget_int(hip, "device_count", 0) == 1 ? "" : "s");
+}
+
+static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
+{
+    json_object *pci_devs = rocm_pci_devices(ctx);
+    json_object *d = sec->data;
+    json_object_object_add(d, "kernel", rocm_kernel_read(ctx));
+    json_object *nodes = rocm_nodes_read(ctx, pci_devs);
+    json_object_object_add(d, "nodes", nodes);
+    json_object *opened = rocm_nodes_open(ctx, nodes);
+    json_object_object_add(d, "device_nodes", opened);
+    json_object *env = NULL;
+    if (probe_live(ctx)) {
+        env = json_object_new_object();
+        for (size_t i = 0; rocm_env_vars[i]; i++) {
+            const char *v = getenv(rocm_env_vars[i]);
+            if (v)
+                json_object_object_add(env, rocm_env_vars[i], jsonstr_sanitized(v));
+        }
+    }
+    json_object_object_add(d, "environment", env);
+    json_object *libs = rocm_libraries(ctx);
+    json_object_object_add(d, "libraries", libs);
+    json_object *rt = NULL;
+    if (probe_live(ctx) && (jsonget_str(libs, "hsa") || jsonget_str(libs, "hip"))) {
+        struct isolate_result res;
+        memset(&res, 0, sizeof(res));
+        probe_isolate_run(ctx, rocm_runtime_child, NULL, &res);
+        rt = rocm_runtime_json(&res);
+        isolate_result_clear(&res);
+    }
+    json_object_object_add(d, "runtime", rt);
+    rocm_findings(ctx, d, pci_devs);
+    rocm_summary(sec);
+    report_section_set_result(sec, &result_rocm_ops, result_rocm_ops.from_json(d));
+    report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    return PROBE_DONE;
+}
+
+static const char *const rocm_deps[] = {"pci", NULL};
+
+const struct probe probe_rocm = {
+    .name = "rocm",
+    .compute_api = "hip",
+    .compute_api_label = "HIP (ROCm)",
+    .vendor = "amd",
+    .title = "AMD's ROCm stack: amdgpu and its KFD topology (each GPU's gfx target\n"
+             "against ROCm's support list), /dev/kfd and render nodes, the HSA and HIP\n"
+             "runtimes in a child (under --root: the tree's files only)",
+    .deps = rocm_deps,
+    .check_sets = (const struct check_set[]){{rocm_checks, &rocm_n_checks}, {NULL, NULL}},
+    .requires = rocm_requires,
+    .result = &result_rocm_ops,
+    .run = rocm_run,
+    .verdict = rocm_verdict,
+    .print_text = rocm_print_text,
+    .node_labels = rocm_node_labels,
+};
