@@ -59,19 +59,13 @@ static json_object *rocm_runtime_json(const struct isolate_result *res)
                    : res->status == ISOLATE_TIMEOUT ? "timeout" : "failed";
     json_object_object_add(o, "status", json_object_new_string(st));
     json_object_object_add(o, "detail", res->status == ISOLATE_OK ? NULL : jsonstr_sanitized(res->detail));
-    /* The last call the child announced before it ended (its output's last line). */
-    char *where = NULL;
-    if (res->status != ISOLATE_OK && res->stderr_tail) {
-        char *t = str_dup(res->stderr_tail);
-        char *save = NULL, *last = NULL;
-        for (char *l = t ? strtok_r(t, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save))
-            if (strcmp(l, "hsa_init") == 0 || strcmp(l, "hipGetDeviceCount") == 0)
-                last = l;
-        where = last ? str_dup(last) : NULL;
-        free(t);
-    }
+    /* The last call the child announced before it ended (in its output). */
+    const char *tail = res->status != ISOLATE_OK ? res->stderr_tail : NULL, *where = NULL;
+    if (tail && strstr(tail, "hipGetDeviceCount"))
+        where = "hipGetDeviceCount"; /* announced after hsa_init */
+    else if (tail && strstr(tail, "hsa_init"))
+        where = "hsa_init";
     json_object_object_add(o, "where", jsonstr_or_null(where));
-    free(where);
     return o;
 }
 
@@ -126,7 +120,8 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object *libs = rocm_libraries(ctx);
     json_object_object_add(d, "libraries", libs);
     json_object *rt = NULL;
-    if (probe_live(ctx) && (jsonget_str(libs, "hsa") || jsonget_str(libs, "hip"))) {
+    /* Live modes load this machine's runtime as a program would, whatever the tree's search found. */
+    if (probe_live(ctx)) {
         struct isolate_result res;
         memset(&res, 0, sizeof(res));
         probe_isolate_run(ctx, rocm_runtime_child, NULL, &res);

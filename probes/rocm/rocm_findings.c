@@ -244,6 +244,8 @@ static void rocm_findings_runtime(struct probe_ctx *ctx, json_object *data, cons
 {
     json_object *rt = jsonget(data, "runtime"), *hsa = jsonget(rt, "hsa"), *hip = jsonget(rt, "hip");
     const char *lib = jsonget_str(jsonget(data, "libraries"), "hsa");
+    if (!lib)
+        lib = jsonget_str(hsa, "library"); /* the file the child loaded (--root DIR --live) */
     bool gpu_here = f->amd_gpus > 0 || (f->amd_gpus < 0 && f->kfd_gpus > 0);
     const char *st = jsonget_str(rt, "status"), *hst = jsonget_str(hsa, "status");
     if (!gpu_here) {
@@ -257,16 +259,17 @@ static void rocm_findings_runtime(struct probe_ctx *ctx, json_object *data, cons
     }
     if (f->amd_bound == 0 && f->kfd_gpus == 0)
         return; /* the kernel side is missing: pci's findings say why */
-    if (!lib && (!hst || strcmp(hst, "no-library") == 0)) {
+    bool failed = st && (strcmp(st, "crash") == 0 || strcmp(st, "timeout") == 0 || strcmp(st, "failed") == 0);
+    if (!failed && !lib && (!hst || strcmp(hst, "no-library") == 0)) {
         report_add_finding(ctx->report, "rocm.no-runtime", f->first ? f->first : "libhsa-runtime64.so.1",
                            "no ROCm runtime: libhsa-runtime64.so.1 is not found by the dynamic linker");
         return;
     }
     if (!st)
         return; /* not run: not the live machine */
-    if (strcmp(st, "crash") == 0 || strcmp(st, "timeout") == 0 || strcmp(st, "failed") == 0) {
+    if (failed) {
         const char *where = jsonget_str(rt, "where"), *det = jsonget_str(rt, "detail");
-        report_add_finding(ctx->report, "rocm.runtime-crashed", lib, "the ROCm runtime child %s in %s: %s",
+        report_add_finding(ctx->report, "rocm.runtime-crashed", lib ? lib : "libhsa-runtime64.so.1", "the ROCm runtime child %s in %s: %s",
                            strcmp(st, "timeout") == 0 ? "hung" : "failed", where ? where : "loading", det ? det : st);
         return;
     }
