@@ -69,7 +69,7 @@ static json_object *rocm_runtime_json(const struct isolate_result *res)
     return o;
 }
 
-static void rocm_summary(struct report_section *sec)
+static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec)
 {
     json_object *d = sec->data, *nodes = jsonget(d, "nodes"), *rt = jsonget(d, "runtime");
     size_t ngpu = 0;
@@ -84,18 +84,35 @@ static void rocm_summary(struct report_section *sec)
         }
     }
     json_object *hsa = jsonget(rt, "hsa"), *hip = jsonget(rt, "hip");
-    const char *lib = jsonget_str(jsonget(d, "libraries"), "hsa");
-    if (!rt)
+    const char *lib = jsonget_str(jsonget(d, "libraries"), "hsa"), *st = jsonget_str(rt, "status"), *hst = jsonget_str(hsa, "status");
+    if (!rt) {
         report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "%zu KFD GPU node%s; runtime %s", ngpu, ngpu == 1 ? "" : "s",
                                 lib ? "not loaded (not the live machine)" : "not installed");
-    else if (strcmp(jsonget_str(rt, "status"), "ok") != 0)
-        report_section_add_line(sec, REPORT_MARK_ERROR, "ROCm", "runtime child %s", jsonget_str(rt, "status"));
+        return;
+    }
+    if (!st || strcmp(st, "ok") != 0) {
+        const char *where = jsonget_str(rt, "where"), *det = jsonget_str(rt, "detail");
+        report_section_add_line(sec, REPORT_MARK_ERROR, "ROCm", "runtime child %s%s%s (%s)", st ? st : "?", where ? " in " : "",
+                                where ? where : "", det ? det : "");
+        return;
+    }
+    /* hsa_status_string's text starts with the status's name: "HSA_STATUS_ERROR_OUT_OF_RESOURCES: ..." */
+    json_object *init = jsonget(hsa, "init");
+    char name[64] = "";
+    const char *text = jsonget_str(init, "text");
+    snprintf(name, sizeof(name), "%.*s", text ? (int)strcspn(text, ":") : 0, text ? text : "");
+    const char *hipv = jsonget_str(hip, "runtime_version"), *hiperr = jsonget_str(jsonget(hip, "device_count_result"), "name");
+    int64_t nhip = jsonget_int(hip, "device_count", -1);
+    bool info = report_find_finding(ctx->report, "rocm.no-device", NULL) != NULL;
+    if (hst && strcmp(hst, "ok") == 0)
+        report_section_add_line(sec, nhip > 0 ? REPORT_MARK_OK : REPORT_MARK_ERROR, "ROCm", "HSA %s, HIP %s: %lld device%s",
+                                jsonget_str(hsa, "version") ? jsonget_str(hsa, "version") : "?", hipv ? hipv : "absent",
+                                (long long)(nhip < 0 ? 0 : nhip), nhip == 1 ? "" : "s");
     else
-        report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "HSA %s (%s), HIP %s, %lld HIP device%s",
-                                jsonget_str(hsa, "version") ? jsonget_str(hsa, "version") : "?",
-                                jsonget_str(hsa, "status") ? jsonget_str(hsa, "status") : "?",
-                                jsonget_str(hip, "runtime_version") ? jsonget_str(hip, "runtime_version") : "absent",
-                                (long long)jsonget_int(hip, "device_count", 0), jsonget_int(hip, "device_count", 0) == 1 ? "" : "s");
+        report_section_add_line(sec, info ? REPORT_MARK_INFO : REPORT_MARK_ERROR, "ROCm", "hsa_init: %s%s%s; HIP %s%s%s",
+                                hst && strcmp(hst, "init-failed") == 0 ? (name[0] ? name : "failed") : (hst ? hst : "?"),
+                                init ? " " : "", init ? (jsonget_int(init, "code", 0) == 0x1008 ? "(0x1008)" : "") : "",
+                                hipv ? hipv : "absent", hiperr ? ": " : "", hiperr ? hiperr : "");
 }
 
 static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
@@ -130,7 +147,7 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
     }
     json_object_object_add(d, "runtime", rt);
     rocm_findings(ctx, d, pci_devs);
-    rocm_summary(sec);
+    rocm_summary(ctx, sec);
     report_section_set_result(sec, &result_rocm_ops, result_rocm_ops.from_json(d));
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     return PROBE_DONE;
