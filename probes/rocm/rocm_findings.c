@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "devnode.h"
 #include "jsonget.h"
 #include "rocm_internal.h"
 #include "strutil.h"
@@ -129,20 +130,6 @@ static bool rocm_node_reported(const struct report *r, const char *path)
     return false;
 }
 
-/* "EACCES (Permission denied): the node's group is render, and this user is not in it" for opened node O. */
-static char *rocm_open_why(json_object *o)
-{
-    const char *en = jsonget_str(o, "errno"), *err = jsonget_str(o, "error"), *group = jsonget_str(o, "group");
-    if (!en)
-        return NULL;
-    if (strcmp(en, "EACCES") == 0 && group)
-        return str_printf("%s (%s): its group is %s, and this process is %s it%s", en, err ? err : "", group,
-                          jsonget_tri(o, "user_in_group") == GC_TRI_YES ? "in" : "not in",
-                          jsonget_tri(o, "listed_in_group") == GC_TRI_YES && jsonget_tri(o, "user_in_group") != GC_TRI_YES
-                              ? " (/etc/group lists the user: log in again)" : "");
-    return str_printf("%s (%s)", en, err ? err : "");
-}
-
 /* Nodes: each failed open, unless pci named that node already. */
 static void rocm_findings_nodes(struct probe_ctx *ctx, json_object *data, const struct rocm_facts *f)
 {
@@ -152,7 +139,7 @@ static void rocm_findings_nodes(struct probe_ctx *ctx, json_object *data, const 
         const char *path = jsonget_str(o, "path");
         if (!path || jsonget_tri(o, "opened") == GC_TRI_YES || rocm_node_reported(ctx->report, path))
             continue;
-        char *why = rocm_open_why(o);
+        char *why = devnode_why(o);
         report_add_finding(ctx->report, "rocm.node-open-failed", path, "%s cannot be opened read-write: %s", path, why ? why : "?");
         free(why);
     }
@@ -231,7 +218,7 @@ static char *rocm_kfd_why(json_object *data)
         json_object *o = json_object_array_get_idx(opened, i);
         const char *p = jsonget_str(o, "path");
         if (p && strcmp(p, "/dev/kfd") == 0 && jsonget_tri(o, "opened") == GC_TRI_NO) {
-            char *why = rocm_open_why(o), *s = str_printf("; /dev/kfd: %s", why ? why : "?");
+            char *why = devnode_why(o), *s = str_printf("; /dev/kfd: %s", why ? why : "?");
             free(why);
             return s;
         }

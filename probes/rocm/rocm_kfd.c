@@ -1,14 +1,12 @@
 /* rocm_kfd.c: the rocm probe's kernel side from files: amdgpu, DKMS, the KFD topology, VRAM, /dev/kfd and render nodes. */
-#include <errno.h>
-#include <fcntl.h>
-#include <grp.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <errno.h>
 #include <sys/utsname.h>
-#include <unistd.h>
 
+#include "devnode.h"
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "rocm_internal.h"
@@ -237,88 +235,20 @@ json_object *rocm_nodes_read(struct probe_ctx *ctx, json_object *pci_devs)
 
 /* ---- opening the nodes (live host files only) -------------------------------------------------- */
 
-/* The name of group GID in /etc/group (through hostfs) and whether it lists USER; heap name or NULL. */
-static char *rocm_group_of(struct probe_ctx *ctx, gid_t gid, const char *user, int *listed)
-{
-    char *text = NULL, *name = NULL, *save = NULL;
-    *listed = -1;
-    if (hostfs_read_file(ctx->fs, "/etc/group", 1024 * 1024, &text, NULL) < 0)
-        return NULL;
-    for (char *line = strtok_r(text, "\n", &save); line && !name; line = strtok_r(NULL, "\n", &save)) {
-        char *f[4] = {line, NULL, NULL, NULL};
-        for (int i = 1; i < 4 && f[i - 1]; i++) {
-            char *c = strchr(f[i - 1], ':');
-            if (c) {
-                *c = '\0';
-                f[i] = c + 1;
-            }
-        }
-        uint64_t g;
-        if (!f[3] || str_to_u64(f[2], 10, &g) < 0 || g != (uint64_t)gid)
-            continue;
-        name = str_dup(f[0]);
-        *listed = 0;
-        char *s2 = NULL;
-        for (char *m = strtok_r(f[3], ",", &s2); m && user; m = strtok_r(NULL, ",", &s2))
-            if (strcmp(m, user) == 0)
-                *listed = 1;
-    }
-    free(text);
-    return name;
-}
-
-/* Does this process hold group GID? */
-static bool rocm_have_group(gid_t gid)
-{
-    if (getegid() == gid)
-        return true;
-    gid_t g[256];
-    int n = getgroups(256, g);
-    for (int i = 0; i < n; i++)
-        if (g[i] == gid)
-            return true;
-    return false;
-}
-
-static json_object *rocm_open_one(struct probe_ctx *ctx, const char *path, const char *user)
-{
-    json_object *o = json_object_new_object();
-    json_object_object_add(o, "path", json_object_new_string(path));
-    /* O_RDWR, as libhsakmt opens /dev/kfd (hsaKmtOpenKFD) and the render node (drmOpenRender-like). */
-    int fd = hostfs_openat(ctx->fs, path, O_RDWR);
-    int err = fd < 0 ? -fd : 0;
-    if (fd >= 0)
-        close(fd);
-    json_object_object_add(o, "opened", json_object_new_boolean(fd >= 0));
-    json_object_object_add(o, "errno", err ? json_object_new_string(strerrorname_np(err) ? strerrorname_np(err) : "?") : NULL);
-    json_object_object_add(o, "error", err ? json_object_new_string(strerror(err)) : NULL);
-    struct stat st;
-    char *group = NULL;
-    int listed = -1;
-    bool have = hostfs_stat(ctx->fs, path, &st, true) == 0;
-    if (have)
-        group = rocm_group_of(ctx, st.st_gid, user, &listed);
-    json_object_object_add(o, "group", jsonstr_or_null(group));
-    json_object_object_add(o, "user_in_group", have ? json_object_new_boolean(rocm_have_group(st.st_gid)) : NULL);
-    json_object_object_add(o, "listed_in_group", listed >= 0 ? json_object_new_boolean(listed == 1) : NULL);
-    free(group);
-    return o;
-}
-
 json_object *rocm_nodes_open(struct probe_ctx *ctx, json_object *nodes)
 {
     if (!probe_host_files(ctx))
         return NULL;
     const char *user = getenv("USER");
     json_object *arr = json_object_new_array();
-    json_object_array_add(arr, rocm_open_one(ctx, "/dev/kfd", user));
+    json_object_array_add(arr, devnode_open_json(ctx->fs, "/dev/kfd", user));
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
         int64_t minor = jsonget_int(json_object_array_get_idx(nodes, i), "drm_render_minor", -1);
         if (minor < 128 || minor > 511)
             continue;
         char path[40];
         snprintf(path, sizeof(path), "/dev/dri/renderD%lld", (long long)minor);
-        json_object_array_add(arr, rocm_open_one(ctx, path, user));
+        json_object_array_add(arr, devnode_open_json(ctx->fs, path, user));
     }
     return arr;
 }
