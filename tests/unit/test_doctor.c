@@ -630,11 +630,11 @@ static void test_requirements_declared_by_probes(void **state)
             assert_true(q->form != NULL || q->forms != NULL);
         }
     }
-    assert_int_equal(owners, 5); /* cpu, cuda, rocm, opencl, frameworks */
+    assert_int_equal(owners, 6); /* cpu, cuda, rocm, opencl, levelzero, frameworks */
     char *err = NULL;
     char *bad[] = {"nope"};
     assert_int_equal(doctor_validate_requires(bad, 1, &err), -1);
-    static const char *const forms[] = {"gpu, gpus>=N, torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu, opencl, fp64, opencl-version>=X.Y, rocm, cuda, cuda>=X.Y, "
+    static const char *const forms[] = {"gpu, gpus>=N, torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu, levelzero, opencl, fp64, opencl-version>=X.Y, rocm, cuda, cuda>=X.Y, "
                                         "compute-capability>=X.Y, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, "
                                         "or a CPU flag (fpu, ",
                                         "sha_ni)"};
