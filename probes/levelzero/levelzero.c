@@ -126,7 +126,12 @@ static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
         pci_devs = NULL;
     json_object *d = sec->data, *gpus = levelzero_gpus(pci_devs);
     json_object_object_add(d, "gpus", gpus);
-    json_object_object_add(d, "device_nodes", levelzero_nodes(ctx, gpus));
+    /* A snapshot replayed without --live: this machine's facts (nodes opened, the child) are the captured
+     * section's; the files are the snapshot's tree, read again. */
+    json_object *cap = probe_snapshot(ctx) && !probe_live(ctx) ? probe_captured(ctx, "levelzero") : NULL;
+    json_object *cnodes = jsonget(cap, "device_nodes"), *crt = jsonget(cap, "runtime");
+    json_object_object_add(d, "device_nodes", cap ? (cnodes ? jsonstr_clean_copy(cnodes, &levelzero_child_limits) : NULL)
+                                                  : levelzero_nodes(ctx, gpus));
     json_object_object_add(d, "libraries", levelzero_libraries(ctx));
     json_object *rt = NULL;
     if (probe_live(ctx)) {
@@ -136,6 +141,8 @@ static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
         rt = levelzero_runtime_json(&res);
         isolate_result_clear(&res);
     }
+    if (crt)
+        rt = jsonstr_clean_copy(crt, &levelzero_child_limits);
     json_object_object_add(d, "runtime", rt);
     levelzero_findings(ctx, d, pci_devs, cl && cl->status == REPORT_STATUS_OK ? cl->data : NULL);
     levelzero_summary(sec, ctx);

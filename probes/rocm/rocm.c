@@ -115,6 +115,13 @@ static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec)
                                 hipv ? hipv : "absent", hiperr ? ": " : "", hiperr ? hiperr : "");
 }
 
+/* A copy of member NAME of the captured section CAP (outside input: cleaned again), or NULL. */
+static json_object *rocm_captured(json_object *cap, const char *name)
+{
+    json_object *v = jsonget(cap, name);
+    return v ? jsonstr_clean_copy(v, &rocm_child_limits) : NULL;
+}
+
 static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     json_object *pci_devs = rocm_pci_devices(ctx);
@@ -122,7 +129,10 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object_object_add(d, "kernel", rocm_kernel_read(ctx));
     json_object *nodes = rocm_nodes_read(ctx, pci_devs);
     json_object_object_add(d, "nodes", nodes);
-    json_object *opened = rocm_nodes_open(ctx, nodes);
+    /* A snapshot replayed without --live: what was this machine's (its nodes opened, its environment, its
+     * runtime) comes from the captured section; the files are the snapshot's tree, read again. */
+    json_object *cap = probe_snapshot(ctx) && !probe_live(ctx) ? probe_captured(ctx, "rocm") : NULL;
+    json_object *opened = cap ? rocm_captured(cap, "device_nodes") : rocm_nodes_open(ctx, nodes);
     json_object_object_add(d, "device_nodes", opened);
     json_object *env = NULL;
     if (probe_live(ctx)) {
@@ -133,7 +143,9 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
                 json_object_object_add(env, rocm_env_vars[i], jsonstr_sanitized(v));
         }
     }
-    json_object_object_add(d, "environment", env);
+    json_object_object_add(d, "environment", cap ? rocm_captured(cap, "environment") : env);
+    if (cap)
+        json_object_put(env);
     json_object *libs = rocm_libraries(ctx);
     json_object_object_add(d, "libraries", libs);
     json_object *rt = NULL;
@@ -145,7 +157,9 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
         rt = rocm_runtime_json(&res);
         isolate_result_clear(&res);
     }
-    json_object_object_add(d, "runtime", rt);
+    json_object_object_add(d, "runtime", cap ? rocm_captured(cap, "runtime") : rt);
+    if (cap)
+        json_object_put(rt);
     rocm_findings(ctx, d, pci_devs);
     rocm_summary(ctx, sec);
     report_section_set_result(sec, &result_rocm_ops, result_rocm_ops.from_json(d));
