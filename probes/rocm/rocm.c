@@ -146,6 +146,7 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object_object_add(d, "environment", cap ? rocm_captured(cap, "environment") : env);
     if (cap)
         json_object_put(env);
+    json_object_object_add(d, "rocblas", rocm_rocblas_read(ctx));
     json_object *libs = rocm_libraries(ctx);
     json_object_object_add(d, "libraries", libs);
     json_object *rt = NULL;

@@ -33,6 +33,10 @@ const struct check rocm_checks[] = {
      "ROCm's libraries ship no code for it: HIP programs fail with 'invalid device function'. A target of the same "
      "family may run it with HSA_OVERRIDE_GFX_VERSION (unsupported by AMD); otherwise use OpenCL or Vulkan.",
      CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
+    {"rocm.rocblas-no-code", REPORT_SEV_WARNING, "The installed rocBLAS carries no kernels for an AMD GPU's gfx target",
+     "rocBLAS (every HIP framework's matrix products) fails with 'Cannot read TensileLibrary.dat ... for GPU arch': "
+     "install a rocBLAS built for the target, or set HSA_OVERRIDE_GFX_VERSION to a target it has, of the GPU's family.",
+     CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
     {"rocm.gfx-deprecated", REPORT_SEV_INFO, "An AMD GPU's gfx target is deprecated in ROCm: a coming release drops it",
      "Pin the ROCm release that supports it.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
     {"rocm.gfx-override", REPORT_SEV_INFO, "HSA_OVERRIDE_GFX_VERSION is set: ROCm reports another gfx target than the GPU's",
@@ -169,8 +173,11 @@ static int rocm_visible_count(const char *v, int n)
 /* Targets: support, override; visibility. */
 static void rocm_findings_targets(struct probe_ctx *ctx, json_object *data, const struct rocm_facts *f)
 {
-    json_object *env = jsonget(data, "environment"), *nodes = jsonget(data, "nodes");
+    json_object *env = jsonget(data, "environment"), *nodes = jsonget(data, "nodes"), *rb = jsonget(data, "rocblas");
     const char *ovr = jsonget_str(env, "HSA_OVERRIDE_GFX_VERSION");
+    json_object *rbt = jsonget(rb, "targets");
+    if (!rbt || !json_object_is_type(rbt, json_type_array) || json_object_array_length(rbt) == 0)
+        rb = NULL; /* no Tensile files found where we look: say nothing of what rocBLAS carries */
     bool supported_dgpu = false;
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i);
@@ -184,10 +191,21 @@ static void rocm_findings_targets(struct probe_ctx *ctx, json_object *data, cons
         const struct rocm_gfx *row = rocm_gfx_find(gfx);
         if (!sup || !gfx)
             continue;
-        if (ovr) {
+        if (ovr)
             report_add_finding(ctx->report, "rocm.gfx-override", subj, "HSA_OVERRIDE_GFX_VERSION=%s: ROCm treats %s %s as that target",
                                ovr, subj, gfx);
-        } else if (strcmp(sup, "unsupported") == 0) {
+        /* With rocBLAS installed, what it carries decides (Debian builds it for more targets than AMD lists):
+         * the target ROCm will use, the override's when one is set. */
+        char obuf[16];
+        const char *used = ovr ? rocm_override_gfx(ovr, obuf, sizeof(obuf)) : gfx;
+        if (rb && used && !rocm_rocblas_has(rb, used)) {
+            struct report_finding *x = report_add_finding(ctx->report, "rocm.rocblas-no-code", subj,
+                                                          "rocBLAS (%s) has no kernels for %s%s%s%s", jsonget_str(rb, "library"), used,
+                                                          ovr ? " (the override's target for " : "", ovr ? gfx : "", ovr ? ")" : "");
+            if (x && row && row->override && !ovr)
+                report_finding_set_hint(x, "Install a rocBLAS built for %s, or set HSA_OVERRIDE_GFX_VERSION=%s (unsupported by AMD) "
+                                           "if this rocBLAS has that target's kernels.", gfx, row->override);
+        } else if (!ovr && !rb && strcmp(sup, "unsupported") == 0) {
             struct report_finding *x = report_add_finding(ctx->report, "rocm.gfx-unsupported", subj, "%s %s (%s) is not supported by ROCm",
                                                           subj, gfx, row ? row->examples : "?");
             if (x && row && row->igpu && supported_dgpu)

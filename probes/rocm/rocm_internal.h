@@ -61,6 +61,17 @@ struct rocm_gfx {
 const struct rocm_gfx *rocm_gfx_find(const char *gfx);
 const char *rocm_support_name(enum rocm_support s);
 
+/* ---- rocBLAS's kernels (rocm_rocblas.c) ---- */
+
+/* The rocBLAS the dynamic linker finds and the gfx targets its Tensile library files name: a new object
+ * {library, tensile_dir, targets}, or NULL when no librocblas is found. */
+json_object *rocm_rocblas_read(struct probe_ctx *ctx);
+/* Does RB (rocm_rocblas_read's) carry kernels for GFX? */
+bool rocm_rocblas_has(json_object *rb, const char *gfx);
+/* The target HSA_OVERRIDE_GFX_VERSION's value V ("10.3.0") stands for ("gfx1030"), in BUF; NULL when V is
+ * not MAJOR.MINOR.STEPPING. */
+const char *rocm_override_gfx(const char *v, char *buf, size_t len);
+
 /* ---- the runtime child (rocm_child.c) ---- */
 
 /* The child: dlopen libhsa-runtime64.so.1, hsa_init, the agents; then libamdhip64: versions and devices.

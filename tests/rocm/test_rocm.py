@@ -170,6 +170,46 @@ class RocmTests(gctest.TestCase):
         self.assertEqual((f["severity"], f["subject"]), ("warning", ADDR))
         self.assertIn("HSA_OVERRIDE_GFX_VERSION=10.3.0", f["hint"])
 
+    def rocblas(self, t, layout, targets):
+        """A rocBLAS in the tree: the library (an ELF file: the fake) and its Tensile files for TARGETS."""
+        lib = "/usr/lib/x86_64-linux-gnu"  # a directory the dynamic linker searches without a cache
+        t.t.mkdir(lib)
+        shutil.copy(FAKE, t.t.path(lib + "/librocblas.so.4"))
+        # AMD's packages put the Tensile files at <libdir>/rocblas/library, Debian's at <libdir>/rocblas/VERSION/library
+        d = lib + ("/rocblas/library" if layout == "amd" else "/rocblas/4.3.0/library")
+        for g in targets:  # file names as AMD's packages ship them
+            t.t.write("%s/TensileLibrary_lazy_%s.dat" % (d, g), "")
+            t.t.write("%s/Kernels.so-000-%s.hsaco" % (d, g), "")
+        t.t.write(d + "/TensileManifest.txt", "")
+
+    def test_rocblas_without_the_gpus_kernels(self):
+        t = self.tree()  # gfx1100
+        self.rocblas(t, "debian", ["gfx1030", "gfx90a", "gfx942"])
+        r = self.rocm(t)
+        rb = r.json["rocm"]["rocblas"]
+        self.assertEqual((rb["library"], rb["tensile_dir"], rb["targets"]),
+                         ("/usr/lib/x86_64-linux-gnu/librocblas.so.4", "/usr/lib/x86_64-linux-gnu/rocblas/4.3.0/library",
+                          ["gfx1030", "gfx90a", "gfx942"]))
+        self.assertEqual(self.ids(r), ["rocm.no-runtime", "rocm.rocblas-no-code"])
+        self.assertIn("no kernels for gfx1100", r.findings("rocm.rocblas-no-code")[0]["message"])
+
+    def test_rocblas_with_the_gpus_kernels_outweighs_the_list(self):
+        # AMD does not list gfx1031, but this rocBLAS has its kernels: no warning
+        t = self.tree(gfx_version=100301, device=0x73df)
+        self.rocblas(t, "amd", ["gfx1030", "gfx1031"])
+        r = self.rocm(t)
+        self.assertEqual(r.json["rocm"]["rocblas"]["tensile_dir"], "/usr/lib/x86_64-linux-gnu/rocblas/library")
+        self.assertEqual(self.ids(r), ["rocm.no-runtime"])
+
+    def test_rocblas_and_the_override(self):
+        t = self.tree(gfx_version=100301, device=0x73df)
+        self.rocblas(t, "amd", ["gfx1030", "gfx1100"])
+        r = self.rocm(t, live=True, env={"GC_FAKE_HSA_GPUS": "gfx1030@0300"})
+        self.assertEqual(self.ids(r), ["rocm.rocblas-no-code"])
+        self.assertIn("HSA_OVERRIDE_GFX_VERSION=10.3.0", r.findings("rocm.rocblas-no-code")[0]["hint"])
+        r = self.rocm(t, live=True, env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0", "GC_FAKE_HSA_GPUS": "gfx1030@0300"})
+        self.assertEqual(self.ids(r), ["rocm.gfx-override"])
+
     def test_no_kfd(self):
         r = self.rocm(self.tree(kfd=False))
         self.assertEqual(self.ids(r), ["rocm.no-kfd", "rocm.no-runtime"])
