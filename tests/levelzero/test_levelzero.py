@@ -108,6 +108,19 @@ class LevelZeroTests(gctest.TestCase):
         r = self.lz(self.tree(), live=True, env={"GC_FAKE_ZE_GPUS": "0"})
         self.assertEqual(self.ids(r), ["levelzero.no-gpu-device"])
 
+    def test_opencl_lists_the_gpu_level_zero_does_not(self):
+        # Intel's OpenCL platform (the suite's fake ICD, named as NEO names it) lists the GPU; Level Zero lists none.
+        vendors = tempfile.mkdtemp(prefix="gc-ze-vendors-")
+        self.addCleanup(shutil.rmtree, vendors, True)
+        with open(os.path.join(vendors, "intel.icd"), "w") as f:
+            f.write(os.path.join(os.environ["GC_FAKE_ICD_DIR"], "libgcfakeicd-working.so") + "\n")
+        env = {"GC_FAKE_ZE_GPUS": "0", "OCL_ICD_VENDORS": vendors, "OPENCL_VENDOR_PATH": None, "OCL_ICD_FILENAMES": None,
+               "GC_FAKE_ICD_PLATFORM_NAME": "Intel(R) OpenCL Graphics", "GC_FAKE_ICD_DEVICES": "1",
+               "GC_FAKE_ICD_DEVICE_TYPE": "gpu", "GC_FAKE_ICD_PCI": ADDR}
+        r = self.lz(self.tree(), live=True, env=env)
+        self.assertEqual(self.ids(r), ["levelzero.opencl-only"], repr(r))
+        self.assertIn("Intel's OpenCL driver lists", r.findings("levelzero.opencl-only")[0]["message"])
+
     def test_hang_ends_within_the_timeout(self):
         start = time.monotonic()
         r = self.lz(self.tree(), "--timeout", "3", live=True, env={"GC_FAKE_ZE_INIT": "hang"})
