@@ -159,8 +159,12 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
         isolate_result_clear(&res);
     }
     json_object_object_add(d, "runtime", cap ? rocm_captured(cap, "runtime") : rt);
-    if (cap)
+    if (cap) {
         json_object_put(rt);
+        json_object *sm = rocm_captured(cap, "smoke");
+        if (sm)
+            json_object_object_add(d, "smoke", sm);
+    }
     rocm_findings(ctx, d, pci_devs);
     rocm_summary(ctx, sec);
     report_section_set_result(sec, &result_rocm_ops, result_rocm_ops.from_json(d));

@@ -37,6 +37,12 @@ const struct check rocm_checks[] = {
      "rocBLAS (every HIP framework's matrix products) fails with 'Cannot read TensileLibrary.dat ... for GPU arch': "
      "install a rocBLAS built for the target, or set HSA_OVERRIDE_GFX_VERSION to a target it has, of the GPU's family.",
      CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
+    {"rocm.smoke-wrong-result", REPORT_SEV_ERROR, "An AMD GPU computed a wrong matrix product in the HIP smoke test",
+     "Do not trust this GPU's results: check dmesg for amdgpu errors and resets, the GPU's temperature and clocks "
+     "(rocm-smi), and an HSA_OVERRIDE_GFX_VERSION that makes ROCm run another target's code on it.", CHECK_LAYER_COMPUTE},
+    {"rocm.smoke-failed", REPORT_SEV_ERROR, "The HIP smoke test could not compile or run its kernel on an AMD GPU",
+     "hipRTC failing points at a ROCm without its compiler parts (libamd_comgr) or a target it cannot build for; a "
+     "failed launch or copy at the runtime or the GPU: check dmesg for amdgpu errors.", CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
     {"rocm.gfx-deprecated", REPORT_SEV_INFO, "An AMD GPU's gfx target is deprecated in ROCm: a coming release drops it",
      "Pin the ROCm release that supports it.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
     {"rocm.gfx-override", REPORT_SEV_INFO, "HSA_OVERRIDE_GFX_VERSION is set: ROCm reports another gfx target than the GPU's",
@@ -314,4 +320,15 @@ void rocm_findings(struct probe_ctx *ctx, json_object *data, json_object *pci_de
     rocm_findings_targets(ctx, data, &f);
     bool hidden = report_find_finding(ctx->report, "rocm.visible-devices-hide-all", NULL) != NULL;
     rocm_findings_runtime(ctx, data, &f, hidden);
+    /* The HIP smoke test runs only where the runtime came up without an error of its own. */
+    static const char *const blockers[] = {"rocm.hip-no-device", "rocm.runtime-crashed", "rocm.hsa-init-failed", "rocm.no-gpu-agent"};
+    bool runtime_ok = true;
+    for (size_t i = 0; i < sizeof(blockers) / sizeof(blockers[0]); i++)
+        runtime_ok &= !report_find_finding(ctx->report, blockers[i], NULL);
+    const char *hst = jsonget_str(jsonget(jsonget(data, "runtime"), "hsa"), "status");
+    runtime_ok &= hst && strcmp(hst, "ok") == 0;
+    if (!jsonget(data, "smoke")) /* a snapshot's replay brings the captured one */
+        json_object_object_add(data, "smoke", rocm_smoke_run(ctx, data, hidden ? "every GPU is hidden"
+                                                                      : !runtime_ok ? "the HIP runtime failed" : NULL));
+    rocm_smoke_findings(ctx, data);
 }

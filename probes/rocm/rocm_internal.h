@@ -78,6 +78,18 @@ const char *rocm_override_gfx(const char *v, char *buf, size_t len);
  * ARG is unused. Returns the JSON the parent reads (rocm_runtime_report). */
 json_object *rocm_runtime_child(void *arg);
 
+/* ---- the HIP smoke test (rocm_smoke.c) ---- */
+
+/* The most HIP devices one smoke child tests. */
+#define ROCM_SMOKE_MAX_DEVICES 64
+/* Run it on every HIP device of DATA's runtime child (live modes, unless --no-smoke or SKIP, the reason
+ * not to, is set): a new object, {devices: [{ordinal, gfx, n, status, failed_call, error_code, error_name,
+ * compile_log, passes}], missing} from the child, {status: crash|timeout, detail, ordinal} when it died,
+ * or {not_run: WHY}. */
+json_object *rocm_smoke_run(struct probe_ctx *ctx, json_object *data, const char *skip);
+/* Its findings, from DATA's "smoke" member. */
+void rocm_smoke_findings(struct probe_ctx *ctx, json_object *data);
+
 /* ---- findings (rocm_findings.c) ---- */
 
 extern const struct check rocm_checks[];

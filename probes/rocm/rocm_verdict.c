@@ -16,11 +16,14 @@ struct rocm_gpu {
     char *pci_address; /* NULL: unknown */
     char *name;        /* the product name, NULL: unknown */
     char *gfx;         /* the agent's name: "gfx1100" */
+    int smoke;         /* the HIP smoke test on it (HIP ordinal = its place among the GPU agents): -1 not run,
+                          0 passed, 1 failed (a wrong result, a failure, a crash) */
 };
 struct result_rocm {
     struct rocm_gpu *gpus; /* the HSA runtime's GPU agents */
     size_t n;
     int hip_devices;       /* hipGetDeviceCount, -1: unknown (not run, failed) */
+    char *smoke_not_run;   /* why the HIP smoke test did not run, NULL when it did (or nothing says) */
     char *hip_version;     /* "6.2.41133", NULL: unknown */
 };
 
@@ -35,8 +38,30 @@ static void result_rocm_free(void *p)
     if (r) {
         free(r->gpus);
         free(r->hip_version);
+        free(r->smoke_not_run);
     }
     free(r);
+}
+
+/* Each GPU's smoke outcome from the section's "smoke" object SM. */
+static void result_rocm_smoke(struct result_rocm *r, json_object *sm)
+{
+    const char *nr = jsonget_str(sm, "not_run"), *st = jsonget_str(sm, "status");
+    r->smoke_not_run = nr ? str_dup(nr) : NULL;
+    if (st) { /* the child died on one device */
+        int64_t o = jsonget_int(sm, "ordinal", -1);
+        if (o >= 0 && (size_t)o < r->n)
+            r->gpus[o].smoke = 1;
+        return;
+    }
+    json_object *devs = jsonget(sm, "devices");
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        int64_t o = jsonget_int(d, "ordinal", -1);
+        const char *s = jsonget_str(d, "status");
+        if (o >= 0 && (size_t)o < r->n && s)
+            r->gpus[o].smoke = strcmp(s, "pass") == 0 ? 0 : 1;
+    }
 }
 
 static void *result_rocm_from_json(json_object *data)
@@ -60,11 +85,13 @@ static void *result_rocm_from_json(json_object *data)
         g->pci_address = addr ? str_dup(addr) : NULL;
         g->name = pn ? str_dup(pn) : NULL;
         g->gfx = nm ? str_dup(nm) : NULL;
+        g->smoke = -1;
     }
+    result_rocm_smoke(r, jsonget(data, "smoke"));
     return r;
 }
 
-/* One path per GPU agent HIP reaches; untested: gpucheckup runs no HIP kernel yet. */
+/* One path per GPU agent HIP reaches, proven by the HIP smoke test (or untested). */
 static void result_rocm_paths(const void *res, const struct probe *owner, struct compute_paths *out)
 {
     const struct result_rocm *r = res;
@@ -73,7 +100,9 @@ static void result_rocm_paths(const void *res, const struct probe *owner, struct
     for (size_t i = 0; i < r->n; i++) {
         struct compute_path p = {.api = owner->compute_api, .api_label = owner->compute_api_label,
                                  .pci_address = r->gpus[i].pci_address, .name = r->gpus[i].name ? r->gpus[i].name : r->gpus[i].gfx,
-                                 .gpu = true, .proof = COMPUTE_UNTESTED};
+                                 .gpu = true,
+                                 .proof = r->gpus[i].smoke == 0 ? COMPUTE_PASSED : r->gpus[i].smoke == 1 ? COMPUTE_FAILED
+                                                                                                        : COMPUTE_UNTESTED};
         snprintf(p.device, sizeof(p.device), "%zu", i);
         compute_paths_add(out, &p);
     }
@@ -86,6 +115,11 @@ const struct report_result_ops result_rocm_ops = {
     .free = result_rocm_free,
     .paths = result_rocm_paths,
 };
+
+static const struct result_rocm *res_of(const struct report *r)
+{
+    return report_result(r, &result_rocm_ops);
+}
 
 /* GPUs HIP reaches (0 when it reaches none); *FIRST the first. */
 static size_t rocm_reached(const struct report *r, const struct rocm_gpu **first)
@@ -107,8 +141,11 @@ static bool rocm_req_eval(const struct report *r, const char *name, int arg, cha
     (void)arg;
     const struct rocm_gpu *g;
     size_t n = rocm_reached(r, &g);
-    *detail = n ? str_printf("HIP reaches %zu AMD GPU%s, e.g. %s %s", n, n == 1 ? "" : "s", g->pci_address ? g->pci_address : "",
-                             g->gfx ? g->gfx : "")
+    size_t passed = 0;
+    for (size_t i = 0; n && i < res_of(r)->n; i++)
+        passed += res_of(r)->gpus[i].smoke == 0;
+    *detail = n ? str_printf("HIP reaches %zu AMD GPU%s (%zu passed the HIP smoke test), e.g. %s %s", n, n == 1 ? "" : "s", passed,
+                             g->pci_address ? g->pci_address : "", g->gfx ? g->gfx : "")
                 : str_printf("HIP reaches no AMD GPU");
     return n > 0;
 }
@@ -129,12 +166,18 @@ void rocm_verdict(struct report *r, struct doctor_lines *out)
     const struct report_finding *root = doctor_target_root(r, &probe_rocm);
     const struct rocm_gpu *g;
     size_t n = rocm_reached(r, &g);
+    const struct rocm_gpu *passed = NULL;
+    for (size_t i = 0; n && i < res->n && !passed; i++)
+        if (res->gpus[i].smoke == 0)
+            passed = &res->gpus[i];
     bool ready = n > 0 && !(root && root->severity == REPORT_SEV_ERROR);
+    const struct rocm_gpu *shown = passed ? passed : g;
     char *detail;
     if (ready)
-        detail = str_printf("reaches %s%s%s%s%s (HIP %s; no HIP compute test: untested)", g->pci_address ? g->pci_address : "",
-                            g->pci_address ? " " : "", g->gfx ? g->gfx : "", g->name ? " " : "", g->name ? g->name : "",
-                            res->hip_version ? res->hip_version : "?");
+        detail = str_printf("%s %s%s%s%s%s (HIP %s; %s%s)", passed ? "ready on" : "reaches", shown->pci_address ? shown->pci_address : "",
+                            shown->pci_address ? " " : "", shown->gfx ? shown->gfx : "", shown->name ? " " : "", shown->name ? shown->name : "",
+                            res->hip_version ? res->hip_version : "?", passed ? "HIP smoke test passed" : "untested: ",
+                            passed ? "" : res->smoke_not_run ? res->smoke_not_run : "no HIP smoke test ran");
     else if (root)
         detail = str_printf("not %s: %s (%s)", root->severity == REPORT_SEV_INFO ? "available" : "ready", root->message, root->id);
     else

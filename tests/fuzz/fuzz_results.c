@@ -63,11 +63,12 @@ static char *fuzz_results_round(const struct report_result_ops *ops, json_object
         if (doctor_cuda_passed(r, -1, &cfirst) > 0 && !cfirst)
             abort();
         (void)doctor_cuda_driver_version(r);
-        /* The compute paths a result publishes (rocm's and levelzero's: GPUs, never proven by them). */
+        /* The compute paths a result publishes (rocm's and levelzero's are GPUs; levelzero runs no compute test). */
         struct compute_paths ps = compute_paths_of(r);
         for (size_t i = 0; i < ps.n; i++)
             if ((unsigned)ps.v[i].proof > COMPUTE_UNTESTED ||
-                ((ops == &result_rocm_ops || ops == &result_levelzero_ops) && (ps.v[i].proof != COMPUTE_UNTESTED || !ps.v[i].gpu)))
+                ((ops == &result_rocm_ops || ops == &result_levelzero_ops) && !ps.v[i].gpu) ||
+                (ops == &result_levelzero_ops && ps.v[i].proof != COMPUTE_UNTESTED))
                 abort();
         compute_paths_free(&ps);
         json_object *j = report_section_json(s);

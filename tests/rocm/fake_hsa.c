@@ -148,3 +148,147 @@ EXPORT int hipDeviceGetName(char *buf, int len, int dev)
     strncpy(buf, "Fake Radeon", (size_t)len);
     return 0;
 }
+
+/* ---- HIP's compute calls and hipRTC, for the HIP smoke test ----
+ * GC_FAKE_HIP_SMOKE: compute (default: the kernel's product, on the CPU), nothing (a device that computes
+ * nothing: the output stays as it was), wrong (one element off by one), compile-error (hipRTC fails with
+ * HIPRTC_ERROR_COMPILATION and a log), launch-error (hipErrorLaunchFailure), crash, hang (in the launch). */
+#include <math.h>
+
+static const char *smoke_mode(void)
+{
+    const char *m = getenv("GC_FAKE_HIP_SMOKE");
+    return m ? m : "compute";
+}
+
+EXPORT int hipSetDevice(int d)
+{
+    (void)d;
+    return 0;
+}
+
+EXPORT int hipMalloc(void **p, size_t n)
+{
+    *p = malloc(n);
+    return *p ? 0 : 2; /* hipErrorOutOfMemory */
+}
+
+EXPORT int hipFree(void *p)
+{
+    free(p);
+    return 0;
+}
+
+EXPORT int hipMemcpy(void *dst, const void *src, size_t n, int kind)
+{
+    (void)kind;
+    memcpy(dst, src, n);
+    return 0;
+}
+
+EXPORT int hiprtcCreateProgram(void **prog, const char *src, const char *name, int nh, const char **h, const char **hn)
+{
+    (void)name, (void)nh, (void)h, (void)hn;
+    *prog = strstr(src, "gc_sgemm_f32") ? (void *)0x1 : NULL;
+    return *prog ? 0 : 3;
+}
+
+EXPORT int hiprtcCompileProgram(void *prog, int n, const char **opts)
+{
+    (void)prog;
+    /* the option names the device's target, as hipRTC needs it */
+    if (n != 1 || strncmp(opts[0], "--gpu-architecture=gfx", 22) != 0)
+        return 6;
+    return strcmp(smoke_mode(), "compile-error") == 0 ? 6 : 0; /* HIPRTC_ERROR_COMPILATION */
+}
+
+static const char fake_log[] = "gc_sgemm.hip:8:13: error: use of undeclared identifier 'fmaf'";
+
+EXPORT int hiprtcGetProgramLogSize(void *prog, size_t *n)
+{
+    (void)prog;
+    *n = sizeof(fake_log);
+    return 0;
+}
+
+EXPORT int hiprtcGetProgramLog(void *prog, char *log)
+{
+    (void)prog;
+    memcpy(log, fake_log, sizeof(fake_log));
+    return 0;
+}
+
+EXPORT int hiprtcGetCodeSize(void *prog, size_t *n)
+{
+    (void)prog;
+    *n = 16;
+    return 0;
+}
+
+EXPORT int hiprtcGetCode(void *prog, char *code)
+{
+    (void)prog;
+    memcpy(code, "\177ELF fake code!", 16);
+    return 0;
+}
+
+EXPORT int hiprtcDestroyProgram(void **prog)
+{
+    *prog = NULL;
+    return 0;
+}
+
+EXPORT int hipModuleLoadData(void **mod, const void *image)
+{
+    *mod = memcmp(image, "\177ELF", 4) == 0 ? (void *)0x2 : NULL;
+    return *mod ? 0 : 200; /* hipErrorInvalidImage */
+}
+
+EXPORT int hipModuleGetFunction(void **fn, void *mod, const char *name)
+{
+    (void)mod;
+    *fn = strcmp(name, "gc_sgemm_f32") == 0 ? (void *)0x3 : NULL;
+    return *fn ? 0 : 500; /* hipErrorNotFound */
+}
+
+EXPORT int hipModuleUnload(void *mod)
+{
+    (void)mod;
+    return 0;
+}
+
+EXPORT int hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz, unsigned bx, unsigned by, unsigned bz,
+                                 unsigned shm, void *stream, void **args, void **extra)
+{
+    (void)fn, (void)gz, (void)bz, (void)shm, (void)stream, (void)extra;
+    const char *m = smoke_mode();
+    if (strcmp(m, "launch-error") == 0)
+        return 719; /* hipErrorLaunchFailure */
+    if (strcmp(m, "crash") == 0)
+        raise(SIGSEGV);
+    if (strcmp(m, "hang") == 0)
+        for (;;)
+            pause();
+    if (strcmp(m, "nothing") == 0)
+        return 0;
+    const float *a = *(float **)args[0], *b = *(float **)args[1];
+    float *c = *(float **)args[2];
+    unsigned n = *(unsigned *)args[3];
+    if (gx * bx < n || gy * by < n)
+        return 9; /* hipErrorInvalidConfiguration: the grid does not cover the matrix */
+    for (unsigned r = 0; r < n; r++)
+        for (unsigned col = 0; col < n; col++) {
+            float s = 0.0f;
+            for (unsigned k = 0; k < n; k++)
+                s = fmaf(a[r * n + k], b[k * n + col], s);
+            c[r * n + col] = s;
+        }
+    if (strcmp(m, "wrong") == 0)
+        c[n + 1] += 1.0f;
+    return 0;
+}
+
+EXPORT int hipDeviceSynchronize(void)
+{
+    return 0;
+}

@@ -229,13 +229,48 @@ class RocmTests(gctest.TestCase):
         self.assertEqual((rt["hip"]["runtime_version"], rt["hip"]["device_count"]), ("6.2.41133", 1))
         self.assertEqual(self.ids(r), [])
         self.assertTrue(r.json["verdict"]["targets"]["rocm"]["ready"])
-        self.assertIn("HIP (ROCm): reaches %s gfx1100" % ADDR, r.json["verdict"]["text"])
+        self.assertIn("HIP (ROCm): ready on %s gfx1100 Fake Radeon (HIP 6.2.41133; HIP smoke test passed)" % ADDR,
+                      r.json["verdict"]["text"])
+        sm = r.json["rocm"]["smoke"]["devices"]
+        self.assertEqual([(d["ordinal"], d["gfx"], d["status"], [p["pass"] for p in d["passes"]]) for d in sm],
+                         [(0, "gfx1100", "pass", ["exact", "random"])])
         self.assertEqual([q["met"] for q in r.json["verdict"]["requirements"]], [True])
         nfd = gctest.run("rocm", "--root", self.tree().root, "--live", "--format=nfd",
                          env={"LD_LIBRARY_PATH": self.libdir()})
         for label in ("gpucheckup-rocm.gfx=gfx1100", "gpucheckup-rocm.device-count=1", "gpucheckup-rocm.ready=true",
                       "gpucheckup-hip.ready=true"):
             self.assertIn("feature.node.kubernetes.io/" + label, nfd.stdout.splitlines())
+
+    def test_smoke_not_run_is_untested(self):
+        r = self.rocm(self.tree(), "--no-smoke", live=True)
+        self.assertEqual(r.json["rocm"]["smoke"], {"not_run": "--no-smoke"})
+        self.assertIn("HIP (ROCm): reaches %s gfx1100 Fake Radeon (HIP 6.2.41133; untested: --no-smoke)" % ADDR,
+                      r.json["verdict"]["text"])
+
+    def test_smoke_device_that_computes_nothing(self):
+        r = self.rocm(self.tree(), live=True, env={"GC_FAKE_HIP_SMOKE": "nothing"}, command="check")
+        f = r.findings("rocm.smoke-wrong-result")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual((f[0]["subject"], f[0]["severity"]), (ADDR, "error"))
+        self.assertIn("the kernel left the output buffer as it was", f[0]["message"])
+        self.assertFalse(r.json["verdict"]["targets"]["rocm"]["ready"])
+        self.assertIn("rocm.smoke-wrong-result", r.json["verdict"]["targets"]["rocm"]["reasons"])
+
+    def test_smoke_wrong_element(self):
+        r = self.rocm(self.tree(), live=True, env={"GC_FAKE_HIP_SMOKE": "wrong"})
+        f = r.findings("rocm.smoke-wrong-result")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("1 of 65536 elements wrong; first at row 1, column 1", f[0]["message"])
+
+    def test_smoke_failures(self):
+        for mode, words in (("compile-error", "hiprtcCompileProgram returned"), ("launch-error", "hipModuleLaunchKernel"),
+                            ("crash", "crashed on HIP device 0"), ("hang", "hung on HIP device 0")):
+            extra = ("--timeout", "4") if mode == "hang" else ()
+            r = self.rocm(self.tree(), *extra, live=True, env={"GC_FAKE_HIP_SMOKE": mode})
+            self.assertEqual(self.ids(r), ["rocm.smoke-failed"], mode)
+            self.assertIn(words, r.findings("rocm.smoke-failed")[0]["message"], mode)
+        self.assertIn("undeclared identifier", gctest.run("rocm", "--root", self.tree().root, "--live", "--json",
+                      env={"LD_LIBRARY_PATH": self.libdir(), "GC_FAKE_HIP_SMOKE": "compile-error"}).stdout)
 
     def test_out_of_resources_is_an_error(self):
         r = self.rocm(self.tree(), live=True, env={"GC_FAKE_HSA_INIT": "oor"})
