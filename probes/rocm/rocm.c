@@ -61,7 +61,9 @@ static json_object *rocm_runtime_json(const struct isolate_result *res)
     json_object_object_add(o, "detail", res->status == ISOLATE_OK ? NULL : jsonstr_sanitized(res->detail));
     /* The last call the child announced before it ended (in its output). */
     const char *tail = res->status != ISOLATE_OK ? res->stderr_tail : NULL, *where = NULL;
-    if (tail && strstr(tail, "hipGetDeviceCount"))
+    if (tail && strstr(tail, "rsmi_init"))
+        where = "rsmi_init"; /* announced last */
+    else if (tail && strstr(tail, "hipGetDeviceCount"))
         where = "hipGetDeviceCount"; /* announced after hsa_init */
     else if (tail && strstr(tail, "hsa_init"))
         where = "hsa_init";

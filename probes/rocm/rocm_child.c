@@ -198,6 +198,40 @@ static json_object *rocm_hip_part(void)
     return o;
 }
 
+/* rocm-smi's library (ROCm's management library, rocm_smi.h): rsmi_init(0), its devices, the status's text.
+ * Facts only: the compute path does not go through it. */
+static json_object *rocm_smi_part(void)
+{
+    json_object *o = json_object_new_object();
+    void *h = dlopen("librocm_smi64.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!h) {
+        json_object_object_add(o, "status", json_object_new_string("no-library"));
+        return o;
+    }
+    int (*init)(uint64_t) = (int (*)(uint64_t))dlsym(h, "rsmi_init");
+    int (*num)(uint32_t *) = (int (*)(uint32_t *))dlsym(h, "rsmi_num_monitor_devices");
+    int (*text)(int, const char **) = (int (*)(int, const char **))dlsym(h, "rsmi_status_string");
+    json_object_object_add(o, "library", rocm_str(rocm_lib_path((void *)init)));
+    if (!init || !num) {
+        json_object_object_add(o, "status", json_object_new_string("missing-symbols"));
+        return o;
+    }
+    printf("rsmi_init\n");
+    fflush(stdout);
+    int rc = init(0);
+    const char *t = NULL;
+    if (!text || text(rc, &t) != 0)
+        t = NULL;
+    json_object *r = json_object_new_object();
+    json_object_object_add(r, "code", json_object_new_int(rc));
+    json_object_object_add(r, "text", rocm_str(t));
+    json_object_object_add(o, "init", r);
+    uint32_t n = 0;
+    json_object_object_add(o, "devices", rc == 0 && num(&n) == 0 ? json_object_new_int64(n) : NULL);
+    json_object_object_add(o, "status", json_object_new_string(rc == 0 ? "ok" : "init-failed"));
+    return o;
+}
+
 json_object *rocm_runtime_child(void *arg)
 {
     (void)arg;
@@ -206,5 +240,6 @@ json_object *rocm_runtime_child(void *arg)
     json_object_object_add(o, "hsa", hsa);
     /* HIP runs over HSA: without an HSA runtime there is no HIP either. */
     json_object_object_add(o, "hip", rocm_hip_part());
+    json_object_object_add(o, "smi", rocm_smi_part());
     return o;
 }

@@ -232,5 +232,8 @@ void rocm_print_text(const struct report_section *sec, const struct report *r, s
                                                                                  : jsonget_str(rt, "status"));
         text_kv(t, "HIP", "runtime %s, %lld device(s)", jsonget_str(hip, "runtime_version") ? jsonget_str(hip, "runtime_version") : "?",
                 (long long)jsonget_int(hip, "device_count", 0));
+        json_object *smi = jsonget(rt, "smi");
+        text_kv(t, "rocm-smi", "%s%s%s", jsonget_str(smi, "status") ? jsonget_str(smi, "status") : "?",
+                jsonget_str(jsonget(smi, "init"), "text") ? ": " : "", jsonget_str(jsonget(smi, "init"), "text") ? jsonget_str(jsonget(smi, "init"), "text") : "");
     }
 }

@@ -131,6 +131,10 @@ class RocmTests(gctest.TestCase):
         self.assertEqual(r.json["verdict"]["counts"]["warning"], 0, repr(r))
         self.assertEqual(r.rc, 0, repr(r))
         self.assertIn("HIP (ROCm): not available", r.json["verdict"]["text"])
+        # rocm-smi's library (librocm-smi64-1): rsmi_init fails without an amdgpu device (RSMI_STATUS_INIT_ERROR, 8)
+        self.assertTrue(any(os.path.exists(os.path.join(d, "librocm_smi64.so.1"))
+                            for d in ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib", "/lib")))
+        self.assertEqual((rt["smi"]["status"], rt["smi"]["init"]["code"]), ("init-failed", 8))
         if rt["hip"]["status"] != "no-library":  # libamdhip64-5: hipErrorNoDevice, its version 5.x
             self.assertEqual(rt["hip"]["device_count_result"]["name"], "hipErrorNoDevice")
             self.assertTrue(rt["hip"]["runtime_version"].startswith("5."), rt["hip"])
