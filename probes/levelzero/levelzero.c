@@ -168,4 +168,5 @@ const struct probe probe_levelzero = {
     .run = levelzero_run,
     .verdict = levelzero_verdict,
     .node_labels = levelzero_node_labels,
+    .print_text = levelzero_print_text,
 };

@@ -63,4 +63,6 @@ void levelzero_verdict(struct report *r, struct doctor_lines *out);
 void levelzero_node_labels(const struct report_section *sec,
                            void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg);
 
+void levelzero_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);
+
 #endif

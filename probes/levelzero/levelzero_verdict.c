@@ -1,4 +1,4 @@
-/* levelzero_verdict.c: the levelzero probe's typed result (its compute paths), verdict line, --require levelzero and labels. */
+/* levelzero_verdict.c: the levelzero probe's typed result (its compute paths), verdict line, --require levelzero, labels and text. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,4 +141,22 @@ void levelzero_node_labels(const struct report_section *sec,
     snprintf(buf, sizeof(buf), "%zu", res->n);
     emit(arg, "levelzero", "device-count", buf);
     emit(arg, "levelzero", "api-version", res->api_version);
+}
+
+void levelzero_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
+{
+    (void)r;
+    json_object *d = sec->data, *libs = jsonget(d, "libraries"), *gpus = jsonget(d, "gpus"), *rt = jsonget(d, "runtime");
+    text_heading(t, "Level Zero");
+    text_kv(t, "loader", "%s", jsonget_str(libs, "loader") ? jsonget_str(libs, "loader") : "not found");
+    text_kv(t, "intel backend", "%s", jsonget_str(libs, "intel_gpu") ? jsonget_str(libs, "intel_gpu") : "not found");
+    text_kv(t, "legacy backend", "%s", jsonget_str(libs, "intel_gpu_legacy") ? jsonget_str(libs, "intel_gpu_legacy") : "not found");
+    for (size_t i = 0; gpus && i < json_object_array_length(gpus); i++) {
+        json_object *g = json_object_array_get_idx(gpus, i);
+        text_kv(t, "Intel GPU", "%s %s, driver %s", jsonget_str(g, "pci_address") ? jsonget_str(g, "pci_address") : "?",
+                jsonget_str(g, "name") ? jsonget_str(g, "name") : "", jsonget_str(g, "driver") ? jsonget_str(g, "driver") : "none");
+    }
+    if (rt)
+        text_kv(t, "zeInit", "%s", jsonget_str(jsonget(rt, "init"), "name") ? jsonget_str(jsonget(rt, "init"), "name")
+                                                                          : jsonget_str(rt, "status") ? jsonget_str(rt, "status") : "?");
 }

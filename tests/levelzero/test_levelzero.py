@@ -63,6 +63,9 @@ class LevelZeroTests(gctest.TestCase):
         self.assertEqual(r.json["verdict"]["counts"]["warning"], 0, repr(r))
         self.assertEqual(r.rc, 0, repr(r))
         self.assertIn("Level Zero: not available", r.json["verdict"]["text"])
+        text = gctest.run("levelzero", "-v", env={"LD_LIBRARY_PATH": None}).stdout
+        self.assertRegex(text, r"\n  zeInit +ZE_RESULT_ERROR_UNINITIALIZED\n")
+        self.assertRegex(text, r"\n  loader +/\S*libze_loader.so.1\n")
 
     def test_tree_files_only(self):
         r = self.lz(self.tree())
