@@ -43,6 +43,10 @@ const struct check rocm_checks[] = {
     {"rocm.smoke-failed", REPORT_SEV_ERROR, "The HIP smoke test could not compile or run its kernel on an AMD GPU",
      "hipRTC failing points at a ROCm without its compiler parts (libamd_comgr) or a target it cannot build for; a "
      "failed launch or copy at the runtime or the GPU: check dmesg for amdgpu errors.", CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
+    {"rocm.igpu-unsupported", REPORT_SEV_INFO,
+     "An integrated AMD GPU ROCm cannot use sits beside a discrete one it can: programs must pick the discrete one",
+     "Hide the integrated GPU from ROCm (HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES listing the discrete GPUs' "
+     "indices), or disable it in the firmware setup, so that no framework picks it.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
     {"rocm.gfx-deprecated", REPORT_SEV_INFO, "An AMD GPU's gfx target is deprecated in ROCm: a coming release drops it",
      "Pin the ROCm release that supports it.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
     {"rocm.gfx-override", REPORT_SEV_INFO, "HSA_OVERRIDE_GFX_VERSION is set: ROCm reports another gfx target than the GPU's",
@@ -184,12 +188,15 @@ static void rocm_findings_targets(struct probe_ctx *ctx, json_object *data, cons
     json_object *rbt = jsonget(rb, "targets");
     if (!rbt || !json_object_is_type(rbt, json_type_array) || json_object_array_length(rbt) == 0)
         rb = NULL; /* no Tensile files found where we look: say nothing of what rocBLAS carries */
+    /* A discrete GPU ROCm can use: on its list, or (with rocBLAS installed) one rocBLAS has kernels for. */
     bool supported_dgpu = false;
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i);
-        const char *sup = jsonget_str(n, "support");
-        supported_dgpu |= sup && strcmp(sup, "supported") == 0 && jsonget_tri(n, "integrated") != GC_TRI_YES;
+        const char *sup = jsonget_str(n, "support"), *gfx = jsonget_str(n, "gfx");
+        bool usable = rb ? rocm_rocblas_has(rb, gfx) : sup && strcmp(sup, "supported") == 0;
+        supported_dgpu |= usable && jsonget_tri(n, "integrated") == GC_TRI_NO;
     }
+    bool visibility_set = jsonget_str(env, "HIP_VISIBLE_DEVICES") || jsonget_str(env, "ROCR_VISIBLE_DEVICES");
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i);
         const char *sup = jsonget_str(n, "support"), *gfx = jsonget_str(n, "gfx"), *addr = jsonget_str(n, "pci_address");
@@ -204,7 +211,14 @@ static void rocm_findings_targets(struct probe_ctx *ctx, json_object *data, cons
          * the target ROCm will use, the override's when one is set. */
         char obuf[16];
         const char *used = ovr ? rocm_override_gfx(ovr, obuf, sizeof(obuf)) : gfx;
-        if (rb && used && !rocm_rocblas_has(rb, used)) {
+        bool unusable = rb ? used && !rocm_rocblas_has(rb, used) : !ovr && strcmp(sup, "unsupported") == 0;
+        if (unusable && jsonget_tri(n, "integrated") == GC_TRI_YES && supported_dgpu) {
+            /* The usual desktop: a Ryzen's graphics beside a Radeon card. Not a fault; hidden already, nothing. */
+            if (!visibility_set)
+                report_add_finding(ctx->report, "rocm.igpu-unsupported", subj,
+                                   "integrated GPU %s %s (%s) has no ROCm support; a discrete one here has: ROCm programs must use that one",
+                                   subj, gfx, row ? row->examples : "?");
+        } else if (rb && used && !rocm_rocblas_has(rb, used)) {
             struct report_finding *x = report_add_finding(ctx->report, "rocm.rocblas-no-code", subj,
                                                           "rocBLAS (%s) has no kernels for %s%s%s%s", jsonget_str(rb, "library"), used,
                                                           ovr ? " (the override's target for " : "", ovr ? gfx : "", ovr ? ")" : "");
@@ -214,10 +228,7 @@ static void rocm_findings_targets(struct probe_ctx *ctx, json_object *data, cons
         } else if (!ovr && !rb && strcmp(sup, "unsupported") == 0) {
             struct report_finding *x = report_add_finding(ctx->report, "rocm.gfx-unsupported", subj, "%s %s (%s) is not supported by ROCm",
                                                           subj, gfx, row ? row->examples : "?");
-            if (x && row && row->igpu && supported_dgpu)
-                report_finding_set_hint(x, "An integrated GPU next to a supported one: hide it from ROCm with "
-                                           "HIP_VISIBLE_DEVICES (list the other GPUs' indices).");
-            else if (x && row && row->override)
+            if (x && row && row->override)
                 report_finding_set_hint(x, "Not supported by AMD, but commonly run with HSA_OVERRIDE_GFX_VERSION=%s (the code of "
                                            "a supported target of its family); or use OpenCL or Vulkan.", row->override);
         } else if (strcmp(sup, "deprecated") == 0) {

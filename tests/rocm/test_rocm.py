@@ -214,6 +214,34 @@ class RocmTests(gctest.TestCase):
         r = self.rocm(t, live=True, env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0", "GC_FAKE_HSA_GPUS": "gfx1030@0300"})
         self.assertEqual(self.ids(r), ["rocm.gfx-override"])
 
+    def add_raphael_igpu(self, t):
+        """A Ryzen 7000's integrated graphics (Raphael, 1002:164e, gfx1036) beside the card, as KFD node 2."""
+        igpu = "0000:13:00.0"
+        t.device(igpu, 0x1002, 0x164e, 0x030000, driver="amdgpu", drm=("card1", "renderD129"))
+        t.t.write("/sys/class/kfd/kfd/topology/nodes/2/properties",
+                  RX7900_PROPS.replace("gfx_target_version 110000", "gfx_target_version 100306")
+                  .replace("location_id 768", "location_id %d" % 0x1300).replace("simd_count 192", "simd_count 4")
+                  .replace("device_id 29772", "device_id %d" % 0x164e).replace("drm_render_minor 128", "drm_render_minor 129"))
+        t.node("/dev/dri/renderD129", 0o666)
+        return igpu
+
+    def test_integrated_gpu_beside_a_supported_card_is_information(self):
+        t = self.tree()
+        igpu = self.add_raphael_igpu(t)
+        r = self.rocm(t)
+        nodes = {n["pci_address"]: n for n in r.json["rocm"]["nodes"] if n["gpu"]}
+        self.assertEqual((nodes[igpu]["gfx"], nodes[igpu]["integrated"], nodes[igpu]["support"]), ("gfx1036", True, "unsupported"))
+        self.assertEqual(self.ids(r), ["rocm.igpu-unsupported", "rocm.no-runtime"])
+        f = r.findings("rocm.igpu-unsupported")[0]
+        self.assertEqual((f["subject"], f["severity"]), (igpu, "info"))
+        self.assertEqual(r.json["verdict"]["counts"]["warning"], 0)
+        # hidden already: nothing to say
+        r = self.rocm(t, live=True, env={"HIP_VISIBLE_DEVICES": "0", "GC_FAKE_HSA_GPUS": "gfx1100@0300"})
+        self.assertEqual(self.ids(r), [])
+        # alone (no card ROCm supports), it is the GPU: unsupported, a warning
+        t2 = self.tree(gfx_version=100306, device=0x164e)
+        self.assertIn("rocm.gfx-unsupported", self.ids(self.rocm(t2)))
+
     def test_no_kfd(self):
         r = self.rocm(self.tree(kfd=False))
         self.assertEqual(self.ids(r), ["rocm.no-kfd", "rocm.no-runtime"])
