@@ -5,7 +5,7 @@ import re
 
 import gctest
 
-ID_RE = re.compile(r'"((?:core|require|cpu|pci|drv|dev|wsl|container|icd|cl|smoke|cuda|bench|frameworks|vulkan)\.[a-z0-9]+(?:-[a-z0-9]+)*)"')
+ID_RE = re.compile(r'"((?:core|require|cpu|pci|drv|dev|wsl|container|icd|cl|smoke|cuda|bench|frameworks|vulkan|rocm|levelzero)\.[a-z0-9]+(?:-[a-z0-9]+)*)"')
 
 
 def source_ids():

@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute_path.h"
 #include "doctor_facts.h"
+#include "levelzero_internal.h"
 #include "report.h"
 #include "results/result_cuda.h"
 #include "results/result_smoke.h"
 #include "results/result_vulkan.h"
+#include "rocm_internal.h"
 
 /* OPS's result read from DATA (taken), its section printed: a heap string, or NULL when out of memory.
  * The readers of the doctor run over it on the way. */
@@ -69,6 +72,14 @@ static char *fuzz_results_round(const struct report_result_ops *ops, json_object
         if (doctor_cuda_passed(r, -1, &cfirst) > 0 && !cfirst)
             abort();
         (void)doctor_cuda_driver_version(r);
+        /* The compute paths a result publishes (rocm's and levelzero's are GPUs; levelzero runs no compute test). */
+        struct compute_paths ps = compute_paths_of(r);
+        for (size_t i = 0; i < ps.n; i++)
+            if ((unsigned)ps.v[i].proof > COMPUTE_UNTESTED ||
+                ((ops == &result_rocm_ops || ops == &result_levelzero_ops) && !ps.v[i].gpu) ||
+                (ops == &result_levelzero_ops && ps.v[i].proof != COMPUTE_UNTESTED))
+                abort();
+        compute_paths_free(&ps);
         json_object *j = report_section_json(s);
         const char *t = j ? json_object_to_json_string_ext(j, JSON_C_TO_STRING_PLAIN) : NULL;
         out = t ? strdup(t) : NULL;
@@ -97,7 +108,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size > 65536)
         return 0;
-    static const struct report_result_ops *const kinds[] = {&result_smoke_ops, &result_cuda_ops, &result_vulkan_ops};
+    static const struct report_result_ops *const kinds[] = {&result_smoke_ops, &result_cuda_ops, &result_vulkan_ops,
+                                                            &result_rocm_ops, &result_levelzero_ops};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         json_tokener *tok = json_tokener_new();
         if (!tok)

@@ -1,0 +1,172 @@
+/* levelzero.c: the levelzero probe: Intel's Level Zero stack (files first: GPUs, i915/xe, render nodes, loader and backends; then zeInit in a child). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "devnode.h"
+#include "isolate.h"
+#include "jsonget.h"
+#include "jsonstr.h"
+#include "ldsearch.h"
+#include "levelzero_internal.h"
+#include "strutil.h"
+
+static const struct jsonstr_limits levelzero_child_limits = {.depth = 6, .string = 1024, .items = 256, .key = SIZE_MAX};
+
+/* The libraries a Level Zero program ends up loading: the loader, and the backends it looks for (Intel's
+ * compute-runtime ships libze_intel_gpu.so.1; its legacy build for Gen9 to Gen12 GPUs, from release 24.35 on,
+ * libze_intel_gpu_legacy1.so.1: the loader's driver discovery, source/lib/linux/lib_init.cpp). */
+static const struct {
+    const char *key, *file;
+} levelzero_libs[] = {
+    {"loader", "libze_loader.so.1"},
+    {"intel_gpu", "libze_intel_gpu.so.1"},
+    {"intel_gpu_legacy", "libze_intel_gpu_legacy1.so.1"},
+};
+
+static json_object *levelzero_libraries(struct probe_ctx *ctx)
+{
+    json_object *o = json_object_new_object();
+    struct ldsearch s;
+    bool ok = ldsearch_init(&s, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0;
+    for (size_t i = 0; i < sizeof(levelzero_libs) / sizeof(levelzero_libs[0]); i++) {
+        const char *via = NULL;
+        char *p = ok ? ldsearch_find(&s, levelzero_libs[i].file, &via) : NULL;
+        json_object_object_add(o, levelzero_libs[i].key, jsonstr_or_null(p));
+        free(p);
+    }
+    if (ok)
+        ldsearch_free(&s);
+    return o;
+}
+
+/* Intel's GPUs on the bus: [{pci_address, name, driver, render_node}], from the pci section. */
+static json_object *levelzero_gpus(json_object *pci_devs)
+{
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; pci_devs && i < json_object_array_length(pci_devs); i++) {
+        json_object *d = json_object_array_get_idx(pci_devs, i);
+        const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind");
+        if (!vid || strcmp(vid, "8086") != 0 || !kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+            continue;
+        json_object *g = json_object_new_object(), *drm = jsonget(d, "drm");
+        const char *render = NULL;
+        for (size_t j = 0; drm && json_object_is_type(drm, json_type_array) && j < json_object_array_length(drm); j++) {
+            const char *n = json_object_get_string(json_object_array_get_idx(drm, j));
+            if (n && str_starts_with(n, "renderD"))
+                render = n;
+        }
+        json_object_object_add(g, "pci_address", jsonstr_or_null(jsonget_str(d, "address")));
+        json_object_object_add(g, "name", jsonstr_or_null(jsonget_str(d, "device_name")));
+        json_object_object_add(g, "driver", jsonstr_or_null(jsonget_str(d, "driver")));
+        char *path = render ? str_printf("/dev/dri/%s", render) : NULL;
+        json_object_object_add(g, "render_node", jsonstr_or_null(path));
+        free(path);
+        json_object_array_add(arr, g);
+    }
+    return arr;
+}
+
+/* Each Intel GPU's render node opened as the runtime opens it (this machine's files only), or null. */
+static json_object *levelzero_nodes(struct probe_ctx *ctx, json_object *gpus)
+{
+    if (!probe_host_files(ctx))
+        return NULL;
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+        const char *p = jsonget_str(json_object_array_get_idx(gpus, i), "render_node");
+        if (p)
+            json_object_array_add(arr, devnode_open_json(ctx->fs, p, getenv("USER")));
+    }
+    return arr;
+}
+
+static json_object *levelzero_runtime_json(const struct isolate_result *res)
+{
+    json_object *o = res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object)
+                         ? jsonstr_clean_copy(res->value, &levelzero_child_limits) : NULL;
+    if (!o) {
+        o = json_object_new_object();
+        const char *st = res->status == ISOLATE_SIGNAL ? "crash" : res->status == ISOLATE_TIMEOUT ? "timeout" : "failed";
+        const char *tail = res->stderr_tail;
+        json_object_object_add(o, "status", json_object_new_string(st));
+        json_object_object_add(o, "detail", jsonstr_sanitized(res->detail));
+        json_object_object_add(o, "where", jsonstr_or_null(tail && strstr(tail, "zeDriverGet") ? "zeDriverGet"
+                                                              : tail && strstr(tail, "zeInit") ? "zeInit" : NULL));
+    }
+    return o;
+}
+
+static void levelzero_summary(struct report_section *sec, struct probe_ctx *ctx)
+{
+    json_object *d = sec->data, *rt = jsonget(d, "runtime"), *gpus = jsonget(d, "gpus");
+    const char *loader = jsonget_str(jsonget(d, "libraries"), "loader"), *st = jsonget_str(rt, "status");
+    size_t ng = json_object_array_length(gpus), ndev = 0;
+    json_object *drvs = jsonget(rt, "drivers");
+    for (size_t i = 0; drvs && i < json_object_array_length(drvs); i++)
+        ndev += json_object_array_length(jsonget(json_object_array_get_idx(drvs, i), "devices"));
+    bool info = report_find_finding(ctx->report, "levelzero.no-device", NULL) != NULL;
+    if (!rt)
+        report_section_add_line(sec, REPORT_MARK_INFO, "Level Zero", "%zu Intel GPU%s; loader %s", ng, ng == 1 ? "" : "s",
+                                loader ? "not loaded (not the live machine)" : "not installed");
+    else if (st && strcmp(st, "ok") == 0)
+        report_section_add_line(sec, ndev ? REPORT_MARK_OK : (info ? REPORT_MARK_INFO : REPORT_MARK_ERROR), "Level Zero",
+                                "%zu driver%s, %zu device%s", json_object_array_length(drvs),
+                                json_object_array_length(drvs) == 1 ? "" : "s", ndev, ndev == 1 ? "" : "s");
+    else
+        report_section_add_line(sec, info || (st && strcmp(st, "no-loader") == 0) ? REPORT_MARK_INFO : REPORT_MARK_ERROR,
+                                "Level Zero", "%s%s%s", st ? st : "?", jsonget_str(jsonget(rt, "init"), "name") ? ": " : "",
+                                jsonget_str(jsonget(rt, "init"), "name") ? jsonget_str(jsonget(rt, "init"), "name") : "");
+}
+
+static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
+{
+    struct report_section *pci = report_find_section(ctx->report, "pci"), *cl = report_find_section(ctx->report, "opencl");
+    json_object *pci_devs = pci && pci->status == REPORT_STATUS_OK ? jsonget(pci->data, "devices") : NULL;
+    if (pci_devs && !json_object_is_type(pci_devs, json_type_array))
+        pci_devs = NULL;
+    json_object *d = sec->data, *gpus = levelzero_gpus(pci_devs);
+    json_object_object_add(d, "gpus", gpus);
+    /* A snapshot replayed without --live: this machine's facts (nodes opened, the child) are the captured
+     * section's; the files are the snapshot's tree, read again. */
+    json_object *cap = probe_snapshot(ctx) && !probe_live(ctx) ? probe_captured(ctx, "levelzero") : NULL;
+    json_object *cnodes = jsonget(cap, "device_nodes"), *crt = jsonget(cap, "runtime");
+    json_object_object_add(d, "device_nodes", cap ? (cnodes ? jsonstr_clean_copy(cnodes, &levelzero_child_limits) : NULL)
+                                                  : levelzero_nodes(ctx, gpus));
+    json_object_object_add(d, "libraries", levelzero_libraries(ctx));
+    json_object *rt = NULL;
+    if (probe_live(ctx)) {
+        struct isolate_result res;
+        memset(&res, 0, sizeof(res));
+        probe_isolate_run(ctx, levelzero_child, NULL, &res);
+        rt = levelzero_runtime_json(&res);
+        isolate_result_clear(&res);
+    }
+    if (crt)
+        rt = jsonstr_clean_copy(crt, &levelzero_child_limits);
+    json_object_object_add(d, "runtime", rt);
+    levelzero_findings(ctx, d, pci_devs, cl && cl->status == REPORT_STATUS_OK ? cl->data : NULL);
+    levelzero_summary(sec, ctx);
+    report_section_set_result(sec, &result_levelzero_ops, result_levelzero_ops.from_json(d));
+    report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    return PROBE_DONE;
+}
+
+static const char *const levelzero_deps[] = {"pci", "opencl", NULL};
+
+const struct probe probe_levelzero = {
+    .name = "levelzero",
+    .compute_api = "levelzero",
+    .compute_api_label = "Level Zero",
+    .vendor = "intel",
+    .title = "Intel's Level Zero stack (oneAPI, SYCL, PyTorch XPU): Intel GPUs and their\n"
+             "i915/xe binding, render nodes, the loader and its GPU backends, then zeInit,\n"
+             "drivers and devices in a child (under --root: the tree's files only)",
+    .deps = levelzero_deps,
+    .check_sets = (const struct check_set[]){{levelzero_checks, &levelzero_n_checks}, {NULL, NULL}},
+    .requires = levelzero_requires,
+    .result = &result_levelzero_ops,
+    .run = levelzero_run,
+    .verdict = levelzero_verdict,
+    .node_labels = levelzero_node_labels,
+    .print_text = levelzero_print_text,
+};

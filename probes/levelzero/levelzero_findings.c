@@ -1,0 +1,155 @@
+/* levelzero_findings.c: the levelzero probe's findings: zeInit's failures named by the file checks' cause. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "devnode.h"
+#include "jsonget.h"
+#include "levelzero_internal.h"
+#include "strutil.h"
+
+const struct check levelzero_checks[] = {
+    {"levelzero.no-device", REPORT_SEV_INFO, "A Level Zero loader is installed, but this machine has no Intel GPU for it",
+     "Nothing to fix unless you expected an Intel GPU here.", CHECK_LAYER_RUNTIME | CHECK_F_NO_DEVICE | CHECK_F_NEVER_CAUSE},
+    {"levelzero.no-loader", REPORT_SEV_INFO, "An Intel GPU is here, but no Level Zero loader (libze_loader.so.1) is installed",
+     "oneAPI, SYCL and PyTorch XPU need it: install libze1 (Debian, Ubuntu) or Intel's level-zero package. OpenCL "
+     "does not need it.", CHECK_LAYER_LOADER | CHECK_F_NEVER_CAUSE},
+    {"levelzero.no-backend", REPORT_SEV_WARNING, "The Level Zero loader is installed, but no Intel GPU backend (libze_intel_gpu.so.1)",
+     "zeInit fails with ZE_RESULT_ERROR_UNINITIALIZED without one: install Intel's compute runtime "
+     "(intel-level-zero-gpu, or Debian's intel-opencl-icd, which ships it).", CHECK_LAYER_DRIVER},
+    {"levelzero.gpu-not-bound", REPORT_SEV_WARNING, "An Intel GPU is bound to neither i915 nor xe, so Level Zero cannot reach it",
+     "Load i915 (or xe for newer GPUs); a GPU reserved with vfio-pci is for a VM.", CHECK_LAYER_KERNEL},
+    {"levelzero.node-open-failed", REPORT_SEV_ERROR, "An Intel GPU's render node cannot be opened read-write",
+     "EACCES: add the user to the node's group (usually render) and log in again; in a container pass --device /dev/dri.",
+     CHECK_LAYER_KERNEL | CHECK_F_PATH_RELIEF_VENDOR},
+    {"levelzero.init-failed", REPORT_SEV_ERROR, "zeInit fails on this machine's Intel GPU",
+     "ZE_RESULT_ERROR_UNINITIALIZED means no backend took a device: the finding names the cause the file checks found.",
+     CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
+    {"levelzero.runtime-crashed", REPORT_SEV_ERROR, "The Level Zero loader or a backend crashed or hung in zeInit",
+     "Reinstall the loader and Intel's compute runtime of matching releases.", CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
+    {"levelzero.no-gpu-device", REPORT_SEV_ERROR, "zeInit succeeds, but no Level Zero driver lists an Intel GPU",
+     "The compute runtime may be older than the GPU: update intel-level-zero-gpu / intel-opencl-icd.",
+     CHECK_LAYER_RUNTIME | CHECK_F_PATH_RELIEF_VENDOR},
+    {"levelzero.opencl-only", REPORT_SEV_WARNING, "Intel's OpenCL driver lists an Intel GPU, but Level Zero does not",
+     "The Level Zero loader is missing or older than the compute runtime: install or update libze1 / level-zero.",
+     CHECK_LAYER_LOADER},
+};
+const size_t levelzero_n_checks = sizeof(levelzero_checks) / sizeof(levelzero_checks[0]);
+
+/* Does Intel's OpenCL platform list an Intel GPU device (the opencl section's data)? */
+static bool levelzero_opencl_intel_gpu(json_object *cl)
+{
+    json_object *plats = jsonget(cl, "platforms");
+    for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
+        json_object *p = json_object_array_get_idx(plats, i), *devs = jsonget(p, "devices");
+        const char *name = jsonget_str(p, "name");
+        if (!name || !strstr(name, "Intel"))
+            continue;
+        for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
+            json_object *types = jsonget(json_object_array_get_idx(devs, j), "type");
+            for (size_t k = 0; types && json_object_is_type(types, json_type_array) && k < json_object_array_length(types); k++)
+                if (strcmp(json_object_get_string(json_object_array_get_idx(types, k)), "GPU") == 0)
+                    return true;
+        }
+    }
+    return false;
+}
+
+/* Level Zero GPU devices the child listed. */
+static size_t levelzero_gpu_devices(json_object *rt)
+{
+    size_t n = 0;
+    json_object *drvs = jsonget(rt, "drivers");
+    for (size_t i = 0; drvs && i < json_object_array_length(drvs); i++) {
+        json_object *devs = jsonget(json_object_array_get_idx(drvs, i), "devices");
+        for (size_t j = 0; devs && j < json_object_array_length(devs); j++) {
+            const char *t = jsonget_str(json_object_array_get_idx(devs, j), "type");
+            n += t && strcmp(t, "gpu") == 0;
+        }
+    }
+    return n;
+}
+
+/* The first file-side cause of a failed zeInit, as words (heap), or NULL: the checks below run first so
+ * that ZE_RESULT_ERROR_UNINITIALIZED is explained by what it stands for. */
+static char *levelzero_cause(struct probe_ctx *ctx, json_object *data, bool *reported)
+{
+    json_object *gpus = jsonget(data, "gpus"), *libs = jsonget(data, "libraries"), *nodes = jsonget(data, "device_nodes");
+    *reported = true;
+    if (!jsonget_str(libs, "intel_gpu") && !jsonget_str(libs, "intel_gpu_legacy")) {
+        report_add_finding(ctx->report, "levelzero.no-backend", jsonget_str(libs, "loader"),
+                           "%s is installed, but neither libze_intel_gpu.so.1 nor libze_intel_gpu_legacy1.so.1: no backend for the "
+                           "Intel GPU", jsonget_str(libs, "loader") ? jsonget_str(libs, "loader") : "libze_loader.so.1");
+        return str_dup("no Intel GPU backend is installed");
+    }
+    for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+        json_object *g = json_object_array_get_idx(gpus, i);
+        const char *drv = jsonget_str(g, "driver"), *addr = jsonget_str(g, "pci_address");
+        if (!drv || (strcmp(drv, "i915") != 0 && strcmp(drv, "xe") != 0)) {
+            report_add_finding(ctx->report, "levelzero.gpu-not-bound", addr, "%s %s is bound to %s, not i915 or xe", addr ? addr : "?",
+                               jsonget_str(g, "name") ? jsonget_str(g, "name") : "", drv ? drv : "no driver");
+            return str_printf("%s is bound to %s", addr ? addr : "the GPU", drv ? drv : "no driver");
+        }
+    }
+    for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
+        json_object *o = json_object_array_get_idx(nodes, i);
+        char *why = devnode_why(o);
+        if (!why)
+            continue;
+        const char *path = jsonget_str(o, "path");
+        if (!report_find_finding(ctx->report, "dev.no-access", path) && !report_find_finding(ctx->report, "dev.missing-node", path))
+            report_add_finding(ctx->report, "levelzero.node-open-failed", path, "%s cannot be opened read-write: %s", path, why);
+        char *s = str_printf("%s: %s", path, why);
+        free(why);
+        return s;
+    }
+    *reported = false;
+    return NULL;
+}
+
+void levelzero_findings(struct probe_ctx *ctx, json_object *data, json_object *pci_devs, json_object *opencl)
+{
+    json_object *gpus = jsonget(data, "gpus"), *rt = jsonget(data, "runtime"), *libs = jsonget(data, "libraries");
+    const char *st = jsonget_str(rt, "status"), *loader = jsonget_str(libs, "loader");
+    if (!loader)
+        loader = jsonget_str(rt, "loader");
+    size_t ng = json_object_array_length(gpus);
+    if (ng == 0) {
+        if (pci_devs && (loader || (st && strcmp(st, "no-loader") != 0)))
+            report_add_finding(ctx->report, "levelzero.no-device", loader ? loader : "libze_loader.so.1",
+                               "a Level Zero loader without its hardware: %s is installed, but there is no Intel GPU on the PCI bus%s",
+                               loader ? loader : "libze_loader.so.1",
+                               st && strcmp(st, "init-failed") == 0 ? " (so zeInit fails, as it must)" : "");
+        return;
+    }
+    bool no_loader = st ? strcmp(st, "no-loader") == 0 : !loader;
+    bool cl_gpu = levelzero_opencl_intel_gpu(opencl);
+    if (no_loader) {
+        if (cl_gpu)
+            report_add_finding(ctx->report, "levelzero.opencl-only", "libze_loader.so.1",
+                               "Intel's OpenCL driver lists the Intel GPU, but no Level Zero loader (libze_loader.so.1) is installed");
+        else
+            report_add_finding(ctx->report, "levelzero.no-loader", "libze_loader.so.1", "no Level Zero loader: libze_loader.so.1 is not found");
+        return;
+    }
+    bool reported = false;
+    char *cause = levelzero_cause(ctx, data, &reported);
+    if (!st) {
+        free(cause);
+        return; /* not run: not the live machine */
+    }
+    if (strcmp(st, "crash") == 0 || strcmp(st, "timeout") == 0 || strcmp(st, "failed") == 0) {
+        report_add_finding(ctx->report, "levelzero.runtime-crashed", loader, "the Level Zero child %s in %s: %s",
+                           strcmp(st, "timeout") == 0 ? "hung" : "failed", jsonget_str(rt, "where") ? jsonget_str(rt, "where") : "loading",
+                           jsonget_str(rt, "detail") ? jsonget_str(rt, "detail") : st);
+    } else if (strcmp(st, "init-failed") == 0 && !reported) {
+        json_object *init = jsonget(rt, "init");
+        report_add_finding(ctx->report, "levelzero.init-failed", loader, "zeInit(0): %s (0x%llx)%s%s",
+                           jsonget_str(init, "name") ? jsonget_str(init, "name") : "error", (unsigned long long)jsonget_int(init, "code", -1),
+                           cause ? ": " : "", cause ? cause : "");
+    } else if (strcmp(st, "ok") == 0 && levelzero_gpu_devices(rt) == 0 && !reported) {
+        report_add_finding(ctx->report, cl_gpu ? "levelzero.opencl-only" : "levelzero.no-gpu-device", loader,
+                           "zeInit succeeds, but no Level Zero driver lists one of the %zu Intel GPU%s%s", ng, ng == 1 ? "" : "s",
+                           cl_gpu ? " that Intel's OpenCL driver lists" : "");
+    }
+    free(cause);
+}
