@@ -40,6 +40,7 @@ enum {
     OPT_REQUIRE,
     OPT_JSON,
     OPT_NO_REDACT,
+    OPT_HEALTH,
     OPT_PROBE = 0x200, /* + the index of a probe's option in cli_parse's table */
 };
 
@@ -69,6 +70,7 @@ static const struct option cli_long_options[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"prop", required_argument, NULL, OPT_PROP},
     {"require", required_argument, NULL, OPT_REQUIRE},
+    {"health", no_argument, NULL, OPT_HEALTH},
 };
 #define CLI_N_LONG_OPTIONS (sizeof(cli_long_options) / sizeof(cli_long_options[0]))
 
@@ -146,6 +148,11 @@ void cli_print_help(FILE *out)
         "  -q, --quiet             only findings and the verdict\n"
         "  -v, --verbose           more detail (details of every probe in `check`)\n"
         "      --list-checks       every finding ID gpucheckup can report, then exit\n"
+        "      --health            for health checkers (Slurm, NHC, node-problem-detector): one\n"
+        "                          line of at most 80 characters on stdout (READY, NOT-READY or\n"
+        "                          UNKNOWN, the root cause's finding ID and subject), exit 0\n"
+        "                          ready, 1 not ready, 2 unknown (usage error, gpucheckup's own\n"
+        "                          failure, --timeout spent); the report goes only to -o FILE\n"
         "\n"
         "Where to look:\n"
         "      --root=DIR          read /sys, /proc, /dev and /etc under DIR (a captured tree);\n"
@@ -189,6 +196,17 @@ void cli_print_help(FILE *out)
         "\n"
         "See gpucheckup(1) for every finding ID and the JSON format.\n",
         out);
+}
+
+bool cli_wants_health(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--health") == 0)
+            return true;
+    }
+    return false;
 }
 
 bool cli_wants_json(int argc, char **argv)
@@ -371,6 +389,9 @@ static int cli_option(int c, char **argv, struct cli_options *o, char *err, size
         break;
     case OPT_NO_REDACT:
         o->no_redact = true;
+        break;
+    case OPT_HEALTH:
+        o->health = true;
         break;
     case 'q':
         o->quiet = true;

@@ -46,6 +46,7 @@ struct cli_options {
     bool quiet;
     int verbose;
     bool help, version, list_checks;
+    bool health;             /* --health: the node health contract (one line, exit 0/1/2; writer.h) */
     /* options the core keeps (main.c's snapshot uses the CPUID ones; --device serves opencl, list, smoke
      * and bench); a probe's own options live in the probe (struct probe.options) */
     const char *cpuid_dump;  /* --cpuid-dump FILE */
@@ -66,6 +67,8 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
 void cli_options_free(struct cli_options *o);
 /* True when ARGV asks for JSON output (used to shape error output when parsing fails). */
 bool cli_wants_json(int argc, char **argv);
+/* True when ARGV asks for --health (so a usage error still answers with the health line). */
+bool cli_wants_health(int argc, char **argv);
 /* --help: the commands and each probe's options from the registry, the rest from here. */
 void cli_print_help(FILE *out);
 
