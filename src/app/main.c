@@ -465,6 +465,11 @@ int main(int argc, char **argv)
         cli_options_free(&o);
         return 0;
     }
+    if (o.completion) {
+        int rc = cli_print_completion(stdout, o.completion) < 0 || fflush(stdout) != 0 ? GC_EXIT_INTERNAL : 0;
+        cli_options_free(&o);
+        return rc;
+    }
     if (o.version) {
         printf("gpucheckup %s\n", GPUCHECKUP_VERSION);
         cli_options_free(&o);

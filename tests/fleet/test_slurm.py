@@ -60,14 +60,15 @@ class SlurmHealthCheckTests(unittest.TestCase):
         d = cls.dir
         for sub in ("state", "spool"):
             os.mkdir(os.path.join(d, sub))
-        # slurmd gives its HealthCheckProgram no environment but SLURMD_NODENAME: this wrapper names the
-        # settings of the current step (the file "step" holds its number) and records each run's end.
+        # slurmd gives its HealthCheckProgram no environment but SLURMD_NODENAME (no PATH either, which the
+        # script sets itself): this wrapper names the settings of the current step (the file "step" holds
+        # its number) and Slurm's config, and records each run's end.
         cls.wrapper = os.path.join(d, "healthcheck")
         with open(cls.wrapper, "w") as f:
             f.write("#!/bin/sh\n"
                     "step=$(cat %(d)s/step)\n"
                     "GPUCHECKUP_HEALTHCHECK_CONF=%(d)s/healthcheck-$step.conf SLURM_CONF=%(d)s/slurm.conf \\\n"
-                    "    PATH=/usr/sbin:/usr/bin:/sbin:/bin %(script)s 2>>%(d)s/healthcheck.err\n"
+                    "    %(script)s 2>>%(d)s/healthcheck.err\n"
                     "echo \"$step $?\" >> %(d)s/runs\n" % {"d": d, "script": SCRIPT})
         os.chmod(cls.wrapper, 0o755)
         cls.set_step(0, "")
