@@ -111,7 +111,8 @@ static int main_fail(bool json, const char *path, bool compact, const char *kind
     fprintf(stderr, "gpucheckup: %s\n", clean ? clean : msg);
     free(clean);
     main_health_fail(exit_code == GC_EXIT_INTERNAL ? "internal" : kind, msg);
-    if (json)
+    /* under --health, standard output is the line alone: the error document goes to -o FILE only */
+    if (json && !(main_health.on && (!path || strcmp(path, "-") == 0)))
         main_emit_json(path, write_json_error(kind, msg, exit_code), compact);
     return exit_code;
 }

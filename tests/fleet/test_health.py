@@ -100,6 +100,15 @@ class HealthTests(gctest.TestCase):
         self.assertTrue(line.startswith("UNKNOWN input --require: unknown requirement 'warp-drive'"), line)
         self.assertTrue(line.endswith("..."), line)  # the list of valid names is cut at 80
         self.assertIn("unknown requirement", r.stderr)  # the whole message is still on stderr
+        # with --json too, stdout is the line alone; the JSON error document goes to -o FILE only
+        r, line = self.health("--json", "--require", "warp-drive")
+        self.assertEqual(r.rc, 2)
+        out = os.path.join(self.dir, "error.json")
+        r, line = self.health("--json", "--require", "warp-drive", "-o", out)
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        gctest.validate(doc)
+        self.assertEqual(doc["error"]["exit_code"], 2)
         r, line = self.health("-o", "-")
         self.assertEqual(r.rc, 2)
         self.assertTrue(line.startswith("UNKNOWN usage --health:"), line)
