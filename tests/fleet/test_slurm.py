@@ -106,7 +106,7 @@ class SlurmHealthCheckTests(unittest.TestCase):
     step_no = 0
 
     @classmethod
-    def set_step(cls, n, require, args="--no-smoke"):
+    def set_step(cls, n, require, args="--no-smoke", extra=""):
         """Settings for the runs from now on: --require REQUIRE, ARGS, the node's JSON report kept. gpucheckup
         is run through a wrapper that records its arguments (args-N)."""
         rec = os.path.join(cls.dir, "gpucheckup-%d" % n)
@@ -114,8 +114,8 @@ class SlurmHealthCheckTests(unittest.TestCase):
             f.write('#!/bin/sh\necho "$*" >> %s/args-%d\nexec %s "$@"\n' % (cls.dir, n, gctest.GPUCHECKUP))
         os.chmod(rec, 0o755)
         with open(os.path.join(cls.dir, "healthcheck-%d.conf" % n), "w") as f:
-            f.write("GPUCHECKUP=%s\nREQUIRE='%s'\nARGS='%s'\nREPORT=%s/report-%d.json\nNODE=%s\n"
-                    % (rec, require, args, cls.dir, n, NODE))
+            f.write("GPUCHECKUP=%s\nREQUIRE='%s'\nARGS='%s'\nREPORT=%s/report-%d.json\nNODE=%s\n%s"
+                    % (rec, require, args, cls.dir, n, NODE, extra))
         with open(os.path.join(cls.dir, "step.new"), "w") as f:
             f.write("%d\n" % n)
         os.replace(os.path.join(cls.dir, "step.new"), os.path.join(cls.dir, "step"))
@@ -138,11 +138,11 @@ class SlurmHealthCheckTests(unittest.TestCase):
                 reason = line.strip()[7:].rsplit(" [", 1)[0]
         return state, reason
 
-    def run_step(self, require, args="--no-smoke"):
+    def run_step(self, require, args="--no-smoke", extra=""):
         """Make the next health checks use --require REQUIRE; wait for slurmd to run one with it."""
         type(self).step_no += 1
         n = self.step_no
-        self.set_step(n, require, args)
+        self.set_step(n, require, args, extra)
         runs = os.path.join(self.dir, "runs")
 
         def done():
@@ -207,6 +207,20 @@ class SlurmHealthCheckTests(unittest.TestCase):
         subprocess.run(["scontrol", "update", "nodename=" + NODE, "state=resume"], env=self.env, check=True,
                        timeout=30)
         print("slurmd ran the health check; %s drained, resumed, an admin's drain kept" % want)
+
+    def test_unknown_leaves_the_node_unless_told(self):
+        # gpucheckup cannot decide (exit 2: here an unknown --require name): logged, node left as it is
+        self.run_step("warp-drive")
+        state, reason = self.node()
+        self.assertNotIn("DRAIN", state, (state, reason))
+        self.assertIn("could not decide (exit 2): UNKNOWN input", self.errors())
+        # ON_UNKNOWN=drain drains, with the line's cause; a ready run then resumes
+        self.run_step("warp-drive", extra="ON_UNKNOWN=drain\n")
+        state, reason = self.node()
+        self.assertIn("DRAIN", state)
+        self.assertTrue(reason.startswith("gpucheckup: input --require: unknown requirement"), reason)
+        self.run_step("")
+        self.assertNotIn("DRAIN", self.node()[0])
 
     def test_allocated_node_gets_no_smoke(self):
         # a job holds the node: the health check must not run the smoke test on its GPUs
