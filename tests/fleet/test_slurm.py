@@ -3,6 +3,7 @@ on 127.0.0.1, a generated key and slurm.conf, everything under a temp dir and st
 runs it as HealthCheckProgram; a failing --require drains the node with "gpucheckup: ID", a passing run
 resumes it, and a node an admin drained is left alone."""
 import os
+import shlex
 import shutil
 import subprocess
 import tempfile
@@ -64,8 +65,13 @@ class SlurmHealthCheckTests(unittest.TestCase):
         # script sets itself): this wrapper names the settings of the current step (the file "step" holds
         # its number) and Slurm's config, and records each run's end.
         cls.wrapper = os.path.join(d, "healthcheck")
+        # The sanitizer build's settings reach gpucheckup as in the other tests (HACKING.md "Sanitizers": NEO
+        # aborts under ASan without them), although slurmd passes no environment on.
+        keep = "".join("export %s=%s\n" % (k, shlex.quote(os.environ[k]))
+                       for k in ("ASAN_OPTIONS", "UBSAN_OPTIONS", "LSAN_OPTIONS", "NEOReadDebugKeys", "DisableDeepBind")
+                       if k in os.environ)
         with open(cls.wrapper, "w") as f:
-            f.write("#!/bin/sh\n"
+            f.write("#!/bin/sh\n" + keep +
                     "step=$(cat %(d)s/step)\n"
                     "GPUCHECKUP_HEALTHCHECK_CONF=%(d)s/healthcheck-$step.conf SLURM_CONF=%(d)s/slurm.conf \\\n"
                     "    %(script)s 2>>%(d)s/healthcheck.err\n"
@@ -113,6 +119,8 @@ class SlurmHealthCheckTests(unittest.TestCase):
         with open(rec, "w") as f:
             f.write('#!/bin/sh\necho "$*" >> %s/args-%d\nexec %s "$@"\n' % (cls.dir, n, gctest.GPUCHECKUP))
         os.chmod(rec, 0o755)
+        if gctest.SANITIZED:  # a sanitizer build is slower: more of Slurm's 60 s, as gctest.run gives others
+            args += " --timeout=45"
         with open(os.path.join(cls.dir, "healthcheck-%d.conf" % n), "w") as f:
             f.write("GPUCHECKUP=%s\nREQUIRE='%s'\nARGS='%s'\nREPORT=%s/report-%d.json\nNODE=%s\n%s"
                     % (rec, require, args, cls.dir, n, NODE, extra))
