@@ -40,6 +40,8 @@ enum {
     OPT_REQUIRE,
     OPT_JSON,
     OPT_NO_REDACT,
+    OPT_HEALTH,
+    OPT_COMPLETION,
     OPT_PROBE = 0x200, /* + the index of a probe's option in cli_parse's table */
 };
 
@@ -69,6 +71,8 @@ static const struct option cli_long_options[] = {
     {"device", required_argument, NULL, OPT_DEVICE},
     {"prop", required_argument, NULL, OPT_PROP},
     {"require", required_argument, NULL, OPT_REQUIRE},
+    {"health", no_argument, NULL, OPT_HEALTH},
+    {"completion", required_argument, NULL, OPT_COMPLETION},
 };
 #define CLI_N_LONG_OPTIONS (sizeof(cli_long_options) / sizeof(cli_long_options[0]))
 
@@ -146,6 +150,13 @@ void cli_print_help(FILE *out)
         "  -q, --quiet             only findings and the verdict\n"
         "  -v, --verbose           more detail (details of every probe in `check`)\n"
         "      --list-checks       every finding ID gpucheckup can report, then exit\n"
+        "      --completion=SHELL  print the bash or zsh completion script (from this option\n"
+        "                          table), then exit\n"
+        "      --health            for health checkers (Slurm, NHC, node-problem-detector): one\n"
+        "                          line of at most 80 characters on stdout (READY, NOT-READY or\n"
+        "                          UNKNOWN, the root cause's finding ID and subject), exit 0\n"
+        "                          ready, 1 not ready, 2 unknown (usage error, gpucheckup's own\n"
+        "                          failure, --timeout spent); the report goes only to -o FILE\n"
         "\n"
         "Where to look:\n"
         "      --root=DIR          read /sys, /proc, /dev and /etc under DIR (a captured tree);\n"
@@ -189,6 +200,17 @@ void cli_print_help(FILE *out)
         "\n"
         "See gpucheckup(1) for every finding ID and the JSON format.\n",
         out);
+}
+
+bool cli_wants_health(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (strcmp(argv[i], "--") == 0)
+            break;
+        if (strcmp(argv[i], "--health") == 0)
+            return true;
+    }
+    return false;
 }
 
 bool cli_wants_json(int argc, char **argv)
@@ -341,6 +363,13 @@ static int cli_option_value(int c, struct cli_options *o, char *err, size_t errl
             return -1;
         }
         return 0;
+    case OPT_COMPLETION:
+        if (strcmp(optarg, "bash") != 0 && strcmp(optarg, "zsh") != 0) {
+            snprintf(err, errlen, "--completion: '%.*s%s' is not bash or zsh", CLI_QUOTE(optarg));
+            return -1;
+        }
+        o->completion = optarg;
+        return 0;
     case OPT_REQUIRE:
         if (cli_add_requires(o, optarg, err, errlen) < 0) {
             if (!err[0])
@@ -371,6 +400,9 @@ static int cli_option(int c, char **argv, struct cli_options *o, char *err, size
         break;
     case OPT_NO_REDACT:
         o->no_redact = true;
+        break;
+    case OPT_HEALTH:
+        o->health = true;
         break;
     case 'q':
         o->quiet = true;
@@ -442,6 +474,36 @@ static int cli_table_build(struct cli_table *t, char *err, size_t errlen)
     return 0;
 }
 
+int cli_each_option(void (*fn)(void *arg, const char *name, bool has_value, const char *metavar), void *arg)
+{
+    /* the value names of the core's options that take one (--help's text); the probes' come from their rows */
+    static const struct {
+        const char *name, *metavar;
+    } metavars[] = {
+        {"format", "FMT"}, {"output", "FILE"}, {"root", "DIR"}, {"timeout", "SECONDS"}, {"color", "WHEN"},
+        {"colour", "WHEN"}, {"cpuid-dump", "FILE"}, {"save-cpuid", "FILE"}, {"pci-dump", "FILE"},
+        {"device", "P[:D]"}, {"prop", "TEXT"}, {"require", "LIST"}, {"completion", "SHELL"},
+    };
+    struct cli_table *t = malloc(sizeof(*t));
+    char err[256];
+    if (!t || cli_table_build(t, err, sizeof(err)) < 0) {
+        free(t);
+        return -1;
+    }
+    size_t k = 0;
+    for (size_t i = 0; t->longopts[i].name; i++) {
+        const char *mv = NULL;
+        if (t->longopts[i].val >= OPT_PROBE)
+            mv = t->probe[k++]->arg;
+        for (size_t j = 0; !mv && j < sizeof(metavars) / sizeof(metavars[0]); j++)
+            if (strcmp(metavars[j].name, t->longopts[i].name) == 0)
+                mv = metavars[j].metavar;
+        fn(arg, t->longopts[i].name, t->longopts[i].has_arg == required_argument, mv);
+    }
+    free(t);
+    return 0;
+}
+
 /* A probe's option: its parser stores the value; a complaint gets the option's name before it. */
 static int cli_probe_option(const struct probe_option *po, char *err, size_t errlen)
 {
@@ -469,7 +531,7 @@ static void cli_append(char *buf, size_t len, const char *name)
 }
 
 /* "check, cpu, ..., list, snapshot": every command, in --help's order, into BUF. */
-static const char *cli_command_list(char *buf, size_t len)
+const char *cli_command_list(char *buf, size_t len)
 {
     buf[0] = '\0';
     cli_append(buf, len, cli_core_commands[0].name);
@@ -515,7 +577,7 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
         }
         o->command = cli_command(cmd);
         if (!o->command) {
-            char list[256];
+            char list[1024];
             snprintf(err, errlen, "unknown command '%.*s%s' (commands: %s)", CLI_QUOTE(cmd),
                      cli_command_list(list, sizeof(list)));
             return -1;

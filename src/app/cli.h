@@ -46,6 +46,8 @@ struct cli_options {
     bool quiet;
     int verbose;
     bool help, version, list_checks;
+    const char *completion;  /* --completion=bash|zsh: print the completion script */
+    bool health;             /* --health: the node health contract (one line, exit 0/1/2; writer.h) */
     /* options the core keeps (main.c's snapshot uses the CPUID ones; --device serves opencl, list, smoke
      * and bench); a probe's own options live in the probe (struct probe.options) */
     const char *cpuid_dump;  /* --cpuid-dump FILE */
@@ -66,6 +68,16 @@ int cli_parse(int argc, char **argv, struct cli_options *o, char *err, size_t er
 void cli_options_free(struct cli_options *o);
 /* True when ARGV asks for JSON output (used to shape error output when parsing fails). */
 bool cli_wants_json(int argc, char **argv);
+/* True when ARGV asks for --health (so a usage error still answers with the health line). */
+bool cli_wants_health(int argc, char **argv);
+/* Call FN for every long option getopt knows (the core's, then each probe's, in --help's order): its name,
+ * whether it takes a value, and the value's name in --help ("FILE"; NULL when none is known). 0, or -1
+ * when the table cannot be built. */
+int cli_each_option(void (*fn)(void *arg, const char *name, bool has_value, const char *metavar), void *arg);
+/* Every command, comma-separated in --help's order, into BUF; returns BUF. */
+const char *cli_command_list(char *buf, size_t len);
+/* --completion: the completion script for SHELL ("bash" or "zsh") on OUT (cli_complete.c). 0 or -1. */
+int cli_print_completion(FILE *out, const char *shell);
 /* --help: the commands and each probe's options from the registry, the rest from here. */
 void cli_print_help(FILE *out);
 

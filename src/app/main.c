@@ -52,6 +52,55 @@ static int main_emit_json(const char *path, json_object *doc, bool compact)
     return rc;
 }
 
+/* --health's own rules: the line owns stdout, so -o - (the report there too) and `snapshot` (whose
+ * report goes to stdout) are usage errors. 0, or -1 with the message in ERR. */
+static int main_check_health(const struct cli_options *o, char *err, size_t errlen)
+{
+    if (!o->health)
+        return 0;
+    if (o->output && strcmp(o->output, "-") == 0) {
+        snprintf(err, errlen, "--health: its line is standard output; -o - would put the report there too");
+        return -1;
+    }
+    if (strcmp(o->command, "snapshot") == 0) {
+        snprintf(err, errlen, "--health: not with snapshot (its report goes to standard output)");
+        return -1;
+    }
+    return 0;
+}
+
+/* --health (writer.h, write_health.c): the one line for stdout, made where the run ends. */
+static struct {
+    bool on;
+    bool set;
+    int exit_code;
+    char line[WRITER_HEALTH_MAX + 1];
+} main_health;
+
+/* The health line of a run that ended without a report: KIND ("usage", "input", "internal"), MSG. */
+static void main_health_fail(const char *kind, const char *msg)
+{
+    if (!main_health.on || main_health.set)
+        return;
+    main_health.set = true;
+    main_health.exit_code = WRITER_HEALTH_UNKNOWN;
+    writer_health_line(main_health.line, sizeof(main_health.line), NULL, WRITER_HEALTH_UNKNOWN, kind, msg);
+}
+
+/* The end of every run once options are parsed: under --health, print the line and turn RC into the
+ * contract's 0/1/2; otherwise RC as it is. */
+static int main_health_finish(int rc)
+{
+    if (!main_health.on)
+        return rc;
+    if (!main_health.set)
+        main_health_fail(rc == GC_EXIT_USAGE ? "usage" : "internal", "failed");
+    printf("%s\n", main_health.line);
+    if (fflush(stdout) != 0)
+        return WRITER_HEALTH_UNKNOWN;
+    return main_health.exit_code;
+}
+
 /* Report a run that produced no report: message on stderr, and a JSON error document when JSON was
  * asked for. Returns EXIT_CODE. */
 static int main_fail(bool json, const char *path, bool compact, const char *kind, const char *msg, int exit_code)
@@ -61,7 +110,9 @@ static int main_fail(bool json, const char *path, bool compact, const char *kind
     char *clean = str_sanitize(str_dup(msg));
     fprintf(stderr, "gpucheckup: %s\n", clean ? clean : msg);
     free(clean);
-    if (json)
+    main_health_fail(exit_code == GC_EXIT_INTERNAL ? "internal" : kind, msg);
+    /* under --health, standard output is the line alone: the error document goes to -o FILE only */
+    if (json && !(main_health.on && (!path || strcmp(path, "-") == 0)))
         main_emit_json(path, write_json_error(kind, msg, exit_code), compact);
     return exit_code;
 }
@@ -346,15 +397,68 @@ static FILE *main_trace_open(void)
     return f;
 }
 
+/* Write report R of a run that returned RC (or the failure ERROR when it produced none) to OUT in the
+ * format asked for; under --health, only when -o names a file, and the health line is made here.
+ * Returns the exit code. */
+static int main_output(const struct cli_options *o, const struct cli_options *run, const char *out,
+                       const struct report *r, int rc, const char *error, const struct writer_run *wrun_in)
+{
+    bool json = o->format == CLI_FORMAT_JSON;
+    if (rc == GC_EXIT_USAGE || rc == GC_EXIT_INTERNAL)
+        return main_fail(json, out, o->compact, rc == GC_EXIT_USAGE ? "input" : "internal",
+                         error ? error : "failed", rc);
+    if (main_health.on && !out) {
+        /* no -o: the line is the whole output */
+    } else if (json) {
+        int wrc = main_emit_json(out, write_json_document(r, run, rc), o->compact);
+        if (wrc)
+            rc = wrc;
+    } else {
+        struct writer_run wrun = *wrun_in;
+        wrun.exit_code = rc;
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *m = open_memstream(&buf, &len);
+        if (m) {
+            int w = main_write(m, r, run, &wrun, main_use_color(run));
+            if (fclose(m) != 0 || w < 0) {
+                fprintf(stderr, "gpucheckup: cannot build the %s output (out of memory)\n",
+                        cli_format_names[o->format]);
+                free(buf);
+                buf = NULL;
+                rc = GC_EXIT_INTERNAL;
+            }
+        }
+        if (buf) {
+            int wrc = main_emit(out, buf, len);
+            if (wrc)
+                rc = wrc;
+            free(buf);
+        } else {
+            rc = GC_EXIT_INTERNAL;
+        }
+    }
+    if (main_health.on && !main_health.set) {
+        main_health.set = true;
+        main_health.exit_code = writer_health_exit(r, rc);
+        /* a report that could not be written: the run's own failure */
+        writer_health_line(main_health.line, sizeof(main_health.line),
+                           rc == GC_EXIT_INTERNAL ? NULL : r, main_health.exit_code, "internal",
+                           "cannot write the report");
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     isolate_gate_enter(); /* held whenever this thread is not waiting (isolate.h) */
     bool json = cli_wants_json(argc, argv);
     struct cli_options o;
     char err[PATH_MAX * 2 + 512]; /* messages quote at most two paths of PATH_MAX bytes */
+    main_health.on = cli_wants_health(argc, argv);
     if (cli_parse(argc, argv, &o, err, sizeof(err)) < 0) {
         cli_options_free(&o);
-        return main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE);
+        return main_health_finish(main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE));
     }
     json = o.format == CLI_FORMAT_JSON;
     if (o.help) {
@@ -362,15 +466,21 @@ int main(int argc, char **argv)
         cli_options_free(&o);
         return 0;
     }
+    if (o.completion) {
+        int rc = cli_print_completion(stdout, o.completion) < 0 || fflush(stdout) != 0 ? GC_EXIT_INTERNAL : 0;
+        cli_options_free(&o);
+        return rc;
+    }
     if (o.version) {
         printf("gpucheckup %s\n", GPUCHECKUP_VERSION);
         cli_options_free(&o);
         return 0;
     }
-    if (main_check_output(o.output, err, sizeof(err)) < 0) {
+    if (main_check_output(o.output, err, sizeof(err)) < 0 || main_check_health(&o, err, sizeof(err)) < 0) {
         cli_options_free(&o);
-        return main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE);
+        return main_health_finish(main_fail(json, NULL, false, "usage", err, GC_EXIT_USAGE));
     }
+    main_health.on = o.health && !o.list_checks;
     if (o.list_checks) {
         int rc = main_list_checks(&o);
         cli_options_free(&o);
@@ -387,7 +497,7 @@ int main(int argc, char **argv)
     if (orc || (orc = main_open_root(&o, &fs, &snap, &mode, err, sizeof(err))) != 0) {
         int rc = main_fail(json, out, o.compact, orc == GC_EXIT_USAGE ? "usage" : "internal", err, orc);
         cli_options_free(&o);
-        return rc;
+        return main_health_finish(rc);
     }
     struct cli_options run = o;
     struct main_snap ms = {0};
@@ -419,41 +529,11 @@ int main(int argc, char **argv)
             rc = GC_EXIT_INTERNAL;
         }
     }
-    if (rc == GC_EXIT_USAGE || rc == GC_EXIT_INTERNAL) {
-        rc = main_fail(json, out, o.compact, rc == GC_EXIT_USAGE ? "input" : "internal",
-                       error ? error : "failed", rc);
-    } else if (json) {
-        int wrc = main_emit_json(out, write_json_document(r, &run, rc), o.compact);
-        if (wrc)
-            rc = wrc;
-    } else {
-        struct writer_run wrun = {
-            .exit_code = rc,
-            .started_s = (double)t0.tv_sec + t0.tv_nsec / 1e9,
-            .duration_s = (double)(m1.tv_sec - m0.tv_sec) + (m1.tv_nsec - m0.tv_nsec) / 1e9,
-        };
-        char *buf = NULL;
-        size_t len = 0;
-        FILE *m = open_memstream(&buf, &len);
-        if (m) {
-            int w = main_write(m, r, &run, &wrun, main_use_color(&run));
-            if (fclose(m) != 0 || w < 0) {
-                fprintf(stderr, "gpucheckup: cannot build the %s output (out of memory)\n",
-                        cli_format_names[o.format]);
-                free(buf);
-                buf = NULL;
-                rc = GC_EXIT_INTERNAL;
-            }
-        }
-        if (buf) {
-            int wrc = main_emit(out, buf, len);
-            if (wrc)
-                rc = wrc;
-            free(buf);
-        } else {
-            rc = GC_EXIT_INTERNAL;
-        }
-    }
+    struct writer_run wrun = {
+        .started_s = (double)t0.tv_sec + t0.tv_nsec / 1e9,
+        .duration_s = (double)(m1.tv_sec - m0.tv_sec) + (m1.tv_nsec - m0.tv_nsec) / 1e9,
+    };
+    rc = main_output(&o, &run, out, r, rc, error, &wrun);
     free(error);
     report_free(r);
     if (fs.trace)
@@ -461,5 +541,5 @@ int main(int argc, char **argv)
     hostfs_close(&fs);
     snapshot_close(&snap);
     cli_options_free(&o);
-    return rc;
+    return main_health_finish(rc);
 }

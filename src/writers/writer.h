@@ -41,6 +41,18 @@ int write_nfd(FILE *f, const struct report *r, const struct cli_options *o, cons
 /* GitHub Actions workflow commands, one per finding (write_github.c). */
 int write_github(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run);
 
+/* The node health contract (--health, write_health.c): exit 0 ready, 1 not ready, 2 unknown (gpucheckup
+ * could not decide), and one line of at most WRITER_HEALTH_MAX printable ASCII bytes naming the status
+ * word, the root cause's finding ID and its subject. */
+enum { WRITER_HEALTH_READY = 0, WRITER_HEALTH_NOT_READY = 1, WRITER_HEALTH_UNKNOWN = 2 };
+#define WRITER_HEALTH_MAX 80
+/* The health exit code of a run that returned EXIT_CODE with report R (NULL when it produced none). */
+int writer_health_exit(const struct report *r, int exit_code);
+/* The line for HEALTH (writer_health_exit's) into BUF of LEN bytes (no newline; cut to fit). Without a
+ * report (R NULL), KIND ("usage", "input", "internal") and MESSAGE say why. */
+void writer_health_line(char *buf, size_t len, const struct report *r, int health, const char *kind,
+                        const char *message);
+
 /* Write LEN bytes of BUF to PATH atomically (temp file in the same directory, fsync, rename), or to
  * stdout when PATH is NULL. Returns 0, or -1 with a message in *ERR (caller frees). A PATH that is
  * a device, FIFO or socket (/dev/stdout, /dev/null) is written in place; a symlink to a regular file
