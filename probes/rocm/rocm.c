@@ -111,8 +111,8 @@ static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec)
                                 jsonget_str(hsa, "version") ? jsonget_str(hsa, "version") : "?", hipv ? hipv : "absent",
                                 (long long)(nhip < 0 ? 0 : nhip), nhip == 1 ? "" : "s");
     else
-        report_section_add_line(sec, info ? REPORT_MARK_INFO : REPORT_MARK_ERROR, "ROCm", "hsa_init: %s%s%s; HIP %s%s%s",
-                                hst && strcmp(hst, "init-failed") == 0 ? (name[0] ? name : "failed") : (hst ? hst : "?"),
+        report_section_add_line(sec, info ? REPORT_MARK_INFO : REPORT_MARK_ERROR, "ROCm", "%shsa_init: %s%s%s; HIP %s%s%s",
+                                info ? "no AMD GPU here; " : "", hst && strcmp(hst, "init-failed") == 0 ? (name[0] ? name : "failed") : (hst ? hst : "?"),
                                 init ? " " : "", init ? (jsonget_int(init, "code", 0) == 0x1008 ? "(0x1008)" : "") : "",
                                 hipv ? hipv : "absent", hiperr ? ": " : "", hiperr ? hiperr : "");
 }

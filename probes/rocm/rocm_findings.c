@@ -273,7 +273,7 @@ static void rocm_findings_runtime(struct probe_ctx *ctx, json_object *data, cons
     if (!gpu_here) {
         if (lib || (hst && strcmp(hst, "no-library") != 0))
             report_add_finding(ctx->report, "rocm.no-device", lib ? lib : "libhsa-runtime64.so.1",
-                               "a ROCm runtime without its hardware: %s is installed, but %s%s",
+                               "A ROCm runtime without its hardware: %s is installed, but %s%s",
                                lib ? lib : "libhsa-runtime64.so.1",
                                f->amd_gpus == 0 ? "there is no AMD GPU on the PCI bus" : "there is no KFD GPU node",
                                hst && strcmp(hst, "init-failed") == 0 ? " (so hsa_init fails, as it must)" : "");
