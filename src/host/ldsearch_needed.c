@@ -14,11 +14,12 @@ static bool ldsearch_is_loader(const char *name)
 }
 
 /* ENTRY of a search path list with $ORIGIN / ${ORIGIN} replaced by ORIGIN; NULL when it uses a token
- * gpucheckup does not expand ($LIB, $PLATFORM) or is empty. */
-static char *ldsearch_expand(const char *entry, size_t len, const char *origin)
+ * gpucheckup does not expand ($LIB, $PLATFORM). An empty entry is the current directory, as in
+ * LD_LIBRARY_PATH ("$ORIGIN:" is common). */
+static char *ldsearch_expand(const char *entry, size_t len, const char *origin, const char *cwd)
 {
     if (len == 0)
-        return NULL;
+        return strdup(cwd ? cwd : ".");
     char *e = strndup(entry, len);
     if (!e)
         return NULL;
@@ -52,18 +53,18 @@ static char *ldsearch_expand(const char *entry, size_t len, const char *origin)
 static char *ldsearch_in_list(const struct ldsearch *s, const char *list, const char *origin, const char *name,
                               bool *unsure)
 {
-    for (const char *p = list; p && *p;) {
+    for (const char *p = list; p;) {
         const char *colon = strchr(p, ':');
         size_t len = colon ? (size_t)(colon - p) : strlen(p);
-        char *dir = ldsearch_expand(p, len, origin);
-        if (!dir && len > 0)
+        char *dir = ldsearch_expand(p, len, origin, s->cwd);
+        if (!dir)
             *unsure = true;
         char *path = dir ? ldsearch_join(dir, name) : NULL;
         free(dir);
         if (path && ldsearch_elf_loadable(s->fs, path) == 1)
             return path;
         free(path);
-        p = colon ? colon + 1 : p + len;
+        p = colon ? colon + 1 : NULL;
     }
     return NULL;
 }
