@@ -51,6 +51,9 @@ static char *cuda_libs_deps_missing(struct cuda_libs_state *st, const struct cud
 
 void cuda_libs_deps(struct cuda_libs_state *st)
 {
+    /* The loader's answer is this host's: a tree searched instead (the unit tests') says nothing of it. */
+    if (!st->fs->live)
+        return;
     for (size_t i = 0; i < st->n && !st->err; i++) {
         struct cuda_lib_entry *e = &st->e[i];
         if (!e->have_version || e->error)
