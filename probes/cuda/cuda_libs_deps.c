@@ -18,6 +18,28 @@ static char *cuda_libs_deps_paths(const struct elfdyn *d)
     return strdup("");
 }
 
+/* True when NAME is in another NVIDIA wheel's lib/ of E's pip site (SITE/nvidia/ * /lib): PyTorch and JAX
+ * load those first (torch's _preload_cuda_deps), so older wheels whose RUNPATH is only $ORIGIN (cuSPARSE
+ * 12.1's, needing nvJitLink) still load in them. */
+static bool cuda_libs_deps_in_site(const struct cuda_libs_state *st, const struct cuda_lib_entry *e, const char *name)
+{
+    if (!e->site || strchr(name, '/'))
+        return false;
+    char *pattern = ldsearch_join(e->site, "nvidia/*/lib");
+    char **dirs = NULL;
+    size_t n = 0;
+    bool found = false;
+    if (pattern && ldsearch_glob_dirs(st->fs, pattern, &dirs, &n) == 0)
+        for (size_t i = 0; i < n && !found; i++) {
+            char *p = ldsearch_join(dirs[i], name);
+            found = p && ldsearch_elf_loadable(st->fs, p) == 1;
+            free(p);
+        }
+    ldsearch_strv_free(dirs, n);
+    free(pattern);
+    return found;
+}
+
 /* E's dependencies that the loader finds nowhere, as "a, b" (heap), or NULL when all are found (or E's
  * dynamic section cannot be read: nothing is claimed then). */
 static char *cuda_libs_deps_missing(struct cuda_libs_state *st, const struct cuda_lib_entry *e, char **paths)
@@ -31,7 +53,7 @@ static char *cuda_libs_deps_missing(struct cuda_libs_state *st, const struct cud
             bool unsure = false;
             char *p = ldsearch_find_needed(&st->search, d.needed[i], e->path, d.rpath, d.runpath, &hit, &unsure);
             free(hit.entry);
-            if (p || unsure) {
+            if (p || unsure || cuda_libs_deps_in_site(st, e, d.needed[i])) {
                 free(p);
                 continue;
             }

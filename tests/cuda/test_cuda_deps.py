@@ -108,6 +108,48 @@ class CudaDepsTests(gctest.TestCase):
         self.assertIn("its DT_RUNPATH $ORIGIN/deps", lib["error"] or "", lib)
         self.assertIn("cuda.lib-load-failed", r.finding_ids())
 
+    def wheel_site(self, with_nvjitlink):
+        """A venv whose NVIDIA wheels lay out cuSPARSE needing nvJitLink (RUNPATH $ORIGIN only, as cuSPARSE
+        12.1's wheel did), their versions in the wheels' RECORDs; nvJitLink's wheel there or not."""
+        site = os.path.join(self.dir, "venv", "lib", "python3.11", "site-packages")
+        sp = os.path.join(site, "nvidia", "cusparse", "lib")
+        jl = os.path.join(site, "nvidia", "nvjitlink", "lib")
+        os.makedirs(sp)
+        os.makedirs(jl)
+        with open(os.path.join(self.dir, "jl.c"), "w") as f:
+            f.write("int nvJitLinkStub(void) { return 1; }\n")
+        with open(os.path.join(self.dir, "sp.c"), "w") as f:
+            f.write("int nvJitLinkStub(void);\nint cusparseCreate(void) { return nvJitLinkStub(); }\n")
+        self.cc("-shared", "-fPIC", "-Wl,-soname,libnvJitLink.so." + MAJOR, "-o",
+                os.path.join(jl, "libnvJitLink.so." + MAJOR), "jl.c")
+        self.cc("-shared", "-fPIC", "-Wl,-soname,libcusparse.so." + MAJOR, "-Wl,-rpath,$ORIGIN",
+                "-Wl,--enable-new-dtags", "-Wl,--no-as-needed", "-o", os.path.join(sp, "libcusparse.so." + MAJOR),
+                "sp.c", "-L" + jl, "-l:libnvJitLink.so." + MAJOR)
+        for wheel, d, lib, ver in (("nvidia_cusparse_cu12", sp, "cusparse", "12.1.0.106"),
+                                   ("nvidia_nvjitlink_cu12", jl, "nvjitlink", "12.9.86")):
+            dist = os.path.join(site, "%s-%s.dist-info" % (wheel, ver))
+            os.makedirs(dist)
+            name = os.listdir(d)[0]
+            with open(os.path.join(dist, "RECORD"), "w") as f:
+                f.write("nvidia/%s/lib/%s,sha256=x,%d\n" % (lib, name, os.path.getsize(os.path.join(d, name))))
+        if not with_nvjitlink:
+            shutil.rmtree(os.path.join(site, "nvidia", "nvjitlink"))
+        r = self.run_json("cuda", env={"LD_LIBRARY_PATH": None, "VIRTUAL_ENV": os.path.join(self.dir, "venv")})
+        lib = [x for x in r.json["cuda"]["libraries"] if x["file"] == "libcusparse.so." + MAJOR]
+        self.assertEqual([x["version_from"] for x in lib], ["wheel metadata"], r.json["cuda"]["libraries"])
+        return r, lib[0]
+
+    def test_another_wheels_library_counts_as_found(self):
+        """A framework loads its NVIDIA wheels' libraries first: a dependency in a sibling wheel is met."""
+        r, lib = self.wheel_site(True)
+        self.assertIsNone(lib["error"], lib)
+        self.assertNotIn("cuda.lib-load-failed", r.finding_ids())
+
+    def test_wheel_dependency_missing(self):
+        r, lib = self.wheel_site(False)
+        self.assertIn("needs libnvJitLink.so.%s (DT_NEEDED)" % MAJOR, lib["error"] or "", lib)
+        self.assertIn("cuda.lib-load-failed", r.finding_ids())
+
 
 if __name__ == "__main__":
     gctest.main()
