@@ -532,6 +532,7 @@ static void cuda_libs_versions(struct cuda_libs_state *st)
     /* What a file states is not asked of the library: loading cuBLAS or cuDNN costs more than the rest of a
      * check. Then one question per library file: a wheel's symlink to a system file shares that file's answer. */
     cuda_libs_file_versions(st);
+    cuda_libs_deps(st); /* what loading them would have caught: a dependency missing */
     size_t n_jobs = 0;
     for (size_t i = 0; i < st->n && !st->err; i++) {
         struct cuda_lib_entry *e = &st->e[i];

@@ -164,6 +164,11 @@ void cuda_libs_load(struct cuda_libs_state *st, struct cuda_lib_entry *const *jo
  * library whose CUDA release only the library itself can tell (cuDNN outside a -cuNN wheel) is left to be
  * loaded. */
 void cuda_libs_file_versions(struct cuda_libs_state *st);
+/* For each library of ST given its version by a file (so never loaded), the dependencies its dynamic
+ * section names (DT_NEEDED, first level) resolved as the dynamic loader would (ldsearch_find_needed): one
+ * found nowhere sets the entry's error (cuda.lib-load-failed names it), as loading it would have. Only where
+ * ST->fs is this host's "/" (the loader's answer is this host's). Defined in cuda_libs_deps.c. */
+void cuda_libs_deps(struct cuda_libs_state *st);
 /* "9.28.0.42" -> 9, 28, 0 (PATCH -1 when absent). Returns 0, or -1 when V has no MAJOR.MINOR. */
 int cuda_libs_parse_version(const char *v, int *major, int *minor, int *patch);
 /* A dist-info directory's name, "nvidia_cudnn_cu12-9.28.0.42.dist-info": *DIST "nvidia_cudnn_cu12" and

@@ -66,6 +66,17 @@ char *ldsearch_find(const struct ldsearch *s, const char *name, const char **via
 /* ldsearch_find, also saying which entry of the search brought the file in (HIT->entry: caller frees). */
 char *ldsearch_find_hit(const struct ldsearch *s, const char *name, struct ldsearch_hit *hit);
 
+/* Where the dynamic loader finds NAME, a DT_NEEDED entry of the object at OBJ_PATH (the path it was found
+ * at: $ORIGIN is its directory) whose dynamic section has RPATH and RUNPATH (either may be NULL; see
+ * elfdyn.h), for a program that dlopens that object: a name with a slash as a path; the loader's own name
+ * (ld-linux*, ld64.so.*) as always there (HIT->via "the loader"); else DT_RPATH (only without DT_RUNPATH),
+ * LD_LIBRARY_PATH, DT_RUNPATH, the cache, the default directories (HIT->via "DT_RPATH", "DT_RUNPATH" or as
+ * ldsearch_find_hit says). Libraries the program itself loaded before are not modelled. Returns the path
+ * found (heap) or NULL; *UNSURE is set when a search path entry held a token not expanded here ($LIB,
+ * $PLATFORM), so a miss may be wrong. HIT->entry: caller frees. */
+char *ldsearch_find_needed(const struct ldsearch *s, const char *name, const char *obj_path, const char *rpath,
+                           const char *runpath, struct ldsearch_hit *hit, bool *unsure);
+
 /* One candidate file seen by ldsearch_candidates. */
 struct ldsearch_file {
     char *name;        /* file name: "libcudart.so.13" */

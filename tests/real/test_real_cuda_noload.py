@@ -118,6 +118,9 @@ class RealCudaNoLoadTests(gctest.TestCase):
         version = os.path.basename(dist[0])[len("nvidia_cudnn_cu12-"):-len(".dist-info")]
         for x in wheel:
             self.assertEqual((x["version"], x["cuda_major"]), (version, 12), x)
+        # their dependencies (DT_NEEDED, read without loading) all resolve: no false alarm on real software,
+        # the wheel's files and whatever toolkit the machine's cache names (here /usr/local/cuda-13.0)
+        self.assertNotIn("cuda.lib-load-failed", [f["id"] for f in doc["findings"]], libs)
 
     def test_what_must_be_loaded_is_loaded_in_one_child(self):
         """The wheel's cuDNN files through symlinks on LD_LIBRARY_PATH, no venv: no dist-info is read for them
