@@ -23,6 +23,8 @@ static void guc_take(const char *p, const char *end, char *out, size_t cap)
     size_t n = 0;
     for (; p < e && n + 1 < cap; p++)
         out[n++] = (*p >= 0x20 && *p < 0x7f) ? *p : '?';
+    while (n > 0 && out[n - 1] == ' ') /* cut short inside a run of spaces */
+        n--;
     out[n] = '\0';
 }
 
