@@ -18,6 +18,9 @@ const struct check levelzero_checks[] = {
      "(intel-level-zero-gpu, or Debian's intel-opencl-icd, which ships it).", CHECK_LAYER_DRIVER},
     {"levelzero.gpu-not-bound", REPORT_SEV_WARNING, "An Intel GPU is bound to neither i915 nor xe, so Level Zero cannot reach it",
      "Load i915 (or xe for newer GPUs); a GPU reserved with vfio-pci is for a VM.", CHECK_LAYER_KERNEL},
+    /* GuC: i915 uses GuC submission by default from Alder Lake-P on, and DG2 and Meteor Lake have no other
+     * submission at all (GuC firmware is a hard requirement there: Phoronix, "Intel Meteor Lake GuC Firmware
+     * Support Published", May 2023); on older GPUs it only authenticates HuC, hence warnings. */
     {"levelzero.guc-firmware-missing", REPORT_SEV_WARNING,
      "An Intel GPU's kernel driver asked for GuC firmware that is not installed, so the GPU runs without GuC",
      "Install the firmware (Debian: firmware-misc-nonfree; elsewhere linux-firmware), update the initramfs "
