@@ -126,6 +126,7 @@ static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
         pci_devs = NULL;
     json_object *d = sec->data, *gpus = levelzero_gpus(pci_devs);
     json_object_object_add(d, "gpus", gpus);
+    levelzero_guc(ctx, gpus, pci_devs);
     /* A snapshot replayed without --live: this machine's facts (nodes opened, the child) are the captured
      * section's; the files are the snapshot's tree, read again. */
     json_object *cap = probe_snapshot(ctx) && !probe_live(ctx) ? probe_captured(ctx, "levelzero") : NULL;

@@ -1,4 +1,4 @@
-/* levelzero_child.c: the Level Zero child: libze_loader.so.1, zeInit, each driver's API version and its devices. */
+/* levelzero_child.c: the Level Zero child: libze_loader.so.1, zeInitDrivers or zeInit, each driver's API version and its devices. */
 #include <dlfcn.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -105,6 +105,54 @@ static json_object *lz_driver(void *h, lz_handle drv)
     return o;
 }
 
+/* ze_init_driver_type_desc_t (ze_api.h, Level Zero 1.10): the drivers zeInitDrivers is to initialise. */
+struct lz_init_driver_type_desc {
+    uint32_t stype; /* ZE_STRUCTURE_TYPE_INIT_DRIVER_TYPE_DESC = 0x00020021 */
+    const void *pNext;
+    uint32_t flags; /* ZE_INIT_DRIVER_TYPE_FLAG_GPU = 1 */
+};
+typedef lz_result (*lz_init_drivers_fn)(uint32_t *, lz_handle *, struct lz_init_driver_type_desc *);
+
+/* Initialise and list the drivers: zeInitDrivers for GPU drivers where the loader has it (1.10 and later:
+ * the specification's replacement for zeInit), else zeInit(0) and zeDriverGet. Records which in "init_call".
+ * Returns the result of the init call; *N drivers in DRVS. */
+static lz_result lz_init(void *h, json_object *o, lz_handle *drvs, uint32_t *n)
+{
+    lz_init_drivers_fn initd = (lz_init_drivers_fn)dlsym(h, "zeInitDrivers");
+    lz_result (*init)(uint32_t) = (lz_result(*)(uint32_t))dlsym(h, "zeInit");
+    lz_result (*drvget)(uint32_t *, lz_handle *) = (lz_result(*)(uint32_t *, lz_handle *))dlsym(h, "zeDriverGet");
+    uint32_t cap = *n;
+    *n = 0;
+    json_object_object_add(o, "init_call", json_object_new_string(initd ? "zeInitDrivers" : "zeInit"));
+    printf("zeInit\n"); /* where a hang or crash happened, for the parent */
+    fflush(stdout);
+    lz_result r;
+    if (initd) {
+        struct lz_init_driver_type_desc desc = {0x00020021, NULL, 1};
+        r = initd(n, NULL, &desc);
+        if (r == 0 && *n > 0) {
+            if (*n > cap)
+                *n = cap;
+            r = initd(n, drvs, &desc);
+        }
+        return r;
+    }
+    r = init(0);
+    if (r != 0)
+        return r;
+    printf("zeDriverGet\n");
+    fflush(stdout);
+    if (drvget(n, NULL) == 0) {
+        if (*n > cap)
+            *n = cap;
+        if (drvget(n, drvs) != 0)
+            *n = 0;
+    } else {
+        *n = 0;
+    }
+    return 0;
+}
+
 json_object *levelzero_child(void *arg)
 {
     (void)arg;
@@ -114,35 +162,25 @@ json_object *levelzero_child(void *arg)
         json_object_object_add(o, "status", json_object_new_string("no-loader"));
         return o;
     }
-    lz_result (*init)(uint32_t) = (lz_result(*)(uint32_t))dlsym(h, "zeInit");
-    lz_result (*drvget)(uint32_t *, lz_handle *) = (lz_result(*)(uint32_t *, lz_handle *))dlsym(h, "zeDriverGet");
+    void *init = dlsym(h, "zeInit"), *drvget = dlsym(h, "zeDriverGet");
     Dl_info info;
-    if (init && dladdr((void *)init, &info) && info.dli_fname)
+    if (init && dladdr(init, &info) && info.dli_fname)
         json_object_object_add(o, "loader", json_object_new_string(info.dli_fname));
     if (!init || !drvget) {
         json_object_object_add(o, "status", json_object_new_string("missing-symbols"));
         return o;
     }
-    printf("zeInit\n"); /* where a hang or crash happened, for the parent */
-    fflush(stdout);
-    lz_result r = init(0);
+    uint32_t n = LZ_MAX;
+    lz_handle drvs[LZ_MAX];
+    lz_result r = lz_init(h, o, drvs, &n);
     json_object_object_add(o, "init", lz_result_json(r));
     if (r != 0) {
         json_object_object_add(o, "status", json_object_new_string("init-failed"));
         return o;
     }
-    uint32_t n = 0;
-    lz_handle drvs[LZ_MAX];
     json_object *arr = json_object_new_array();
-    printf("zeDriverGet\n");
-    fflush(stdout);
-    if (drvget(&n, NULL) == 0) {
-        if (n > LZ_MAX)
-            n = LZ_MAX;
-        if (drvget(&n, drvs) == 0)
-            for (uint32_t i = 0; i < n; i++)
-                json_object_array_add(arr, lz_driver(h, drvs[i]));
-    }
+    for (uint32_t i = 0; i < n && i < LZ_MAX; i++)
+        json_object_array_add(arr, lz_driver(h, drvs[i]));
     json_object_object_add(o, "drivers", arr);
     json_object_object_add(o, "status", json_object_new_string("ok"));
     return o;

@@ -18,6 +18,18 @@ const struct check levelzero_checks[] = {
      "(intel-level-zero-gpu, or Debian's intel-opencl-icd, which ships it).", CHECK_LAYER_DRIVER},
     {"levelzero.gpu-not-bound", REPORT_SEV_WARNING, "An Intel GPU is bound to neither i915 nor xe, so Level Zero cannot reach it",
      "Load i915 (or xe for newer GPUs); a GPU reserved with vfio-pci is for a VM.", CHECK_LAYER_KERNEL},
+    /* GuC: i915 uses GuC submission by default from Alder Lake-P on, and DG2 and Meteor Lake have no other
+     * submission at all (GuC firmware is a hard requirement there: Phoronix, "Intel Meteor Lake GuC Firmware
+     * Support Published", May 2023); on older GPUs it only authenticates HuC, hence warnings. */
+    {"levelzero.guc-firmware-missing", REPORT_SEV_WARNING,
+     "An Intel GPU's kernel driver asked for GuC firmware that is not installed, so the GPU runs without GuC",
+     "Install the firmware (Debian: firmware-misc-nonfree; elsewhere linux-firmware), update the initramfs "
+     "(update-initramfs -u) and reboot. Level Zero needs GuC submission on DG2/Arc, Meteor Lake and later GPUs.",
+     CHECK_LAYER_KERNEL},
+    {"levelzero.guc-not-running", REPORT_SEV_WARNING, "An Intel GPU's GuC firmware is installed, but the kernel did not get it running",
+     "MISSING with the file present: the initramfs lacks it (update-initramfs -u, reboot); ERROR: a file too old for "
+     "the kernel (update the firmware package); LOAD FAIL or INIT FAIL: see dmesg for i915 or xe, then update the "
+     "kernel and firmware together.", CHECK_LAYER_KERNEL},
     {"levelzero.node-open-failed", REPORT_SEV_ERROR, "An Intel GPU's render node cannot be opened read-write",
      "EACCES: add the user to the node's group (usually render) and log in again; in a container pass --device /dev/dri.",
      CHECK_LAYER_KERNEL | CHECK_F_PATH_RELIEF_VENDOR},
@@ -69,9 +81,35 @@ static size_t levelzero_gpu_devices(json_object *rt)
     return n;
 }
 
+/* The first GPU whose debugfs guc_info reports a GuC firmware that failed: its finding (ID and SUBJECT,
+ * borrowed from GPUS), and the cause as words (heap); NULL when none did. */
+static char *levelzero_guc_cause(struct probe_ctx *ctx, json_object *gpus, const char **id, const char **subject)
+{
+    for (size_t i = 0; i < json_object_array_length(gpus); i++) {
+        json_object *g = json_object_array_get_idx(gpus, i), *guc = jsonget(g, "guc");
+        const char *st = jsonget_str(guc, "status"), *fw = jsonget_str(guc, "firmware"), *file = jsonget_str(guc, "file");
+        const char *addr = jsonget_str(g, "pci_address"), *drv = jsonget_str(g, "driver");
+        if (!st || !fw || !addr || !levelzero_guc_failed(st))
+            continue;
+        *id = file ? "levelzero.guc-not-running" : "levelzero.guc-firmware-missing";
+        *subject = addr;
+        struct report_finding *f =
+            file ? report_add_finding(ctx->report, *id, addr, "%s: %s reports the GuC firmware %s as %s, though %s is installed", addr,
+                                      drv ? drv : "the kernel", fw, st, file)
+                 : report_add_finding(ctx->report, *id, addr, "%s: %s asked for the GuC firmware %s (status %s), which is not "
+                                      "installed under /lib/firmware", addr, drv ? drv : "the kernel", fw, st);
+        if (f)
+            report_finding_add_evidence(f, jsonget_str(guc, "debugfs"), "status: %s", st);
+        return file ? str_printf("%s's GuC firmware %s is %s", addr, fw, st)
+                    : str_printf("%s's GuC firmware %s is not installed", addr, fw);
+    }
+    return NULL;
+}
+
 /* The first file-side cause of a failed zeInit, as words (heap), or NULL: the checks below run first so
  * that ZE_RESULT_ERROR_UNINITIALIZED is explained by what it stands for. */
-static char *levelzero_cause(struct probe_ctx *ctx, json_object *data, bool *reported)
+static char *levelzero_cause(struct probe_ctx *ctx, json_object *data, bool *reported, const char **cause_id,
+                             const char **cause_subject)
 {
     json_object *gpus = jsonget(data, "gpus"), *libs = jsonget(data, "libraries"), *nodes = jsonget(data, "device_nodes");
     *reported = true;
@@ -89,6 +127,11 @@ static char *levelzero_cause(struct probe_ctx *ctx, json_object *data, bool *rep
                                jsonget_str(g, "name") ? jsonget_str(g, "name") : "", drv ? drv : "no driver");
             return str_printf("%s is bound to %s", addr ? addr : "the GPU", drv ? drv : "no driver");
         }
+    }
+    char *guc = levelzero_guc_cause(ctx, gpus, cause_id, cause_subject);
+    if (guc) {
+        *reported = false; /* zeInit's own finding is still reported, as this one's consequence */
+        return guc;
     }
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
         json_object *o = json_object_array_get_idx(nodes, i);
@@ -132,7 +175,9 @@ void levelzero_findings(struct probe_ctx *ctx, json_object *data, json_object *p
         return;
     }
     bool reported = false;
-    char *cause = levelzero_cause(ctx, data, &reported);
+    const char *cause_id = NULL, *cause_subject = NULL;
+    char *cause = levelzero_cause(ctx, data, &reported, &cause_id, &cause_subject);
+    struct report_finding *f = NULL;
     if (!st) {
         free(cause);
         return; /* not run: not the live machine */
@@ -143,13 +188,16 @@ void levelzero_findings(struct probe_ctx *ctx, json_object *data, json_object *p
                            jsonget_str(rt, "detail") ? jsonget_str(rt, "detail") : st);
     } else if (strcmp(st, "init-failed") == 0 && !reported) {
         json_object *init = jsonget(rt, "init");
-        report_add_finding(ctx->report, "levelzero.init-failed", loader, "zeInit(0): %s (0x%llx)%s%s",
-                           jsonget_str(init, "name") ? jsonget_str(init, "name") : "error", (unsigned long long)jsonget_int(init, "code", -1),
-                           cause ? ": " : "", cause ? cause : "");
+        bool drivers = jsonget_str(rt, "init_call") && strcmp(jsonget_str(rt, "init_call"), "zeInitDrivers") == 0;
+        f = report_add_finding(ctx->report, "levelzero.init-failed", loader, "%s: %s (0x%llx)%s%s",
+                               drivers ? "zeInitDrivers(GPU)" : "zeInit(0)", jsonget_str(init, "name") ? jsonget_str(init, "name") : "error",
+                               (unsigned long long)jsonget_int(init, "code", -1), cause ? ": " : "", cause ? cause : "");
     } else if (strcmp(st, "ok") == 0 && levelzero_gpu_devices(rt) == 0 && !reported) {
-        report_add_finding(ctx->report, cl_gpu ? "levelzero.opencl-only" : "levelzero.no-gpu-device", loader,
-                           "zeInit succeeds, but no Level Zero driver lists one of the %zu Intel GPU%s%s", ng, ng == 1 ? "" : "s",
-                           cl_gpu ? " that Intel's OpenCL driver lists" : "");
+        f = report_add_finding(ctx->report, cl_gpu ? "levelzero.opencl-only" : "levelzero.no-gpu-device", loader,
+                               "zeInit succeeds, but no Level Zero driver lists one of the %zu Intel GPU%s%s%s%s", ng, ng == 1 ? "" : "s",
+                               cl_gpu ? " that Intel's OpenCL driver lists" : "", cause ? ": " : "", cause ? cause : "");
     }
+    if (f && cause_id)
+        report_finding_set_cause(f, cause_id, cause_subject);
     free(cause);
 }

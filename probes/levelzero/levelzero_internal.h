@@ -2,6 +2,8 @@
 #ifndef GPUCHECKUP_LEVELZERO_INTERNAL_H
 #define GPUCHECKUP_LEVELZERO_INTERNAL_H
 
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <json-c/json.h>
 
@@ -50,6 +52,21 @@ struct lz_pci_ext_properties { /* ze_pci_ext_properties_t (ZE_extension_pci_prop
 json_object *levelzero_child(void *arg);
 /* "ZE_RESULT_ERROR_UNINITIALIZED" for 0x78000001, NULL for a code the table does not know. */
 const char *levelzero_result_name(uint32_t code);
+
+/* ---- the GuC firmware (levelzero_guc.c) ---- */
+
+/* What debugfs guc_info says of the GuC firmware (strings sanitised, truncated to fit). */
+struct levelzero_guc_info {
+    char firmware[256]; /* the file the kernel selected, relative to /lib/firmware ("i915/dg2_guc_70.bin") */
+    char wanted[256];   /* the file it wanted, where it fell back to another; "" otherwise */
+    char status[32];    /* intel_uc_fw_status_repr's word: "RUNNING", "MISSING", "LOAD FAIL"... */
+};
+/* Parse guc_info's TEXT (LEN bytes, need not end in NUL). 0 when a firmware line and its status were found. */
+int levelzero_guc_parse(const char *text, size_t len, struct levelzero_guc_info *out);
+/* Is STATUS a failure to fetch or load the firmware (MISSING, ERROR, INIT FAIL, LOAD FAIL, FAIL)? */
+bool levelzero_guc_failed(const char *status);
+/* Add "guc" to each of GPUS (i915 or xe bound; null where debugfs is unreadable), PCI_DEVS naming their cards. */
+void levelzero_guc(struct probe_ctx *ctx, json_object *gpus, json_object *pci_devs);
 
 extern const struct check levelzero_checks[];
 extern const size_t levelzero_n_checks;

@@ -1,17 +1,20 @@
 /* fake_ze.c: a fake libze_loader.so.1, behaviours chosen by GC_FAKE_ZE_* variables. */
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 /* GC_FAKE_ZE_INIT: ok (default), uninit (ZE_RESULT_ERROR_UNINITIALIZED), hang, crash.
+ * Built twice: as a 1.8 loader (zeInit only, as Debian's libze1 1.8.12), and with FAKE_ZE_INIT_DRIVERS as a
+ * 1.10 loader that also exports zeInitDrivers, which takes GC_FAKE_ZE_INIT the same way and writes
+ * "zeInitDrivers flags=N" to GC_FAKE_ZE_LOG where set (what the caller asked for).
  * GC_FAKE_ZE_GPUS: how many GPU devices its one driver lists (default 1), at 0000:00:02.0, 0000:03:00.0... */
 #define EXPORT __attribute__((visibility("default")))
 
-EXPORT uint32_t zeInit(uint32_t flags)
+static uint32_t fake_init(void)
 {
-    (void)flags;
     const char *m = getenv("GC_FAKE_ZE_INIT");
     if (m && strcmp(m, "uninit") == 0)
         return 0x78000001;
@@ -21,6 +24,12 @@ EXPORT uint32_t zeInit(uint32_t flags)
     if (m && strcmp(m, "crash") == 0)
         raise(SIGSEGV);
     return 0;
+}
+
+EXPORT uint32_t zeInit(uint32_t flags)
+{
+    (void)flags;
+    return fake_init();
 }
 
 static uint32_t ngpus(void)
@@ -95,3 +104,27 @@ EXPORT uint32_t zeDevicePciGetPropertiesExt(void *dev, struct pci *p)
     p->function = 0;
     return 0;
 }
+
+#ifdef FAKE_ZE_INIT_DRIVERS
+struct init_desc {
+    uint32_t stype;
+    const void *pNext;
+    uint32_t flags;
+};
+
+EXPORT uint32_t zeInitDrivers(uint32_t *count, void **drivers, struct init_desc *desc)
+{
+    const char *log = getenv("GC_FAKE_ZE_LOG");
+    if (log) {
+        FILE *f = fopen(log, "a");
+        if (f) {
+            fprintf(f, "zeInitDrivers stype=0x%x flags=%u\n", desc ? desc->stype : 0u, desc ? desc->flags : 0u);
+            fclose(f);
+        }
+    }
+    uint32_t r = fake_init();
+    if (r != 0)
+        return r;
+    return zeDriverGet(count, drivers);
+}
+#endif

@@ -12,6 +12,14 @@ sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
 from test_pci import PciTree  # noqa: E402
 
 FAKE = os.environ["GC_FAKE_ZE"]
+FAKE_DRIVERS = os.environ["GC_FAKE_ZE_DRIVERS"]  # the same, as a 1.10 loader with zeInitDrivers
+GUC_FW = "i915/dg2_guc_70.bin"
+
+
+def guc_info(status, fw=GUC_FW, wanted=None):
+    """debugfs guc_info as i915 prints it (intel_guc_load_status, intel_uc_fw_dump)."""
+    return ("GuC firmware: %s\n" % fw + ("GuC firmware wanted: %s\n" % wanted if wanted else "") +
+            "\tstatus: %s\n\tversion: found 70.20.0\n\tuCode: 389568 bytes\n\tRSA: 384 bytes\n\nGuC status 0x8002f0ec:\n" % status)
 ADDR = "0000:00:02.0"  # where Intel puts its integrated GPU
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 
@@ -32,21 +40,26 @@ class LevelZeroTests(gctest.TestCase):
             shutil.copy(FAKE, t.t.path(LIBDIR + "/libze_intel_gpu.so.1"))
         return t
 
-    def libdir(self):
+    def libdir(self, lib=FAKE):
         d = tempfile.mkdtemp(prefix="gc-ze-")
         self.addCleanup(shutil.rmtree, d, True)
-        shutil.copy(FAKE, os.path.join(d, "libze_loader.so.1"))
+        shutil.copy(lib, os.path.join(d, "libze_loader.so.1"))
         return d
 
-    def lz(self, t, *extra, live=False, env=None, expect_rc=None):
-        e = {"GC_FAKE_ZE_INIT": None, "GC_FAKE_ZE_GPUS": None}
+    def lz(self, t, *extra, live=False, env=None, expect_rc=None, lib=FAKE):
+        e = {"GC_FAKE_ZE_INIT": None, "GC_FAKE_ZE_GPUS": None, "GC_FAKE_ZE_LOG": None}
         if live:
-            e["LD_LIBRARY_PATH"] = self.libdir()
+            e["LD_LIBRARY_PATH"] = self.libdir(lib)
         e.update(env or {})
         args = ["levelzero"] + (["--root", t.root] if t else []) + (["--live"] if live and t else [])
         r = self.run_json(*args, *extra, env=e, expect_rc=expect_rc)
         self.assertEqual(r.json["levelzero"]["status"], "ok", repr(r))
         return r
+
+    def exports(self, lib, sym):
+        """Does LIB export SYM (the real loader's version decides which init the child calls)?"""
+        import ctypes
+        return hasattr(ctypes.CDLL(lib), sym)
 
     def ids(self, r):
         return sorted({f["id"] for f in r.json["findings"] if f["id"].startswith("levelzero.")})
@@ -58,6 +71,8 @@ class LevelZeroTests(gctest.TestCase):
         # Debian's loader finds Intel's backend (intel-opencl-icd ships libze_intel_gpu.so.1), which takes no
         # device here: zeInit reports ZE_RESULT_ERROR_UNINITIALIZED.
         self.assertEqual((rt["status"], rt["init"]["name"]), ("init-failed", "ZE_RESULT_ERROR_UNINITIALIZED"))
+        self.assertEqual(rt["init_call"], "zeInitDrivers" if self.exports(LIBDIR + "/libze_loader.so.1", "zeInitDrivers")
+                         else "zeInit")
         self.assertEqual(self.ids(r), ["levelzero.no-device"])
         self.assertEqual(r.findings("levelzero.no-device")[0]["severity"], "info")
         self.assertEqual(r.json["verdict"]["counts"]["warning"], 0, repr(r))
@@ -73,7 +88,7 @@ class LevelZeroTests(gctest.TestCase):
         self.assertIsNone(sec["runtime"])
         self.assertIsNone(sec["device_nodes"])
         self.assertEqual(sec["gpus"], [{"pci_address": ADDR, "name": sec["gpus"][0]["name"], "driver": "i915",
-                                        "render_node": "/dev/dri/renderD128"}])
+                                        "render_node": "/dev/dri/renderD128", "guc": None}])
         self.assertEqual(sec["libraries"]["intel_gpu"], LIBDIR + "/libze_intel_gpu.so.1")
         self.assertEqual(self.ids(r), [])
 
@@ -137,6 +152,66 @@ class LevelZeroTests(gctest.TestCase):
         f = r.findings("levelzero.runtime-crashed")
         self.assertEqual(len(f), 1, repr(r))
         self.assertIn("SIGSEGV", f[0]["message"])
+
+    def guc_tree(self, status, installed=None, **kw):
+        """A tree whose i915 reports STATUS for its GuC firmware, and INSTALLED (a path) as the file."""
+        t = self.tree(**kw)
+        t.t.write("/sys/kernel/debug/dri/0/gt0/uc/guc_info", guc_info(status))
+        if installed:
+            t.t.write(installed, "firmware")
+        return t
+
+    def test_guc_running_with_its_file(self):
+        r = self.lz(self.guc_tree("RUNNING", "/lib/firmware/i915/dg2_guc_70.bin.zst"))
+        self.assertEqual(r.json["levelzero"]["gpus"][0]["guc"],
+                         {"debugfs": "/sys/kernel/debug/dri/0/gt0/uc/guc_info", "firmware": GUC_FW, "wanted": None,
+                          "status": "RUNNING", "file": "/lib/firmware/i915/dg2_guc_70.bin.zst"})
+        self.assertEqual(self.ids(r), [])
+        # a GPU whose GuC is not used (TGL and older by default): no finding, file or not
+        self.assertEqual(self.ids(self.lz(self.guc_tree("DISABLED"))), [])
+        # no debugfs (not root): nothing said, nothing guessed
+        self.assertIsNone(self.lz(self.tree()).json["levelzero"]["gpus"][0]["guc"])
+
+    def test_guc_firmware_missing(self):
+        t = self.guc_tree("MISSING")
+        r = self.lz(t)
+        self.assertEqual(self.ids(r), ["levelzero.guc-firmware-missing"])
+        f = r.findings("levelzero.guc-firmware-missing")[0]
+        self.assertEqual((f["severity"], f["subject"]), ("warning", ADDR))
+        self.assertIn(GUC_FW + " (status MISSING), which is not installed", f["message"])
+        self.assertIn("firmware-misc-nonfree", f["hint"])
+        # live, zeInit fails for it: the init finding is its consequence, and says so
+        r = self.lz(t, live=True, env={"GC_FAKE_ZE_INIT": "uninit"})
+        self.assertEqual(self.ids(r), ["levelzero.guc-firmware-missing", "levelzero.init-failed"])
+        init = r.findings("levelzero.init-failed")[0]
+        self.assertEqual(init["caused_by"]["id"], "levelzero.guc-firmware-missing", repr(init))
+        self.assertIn("GuC firmware %s is not installed" % GUC_FW, init["message"])
+        self.assertIn("levelzero.guc-firmware-missing", r.json["verdict"]["targets"]["levelzero"]["detail"])
+
+    def test_guc_load_failed_with_the_file_installed(self):
+        r = self.lz(self.guc_tree("LOAD FAIL", "/lib/firmware/updates/i915/dg2_guc_70.bin"), live=True,
+                    env={"GC_FAKE_ZE_GPUS": "0"})
+        self.assertEqual(self.ids(r), ["levelzero.guc-not-running", "levelzero.no-gpu-device"])
+        f = r.findings("levelzero.guc-not-running")[0]
+        self.assertIn("as LOAD FAIL, though /lib/firmware/updates/i915/dg2_guc_70.bin is installed", f["message"])
+        self.assertEqual(r.findings("levelzero.no-gpu-device")[0]["caused_by"]["id"], "levelzero.guc-not-running")
+
+    def test_init_drivers_where_the_loader_has_it(self):
+        log = os.path.join(self.make_tree().root, "ze.log")
+        r = self.lz(self.tree(), "--require", "levelzero", live=True, lib=FAKE_DRIVERS, env={"GC_FAKE_ZE_LOG": log},
+                    expect_rc=0)
+        rt = r.json["levelzero"]["runtime"]
+        self.assertEqual((rt["init_call"], rt["status"]), ("zeInitDrivers", "ok"))
+        self.assertEqual([d["pci_address"] for d in rt["drivers"][0]["devices"]], [ADDR])
+        with open(log) as f:  # the GPU drivers, with the specification's structure type: the count, then the handles
+            self.assertEqual(f.read().splitlines(), ["zeInitDrivers stype=0x20021 flags=1"] * 2)
+        r = self.lz(self.tree(), live=True, lib=FAKE_DRIVERS, env={"GC_FAKE_ZE_INIT": "uninit"})
+        self.assertIn("zeInitDrivers(GPU): ZE_RESULT_ERROR_UNINITIALIZED", r.findings("levelzero.init-failed")[0]["message"])
+        # a 1.8 loader (Debian's libze1 1.8.12) has no zeInitDrivers: zeInit
+        r = self.lz(self.tree(), live=True)
+        self.assertEqual(r.json["levelzero"]["runtime"]["init_call"], "zeInit")
+        r = self.lz(self.tree(), live=True, env={"GC_FAKE_ZE_INIT": "uninit"})
+        self.assertIn("zeInit(0): ZE_RESULT_ERROR_UNINITIALIZED", r.findings("levelzero.init-failed")[0]["message"])
 
 
 if __name__ == "__main__":
