@@ -114,7 +114,10 @@ static void levelzero_summary(struct report_section *sec, struct probe_ctx *ctx)
                                 json_object_array_length(drvs) == 1 ? "" : "s", ndev, ndev == 1 ? "" : "s");
     else
         report_section_add_line(sec, info || (st && strcmp(st, "no-loader") == 0) ? REPORT_MARK_INFO : REPORT_MARK_ERROR,
-                                "Level Zero", "%s%s%s", st ? st : "?", jsonget_str(jsonget(rt, "init"), "name") ? ": " : "",
+                                "Level Zero", "%s%s%s%s", info ? "no Intel GPU here; " : "",
+                                st && strcmp(st, "init-failed") == 0 && jsonget_str(rt, "init_call") ? jsonget_str(rt, "init_call")
+                                                                                                  : (st ? st : "?"),
+                                jsonget_str(jsonget(rt, "init"), "name") ? ": " : "",
                                 jsonget_str(jsonget(rt, "init"), "name") ? jsonget_str(jsonget(rt, "init"), "name") : "");
 }
 

@@ -159,7 +159,7 @@ void levelzero_findings(struct probe_ctx *ctx, json_object *data, json_object *p
     if (ng == 0) {
         if (pci_devs && (loader || (st && strcmp(st, "no-loader") != 0)))
             report_add_finding(ctx->report, "levelzero.no-device", loader ? loader : "libze_loader.so.1",
-                               "a Level Zero loader without its hardware: %s is installed, but there is no Intel GPU on the PCI bus%s",
+                               "A Level Zero loader without its hardware: %s is installed, but there is no Intel GPU on the PCI bus%s",
                                loader ? loader : "libze_loader.so.1",
                                st && strcmp(st, "init-failed") == 0 ? " (so zeInit fails, as it must)" : "");
         return;
