@@ -22,11 +22,13 @@ static const char *doctor_api_of(const struct report *r, const char *id);
  * CHECK_F_PATH_RELIEF_VENDOR for the finding's vendor's GPUs) stop being errors when every such GPU
  * computes through another API: an NVIDIA GPU that CUDA proves needs no NVIDIA OpenCL ICD for PyTorch,
  * TensorFlow or JAX. What is broken (a crashing ICD) stays a warning; what is only absent (rows flagged
- * CHECK_F_RELIEF_INFO: no OpenCL driver for that GPU) becomes information, warnings included. */
+ * CHECK_F_RELIEF_INFO: no OpenCL driver for that GPU) becomes information, warnings included, and so it
+ * does where the bus has no GPU at all (a GPU-less CI runner without OpenCL is not "not ready"). */
 static void doctor_path_relief(struct report *r)
 {
     struct compute_paths ps = compute_paths_of(r);
-    for (size_t i = 0; ps.n > 0 && i < r->n_findings; i++) {
+    bool no_gpu = doctor_bus_gpu_count(r) == 0;
+    for (size_t i = 0; (ps.n > 0 || no_gpu) && i < r->n_findings; i++) {
         struct report_finding *f = &r->findings[i];
         unsigned fl = checks_flags(r->catalogue, f->id);
         if (!(fl & (CHECK_F_PATH_RELIEF | CHECK_F_PATH_RELIEF_VENDOR)))
@@ -34,6 +36,17 @@ static void doctor_path_relief(struct report *r)
         bool absence = (fl & CHECK_F_RELIEF_INFO) != 0;
         if (f->severity != REPORT_SEV_ERROR && !(absence && f->severity == REPORT_SEV_WARNING))
             continue;
+        if (absence && no_gpu) {
+            /* No GPU on the bus: an API absent here keeps no GPU from computing (--require opencl still asks
+             * for it, and the API's own verdict line still says it is missing). */
+            char *m = str_printf("%s (information: there is no GPU on this machine for it)", f->message ? f->message : "");
+            if (m) {
+                free(f->message);
+                f->message = m;
+            }
+            f->severity = REPORT_SEV_INFO;
+            continue;
+        }
         const char *vendor = NULL;
         if (!(fl & CHECK_F_PATH_RELIEF)) {
             vendor = doctor_finding_vendor(r, f);

@@ -133,6 +133,18 @@ bool doctor_gpus_served(const struct report *r, const struct compute_paths *ps, 
     return gpus > 0;
 }
 
+long doctor_bus_gpu_count(const struct report *r)
+{
+    struct bus_gpu bus[256];
+    for (size_t p = 0; probe_registry[p]; p++) {
+        const struct probe *pr = probe_registry[p];
+        const struct report_section *s = pr->bus_gpus ? report_find_section(r, pr->name) : NULL;
+        if (s && s->status == REPORT_STATUS_OK)
+            return (long)pr->bus_gpus(s, bus, sizeof(bus) / sizeof(bus[0]));
+    }
+    return -1;
+}
+
 /* "ADDR NAME" in BUF; either may be NULL. */
 static const char *doctor_label(const char *addr, const char *name, char *buf, size_t len)
 {

@@ -38,6 +38,10 @@ struct compute_paths;
 bool doctor_gpus_served(const struct report *r, const struct compute_paths *ps, const char *vendor,
                         const char *other_than, const char **via);
 
+/* How many compute GPUs the PCI bus has (a probe's bus_gpus over its section), or -1 when no section that
+ * knows the bus ran. */
+long doctor_bus_gpu_count(const struct report *r);
+
 /* "0000:01:00.0 NVIDIA H100" for a CUDA device, in BUF. */
 const char *doctor_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len);
 /* The same for a smoke device. */

@@ -135,6 +135,25 @@ def host_x86_64_level(flags=None):
     return level
 
 
+def bus_gpus(doc):
+    """The compute GPUs on the PCI bus of report DOC (its pci section), as the doctor counts them."""
+    return [d for d in (doc.get("pci") or {}).get("devices") or [] if d.get("kind") == "compute-gpu"]
+
+
+def absent_api_expectation(r, fid):
+    """An API that is only absent (no loader, no ICD, no platform) stops no GPU where the bus has none: then
+    finding FID is information and the run ready (rc 0); with a GPU on the bus it is an error (rc 1). Checks
+    the finding and the exit code of result R against this machine's bus."""
+    gpus = bus_gpus(r.json)
+    sev = {f["severity"] for f in r.findings(fid)}
+    want = ("error", 1) if gpus else ("info", 0)
+    if sev != {want[0]} or r.rc != want[1]:
+        raise AssertionError("%s: severities %s, rc %d; want %s with %d GPU(s) on the bus\n%r"
+                             % (fid, sorted(sev), r.rc, want, len(gpus), r))
+    if not gpus and not all("there is no GPU on this machine for it" in f["message"] for f in r.findings(fid)):
+        raise AssertionError("%s: the message does not say why it is information\n%r" % (fid, r))
+
+
 def validate(doc):
     """Raise if DOC does not follow the JSON Schema."""
     VALIDATOR.validate(doc)

@@ -229,8 +229,8 @@ class HealthyAndEnvironment(IcdTestCase):
         self.assertEqual(labels, ["Loader", "ICD", "ICD"])
 
     def test_no_loader(self):
-        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": "libgpucheckup-no-such-loader.so.1"}, expect_rc=1)
-        self.assertIn("icd.no-loader", r.finding_ids())
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": "libgpucheckup-no-such-loader.so.1"})
+        gctest.absent_api_expectation(r, "icd.no-loader")
         doc = r.json["icd"]
         self.assertIsNone(doc["loader"])
         self.assertEqual(doc["combined"]["status"], "not-run")
@@ -238,7 +238,7 @@ class HealthyAndEnvironment(IcdTestCase):
         # the drivers are still probed one by one
         self.assertEqual(self.by_file(r.json)["pocl.icd"]["status"], "ok")
         text = gctest.run("icd", env=dict(CLEAN, GPUCHECKUP_LIBOPENCL="libgpucheckup-no-such-loader.so.1"))
-        self.assertEqual(text.rc, 1)
+        self.assertEqual(text.rc, r.rc)
         self.assertIn("icd.no-loader", text.stdout)
 
     def test_vendors_as_nonexistent_path_is_a_library_for_ocl_icd(self):
@@ -271,10 +271,11 @@ class HealthyAndEnvironment(IcdTestCase):
 
     def test_empty_and_missing_vendor_directories(self):
         d = self.vendors({"notes.txt": "x"})
-        r = self.icd(env={"OCL_ICD_VENDORS": d}, expect_rc=1)
-        self.assertIn("icd.no-icds", r.finding_ids())
+        r = self.icd(env={"OCL_ICD_VENDORS": d})
+        gctest.absent_api_expectation(r, "icd.no-icds")
         self.assertEqual(r.json["icd"]["icds"], [])
-        r = self.icd(env={"OPENCL_VENDOR_PATH": d + "/missing"}, expect_rc=1)
+        r = self.icd(env={"OPENCL_VENDOR_PATH": d + "/missing"})
+        gctest.absent_api_expectation(r, "icd.no-icds")
         self.assertIn("No such file", r.findings("icd.no-icds")[0]["message"])
 
     def test_relative_library_resolves_against_the_cwd(self):
@@ -437,7 +438,8 @@ class Loaders(IcdTestCase):
         self.assertEqual([f["severity"] for f in r.findings("icd.duplicate")], ["warning"])
 
     def test_khronos_takes_an_empty_vendors_variable_literally(self):
-        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": FAKE_LOADER, "OCL_ICD_VENDORS": ""}, expect_rc=1)
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": FAKE_LOADER, "OCL_ICD_VENDORS": ""})
+        gctest.absent_api_expectation(r, "icd.no-icds")
         self.assertEqual(r.json["icd"]["icds"], [])
         self.assertEqual([f["subject"] for f in r.findings("icd.no-icds")], ["OCL_ICD_VENDORS"])
         # ocl-icd treats it as unset: the default directory, with PoCL in it

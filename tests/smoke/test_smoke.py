@@ -158,8 +158,8 @@ class SmokeTests(gctest.TestCase):
 
     def test_no_platform_and_no_device(self):
         # The opencl probe (run first) reports the missing platform; the smoke test has nothing to add.
-        r = self.smoke(OCL_ICD_VENDORS="/nonexistent", expect_rc=1)
-        self.assertIn("cl.no-platforms", r.finding_ids())
+        r = self.smoke(OCL_ICD_VENDORS="/nonexistent")
+        gctest.absent_api_expectation(r, "cl.no-platforms")
         s = r.json["smoke"]
         self.assertEqual(s["status"], "ok")
         self.assertEqual(s["devices"], [])
@@ -169,8 +169,8 @@ class SmokeTests(gctest.TestCase):
         self.assertEqual([f["id"] for f in r.json["findings"] if f["id"].startswith("smoke.")], [])
 
     def test_no_loader(self):
-        r = self.smoke(GPUCHECKUP_LIBOPENCL="/nonexistent/libOpenCL.so.1", expect_rc=1)
-        self.assertIn("cl.no-platforms", r.finding_ids())
+        r = self.smoke(GPUCHECKUP_LIBOPENCL="/nonexistent/libOpenCL.so.1")
+        gctest.absent_api_expectation(r, "cl.no-platforms")
         self.assertFalse([i for i in r.finding_ids() if i.startswith("smoke.")])
         # the device list comes from the opencl section, which found none: nothing to test
         self.assertEqual(r.json["opencl"]["enumeration"]["status"], "no-loader")

@@ -354,6 +354,35 @@ static void test_compute_paths_across_apis(void **state)
     report_free(r);
 }
 
+/* A GPU-less machine without OpenCL is not "not ready": what only says OpenCL is absent stops no GPU there
+ * (information, the run ready); a crashing driver stays what it is; with a GPU on the bus, the same absence is
+ * an error. */
+static void test_absent_api_without_gpu(void **state)
+{
+    (void)state;
+    for (int with_gpu = 0; with_gpu <= 1; with_gpu++) {
+        struct report *r = report_new();
+        add(r, "cpu", "{\"flags\": {\"avx\": true}, \"x86_64_level\": 3}");
+        add(r, "pci", with_gpu ? "{\"devices\": [{\"address\": \"0000:01:00.0\", \"vendor_id\": \"1002\", \"kind\": "
+                                 "\"compute-gpu\", \"driver\": \"amdgpu\"}]}"
+                               : "{\"devices\": [{\"address\": \"0000:00:01.0\", \"vendor_id\": \"1af4\"}]}");
+        add(r, "icd", "{\"icds\": []}");
+        report_add_finding(r, "icd.no-icds", "/etc/OpenCL/vendors", "no .icd file");
+        report_add_finding(r, "icd.crash", "/etc/OpenCL/vendors/x.icd", "x.icd: the driver crashed");
+        struct cli_options o;
+        memset(&o, 0, sizeof(o));
+        char *err = NULL;
+        assert_int_equal(doctor_run(&o, r, &err), 0);
+        const struct report_finding *f = report_find_finding(r, "icd.no-icds", NULL);
+        assert_non_null(f);
+        assert_int_equal(f->severity, with_gpu ? REPORT_SEV_ERROR : REPORT_SEV_INFO);
+        assert_true((strstr(f->message, "there is no GPU on this machine for it") != NULL) == !with_gpu);
+        f = report_find_finding(r, "icd.crash", NULL);
+        assert_int_equal(f->severity, REPORT_SEV_ERROR);
+        report_free(r);
+    }
+}
+
 /* One API's findings never explain another's (issue 25): NVIDIA's OpenCL ICD crashing (driver layer) is no
  * cause of cuInit failing (runtime layer), though both are NVIDIA's; a kernel-side finding, below every
  * API, explains both. */
@@ -683,6 +712,7 @@ int main(void)
         cmocka_unit_test(test_ready_verdict_names_the_gpu),
         cmocka_unit_test(test_cuda_requirements),
         cmocka_unit_test(test_cuda_gpu_makes_gpu_target_ready),
+        cmocka_unit_test(test_absent_api_without_gpu),
         cmocka_unit_test(test_compute_paths_across_apis),
         cmocka_unit_test(test_no_cause_across_apis),
         cmocka_unit_test(test_cuda_series_reasons_by_major),
