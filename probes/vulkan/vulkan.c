@@ -52,10 +52,11 @@ static void vulkan_driver_done(struct probe_ctx *ctx, struct vulkan_driver *d, s
     memset(res, 0, sizeof(*res));
 }
 
-/* Each loadable driver alone in its own child, all at once, with half of what is left: the smoke tests
- * that need their own child (a driver with several devices) keep the other half even when a driver hangs.
- * A driver with one device runs its smoke test in the same child (vulkan_child_enumerate), each child
- * with its progress region in memory shared with it. */
+/* Each loadable driver alone in its own child, all at once, each child with its progress region in memory
+ * shared with it. A driver with one device runs its smoke test in that child (vulkan_child_enumerate), so
+ * the children have all that is left, as every smoke test had before: with half, a slow device's smoke
+ * test would have timed out at half its time. The price: when a driver hangs, the smoke children of a
+ * driver with several devices (vulkan_smoke_all) find no time left and say so ("skipped"). */
 static void vulkan_load_drivers(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n)
 {
     struct isolate_job jobs[VULKAN_MAX_MANIFESTS];
@@ -71,7 +72,7 @@ static void vulkan_load_drivers(struct probe_ctx *ctx, struct vulkan_driver *d, 
     struct vulkan_progress *pg = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     for (size_t j = 0; pg != MAP_FAILED && j < k; j++)
         d[idx[j]].progress = &pg[j];
-    probe_isolate_many_part(ctx, jobs, k, 2);
+    probe_isolate_many(ctx, jobs, k);
     for (size_t j = 0; j < k; j++) {
         vulkan_driver_done(ctx, &d[idx[j]], &jobs[j].result);
         d[idx[j]].progress = NULL;
@@ -139,10 +140,8 @@ static void vulkan_smoke_all(struct probe_ctx *ctx, struct vulkan_driver *d, siz
             json_object_object_add(x->smoke_json, "detail", json_object_new_string(skip));
             continue;
         }
-        if (drv->smoked && x->index == 0 && drv->smoke_fail.status != ISOLATE_TIMEOUT) {
-            /* Its driver's child ran it (vulkan_driver_done): that child's answer or crash. Not a hang:
-             * that child had only half of what was left, so a slow device gets a child of its own with
-             * the rest below, as every device did before (a hung one still ends at the deadline). */
+        if (drv->smoked && x->index == 0) {
+            /* Its driver's child ran it (vulkan_driver_done): that child's answer, crash or hang. */
             json_object *said = NULL;
             struct isolate_result ok = {.status = ISOLATE_OK};
             if (drv->smoke_fail.status == ISOLATE_OK && json_object_object_get_ex(drv->answer, "smoke", &said))
