@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "compute_options.h"
 #include "jsonget.h"
@@ -26,8 +27,36 @@ static char *vulkan_find_loader(struct probe_ctx *ctx)
     return p;
 }
 
-/* Each loadable driver alone in its own child, all at once, with half of what is left: the smoke tests
- * keep the other half even when a driver hangs. */
+/* Driver D's child is over with RES. Its answer, or its progress when it crashed or hung after it said all
+ * but its smoke test: the driver's outcome from that answer, and RES kept as the smoke test's. */
+static void vulkan_driver_done(struct probe_ctx *ctx, struct vulkan_driver *d, struct isolate_result *res)
+{
+    const struct vulkan_progress *p = d->progress;
+    bool began = p && __atomic_load_n(&p->stage, __ATOMIC_ACQUIRE) == VULKAN_STAGE_SMOKE && p->len > 0 &&
+                 p->len < VULKAN_PROGRESS_MAX;
+    if (res->status == ISOLATE_OK || !began) {
+        vulkan_driver_outcome(ctx, d, res);
+        d->smoked = d->answer && json_object_object_get_ex(d->answer, "smoke", NULL);
+        return;
+    }
+    struct isolate_result said = {.status = ISOLATE_OK};
+    said.value = isolate_json_parse(p->json, p->len, JSON_TOKENER_DEFAULT_DEPTH, true, NULL);
+    if (!said.value) {
+        vulkan_driver_outcome(ctx, d, res); /* garbage where its answer should be: the driver's fault */
+        return;
+    }
+    vulkan_driver_outcome(ctx, d, &said);
+    isolate_result_clear(&said);
+    d->smoked = true;
+    d->smoke_fail = *res; /* the crash or the hang, moved */
+    memset(res, 0, sizeof(*res));
+}
+
+/* Each loadable driver alone in its own child, all at once, each child with its progress region in memory
+ * shared with it. A driver with one device runs its smoke test in that child (vulkan_child_enumerate), so
+ * the children have all that is left, as every smoke test had before: with half, a slow device's smoke
+ * test would have timed out at half its time. The price: when a driver hangs, the smoke children of a
+ * driver with several devices (vulkan_smoke_all) find no time left and say so ("skipped"). */
 static void vulkan_load_drivers(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n)
 {
     struct isolate_job jobs[VULKAN_MAX_MANIFESTS];
@@ -39,11 +68,18 @@ static void vulkan_load_drivers(struct probe_ctx *ctx, struct vulkan_driver *d, 
         }
     if (k == 0)
         return;
-    probe_isolate_many_part(ctx, jobs, k, 2);
+    size_t bytes = k * sizeof(struct vulkan_progress);
+    struct vulkan_progress *pg = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    for (size_t j = 0; pg != MAP_FAILED && j < k; j++)
+        d[idx[j]].progress = &pg[j];
+    probe_isolate_many(ctx, jobs, k);
     for (size_t j = 0; j < k; j++) {
-        vulkan_driver_outcome(ctx, &d[idx[j]], &jobs[j].result);
+        vulkan_driver_done(ctx, &d[idx[j]], &jobs[j].result);
+        d[idx[j]].progress = NULL;
         isolate_result_clear(&jobs[j].result);
     }
+    if (pg != MAP_FAILED)
+        munmap(pg, bytes);
 }
 
 /* Is ADDR one of the pci section's devices? */
@@ -102,6 +138,15 @@ static void vulkan_smoke_all(struct probe_ctx *ctx, struct vulkan_driver *d, siz
             x->smoke_json = json_object_new_object();
             json_object_object_add(x->smoke_json, "status", json_object_new_string("skipped"));
             json_object_object_add(x->smoke_json, "detail", json_object_new_string(skip));
+            continue;
+        }
+        if (drv->smoked && x->index == 0) {
+            /* Its driver's child ran it (vulkan_driver_done): that child's answer, crash or hang. */
+            json_object *said = NULL;
+            struct isolate_result ok = {.status = ISOLATE_OK};
+            if (drv->smoke_fail.status == ISOLATE_OK && json_object_object_get_ex(drv->answer, "smoke", &said))
+                ok.value = said;
+            vulkan_smoke_outcome(ctx, x, drv->smoke_fail.status == ISOLATE_OK ? &ok : &drv->smoke_fail);
             continue;
         }
         sj[k] = (struct vulkan_smoke_job){.driver = drv, .index = x->index, .n = co->size};

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "compute_options.h"
 #include "vulkan_child.h"
 
 /* ---- the loader, pointed at one manifest ---- */
@@ -308,6 +309,30 @@ static json_object *vulkan_child_device(struct vulkan_loader *l, VkPhysicalDevic
     return o;
 }
 
+/* Does the run want a smoke test on device DEV (the parent's rule in vulkan_smoke_all: not with --no-smoke,
+ * not on a CPU device with --smoke gpu)? */
+static bool vulkan_child_wants_smoke(json_object *dev)
+{
+    const struct compute_options *co = compute_options();
+    json_object *t = NULL;
+    bool cpu = json_object_object_get_ex(dev, "type", &t) && t && strcmp(json_object_get_string(t), "cpu") == 0;
+    return co->which != COMPUTE_WHICH_NONE && !(co->which == COMPUTE_WHICH_GPU && cpu);
+}
+
+/* The answer so far into the shared progress region, then the mark that the smoke test begins: from
+ * here on, a crash or hang is the smoke test's. False when it does not fit (no smoke test here then). */
+static bool vulkan_child_say_progress(struct vulkan_progress *p, json_object *out)
+{
+    size_t len = 0;
+    const char *s = json_object_to_json_string_length(out, JSON_C_TO_STRING_PLAIN, &len);
+    if (!s || len >= VULKAN_PROGRESS_MAX)
+        return false;
+    memcpy(p->json, s, len);
+    p->len = (unsigned)len;
+    __atomic_store_n(&p->stage, VULKAN_STAGE_SMOKE, __ATOMIC_RELEASE);
+    return true;
+}
+
 json_object *vulkan_child_enumerate(void *arg)
 {
     const struct vulkan_driver *d = arg;
@@ -317,11 +342,20 @@ json_object *vulkan_child_enumerate(void *arg)
         return out;
     VkPhysicalDevice devs[VULKAN_CHILD_MAX_DEVS];
     int n = vulkan_child_devices(&l, devs, out);
+    json_object *arr = NULL;
     if (n >= 0) {
-        json_object *arr = json_object_new_array();
+        arr = json_object_new_array();
         for (int i = 0; i < n; i++)
             json_object_array_add(arr, vulkan_child_device(&l, devs[i], i));
         json_object_object_add(out, "devices", arr);
+    }
+    /* One device: its smoke test here, with this instance and this load of the driver (a second child
+     * would load the driver, and LLVM with lavapipe or RADV, all over again). With several, each gets its
+     * own child after this one, all at once. */
+    if (n == 1 && d->progress && vulkan_child_wants_smoke(json_object_array_get_idx(arr, 0)) &&
+        vulkan_child_say_progress(d->progress, out)) {
+        json_object_object_add(out, "smoke", vulkan_child_smoke_on(&l, 0, compute_options()->size));
+        return out; /* the instance and the device are left to _exit, as the smoke test's objects */
     }
     vulkan_child_close(&l);
     return out;

@@ -32,6 +32,9 @@ int vulkan_child_open(struct vulkan_loader *l, const char *manifest, json_object
 void vulkan_child_close(struct vulkan_loader *l);
 /* The physical devices into DEVS (VULKAN_CHILD_MAX_DEVS): how many, or -1 with the error in OUT. */
 int vulkan_child_devices(struct vulkan_loader *l, VkPhysicalDevice *devs, json_object *out);
+/* The smoke test (vulkan_smoke.c) on device INDEX of L's open instance, with N x N matrices: its JSON
+ * {status, passes, ...}. Leaves every object it makes to the child's _exit. */
+json_object *vulkan_child_smoke_on(struct vulkan_loader *l, int index, unsigned n);
 /* "VK_ERROR_INITIALIZATION_FAILED" for R ("VkResult" for one not named here). */
 const char *vulkan_child_result_name(VkResult r);
 

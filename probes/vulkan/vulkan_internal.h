@@ -27,6 +27,18 @@ struct vulkan_manifest_info {
 int vulkan_manifest_parse(const char *buf, size_t len, struct vulkan_manifest_info *out, char **why);
 void vulkan_manifest_info_free(struct vulkan_manifest_info *m);
 
+/* What a driver's child leaves, in memory it shares with gpucheckup, before it goes on from listing its
+ * device to that device's smoke test in the same process (one driver load, one instance): its answer so
+ * far. When the child then crashes or hangs, the parent still has the driver's facts, and names the smoke
+ * test, not the driver, for it. Written by the child only; read by the parent once the child is gone. */
+#define VULKAN_PROGRESS_MAX (60u * 1024u)
+struct vulkan_progress {
+    unsigned stage; /* 0: nothing yet; VULKAN_STAGE_SMOKE: the answer below is whole, the smoke test began */
+    unsigned len;   /* bytes of json (not trusted: checked against VULKAN_PROGRESS_MAX) */
+    char json[VULKAN_PROGRESS_MAX];
+};
+#define VULKAN_STAGE_SMOKE 1u
+
 /* One manifest the loader would read, and what became of it. */
 struct vulkan_driver {
     char *path;         /* host path of the JSON */
@@ -37,6 +49,9 @@ struct vulkan_driver {
     int status;         /* enum result_vulkan_driver_status, -1 until known */
     char *detail;
     json_object *answer; /* the enumeration child's answer (sanitised), or NULL */
+    struct vulkan_progress *progress; /* shared with its child while it runs, or NULL (no smoke test there) */
+    bool smoked;        /* its child ran the smoke test on its only device (index 0)... */
+    struct isolate_result smoke_fail; /* ...and crashed or hung in it (status not ISOLATE_OK), or not */
 };
 
 /* The manifest search (vulkan_manifest.c): every driver manifest the loader reads, in its order, for the
@@ -49,7 +64,9 @@ void vulkan_manifests_check(struct probe_ctx *ctx, struct vulkan_driver *d, size
 void vulkan_driver_free(struct vulkan_driver *d);
 
 /* The children (vulkan_child.c). The enumeration of one driver alone: JSON {api_version, error, result,
- * devices: [...]} (vulkan_child_enumerate's answer). ARG is a struct vulkan_driver. */
+ * devices: [...]} (vulkan_child_enumerate's answer). ARG is a struct vulkan_driver. With its progress
+ * region, a driver that lists exactly one device the compute options want tested goes on to that device's
+ * smoke test in the same child: the answer then has "smoke" (vulkan_child_smoke's answer) too. */
 json_object *vulkan_child_enumerate(void *arg);
 /* One device's smoke test: ARG is a struct vulkan_smoke_job. */
 struct vulkan_smoke_job {

@@ -205,6 +205,7 @@ void vulkan_driver_free(struct vulkan_driver *d)
     free(d->real_path);
     free(d->detail);
     json_object_put(d->answer);
+    isolate_result_clear(&d->smoke_fail);
     memset(d, 0, sizeof(*d));
 }
 

@@ -298,23 +298,29 @@ static void vulkan_smoke_run(struct vulkan_smoke *s)
     }
 }
 
-json_object *vulkan_child_smoke(void *arg)
+json_object *vulkan_child_smoke_on(struct vulkan_loader *l, int index, unsigned n)
 {
-    const struct vulkan_smoke_job *job = arg;
     json_object *out = json_object_new_object();
-    struct vulkan_loader l;
-    if (vulkan_child_open(&l, job->driver->real_path, out) < 0) {
-        json_object_object_add(out, "status", json_object_new_string("run-failed"));
-        return out;
-    }
-    json_object_object_del(out, "loader_version");
     struct vulkan_smoke s;
     memset(&s, 0, sizeof(s));
     s.out = out;
-    s.n = job->n;
-    if (vulkan_smoke_setup(&s, &l, job->index))
+    s.n = n;
+    if (vulkan_smoke_setup(&s, l, index))
         vulkan_smoke_run(&s);
     /* Objects are left to the process's end (_exit): a driver that hangs or crashes in teardown would
      * otherwise turn a passed test into a failure. */
     return out;
+}
+
+json_object *vulkan_child_smoke(void *arg)
+{
+    const struct vulkan_smoke_job *job = arg;
+    struct vulkan_loader l;
+    json_object *out = json_object_new_object();
+    if (vulkan_child_open(&l, job->driver->real_path, out) < 0) {
+        json_object_object_add(out, "status", json_object_new_string("run-failed"));
+        return out;
+    }
+    json_object_put(out);
+    return vulkan_child_smoke_on(&l, job->index, job->n);
 }

@@ -14,6 +14,8 @@
  *   hang-init   vkCreateInstance never returns
  *   no-device   the instance lists no physical device
  *   init-error  vkCreateInstance fails with VK_ERROR_INITIALIZATION_FAILED
+ *   crash-smoke the device of "nothing", whose vkQueueSubmit raises SIGSEGV (the smoke test crashes)
+ *   hang-smoke  the device of "nothing", whose vkWaitForFences never returns (the smoke test hangs)
  *   nothing     one discrete GPU that accepts every call and dispatch, and computes nothing (the default)
  * The loader's interface (Vulkan-Loader docs/LoaderDriverInterface.md): the driver exports
  * vk_icdNegotiateLoaderICDInterfaceVersion and vk_icdGetInstanceProcAddr, and every dispatchable object
@@ -289,6 +291,21 @@ static VKAPI_ATTR VkResult VKAPI_CALL fake_Success(void)
     return VK_SUCCESS;
 }
 
+static VKAPI_ATTR VkResult VKAPI_CALL fake_QueueSubmit(void)
+{
+    if (fake_is("crash-smoke"))
+        raise(SIGSEGV);
+    return VK_SUCCESS;
+}
+
+static VKAPI_ATTR VkResult VKAPI_CALL fake_WaitForFences(void)
+{
+    if (fake_is("hang-smoke"))
+        for (;;)
+            pause();
+    return VK_SUCCESS;
+}
+
 static VKAPI_ATTR void VKAPI_CALL fake_Nothing(void)
 {
 }
@@ -343,8 +360,8 @@ static const struct {
     FAKE_FN(CmdDispatch, fake_Nothing)
     FAKE_FN(CreateFence, fake_CreateAny)
     FAKE_FN(ResetFences, fake_Success)
-    FAKE_FN(QueueSubmit, fake_Success)
-    FAKE_FN(WaitForFences, fake_Success)
+    FAKE_FN(QueueSubmit, fake_QueueSubmit)
+    FAKE_FN(WaitForFences, fake_WaitForFences)
     FAKE_FN(QueueWaitIdle, fake_Success)
     FAKE_FN(DeviceWaitIdle, fake_Success)
 #undef FAKE_FN

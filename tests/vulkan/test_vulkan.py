@@ -157,8 +157,39 @@ class VulkanTests(gctest.TestCase):
         elapsed = time.monotonic() - t0
         self.assertLess(elapsed, (4 * (gctest.SANITIZED_SCALE if gctest.SANITIZED else 1)) + 1.0)
         self.assertEqual(self.finding(r, "vulkan.hang")["severity"], "error")
-        # half the budget goes to loading: the smoke test still runs on lavapipe
+        # lavapipe's child runs its smoke test beside the hanging one: it still passes
         self.assertEqual(r.json["vulkan"]["devices"][0]["smoke"]["status"], "pass")
+
+    def test_fake_crash_in_smoke_is_the_smoke_tests(self):
+        # The driver's child goes on from listing its one device to the smoke test: a crash there is the
+        # smoke test's (vulkan.smoke-crash), and the driver's facts it said before still stand.
+        r = self.vk(self.manifest("fake.json") + ":" + lvp_manifest(), mode="crash-smoke", expect_rc=1)
+        self.assertFalse(r.findings("vulkan.crash"))
+        self.assertEqual([d["status"] for d in r.json["vulkan"]["drivers"]], ["ok", "ok"])
+        devs = {d["name"]: d for d in r.json["vulkan"]["devices"]}
+        fake = devs["gpucheckup fake Vulkan GPU"]
+        self.assertEqual(fake["type"], "discrete-gpu")
+        self.assertEqual(fake["smoke"]["status"], "crash")
+        f = self.finding(r, "vulkan.smoke-crash")
+        self.assertIn("SIGSEGV", f["message"])
+        self.assertEqual([d["smoke"]["status"] for n, d in devs.items() if n != fake["name"]], ["pass"])
+
+    def test_fake_hang_in_smoke_is_a_smoke_timeout(self):
+        t0 = time.monotonic()
+        r = self.vk(self.manifest("fake.json") + ":" + lvp_manifest(), "--timeout", "4", mode="hang-smoke",
+                    expect_rc=1)
+        elapsed = time.monotonic() - t0
+        self.assertLess(elapsed, (4 * (gctest.SANITIZED_SCALE if gctest.SANITIZED else 1)) + 1.0)
+        self.assertFalse(r.findings("vulkan.hang"))
+        self.assertEqual([d["status"] for d in r.json["vulkan"]["drivers"]], ["ok", "ok"])
+        devs = {d["name"]: d for d in r.json["vulkan"]["devices"]}
+        self.assertEqual(devs["gpucheckup fake Vulkan GPU"]["smoke"]["status"], "timeout")
+        # the smoke test had all that was left of --timeout 4 (not half of it, as the drivers' children had
+        # before it ran in its driver's child)
+        after = re.search(r"timed out after ([0-9.]+) s", self.finding(r, "vulkan.smoke-timeout")["message"])
+        self.assertTrue(after)
+        self.assertGreaterEqual(float(after.group(1)), 3.0)
+        self.assertEqual(sorted(d["smoke"]["status"] for d in devs.values()), ["pass", "timeout"])
 
     def test_fake_no_device(self):
         r = self.vk(self.manifest("fake.json"), mode="no-device", expect_rc=0)
