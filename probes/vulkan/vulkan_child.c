@@ -73,6 +73,8 @@ int vulkan_child_open(struct vulkan_loader *l, const char *manifest, json_object
     setenv("VK_DRIVER_FILES", manifest, 1);
     setenv("VK_ICD_FILENAMES", manifest, 1);
     unsetenv("VK_ADD_DRIVER_FILES");
+    /* The loader says why it drops a driver only when asked (to stderr, which the parent keeps). */
+    setenv("VK_LOADER_DEBUG", "error", 0);
     l->lib = dlopen("libvulkan.so.1", RTLD_NOW | RTLD_LOCAL);
     if (!l->lib) {
         const char *e = dlerror();

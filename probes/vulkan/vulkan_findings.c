@@ -116,9 +116,36 @@ const char *vulkan_driver_vendor(const char *library)
     return hw ? hw->vendor : NULL;
 }
 
+/* The loader's messages in a child's OUTPUT (newlines sanitised to '?', each message repeated once per
+ * instance-level call): the distinct ones, in order, at most four, "; "-joined. NULL when there are none. */
+static char *vulkan_loader_lines(const char *output)
+{
+    char *copy = output ? str_dup(output) : NULL, *lines[4], *save = NULL, *out = NULL;
+    size_t n = 0;
+    for (char *t = copy ? strtok_r(copy, "?", &save) : NULL; t && n < 4; t = strtok_r(NULL, "?", &save)) {
+        if (strncmp(t, "ERROR:", 6) == 0)
+            t += 6;
+        t += strspn(t, " \t");
+        bool seen = !*t;
+        for (size_t i = 0; i < n && !seen; i++)
+            seen = strcmp(lines[i], t) == 0;
+        if (!seen)
+            lines[n++] = t;
+    }
+    for (size_t i = 0; i < n; i++) {
+        char *joined = str_printf("%s%s%s", out ? out : "", out ? "; " : "", lines[i]);
+        free(out);
+        out = joined;
+    }
+    free(copy);
+    return out;
+}
+
 /* D lists no device (WHAT says how; FAILED: it failed rather than listed none): absent hardware (info),
- * else a failure (error), idle (unknown hardware, info) or a GPU that is there and not listed (warning). */
-static void vulkan_no_device(struct probe_ctx *ctx, struct vulkan_driver *d, const char *what, bool failed)
+ * else a failure (error), idle (unknown hardware, info) or a GPU that is there and not listed (warning).
+ * OUTPUT: what the child printed (the loader's own messages), or NULL. */
+static void vulkan_no_device(struct probe_ctx *ctx, struct vulkan_driver *d, const char *what, bool failed,
+                             const char *output)
 {
     const struct vendor_cl *hw = vulkan_hw_of(d->library ? d->library : d->info.library_path);
     struct report_section *pci = report_find_section(ctx->report, "pci");
@@ -143,8 +170,14 @@ static void vulkan_no_device(struct probe_ctx *ctx, struct vulkan_driver *d, con
     d->status = failed ? RESULT_VULKAN_DRV_INIT_FAILED : RESULT_VULKAN_DRV_NO_DEVICE;
     d->detail = str_printf("%s", what);
     if (failed) {
-        /* Its hardware may be here, and it fails: a fault, not an idle driver. */
-        report_add_finding(ctx->report, "vulkan.init-failed", d->path, "The Vulkan driver of %s: %s", d->path, what);
+        /* Its hardware may be here, and it fails: a fault, not an idle driver. VK_ERROR_INCOMPATIBLE_DRIVER
+         * alone does not say why: NVIDIA's 535 driver gives it both when it cannot reach its GPU and when
+         * libGLX_nvidia cannot be loaded (a library it needs is missing); the loader's message tells them apart. */
+        f = report_add_finding(ctx->report, "vulkan.init-failed", d->path, "The Vulkan driver of %s: %s", d->path, what);
+        char *said = f ? vulkan_loader_lines(output) : NULL;
+        if (said)
+            report_finding_add_evidence(f, "loader output", "%s", said);
+        free(said);
     } else if (h == VENDOR_HW_PRESENT) {
         f = report_add_finding(ctx->report, "vulkan.driver-no-device", d->path, "%s (%s) %s, yet its GPU is here", d->path,
                                hw->display, what);
@@ -193,10 +226,10 @@ void vulkan_driver_outcome(struct probe_ctx *ctx, struct vulkan_driver *d, const
         char *what = call ? str_printf("%s fails with %s (%lld)", call, name ? name : "?",
                                        (long long)jsonget_int(d->answer, "result", 0))
                           : str_printf("%s", jsonget_str(d->answer, "detail") ? jsonget_str(d->answer, "detail") : err);
-        vulkan_no_device(ctx, d, what, true);
+        vulkan_no_device(ctx, d, what, true, res->stderr_tail);
         free(what);
     } else if (!devs || n == 0) {
-        vulkan_no_device(ctx, d, "lists no device", false);
+        vulkan_no_device(ctx, d, "lists no device", false, NULL);
     } else {
         d->status = RESULT_VULKAN_DRV_OK;
         d->detail = str_printf("%zu device%s", n, n == 1 ? "" : "s");

@@ -11,11 +11,17 @@ PRIVATE_DEV = os.path.join(gctest.SOURCE_ROOT, "tests", "real", "private-dev")
 class Nvidia535:
     """The unpacked packages: .amd64_libs (libcuda, NVML), .arm64_libs (libcuda, NVML, libnvidia-opencl for
     AArch64), .arm64_multiarch (libOpenCL.so.1, libcudart.so.11.0 for AArch64), .arm64_icd (nvidia.icd),
-    .version (the driver version, "535.309.01")."""
+    .version (the driver version, "535.309.01"); amd64 Vulkan: .vulkan_manifest (nvidia_icd.json as shipped,
+    naming libGLX_nvidia.so.0), .glx (libGLX_nvidia.so.0), .gl_libs (what it needs and dlopens, in
+    .amd64_multiarch); amd64 OpenCL: .amd64_icd (nvidia.icd, naming libnvidia-opencl.so.1, in .amd64_libs)."""
 
     def __init__(self, base):
         self.base = base
         self.amd64_libs = os.path.join(base, "amd64/usr/lib/x86_64-linux-gnu/nvidia/current")
+        self.amd64_multiarch = os.path.join(base, "amd64/usr/lib/x86_64-linux-gnu")
+        self.vulkan_manifest = os.path.join(base, "amd64/usr/share/vulkan/icd.d/nvidia_icd.json")
+        self.glx = os.path.join(self.amd64_libs, "libGLX_nvidia.so.0")
+        self.amd64_icd = os.path.join(base, "amd64/etc/OpenCL/vendors/nvidia.icd")
         self.arm64_libs = os.path.join(base, "arm64/usr/lib/aarch64-linux-gnu/nvidia/current")
         self.arm64_libcuda = os.path.join(self.arm64_libs, "libcuda.so.1")
         self.arm64_nvml = os.path.join(self.arm64_libs, "libnvidia-ml.so.1")
@@ -26,6 +32,8 @@ class Nvidia535:
         with open(os.path.join(base, "VERSION"), encoding="utf-8") as f:
             # "535.309.01-0+deb12u1": the upstream part is the driver's version
             self.version = f.read().strip().split("-", 1)[0]
+        self.gl_libs = [os.path.join(self.amd64_multiarch, "libnvidia-%s.so.%s" % (n, self.version))
+                        for n in ("glcore", "tls", "glsi", "glvkspirv")]
 
 
 def fetch(test):
