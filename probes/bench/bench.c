@@ -44,6 +44,11 @@ static const struct check bench_checks[] = {
     {"bench.clblast-missing", REPORT_SEV_INFO, "CLBlast is not installed: the benchmark compares no tuned OpenCL BLAS",
      "Install the Debian package libclblast1 to see CLBlast's GEMM beside gpucheckup's own kernel.", CHECK_LAYER_RUNTIME},
 
+    {"bench.cublas-missing", REPORT_SEV_INFO,
+     "cuBLAS is not installed where the loader finds it: on the CUDA devices the benchmark measured only "
+     "gpucheckup's own kernel", "Install the CUDA toolkit's cuBLAS (or the nvidia-cublas wheel) and put its "
+     "lib directory on the loader's path (ldconfig or LD_LIBRARY_PATH).", CHECK_LAYER_RUNTIME},
+
     {"bench.cpu-blas-missing", REPORT_SEV_INFO,
      "No CPU BLAS (OpenBLAS or a CBLAS) was found: the benchmark has no CPU baseline and no crossover",
      "Install the Debian package libopenblas0 (or any libblas3 alternative with CBLAS).", CHECK_LAYER_RUNTIME},
@@ -123,7 +128,7 @@ static unsigned bench_max_n(json_object *devs)
 }
 
 /* Findings about one sweep SW of device DEV (or of the CPU BLAS when DEV is NULL). */
-static void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw)
+void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw)
 {
     const char *impl = jsonget_str(sw, "implementation"), *prec = jsonget_str(sw, "precision");
     const char *status = jsonget_str(sw, "status");
@@ -341,9 +346,13 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         ctx->error = str_dup("bench: out of memory");
         return PROBE_INTERNAL_ERROR;
     }
-    double total_ms = bo->time_s * 1000.0, share = total_ms / (double)(ndev + 1);
+    json_object *cuda = bench_cuda_list(ctx, stage);
+    size_t ncuda = bench_cuda_count(cuda);
+    double total_ms = bo->time_s * 1000.0, share = total_ms / (double)(ndev + ncuda + 1);
     bool progress = !o->quiet && isatty(STDERR_FILENO);
     json_object *devs = bench_devices(ctx, &inv, share, stage, progress, ndev);
+    bench_progress(progress && ncuda, "bench: %zu CUDA device(s) (%.1f s each) ...", ncuda, share / 1000.0);
+    bench_cuda_run(ctx, cuda, share, stage);
     json_object *cpu = bench_cpu(ctx, share, bench_max_n(devs), stage, progress);
     bench_progress(progress, "%s", "");
     munmap(stage, BENCH_STAGE_MAX);
@@ -361,6 +370,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         clblast_missing |= jsonget_str(jsonget(dev, "clblast"), "status") &&
                            strcmp(jsonget_str(jsonget(dev, "clblast"), "status"), "missing") == 0;
     }
+    bench_cuda_report(ctx, sec, cuda);
     if (clblast_missing) {
         struct report_finding *f = report_add_finding(ctx->report, "bench.clblast-missing", "clblast",
                                                       "CLBlast is not installed (Debian package %s): only gpucheckup's "
@@ -383,6 +393,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object_object_add(sec->data, "precisions", precs);
     json_object_object_add(sec->data, "cpu_blas", cpu);
     json_object_object_add(sec->data, "devices", devs);
+    json_object_object_add(sec->data, "cuda", cuda);
     json_object_object_add(sec->data, "plot", bo->plot ? json_object_new_string(bo->plot) : NULL);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     cldev_inventory_free(&inv);
