@@ -34,8 +34,8 @@ typedef cublasStatus_t (*cublas_sgemm_fn)(cublasHandle_t handle, int transa, int
 static const char *const cb_sonames[] = {"libcublas.so.13", "libcublas.so.12", "libcublas.so.11", NULL};
 
 /* Up to this N every element is compared with the full double reference; above it CB_SAMPLES elements are. */
-#define CB_FULL_N 512u
-#define CB_SAMPLES 4096u
+#define CB_FULL_N CUDA_BENCH_FULL_N
+#define CB_SAMPLES CUDA_BENCH_SAMPLES
 #define CB_BLOCK 16u
 #define CB_MIN_RUNS 3
 #define CB_MAX_RUNS 7
@@ -173,9 +173,7 @@ static bool cb_open_cublas(struct cb_dev *d, json_object *o)
     return true;
 }
 
-/* Compare OUT with the reference of P: every element up to CB_FULL_N, else CB_SAMPLES elements (each dot
- * product in double) within the same tolerance. Fills CHK's counts; returns false when out of memory. */
-static bool cb_verify(struct compute_problem *p, const float *out, const uint32_t *prior, struct compute_check *chk,
+bool cuda_bench_verify(struct compute_problem *p, const float *out, const uint32_t *prior, struct compute_check *chk,
                       const char **method)
 {
     unsigned n = p->n;
@@ -289,7 +287,7 @@ static bool cb_check(json_object *pt, struct compute_problem *p, const float *ou
 {
     struct compute_check chk;
     const char *method = NULL;
-    if (!cb_verify(p, out, prior, &chk, &method)) {
+    if (!cuda_bench_verify(p, out, prior, &chk, &method)) {
         *nomem = true;
         return false;
     }
