@@ -1,4 +1,4 @@
-/* bench.c: the bench probe (`gpucheckup bench`): GEMM speed per OpenCL device against the CPU BLAS, verified. */
+/* bench.c: the bench probe (`gpucheckup bench`): GEMM speed per OpenCL and CUDA device against the CPU BLAS, verified. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -404,8 +404,9 @@ void bench_print_text(const struct report_section *sec, const struct report *r, 
 
 const struct probe probe_bench = {
     .name = "bench",
-    .title = "GEMM speed per OpenCL device (gpucheckup's kernel, CLBlast) against\n"
-             "the CPU BLAS, every result verified; bandwidth, launch latency, peak\n"
+    .title = "GEMM speed per OpenCL device (gpucheckup's kernel, CLBlast) and CUDA\n"
+             "device (gpucheckup's PTX kernel, cuBLAS) against the CPU BLAS, every\n"
+             "result verified; bandwidth, launch latency, peak\n"
              "(only when asked for: `check` never runs it)",
     .needs_live = true,
     .explicit_only = true,
