@@ -335,19 +335,31 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     struct cldev_inventory inv;
     const char *source = NULL;
     int picked = cldev_pick_devices(ctx, sec, &inv, &source, false);
-    if (picked <= 0)
-        return picked < 0 ? PROBE_INPUT_ERROR : PROBE_DONE;
+    if (picked < 0)
+        return PROBE_INPUT_ERROR;
     size_t ndev = 0;
-    for (size_t i = 0; i < inv.n_targets; i++)
+    for (size_t i = 0; picked > 0 && i < inv.n_targets; i++)
         ndev += inv.targets[i].run;
     char *stage = mmap(NULL, BENCH_STAGE_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (stage == MAP_FAILED) {
-        cldev_inventory_free(&inv);
+        if (picked > 0)
+            cldev_inventory_free(&inv);
         ctx->error = str_dup("bench: out of memory");
         return PROBE_INTERNAL_ERROR;
     }
     json_object *cuda = bench_cuda_list(ctx, stage);
     size_t ncuda = bench_cuda_count(cuda);
+    if (picked == 0 && ncuda == 0) { /* no OpenCL device list (the section's status says why) and no CUDA device */
+        json_object_put(cuda);
+        munmap(stage, BENCH_STAGE_MAX);
+        return PROBE_DONE;
+    }
+    if (picked == 0) { /* the CUDA devices are benchmarked all the same, the OpenCL reason kept as a line */
+        report_section_add_line(sec, REPORT_MARK_WARN, "Bench", "no OpenCL device list (%s): only the CUDA devices "
+                                "are measured", sec->reason ? sec->reason : "?");
+        memset(&inv, 0, sizeof(inv));
+        source = "none";
+    }
     double total_ms = bo->time_s * 1000.0, share = total_ms / (double)(ndev + ncuda + 1);
     bool progress = !o->quiet && isatty(STDERR_FILENO);
     json_object *devs = bench_devices(ctx, &inv, share, stage, progress, ndev);
@@ -379,7 +391,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         if (f && jsonget_str(c, "detail"))
             report_finding_add_evidence(f, "tried", "%s", jsonget_str(c, "detail"));
     }
-    if (ndev == 0) {
+    if (ndev == 0 && picked > 0) {
         report_add_finding(ctx->report, "bench.no-devices", NULL, "There is no OpenCL device to benchmark%s",
                            inv.n_targets ? " (none selected)" : "");
         report_section_add_line(sec, REPORT_MARK_WARN, "Bench", "no OpenCL device to benchmark");

@@ -142,6 +142,16 @@ class BenchCudaTests(gctest.TestCase):
                 else:
                     self.assertIn(dev["cublas"]["status"], ("missing", "failed", "loaded"))
 
+    def test_cuda_devices_measured_without_any_opencl(self):
+        # a GPU machine whose container has no OpenCL loader: the CUDA devices are measured all the same
+        r = self.bench(self.driver_dir(), None, GPUCHECKUP_LIBOPENCL="/nonexistent/libOpenCL.so.1")
+        self.assertEqual(r.json["bench"]["devices"], [])
+        dev = self.cuda_device(r)
+        sw = self.sweeps(dev)
+        self.assert_measured(sw["cublas"], dev)
+        self.assert_measured(sw["gpucheckup"], dev)
+        self.assertEqual(r.findings("bench.wrong-result"), [])
+
     def test_no_libcuda_no_cuda_devices(self):
         empty = tempfile.mkdtemp(prefix="gc-bench-nocuda-")
         self.addCleanup(shutil.rmtree, empty, True)
