@@ -82,7 +82,7 @@ static char *cb_call_failed(const char *call, CUresult r)
     return name ? str_printf("%s failed: %s (%d)", call, name, r) : str_printf("%s failed: CUresult %d", call, r);
 }
 
-/* dlopen libcuda.so.1 into API; NULL, or why not (static or heap via *FREE_ME). */
+/* dlopen libcuda.so.1 into API (*HANDLE: its handle or NULL); NULL, or the status saying why not: "missing", "error". */
 static const char *cb_load_cuda(struct cuda_api *api, void **handle)
 {
     setenv("CUDA_CACHE_DISABLE", "1", 1); /* as the smoke test: the PTX is compiled, nothing written under $HOME */
