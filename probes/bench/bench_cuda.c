@@ -96,7 +96,8 @@ static void bench_cuda_lines(struct report_section *sec, json_object *dev, const
     json_object *sws = jsonget(dev, "sweeps");
     for (size_t i = 0; json_object_is_type(sws, json_type_array) && i < json_object_array_length(sws); i++) {
         json_object *sw = json_object_array_get_idx(sws, i), *best = bench_cuda_best(sw);
-        const char *st = jsonget_str(sw, "status");
+        const char *st = jsonget_str(sw, "status") ? jsonget_str(sw, "status") : "failed"; /* never trusted */
+        const char *impl = jsonget_str(sw, "implementation") ? jsonget_str(sw, "implementation") : "?";
         char text[120] = "no valid result";
         double frac = bench_get_num(best, "fraction_of_peak");
         if (best)
@@ -105,7 +106,7 @@ static void bench_cuda_lines(struct report_section *sec, json_object *dev, const
                      isfinite(frac) ? "% of peak)" : "");
         enum report_mark m = strcmp(st, "ok") == 0 ? REPORT_MARK_OK : strcmp(st, "wrong") == 0 ? REPORT_MARK_ERROR
                                                                                               : REPORT_MARK_WARN;
-        report_section_add_line(sec, m, "Bench", "%s: %s fp32: %s%s%s", who, jsonget_str(sw, "implementation"),
+        report_section_add_line(sec, m, "Bench", "%s: %s fp32: %s%s%s", who, impl,
                                 strcmp(st, "ok") == 0 ? "" : strcmp(st, "wrong") == 0 ? "WRONG, " : "failed, ",
                                 strcmp(st, "ok") == 0 ? text : jsonget_str(sw, "detail") ? "" : text,
                                 strcmp(st, "ok") == 0 ? "" : jsonget_str(sw, "detail") ? jsonget_str(sw, "detail") : "");
@@ -121,7 +122,7 @@ void bench_cuda_report(struct probe_ctx *ctx, struct report_section *sec, json_o
         int ord = json_object_get_int(jsonget(dev, "ordinal"));
         char subject[32], *who = str_printf("CUDA device %d (%s)", ord, jsonget_str(dev, "name") ? jsonget_str(dev, "name") : "unnamed");
         snprintf(subject, sizeof(subject), "cuda:%d", ord);
-        const char *st = jsonget_str(dev, "status");
+        const char *st = jsonget_str(dev, "status") ? jsonget_str(dev, "status") : "crash";
         if (strcmp(st, "ok") != 0) {
             report_add_finding(ctx->report, "bench.device-failed", subject, "%s: the benchmark %s: %s", who ? who : "?",
                                strcmp(st, "error") == 0 ? "could not run" : st,
