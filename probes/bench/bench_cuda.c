@@ -117,6 +117,11 @@ void bench_cuda_report(struct probe_ctx *ctx, struct report_section *sec, json_o
 {
     json_object *devs = jsonget(cuda, "devices");
     bool blas_missing = false;
+    const char *ls = jsonget_str(cuda, "status");
+    if (ls && strcmp(ls, "ok") != 0 && strcmp(ls, "missing") != 0) /* a libcuda that cannot list its GPUs */
+        report_section_add_line(sec, REPORT_MARK_WARN, "Bench", "CUDA devices not measured: the driver's listing %s: %s",
+                                strcmp(ls, "error") == 0 ? "failed" : ls,
+                                jsonget_str(cuda, "detail") ? jsonget_str(cuda, "detail") : "no detail");
     for (size_t i = 0; i < bench_cuda_count(cuda); i++) {
         json_object *dev = json_object_array_get_idx(devs, i);
         int ord = json_object_get_int(jsonget(dev, "ordinal"));

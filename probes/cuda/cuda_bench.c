@@ -113,11 +113,12 @@ json_object *bench_cuda_list_child(void *arg)
     if (sym && dladdr(sym, &info) && info.dli_fname)
         json_object_object_add(o, "libcuda", cuda_smoke_json_str(info.dli_fname, 4096));
     int count = 0;
+    const char *call = "cuInit";
     CUresult r = api.cuInit(0);
     if (r == CUDA_SUCCESS)
-        r = api.cuDeviceGetCount(&count);
+        call = "cuDeviceGetCount", r = api.cuDeviceGetCount(&count);
     if (r != CUDA_SUCCESS && r != CUDA_ERROR_NO_DEVICE) {
-        char *d = cb_call_failed("cuInit", r);
+        char *d = cb_call_failed(call, r);
         cb_err(o, "error", d);
         free(d);
         return o;

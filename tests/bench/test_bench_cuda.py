@@ -152,6 +152,19 @@ class BenchCudaTests(gctest.TestCase):
         self.assert_measured(sw["gpucheckup"], dev)
         self.assertEqual(r.findings("bench.wrong-result"), [])
 
+    def test_driver_that_cannot_list_its_gpus_is_said(self):
+        d = self.driver_dir()
+        r = self.bench(d, None, GC_FAKE_CUDA_INIT="999")
+        cuda = r.json["bench"]["cuda"]
+        self.assertEqual(cuda["status"], "error", cuda)
+        self.assertEqual(cuda["devices"], [])
+        self.assertIn("CUDA_ERROR_UNKNOWN", cuda["detail"])
+        t = gctest.run("bench", "--timeout", "120", "--bench-time", "1", "--bench-precision", "fp32",
+                       env={"LD_LIBRARY_PATH": d, "POCL_DEVICES": "pthread", "GPUCHECKUP_LIBCLBLAST": NO_CLBLAST,
+                            "GC_FAKE_CUDA_INIT": "999"}, timeout=280)
+        self.assertIn("CUDA devices not measured: the driver's listing failed: cuInit failed: CUDA_ERROR_UNKNOWN",
+                      t.stdout)
+
     def test_no_libcuda_no_cuda_devices(self):
         empty = tempfile.mkdtemp(prefix="gc-bench-nocuda-")
         self.addCleanup(shutil.rmtree, empty, True)
