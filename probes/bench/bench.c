@@ -1,4 +1,4 @@
-/* bench.c: the bench probe (`gpucheckup bench`): GEMM speed per OpenCL device against the CPU BLAS, verified. */
+/* bench.c: the bench probe (`gpucheckup bench`): GEMM speed per OpenCL and CUDA device against the CPU BLAS, verified. */
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -43,6 +43,11 @@ static const struct check bench_checks[] = {
 
     {"bench.clblast-missing", REPORT_SEV_INFO, "CLBlast is not installed: the benchmark compares no tuned OpenCL BLAS",
      "Install the Debian package libclblast1 to see CLBlast's GEMM beside gpucheckup's own kernel.", CHECK_LAYER_RUNTIME},
+
+    {"bench.cublas-missing", REPORT_SEV_INFO,
+     "cuBLAS is not installed where the loader finds it: on the CUDA devices the benchmark measured only "
+     "gpucheckup's own kernel", "Install the CUDA toolkit's cuBLAS (or the nvidia-cublas wheel) and put its "
+     "lib directory on the loader's path (ldconfig or LD_LIBRARY_PATH).", CHECK_LAYER_RUNTIME},
 
     {"bench.cpu-blas-missing", REPORT_SEV_INFO,
      "No CPU BLAS (OpenBLAS or a CBLAS) was found: the benchmark has no CPU baseline and no crossover",
@@ -123,7 +128,7 @@ static unsigned bench_max_n(json_object *devs)
 }
 
 /* Findings about one sweep SW of device DEV (or of the CPU BLAS when DEV is NULL). */
-static void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw)
+void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw)
 {
     const char *impl = jsonget_str(sw, "implementation"), *prec = jsonget_str(sw, "precision");
     const char *status = jsonget_str(sw, "status");
@@ -330,20 +335,36 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     struct cldev_inventory inv;
     const char *source = NULL;
     int picked = cldev_pick_devices(ctx, sec, &inv, &source, false);
-    if (picked <= 0)
-        return picked < 0 ? PROBE_INPUT_ERROR : PROBE_DONE;
+    if (picked < 0)
+        return PROBE_INPUT_ERROR;
     size_t ndev = 0;
-    for (size_t i = 0; i < inv.n_targets; i++)
+    for (size_t i = 0; picked > 0 && i < inv.n_targets; i++)
         ndev += inv.targets[i].run;
     char *stage = mmap(NULL, BENCH_STAGE_MAX, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (stage == MAP_FAILED) {
-        cldev_inventory_free(&inv);
+        if (picked > 0)
+            cldev_inventory_free(&inv);
         ctx->error = str_dup("bench: out of memory");
         return PROBE_INTERNAL_ERROR;
     }
-    double total_ms = bo->time_s * 1000.0, share = total_ms / (double)(ndev + 1);
+    json_object *cuda = bench_cuda_list(ctx, stage);
+    size_t ncuda = bench_cuda_count(cuda);
+    if (picked == 0 && ncuda == 0) { /* no OpenCL device list (the section's status says why) and no CUDA device */
+        json_object_put(cuda);
+        munmap(stage, BENCH_STAGE_MAX);
+        return PROBE_DONE;
+    }
+    if (picked == 0) { /* the CUDA devices are benchmarked all the same, the OpenCL reason kept as a line */
+        report_section_add_line(sec, REPORT_MARK_WARN, "Bench", "no OpenCL device list (%s): only the CUDA devices "
+                                "are measured", sec->reason ? sec->reason : "?");
+        memset(&inv, 0, sizeof(inv));
+        source = "none";
+    }
+    double total_ms = bo->time_s * 1000.0, share = total_ms / (double)(ndev + ncuda + 1);
     bool progress = !o->quiet && isatty(STDERR_FILENO);
     json_object *devs = bench_devices(ctx, &inv, share, stage, progress, ndev);
+    bench_progress(progress && ncuda, "bench: %zu CUDA device(s) (%.1f s each) ...", ncuda, share / 1000.0);
+    bench_cuda_run(ctx, cuda, share, stage);
     json_object *cpu = bench_cpu(ctx, share, bench_max_n(devs), stage, progress);
     bench_progress(progress, "%s", "");
     munmap(stage, BENCH_STAGE_MAX);
@@ -361,6 +382,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         clblast_missing |= jsonget_str(jsonget(dev, "clblast"), "status") &&
                            strcmp(jsonget_str(jsonget(dev, "clblast"), "status"), "missing") == 0;
     }
+    bench_cuda_report(ctx, sec, cuda);
     if (clblast_missing) {
         struct report_finding *f = report_add_finding(ctx->report, "bench.clblast-missing", "clblast",
                                                       "CLBlast is not installed (Debian package %s): only gpucheckup's "
@@ -369,7 +391,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
         if (f && jsonget_str(c, "detail"))
             report_finding_add_evidence(f, "tried", "%s", jsonget_str(c, "detail"));
     }
-    if (ndev == 0) {
+    if (ndev == 0 && picked > 0) {
         report_add_finding(ctx->report, "bench.no-devices", NULL, "There is no OpenCL device to benchmark%s",
                            inv.n_targets ? " (none selected)" : "");
         report_section_add_line(sec, REPORT_MARK_WARN, "Bench", "no OpenCL device to benchmark");
@@ -383,6 +405,7 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object_object_add(sec->data, "precisions", precs);
     json_object_object_add(sec->data, "cpu_blas", cpu);
     json_object_object_add(sec->data, "devices", devs);
+    json_object_object_add(sec->data, "cuda", cuda);
     json_object_object_add(sec->data, "plot", bo->plot ? json_object_new_string(bo->plot) : NULL);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     cldev_inventory_free(&inv);
@@ -393,8 +416,9 @@ void bench_print_text(const struct report_section *sec, const struct report *r, 
 
 const struct probe probe_bench = {
     .name = "bench",
-    .title = "GEMM speed per OpenCL device (gpucheckup's kernel, CLBlast) against\n"
-             "the CPU BLAS, every result verified; bandwidth, launch latency, peak\n"
+    .title = "GEMM speed per OpenCL device (gpucheckup's kernel, CLBlast) and CUDA\n"
+             "device (gpucheckup's PTX kernel, cuBLAS) against the CPU BLAS, every\n"
+             "result verified; bandwidth, launch latency, peak\n"
              "(only when asked for: `check` never runs it)",
     .needs_live = true,
     .explicit_only = true,

@@ -7,13 +7,14 @@
 
 #include "bench_blas.h"
 #include "bench_kernel.h"
+#include "bench_parts.h"
 #include "clapi.h"
 #include "compute_timer.h"
 
 /* Size of the stage buffer a child writes what it is doing into (shared with the parent). */
 #define BENCH_STAGE_MAX 160
 /* The matrix sizes of the sweep, in order (powers of two and the halves between). */
-#define BENCH_SIZES {64u, 128u, 192u, 256u, 384u, 512u, 768u, 1024u, 1536u, 2048u, 3072u, 4096u}
+#define BENCH_SIZES BENCH_PARTS_SIZES
 #define BENCH_MAX_N 4096u
 /* Runs per size: at least BENCH_MIN_RUNS; up to BENCH_MAX_RUNS while a run is shorter than
  * BENCH_SHORT_RUN_MS. */
@@ -25,7 +26,7 @@
 #define BENCH_BW_RUNS 5u
 #define BENCH_LAUNCHES 101u
 /* The seed of the problems (one per size, the same for every device and implementation). */
-#define BENCH_SEED 0xBE4C4F5EEDull
+#define BENCH_SEED BENCH_PARTS_SEED
 
 /* What a device child gets. */
 struct bench_device_args {
@@ -84,6 +85,20 @@ json_object *bench_sweep(struct bench_dev *d, enum bench_impl i, enum bench_prec
 
 /* The median of V[0..N) (sorts V); NAN when N is 0 or a value is NAN. */
 double bench_median(double *v, size_t n);
+
+/* Findings about one sweep SW (bench.c): wrong sizes (bench.wrong-result) and a failed run (bench.run-failed). */
+struct probe_ctx;
+struct report_section;
+void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw);
+
+/* CUDA devices (bench_cuda.c), through the cuda probe's part (bench_parts.h), each in its own child:
+ * bench_cuda_list: the devices the driver lists (the section's "cuda" object, devices not yet run);
+ * bench_cuda_count: how many of them run; bench_cuda_run: each in turn with SHARE_MS, its object replacing
+ * the listed one; bench_cuda_report: findings and the section's lines. */
+json_object *bench_cuda_list(struct probe_ctx *ctx, char *stage);
+size_t bench_cuda_count(json_object *cuda);
+void bench_cuda_run(struct probe_ctx *ctx, json_object *cuda, double share_ms, char *stage);
+void bench_cuda_report(struct probe_ctx *ctx, struct report_section *sec, json_object *cuda);
 
 /* For tests only: replace gpucheckup's kernel by K (NULL restores bench_kernel_pick). */
 void bench_set_kernel_for_tests(const struct bench_kernel *k);

@@ -3,6 +3,7 @@
 #define GPUCHECKUP_CUDA_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <json-c/json.h>
 
 #include "isolate.h"
@@ -122,6 +123,18 @@ json_object *cuda_smoke_json_str(const char *s, size_t max);
 #define CUDA_SMOKE_LOG_KEEP 4000
 /* The kernel's PTX exactly as cuModuleLoadDataEx gets it (NUL-terminated). */
 extern const char cuda_smoke_ptx[];
+
+/* bench's CUDA part (cuda_bench.c; probes/bench_parts.h): the check of one fp32 GEMM result OUT (row-major n x n)
+ * against problem P: every element against the double reference up to CUDA_BENCH_FULL_N (*METHOD "full"),
+ * else CUDA_BENCH_SAMPLES pseudo-random elements, each its own dot product in double, within the same
+ * tolerance ("sampled": catches a gross error, not one element slightly off). PRIOR (may be NULL): the output
+ * before the run, for CHK's "unchanged". Returns false when out of memory. */
+#define CUDA_BENCH_FULL_N 512u
+#define CUDA_BENCH_SAMPLES 4096u
+struct compute_problem;
+struct compute_check;
+bool cuda_bench_verify(struct compute_problem *p, const float *out, const uint32_t *prior, struct compute_check *chk,
+                       const char **method);
 
 /* The --require names the cuda probe answers (cuda_require.c). */
 extern const struct probe_require cuda_requires[];
