@@ -408,16 +408,6 @@ static void cuda_libs_toolkits_free(struct cuda_toolkit *t, size_t n)
 
 /* ---- versions, from the children ---- */
 
-/* The real file's full version from its name: ".../libcudart.so.13.0.96" -> "13.0.96", or NULL. */
-static const char *cuda_libs_file_version(const char *real)
-{
-    const char *so = real ? strstr(real, ".so.") : NULL;
-    if (!so)
-        return NULL;
-    const char *v = so + 4;
-    return strspn(v, "0123456789.") == strlen(v) && strchr(v, '.') ? v : NULL;
-}
-
 static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_entry *e, const struct isolate_result *r)
 {
     json_object *err = NULL;
@@ -447,7 +437,7 @@ static void cuda_libs_take_result(struct cuda_libs_state *st, struct cuda_lib_en
     e->have_version = true;
     e->version_from = "library";
     /* The file name may carry more digits than the API (cudart and NVRTC answer major.minor only). */
-    const char *fv = cuda_libs_file_version(e->real);
+    const char *fv = cuda_libs_name_version(e->real);
     char *api = e->patch >= 0 ? str_printf("%d.%d.%d", e->major, e->minor, e->patch)
                               : str_printf("%d.%d", e->major, e->minor);
     if (fv && api && strncmp(fv, api, strlen(api)) == 0 && (fv[strlen(api)] == '.' || !fv[strlen(api)])) {
@@ -668,7 +658,7 @@ static void cuda_libs_name_versions(struct cuda_libs_state *st)
 {
     for (size_t i = 0; i < st->n; i++) {
         struct cuda_lib_entry *e = &st->e[i];
-        const char *fv = cuda_libs_file_version(e->real);
+        const char *fv = cuda_libs_name_version(e->real);
         if (fv) {
             e->version = strdup(fv);
             e->version_from = "file name";

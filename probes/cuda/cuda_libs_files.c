@@ -224,8 +224,7 @@ static const char *cuda_libs_toolkit_component(const struct cuda_libs_state *st,
     return NULL;
 }
 
-/* The real file's full version from its name: ".../libcudart.so.13.0.96" -> "13.0.96", or NULL. */
-static const char *cuda_libs_name_version(const char *real)
+const char *cuda_libs_name_version(const char *real)
 {
     const char *so = real ? strstr(real, ".so.") : NULL;
     if (!so)
