@@ -24,10 +24,49 @@ static const char *doctor_api_of(const struct report *r, const char *id);
  * TensorFlow or JAX. What is broken (a crashing ICD) stays a warning; what is only absent (rows flagged
  * CHECK_F_RELIEF_INFO: no OpenCL driver for that GPU) becomes information, warnings included, and so it
  * does where the bus has no GPU at all (a GPU-less CI runner without OpenCL is not "not ready"). */
+/* After the relief, no summary line of a relieved finding's owner says more than that owner's worst finding
+ * still says: "[FAIL] OpenCL  no platform" beside cl.no-platforms made information would contradict the
+ * verdict. Lines of owners nothing was relieved for keep their marks. */
+static void doctor_relief_marks(struct report *r, const char *owner)
+{
+    struct report_section *s = report_find_section(r, owner);
+    if (!s)
+        return;
+    enum report_severity worst = REPORT_SEV_INFO;
+    for (size_t i = 0; i < r->n_findings; i++) {
+        const char *fo = checks_owner(r->catalogue, r->findings[i].id);
+        if (fo && strcmp(fo, owner) == 0 && r->findings[i].severity > worst)
+            worst = r->findings[i].severity;
+    }
+    enum report_mark cap = worst == REPORT_SEV_ERROR ? REPORT_MARK_ERROR
+                           : worst == REPORT_SEV_WARNING ? REPORT_MARK_WARN : REPORT_MARK_INFO;
+    for (size_t i = 0; i < s->n_lines; i++)
+        if ((s->lines[i].mark == REPORT_MARK_ERROR || s->lines[i].mark == REPORT_MARK_WARN) && s->lines[i].mark > cap)
+            s->lines[i].mark = cap;
+}
+
+/* The owners findings were relieved for (a handful of probes at most: the catalogue's names, not copied). */
+struct relieved_owners {
+    const char *owner[16];
+    size_t n;
+};
+
+static void doctor_relief_marks_later(struct relieved_owners *o, const char *owner)
+{
+    if (!owner)
+        return;
+    for (size_t i = 0; i < o->n; i++)
+        if (strcmp(o->owner[i], owner) == 0)
+            return;
+    if (o->n < sizeof(o->owner) / sizeof(o->owner[0]))
+        o->owner[o->n++] = owner;
+}
+
 static void doctor_path_relief(struct report *r)
 {
     struct compute_paths ps = compute_paths_of(r);
     bool no_gpu = doctor_bus_gpu_count(r) == 0;
+    struct relieved_owners later = {.n = 0};
     for (size_t i = 0; (ps.n > 0 || no_gpu) && i < r->n_findings; i++) {
         struct report_finding *f = &r->findings[i];
         unsigned fl = checks_flags(r->catalogue, f->id);
@@ -45,6 +84,7 @@ static void doctor_path_relief(struct report *r)
                 f->message = m;
             }
             f->severity = REPORT_SEV_INFO;
+            doctor_relief_marks_later(&later, checks_owner(r->catalogue, f->id));
             continue;
         }
         const char *vendor = NULL;
@@ -64,8 +104,11 @@ static void doctor_path_relief(struct report *r)
             f->message = m;
         }
         f->severity = absence ? REPORT_SEV_INFO : REPORT_SEV_WARNING;
+        doctor_relief_marks_later(&later, checks_owner(r->catalogue, f->id));
     }
     compute_paths_free(&ps);
+    for (size_t i = 0; i < later.n; i++)
+        doctor_relief_marks(r, later.owner[i]);
 }
 
 /* A stack with no device here (a row flagged CHECK_F_NO_DEVICE: a driver library and no GPU for it): its

@@ -234,7 +234,8 @@ class HealthyAndEnvironment(IcdTestCase):
         doc = r.json["icd"]
         self.assertIsNone(doc["loader"])
         self.assertEqual(doc["combined"]["status"], "not-run")
-        self.assertEqual(doc["summary"][0]["mark"], "error")
+        # the loader line says no more than the finding: an error with a GPU on the bus, information without
+        self.assertEqual(doc["summary"][0]["mark"], "error" if gctest.bus_gpus(r.json) else "info")
         # the drivers are still probed one by one
         self.assertEqual(self.by_file(r.json)["pocl.icd"]["status"], "ok")
         text = gctest.run("icd", env=dict(CLEAN, GPUCHECKUP_LIBOPENCL="libgpucheckup-no-such-loader.so.1"))

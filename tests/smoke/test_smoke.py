@@ -164,6 +164,7 @@ class SmokeTests(gctest.TestCase):
         self.assertEqual(s["status"], "ok")
         self.assertEqual(s["devices"], [])
         self.assertIn("no OpenCL device", s["summary"][0]["text"])
+        self.assertEqual(s["summary"][0]["mark"], "info")  # the opencl probe's findings say why
         r = self.smoke(devices="foo", expect_rc=0)
         self.assertEqual(r.json["smoke"]["devices"], [])
         self.assertEqual([f["id"] for f in r.json["findings"] if f["id"].startswith("smoke.")], [])

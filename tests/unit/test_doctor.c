@@ -367,8 +367,8 @@ static void test_absent_api_without_gpu(void **state)
                                  "\"compute-gpu\", \"driver\": \"amdgpu\"}]}"
                                : "{\"devices\": [{\"address\": \"0000:00:01.0\", \"vendor_id\": \"1af4\"}]}");
         add(r, "icd", "{\"icds\": []}");
+        report_section_add_line(report_find_section(r, "icd"), REPORT_MARK_ERROR, "ICD", "none registered");
         report_add_finding(r, "icd.no-icds", "/etc/OpenCL/vendors", "no .icd file");
-        report_add_finding(r, "icd.crash", "/etc/OpenCL/vendors/x.icd", "x.icd: the driver crashed");
         struct cli_options o;
         memset(&o, 0, sizeof(o));
         char *err = NULL;
@@ -377,8 +377,19 @@ static void test_absent_api_without_gpu(void **state)
         assert_non_null(f);
         assert_int_equal(f->severity, with_gpu ? REPORT_SEV_ERROR : REPORT_SEV_INFO);
         assert_true((strstr(f->message, "there is no GPU on this machine for it") != NULL) == !with_gpu);
+        /* the section's line says no more than its findings now say */
+        assert_int_equal(report_find_section(r, "icd")->lines[0].mark, with_gpu ? REPORT_MARK_ERROR : REPORT_MARK_INFO);
+        report_free(r);
+        /* a crashing driver is broken, not absent: it stays an error, and so does its line */
+        r = report_new();
+        add(r, "pci", "{\"devices\": []}");
+        add(r, "icd", "{\"icds\": []}");
+        report_section_add_line(report_find_section(r, "icd"), REPORT_MARK_ERROR, "ICD", "x.icd crashed");
+        report_add_finding(r, "icd.crash", "/etc/OpenCL/vendors/x.icd", "x.icd: the driver crashed");
+        assert_int_equal(doctor_run(&o, r, &err), 0);
         f = report_find_finding(r, "icd.crash", NULL);
         assert_int_equal(f->severity, REPORT_SEV_ERROR);
+        assert_int_equal(report_find_section(r, "icd")->lines[0].mark, REPORT_MARK_ERROR);
         report_free(r);
     }
 }
