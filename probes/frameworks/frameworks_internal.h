@@ -107,6 +107,20 @@ void fw_judge_arch(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fou
 void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s);
 /* TensorFlow's libcudnn.so.MAJOR findable (its wheel or the loader's path): frameworks.cudnn-missing. */
 void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
+/* The version a library's file name says past its soname ("libnvJitLink.so.12.1.105": "12.1.105") into BUF. */
+const char *fw_file_version(const struct hostfs *fs, const char *path, char *buf, size_t len);
+
+/* frameworks_pinlibs.c: whether the loader (LS) finds every library the missing pin NAME SPEC (a METADATA
+ * requirement: "nvidia-cudnn-cu13", "==9.26.0.51") would provide, outside its wheel: 1 all, 0 not all, -1 a
+ * wheel whose libraries gpucheckup does not know. Where each was found is appended to WHERE (zeroed first). */
+struct fw_pin_where {
+    char text[1200]; /* "/usr/local/cuda/lib64 (LD_LIBRARY_PATH): libcublas.so.13, ...; /opt/cudnn/lib (...): ..." */
+    char dirs[400];  /* "/usr/local/cuda/lib64, /opt/cudnn/lib" */
+    char last[256];  /* the last directory in TEXT */
+};
+struct ldsearch;
+int fw_pin_found_elsewhere(const struct hostfs *fs, const struct ldsearch *ls, const char *name, const char *spec,
+                           struct fw_pin_where *where);
 
 /* frameworks_verdict.c */
 void frameworks_verdict(struct report *r, struct doctor_lines *out);

@@ -7,6 +7,7 @@
 #include "frameworks_internal.h"
 #include "frameworks_parse.h"
 #include "jsonget.h"
+#include "ldsearch.h"
 #include "strutil.h"
 
 const struct check fw_checks[] = {
@@ -254,6 +255,24 @@ static void fw_pins_list(const struct fw_found *f, const char *state, char *list
     }
 }
 
+/* Whether the loader finds, outside F's environment, every library of every missing pin of F (a conda
+ * environment's, a system CUDA's or cuDNN's): their places into WHERE. */
+static bool fw_pins_elsewhere(struct probe_ctx *ctx, const struct fw_found *f, struct fw_pin_where *where)
+{
+    struct ldsearch ls;
+    if (ldsearch_init(&ls, ctx->fs, getenv("LD_LIBRARY_PATH")) != 0)
+        return false;
+    bool all = true;
+    for (size_t i = 0; all && f->pins && i < json_object_array_length(f->pins); i++) {
+        json_object *pin = json_object_array_get_idx(f->pins, i);
+        const char *st = jsonget_str(pin, "state");
+        if (st && strcmp(st, "missing") == 0)
+            all = fw_pin_found_elsewhere(ctx->fs, &ls, jsonget_str(pin, "name"), jsonget_str(pin, "spec"), where) == 1;
+    }
+    ldsearch_free(&ls);
+    return all;
+}
+
 /* The pinned NVIDIA wheels (fw_pins_check): missing ones are the first root cause, below any other (the import
  * fails on their libraries before torch looks for a GPU); other versions are a finding of their own. */
 static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
@@ -266,9 +285,12 @@ static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct
     fw_pins_list(f, "other-version", other, sizeof(other), req, sizeof(req));
     const struct fw_env *env = &s->envs[f->env];
     char *py = env->python ? str_dup(env->python) : str_printf("%s/bin/python3", env->prefix);
+    struct fw_pin_where *where = calloc(1, sizeof(*where));
+    bool found = missing[0] && where && fw_pins_elsewhere(ctx, f, where);
     struct report_finding *fd = report_add_finding(
-        ctx->report, "frameworks.nvidia-pins", f->source, "%s: %s%s%s%s%s", name,
+        ctx->report, "frameworks.nvidia-pins", f->source, "%s: %s%s%s%s%s%s%s%s", name,
         missing[0] ? "the NVIDIA wheels it pins are not installed beside it: " : "", missing,
+        found ? " (the loader finds their libraries elsewhere: " : "", found ? where->text : "", found ? ")" : "",
         missing[0] && other[0] ? "; " : "", other[0] ? "installed at other versions than it pins: " : "", other);
     if (fd) {
         report_finding_set_hint(fd, "Install what %s pins: `%s -m pip install%s` (or reinstall it with its "
@@ -283,11 +305,20 @@ static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct
                                             : "", jsonget_str(pin, "installed") ? jsonget_str(pin, "installed") : "");
         }
     }
-    if (missing[0]) {
+    if (found) {
+        /* torch's libraries name them by soname (and its import falls back to the loader's copies), so the import
+         * will probably work; the finding stays a warning: pip's environment is inconsistent, and those copies
+         * are not the versions it was built and tested with (an older one can fail on a missing symbol) */
+        char *why = str_printf("%s%sits pinned NVIDIA wheels are missing (%s), but the loader finds their libraries "
+                               "in %s: it will probably work with those", f->why ? f->why : "",
+                               f->why ? "; " : "", missing, where->dirs);
+        fw_set_why(f, f->gpu, f->root, why);
+    } else if (missing[0]) {
         char *why = str_printf("the NVIDIA wheels it pins are missing (%s): importing it fails on their libraries%s%s",
                                missing, f->why ? "; also " : "", f->why ? f->why : "");
         fw_set_why(f, FW_GPU_NO, "frameworks.nvidia-pins", why);
     }
+    free(where);
     free(py);
 }
 

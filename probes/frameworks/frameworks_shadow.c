@@ -14,7 +14,7 @@
 
 /* The version a library's file says: the part after ".so." of the file the path resolves to
  * ("libnvJitLink.so.12.1.105" -> "12.1.105"), into BUF; "" when only the soname is there. */
-static const char *fw_file_version(const struct hostfs *fs, const char *path, char *buf, size_t len)
+const char *fw_file_version(const struct hostfs *fs, const char *path, char *buf, size_t len)
 {
     buf[0] = '\0';
     char *real = ldsearch_realpath(fs, path);

@@ -126,6 +126,51 @@ class FrameworksTest(CudaBase):
         self.assertIn(line, r.json["verdict"]["text"], repr(r))
         self.assertEqual(r.json["verdict"]["targets"]["torch-gpu"]["reasons"], ["frameworks.nvidia-pins"])
 
+    def test_pins_missing_but_found_by_the_loader(self):
+        """torch 2.15.0+cu132's real METADATA, cuDNN and the cuda-toolkit wheels not installed, their libraries
+        on LD_LIBRARY_PATH (a system CUDA 13 and cuDNN 9): torch's loader takes those, so the pins stay a
+        finding but the line says it will probably work; one library fewer and it is as before."""
+        t = self.tree()
+        self.venv(t, "torch-2.15.0", pins=False)
+        meta = os.path.join(FIXTURES, "torch-2.15.0", "torch-2.15.0.dist-info", "METADATA")
+        install_pins(os.path.join(t.root, SITE), meta, skip=("nvidia-cudnn-cu13", "cuda-toolkit"))
+        toolkit = ("libcublas.so.13", "libcudart.so.13", "libcufft.so.12", "libcufile.so.0", "libcupti.so.13",
+                   "libcusolver.so.12", "libcusparse.so.12", "libnvJitLink.so.13", "libnvrtc.so.13",
+                   "libnvToolsExt.so.1")
+        for name in toolkit:
+            self.cudnn_wheel(t, where="usr/local/cuda-13.2/lib64", name=name)
+        self.cudnn_wheel(t, where="opt/cudnn/lib", name="libcudnn.so.9.1.0")
+        os.symlink("libcudnn.so.9.1.0", os.path.join(t.root, "opt/cudnn/lib/libcudnn.so.9"))
+        ld = self.libdir() + ":/usr/local/cuda-13.2/lib64:/opt/cudnn/lib"
+        r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": ld})
+        (f,) = self.copies(r)
+        self.assertIs(f["gpu"], True, repr(r))
+        self.assertIsNone(f["root"])
+        self.assertEqual(self.fw_ids(r), ["frameworks.nvidia-pins"], repr(r))
+        (p,) = r.findings("frameworks.nvidia-pins")
+        self.assertEqual(p["severity"], "warning")
+        self.assertIn("nvidia-cudnn-cu13==9.26.0.51 (the loader finds their libraries elsewhere: "
+                      "/usr/local/cuda-13.2/lib64 (LD_LIBRARY_PATH): libcublas.so.13, libcudart.so.13, libcufft.so.12, "
+                      "libcufile.so.0, libcupti.so.13, libcusolver.so.12, libcusparse.so.12, libnvJitLink.so.13, "
+                      "libnvrtc.so.13, libnvToolsExt.so.1; /opt/cudnn/lib (LD_LIBRARY_PATH): libcudnn.so.9 (9.1.0))",
+                      p["message"])
+        text = r.json["verdict"]["text"]
+        self.assertIn("PyTorch 2.15.0+cu132 (/opt/venv): will use the GPU: ", text)
+        self.assertIn("its pinned NVIDIA wheels are missing (cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,"
+                      "cusparse,nvjitlink,nvrtc,nvtx]==13.2.2, nvidia-cudnn-cu13==9.26.0.51), but the loader finds "
+                      "their libraries in /usr/local/cuda-13.2/lib64, /opt/cudnn/lib: it will probably work with those",
+                      text)
+        self.assertNotIn("will not use the GPU", text)
+        self.assertIs(r.json["verdict"]["targets"]["torch-gpu"]["ready"], True)
+        # without cuDNN on the loader's path: the import fails, as before
+        os.unlink(os.path.join(t.root, "opt/cudnn/lib/libcudnn.so.9"))
+        r = self.run_fw(t, cuda_version="13000", env={"LD_LIBRARY_PATH": ld})
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.nvidia-pins"))
+        self.assertNotIn("elsewhere", r.findings("frameworks.nvidia-pins")[0]["message"])
+        self.assertIn("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: the NVIDIA wheels it pins are missing",
+                      r.json["verdict"]["text"])
+
     def test_pin_for_other_pythons_is_not_missing(self):
         """cuda-bindings is pinned `python_version < "3.15"` only: a Python 3.15 site does not need it."""
         t = self.tree()
