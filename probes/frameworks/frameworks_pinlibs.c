@@ -12,7 +12,8 @@
  * CUDA 12 and 13. The parts and library stems are those torch preloads from its wheels when its own import
  * fails on them (torch/__init__.py of 2.15.0+cu132, _preload_cuda_deps: cublas libcublasLt/libcublas, cudnn
  * libcudnn, cuda_nvrtc libnvrtc, cuda_runtime libcudart, cuda_cupti libcupti, cufft, nvjitlink libnvJitLink,
- * cusparse, cusparselt libcusparseLt, cusolver, nccl, cufile; nvtx libnvToolsExt, optional); the majors are
+ * cusparse, cusparselt libcusparseLt, cusolver, nccl, cufile; nvtx libnvToolsExt only with required=False, and
+ * CUDA 13 has no libnvToolsExt: "" is no library the import needs); the majors are
  * those of the CUDA 12.x / 13.x toolkits' libraries (cufft 11/12, cusolver 11/12: their own numbering). NULL:
  * a major gpucheckup does not know (then the pin is judged as before: its import fails). */
 struct fw_pinlib {
@@ -36,7 +37,7 @@ static const struct fw_pinlib fw_pinlibs[] = {
     {"nccl", "libnccl.so.2", "libnccl.so.2"},
     {"nvjitlink", "libnvJitLink.so.12", "libnvJitLink.so.13"},
     {"nvshmem", "libnvshmem_host.so.3", "libnvshmem_host.so.3"},
-    {"nvtx", "libnvToolsExt.so.1", "libnvToolsExt.so.1"},
+    {"nvtx", "", ""},
 };
 
 /* The soname of PART for CUDA MAJOR (cuDNN: the pinned version's own major, 8 or 9), or NULL. */
@@ -48,7 +49,7 @@ static const char *fw_pinlib_soname(const char *part, int major, int cudnn_major
     }
     for (size_t i = 0; i < sizeof(fw_pinlibs) / sizeof(fw_pinlibs[0]); i++)
         if (strcmp(fw_pinlibs[i].part, part) == 0)
-            return major == 12 ? fw_pinlibs[i].cu12 : major == 13 ? fw_pinlibs[i].cu13 : NULL;
+            return !fw_pinlibs[i].cu12[0] ? "" : major == 12 ? fw_pinlibs[i].cu12 : major == 13 ? fw_pinlibs[i].cu13 : NULL;
     return NULL;
 }
 
@@ -58,6 +59,8 @@ static bool fw_pinlib_find(const struct hostfs *fs, const struct ldsearch *ls, c
                            struct fw_pin_where *w)
 {
     const char *via = NULL;
+    if (!soname[0])
+        return true; /* nothing the import needs */
     char *p = ldsearch_find(ls, soname, &via);
     if (!p)
         return false;
@@ -110,6 +113,9 @@ int fw_pin_found_elsewhere(const struct hostfs *fs, const struct ldsearch *ls, c
         }
         return all;
     }
+    if (strcmp(name, "cuda-bindings") == 0)
+        return 1; /* Python bindings only: torch imports cuda.bindings lazily (torch/profiler/_cuspy,
+                   * torch/cuda/green_contexts), not on `import torch` */
     /* nvidia-PART-cuNN ("nvidia-cuda-runtime-cu12"), or nvidia-PART with CUDA 13's unsuffixed names */
     if (strncmp(name, "nvidia-", 7) != 0)
         return -1;

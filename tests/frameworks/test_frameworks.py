@@ -133,10 +133,11 @@ class FrameworksTest(CudaBase):
         t = self.tree()
         self.venv(t, "torch-2.15.0", pins=False)
         meta = os.path.join(FIXTURES, "torch-2.15.0", "torch-2.15.0.dist-info", "METADATA")
-        install_pins(os.path.join(t.root, SITE), meta, skip=("nvidia-cudnn-cu13", "cuda-toolkit"))
+        # cuda-bindings (Python only, imported lazily) missing too, as with `pip install --no-deps torch`
+        install_pins(os.path.join(t.root, SITE), meta, skip=("nvidia-cudnn-cu13", "cuda-toolkit", "cuda-bindings"))
+        # CUDA 13 has no libnvToolsExt (torch preloads it with required=False): not needed
         toolkit = ("libcublas.so.13", "libcudart.so.13", "libcufft.so.12", "libcufile.so.0", "libcupti.so.13",
-                   "libcusolver.so.12", "libcusparse.so.12", "libnvJitLink.so.13", "libnvrtc.so.13",
-                   "libnvToolsExt.so.1")
+                   "libcusolver.so.12", "libcusparse.so.12", "libnvJitLink.so.13", "libnvrtc.so.13")
         for name in toolkit:
             self.cudnn_wheel(t, where="usr/local/cuda-13.2/lib64", name=name)
         self.cudnn_wheel(t, where="opt/cudnn/lib", name="libcudnn.so.9.1.0")
@@ -152,12 +153,12 @@ class FrameworksTest(CudaBase):
         self.assertIn("nvidia-cudnn-cu13==9.26.0.51 (the loader finds their libraries elsewhere: "
                       "/usr/local/cuda-13.2/lib64 (LD_LIBRARY_PATH): libcublas.so.13, libcudart.so.13, libcufft.so.12, "
                       "libcufile.so.0, libcupti.so.13, libcusolver.so.12, libcusparse.so.12, libnvJitLink.so.13, "
-                      "libnvrtc.so.13, libnvToolsExt.so.1; /opt/cudnn/lib (LD_LIBRARY_PATH): libcudnn.so.9 (9.1.0))",
+                      "libnvrtc.so.13; /opt/cudnn/lib (LD_LIBRARY_PATH): libcudnn.so.9 (9.1.0))",
                       p["message"])
         text = r.json["verdict"]["text"]
         self.assertIn("PyTorch 2.15.0+cu132 (/opt/venv): will use the GPU: ", text)
         self.assertIn("its pinned NVIDIA wheels are missing (cuda-toolkit[cublas,cudart,cufft,cufile,cupti,cusolver,"
-                      "cusparse,nvjitlink,nvrtc,nvtx]==13.2.2, nvidia-cudnn-cu13==9.26.0.51), but the loader finds "
+                      "cusparse,nvjitlink,nvrtc,nvtx]==13.2.2, cuda-bindings<14,>=13.0.3, nvidia-cudnn-cu13==9.26.0.51), but the loader finds "
                       "their libraries in /usr/local/cuda-13.2/lib64, /opt/cudnn/lib: it will probably work with those",
                       text)
         self.assertNotIn("will not use the GPU", text)
@@ -170,6 +171,31 @@ class FrameworksTest(CudaBase):
         self.assertNotIn("elsewhere", r.findings("frameworks.nvidia-pins")[0]["message"])
         self.assertIn("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: the NVIDIA wheels it pins are missing",
                       r.json["verdict"]["text"])
+
+    def test_cu12_pins_missing_but_in_the_default_dirs(self):
+        """torch 2.9.0+cu128 installed without its pins (its real METADATA: the per-library nvidia-*-cu12 wheels),
+        CUDA 12's libraries and cuDNN 9 in the system's default directory (a distribution's packages)."""
+        t = self.tree()
+        self.venv(t, "torch-2.9.0", pins=False)
+        libs = ("libnvrtc.so.12", "libcudart.so.12", "libcupti.so.12", "libcudnn.so.9", "libcublas.so.12",
+                "libcufft.so.11", "libcurand.so.10", "libcusolver.so.11", "libcusparse.so.12", "libcusparseLt.so.0",
+                "libnccl.so.2", "libnvshmem_host.so.3", "libnvJitLink.so.12", "libcufile.so.0")
+        for name in libs:
+            self.cudnn_wheel(t, where="usr/lib/x86_64-linux-gnu", name=name)
+        r = self.run_fw(t, cuda_version="13000")
+        (f,) = self.copies(r)
+        self.assertIs(f["gpu"], True, repr(r))
+        (p,) = r.findings("frameworks.nvidia-pins")
+        self.assertIn("(the loader finds their libraries elsewhere: /usr/lib/x86_64-linux-gnu (", p["message"])
+        for name in libs:
+            self.assertIn(name, p["message"])
+        self.assertIn("but the loader finds their libraries in /usr/lib/x86_64-linux-gnu: it will probably work",
+                      r.json["verdict"]["text"])
+        # CUDA 12's cuFFT is libcufft.so.11: CUDA 13's name is no use to a cu12 build
+        os.rename(os.path.join(t.root, "usr/lib/x86_64-linux-gnu/libcufft.so.11"),
+                  os.path.join(t.root, "usr/lib/x86_64-linux-gnu/libcufft.so.12"))
+        r = self.run_fw(t, cuda_version="13000")
+        self.assertEqual((self.copies(r)[0]["gpu"], self.copies(r)[0]["root"]), (False, "frameworks.nvidia-pins"))
 
     def test_pin_for_other_pythons_is_not_missing(self):
         """cuda-bindings is pinned `python_version < "3.15"` only: a Python 3.15 site does not need it."""
