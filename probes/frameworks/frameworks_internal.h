@@ -48,6 +48,7 @@ struct fw_found {
                                 or NULL */
     size_t pins_missing;     /* pins whose wheel is not installed beside it */
     size_t pins_other;       /* pins installed at a version the pin does not allow */
+    size_t pins_extra;       /* an extra's pins not installed while others of it are (fw_pins_extra) */
     char *damaged;           /* what could not be read (heap), or NULL */
     /* the judgement (frameworks_judge.c) */
     enum fw_gpu gpu;

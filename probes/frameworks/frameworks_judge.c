@@ -277,21 +277,24 @@ static bool fw_pins_elsewhere(struct probe_ctx *ctx, const struct fw_found *f, s
  * fails on their libraries before torch looks for a GPU); other versions are a finding of their own. */
 static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
 {
-    if (f->build != FW_BUILD_CUDA || f->pins_missing + f->pins_other == 0)
+    if (f->build != FW_BUILD_CUDA || f->pins_missing + f->pins_other + f->pins_extra == 0)
         return;
-    char name[256], missing[700] = "", other[700] = "", req[1400] = "";
+    char name[256], missing[700] = "", other[700] = "", extra[700] = "", req[1400] = "";
     fw_name(s, f, name, sizeof(name));
     fw_pins_list(f, "missing", missing, sizeof(missing), req, sizeof(req));
     fw_pins_list(f, "other-version", other, sizeof(other), req, sizeof(req));
+    fw_pins_list(f, "extra-missing", extra, sizeof(extra), req, sizeof(req));
     const struct fw_env *env = &s->envs[f->env];
     char *py = env->python ? str_dup(env->python) : str_printf("%s/bin/python3", env->prefix);
     struct fw_pin_where *where = calloc(1, sizeof(*where));
     bool found = missing[0] && where && fw_pins_elsewhere(ctx, f, where);
     struct report_finding *fd = report_add_finding(
-        ctx->report, "frameworks.nvidia-pins", f->source, "%s: %s%s%s%s%s%s%s%s", name,
+        ctx->report, "frameworks.nvidia-pins", f->source, "%s: %s%s%s%s%s%s%s%s%s%s%s", name,
         missing[0] ? "the NVIDIA wheels it pins are not installed beside it: " : "", missing,
         found ? " (the loader finds their libraries elsewhere: " : "", found ? where->text : "", found ? ")" : "",
-        missing[0] && other[0] ? "; " : "", other[0] ? "installed at other versions than it pins: " : "", other);
+        missing[0] && other[0] ? "; " : "", other[0] ? "installed at other versions than it pins: " : "", other,
+        (missing[0] || other[0]) && extra[0] ? "; " : "", extra[0] ? "of its CUDA extra's wheels, not installed while "
+        "others of it are (a half-done `pip install` of the extra, or another framework's wheels): " : "", extra);
     if (fd) {
         report_finding_set_hint(fd, "Install what %s pins: `%s -m pip install%s` (or reinstall it with its "
                                 "dependencies: `%s -m pip install --force-reinstall %s`).", f->kind->label,
@@ -299,7 +302,8 @@ static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct
         for (size_t i = 0; f->pins && i < json_object_array_length(f->pins); i++) {
             json_object *pin = json_object_array_get_idx(f->pins, i);
             const char *st = jsonget_str(pin, "state");
-            if (st && (strcmp(st, "missing") == 0 || strcmp(st, "other-version") == 0))
+            if (st && (strcmp(st, "missing") == 0 || strcmp(st, "other-version") == 0 ||
+                       strcmp(st, "extra-missing") == 0))
                 report_finding_add_evidence(fd, f->site, "Requires-Dist: %s %s: %s%s%s", jsonget_str(pin, "name"),
                                             jsonget_str(pin, "spec"), st, jsonget_str(pin, "installed") ? " "
                                             : "", jsonget_str(pin, "installed") ? jsonget_str(pin, "installed") : "");
@@ -314,8 +318,11 @@ static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct
                                f->why ? "; " : "", missing, where->dirs);
         fw_set_why(f, f->gpu, f->root, why);
     } else if (missing[0]) {
-        char *why = str_printf("the NVIDIA wheels it pins are missing (%s): importing it fails on their libraries%s%s",
-                               missing, f->why ? "; also " : "", f->why ? f->why : "");
+        /* torch's import fails; TensorFlow and JAX import, fail to load them and run on the CPU */
+        bool torch = strcmp(f->kind->name, "torch") == 0;
+        char *why = str_printf("the NVIDIA wheels it pins are missing (%s): %s on their libraries%s%s", missing,
+                               torch ? "importing it fails" : "loading its CUDA libraries fails (it runs on the CPU)",
+                               f->why ? "; also " : "", f->why ? f->why : "");
         fw_set_why(f, FW_GPU_NO, "frameworks.nvidia-pins", why);
     }
     free(where);

@@ -135,6 +135,38 @@ static void fw_pins_check(struct fw_found *f, const struct fw_dist *d, size_t n)
     }
 }
 
+/* The pins of an extra (TensorFlow's `extra == "and-cuda"`, the JAX CUDA plugin's `extra == "with-cuda"`)
+ * are wanted only by `pip install NAME[extra]`, which no installed file records. Where one of them is
+ * installed beside F, the extra was asked for (pip installs them together), and the others are judged as F's
+ * own pins, a missing one "extra-missing": a finding, never the root cause (the installed ones may be another
+ * framework's extra: TensorFlow's and JAX's name the same wheels); where none is, they stay "optional" (JAX's
+ * cuda12-local, TensorFlow without [and-cuda]). */
+static void fw_pins_extra(struct fw_found *f)
+{
+    bool wanted = false;
+    for (size_t i = 0; f->pins && i < json_object_array_length(f->pins) && !wanted; i++) {
+        json_object *pin = json_object_array_get_idx(f->pins, i);
+        const char *st = jsonget_str(pin, "state");
+        wanted = st && strcmp(st, "optional") == 0 && jsonget_str(pin, "installed");
+    }
+    for (size_t i = 0; wanted && i < json_object_array_length(f->pins); i++) {
+        json_object *pin = json_object_array_get_idx(f->pins, i);
+        const char *st = jsonget_str(pin, "state"), *spec = jsonget_str(pin, "spec"), *have = jsonget_str(pin, "installed");
+        if (!st || strcmp(st, "optional") != 0)
+            continue;
+        char req[200]; /* the version part, without the markers */
+        snprintf(req, sizeof(req), "%.*s", (int)strcspn(spec ? spec : "", ";"), spec ? spec : "");
+        enum fw_pin_state e = fw_pin_eval(req, have ? have : "0");
+        const char *state = !have ? "extra-missing" : e == FW_PIN_OK ? "ok" : e == FW_PIN_OTHER ? "other-version"
+                          : "unknown";
+        json_object_object_add(pin, "state", json_object_new_string(state));
+        if (strcmp(state, "extra-missing") == 0)
+            f->pins_extra++;
+        else if (strcmp(state, "other-version") == 0)
+            f->pins_other++;
+    }
+}
+
 /* ---- PyTorch: torch/version.py, written by its setup (tools/generate_torch_version.py): __version__,
  * cuda (CUDA version or None), hip (ROCm's HIP version or None), xpu (SYCL/oneAPI or None). ---- */
 static bool fw_torch(const struct hostfs *fs, const char *site, const struct fw_dist *d, size_t n, struct fw_found *f)
@@ -192,6 +224,9 @@ static bool fw_tensorflow(const struct hostfs *fs, const char *site, const struc
         for (char *p = f->dist; *p; p++)
             *p = *p == '_' ? '-' : *p;
         fw_set(f->version, sizeof(f->version), dist->version);
+        f->pins = fw_pins(fs, site, dist);
+        fw_pins_check(f, d, n);
+        fw_pins_extra(f);
     }
     char *buf = NULL;
     size_t len = 0;
@@ -242,6 +277,12 @@ static bool fw_jax(const struct hostfs *fs, const char *site, const struct fw_di
             int cut = snprintf(f->extra, sizeof(f->extra), "jax-cuda%d-plugin %s", major, d[i].version);
             (void)cut;
             snprintf(f->source, sizeof(f->source), "%s/%s", site, d[i].dir);
+            if (f->pins) /* a second plugin (cuda12 and cuda13): the last one's pins */
+                json_object_put(f->pins);
+            f->pins_missing = f->pins_other = f->pins_extra = 0;
+            f->pins = fw_pins(fs, site, &d[i]);
+            fw_pins_check(f, d, n);
+            fw_pins_extra(f);
         } else if (sscanf(nm, "jax_rocm%d_plugin", &major) == 1 && str_ends_with(nm, "_plugin") &&
                    f->build != FW_BUILD_CUDA) {
             f->build = FW_BUILD_ROCM;

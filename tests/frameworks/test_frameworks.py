@@ -1,5 +1,6 @@
 """End-to-end tests of the frameworks probe: --root trees built from real wheels' metadata files, with the fake libcuda."""
 import os
+import re
 import shutil
 import sys
 
@@ -196,6 +197,48 @@ class FrameworksTest(CudaBase):
                   os.path.join(t.root, "usr/lib/x86_64-linux-gnu/libcufft.so.12"))
         r = self.run_fw(t, cuda_version="13000")
         self.assertEqual((self.copies(r)[0]["gpu"], self.copies(r)[0]["root"]), (False, "frameworks.nvidia-pins"))
+
+    def test_extra_pins_count_once_the_extra_was_asked_for(self):
+        """TensorFlow 2.21.0's `and-cuda` and jax-cuda12-plugin 0.9.2's `with-cuda` pins (their real METADATA):
+        pip records no extras, so none installed is the extra not asked for; some installed is a half-done
+        extra: a finding for the missing ones, never the root cause (both name the same wheels)."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2", "tensorflow-2.21.0")
+        self.cudnn_wheel(t)
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        tf = [f for f in self.copies(r) if f["name"] == "tensorflow"][0]
+        self.assertEqual({p["state"] for p in tf["nvidia_pins"]}, {"optional"}, repr(tf))
+        self.assertEqual(len(tf["nvidia_pins"]), 12)
+        self.assertNotIn("frameworks.nvidia-pins", self.fw_ids(r))
+        # `pip install 'tensorflow[and-cuda]'` cut short: all but nccl and cudnn
+        meta = os.path.join(FIXTURES, "tensorflow-2.21.0", "tensorflow-2.21.0.dist-info", "METADATA")
+        with open(meta, encoding="utf-8") as fh:
+            extra = re.findall(r'^Requires-Dist: (nvidia-[a-z0-9-]+)<[^,]*,>=([0-9.]+); extra == "and-cuda"$',
+                               fh.read(), re.M)
+        self.assertEqual(len(extra), 12)
+        for name, version in extra:
+            if name not in ("nvidia-nccl-cu12", "nvidia-cudnn-cu12"):
+                d = os.path.join(t.root, SITE, "%s-%s.dist-info" % (name.replace("-", "_"), version))
+                os.makedirs(d)
+                with open(os.path.join(d, "METADATA"), "w") as fh:
+                    fh.write("Metadata-Version: 2.1\nName: %s\nVersion: %s\n" % (name, version))
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        by = {f["name"]: f for f in self.copies(r)}
+        states = {p["name"]: p["state"] for p in by["tensorflow"]["nvidia_pins"]}
+        self.assertEqual((states["nvidia-nccl-cu12"], states["nvidia-cudnn-cu12"], states["nvidia-cublas-cu12"]),
+                         ("extra-missing", "extra-missing", "ok"))
+        jstates = {p["name"]: p["state"] for p in by["jax"]["nvidia_pins"]}
+        self.assertEqual((jstates["nvidia-nvshmem-cu12"], jstates["nvidia-cufft-cu12"]), ("extra-missing", "ok"))
+        for name in ("tensorflow", "jax"):
+            self.assertIs(by[name]["gpu"], True, repr(by[name]))
+        msgs = [p["message"] for p in r.findings("frameworks.nvidia-pins")]
+        self.assertEqual(len(msgs), 2, repr(msgs))
+        tfmsg = [m for m in msgs if m.startswith("TensorFlow 2.21.0")][0]
+        self.assertIn("of its CUDA extra's wheels, not installed while others of it are (a half-done `pip install` of "
+                      "the extra, or another framework's wheels): nvidia-cudnn-cu12<10.0,>=9.3.0.75, "
+                      "nvidia-nccl-cu12<3.0,>=2.27.7", tfmsg)
+        self.assertNotIn("will not use the GPU", "\n".join(l for l in r.json["verdict"]["text"].split("\n")
+                                                          if l.startswith(("TensorFlow", "JAX"))))
 
     def test_pin_for_other_pythons_is_not_missing(self):
         """cuda-bindings is pinned `python_version < "3.15"` only: a Python 3.15 site does not need it."""
