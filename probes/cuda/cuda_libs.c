@@ -368,28 +368,13 @@ static void cuda_libs_toolkits(struct cuda_libs_state *st)
 /* The toolkit whose version.json lists this library's version, or NULL. */
 static const struct cuda_toolkit *cuda_libs_toolkit_of(const struct cuda_libs_state *st, const struct cuda_lib_entry *e)
 {
-    static const struct {
-        const char *family, *component;
-    } map[] = {
-        {"cudart", "cuda_cudart"},   {"cublas", "libcublas"},     {"cublasLt", "libcublas"},
-        {"cufft", "libcufft"},       {"cusparse", "libcusparse"}, {"cusolver", "libcusolver"},
-        {"nvrtc", "cuda_nvrtc"},     {"nvJitLink", "libnvjitlink"},
-    };
     if (!e->version)
         return NULL;
-    for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++) {
-        if (strcmp(map[k].family, e->key) != 0)
-            continue;
-        for (size_t i = 0; i < st->n_tk; i++) {
-            json_object *c = NULL, *v = NULL;
-            if (!st->tk[i].components || !json_object_object_get_ex(st->tk[i].components, map[k].component, &c) ||
-                !json_object_object_get_ex(c, "version", &v) || !json_object_is_type(v, json_type_string))
-                continue;
-            const char *cv = json_object_get_string(v); /* "12.0.0.61" vs our "12.0.0" */
-            size_t l = strlen(e->version);
-            if (strncmp(cv, e->version, l) == 0 && (cv[l] == '\0' || cv[l] == '.'))
-                return &st->tk[i];
-        }
+    size_t l = strlen(e->version);
+    for (size_t i = 0; i < st->n_tk; i++) {
+        const char *cv = cuda_toolkit_component_version(&st->tk[i], e->key); /* "12.0.0.61" vs our "12.0.0" */
+        if (cv && strncmp(cv, e->version, l) == 0 && (cv[l] == '\0' || cv[l] == '.'))
+            return &st->tk[i];
     }
     return NULL;
 }

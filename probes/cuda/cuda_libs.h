@@ -164,6 +164,9 @@ void cuda_libs_load(struct cuda_libs_state *st, struct cuda_lib_entry *const *jo
  * library whose CUDA release only the library itself can tell (cuDNN outside a -cuNN wheel) is left to be
  * loaded. */
 void cuda_libs_file_versions(struct cuda_libs_state *st);
+/* The version toolkit TK's version.json gives the component of library family FAMILY ("cublas" ->
+ * libcublas's), or NULL. */
+const char *cuda_toolkit_component_version(const struct cuda_toolkit *tk, const char *family);
 /* The real file's full version from its name: ".../libcudart.so.13.0.96" -> "13.0.96", or NULL. */
 const char *cuda_libs_name_version(const char *real);
 /* For each library of ST given its version by a file (so never loaded), the dependencies its dynamic

@@ -196,9 +196,7 @@ static const struct cuda_dist *cuda_dists_owner(const struct cuda_libs_state *st
     return NULL;
 }
 
-/* The version of E's component in the version.json of the toolkit whose directory holds E, or NULL. */
-static const char *cuda_libs_toolkit_component(const struct cuda_libs_state *st, const struct cuda_lib_entry *e,
-                                               const struct cuda_toolkit **tk_out)
+const char *cuda_toolkit_component_version(const struct cuda_toolkit *tk, const char *family)
 {
     static const struct {
         const char *family, *component;
@@ -207,18 +205,28 @@ static const char *cuda_libs_toolkit_component(const struct cuda_libs_state *st,
         {"cufft", "libcufft"},       {"cusparse", "libcusparse"}, {"cusolver", "libcusolver"},
         {"nvrtc", "cuda_nvrtc"},     {"nvJitLink", "libnvjitlink"},
     };
+    for (size_t k = 0; tk->components && family && k < sizeof(map) / sizeof(map[0]); k++) {
+        json_object *c = NULL, *v = NULL;
+        if (strcmp(map[k].family, family) == 0 && json_object_object_get_ex(tk->components, map[k].component, &c) &&
+            json_object_object_get_ex(c, "version", &v) && json_object_is_type(v, json_type_string))
+            return json_object_get_string(v);
+    }
+    return NULL;
+}
+
+/* The version of E's component in the version.json of the toolkit whose directory holds E, or NULL. */
+static const char *cuda_libs_toolkit_component(const struct cuda_libs_state *st, const struct cuda_lib_entry *e,
+                                               const struct cuda_toolkit **tk_out)
+{
     for (size_t i = 0; i < st->n_tk; i++) {
         const struct cuda_toolkit *tk = &st->tk[i];
         size_t dl = strlen(tk->dir);
-        if (!tk->components || strncmp(e->real, tk->dir, dl) != 0 || e->real[dl] != '/')
+        if (strncmp(e->real, tk->dir, dl) != 0 || e->real[dl] != '/')
             continue;
-        for (size_t k = 0; k < sizeof(map) / sizeof(map[0]); k++) {
-            json_object *c = NULL, *v = NULL;
-            if (strcmp(map[k].family, e->key) == 0 && json_object_object_get_ex(tk->components, map[k].component, &c) &&
-                json_object_object_get_ex(c, "version", &v) && json_object_is_type(v, json_type_string)) {
-                *tk_out = tk;
-                return json_object_get_string(v);
-            }
+        const char *v = cuda_toolkit_component_version(tk, e->key);
+        if (v) {
+            *tk_out = tk;
+            return v;
         }
     }
     return NULL;
