@@ -1,6 +1,8 @@
 """nvidia_real: where tests/real/fetch-nvidia put Debian's NVIDIA 535 userspace, for the tests on the real libraries."""
 import os
+import shutil
 import subprocess
+import tempfile
 
 import gctest
 
@@ -46,3 +48,28 @@ def fetch(test):
     if p.returncode != 0:
         test.fail("tests/real/fetch-nvidia failed (rc %d): %s" % (p.returncode, p.stderr[-3000:]))
     return Nvidia535(p.stdout.strip().splitlines()[-1])
+
+
+class RootCase(gctest.TestCase):
+    """A test that runs the real NVIDIA userspace as root (inside tests/real/private-dev): a temporary directory
+    per class (.tmp, named TMP_PREFIX...), and a setUp that fails, never skips, without root (ROOT_WHY says why
+    root is needed), and, with NO_NODE, where /dev/nvidiactl already exists (nothing could appear there); then
+    .nv, the fetched Nvidia535."""
+    TMP_PREFIX = "gc-real-"
+    ROOT_WHY = "this test runs the real NVIDIA userspace as root inside tests/real/private-dev: run it as root"
+    NO_NODE = False
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix=cls.TMP_PREFIX)
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def setUp(self):
+        if os.geteuid() != 0:
+            self.fail(self.ROOT_WHY)
+        if self.NO_NODE and os.path.exists("/dev/nvidiactl"):
+            self.fail("/dev/nvidiactl exists on this machine: the test needs a machine without it")
+        self.nv = fetch(self)

@@ -9,9 +9,7 @@ import glob
 import json
 import os
 import re
-import shutil
 import subprocess
-import tempfile
 
 import gctest
 import nvidia_real
@@ -51,20 +49,13 @@ def stated_by_a_file(path, records):
     return os.path.getsize(real) in records.get(base, set())
 
 
-class RealCudaNoLoadTests(gctest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="gc-real-noload-")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class RealCudaNoLoadTests(nvidia_real.RootCase):
+    TMP_PREFIX = "gc-real-noload-"
+    ROOT_WHY = "e2e-real-cuda-noload loads the real libcuda as root inside tests/real/private-dev: run it as root"
+    NO_NODE = False
 
     def setUp(self):
-        if os.geteuid() != 0:
-            self.fail("e2e-real-cuda-noload loads the real libcuda as root inside tests/real/private-dev: run it as root")
-        self.nv = nvidia_real.fetch(self)
+        super().setUp()
         self.venv = fetch_wheel_venv(self)
 
     def traced(self, name, ld_path, venv):

@@ -4,34 +4,20 @@ make /dev/nvidiactl; the vendor children may not). Runs inside tests/real/privat
 namespace whose /dev is a tmpfs copy, so even a failure changes nothing here."""
 import json
 import os
-import shutil
 import subprocess
-import tempfile
 
 import gctest
 import nvidia_real
 
 
-class RealNvidiaHostTests(gctest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="gc-real-host-")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
-
-    def setUp(self):
-        # Only root can make a mount namespace, and only root's children could create nodes: without
-        # root this test would prove nothing, so it fails rather than skip (CI runs as root).
-        if os.geteuid() != 0:
-            self.fail("e2e-real-nvidia-host must run as root (it checks that root's runs create no device "
-                      "node, inside tests/real/private-dev); run it with sudo")
-        # With the node already there (a machine with the NVIDIA driver loaded) nothing could appear.
-        if os.path.exists("/dev/nvidiactl"):
-            self.fail("/dev/nvidiactl exists on this machine: the test needs a machine without it")
-        self.nv = nvidia_real.fetch(self)
+class RealNvidiaHostTests(nvidia_real.RootCase):
+    # Only root can make a mount namespace, and only root's children could create nodes: without root this
+    # test would prove nothing, so it fails rather than skip (CI runs as root). With the node already there (a
+    # machine with the NVIDIA driver loaded) nothing could appear.
+    TMP_PREFIX = "gc-real-host-"
+    ROOT_WHY = ("e2e-real-nvidia-host must run as root (it checks that root's runs create no device "
+                "node, inside tests/real/private-dev); run it with sudo")
+    NO_NODE = True
 
     def run_private(self, name, *args):
         """gpucheckup ARGS as root in a private /dev with the real 535 libraries first on the library

@@ -9,7 +9,6 @@ import os
 import re
 import shutil
 import subprocess
-import tempfile
 
 import gctest
 import nvidia_real
@@ -18,23 +17,14 @@ LINE = re.compile(r"^\s*(\d+):\s+file=(\S+) \[\d+\];\s+(?:dynamically loaded by|
 POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
 
 
-class RealNvidiaOpenclTests(gctest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="gc-real-opencl-")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class RealNvidiaOpenclTests(nvidia_real.RootCase):
+    TMP_PREFIX = "gc-real-opencl-"
+    ROOT_WHY = ("e2e-real-nvidia-opencl runs the real NVIDIA driver as root inside tests/real/private-dev "
+                "to check that it creates no device node: run it as root")
+    NO_NODE = True
 
     def setUp(self):
-        if os.geteuid() != 0:
-            self.fail("e2e-real-nvidia-opencl runs the real NVIDIA driver as root inside tests/real/private-dev "
-                      "to check that it creates no device node: run it as root")
-        if os.path.exists("/dev/nvidiactl"):
-            self.fail("/dev/nvidiactl exists on this machine: the test needs a machine without it")
-        self.nv = nvidia_real.fetch(self)
+        super().setUp()
         with open(self.nv.amd64_icd, encoding="utf-8") as f:
             self.assertEqual(f.read().strip(), "libnvidia-opencl.so.1")
 

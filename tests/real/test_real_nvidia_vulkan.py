@@ -13,7 +13,6 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 
 import gctest
 import nvidia_real
@@ -24,23 +23,14 @@ from test_pci import PciTree  # noqa: E402  (the pci tests' fake sysfs trees)
 LINE = re.compile(r"^\s*(\d+):\s+file=(\S+) \[\d+\];\s+(?:dynamically loaded by|needed by)")
 
 
-class RealNvidiaVulkanTests(gctest.TestCase):
-
-    @classmethod
-    def setUpClass(cls):
-        cls.tmp = tempfile.mkdtemp(prefix="gc-real-vulkan-")
-
-    @classmethod
-    def tearDownClass(cls):
-        shutil.rmtree(cls.tmp, ignore_errors=True)
+class RealNvidiaVulkanTests(nvidia_real.RootCase):
+    TMP_PREFIX = "gc-real-vulkan-"
+    ROOT_WHY = ("e2e-real-nvidia-vulkan runs the real NVIDIA driver as root inside tests/real/private-dev "
+                "to check that it creates no device node: run it as root")
+    NO_NODE = True
 
     def setUp(self):
-        if os.geteuid() != 0:
-            self.fail("e2e-real-nvidia-vulkan runs the real NVIDIA driver as root inside tests/real/private-dev "
-                      "to check that it creates no device node: run it as root")
-        if os.path.exists("/dev/nvidiactl"):
-            self.fail("/dev/nvidiactl exists on this machine: the test needs a machine without it")
-        self.nv = nvidia_real.fetch(self)
+        super().setUp()
         # libGLX_nvidia and only the libraries it needs: not libcuda, so only the Vulkan driver is NVIDIA's here
         self.libs = os.path.join(self.tmp, "lib")
         if not os.path.isdir(self.libs):
