@@ -66,6 +66,6 @@ static bool cpu_req_eval_flag(const struct report *r, const char *name, int arg,
 
 const struct probe_require cpu_requires[] = {
     {"x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4", NULL, cpu_req_parse_level, cpu_req_eval_level, PROBE_CHAIN_OWN},
-    {NULL, cpu_req_flag_forms, cpu_req_parse_flag, cpu_req_eval_flag, PROBE_CHAIN_OWN},
+    {"a CPU flag (avx, avx2, avx512f...)", cpu_req_flag_forms, cpu_req_parse_flag, cpu_req_eval_flag, PROBE_CHAIN_OWN},
     {NULL, NULL, NULL, NULL, PROBE_CHAIN_OWN},
 };

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "doctor.h"
 #include "probe.h"
 #include "strutil.h"
 
@@ -97,6 +98,32 @@ static void cli_help_row(FILE *out, const char *head, int col, bool own_line, co
     } while (*p);
 }
 
+/* TEXT from column COL, broken at spaces so that no line passes WIDTH columns (a word longer than the
+ * room left stands alone on its line). */
+static void cli_help_wrap(FILE *out, const char *text, int col, int width)
+{
+    int at = 0; /* columns used on the current line after COL; 0: nothing yet */
+    const char *p = text;
+    while (*p) {
+        while (*p == ' ')
+            p++;
+        int n = (int)strcspn(p, " ");
+        if (n == 0)
+            break;
+        if (at > 0 && col + at + 1 + n > width) {
+            fputc('\n', out);
+            at = 0;
+        }
+        if (at == 0)
+            fprintf(out, "%*s%.*s", col, "", n, p);
+        else
+            fprintf(out, " %.*s", n, p);
+        at += (at > 0) + n;
+        p += n;
+    }
+    fputc('\n', out);
+}
+
 static void cli_help_command(FILE *out, const char *usage, const char *text)
 {
     char head[64];
@@ -178,13 +205,14 @@ void cli_print_help(FILE *out)
         "      --prop=TEXT         only properties whose name contains TEXT, ignoring case (opencl)\n",
         out);
     cli_help_probe_options(out);
+    fputs("\n"
+          "Gating:\n"
+          "      --require=LIST      comma-separated needs; each unmet one is an error (repeatable):\n",
+          out);
+    char *forms = doctor_require_forms(true);
+    cli_help_wrap(out, forms ? forms : "(out of memory)", 26, 80);
+    free(forms);
     fputs(
-        "\n"
-        "Gating:\n"
-        "      --require=LIST      comma-separated needs; each unmet one is an error (repeatable):\n"
-        "                          gpu, opencl, fp64, gpus>=N, opencl-version>=X.Y, cuda,\n"
-        "                          cuda>=X.Y, compute-capability>=X.Y,\n"
-        "                          x86-64-v1..x86-64-v4, or a CPU flag (avx, avx2, avx512f...)\n"
         "\n"
         "  -h, --help              this help\n"
         "  -V, --version           the version\n"

@@ -206,10 +206,10 @@ static const struct probe_require *doctor_find_require(const char *name, const s
     return NULL;
 }
 
-/* "a, b, or c": every probe's forms, the GPU's before the CPU's as --help lists them (the registry
- * from its end: the probes that run last stand for more of the stack), open families (a built list)
- * last. */
-static char *doctor_require_forms(void)
+/* "a, b, or c": every probe's forms, the GPU's before the CPU's (the registry from its end: the probes
+ * that run last stand for more of the stack), open families last: their whole built list, or where
+ * BRIEF (--help) the row's own short form when it has one. */
+char *doctor_require_forms(bool brief)
 {
     char *out = NULL;
     size_t last = 0, np = 0; /* where the last form starts; the probes */
@@ -225,7 +225,7 @@ static char *doctor_require_forms(void)
             for (const struct probe_require *q = probe_registry[p]->requires; q && q->parse; q++) {
                 if ((pass == 0) != (q->forms == NULL))
                     continue;
-                char *form = q->forms ? q->forms() : str_dup(q->form);
+                char *form = q->forms && !(brief && q->form) ? q->forms() : str_dup(q->form);
                 char *joined = str_printf("%s%s%s", out ? out : "", out ? ", " : "", form ? form : "");
                 last = out ? strlen(out) + 2 : 0;
                 free(form);
@@ -246,7 +246,7 @@ int doctor_validate_requires(char *const *names, size_t n, char **error)
         int arg;
         if (doctor_find_require(names[i], NULL, &arg))
             continue;
-        char *forms = doctor_require_forms();
+        char *forms = doctor_require_forms(false);
         *error = str_printf("--require: unknown requirement '%s'; valid: %s", names[i], forms ? forms : "");
         free(forms);
         return -1;

@@ -11,6 +11,12 @@
  * message in *ERROR (caller frees) naming the first unknown one and listing the valid forms. */
 int doctor_validate_requires(char *const *names, size_t n, char **error);
 
+/* Every --require form the parser accepts, from the core's and each registered probe's rows, as one
+ * list ("gpu, gpus>=N, ..., or a CPU flag (...)"; caller frees; NULL when out of memory). BRIEF: an open
+ * family (a row with a forms() builder) is given by its short form when the row has one (--help);
+ * otherwise in full (the unknown-requirement error). */
+char *doctor_require_forms(bool brief);
+
 /* Mark consequences with caused_by, following the root-cause rules. */
 void doctor_link_causes(struct report *r);
 

@@ -145,8 +145,9 @@ enum probe_chain {
 
 /* A --require name a probe answers (struct probe.requires, ended by a row with PARSE NULL). */
 struct probe_require {
-    const char *form;      /* as --require's error lists it: "gpu", "gpus>=N" */
-    char *(*forms)(void);  /* or, for an open family, the list built (heap): "a CPU flag (avx, ...)" */
+    const char *form;      /* as --require's error and --help list it: "gpu", "gpus>=N"; for an open
+                              family, its short form for --help ("a CPU flag (avx, avx2, ...)"), or NULL */
+    char *(*forms)(void);  /* for an open family, the whole list built (heap): "a CPU flag (avx, ...)" */
     /* 0 with *ARG set when NAME is this requirement, -1 when it is not (or malformed). */
     int (*parse)(const char *name, int *arg);
     /* Met? *DETAIL (heap) says why. Reads the report's sections (doctor_facts.h). */
