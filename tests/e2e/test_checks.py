@@ -5,11 +5,14 @@ import re
 
 import gctest
 
-ID_RE = re.compile(r'"((?:core|require|cpu|pci|drv|dev|wsl|container|icd|cl|smoke|cuda|bench|frameworks|vulkan|rocm|levelzero)\.[a-z0-9]+(?:-[a-z0-9]+)*)"')
+def id_re(areas):
+    """A finding-ID-shaped string literal of one of AREAS (the part before the dot)."""
+    return re.compile(r'"((?:%s)\.[a-z0-9]+(?:-[a-z0-9]+)*)"' % "|".join(sorted(map(re.escape, areas))))
 
 
-def source_ids():
-    """Every finding-ID-shaped string literal in the C sources, with the files it appears in."""
+def source_ids(areas):
+    """Every finding-ID-shaped string literal of AREAS in the C sources, with the files it appears in."""
+    ID_RE = id_re(areas)
     ids = {}
     for pattern in ("src/*.c", "src/*/*.c", "probes/*.c", "probes/*/*.c"):
         for path in glob.glob(os.path.join(gctest.SOURCE_ROOT, pattern)):
@@ -42,7 +45,10 @@ class CheckCatalogueTests(gctest.TestCase):
             self.assertTrue(c["hint"], c["id"] + " has no hint")
 
     def test_code_and_catalogue_agree(self):
-        src = source_ids()
+        # The areas come from the catalogue itself, so a new probe's IDs are checked with no list here.
+        areas = {cid.split(".", 1)[0] for cid in self.checks}
+        self.assertTrue({"core", "require", "pci", "cuda"} <= areas, areas)
+        src = source_ids(areas)
         unknown = sorted(set(src) - set(self.checks))
         self.assertEqual(unknown, [], "IDs used in code but missing from the catalogue")
         # Each catalogue row is emitted somewhere besides its own row: an ID appearing once in the
@@ -64,6 +70,20 @@ class CheckCatalogueTests(gctest.TestCase):
         text = gctest.run("--list-checks").stdout
         for cid, c in self.checks.items():
             self.assertRegex(text, r"(?m)^%s\s+%s\s" % (re.escape(cid), c["severity"]))
+
+
+
+class ListsFollowTheRegistryTests(gctest.TestCase):
+    """Lists in the documents that name every probe are checked against the probes themselves."""
+
+    def test_source_layout_names_every_probe_folder(self):
+        folders = sorted(d for d in os.listdir(os.path.join(gctest.SOURCE_ROOT, "probes"))
+                         if os.path.isdir(os.path.join(gctest.SOURCE_ROOT, "probes", d)))
+        self.assertIn("cuda", folders)
+        with open(os.path.join(gctest.SOURCE_ROOT, "docs", "guide.md"), encoding="utf-8") as f:
+            layout = f.read().split("## Source layout", 1)[1].split("\n## ", 1)[0]
+        named = set(re.findall(r"`([a-z0-9]+)`", layout))
+        self.assertEqual([d for d in folders if d not in named], [], "probe folders the guide's source layout omits")
 
 
 if __name__ == "__main__":
