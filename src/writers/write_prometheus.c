@@ -144,7 +144,8 @@ int write_prometheus(FILE *f, const struct report *r, const struct cli_options *
 
     if (r->targets && json_object_object_length(r->targets) > 0) {
         prom_family(f, "target_ready",
-                    "1 when the target is ready: gpu, opencl, cuda12, cuda13, cpu_avx (see gpucheckup(1)).");
+                    "1 when the verdict target named by the target label is ready (the probes that ran set "
+                    "them: gpu, each compute API, each framework, cpu_avx; gpucheckup(1) lists them).");
         json_object_object_foreach(r->targets, name, t)
         {
             json_object *ready = jsonget(t, "ready");
