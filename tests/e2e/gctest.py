@@ -164,7 +164,8 @@ def validate(doc):
 # Every report the suite reads (Result.json, validate) must have no Summary line marked worse than the
 # worst finding it summarises (issue 35: "[FAIL] ROCm" above "ready (0 warnings)"). A section's lines
 # summarise the findings its probe owns (the "probe" of each ID in --list-checks --json) and the run's
-# core.* findings (a probe that failed or ran out of time); with none of them, no line is worse than info.
+# core.* findings (a probe that failed or ran out of time), as report_marks_agree (src/report/report.c)
+# caps them; with none of them, no line is worse than info (docs/formats.md, "Summary marks").
 MARK_RANK = {"ok": 0, "info": 0, "skipped": 0, "warning": 1, "error": 2}
 SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
 _OWNERS = None
@@ -185,12 +186,14 @@ def summary_mark_disagreements(doc):
     if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
         return []
     owners = check_owners()
-    worst = {}
+    worst, core = {}, 0
     for f in doc["findings"]:
-        probe = owners.get(f.get("id"), f.get("id", "").split(".")[0])
+        fid = f.get("id") or ""
         rank = SEVERITY_RANK.get(f.get("severity"), 0)
+        if fid.startswith("core."):
+            core = max(core, rank)
+        probe = owners.get(fid, fid.split(".")[0])
         worst[probe] = max(worst.get(probe, 0), rank)
-    core = worst.get("core", 0)
     out = []
     for name, sec in doc.items():
         if not isinstance(sec, dict) or not isinstance(sec.get("summary"), list):
