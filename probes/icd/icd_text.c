@@ -146,7 +146,9 @@ void icd_summary(struct icd_state *st)
     json_object_object_get_ex(st->combined, "platforms", &cplats);
     size_t ncp = cplats ? json_object_array_length(cplats) : 0;
     if (!st->loader) {
-        if (st->kind == ICD_KIND_NONE)
+        if (st->kind == ICD_KIND_NONE && st->n_loaders == 0)
+            report_section_add_line(sec, REPORT_MARK_ERROR, "Loader", "not installed: no OpenCL ICD loader (libOpenCL.so.1)");
+        else if (st->kind == ICD_KIND_NONE)
             report_section_add_line(sec, REPORT_MARK_ERROR, "Loader", "none: %s",
                                     st->loader_error ? st->loader_error : "libOpenCL.so.1 cannot be loaded");
         else
@@ -172,8 +174,8 @@ void icd_summary(struct icd_state *st)
         free(seen);
     }
     if (st->n == 0) {
-        report_section_add_line(sec, REPORT_MARK_ERROR, "ICD", "none registered%s%s", st->vendors_dir ? " in " : "",
-                                st->vendors_dir ? st->vendors_dir : "");
+        report_section_add_line(sec, REPORT_MARK_ERROR, "ICD", "no OpenCL driver registered%s%s",
+                                st->vendors_dir ? " in " : "", st->vendors_dir ? st->vendors_dir : "");
         return;
     }
     for (size_t i = 0; i < st->n; i++) {

@@ -112,8 +112,13 @@ static void levelzero_summary(struct report_section *sec, struct probe_ctx *ctx)
         report_section_add_line(sec, ndev ? REPORT_MARK_OK : (info ? REPORT_MARK_INFO : REPORT_MARK_ERROR), "Level Zero",
                                 "%zu driver%s, %zu device%s", json_object_array_length(drvs),
                                 json_object_array_length(drvs) == 1 ? "" : "s", ndev, ndev == 1 ? "" : "s");
+    else if (st && strcmp(st, "no-loader") == 0)
+        /* plain words for a newcomer; the mark is information (levelzero.no-loader says more where an Intel
+         * GPU wants it) */
+        report_section_add_line(sec, REPORT_MARK_INFO, "Level Zero", "not installed%s",
+                                ng == 0 ? " (no Intel GPU here)" : ": libze_loader.so.1 is not found");
     else
-        report_section_add_line(sec, info || (st && strcmp(st, "no-loader") == 0) ? REPORT_MARK_INFO : REPORT_MARK_ERROR,
+        report_section_add_line(sec, info ? REPORT_MARK_INFO : REPORT_MARK_ERROR,
                                 "Level Zero", "%s%s%s%s", info ? "no Intel GPU here; " : "",
                                 st && strcmp(st, "init-failed") == 0 && jsonget_str(rt, "init_call") ? jsonget_str(rt, "init_call")
                                                                                                   : (st ? st : "?"),

@@ -202,6 +202,10 @@ static void ocl_summary(struct report_section *sec, json_object *data, const str
     const char *detail = ocl_jstr(en, "detail");
     json_object *counts = ocl_jobj(data, "counts");
     int64_t np = ocl_jint(counts, "platforms", 0), nd = ocl_jint(counts, "devices", 0);
+    if (status && strcmp(status, "no-loader") == 0) {
+        report_section_add_line(sec, REPORT_MARK_ERROR, "OpenCL", "not installed: no OpenCL loader, so no platform");
+        return;
+    }
     if (!status || strcmp(status, "ok") != 0) {
         report_section_add_line(sec, REPORT_MARK_ERROR, "OpenCL", "enumeration %s: %s", status ? status : "failed",
                                 detail ? detail : "no detail");

@@ -71,7 +71,7 @@ static json_object *rocm_runtime_json(const struct isolate_result *res)
     return o;
 }
 
-static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec)
+static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec, json_object *pci_devs)
 {
     json_object *d = sec->data, *nodes = jsonget(d, "nodes"), *rt = jsonget(d, "runtime");
     size_t ngpu = 0;
@@ -106,6 +106,18 @@ static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec)
     const char *hipv = jsonget_str(hip, "runtime_version"), *hiperr = jsonget_str(jsonget(hip, "device_count_result"), "name");
     int64_t nhip = jsonget_int(hip, "device_count", -1);
     bool info = report_find_finding(ctx->report, "rocm.no-device", NULL) != NULL;
+    if (hst && strcmp(hst, "no-library") == 0 && !lib) {
+        /* Nothing of ROCm here: the first thing a newcomer without an AMD GPU reads, in plain words (the
+         * mark follows rocm.no-runtime where an AMD GPU wants it: report_marks_agree) */
+        size_t namd = 0;
+        for (size_t i = 0; pci_devs && i < json_object_array_length(pci_devs); i++)
+            namd += rocm_is_amd_gpu(json_object_array_get_idx(pci_devs, i));
+        if (pci_devs && namd == 0 && ngpu == 0)
+            report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "not installed (no AMD GPU here)");
+        else
+            report_section_add_line(sec, REPORT_MARK_ERROR, "ROCm", "not installed: libhsa-runtime64.so.1 is not found");
+        return;
+    }
     if (hst && strcmp(hst, "ok") == 0)
         report_section_add_line(sec, nhip > 0 ? REPORT_MARK_OK : REPORT_MARK_ERROR, "ROCm", "HSA %s, HIP %s: %lld device%s",
                                 jsonget_str(hsa, "version") ? jsonget_str(hsa, "version") : "?", hipv ? hipv : "absent",
@@ -168,7 +180,7 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
             json_object_object_add(d, "smoke", sm);
     }
     rocm_findings(ctx, d, pci_devs);
-    rocm_summary(ctx, sec);
+    rocm_summary(ctx, sec, pci_devs);
     report_section_set_result(sec, &result_rocm_ops, result_rocm_ops.from_json(d));
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     return PROBE_DONE;

@@ -78,7 +78,7 @@ struct rocm_facts {
     bool kfd;            /* the topology is there */
 };
 
-static bool rocm_is_amd_gpu(json_object *d)
+bool rocm_is_amd_gpu(json_object *d)
 {
     const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind");
     return vid && strcmp(vid, "1002") == 0 && kind && (strcmp(kind, "compute-gpu") == 0 || strcmp(kind, "accelerator") == 0);

@@ -95,6 +95,8 @@ void rocm_smoke_findings(struct probe_ctx *ctx, json_object *data);
 extern const struct check rocm_checks[];
 extern const size_t rocm_n_checks;
 void rocm_findings(struct probe_ctx *ctx, json_object *data, json_object *pci_devs);
+/* Is PCI device D (an entry of the pci section's devices) an AMD compute GPU or accelerator? */
+bool rocm_is_amd_gpu(json_object *d);
 
 /* ---- result, verdict, --require, labels, text (rocm_verdict.c) ---- */
 

@@ -32,7 +32,13 @@ void smoke_verdict(struct report *r, struct doctor_lines *out)
         nany = doctor_passed_devices(r, false, NULL, &any);
     }
     char *why = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
-    if (!smoke_ran) {
+    bool nothing = smoke_ran && nany == 0 && any_gpu == 0 && (!root || root->severity == REPORT_SEV_INFO);
+    if (nothing) {
+        /* No OpenCL device at all and nothing wrong: one line says so, not a GPU line and an OpenCL line
+         * that say nearly the same */
+        doctor_lines_add(out, str_printf("OpenCL: not available: %s", why));
+        out->gpu_missing = true;
+    } else if (!smoke_ran) {
         if (any_gpu == 0)
             doctor_lines_add(out, str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)"));
     } else if (ngpu > 0) {
@@ -53,7 +59,8 @@ void smoke_verdict(struct report *r, struct doctor_lines *out)
                                              doctor_smoke_label(any, label, sizeof(label)))
                                 : str_printf("no OpenCL device passed the smoke test");
         report_set_target(r, "opencl", nany > 0, detail, reasons);
-        doctor_lines_add(out, str_printf("OpenCL: %s", detail));
+        if (!nothing)
+            doctor_lines_add(out, str_printf("OpenCL: %s", detail));
         free(detail);
     }
     free(reasons);

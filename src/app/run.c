@@ -351,6 +351,8 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, enum pro
     free(s.slots);
     if (rc == 0)
         rc = doctor_run(o, r, error);
+    if (rc == 0)
+        report_marks_agree(r);
     if (rc != 0) {
         report_free(r);
         return rc;

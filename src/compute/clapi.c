@@ -17,7 +17,11 @@ int clapi_open(struct clapi *api, const char *libname, char *err, size_t errlen)
     api->handle = dlopen(libname, RTLD_NOW | RTLD_LOCAL);
     if (!api->handle) {
         const char *e = dlerror();
-        snprintf(err, errlen, "cannot load %s: %s", libname, e ? e : "unknown error");
+        size_t n = strlen(libname);
+        if (e && strncmp(e, libname, n) == 0 && e[n] == ':') /* glibc's text names the library itself */
+            snprintf(err, errlen, "cannot load %s", e);
+        else
+            snprintf(err, errlen, "cannot load %s: %s", libname, e ? e : "unknown error");
         return -1;
     }
     struct link_map *lm = NULL;

@@ -312,6 +312,37 @@ size_t report_count_severity(const struct report *r, enum report_severity sev)
     return n;
 }
 
+/* The worst severity among R's findings that the lines of section NAME summarise: those its probe owns
+ * (the catalogue's owner) and the run's core.* ones (a probe that failed, ran out of time or could not
+ * start a child leaves any of its lines in doubt). INFO when there are none. */
+static enum report_severity report_summarised_worst(const struct report *r, const char *name)
+{
+    enum report_severity worst = REPORT_SEV_INFO;
+    for (size_t i = 0; i < r->n_findings; i++) {
+        const struct report_finding *f = &r->findings[i];
+        const char *owner = checks_owner(r->catalogue, f->id);
+        bool mine = (owner && strcmp(owner, name) == 0) || (f->id && strncmp(f->id, "core.", 5) == 0);
+        if (mine && f->severity > worst)
+            worst = f->severity;
+    }
+    return worst;
+}
+
+void report_marks_agree(struct report *r)
+{
+    for (size_t s = 0; s < r->n_sections; s++) {
+        struct report_section *sec = &r->sections[s];
+        enum report_severity worst = report_summarised_worst(r, sec->name);
+        enum report_mark cap = worst == REPORT_SEV_ERROR     ? REPORT_MARK_ERROR
+                               : worst == REPORT_SEV_WARNING ? REPORT_MARK_WARN
+                                                             : REPORT_MARK_INFO;
+        for (size_t i = 0; i < sec->n_lines; i++)
+            if ((sec->lines[i].mark == REPORT_MARK_ERROR || sec->lines[i].mark == REPORT_MARK_WARN) &&
+                sec->lines[i].mark > cap)
+                sec->lines[i].mark = cap;
+    }
+}
+
 void report_add_requirement(struct report *r, const char *name, bool met, const char *fmt, ...)
 {
     va_list ap;

@@ -172,6 +172,11 @@ void report_finding_set_cause(struct report_finding *f, const char *cause_id, co
  * (caused_by set), whose cause's hint is the fix. JSON keeps every finding's hint (a consequence's may say
  * more about itself, as icd.absent-hardware's). Borrowed. */
 const char *report_finding_shown_hint(const struct report_finding *f);
+/* Lower every summary line of R marked worse than the worst finding it summarises to that finding's mark
+ * (info where there is none): a section's lines summarise the findings its probe owns and the run's core.*
+ * findings. Called once the doctor has set the findings' final severities, so that no "[FAIL]" line stands
+ * above a verdict of "ready" (a stack's words may say "not installed", its findings alone judge it). */
+void report_marks_agree(struct report *r);
 /* First finding with ID (and SUBJECT, unless NULL), or NULL. */
 struct report_finding *report_find_finding(const struct report *r, const char *id, const char *subject);
 /* Count of findings at severity SEV (consequences included). */

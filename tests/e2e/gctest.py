@@ -33,6 +33,7 @@ class Result:
     def json(self):
         if self._json is None:
             self._json = json.loads(self.stdout)
+            check_summary_marks(self._json)
         return self._json
 
     def finding_ids(self):
@@ -155,8 +156,62 @@ def absent_api_expectation(r, fid):
 
 
 def validate(doc):
-    """Raise if DOC does not follow the JSON Schema."""
+    """Raise if DOC does not follow the JSON Schema, or if a Summary line is marked worse than its findings."""
     VALIDATOR.validate(doc)
+    check_summary_marks(doc)
+
+
+# Every report the suite reads (Result.json, validate) must have no Summary line marked worse than the
+# worst finding it summarises (issue 35: "[FAIL] ROCm" above "ready (0 warnings)"). A section's lines
+# summarise the findings its probe owns (the "probe" of each ID in --list-checks --json) and the run's
+# core.* findings (a probe that failed or ran out of time), as report_marks_agree (src/report/report.c)
+# caps them; with none of them, no line is worse than info (docs/formats.md, "Summary marks").
+MARK_RANK = {"ok": 0, "info": 0, "skipped": 0, "warning": 1, "error": 2}
+SEVERITY_RANK = {"info": 0, "warning": 1, "error": 2}
+_OWNERS = None
+
+
+def check_owners():
+    """{finding ID: the probe that owns it}, as the binary's own catalogue says (--list-checks --json)."""
+    global _OWNERS  # pylint: disable=global-statement
+    if _OWNERS is None:
+        proc = subprocess.run([GPUCHECKUP, "--list-checks", "--json"], capture_output=True, text=True,
+                              timeout=60 * (SANITIZED_SCALE if SANITIZED else 1), check=True)
+        _OWNERS = {c["id"]: c["probe"] for c in json.loads(proc.stdout)["checks"]}
+    return _OWNERS
+
+
+def summary_mark_disagreements(doc):
+    """The Summary lines of report DOC marked worse than the worst finding they summarise, as sentences."""
+    if not isinstance(doc, dict) or not isinstance(doc.get("findings"), list):
+        return []
+    owners = check_owners()
+    worst, core = {}, 0
+    for f in doc["findings"]:
+        fid = f.get("id") or ""
+        rank = SEVERITY_RANK.get(f.get("severity"), 0)
+        if fid.startswith("core."):
+            core = max(core, rank)
+        probe = owners.get(fid, fid.split(".")[0])
+        worst[probe] = max(worst.get(probe, 0), rank)
+    out = []
+    for name, sec in doc.items():
+        if not isinstance(sec, dict) or not isinstance(sec.get("summary"), list):
+            continue
+        allowed = max(worst.get(name, 0), core)
+        for line in sec["summary"]:
+            if MARK_RANK.get(line.get("mark"), 0) > allowed:
+                out.append("%s: [%s] %s %s, but its worst finding is %s" % (
+                    name, line.get("mark"), line.get("label"), line.get("text"),
+                    [k for k, v in SEVERITY_RANK.items() if v == allowed][0]))
+    return out
+
+
+def check_summary_marks(doc):
+    """Raise AssertionError if a Summary line of report DOC is marked worse than the findings it summarises."""
+    bad = summary_mark_disagreements(doc)
+    if bad:
+        raise AssertionError("Summary marks worse than their findings:\n  " + "\n  ".join(bad))
 
 
 def assert_no_duplicate_keys(text):

@@ -86,5 +86,30 @@ class ListsFollowTheRegistryTests(gctest.TestCase):
         self.assertEqual([d for d in folders if d not in named], [], "probe folders the guide's source layout omits")
 
 
+class SummaryMarkPropertyTests(gctest.TestCase):
+    """The property every report the suite reads is checked for (gctest.check_summary_marks) finds what it must."""
+
+    def test_a_fail_line_above_information_is_caught(self):
+        # issue 35's first run: "[FAIL] ROCm" while the rocm probe's only findings are information
+        doc = {"rocm": {"summary": [{"mark": "error", "label": "ROCm", "text": "hsa_init: no-library; HIP absent"}]},
+               "cpu": {"summary": [{"mark": "warning", "label": "CPU", "text": "no AVX"}]},
+               "findings": [{"id": "rocm.no-device", "severity": "info"}, {"id": "cpu.no-avx", "severity": "warning"},
+                            {"id": "require.unmet", "severity": "error"}]}
+        bad = gctest.summary_mark_disagreements(doc)
+        self.assertEqual(len(bad), 1, bad)
+        self.assertTrue(bad[0].startswith("rocm: [error] ROCm"), bad)
+        with self.assertRaises(AssertionError):
+            gctest.check_summary_marks(doc)
+        # a core.* finding (a probe that failed) leaves every line in doubt up to its severity
+        doc["findings"].append({"id": "core.probe-failed", "severity": "warning"})
+        self.assertEqual(len(gctest.summary_mark_disagreements(doc)), 1)
+        doc["findings"].append({"id": "rocm.hsa-init-failed", "severity": "error"})
+        self.assertEqual(gctest.summary_mark_disagreements(doc), [])
+
+    def test_the_live_run_agrees(self):
+        r = self.run_json("--timeout", "60")
+        self.assertEqual(gctest.summary_mark_disagreements(r.json), [])
+
+
 if __name__ == "__main__":
     gctest.main()

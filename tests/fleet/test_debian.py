@@ -62,14 +62,19 @@ class DebianPackageTests(unittest.TestCase):
         script = textwrap.dedent("""\
             set -e
             M=%s
+            D=%s
             mount -t tmpfs tmpfs "$M"
             mkdir "$M/upper" "$M/work" "$M/root"
             mount -t overlay overlay -o lowerdir=/,upperdir="$M/upper",workdir="$M/work" "$M/root"
+            # the overlay of / holds no file system mounted below it: where the temporary directory is on
+            # one of its own (a tmpfs /tmp, Debian 13's default) the .deb and the sources would be missing
+            mkdir -p "$M/root$D"
+            mount --bind "$D" "$M/root$D"
             mount --rbind /dev "$M/root/dev"
             mount -t proc proc "$M/root/proc"
             mount --rbind /sys "$M/root/sys"
             cd "$M/root"
-            """) % mnt + body
+            """) % (mnt, self.dir) + body
         p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script],
                            capture_output=True, text=True, timeout=900)
         self.assertEqual(os.listdir(mnt), [])  # the namespace took its tmpfs, and every change, with it
@@ -79,6 +84,10 @@ class DebianPackageTests(unittest.TestCase):
         with open(os.path.join(SRC, "README.md"), encoding="utf-8") as f:
             readme = f.read()
         block = re.search(r"## Quick start.*?```sh\n(.*?)```", readme, re.S).group(1)
+        # the copy of the work tree stands for the clone (which would fetch what is published, not this tree)
+        clone = re.compile(r"^git clone https://\S+ && cd gpucheckup\n", re.M)
+        self.assertRegex(block, clone, "the Quick start shows the clone")
+        block = clone.sub("", block)
         src = os.path.join(self.dir, "quickstart")
         shutil.copytree(os.path.join(self.dir, "gpucheckup"), src, ignore=shutil.ignore_patterns("obj-*", "debian"))
         shutil.copytree(os.path.join(self.dir, "gpucheckup", "debian"), os.path.join(src, "debian"),

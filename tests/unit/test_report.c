@@ -359,6 +359,33 @@ static void test_cuda_facts_beside_json(void **state)
     report_free(r);
 }
 
+/* No summary line says more than the findings it summarises (issue 35: "[FAIL] ROCm" above "ready"). */
+static void test_marks_agree_with_findings(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "cpu");
+    report_section_add_line(s, REPORT_MARK_ERROR, "CPU", "error, no finding");
+    report_section_add_line(s, REPORT_MARK_WARN, "CPU", "warning, no finding");
+    report_section_add_line(s, REPORT_MARK_OK, "CPU", "ok");
+    report_section_add_line(s, REPORT_MARK_SKIP, "CPU", "skipped");
+    report_add_finding(r, "require.unmet", "gpu", "not a finding the cpu section summarises");
+    report_marks_agree(r);
+    s = report_find_section(r, "cpu");
+    assert_int_equal(s->lines[0].mark, REPORT_MARK_INFO);
+    assert_int_equal(s->lines[1].mark, REPORT_MARK_INFO);
+    assert_int_equal(s->lines[2].mark, REPORT_MARK_OK);
+    assert_int_equal(s->lines[3].mark, REPORT_MARK_SKIP);
+    /* a core.* warning (the probe failed) leaves every line in doubt, up to a warning */
+    report_section_add_line(s, REPORT_MARK_ERROR, "CPU", "error");
+    report_section_add_line(s, REPORT_MARK_WARN, "CPU", "warning");
+    report_add_finding(r, "core.probe-failed", "cpu", "the cpu probe failed");
+    report_marks_agree(r);
+    assert_int_equal(s->lines[4].mark, REPORT_MARK_WARN);
+    assert_int_equal(s->lines[5].mark, REPORT_MARK_WARN);
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -375,6 +402,7 @@ int main(void)
         cmocka_unit_test(test_smoke_result_round_trip),
         cmocka_unit_test(test_smoke_result_odd_shapes),
         cmocka_unit_test(test_cuda_facts_beside_json),
+        cmocka_unit_test(test_marks_agree_with_findings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
