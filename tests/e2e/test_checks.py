@@ -72,7 +72,6 @@ class CheckCatalogueTests(gctest.TestCase):
             self.assertRegex(text, r"(?m)^%s\s+%s\s" % (re.escape(cid), c["severity"]))
 
 
-
 class ListsFollowTheRegistryTests(gctest.TestCase):
     """Lists in the documents that name every probe are checked against the probes themselves."""
 
