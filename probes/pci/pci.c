@@ -76,6 +76,7 @@ static const struct check pci_checks[] = {
 static const struct check_set pci_check_sets[] = {
     {pci_wsl_checks, &pci_wsl_n_checks},
     {pci_container_checks, &pci_container_n_checks},
+    {pci_binding_checks, &pci_binding_n_checks},
     {NULL, NULL},
 };
 
@@ -90,7 +91,7 @@ static const char *pci_gpu_label(const struct pci_gpu *g)
  * for the running kernel is a finding of its own (added once, for every such GPU), the cause of their
  * pci.no-driver. Returns its ID, or NULL. Call it before adding pci.no-driver: adding a finding moves
  * the report's findings. */
-static const char *pci_nvidia_why_unbound(struct pci_state *st)
+const char *pci_nvidia_why_unbound(struct pci_state *st)
 {
     struct report *r = st->ctx->report;
     const struct pci_nvkmod *k = &st->nvkmod;
@@ -260,16 +261,26 @@ static void pci_device_findings(struct pci_state *st, const struct pci_gpu *g)
     if (g->driver) {
         snprintf(src, sizeof(src), "%s/driver", base ? base : "");
         if (g->vendor == VENDOR_PCI_NVIDIA && strcmp(g->driver, "nouveau") == 0) {
+            char *hint = NULL;
+            const char *cause = pci_binding_nouveau_cause(st, &hint); /* before: adding findings moves them */
             f = report_add_finding(r, "pci.nouveau-bound", g->addr, "%s %s is driven by nouveau", g->addr, name);
             report_finding_add_evidence(f, src, "nouveau");
+            if (cause)
+                report_finding_set_cause(f, cause, strcmp(cause, "drv.nouveau-blacklist-ignored") == 0 ? "nouveau"
+                                                                                                        : "nvidia");
+            else if (hint)
+                report_finding_set_hint(f, "%s", hint);
+            free(hint);
         } else if (g->vendor == VENDOR_PCI_AMD && strcmp(g->driver, "radeon") == 0) {
             f = report_add_finding(r, "pci.radeon-bound", g->addr, "%s %s is driven by radeon, not amdgpu", g->addr,
                                    name);
             report_finding_add_evidence(f, src, "radeon");
-        } else if (compute && (strcmp(g->driver, "vfio-pci") == 0 || strcmp(g->driver, "pci-stub") == 0)) {
+        } else if (compute && pci_binding_is_vm_driver(g->driver)) {
             f = report_add_finding(r, "pci.vfio-bound", g->addr, "%s %s is bound to %s (reserved for VMs)", g->addr,
                                    name, g->driver);
             report_finding_add_evidence(f, src, "%s", g->driver);
+        } else {
+            pci_binding_other_driver(st, g, name, src);
         }
     }
 
@@ -318,10 +329,13 @@ static void pci_kernel_findings(struct pci_state *st)
     const struct pci_module *m = st->modules;
     struct report_finding *f;
     if (m[pci_module_index("nouveau")].loaded == 1 && m[pci_module_index("nvidia")].loaded == 1) {
+        bool ignored = report_find_finding(r, "drv.nouveau-blacklist-ignored", "nouveau") != NULL;
         f = report_add_finding(r, "drv.nouveau-and-nvidia", "nouveau",
                                "Both the nouveau and the nvidia kernel modules are loaded");
         report_finding_add_evidence(f, "/proc/modules", "nouveau");
         report_finding_add_evidence(f, "/proc/modules", "nvidia");
+        if (ignored) /* nouveau is blacklisted already: its hint would say what is done */
+            report_finding_set_cause(f, "drv.nouveau-blacklist-ignored", "nouveau");
     }
 
     if (st->nv_kmod_version) {
@@ -721,7 +735,12 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
         for (size_t i = 0; i < st.n_gpus; i++)
             nv_unbound |= st.gpus[i].vendor == VENDOR_PCI_NVIDIA && st.gpus[i].driver_known && !st.gpus[i].driver &&
                           (st.gpus[i].kind == PCI_KIND_COMPUTE || st.gpus[i].kind == PCI_KIND_ACCEL);
-        if (nv_unbound && st.modules[pci_module_index("nvidia")].loaded != 1)
+        /* and where nouveau or nova_core holds one: why (pci_binding.c) */
+        bool nv_other = false;
+        for (size_t i = 0; i < st.n_gpus; i++)
+            nv_other |= st.gpus[i].vendor == VENDOR_PCI_NVIDIA && st.gpus[i].driver &&
+                        (strcmp(st.gpus[i].driver, "nouveau") == 0 || strcmp(st.gpus[i].driver, "nova_core") == 0);
+        if ((nv_unbound && st.modules[pci_module_index("nvidia")].loaded != 1) || nv_other)
             pci_nvkmod_collect(&st);
     } else {
         report_section_add_note(sec, "read from the dump %s: configuration space only, so no drivers, modules or "

@@ -143,6 +143,10 @@ struct pci_nvkmod {
     size_t n_dkms;
     char **blocked_by;         /* "FILE:LINE: blacklist nvidia", "/proc/cmdline: module_blacklist=nvidia" */
     size_t n_blocked_by;
+    char **nouveau_blocked;    /* the same for nouveau, from modprobe.d ("FILE:LINE: blacklist nouveau") */
+    size_t n_nouveau_blocked;
+    char **nouveau_cmdline;    /* and from the kernel command line ("/proc/cmdline: rd.driver.blacklist=nouveau") */
+    size_t n_nouveau_cmdline;
 };
 
 /* Everything the probe gathered; findings and JSON are made from it. */
@@ -215,6 +219,8 @@ bool pci_nvkmod_is_core_name(const char *name, size_t len);
 void pci_nvkmod_scan_dep(const char *text, char ***files, size_t *n);
 void pci_nvkmod_scan_modprobe(const char *file, const char *text, char ***found, size_t *n);
 void pci_nvkmod_scan_cmdline(const char *text, char ***found, size_t *n);
+/* The lines of modprobe.d file FILE's TEXT that stop nouveau from loading ("FILE:LINE: text"). */
+void pci_nvkmod_scan_nouveau(const char *file, const char *text, char ***found, size_t *n);
 
 /* --- pci_nodes.c --------------------------------------------------------------------------- */
 /* Device nodes: present ones and those the loaded drivers and bound GPUs need. */
@@ -283,6 +289,22 @@ void pci_container_free(struct pci_platform *p);
 void pci_container_group_hint(struct report_finding *f, const struct pci_node *n);
 json_object *pci_container_json(const struct pci_platform *p);
 json_object *pci_container_toolkit_json(const struct pci_platform *p);
+
+/* --- pci_binding.c ------------------------------------------------------------------------ */
+/* Why an NVIDIA GPU is nouveau's, in order: the nvidia module cannot load (pci_nvidia_why_unbound), Secure Boot
+ * refuses it (the cuda probe's finding; *HINT says so), a nouveau blacklist that did not take effect
+ * (drv.nouveau-blacklist-ignored), or the driver is installed and nothing keeps nouveau away (*HINT). Returns the
+ * cause's ID or NULL; *HINT heap or NULL. Call before adding pci.nouveau-bound (it may add findings). */
+extern const struct check pci_binding_checks[];
+extern const size_t pci_binding_n_checks;
+const char *pci_binding_nouveau_cause(struct pci_state *st, char **hint);
+/* Is DRIVER one that reserves a device for virtual machines (vfio-pci and its variants, pci-stub, pciback)? */
+bool pci_binding_is_vm_driver(const char *driver);
+/* pci.nova-core-bound or pci.unknown-driver for G (labelled NAME), whose driver is none of the others the
+ * probe judges; SRC is its driver link. */
+void pci_binding_other_driver(struct pci_state *st, const struct pci_gpu *g, const char *name, const char *src);
+/* pci.c: drv.nvidia-blacklisted or drv.nvidia-not-built (added once) when the nvidia module cannot load; its ID. */
+const char *pci_nvidia_why_unbound(struct pci_state *st);
 
 /* --- pci_text.c ---------------------------------------------------------------------------- */
 void pci_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);

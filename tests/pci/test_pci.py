@@ -364,6 +364,134 @@ class PciTests(gctest.TestCase):
         self.assertEqual(self.subjects(r, "drv.nouveau-and-nvidia"), ["nouveau"])
         self.assertIn("blacklist", r.findings("drv.nouveau-and-nvidia")[0]["hint"])
 
+    # ---- why nouveau has the GPU (issue 36): the causes in order -----------------------------------
+
+    SECURE_BOOT = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+    def nouveau_nvidia(self, **kw):
+        """unbound_nvidia's tree, but nouveau has the GPU (loaded, bound)."""
+        t = self.unbound_nvidia(**kw)
+        shutil.rmtree(t.t.path("/sys/devices/pci0000:00/0000:01:00.0"))
+        os.unlink(t.t.path("/sys/bus/pci/devices/0000:01:00.0"))
+        t.device("0000:01:00.0", 0x10de, 0x2330, 0x030200, driver="nouveau", dangling=False,
+                 drm=("card0", "renderD128"))
+        t.module("nouveau", 1)
+        t.node("/dev/dri/card0")
+        t.node("/dev/dri/renderD128")
+        return t
+
+    def nouveau_bound(self, r):
+        f = r.findings("pci.nouveau-bound")
+        self.assertEqual(len(f), 1, repr(r))
+        return f[0]
+
+    BUILT = ["updates/dkms/nvidia-current.ko.xz:"]
+
+    def test_nouveau_bound_because_no_module_for_the_running_kernel(self):
+        """DKMS built nvidia for the old kernel only: that stays the finding, and nouveau-bound is its consequence."""
+        t = self.nouveau_nvidia(dep=["kernel/sound/core/snd.ko:"], dkms={"535.261.03": ["6.1.0-13-amd64"]},
+                                modprobe={"nvidia-blacklists-nouveau.conf": "blacklist nouveau\n"})
+        t.t.write(self.SECURE_BOOT, b"\x06\x00\x00\x00\x01")  # Secure Boot too: no module, nothing refused
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nvidia-not-built", "pci.nouveau-bound"])
+        self.assertEqual(self.nouveau_bound(r)["caused_by"], {"id": "drv.nvidia-not-built", "subject": "nvidia"})
+        self.assertIn("6.1.0-13-amd64", r.findings("drv.nvidia-not-built")[0]["message"])
+
+    def test_nouveau_bound_with_secure_boot_refusing_the_module(self):
+        """The module exists for this kernel, is not loaded, Secure Boot is on: the hint says so, and no pci
+        finding claims the cause (the cuda probe's cuda.secure-boot-module is the firmware layer's)."""
+        t = self.nouveau_nvidia(dep=self.BUILT, dkms={"535.261.03": [self.KREL]},
+                                modprobe={"nvidia-blacklists-nouveau.conf": "blacklist nouveau\n"})
+        t.t.write(self.SECURE_BOOT, b"\x06\x00\x00\x00\x01")
+        r = self.pci(t, expect_rc=1)
+        nb = self.nouveau_bound(r)
+        self.assertIsNone(nb["caused_by"], repr(r))
+        self.assertIn("Secure Boot", nb["hint"])
+        self.assertIn("nvidia-current.ko.xz", nb["hint"])
+        self.assertNotIn("Install the NVIDIA driver", nb["hint"])
+        # Secure Boot off: the blacklist that did not take effect is the cause
+        t.t.write(self.SECURE_BOOT, b"\x06\x00\x00\x00\x00")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.nouveau_bound(r)["caused_by"],
+                         {"id": "drv.nouveau-blacklist-ignored", "subject": "nouveau"})
+
+    def test_nouveau_bound_although_blacklisted(self):
+        """A blacklist in /etc/modprobe.d, nouveau loaded all the same (the initramfs was not rebuilt)."""
+        t = self.nouveau_nvidia(dep=self.BUILT, modprobe={"blacklist-nvidia-nouveau.conf":
+                                                          "blacklist nouveau\noptions nouveau modeset=0\n"})
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nouveau-blacklist-ignored", "pci.nouveau-bound"])
+        bi = r.findings("drv.nouveau-blacklist-ignored")[0]
+        self.assertEqual(bi["severity"], "error")
+        self.assertIn({"source": "/etc/modprobe.d/blacklist-nvidia-nouveau.conf:1", "value": "blacklist nouveau"},
+                      bi["evidence"])
+        self.assertIn("update-initramfs -u", bi["hint"])
+        self.assertIn("dracut", bi["hint"])
+        self.assertEqual(self.nouveau_bound(r)["caused_by"], {"id": "drv.nouveau-blacklist-ignored",
+                                                              "subject": "nouveau"})
+        self.assertEqual(r.json["pci"]["nvidia"]["kernel_module"]["nouveau_blocked_by"],
+                         ["/etc/modprobe.d/blacklist-nvidia-nouveau.conf:1: blacklist nouveau"])
+        # only dracut's rd.driver.blacklist on the command line: the hint says to write it where modprobe reads it
+        t = self.nouveau_nvidia(dep=self.BUILT, cmdline="ro quiet rd.driver.blacklist=nouveau\n")
+        r = self.pci(t, expect_rc=1)
+        bi = r.findings("drv.nouveau-blacklist-ignored")
+        self.assertEqual(len(bi), 1, repr(r))
+        self.assertIn("/etc/modprobe.d/blacklist-nouveau.conf", bi[0]["hint"])
+        self.assertIn("rd.driver.blacklist=", bi[0]["hint"])
+        # with nvidia loaded too, the two-modules warning is the same blacklist's consequence
+        t = self.nouveau_nvidia(dep=self.BUILT, modprobe={"b.conf": "blacklist nouveau\n"})
+        t.module("nvidia")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(r.findings("drv.nouveau-and-nvidia")[0]["caused_by"],
+                         {"id": "drv.nouveau-blacklist-ignored", "subject": "nouveau"})
+
+    def test_nouveau_bound_driver_installed_nothing_blacklisted(self):
+        t = self.nouveau_nvidia(dep=self.BUILT)
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.nouveau-bound"])
+        nb = self.nouveau_bound(r)
+        self.assertIsNone(nb["caused_by"])
+        self.assertIn("535.261.03 is installed", nb["hint"])
+        self.assertIn("blacklist nouveau", nb["hint"])
+        # nothing NVIDIA installed: the catalogue's "install the driver"
+        t = self.nouveau_nvidia(userspace=None, dep=["kernel/sound/core/snd.ko:"])
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.nouveau-bound"])
+        self.assertIn("Install the NVIDIA driver", self.nouveau_bound(r)["hint"])
+
+    # ---- a GPU bound to a driver gpucheckup does not know (issue 36) --------------------------------
+
+    def test_nova_core_bound(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2684, 0x030000, driver="nova_core", dangling=False)
+        t.module("nova_core")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.nova-core-bound"])
+        f = r.findings("pci.nova-core-bound")[0]
+        self.assertEqual(f["subject"], "0000:01:00.0")
+        self.assertEqual(f["severity"], "error")
+        self.assertIn("no CUDA", f["message"])
+        self.assertIn("/sys/bus/pci/drivers/nova_core/unbind", f["hint"])
+        self.assertIn("blacklist nova_core", f["hint"])
+        self.assertEqual(r.json["pci"]["devices"][0]["driver"], "nova_core")
+
+    def test_gpu_bound_to_a_driver_gpucheckup_does_not_know(self):
+        t = self.tree()
+        t.device("0000:03:00.0", 0x1002, 0x744c, 0x030000, driver="amdgpu_custom", dangling=False)
+        t.device("0000:04:00.0", 0x8086, 0x56a0, 0x030000, driver="i915", dangling=False)
+        t.device("0000:05:00.0", 0x10de, 0x2330, 0x030200, driver="nvgrace_gpu_vfio_pci", dangling=False)
+        t.device("0000:06:00.0", 0x1a03, 0x2000, 0x030000, driver="ast", dangling=False)  # a BMC's VGA
+        t.device("0000:07:00.0", 0x1da3, 0x1000, 0x120000, driver="habanalabs", dangling=False)
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.unknown-driver", "pci.vfio-bound"])
+        u = r.findings("pci.unknown-driver")
+        self.assertEqual([f["subject"] for f in u], ["0000:03:00.0"])
+        self.assertEqual(u[0]["severity"], "warning")
+        self.assertIn("amdgpu_custom", u[0]["message"])
+        self.assertIn("ROCm", u[0]["message"])
+        self.assertIn("/sys/bus/pci/drivers/amdgpu_custom/unbind", u[0]["hint"])
+        self.assertEqual(self.subjects(r, "pci.vfio-bound"), ["0000:05:00.0"])
+
     def test_radeon_bound(self):
         t = self.tree()
         t.device("0000:01:00.0", 0x1002, 0x6798, 0x030000, driver="radeon", drm=("card0", "renderD128"))
