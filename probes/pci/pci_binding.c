@@ -51,6 +51,77 @@ bool pci_binding_is_vm_driver(const char *driver)
            strcmp(driver, "xen-pciback") == 0;
 }
 
+/* An NVIDIA GPU with no driver bound and the nvidia module not loaded: a blacklist or a module missing
+ * for the running kernel is a finding of its own (added once, for every such GPU), the cause of their
+ * pci.no-driver. Returns its ID, or NULL. Call it before adding pci.no-driver: adding a finding moves
+ * the report's findings. */
+const char *pci_nvidia_why_unbound(struct pci_state *st)
+{
+    struct report *r = st->ctx->report;
+    const struct pci_nvkmod *k = &st->nvkmod;
+    const char *user = st->n_nvlibs > 0 ? st->nvlibs[0].version : NULL;
+    struct report_finding *f;
+    if (!k->checked)
+        return NULL;
+    if (k->n_blocked_by > 0) {
+        f = report_find_finding(r, "drv.nvidia-blacklisted", "nvidia");
+        if (!f) {
+            f = report_add_finding(r, "drv.nvidia-blacklisted", "nvidia",
+                                   "The nvidia kernel module is blocked from loading (%s), so no NVIDIA GPU gets "
+                                   "its driver",
+                                   k->blocked_by[0]);
+            for (size_t i = 0; i < k->n_blocked_by; i++) {
+                /* "FILE:LINE: text": the place as the source, the line as the value */
+                const char *sep = strstr(k->blocked_by[i], ": ");
+                char src[512];
+                snprintf(src, sizeof(src), "%.*s", sep ? (int)(sep - k->blocked_by[i]) : 0, k->blocked_by[i]);
+                report_finding_add_evidence(f, src, "%s", sep ? sep + 2 : k->blocked_by[i]);
+            }
+        }
+        return "drv.nvidia-blacklisted";
+    }
+    bool built_elsewhere = false;
+    for (size_t i = 0; i < k->n_dkms; i++)
+        built_elsewhere |= k->dkms[i].n_kernels > 0;
+    if (k->kernel && k->modules_dep >= 0 && k->n_files == 0 && (user || k->n_dkms > 0)) {
+        f = report_find_finding(r, "drv.nvidia-not-built", "nvidia");
+        if (!f) {
+            char built[512] = "";
+            if (built_elsewhere) {
+                const struct pci_nvkmod_dkms *d = &k->dkms[0];
+                size_t at = (size_t)snprintf(built, sizeof(built), "; DKMS built %s %s for", d->module ? d->module : "",
+                                             d->version ? d->version : "");
+                for (size_t j = 0; j < d->n_kernels && at < sizeof(built); j++)
+                    at += (size_t)snprintf(built + at, sizeof(built) - at, "%s %s", j ? "," : "", d->kernels[j]);
+                if (at < sizeof(built))
+                    snprintf(built + at, sizeof(built) - at, " only");
+            } else if (k->n_dkms > 0) {
+                snprintf(built, sizeof(built), "; DKMS has %s %s but built it for no kernel",
+                         k->dkms[0].module ? k->dkms[0].module : "", k->dkms[0].version ? k->dkms[0].version : "");
+            }
+            f = report_add_finding(r, "drv.nvidia-not-built", "nvidia",
+                                   "The NVIDIA driver%s%s is installed, but no nvidia kernel module exists for the "
+                                   "running kernel %s%s",
+                                   user ? " " : "", user ? user : "", k->kernel, built);
+            report_finding_add_evidence(f, "/proc/sys/kernel/osrelease", "%s", k->kernel);
+            char dep[512];
+            snprintf(dep, sizeof(dep), "/lib/modules/%s/modules.dep", k->kernel);
+            report_finding_add_evidence(f, dep, "%s", k->modules_dep ? "no nvidia module listed" : "absent");
+            if (user)
+                report_finding_add_evidence(f, st->nvlibs[0].path, "%s", user);
+            if (!built_elsewhere && k->n_dkms == 0)
+                report_finding_set_hint(f, "Install the kernel half of the driver%s%s for this kernel (Debian: `sudo "
+                                           "apt install nvidia-kernel-dkms linux-headers-$(uname -r)`; Ubuntu: `sudo "
+                                           "apt install linux-modules-nvidia-%.*s-$(uname -r)`), then `sudo modprobe "
+                                           "nvidia`.",
+                                        user ? ", version " : "", user ? user : "",
+                                        user ? (int)strcspn(user, ".") : 3, user ? user : "<branch>");
+        }
+        return "drv.nvidia-not-built";
+    }
+    return NULL;
+}
+
 /* drv.nouveau-blacklist-ignored, added once; returns its ID. */
 static const char *pci_binding_blacklist_ignored(struct pci_state *st)
 {

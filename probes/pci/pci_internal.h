@@ -303,8 +303,23 @@ bool pci_binding_is_vm_driver(const char *driver);
 /* pci.nova-core-bound or pci.unknown-driver for G (labelled NAME), whose driver is none of the others the
  * probe judges; SRC is its driver link. */
 void pci_binding_other_driver(struct pci_state *st, const struct pci_gpu *g, const char *name, const char *src);
-/* pci.c: drv.nvidia-blacklisted or drv.nvidia-not-built (added once) when the nvidia module cannot load; its ID. */
+/* drv.nvidia-blacklisted or drv.nvidia-not-built (added once) when the nvidia module cannot load; its ID. */
 const char *pci_nvidia_why_unbound(struct pci_state *st);
+
+/* --- pci_bar.c ---------------------------------------------------------------------------- */
+/* pci.small-bar (warning: VRAM known, its BAR at most a quarter of it) or pci.bar-resizable (info: VRAM not known) for
+ * a discrete GPU G (labelled NAME) whose largest resizable prefetchable BAR is below the largest size the device
+ * supports (resourceN_resize, else the Resizable BAR capability in config). iGPUs (bus 0, Root Complex
+ * Integrated Endpoints) are never judged. */
+extern const struct check pci_bar_checks[];
+extern const size_t pci_bar_n_checks;
+void pci_bar_findings(struct pci_state *st, const struct pci_gpu *g, const char *name);
+/* sysfs "resource" TEXT (a line per resource: start end flags, hex): each one's SIZE (0 unused) and FLAGS, at
+ * most MAX. Returns the lines read. */
+size_t pci_bar_parse_resource(const char *text, uint64_t *size, uint64_t *flags, size_t max);
+/* The Resizable BAR extended capability (ID 0x0015) in config space CFG[0..LEN): MASK[bar] = its supported
+ * sizes (bit n = 2^n MiB, as resourceN_resize), for BAR indexes below MAX. Returns the BARs found. */
+size_t pci_bar_rebar_config(const unsigned char *cfg, size_t len, uint64_t *mask, size_t max);
 
 /* --- pci_text.c ---------------------------------------------------------------------------- */
 void pci_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);

@@ -492,6 +492,102 @@ class PciTests(gctest.TestCase):
         self.assertIn("/sys/bus/pci/drivers/amdgpu_custom/unbind", u[0]["hint"])
         self.assertEqual(self.subjects(r, "pci.vfio-bound"), ["0000:05:00.0"])
 
+    # ---- small BAR: Resizable BAR off (issue 36) ---------------------------------------------------
+
+    MB = 1024 * 1024
+
+    def bar_gpu(self, t, addr, vendor, device, driver, bars, resize=None, config=None, files=None):
+        """A GPU with BARS {index: (size, prefetchable)} in sysfs resource, resourceN_resize masks {index: mask},
+        a config space, and extra files {relative path: text}."""
+        dev = t.device(addr, vendor, device, 0x030000, driver=driver, dangling=False, config=config)
+        lines = []
+        base = 0x4000000000
+        for i in range(13):
+            size, pref = bars.get(i, (0, False))
+            if size:
+                lines.append("0x%016x 0x%016x 0x%016x\n" % (base, base + size - 1, 0x14220c if pref else 0x40200))
+                base += max(size, 1 << 32)
+            else:
+                lines.append("0x%016x 0x%016x 0x%016x\n" % (0, 0, 0))
+        t.t.write(dev + "/resource", "".join(lines))
+        for i, mask in (resize or {}).items():
+            t.t.write(dev + "/resource%d_resize" % i, "%016x\n" % mask)
+        for rel, text in (files or {}).items():
+            t.t.write(dev + "/" + rel, text)
+        t.module(driver)
+        return dev
+
+    @staticmethod
+    def rebar_config(vendor, device, bar, mask, cur_mb):
+        c = bytearray(config_space(vendor, device, 0x0300, size=4096))
+        struct.pack_into("<I", c, 0x100, 0x0015 | 1 << 16)
+        struct.pack_into("<I", c, 0x104, mask << 4)
+        struct.pack_into("<I", c, 0x108, bar | 1 << 5 | (cur_mb.bit_length() - 1) << 8)
+        return bytes(c)
+
+    def test_small_bar_intel_arc_on_xe(self):
+        """An Arc A770 16 GB whose BAR 2 stayed 256 MiB: xe states the VRAM, so a warning naming the setting."""
+        t = self.tree()
+        self.bar_gpu(t, "0000:03:00.0", 0x8086, 0x56a0, "xe", {0: (16 * self.MB, False), 2: (256 * self.MB, True)},
+                     resize={2: 0x7f00}, files={"tile0/physical_vram_size_bytes": "17179869184\n"})
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.small-bar"])
+        f = r.findings("pci.small-bar")[0]
+        self.assertEqual((f["subject"], f["severity"]), ("0000:03:00.0", "warning"))
+        for word in ("256 MiB", "16 GiB", "BAR 2"):
+            self.assertIn(word, f["message"])
+        self.assertIn("Above 4G Decoding", f["hint"])
+        self.assertIn("Re-Size BAR Support", f["hint"])
+        self.assertIn("Level Zero", f["hint"])
+        self.assertIn({"source": "/sys/bus/pci/devices/0000:03:00.0/resource2_resize", "value": "7f00 (largest: 16 GiB)"},
+                      f["evidence"])
+        # resized: nothing to say
+        t = self.tree()
+        self.bar_gpu(t, "0000:03:00.0", 0x8086, 0x56a0, "xe", {0: (16 * self.MB, False), 2: (16384 * self.MB, True)},
+                     resize={2: 0x7f00}, files={"tile0/physical_vram_size_bytes": "17179869184\n"})
+        self.assertEqual(self.ids(self.pci(t)), [])
+
+    def test_small_bar_vram_unknown_is_information(self):
+        """i915 states no VRAM: the supported size is only an upper bound, so information."""
+        t = self.tree()
+        self.bar_gpu(t, "0000:03:00.0", 0x8086, 0x56a0, "i915", {2: (256 * self.MB, True)}, resize={2: 0x7f00})
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.bar-resizable"])
+        self.assertEqual(r.findings("pci.bar-resizable")[0]["severity"], "info")
+
+    def test_small_bar_from_the_config_capability(self):
+        """No readable resourceN_resize (not root): the Resizable BAR capability in config says what is supported;
+        amdgpu states the VRAM."""
+        t = self.tree()
+        cfg = self.rebar_config(0x1002, 0x744c, 0, 0x7f00, 256)
+        self.bar_gpu(t, "0000:0a:00.0", 0x1002, 0x744c, "amdgpu", {0: (256 * self.MB, True), 5: (self.MB, False)},
+                     config=cfg, files={"mem_info_vram_total": "25753026560\n"})
+        t.module("amdgpu")
+        t.node("/dev/kfd")
+        r = self.pci(t)
+        f = r.findings("pci.small-bar")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn({"source": "/sys/bus/pci/devices/0000:0a:00.0/config",
+                       "value": "Resizable BAR capability: up to 16 GiB"}, f[0]["evidence"])
+        self.assertIn("24.0 GiB", f[0]["message"])
+
+    def test_small_bar_never_for_igpus_or_small_vram(self):
+        t = self.tree()
+        # an Intel iGPU on bus 0 with a resizable BAR
+        self.bar_gpu(t, "0000:00:02.0", 0x8086, 0x7d55, "i915", {2: (256 * self.MB, True)}, resize={2: 0x1f00})
+        # an APU-like GPU: 512 MiB of VRAM behind a 256 MiB BAR is not "far smaller"
+        self.bar_gpu(t, "0000:c4:00.0", 0x1002, 0x15bf, "amdgpu", {0: (256 * self.MB, True)}, resize={0: 0x3f00},
+                     files={"mem_info_vram_total": "536870912\n"})
+        # a Root Complex Integrated Endpoint off bus 0
+        cfg = bytearray(self.rebar_config(0x8086, 0x56a0, 2, 0x7f00, 256))
+        struct.pack_into("<H", cfg, 0x06, 0x10)
+        cfg[0x34] = 0x40
+        cfg[0x40:0x44] = bytes([0x10, 0x00, 0x92, 0x00])
+        self.bar_gpu(t, "0000:01:00.0", 0x8086, 0x56a0, "xe", {2: (256 * self.MB, True)}, config=bytes(cfg))
+        t.node("/dev/kfd")
+        r = self.pci(t)
+        self.assertEqual([x for x in self.ids(r) if "bar" in x], [], repr(r))
+
     def test_radeon_bound(self):
         t = self.tree()
         t.device("0000:01:00.0", 0x1002, 0x6798, 0x030000, driver="radeon", drm=("card0", "renderD128"))
