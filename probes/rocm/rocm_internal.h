@@ -57,6 +57,16 @@ struct rocm_gfx {
     enum rocm_support support;
     const char *override;  /* the HSA_OVERRIDE_GFX_VERSION users set for it, NULL when none works */
 };
+/* An AMD chip KFD refuses (no KFD node at all, whatever ROCm is installed): its PCI device IDs, names. */
+struct rocm_kfd_chip {
+    unsigned first, last;  /* PCI device IDs */
+    const char *chip;      /* "Tahiti" */
+    const char *gen;       /* "GCN 1 (Southern Islands)" */
+    const char *examples;
+    bool experimental;     /* KFD takes it with amdgpu.exp_hw_support=1 */
+};
+/* The row of the chip with PCI device ID DEVICE_ID (vendor 0x1002), or NULL when KFD takes it (or it is unknown). */
+const struct rocm_kfd_chip *rocm_kfd_chip_find(unsigned device_id);
 /* The row of GFX ("gfx1100"), or NULL. */
 const struct rocm_gfx *rocm_gfx_find(const char *gfx);
 const char *rocm_support_name(enum rocm_support s);
