@@ -147,6 +147,7 @@ struct pci_nvkmod {
     size_t n_nouveau_blocked;
     char **nouveau_cmdline;    /* and from the kernel command line ("/proc/cmdline: rd.driver.blacklist=nouveau") */
     size_t n_nouveau_cmdline;
+    size_t not_read;           /* directory entries past the cap per directory, not read (a section note) */
 };
 
 /* Everything the probe gathered; findings and JSON are made from it. */

@@ -17,6 +17,7 @@ static const char *const pci_modprobe_dirs[] = {
 /* Caps on hostile input: modules.dep of a distribution kernel is under 1 MB; entries kept per list. */
 #define PCI_NVKMOD_DEP_MAX (16u * 1024u * 1024u)
 #define PCI_NVKMOD_MAX_LIST 32u
+#define PCI_NVKMOD_MAX_DIR 256u /* entries of one directory (modprobe.d, DKMS's tree) looked at */
 
 bool pci_nvkmod_is_core_name(const char *name, size_t len)
 {
@@ -179,8 +180,9 @@ void pci_nvkmod_scan_cmdline(const char *text, char ***found, size_t *n)
     pci_nvkmod_scan_cmdline_for(text, pci_nvkmod_is_core_name, false, found, n);
 }
 
-/* Entries of directory PATH (sorted, "." and ".." left out), at most PCI_NVKMOD_MAX_LIST. */
-static size_t pci_nvkmod_list(const struct hostfs *fs, const char *path, char ***out)
+/* Entries of directory PATH (sorted, "." and ".." left out), at most PCI_NVKMOD_MAX_DIR; those past it are
+ * counted in *OVER (the section says so). */
+static size_t pci_nvkmod_list(const struct hostfs *fs, const char *path, char ***out, size_t *over)
 {
     *out = NULL;
     size_t n = 0;
@@ -188,9 +190,18 @@ static size_t pci_nvkmod_list(const struct hostfs *fs, const char *path, char **
     if (!d)
         return 0;
     struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            pci_nvkmod_add(out, &n, str_dup(e->d_name));
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char **nl = n < PCI_NVKMOD_MAX_DIR ? realloc(*out, (n + 1) * sizeof(*nl)) : NULL;
+        char *name = nl ? str_dup(e->d_name) : NULL;
+        if (nl)
+            *out = nl;
+        if (name)
+            nl[n++] = name;
+        else
+            (*over)++;
+    }
     closedir(d);
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && strcmp((*out)[j - 1], (*out)[j]) > 0; j--) {
@@ -215,19 +226,19 @@ static void pci_nvkmod_dkms(struct pci_state *st)
     struct pci_nvkmod *k = &st->nvkmod;
     const struct hostfs *fs = st->ctx->fs;
     char **mods = NULL;
-    size_t nm = pci_nvkmod_list(fs, "/var/lib/dkms", &mods);
+    size_t nm = pci_nvkmod_list(fs, "/var/lib/dkms", &mods, &k->not_read);
     for (size_t i = 0; i < nm; i++) {
         if (strncmp(mods[i], "nvidia", 6) != 0 || !pci_nvkmod_is_core_name(mods[i], strlen(mods[i])))
             continue;
         char *mdir = str_printf("/var/lib/dkms/%s", mods[i]);
         char **vers = NULL;
-        size_t nv = mdir ? pci_nvkmod_list(fs, mdir, &vers) : 0;
+        size_t nv = mdir ? pci_nvkmod_list(fs, mdir, &vers, &k->not_read) : 0;
         for (size_t v = 0; v < nv; v++) {
             if (str_starts_with(vers[v], "kernel-") || strcmp(vers[v], "original_module") == 0)
                 continue;
             char *vdir = str_printf("%s/%s", mdir, vers[v]);
             char **kernels = NULL;
-            size_t nk = vdir ? pci_nvkmod_list(fs, vdir, &kernels) : 0;
+            size_t nk = vdir ? pci_nvkmod_list(fs, vdir, &kernels, &k->not_read) : 0;
             struct pci_nvkmod_dkms *nd = k->n_dkms < PCI_NVKMOD_MAX_LIST
                                              ? realloc(k->dkms, (k->n_dkms + 1) * sizeof(*nd)) : NULL;
             if (nd) {
@@ -297,7 +308,7 @@ void pci_nvkmod_collect(struct pci_state *st)
     pci_nvkmod_dkms(st);
     for (size_t i = 0; pci_modprobe_dirs[i]; i++) {
         char **names = NULL;
-        size_t n = pci_nvkmod_list(fs, pci_modprobe_dirs[i], &names);
+        size_t n = pci_nvkmod_list(fs, pci_modprobe_dirs[i], &names, &k->not_read);
         for (size_t j = 0; j < n; j++) {
             if (!str_ends_with(names[j], ".conf"))
                 continue;
@@ -312,6 +323,11 @@ void pci_nvkmod_collect(struct pci_state *st)
         }
         pci_nvkmod_free_list(names, n);
     }
+    if (k->not_read > 0)
+        report_section_add_note(st->sec, "%zu entr%s of modprobe.d and DKMS's directories past the first %u of each "
+                                         "%s not read: a blacklist there is not seen",
+                                k->not_read, k->not_read == 1 ? "y" : "ies", PCI_NVKMOD_MAX_DIR,
+                                k->not_read == 1 ? "was" : "were");
     if (hostfs_read_file(fs, "/proc/cmdline", 0, &text, NULL) == 0) {
         pci_nvkmod_scan_cmdline(text, &k->blocked_by, &k->n_blocked_by);
         pci_nvkmod_scan_cmdline_for(text, pci_nvkmod_is_nouveau, true, &k->nouveau_cmdline, &k->n_nouveau_cmdline);

@@ -338,6 +338,18 @@ class PciTests(gctest.TestCase):
         self.assertEqual(self.ids(r), ["pci.no-driver"])
         self.assertEqual(r.json["pci"]["nvidia"]["kernel_module"]["blocked_by"], [])
 
+    def test_modprobe_d_entries_past_the_cap_are_said(self):
+        """Issue 36: a directory listing is capped (256 entries each); what is past it is said in a note, not dropped
+        silently (a blacklist there would not be seen)."""
+        files = {"%03d-x.conf" % i: "options snd index=%d\n" % i for i in range(300)}
+        t = self.unbound_nvidia(dep=["kernel/drivers/video/nvidia.ko:"], modprobe=files)
+        r = self.pci(t, expect_rc=1)
+        notes = [n for n in r.json["pci"].get("notes", []) if "not read" in n]
+        self.assertEqual(len(notes), 1, r.json["pci"].get("notes"))
+        self.assertIn("44 entries of modprobe.d", notes[0])
+        t = self.unbound_nvidia(dep=["kernel/drivers/video/nvidia.ko:"], modprobe={"a.conf": "blacklist nvidia\n"})
+        self.assertFalse([n for n in self.pci(t, expect_rc=1).json["pci"].get("notes", []) if "not read" in n])
+
     def test_unbound_nvidia_nothing_installed_says_install(self):
         t = self.unbound_nvidia(userspace=None, dep=[])
         r = self.pci(t, expect_rc=1)

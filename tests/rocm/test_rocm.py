@@ -313,6 +313,16 @@ class RocmTests(gctest.TestCase):
         self.assertNotIn("rocm.igpu-first", ids)
         self.assertNotIn("rocm.igpu-unsupported", ids)
 
+    def test_kfd_nodes_past_the_cap_are_said(self):
+        """Issue 36: KFD nodes past the 256 read are counted in a note, never dropped silently."""
+        t = self.tree()
+        for i in range(2, 260):
+            t.t.mkdir("/sys/class/kfd/kfd/topology/nodes/%d" % i)
+        r = self.rocm(t)
+        notes = [n for n in r.json["rocm"].get("notes", []) if "KFD topology node" in n]
+        self.assertEqual(notes, ["4 more KFD topology nodes past the first 256 were not read"])
+        self.assertFalse([n for n in self.rocm(self.tree()).json["rocm"].get("notes", []) if "KFD topology node" in n])
+
     def test_no_kfd(self):
         r = self.rocm(self.tree(kfd=False))
         self.assertEqual(self.ids(r), ["rocm.no-kfd", "rocm.no-runtime"])
