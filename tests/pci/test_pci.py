@@ -421,6 +421,12 @@ class PciTests(gctest.TestCase):
         self.assertIn("Secure Boot", nb["hint"])
         self.assertIn("nvidia-current.ko.xz", nb["hint"])
         self.assertNotIn("Install the NVIDIA driver", nb["hint"])
+        # with the cuda probe there (it reads the tree's files only), the doctor makes its firmware-layer finding
+        # the cause, and the verdict's reason
+        r = self.run_json("cuda", "--root", t.root, "--live", expect_rc=1,
+                          env={"LD_LIBRARY_PATH": None, "CUDA_VISIBLE_DEVICES": None, "NVIDIA_VISIBLE_DEVICES": None})
+        self.assertEqual(self.nouveau_bound(r)["caused_by"], {"id": "cuda.secure-boot-module", "subject": "nvidia"})
+        self.assertEqual(r.findings("drv.nouveau-blacklist-ignored"), [])
         # Secure Boot off: the blacklist that did not take effect is the cause
         t.t.write(self.SECURE_BOOT, b"\x06\x00\x00\x00\x00")
         r = self.pci(t, expect_rc=1)
