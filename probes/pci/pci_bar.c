@@ -193,7 +193,9 @@ void pci_bar_findings(struct pci_state *st, const struct pci_gpu *g, const char 
                                "%s %s maps %s of its %s VRAM through BAR %d (it supports up to %s): Resizable BAR "
                                "is off",
                                g->addr, name, cur, vr, best, sup);
-    else if (vram == 0)
+    else if (vram == 0 && size[best] <= 1024 * PCI_BAR_MB && best_max >= 4 * size[best])
+        /* Resizable BAR off leaves the BAR at 256 MiB (sometimes 128 or 512); a BAR of some GiB below a larger
+         * advertised size is a card whose VRAM is smaller than that size, mapped whole */
         f = report_add_finding(st->ctx->report, "pci.bar-resizable", g->addr,
                                "%s %s: BAR %d is %s, the device supports up to %s (Resizable BAR may be off)", g->addr,
                                name, best, cur, sup);

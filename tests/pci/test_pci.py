@@ -572,6 +572,10 @@ class PciTests(gctest.TestCase):
         r = self.pci(t)
         self.assertEqual(self.ids(r), ["pci.bar-resizable"])
         self.assertEqual(r.findings("pci.bar-resizable")[0]["severity"], "info")
+        # a 24 GiB card mapped whole through a 32 GiB BAR that could be 64: Resizable BAR is on, nothing to say
+        t = self.tree()
+        self.bar_gpu(t, "0000:03:00.0", 0x10de, 0x2684, "nvidia", {1: (32768 * self.MB, True)}, resize={1: 0xffff00})
+        self.assertEqual([x for x in self.ids(self.pci(t)) if "bar" in x], [])
 
     def test_small_bar_from_the_config_capability(self):
         """No readable resourceN_resize (not root): the Resizable BAR capability in config says what is supported;
