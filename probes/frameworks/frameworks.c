@@ -102,6 +102,11 @@ static void fw_section_fill(struct report_section *sec, const struct fw_scan *s)
                                      "list or envs directory) %s not examined: --python=PATH names one to look at",
                                 s->envs_dropped, s->envs_dropped == 1 ? "" : "s", FW_MAX_ENVS,
                                 s->envs_dropped == 1 ? "was" : "were");
+    if (s->dists_dropped > 0)
+        report_section_add_note(sec, "%zu installed distribution%s (dist-info folders past the first %d of a site) %s "
+                                     "not looked at: a framework among them may be missed",
+                                s->dists_dropped, s->dists_dropped == 1 ? "" : "s", FW_MAX_DISTS,
+                                s->dists_dropped == 1 ? "was" : "were");
     if (s->dropped > 0)
         report_section_add_note(sec, "%zu more framework cop%s past the first %d %s not listed", s->dropped,
                                 s->dropped == 1 ? "y" : "ies", FW_MAX_FOUND, s->dropped == 1 ? "was" : "were");

@@ -483,6 +483,18 @@ class FrameworksTest(CudaBase):
                               if e["prefix"].startswith("/srv/conda/envs/")]), 10)
         self.assertFalse([n for n in r.json["frameworks"].get("notes", []) if "not examined" in n])
 
+    def test_distributions_past_the_cap_are_said(self):
+        """Issue 36: a site with more dist-info folders than are looked at (1024) says how many were not."""
+        t = self.tree()
+        self.venv(t, "onnxruntime-1.32.0")
+        for i in range(1030):
+            os.makedirs(os.path.join(t.root, SITE, "zz%04d-1.0.dist-info" % i))
+        r = self.run_fw(t)
+        n = len([d for d in os.listdir(os.path.join(t.root, SITE)) if d.endswith(".dist-info")])
+        notes = [x for x in r.json["frameworks"].get("notes", []) if "installed distribution" in x]
+        self.assertEqual(notes, ["%d installed distributions (dist-info folders past the first 1024 of a site) were "
+                                 "not looked at: a framework among them may be missed" % (n - 1024)])
+
     # ---- CPU builds, other frameworks --------------------------------------------------------------------
 
     def test_cpu_builds_are_info_unless_required(self):
