@@ -230,8 +230,8 @@ void pci_binding_other_driver(struct pci_state *st, const struct pci_gpu *g, con
     if (g->vendor == VENDOR_PCI_NVIDIA && strcmp(g->driver, "nova_core") == 0) {
         const char *cause = st->modules[pci_module_index("nvidia")].loaded != 1 ? pci_nvidia_why_unbound(st) : NULL;
         struct report_finding *f = report_add_finding(r, "pci.nova-core-bound", g->addr,
-                                                      "%s %s is driven by nova_core, which offers no CUDA, OpenCL or "
-                                                      "Vulkan: %s need the nvidia driver",
+                                                      "%s %s is driven by nova_core (Linux's Rust driver, no compute "
+                                                      "API): %s need the nvidia driver",
                                                       g->addr, name, stacks);
         report_finding_add_evidence(f, src, "nova_core");
         if (cause)

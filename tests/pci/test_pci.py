@@ -488,7 +488,7 @@ class PciTests(gctest.TestCase):
         f = r.findings("pci.nova-core-bound")[0]
         self.assertEqual(f["subject"], "0000:01:00.0")
         self.assertEqual(f["severity"], "error")
-        self.assertIn("no CUDA", f["message"])
+        self.assertIn("CUDA, NVIDIA's OpenCL and Vulkan need the nvidia driver", f["message"])
         self.assertIn("/sys/bus/pci/drivers/nova_core/unbind", f["hint"])
         self.assertIn("blacklist nova_core", f["hint"])
         self.assertEqual(r.json["pci"]["devices"][0]["driver"], "nova_core")
