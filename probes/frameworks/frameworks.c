@@ -96,6 +96,20 @@ static void fw_section_fill(struct report_section *sec, const struct fw_scan *s)
     }
     json_object_object_add(sec->data, "environments", envs);
     json_object_object_add(sec->data, "frameworks_not_listed", json_object_new_int64((int64_t)s->dropped));
+    json_object_object_add(sec->data, "environments_not_examined", json_object_new_int64((int64_t)s->envs_dropped));
+    if (s->envs_dropped > 0)
+        report_section_add_note(sec, "%zu more Python environment%s (past the first %d, or past 32 in a conda "
+                                     "list or envs directory) %s not examined: --python=PATH names one to look at",
+                                s->envs_dropped, s->envs_dropped == 1 ? "" : "s", FW_MAX_ENVS,
+                                s->envs_dropped == 1 ? "was" : "were");
+    if (s->dists_dropped > 0)
+        report_section_add_note(sec, "%zu installed distribution%s (dist-info folders past the first %d of a site) %s "
+                                     "not looked at: a framework among them may be missed",
+                                s->dists_dropped, s->dists_dropped == 1 ? "" : "s", FW_MAX_DISTS,
+                                s->dists_dropped == 1 ? "was" : "were");
+    if (s->dropped > 0)
+        report_section_add_note(sec, "%zu more framework cop%s past the first %d %s not listed", s->dropped,
+                                s->dropped == 1 ? "y" : "ies", FW_MAX_FOUND, s->dropped == 1 ? "was" : "were");
 }
 
 /* --import's line under a copy's: what the framework said, and whether that is what gpucheckup predicted. */

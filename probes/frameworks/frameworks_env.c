@@ -109,6 +109,7 @@ static int fw_env_add(const struct hostfs *fs, struct fw_scan *s, const char *pr
             return 0;
         }
     if (s->n_envs >= FW_MAX_ENVS) {
+        s->envs_dropped++; /* said in the section's note and its environments_not_examined */
         free(prefix);
         return 0;
     }
@@ -172,19 +173,23 @@ static void fw_env_from_path(const struct hostfs *fs, struct fw_scan *s, const c
 
 /* ---- conda: the environments it knows of, from its files (conda itself is never run) ---- */
 
-#define FW_CONDA_MAX 32 /* items of one list looked at */
+#define FW_CONDA_MAX 32      /* items of one list looked at */
+#define FW_CONDA_COUNT 65536 /* items of one list counted (those past FW_CONDA_MAX are not examined) */
 
 struct fw_items {
     char *v[FW_CONDA_MAX];
     size_t n;
+    size_t over; /* items past FW_CONDA_MAX */
     const char *home;
 };
 
 static void fw_item_add(const char *item, void *arg)
 {
     struct fw_items *it = arg;
-    if (it->n >= FW_CONDA_MAX)
+    if (it->n >= FW_CONDA_MAX) {
+        it->over += item[0] == '/' || (item[0] == '~' && item[1] == '/');
         return;
+    }
     /* "~/envs" is HOME's (conda expands it so) */
     it->v[it->n] = item[0] == '~' && item[1] == '/' && it->home ? str_printf("%s%s", it->home, item + 1) : str_dup(item);
     if (it->v[it->n] && it->v[it->n][0] == '/')
@@ -207,10 +212,15 @@ static void fw_env_conda_dir(const struct hostfs *fs, struct fw_scan *s, const c
     size_t n = 0;
     if (ldsearch_dir_match(fs, dir, "*", &names, &n) < 0)
         return;
-    for (size_t i = 0; i < n && i < FW_CONDA_MAX; i++) {
+    size_t envs = 0;
+    for (size_t i = 0; i < n; i++) {
         char *env = ldsearch_join(dir, names[i]), *meta = env ? ldsearch_join(env, "conda-meta") : NULL;
-        if (meta && fw_exists(fs, meta, true))
-            fw_env_add(fs, s, env, origin, NULL, false);
+        if (meta && fw_exists(fs, meta, true)) {
+            if (envs++ < FW_CONDA_MAX)
+                fw_env_add(fs, s, env, origin, NULL, false);
+            else
+                s->envs_dropped++;
+        }
         free(meta);
         free(env);
     }
@@ -225,18 +235,22 @@ static void fw_envs_conda(const struct hostfs *fs, struct fw_scan *s, const char
     char *path = home ? str_printf("%s/.conda/environments.txt", home) : NULL, *text = NULL;
     size_t len = 0;
     if (path && hostfs_read_file(fs, path, FW_MAX_READ, &text, &len) == 0)
-        fw_conda_envs_txt(text, len, FW_CONDA_MAX, fw_item_add, &it);
+        fw_conda_envs_txt(text, len, FW_CONDA_COUNT, fw_item_add, &it);
     for (size_t i = 0; i < it.n; i++)
         fw_env_add(fs, s, it.v[i], "conda (~/.conda/environments.txt)", NULL, false);
+    s->envs_dropped += it.over;
+    it.over = 0;
     fw_items_free(&it);
     free(text);
     free(path);
     text = NULL;
     path = home ? str_printf("%s/.condarc", home) : NULL;
     if (path && hostfs_read_file(fs, path, FW_MAX_READ, &text, &len) == 0)
-        fw_condarc_list(text, len, "envs_dirs", FW_CONDA_MAX, fw_item_add, &it);
+        fw_condarc_list(text, len, "envs_dirs", FW_CONDA_COUNT, fw_item_add, &it);
     for (size_t i = 0; i < it.n; i++)
         fw_env_conda_dir(fs, s, it.v[i], "conda (envs_dirs of ~/.condarc)");
+    s->envs_dropped += it.over; /* envs directories not looked into */
+    it.over = 0;
     fw_items_free(&it);
     free(text);
     free(path);

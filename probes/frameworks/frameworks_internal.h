@@ -68,6 +68,8 @@ struct fw_scan {
     struct fw_found found[FW_MAX_FOUND];
     size_t n_found;
     size_t dropped;          /* copies past FW_MAX_FOUND */
+    size_t envs_dropped;     /* environments not examined: past FW_MAX_ENVS, or past a conda list's cap */
+    size_t dists_dropped;    /* dist-info folders past FW_MAX_DISTS in a site, not looked at */
 };
 
 /* An installed distribution, from its SITE/NAME-VERSION.dist-info folder's name (PEP 427, PEP 503). */

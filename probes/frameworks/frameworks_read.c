@@ -19,14 +19,15 @@ static void fw_norm(char *s)
         *s = *s == '-' || *s == '.' ? '_' : (*s >= 'A' && *s <= 'Z') ? (char)(*s - 'A' + 'a') : *s;
 }
 
-/* The distributions installed in SITE: its *.dist-info folders (at most MAX). */
-static size_t fw_dists(const struct hostfs *fs, const char *site, struct fw_dist *out, size_t max)
+/* The distributions installed in SITE: its *.dist-info folders (at most MAX; those past it are added to *OVER). */
+static size_t fw_dists(const struct hostfs *fs, const char *site, struct fw_dist *out, size_t max, size_t *over)
 {
     char **names = NULL;
     size_t n = 0, k = 0;
     if (ldsearch_dir_match(fs, site, "*.dist-info", &names, &n) < 0)
         return 0;
-    for (size_t i = 0; i < n && k < max; i++) {
+    size_t i = 0;
+    for (; i < n && k < max; i++) {
         const char *dash = strchr(names[i], '-');
         size_t tail = strlen(".dist-info"), len = strlen(names[i]);
         if (!dash || len <= tail || (size_t)(dash - names[i]) >= sizeof(out[k].name))
@@ -40,6 +41,7 @@ static size_t fw_dists(const struct hostfs *fs, const char *site, struct fw_dist
         str_sanitize(d->dir);
         k++;
     }
+    *over += n - i; /* the dist-info folders past MAX: not looked at, counted */
     ldsearch_strv_free(names, n);
     return k;
 }
@@ -425,7 +427,7 @@ void fw_read_all(const struct hostfs *fs, struct fw_scan *s)
     for (size_t e = 0; e < s->n_envs; e++)
         for (size_t i = 0; i < s->envs[e].n_sites; i++) {
             const char *site = s->envs[e].sites[i];
-            size_t nd = fw_dists(fs, site, dists, FW_MAX_DISTS);
+            size_t nd = fw_dists(fs, site, dists, FW_MAX_DISTS, &s->dists_dropped);
             for (size_t k = 0; k < fw_n_kinds; k++) {
                 struct fw_found f;
                 memset(&f, 0, sizeof(f));

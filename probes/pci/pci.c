@@ -76,6 +76,8 @@ static const struct check pci_checks[] = {
 static const struct check_set pci_check_sets[] = {
     {pci_wsl_checks, &pci_wsl_n_checks},
     {pci_container_checks, &pci_container_n_checks},
+    {pci_binding_checks, &pci_binding_n_checks},
+    {pci_bar_checks, &pci_bar_n_checks},
     {NULL, NULL},
 };
 
@@ -84,77 +86,6 @@ static const struct check_set pci_check_sets[] = {
 static const char *pci_gpu_label(const struct pci_gpu *g)
 {
     return g->device_name ? g->device_name : g->vendor_name ? g->vendor_name : "unknown device";
-}
-
-/* An NVIDIA GPU with no driver bound and the nvidia module not loaded: a blacklist or a module missing
- * for the running kernel is a finding of its own (added once, for every such GPU), the cause of their
- * pci.no-driver. Returns its ID, or NULL. Call it before adding pci.no-driver: adding a finding moves
- * the report's findings. */
-static const char *pci_nvidia_why_unbound(struct pci_state *st)
-{
-    struct report *r = st->ctx->report;
-    const struct pci_nvkmod *k = &st->nvkmod;
-    const char *user = st->n_nvlibs > 0 ? st->nvlibs[0].version : NULL;
-    struct report_finding *f;
-    if (!k->checked)
-        return NULL;
-    if (k->n_blocked_by > 0) {
-        f = report_find_finding(r, "drv.nvidia-blacklisted", "nvidia");
-        if (!f) {
-            f = report_add_finding(r, "drv.nvidia-blacklisted", "nvidia",
-                                   "The nvidia kernel module is blocked from loading (%s), so no NVIDIA GPU gets "
-                                   "its driver",
-                                   k->blocked_by[0]);
-            for (size_t i = 0; i < k->n_blocked_by; i++) {
-                /* "FILE:LINE: text": the place as the source, the line as the value */
-                const char *sep = strstr(k->blocked_by[i], ": ");
-                char src[512];
-                snprintf(src, sizeof(src), "%.*s", sep ? (int)(sep - k->blocked_by[i]) : 0, k->blocked_by[i]);
-                report_finding_add_evidence(f, src, "%s", sep ? sep + 2 : k->blocked_by[i]);
-            }
-        }
-        return "drv.nvidia-blacklisted";
-    }
-    bool built_elsewhere = false;
-    for (size_t i = 0; i < k->n_dkms; i++)
-        built_elsewhere |= k->dkms[i].n_kernels > 0;
-    if (k->kernel && k->modules_dep >= 0 && k->n_files == 0 && (user || k->n_dkms > 0)) {
-        f = report_find_finding(r, "drv.nvidia-not-built", "nvidia");
-        if (!f) {
-            char built[512] = "";
-            if (built_elsewhere) {
-                const struct pci_nvkmod_dkms *d = &k->dkms[0];
-                size_t at = (size_t)snprintf(built, sizeof(built), "; DKMS built %s %s for", d->module ? d->module : "",
-                                             d->version ? d->version : "");
-                for (size_t j = 0; j < d->n_kernels && at < sizeof(built); j++)
-                    at += (size_t)snprintf(built + at, sizeof(built) - at, "%s %s", j ? "," : "", d->kernels[j]);
-                if (at < sizeof(built))
-                    snprintf(built + at, sizeof(built) - at, " only");
-            } else if (k->n_dkms > 0) {
-                snprintf(built, sizeof(built), "; DKMS has %s %s but built it for no kernel",
-                         k->dkms[0].module ? k->dkms[0].module : "", k->dkms[0].version ? k->dkms[0].version : "");
-            }
-            f = report_add_finding(r, "drv.nvidia-not-built", "nvidia",
-                                   "The NVIDIA driver%s%s is installed, but no nvidia kernel module exists for the "
-                                   "running kernel %s%s",
-                                   user ? " " : "", user ? user : "", k->kernel, built);
-            report_finding_add_evidence(f, "/proc/sys/kernel/osrelease", "%s", k->kernel);
-            char dep[512];
-            snprintf(dep, sizeof(dep), "/lib/modules/%s/modules.dep", k->kernel);
-            report_finding_add_evidence(f, dep, "%s", k->modules_dep ? "no nvidia module listed" : "absent");
-            if (user)
-                report_finding_add_evidence(f, st->nvlibs[0].path, "%s", user);
-            if (!built_elsewhere && k->n_dkms == 0)
-                report_finding_set_hint(f, "Install the kernel half of the driver%s%s for this kernel (Debian: `sudo "
-                                           "apt install nvidia-kernel-dkms linux-headers-$(uname -r)`; Ubuntu: `sudo "
-                                           "apt install linux-modules-nvidia-%.*s-$(uname -r)`), then `sudo modprobe "
-                                           "nvidia`.",
-                                        user ? ", version " : "", user ? user : "",
-                                        user ? (int)strcspn(user, ".") : 3, user ? user : "<branch>");
-        }
-        return "drv.nvidia-not-built";
-    }
-    return NULL;
 }
 
 /* The hint of pci.no-driver NO_DRIVER on an NVIDIA GPU when no finding of pci_nvidia_why_unbound explains
@@ -260,19 +191,31 @@ static void pci_device_findings(struct pci_state *st, const struct pci_gpu *g)
     if (g->driver) {
         snprintf(src, sizeof(src), "%s/driver", base ? base : "");
         if (g->vendor == VENDOR_PCI_NVIDIA && strcmp(g->driver, "nouveau") == 0) {
+            char *hint = NULL;
+            const char *cause = pci_binding_nouveau_cause(st, &hint); /* before: adding findings moves them */
             f = report_add_finding(r, "pci.nouveau-bound", g->addr, "%s %s is driven by nouveau", g->addr, name);
             report_finding_add_evidence(f, src, "nouveau");
+            if (cause)
+                report_finding_set_cause(f, cause, strcmp(cause, "drv.nouveau-blacklist-ignored") == 0 ? "nouveau"
+                                                                                                        : "nvidia");
+            else if (hint)
+                report_finding_set_hint(f, "%s", hint);
+            free(hint);
         } else if (g->vendor == VENDOR_PCI_AMD && strcmp(g->driver, "radeon") == 0) {
             f = report_add_finding(r, "pci.radeon-bound", g->addr, "%s %s is driven by radeon, not amdgpu", g->addr,
                                    name);
             report_finding_add_evidence(f, src, "radeon");
-        } else if (compute && (strcmp(g->driver, "vfio-pci") == 0 || strcmp(g->driver, "pci-stub") == 0)) {
+        } else if (compute && pci_binding_is_vm_driver(g->driver)) {
             f = report_add_finding(r, "pci.vfio-bound", g->addr, "%s %s is bound to %s (reserved for VMs)", g->addr,
                                    name, g->driver);
             report_finding_add_evidence(f, src, "%s", g->driver);
+        } else {
+            pci_binding_other_driver(st, g, name, src);
         }
     }
 
+    if (g->driver_known)
+        pci_bar_findings(st, g, name);
     bool asleep = g->power_state && str_starts_with(g->power_state, "D3");
     if (compute && !asleep && g->link_source) {
         const char *lsrc = strcmp(g->link_source, "config") == 0 ? (st->dump ? st->access_path : "config space")
@@ -318,10 +261,13 @@ static void pci_kernel_findings(struct pci_state *st)
     const struct pci_module *m = st->modules;
     struct report_finding *f;
     if (m[pci_module_index("nouveau")].loaded == 1 && m[pci_module_index("nvidia")].loaded == 1) {
+        bool ignored = report_find_finding(r, "drv.nouveau-blacklist-ignored", "nouveau") != NULL;
         f = report_add_finding(r, "drv.nouveau-and-nvidia", "nouveau",
                                "Both the nouveau and the nvidia kernel modules are loaded");
         report_finding_add_evidence(f, "/proc/modules", "nouveau");
         report_finding_add_evidence(f, "/proc/modules", "nvidia");
+        if (ignored) /* nouveau is blacklisted already: its hint would say what is done */
+            report_finding_set_cause(f, "drv.nouveau-blacklist-ignored", "nouveau");
     }
 
     if (st->nv_kmod_version) {
@@ -721,7 +667,12 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
         for (size_t i = 0; i < st.n_gpus; i++)
             nv_unbound |= st.gpus[i].vendor == VENDOR_PCI_NVIDIA && st.gpus[i].driver_known && !st.gpus[i].driver &&
                           (st.gpus[i].kind == PCI_KIND_COMPUTE || st.gpus[i].kind == PCI_KIND_ACCEL);
-        if (nv_unbound && st.modules[pci_module_index("nvidia")].loaded != 1)
+        /* and where nouveau or nova_core holds one: why (pci_binding.c) */
+        bool nv_other = false;
+        for (size_t i = 0; i < st.n_gpus; i++)
+            nv_other |= st.gpus[i].vendor == VENDOR_PCI_NVIDIA && st.gpus[i].driver &&
+                        (strcmp(st.gpus[i].driver, "nouveau") == 0 || strcmp(st.gpus[i].driver, "nova_core") == 0);
+        if ((nv_unbound && st.modules[pci_module_index("nvidia")].loaded != 1) || nv_other)
             pci_nvkmod_collect(&st);
     } else {
         report_section_add_note(sec, "read from the dump %s: configuration space only, so no drivers, modules or "

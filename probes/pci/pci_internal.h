@@ -143,6 +143,11 @@ struct pci_nvkmod {
     size_t n_dkms;
     char **blocked_by;         /* "FILE:LINE: blacklist nvidia", "/proc/cmdline: module_blacklist=nvidia" */
     size_t n_blocked_by;
+    char **nouveau_blocked;    /* the same for nouveau, from modprobe.d ("FILE:LINE: blacklist nouveau") */
+    size_t n_nouveau_blocked;
+    char **nouveau_cmdline;    /* and from the kernel command line ("/proc/cmdline: rd.driver.blacklist=nouveau") */
+    size_t n_nouveau_cmdline;
+    size_t not_read;           /* directory entries past the cap per directory, not read (a section note) */
 };
 
 /* Everything the probe gathered; findings and JSON are made from it. */
@@ -215,6 +220,8 @@ bool pci_nvkmod_is_core_name(const char *name, size_t len);
 void pci_nvkmod_scan_dep(const char *text, char ***files, size_t *n);
 void pci_nvkmod_scan_modprobe(const char *file, const char *text, char ***found, size_t *n);
 void pci_nvkmod_scan_cmdline(const char *text, char ***found, size_t *n);
+/* The lines of modprobe.d file FILE's TEXT that stop nouveau from loading ("FILE:LINE: text"). */
+void pci_nvkmod_scan_nouveau(const char *file, const char *text, char ***found, size_t *n);
 
 /* --- pci_nodes.c --------------------------------------------------------------------------- */
 /* Device nodes: present ones and those the loaded drivers and bound GPUs need. */
@@ -283,6 +290,37 @@ void pci_container_free(struct pci_platform *p);
 void pci_container_group_hint(struct report_finding *f, const struct pci_node *n);
 json_object *pci_container_json(const struct pci_platform *p);
 json_object *pci_container_toolkit_json(const struct pci_platform *p);
+
+/* --- pci_binding.c ------------------------------------------------------------------------ */
+/* Why an NVIDIA GPU is nouveau's, in order: the nvidia module cannot load (pci_nvidia_why_unbound), Secure Boot
+ * refuses it (the cuda probe's finding; *HINT says so), a nouveau blacklist that did not take effect
+ * (drv.nouveau-blacklist-ignored), or the driver is installed and nothing keeps nouveau away (*HINT). Returns the
+ * cause's ID or NULL; *HINT heap or NULL. Call before adding pci.nouveau-bound (it may add findings). */
+extern const struct check pci_binding_checks[];
+extern const size_t pci_binding_n_checks;
+const char *pci_binding_nouveau_cause(struct pci_state *st, char **hint);
+/* Is DRIVER one that reserves a device for virtual machines (vfio-pci and its variants, pci-stub, pciback)? */
+bool pci_binding_is_vm_driver(const char *driver);
+/* pci.nova-core-bound or pci.unknown-driver for G (labelled NAME), whose driver is none of the others the
+ * probe judges; SRC is its driver link. */
+void pci_binding_other_driver(struct pci_state *st, const struct pci_gpu *g, const char *name, const char *src);
+/* drv.nvidia-blacklisted or drv.nvidia-not-built (added once) when the nvidia module cannot load; its ID. */
+const char *pci_nvidia_why_unbound(struct pci_state *st);
+
+/* --- pci_bar.c ---------------------------------------------------------------------------- */
+/* pci.small-bar (warning: VRAM known, its BAR at most a quarter of it) or pci.bar-resizable (info: VRAM not known) for
+ * a discrete GPU G (labelled NAME) whose largest resizable prefetchable BAR is below the largest size the device
+ * supports (resourceN_resize, else the Resizable BAR capability in config). iGPUs (bus 0, Root Complex
+ * Integrated Endpoints) are never judged. */
+extern const struct check pci_bar_checks[];
+extern const size_t pci_bar_n_checks;
+void pci_bar_findings(struct pci_state *st, const struct pci_gpu *g, const char *name);
+/* sysfs "resource" TEXT (a line per resource: start end flags, hex): each one's SIZE (0 unused) and FLAGS, at
+ * most MAX. Returns the lines read. */
+size_t pci_bar_parse_resource(const char *text, uint64_t *size, uint64_t *flags, size_t max);
+/* The Resizable BAR extended capability (ID 0x0015) in config space CFG[0..LEN): MASK[bar] = its supported
+ * sizes (bit n = 2^n MiB, as resourceN_resize), for BAR indexes below MAX. Returns the BARs found. */
+size_t pci_bar_rebar_config(const unsigned char *cfg, size_t len, uint64_t *mask, size_t max);
 
 /* --- pci_text.c ---------------------------------------------------------------------------- */
 void pci_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);

@@ -17,6 +17,7 @@ static const char *const pci_modprobe_dirs[] = {
 /* Caps on hostile input: modules.dep of a distribution kernel is under 1 MB; entries kept per list. */
 #define PCI_NVKMOD_DEP_MAX (16u * 1024u * 1024u)
 #define PCI_NVKMOD_MAX_LIST 32u
+#define PCI_NVKMOD_MAX_DIR 256u /* entries of one directory (modprobe.d, DKMS's tree) looked at */
 
 bool pci_nvkmod_is_core_name(const char *name, size_t len)
 {
@@ -89,9 +90,15 @@ void pci_nvkmod_scan_dep(const char *text, char ***files, size_t *n)
     }
 }
 
-/* One modprobe.d line that stops the core module from loading: "blacklist NAME" (no autoloading by the
+/* Is NAME[0..LEN) nouveau (the module has no other name)? */
+static bool pci_nvkmod_is_nouveau(const char *name, size_t len)
+{
+    return len == 7 && memcmp(name, "nouveau", 7) == 0;
+}
+
+/* One modprobe.d line that stops module IS_IT from loading: "blacklist NAME" (no autoloading by the
  * GPU's modalias, which is how it loads at boot) or "install NAME /bin/false" (no loading at all). */
-static bool pci_nvkmod_blocks(const char *line, size_t len)
+static bool pci_nvkmod_blocks(const char *line, size_t len, bool (*is_it)(const char *, size_t))
 {
     char buf[512];
     if (len >= sizeof(buf))
@@ -99,7 +106,7 @@ static bool pci_nvkmod_blocks(const char *line, size_t len)
     memcpy(buf, line, len);
     buf[len] = '\0';
     char *save = NULL, *cmd = strtok_r(buf, " \t", &save), *name = cmd ? strtok_r(NULL, " \t", &save) : NULL;
-    if (!cmd || !name || !pci_nvkmod_is_core_name(name, strlen(name)))
+    if (!cmd || !name || !is_it(name, strlen(name)))
         return false;
     if (strcmp(cmd, "blacklist") == 0)
         return true;
@@ -114,7 +121,8 @@ static bool pci_nvkmod_blocks(const char *line, size_t len)
     return false;
 }
 
-void pci_nvkmod_scan_modprobe(const char *file, const char *text, char ***found, size_t *n)
+static void pci_nvkmod_scan_modprobe_for(const char *file, const char *text, bool (*is_it)(const char *, size_t),
+                                         char ***found, size_t *n)
 {
     unsigned lineno = 0;
     for (const char *line = text; line && *line;) {
@@ -127,17 +135,30 @@ void pci_nvkmod_scan_modprobe(const char *file, const char *text, char ***found,
         }
         while (len > 0 && (line[len - 1] == ' ' || line[len - 1] == '\t' || line[len - 1] == '\r'))
             len--;
-        if (len > 0 && *line != '#' && pci_nvkmod_blocks(line, len))
+        if (len > 0 && *line != '#' && pci_nvkmod_blocks(line, len, is_it))
             pci_nvkmod_add(found, n, str_printf("%s:%u: %.*s", file, lineno, (int)len, line));
         line = end ? end + 1 : NULL;
     }
 }
 
-void pci_nvkmod_scan_cmdline(const char *text, char ***found, size_t *n)
+void pci_nvkmod_scan_modprobe(const char *file, const char *text, char ***found, size_t *n)
+{
+    pci_nvkmod_scan_modprobe_for(file, text, pci_nvkmod_is_core_name, found, n);
+}
+
+void pci_nvkmod_scan_nouveau(const char *file, const char *text, char ***found, size_t *n)
+{
+    pci_nvkmod_scan_modprobe_for(file, text, pci_nvkmod_is_nouveau, found, n);
+}
+
+/* WITH_RD: rd.driver.blacklist= too, which stops a module only inside a dracut initramfs (dracut.cmdline(7)). */
+static void pci_nvkmod_scan_cmdline_for(const char *text, bool (*is_it)(const char *, size_t), bool with_rd,
+                                        char ***found, size_t *n)
 {
     /* modprobe.blacklist= (modprobe(8): read from the kernel command line) and module_blacklist= (the
      * kernel's own: kernel-parameters.txt), each a comma-separated list. */
-    static const char *const keys[] = {"modprobe.blacklist=", "module_blacklist=", NULL};
+    const char *const keys[] = {"modprobe.blacklist=", "module_blacklist=", with_rd ? "rd.driver.blacklist=" : NULL,
+                                NULL};
     char *copy = str_dup(text);
     char *save = NULL;
     for (char *tok = copy ? strtok_r(copy, " \t\n", &save) : NULL; tok; tok = strtok_r(NULL, " \t\n", &save))
@@ -146,7 +167,7 @@ void pci_nvkmod_scan_cmdline(const char *text, char ***found, size_t *n)
                 continue;
             char *save2 = NULL;
             for (char *m = strtok_r(tok + strlen(keys[k]), ",", &save2); m; m = strtok_r(NULL, ",", &save2))
-                if (pci_nvkmod_is_core_name(m, strlen(m))) {
+                if (is_it(m, strlen(m))) {
                     pci_nvkmod_add(found, n, str_printf("/proc/cmdline: %s%s", keys[k], m));
                     break;
                 }
@@ -154,8 +175,14 @@ void pci_nvkmod_scan_cmdline(const char *text, char ***found, size_t *n)
     free(copy);
 }
 
-/* Entries of directory PATH (sorted, "." and ".." left out), at most PCI_NVKMOD_MAX_LIST. */
-static size_t pci_nvkmod_list(const struct hostfs *fs, const char *path, char ***out)
+void pci_nvkmod_scan_cmdline(const char *text, char ***found, size_t *n)
+{
+    pci_nvkmod_scan_cmdline_for(text, pci_nvkmod_is_core_name, false, found, n);
+}
+
+/* Entries of directory PATH (sorted, "." and ".." left out), at most PCI_NVKMOD_MAX_DIR; those past it are
+ * counted in *OVER (the section says so). */
+static size_t pci_nvkmod_list(const struct hostfs *fs, const char *path, char ***out, size_t *over)
 {
     *out = NULL;
     size_t n = 0;
@@ -163,9 +190,18 @@ static size_t pci_nvkmod_list(const struct hostfs *fs, const char *path, char **
     if (!d)
         return 0;
     struct dirent *e;
-    while ((e = readdir(d)))
-        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
-            pci_nvkmod_add(out, &n, str_dup(e->d_name));
+    while ((e = readdir(d))) {
+        if (strcmp(e->d_name, ".") == 0 || strcmp(e->d_name, "..") == 0)
+            continue;
+        char **nl = n < PCI_NVKMOD_MAX_DIR ? realloc(*out, (n + 1) * sizeof(*nl)) : NULL;
+        char *name = nl ? str_dup(e->d_name) : NULL;
+        if (nl)
+            *out = nl;
+        if (name)
+            nl[n++] = name;
+        else
+            (*over)++;
+    }
     closedir(d);
     for (size_t i = 1; i < n; i++)
         for (size_t j = i; j > 0 && strcmp((*out)[j - 1], (*out)[j]) > 0; j--) {
@@ -190,19 +226,19 @@ static void pci_nvkmod_dkms(struct pci_state *st)
     struct pci_nvkmod *k = &st->nvkmod;
     const struct hostfs *fs = st->ctx->fs;
     char **mods = NULL;
-    size_t nm = pci_nvkmod_list(fs, "/var/lib/dkms", &mods);
+    size_t nm = pci_nvkmod_list(fs, "/var/lib/dkms", &mods, &k->not_read);
     for (size_t i = 0; i < nm; i++) {
         if (strncmp(mods[i], "nvidia", 6) != 0 || !pci_nvkmod_is_core_name(mods[i], strlen(mods[i])))
             continue;
         char *mdir = str_printf("/var/lib/dkms/%s", mods[i]);
         char **vers = NULL;
-        size_t nv = mdir ? pci_nvkmod_list(fs, mdir, &vers) : 0;
+        size_t nv = mdir ? pci_nvkmod_list(fs, mdir, &vers, &k->not_read) : 0;
         for (size_t v = 0; v < nv; v++) {
             if (str_starts_with(vers[v], "kernel-") || strcmp(vers[v], "original_module") == 0)
                 continue;
             char *vdir = str_printf("%s/%s", mdir, vers[v]);
             char **kernels = NULL;
-            size_t nk = vdir ? pci_nvkmod_list(fs, vdir, &kernels) : 0;
+            size_t nk = vdir ? pci_nvkmod_list(fs, vdir, &kernels, &k->not_read) : 0;
             struct pci_nvkmod_dkms *nd = k->n_dkms < PCI_NVKMOD_MAX_LIST
                                              ? realloc(k->dkms, (k->n_dkms + 1) * sizeof(*nd)) : NULL;
             if (nd) {
@@ -272,21 +308,30 @@ void pci_nvkmod_collect(struct pci_state *st)
     pci_nvkmod_dkms(st);
     for (size_t i = 0; pci_modprobe_dirs[i]; i++) {
         char **names = NULL;
-        size_t n = pci_nvkmod_list(fs, pci_modprobe_dirs[i], &names);
+        size_t n = pci_nvkmod_list(fs, pci_modprobe_dirs[i], &names, &k->not_read);
         for (size_t j = 0; j < n; j++) {
             if (!str_ends_with(names[j], ".conf"))
                 continue;
             char *p = str_printf("%s/%s", pci_modprobe_dirs[i], names[j]);
-            if (p && hostfs_read_file(fs, p, 0, &text, NULL) == 0)
+            if (p && hostfs_read_file(fs, p, 0, &text, NULL) == 0) {
                 pci_nvkmod_scan_modprobe(p, text, &k->blocked_by, &k->n_blocked_by);
+                pci_nvkmod_scan_nouveau(p, text, &k->nouveau_blocked, &k->n_nouveau_blocked);
+            }
             free(text);
             text = NULL;
             free(p);
         }
         pci_nvkmod_free_list(names, n);
     }
-    if (hostfs_read_file(fs, "/proc/cmdline", 0, &text, NULL) == 0)
+    if (k->not_read > 0)
+        report_section_add_note(st->sec, "%zu entr%s of modprobe.d and DKMS's directories past the first %u of each "
+                                         "%s not read: a blacklist there is not seen",
+                                k->not_read, k->not_read == 1 ? "y" : "ies", PCI_NVKMOD_MAX_DIR,
+                                k->not_read == 1 ? "was" : "were");
+    if (hostfs_read_file(fs, "/proc/cmdline", 0, &text, NULL) == 0) {
         pci_nvkmod_scan_cmdline(text, &k->blocked_by, &k->n_blocked_by);
+        pci_nvkmod_scan_cmdline_for(text, pci_nvkmod_is_nouveau, true, &k->nouveau_cmdline, &k->n_nouveau_cmdline);
+    }
     free(text);
 }
 
@@ -295,6 +340,8 @@ void pci_nvkmod_free(struct pci_nvkmod *k)
     free(k->kernel);
     pci_nvkmod_free_list(k->files, k->n_files);
     pci_nvkmod_free_list(k->blocked_by, k->n_blocked_by);
+    pci_nvkmod_free_list(k->nouveau_blocked, k->n_nouveau_blocked);
+    pci_nvkmod_free_list(k->nouveau_cmdline, k->n_nouveau_cmdline);
     for (size_t i = 0; i < k->n_dkms; i++) {
         free(k->dkms[i].module);
         free(k->dkms[i].version);
@@ -320,5 +367,9 @@ json_object *pci_nvkmod_json(const struct pci_nvkmod *k)
     }
     json_object_object_add(o, "dkms", dkms);
     json_object_object_add(o, "blocked_by", jsonstr_array_sanitized(k->blocked_by, k->n_blocked_by));
+    json_object *nb = jsonstr_array_sanitized(k->nouveau_blocked, k->n_nouveau_blocked);
+    for (size_t i = 0; nb && i < k->n_nouveau_cmdline; i++)
+        json_object_array_add(nb, jsonstr_sanitized(k->nouveau_cmdline[i]));
+    json_object_object_add(o, "nouveau_blocked_by", nb);
     return o;
 }

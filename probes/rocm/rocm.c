@@ -141,7 +141,11 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object *pci_devs = rocm_pci_devices(ctx);
     json_object *d = sec->data;
     json_object_object_add(d, "kernel", rocm_kernel_read(ctx));
-    json_object *nodes = rocm_nodes_read(ctx, pci_devs);
+    size_t not_read = 0;
+    json_object *nodes = rocm_nodes_read(ctx, pci_devs, &not_read);
+    if (not_read > 0)
+        report_section_add_note(sec, "%zu more KFD topology node%s past the first %d %s not read", not_read,
+                                not_read == 1 ? "" : "s", ROCM_MAX_NODES, not_read == 1 ? "was" : "were");
     json_object_object_add(d, "nodes", nodes);
     /* A snapshot replayed without --live: what was this machine's (its nodes opened, its environment, its
      * runtime) comes from the captured section; the files are the snapshot's tree, read again. */

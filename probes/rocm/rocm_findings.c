@@ -25,6 +25,11 @@ const struct check rocm_checks[] = {
     {"rocm.gpu-not-in-kfd", REPORT_SEV_WARNING, "An AMD GPU bound to amdgpu is missing from the KFD topology",
      "KFD leaves out GPUs it cannot run compute on (too old a chip, or a kernel too old for a new one): "
      "dmesg | grep kfd says which.", CHECK_LAYER_KERNEL},
+    /* kfd_device.c, kgd2kfd_probe: "<chip> not supported in kfd" for GCN 1, most of GCN 2, Topaz, Stoney */
+    {"rocm.kfd-unsupported-chip", REPORT_SEV_WARNING,
+     "An AMD GPU's chip is one the kernel's KFD refuses (\"not supported in kfd\"): no ROCm release can use it",
+     "HIP cannot run on it, whatever ROCm is installed; compute through OpenCL (Mesa's rusticl) or Vulkan instead.",
+     CHECK_LAYER_KERNEL | CHECK_F_PATH_RELIEF_VENDOR | CHECK_F_RELIEF_INFO},
     {"rocm.node-open-failed", REPORT_SEV_ERROR, "/dev/kfd or a render node cannot be opened read-write, as the ROCm runtime opens it",
      "EACCES: add the user to the node's group (usually render and video) and log in again; ENOENT in a container: "
      "run it with --device /dev/kfd --device /dev/dri; EPERM: a cgroup device rule denies it.",
@@ -47,6 +52,11 @@ const struct check rocm_checks[] = {
      "An integrated AMD GPU ROCm cannot use sits beside a discrete one it can: programs must pick the discrete one",
      "Hide the integrated GPU from ROCm (HIP_VISIBLE_DEVICES or ROCR_VISIBLE_DEVICES listing the discrete GPUs' "
      "indices), or disable it in the firmware setup, so that no framework picks it.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
+    {"rocm.igpu-first", REPORT_SEV_WARNING,
+     "An integrated AMD GPU ROCm cannot use is HIP device 0, ahead of the discrete one ROCm can use",
+     "Programs that take the first GPU (most frameworks) get the integrated one: list the discrete GPU's index in "
+     "HIP_VISIBLE_DEVICES (or ROCR_VISIBLE_DEVICES), or disable the integrated GPU in the firmware setup.",
+     CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
     {"rocm.gfx-deprecated", REPORT_SEV_INFO, "An AMD GPU's gfx target is deprecated in ROCm: a coming release drops it",
      "Pin the ROCm release that supports it.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
     {"rocm.gfx-override", REPORT_SEV_INFO, "HSA_OVERRIDE_GFX_VERSION is set: ROCm reports another gfx target than the GPU's",
@@ -103,6 +113,26 @@ static void rocm_facts_of(json_object *data, json_object *pci_devs, struct rocm_
     f->kfd = jsonget_tri(jsonget(data, "kernel"), "kfd_topology") == GC_TRI_YES;
 }
 
+/* rocm.kfd-unsupported-chip for the amdgpu GPU D at ADDR, a chip KFD refuses. */
+static void rocm_finding_kfd_chip(struct probe_ctx *ctx, json_object *d, const char *addr, const struct rocm_kfd_chip *c)
+{
+    const char *name = jsonget_str(d, "device_name");
+    struct report_finding *x = report_add_finding(
+        ctx->report, "rocm.kfd-unsupported-chip", addr,
+        "%s %s is a %s chip, %s (%s): the kernel's KFD %s (it logs \"%s not supported in kfd\"), so no ROCm "
+        "release can use it",
+        addr, name ? name : "", c->chip, c->gen, c->examples,
+        c->experimental ? "takes it only with amdgpu.exp_hw_support=1, and left it out" : "refuses it", c->chip);
+    if (!x)
+        return;
+    report_finding_add_evidence(x, "/sys/class/kfd/kfd/topology/nodes", "no node for %s", addr);
+    report_finding_add_evidence(x, addr, "PCI device 1002:%s", jsonget_str(d, "device_id"));
+    if (c->experimental)
+        report_finding_set_hint(x, "KFD's support for %s is experimental (boot with amdgpu.exp_hw_support=1) and no ROCm "
+                                   "release supports it; compute through OpenCL (Mesa's rusticl) or Vulkan instead.",
+                                c->chip);
+}
+
 /* Kernel: amdgpu live, KFD there, each amdgpu GPU in it. */
 static void rocm_findings_kernel(struct probe_ctx *ctx, json_object *data, json_object *pci_devs, const struct rocm_facts *f)
 {
@@ -129,7 +159,11 @@ static void rocm_findings_kernel(struct probe_ctx *ctx, json_object *data, json_
             const char *a = jsonget_str(json_object_array_get_idx(nodes, j), "pci_address");
             found = a && strcmp(a, addr) == 0;
         }
-        if (!found)
+        const char *did = jsonget_str(d, "device_id");
+        const struct rocm_kfd_chip *chip = did ? rocm_kfd_chip_find((unsigned)strtoul(did, NULL, 16)) : NULL;
+        if (!found && chip)
+            rocm_finding_kfd_chip(ctx, d, addr, chip);
+        else if (!found)
             report_add_finding(ctx->report, "rocm.gpu-not-in-kfd", addr, "%s %s is bound to amdgpu but has no KFD node", addr,
                                jsonget_str(d, "device_name") ? jsonget_str(d, "device_name") : "");
     }
@@ -180,6 +214,65 @@ static int rocm_visible_count(const char *v, int n)
     return count;
 }
 
+/* The discrete GPU ROCm can use, for an integrated one beside it: the first supported (or, with rocBLAS installed,
+ * one it has kernels for), else the first that runs with HSA_OVERRIDE_GFX_VERSION. */
+struct rocm_dgpu {
+    int index;            /* its HIP index (GPU nodes in KFD's order), -1 when none */
+    const char *override; /* the override it needs, NULL when supported */
+};
+
+static void rocm_usable_dgpu(json_object *nodes, json_object *rb, struct rocm_dgpu *dg)
+{
+    dg->index = -1;
+    dg->override = NULL;
+    for (size_t i = 0, k = 0; nodes && i < json_object_array_length(nodes); i++) {
+        json_object *n = json_object_array_get_idx(nodes, i);
+        const char *sup = jsonget_str(n, "support"), *gfx = jsonget_str(n, "gfx");
+        if (jsonget_tri(n, "gpu") != GC_TRI_YES)
+            continue;
+        bool usable = rb ? rocm_rocblas_has(rb, gfx) : sup && strcmp(sup, "supported") == 0;
+        const struct rocm_gfx *row = usable ? NULL : rocm_gfx_find(gfx);
+        char ob[16];
+        const char *og = row && row->override ? rocm_override_gfx(row->override, ob, sizeof(ob)) : NULL;
+        bool by_override = og && (!rb || rocm_rocblas_has(rb, og));
+        if (jsonget_tri(n, "integrated") == GC_TRI_NO && usable && (dg->index < 0 || dg->override)) {
+            dg->index = (int)k;
+            dg->override = NULL;
+        } else if (jsonget_tri(n, "integrated") == GC_TRI_NO && by_override && dg->index < 0) {
+            dg->index = (int)k;
+            dg->override = row->override;
+        }
+        k++;
+    }
+}
+
+/* rocm.igpu-first (it is HIP device 0) or rocm.igpu-unsupported for the integrated GPU SUBJ (GFX, ROW) beside the
+ * discrete GPU DG. */
+static void rocm_finding_igpu(struct probe_ctx *ctx, const char *subj, const char *gfx, const struct rocm_gfx *row,
+                              bool device0, const struct rocm_dgpu *dg)
+{
+    char with[112] = "";
+    if (dg->override)
+        snprintf(with, sizeof(with), " with HSA_OVERRIDE_GFX_VERSION=%s, which applies to every GPU, this one too",
+                 dg->override);
+    if (!device0) {
+        report_add_finding(ctx->report, "rocm.igpu-unsupported", subj,
+                           "integrated GPU %s %s (%s) has no ROCm support; a discrete one here %s%s: ROCm programs must "
+                           "use that one",
+                           subj, gfx, row ? row->examples : "?", dg->override ? "runs" : "has", with);
+        return;
+    }
+    struct report_finding *x = report_add_finding(
+        ctx->report, "rocm.igpu-first", subj,
+        "integrated GPU %s %s (%s), which ROCm cannot use, is HIP device 0; the discrete GPU ROCm %s is device %d%s",
+        subj, gfx, row ? row->examples : "?", dg->override ? "runs" : "supports", dg->index, with);
+    if (x)
+        report_finding_set_hint(x, "Programs that take the first GPU (most frameworks) get the integrated one: set "
+                                   "HIP_VISIBLE_DEVICES=%d (the discrete GPU), or disable the integrated GPU in the "
+                                   "firmware setup.",
+                                dg->index);
+}
+
 /* Targets: support, override; visibility. */
 static void rocm_findings_targets(struct probe_ctx *ctx, json_object *data, const struct rocm_facts *f)
 {
@@ -188,20 +281,18 @@ static void rocm_findings_targets(struct probe_ctx *ctx, json_object *data, cons
     json_object *rbt = jsonget(rb, "targets");
     if (!rbt || !json_object_is_type(rbt, json_type_array) || json_object_array_length(rbt) == 0)
         rb = NULL; /* no Tensile files found where we look: say nothing of what rocBLAS carries */
-    /* A discrete GPU ROCm can use: on its list, or (with rocBLAS installed) one rocBLAS has kernels for. */
-    bool supported_dgpu = false;
-    for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
-        json_object *n = json_object_array_get_idx(nodes, i);
-        const char *sup = jsonget_str(n, "support"), *gfx = jsonget_str(n, "gfx");
-        bool usable = rb ? rocm_rocblas_has(rb, gfx) : sup && strcmp(sup, "supported") == 0;
-        supported_dgpu |= usable && jsonget_tri(n, "integrated") == GC_TRI_NO;
-    }
+    /* A discrete GPU ROCm can use: on its list, or (with rocBLAS installed) one rocBLAS has kernels for */
+    struct rocm_dgpu dg;
+    rocm_usable_dgpu(nodes, rb, &dg);
     bool visibility_set = jsonget_str(env, "HIP_VISIBLE_DEVICES") || jsonget_str(env, "ROCR_VISIBLE_DEVICES");
+    bool first_gpu = true;
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
         json_object *n = json_object_array_get_idx(nodes, i);
         const char *sup = jsonget_str(n, "support"), *gfx = jsonget_str(n, "gfx"), *addr = jsonget_str(n, "pci_address");
         const char *subj = addr ? addr : gfx;
         const struct rocm_gfx *row = rocm_gfx_find(gfx);
+        bool device0 = first_gpu && jsonget_tri(n, "gpu") == GC_TRI_YES; /* HIP's first, in KFD's order */
+        first_gpu &= jsonget_tri(n, "gpu") != GC_TRI_YES;
         if (!sup || !gfx)
             continue;
         if (ovr)
@@ -212,12 +303,12 @@ static void rocm_findings_targets(struct probe_ctx *ctx, json_object *data, cons
         char obuf[16];
         const char *used = ovr ? rocm_override_gfx(ovr, obuf, sizeof(obuf)) : gfx;
         bool unusable = rb ? used && !rocm_rocblas_has(rb, used) : !ovr && strcmp(sup, "unsupported") == 0;
-        if (unusable && jsonget_tri(n, "integrated") == GC_TRI_YES && supported_dgpu) {
-            /* The usual desktop: a Ryzen's graphics beside a Radeon card. Not a fault; hidden already, nothing. */
+        bool own_unusable = rb ? !rocm_rocblas_has(rb, gfx) : strcmp(sup, "unsupported") == 0;
+        if (jsonget_tri(n, "integrated") == GC_TRI_YES && dg.index >= 0 && (unusable || own_unusable)) {
+            /* The usual desktop: a Ryzen's graphics beside a Radeon card ROCm supports or runs with the override.
+             * Not a fault unless the integrated GPU comes first; hidden already, nothing. */
             if (!visibility_set)
-                report_add_finding(ctx->report, "rocm.igpu-unsupported", subj,
-                                   "integrated GPU %s %s (%s) has no ROCm support; a discrete one here has: ROCm programs must use that one",
-                                   subj, gfx, row ? row->examples : "?");
+                rocm_finding_igpu(ctx, subj, gfx, row, device0, &dg);
         } else if (rb && used && !rocm_rocblas_has(rb, used)) {
             struct report_finding *x = report_add_finding(ctx->report, "rocm.rocblas-no-code", subj,
                                                           "rocBLAS (%s) has no kernels for %s%s%s%s", jsonget_str(rb, "library"), used,

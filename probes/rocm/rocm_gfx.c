@@ -19,6 +19,12 @@ static const struct rocm_gfx rocm_gfx_table[] = {
     {"gfx906", "Instinct MI50, MI60, Radeon VII, Radeon Pro VII", false, ROCM_DEPRECATED, NULL},
     {"gfx900", "Instinct MI25, Radeon RX Vega 56/64", false, ROCM_UNSUPPORTED, NULL},
     {"gfx803", "Radeon RX 470/480/570/580, R9 Fury", false, ROCM_UNSUPPORTED, NULL},
+    /* GCN 2 and 3 chips KFD takes (kfd_device.c, kgd2kfd_probe: Kaveri, Hawaii with amdgpu.exp_hw_support=1,
+     * Carrizo, Tonga) but no ROCm release supports */
+    {"gfx700", "Kaveri APU graphics (A10-7850K)", true, ROCM_UNSUPPORTED, NULL},
+    {"gfx701", "Radeon R9 290/390 (X), FirePro W9100 (Hawaii)", false, ROCM_UNSUPPORTED, NULL},
+    {"gfx801", "Carrizo APU graphics (A10-8700P)", true, ROCM_UNSUPPORTED, NULL},
+    {"gfx802", "Radeon R9 285/380 (X) (Tonga)", false, ROCM_UNSUPPORTED, NULL},
     {"gfx902", "Ryzen 2000/3000 APU graphics (Raven)", true, ROCM_UNSUPPORTED, NULL},
     {"gfx90c", "Ryzen 4000/5000 APU graphics (Renoir, Cezanne)", true, ROCM_UNSUPPORTED, "9.0.0"},
     {"gfx1010", "Radeon RX 5700 (XT)", false, ROCM_UNSUPPORTED, NULL},
@@ -38,6 +44,32 @@ static const struct rocm_gfx rocm_gfx_table[] = {
     {"gfx1200", "Radeon RX 9060 (XT)", false, ROCM_SUPPORTED, NULL},
     {"gfx1201", "Radeon RX 9070 (XT/GRE), Radeon AI PRO R9700", false, ROCM_SUPPORTED, NULL},
 };
+
+/* Chips amdgpu drives but KFD refuses (kfd_device.c, kgd2kfd_probe: no case for them, so the kernel logs
+ * "<CHIP> not supported in kfd" and gives them no topology node): GCN 1 (Southern Islands), GCN 2 but Kaveri
+ * and Hawaii, and GCN 3's Topaz and Stoney. Hawaii only with amdgpu.exp_hw_support=1 ("KFD support on Hawaii is
+ * experimental"). PCI device IDs as amdgpu's pciidlist (amdgpu_drv.c) gives them, as ranges. */
+static const struct rocm_kfd_chip rocm_kfd_chips[] = {
+    {0x6600, 0x6631, "Oland", "GCN 1 (Southern Islands)", "Radeon HD 8570, R7 240/250", false},
+    {0x6660, 0x666f, "Hainan", "GCN 1 (Southern Islands)", "Radeon HD 8500M, R5 M330", false},
+    {0x6780, 0x679f, "Tahiti", "GCN 1 (Southern Islands)", "Radeon HD 7950/7970, R9 280 (X)", false},
+    {0x6800, 0x6819, "Pitcairn", "GCN 1 (Southern Islands)", "Radeon HD 7850/7870, R9 270 (X)/370", false},
+    {0x6820, 0x683f, "Cape Verde", "GCN 1 (Southern Islands)", "Radeon HD 7750/7770, R7 250X", false},
+    {0x6640, 0x665f, "Bonaire", "GCN 2 (Sea Islands)", "Radeon HD 7790, R7 260 (X)", false},
+    {0x67a0, 0x67bf, "Hawaii", "GCN 2 (Sea Islands)", "Radeon R9 290/390 (X), FirePro W9100", true},
+    {0x9830, 0x983f, "Kabini", "GCN 2 (Sea Islands)", "Athlon/Sempron APU graphics", false},
+    {0x9850, 0x985f, "Mullins", "GCN 2 (Sea Islands)", "A4/A6 Micro APU graphics", false},
+    {0x6900, 0x6907, "Topaz", "GCN 3 (Volcanic Islands)", "Radeon R7 M260/M265", false},
+    {0x98e4, 0x98e4, "Stoney", "GCN 3 (Volcanic Islands)", "A4/A9 APU graphics", false},
+};
+
+const struct rocm_kfd_chip *rocm_kfd_chip_find(unsigned device_id)
+{
+    for (size_t i = 0; i < sizeof(rocm_kfd_chips) / sizeof(rocm_kfd_chips[0]); i++)
+        if (device_id >= rocm_kfd_chips[i].first && device_id <= rocm_kfd_chips[i].last)
+            return &rocm_kfd_chips[i];
+    return NULL;
+}
 
 const struct rocm_gfx *rocm_gfx_find(const char *gfx)
 {

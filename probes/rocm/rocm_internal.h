@@ -34,10 +34,14 @@ const char *rocm_gfx_name(int64_t gfx_target_version, char *buf, size_t len);
  * of range. */
 const char *rocm_kfd_pci_address(const struct rocm_kfd_props *p, char *buf, size_t len);
 
+/* The most KFD nodes read (a CPU node per socket and a GPU node per GPU or per XCP partition: 8 MI300X in CPX
+ * mode make 64); those past it are counted and noted. */
+#define ROCM_MAX_NODES 256
 /* Read the kernel side through CTX's hostfs into a new "kernel" object (module, DKMS, KFD) and a new "nodes"
- * array (each KFD node tied to the pci section's device and its VRAM). */
+ * array (each KFD node tied to the pci section's device and its VRAM; *NOT_READ counts the nodes past the first
+ * ROCM_MAX_NODES listed, not read). */
 json_object *rocm_kernel_read(struct probe_ctx *ctx);
-json_object *rocm_nodes_read(struct probe_ctx *ctx, json_object *pci_devs);
+json_object *rocm_nodes_read(struct probe_ctx *ctx, json_object *pci_devs, size_t *not_read);
 /* Open /dev/kfd and the render node of each KFD GPU node in NODES O_RDWR as the runtime does (live host files only): a new array of
  * {path, open, errno, group, user_in_group}, or NULL when the files are not this machine's. */
 json_object *rocm_nodes_open(struct probe_ctx *ctx, json_object *nodes);
@@ -57,6 +61,16 @@ struct rocm_gfx {
     enum rocm_support support;
     const char *override;  /* the HSA_OVERRIDE_GFX_VERSION users set for it, NULL when none works */
 };
+/* An AMD chip KFD refuses (no KFD node at all, whatever ROCm is installed): its PCI device IDs, names. */
+struct rocm_kfd_chip {
+    unsigned first, last;  /* PCI device IDs */
+    const char *chip;      /* "Tahiti" */
+    const char *gen;       /* "GCN 1 (Southern Islands)" */
+    const char *examples;
+    bool experimental;     /* KFD takes it with amdgpu.exp_hw_support=1 */
+};
+/* The row of the chip with PCI device ID DEVICE_ID (vendor 0x1002), or NULL when KFD takes it (or it is unknown). */
+const struct rocm_kfd_chip *rocm_kfd_chip_find(unsigned device_id);
 /* The row of GFX ("gfx1100"), or NULL. */
 const struct rocm_gfx *rocm_gfx_find(const char *gfx);
 const char *rocm_support_name(enum rocm_support s);

@@ -12,10 +12,6 @@
 #include "rocm_internal.h"
 #include "strutil.h"
 
-/* The most KFD nodes read (a CPU node per socket and a GPU node per GPU or per XCP partition: 8 MI300X
- * in CPX mode make 64). */
-#define ROCM_MAX_NODES 256
-
 /* ---- the properties file ------------------------------------------------------------------------ */
 
 static const struct {
@@ -210,18 +206,23 @@ static json_object *rocm_node_json(struct probe_ctx *ctx, uint64_t id, json_obje
     return o;
 }
 
-json_object *rocm_nodes_read(struct probe_ctx *ctx, json_object *pci_devs)
+json_object *rocm_nodes_read(struct probe_ctx *ctx, json_object *pci_devs, size_t *not_read)
 {
     json_object *arr = json_object_new_array();
+    *not_read = 0;
     DIR *d = hostfs_opendir(ctx->fs, "/sys/class/kfd/kfd/topology/nodes");
     if (!d)
         return arr;
     uint64_t ids[ROCM_MAX_NODES];
     size_t n = 0;
-    for (struct dirent *e; (e = readdir(d)) != NULL && n < ROCM_MAX_NODES;) {
+    for (struct dirent *e; (e = readdir(d)) != NULL;) {
         uint64_t v;
-        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && str_to_u64(e->d_name, 10, &v) == 0 && v < 100000)
-            ids[n++] = v;
+        if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && str_to_u64(e->d_name, 10, &v) == 0 && v < 100000) {
+            if (n < ROCM_MAX_NODES)
+                ids[n++] = v;
+            else
+                (*not_read)++;
+        }
     }
     closedir(d);
     qsort(ids, n, sizeof(ids[0]), rocm_cmp_u64);

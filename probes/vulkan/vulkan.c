@@ -247,7 +247,11 @@ static int vulkan_run(struct probe_ctx *ctx, struct report_section *sec)
         return PROBE_INTERNAL_ERROR;
     }
     res->loader = vulkan_find_loader(ctx);
-    size_t n = vulkan_manifests_find(ctx, vulkan_getenv, d);
+    size_t not_listed = 0;
+    size_t n = vulkan_manifests_find(ctx, vulkan_getenv, d, &not_listed);
+    if (not_listed > 0) /* the loader would read them too: say they were not looked at */
+        report_section_add_note(sec, "%zu more Vulkan driver manifest%s past the first %d %s not looked at", not_listed,
+                                not_listed == 1 ? "" : "s", VULKAN_MAX_MANIFESTS, not_listed == 1 ? "was" : "were");
     vulkan_manifests_check(ctx, d, n);
     for (size_t i = 0; !res->loader && i < n; i++)
         if (d[i].status < 0) {

@@ -56,8 +56,9 @@ struct vulkan_driver {
 
 /* The manifest search (vulkan_manifest.c): every driver manifest the loader reads, in its order, for the
  * environment ENV (a getenv; NULL: none, as for a tree without --live). Appends to *OUT (at most
- * VULKAN_MAX_MANIFESTS); returns how many. Reads through CTX->fs. */
-size_t vulkan_manifests_find(struct probe_ctx *ctx, const char *(*env)(const char *), struct vulkan_driver *out);
+ * VULKAN_MAX_MANIFESTS; *NOT_LISTED counts those past it, not looked at); returns how many. Reads through CTX->fs. */
+size_t vulkan_manifests_find(struct probe_ctx *ctx, const char *(*env)(const char *), struct vulkan_driver *out,
+                             size_t *not_listed);
 /* Read and check each found manifest (unreadable, malformed, library missing or foreign), setting status
  * and detail where it cannot be loaded, and adding its finding. */
 void vulkan_manifests_check(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n);

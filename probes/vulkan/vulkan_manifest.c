@@ -72,6 +72,7 @@ struct vulkan_find {
     struct probe_ctx *ctx;
     struct vulkan_driver *out;
     size_t n;
+    size_t dropped; /* manifests past VULKAN_MAX_MANIFESTS, not looked at */
 };
 
 static int vulkan_cmp_names(const void *a, const void *b)
@@ -84,8 +85,10 @@ static void vulkan_find_add(struct vulkan_find *f, const char *path, const char 
     for (size_t i = 0; i < f->n; i++)
         if (strcmp(f->out[i].path, path) == 0)
             return; /* the loader reads a file once */
-    if (f->n >= VULKAN_MAX_MANIFESTS)
+    if (f->n >= VULKAN_MAX_MANIFESTS) {
+        f->dropped++;
         return;
+    }
     struct vulkan_driver *d = &f->out[f->n];
     memset(d, 0, sizeof(*d));
     d->path = str_dup(path);
@@ -106,8 +109,10 @@ static void vulkan_find_dir(struct vulkan_find *f, const char *dir, const char *
     char *names[VULKAN_MAX_MANIFESTS];
     size_t n = 0;
     struct dirent *de;
-    while ((de = readdir(d)) && n < VULKAN_MAX_MANIFESTS)
-        if (str_ends_with(de->d_name, ".json") && (names[n] = str_dup(de->d_name)))
+    while ((de = readdir(d)))
+        if (str_ends_with(de->d_name, ".json") && n >= VULKAN_MAX_MANIFESTS)
+            f->dropped++;
+        else if (str_ends_with(de->d_name, ".json") && (names[n] = str_dup(de->d_name)))
             n++;
     closedir(d);
     qsort(names, n, sizeof(names[0]), vulkan_cmp_names);
@@ -161,9 +166,10 @@ static const char *vulkan_env_or(const char *(*env)(const char *), const char *n
  * VK_DRIVER_FILES (or the older VK_ICD_FILENAMES) replaces the search; else VK_ADD_DRIVER_FILES first,
  * then $XDG_CONFIG_HOME (~/.config), $XDG_CONFIG_DIRS (/etc/xdg), /etc, $XDG_DATA_HOME (~/.local/share),
  * $XDG_DATA_DIRS (/usr/local/share:/usr/share), each with /vulkan/icd.d. */
-size_t vulkan_manifests_find(struct probe_ctx *ctx, const char *(*env)(const char *), struct vulkan_driver *out)
+size_t vulkan_manifests_find(struct probe_ctx *ctx, const char *(*env)(const char *), struct vulkan_driver *out,
+                             size_t *not_listed)
 {
-    struct vulkan_find f = {ctx, out, 0};
+    struct vulkan_find f = {ctx, out, 0, 0};
     const char *files = vulkan_env_or(env, "VK_DRIVER_FILES");
     const char *var = "VK_DRIVER_FILES";
     if (!files) {
@@ -172,6 +178,7 @@ size_t vulkan_manifests_find(struct probe_ctx *ctx, const char *(*env)(const cha
     }
     if (files) {
         vulkan_find_list(&f, files, var);
+        *not_listed = f.dropped;
         return f.n;
     }
     const char *add = vulkan_env_or(env, "VK_ADD_DRIVER_FILES");
@@ -193,6 +200,7 @@ size_t vulkan_manifests_find(struct probe_ctx *ctx, const char *(*env)(const cha
     free(p);
     const char *data_dirs = vulkan_env_or(env, "XDG_DATA_DIRS");
     vulkan_find_dirs(&f, data_dirs ? data_dirs : "/usr/local/share:/usr/share");
+    *not_listed = f.dropped;
     return f.n;
 }
 

@@ -453,6 +453,48 @@ class FrameworksTest(CudaBase):
         for gone in ("/gone/env", "/data/envs/not-an-env", "/data/pkgs"):
             self.assertNotIn(gone, envs)
 
+    def test_conda_environments_past_the_cap_are_counted_and_said(self):
+        """Issue 36: a shared server's environments.txt lists 50 environments; those not examined are counted in
+        environments_not_examined and said in a note, never dropped silently."""
+        t = self.tree()
+        os.makedirs(os.path.join(t.root, "home/u/.conda"))
+        prefixes = ["/srv/conda/envs/e%02d" % i for i in range(50)]
+        for p in prefixes:
+            os.makedirs(os.path.join(t.root, p.strip("/"), "lib/python3.11/site-packages"))
+            os.makedirs(os.path.join(t.root, p.strip("/"), "conda-meta"))
+        with open(os.path.join(t.root, "home/u/.conda/environments.txt"), "w") as fh:
+            fh.write("".join(p + "\n" for p in prefixes))
+        r = self.run_fw(t, env={"HOME": "/home/u", "VIRTUAL_ENV": None, "CONDA_EXE": None})
+        fw = r.json["frameworks"]
+        self.assertEqual(len(fw["environments"]), 32)  # FW_MAX_ENVS
+        listed = sum(1 for e in fw["environments"] if e["prefix"].startswith("/srv/conda/envs/"))
+        # every listed one not examined is counted (the system Python's, found after the list, may be too)
+        self.assertGreaterEqual(fw["environments_not_examined"], 50 - listed)
+        self.assertLessEqual(fw["environments_not_examined"], 50 - listed + 4)
+        notes = [n for n in fw.get("notes", []) if "not examined" in n]
+        self.assertEqual(len(notes), 1, fw.get("notes"))
+        self.assertIn("%d more Python environments" % fw["environments_not_examined"], notes[0])
+        # 10 environments: all examined, the count says 0 and no note
+        with open(os.path.join(t.root, "home/u/.conda/environments.txt"), "w") as fh:
+            fh.write("".join(p + "\n" for p in prefixes[:10]))
+        r = self.run_fw(t, env={"HOME": "/home/u", "VIRTUAL_ENV": None, "CONDA_EXE": None})
+        self.assertEqual(r.json["frameworks"]["environments_not_examined"], 0)
+        self.assertEqual(len([e for e in r.json["frameworks"]["environments"]
+                              if e["prefix"].startswith("/srv/conda/envs/")]), 10)
+        self.assertFalse([n for n in r.json["frameworks"].get("notes", []) if "not examined" in n])
+
+    def test_distributions_past_the_cap_are_said(self):
+        """Issue 36: a site with more dist-info folders than are looked at (1024) says how many were not."""
+        t = self.tree()
+        self.venv(t, "onnxruntime-1.32.0")
+        for i in range(1030):
+            os.makedirs(os.path.join(t.root, SITE, "zz%04d-1.0.dist-info" % i))
+        r = self.run_fw(t)
+        n = len([d for d in os.listdir(os.path.join(t.root, SITE)) if d.endswith(".dist-info")])
+        notes = [x for x in r.json["frameworks"].get("notes", []) if "installed distribution" in x]
+        self.assertEqual(notes, ["%d installed distributions (dist-info folders past the first 1024 of a site) were "
+                                 "not looked at: a framework among them may be missed" % (n - 1024)])
+
     # ---- CPU builds, other frameworks --------------------------------------------------------------------
 
     def test_cpu_builds_are_info_unless_required(self):

@@ -113,6 +113,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         free(found[i]);
     }
     free(found);
+    found = NULL;
+    nf = 0;
+    pci_nvkmod_scan_nouveau("/etc/modprobe.d/x.conf", text, &found, &nf);
+    if (nf > 32)
+        abort();
+    for (size_t i = 0; i < nf; i++) {
+        if (!strstr(found[i], "nouveau") || strncmp(found[i], "/etc/modprobe.d/x.conf:", 23) != 0)
+            abort();
+        free(found[i]);
+    }
+    free(found);
 
     /* /etc/wsl.conf: a yes/no, never a crash; a text without "enabled" cannot say false */
     bool off = pci_wsl_conf_false(text, "gpu", "enabled");

@@ -99,6 +99,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
     }
 
+    /* sysfs resource lines and the Resizable BAR capability: at most 6 BARs, indexes in range, sizes from the
+     * input's own numbers. */
+    uint64_t size6[6], flags6[6], mask6[6] = {0};
+    if (pci_bar_parse_resource(s, size6, flags6, 6) > 6)
+        abort();
+    if (pci_bar_rebar_config(data, size, mask6, 6) > 6)
+        abort();
+    for (size_t i = 0; i < 6; i++)
+        if (mask6[i] > 0x0fffffffu)
+            abort();
+
     /* Class and IDs as read from config space bytes. */
     if (size >= 6) {
         int cls = data[0] | data[1] << 8, vendor = data[2] | data[3] << 8, device = data[4] | data[5] << 8;

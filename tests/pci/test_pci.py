@@ -338,6 +338,18 @@ class PciTests(gctest.TestCase):
         self.assertEqual(self.ids(r), ["pci.no-driver"])
         self.assertEqual(r.json["pci"]["nvidia"]["kernel_module"]["blocked_by"], [])
 
+    def test_modprobe_d_entries_past_the_cap_are_said(self):
+        """Issue 36: a directory listing is capped (256 entries each); what is past it is said in a note, not dropped
+        silently (a blacklist there would not be seen)."""
+        files = {"%03d-x.conf" % i: "options snd index=%d\n" % i for i in range(300)}
+        t = self.unbound_nvidia(dep=["kernel/drivers/video/nvidia.ko:"], modprobe=files)
+        r = self.pci(t, expect_rc=1)
+        notes = [n for n in r.json["pci"].get("notes", []) if "not read" in n]
+        self.assertEqual(len(notes), 1, r.json["pci"].get("notes"))
+        self.assertIn("44 entries of modprobe.d", notes[0])
+        t = self.unbound_nvidia(dep=["kernel/drivers/video/nvidia.ko:"], modprobe={"a.conf": "blacklist nvidia\n"})
+        self.assertFalse([n for n in self.pci(t, expect_rc=1).json["pci"].get("notes", []) if "not read" in n])
+
     def test_unbound_nvidia_nothing_installed_says_install(self):
         t = self.unbound_nvidia(userspace=None, dep=[])
         r = self.pci(t, expect_rc=1)
@@ -363,6 +375,240 @@ class PciTests(gctest.TestCase):
         self.assertEqual(self.subjects(r, "pci.nouveau-bound"), ["0000:01:00.0"])
         self.assertEqual(self.subjects(r, "drv.nouveau-and-nvidia"), ["nouveau"])
         self.assertIn("blacklist", r.findings("drv.nouveau-and-nvidia")[0]["hint"])
+
+    # ---- why nouveau has the GPU (issue 36): the causes in order -----------------------------------
+
+    SECURE_BOOT = "/sys/firmware/efi/efivars/SecureBoot-8be4df61-93ca-11d2-aa0d-00e098032b8c"
+
+    def nouveau_nvidia(self, **kw):
+        """unbound_nvidia's tree, but nouveau has the GPU (loaded, bound)."""
+        t = self.unbound_nvidia(**kw)
+        shutil.rmtree(t.t.path("/sys/devices/pci0000:00/0000:01:00.0"))
+        os.unlink(t.t.path("/sys/bus/pci/devices/0000:01:00.0"))
+        t.device("0000:01:00.0", 0x10de, 0x2330, 0x030200, driver="nouveau", dangling=False,
+                 drm=("card0", "renderD128"))
+        t.module("nouveau", 1)
+        t.node("/dev/dri/card0")
+        t.node("/dev/dri/renderD128")
+        return t
+
+    def nouveau_bound(self, r):
+        f = r.findings("pci.nouveau-bound")
+        self.assertEqual(len(f), 1, repr(r))
+        return f[0]
+
+    BUILT = ["updates/dkms/nvidia-current.ko.xz:"]
+
+    def test_nouveau_bound_because_no_module_for_the_running_kernel(self):
+        """DKMS built nvidia for the old kernel only: that stays the finding, and nouveau-bound is its consequence."""
+        t = self.nouveau_nvidia(dep=["kernel/sound/core/snd.ko:"], dkms={"535.261.03": ["6.1.0-13-amd64"]},
+                                modprobe={"nvidia-blacklists-nouveau.conf": "blacklist nouveau\n"})
+        t.t.write(self.SECURE_BOOT, b"\x06\x00\x00\x00\x01")  # Secure Boot too: no module, nothing refused
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nvidia-not-built", "pci.nouveau-bound"])
+        self.assertEqual(self.nouveau_bound(r)["caused_by"], {"id": "drv.nvidia-not-built", "subject": "nvidia"})
+        self.assertIn("6.1.0-13-amd64", r.findings("drv.nvidia-not-built")[0]["message"])
+
+    def test_nouveau_bound_with_secure_boot_refusing_the_module(self):
+        """The module exists for this kernel, is not loaded, Secure Boot is on: the hint says so, and no pci
+        finding claims the cause (the cuda probe's cuda.secure-boot-module is the firmware layer's)."""
+        t = self.nouveau_nvidia(dep=self.BUILT, dkms={"535.261.03": [self.KREL]},
+                                modprobe={"nvidia-blacklists-nouveau.conf": "blacklist nouveau\n"})
+        t.t.write(self.SECURE_BOOT, b"\x06\x00\x00\x00\x01")
+        r = self.pci(t, expect_rc=1)
+        nb = self.nouveau_bound(r)
+        self.assertIsNone(nb["caused_by"], repr(r))
+        self.assertIn("Secure Boot", nb["hint"])
+        self.assertIn("nvidia-current.ko.xz", nb["hint"])
+        self.assertNotIn("Install the NVIDIA driver", nb["hint"])
+        # with the cuda probe there (it reads the tree's files only), the doctor makes its firmware-layer finding
+        # the cause, and the verdict's reason
+        r = self.run_json("cuda", "--root", t.root, "--live", expect_rc=1,
+                          env={"LD_LIBRARY_PATH": None, "CUDA_VISIBLE_DEVICES": None, "NVIDIA_VISIBLE_DEVICES": None})
+        self.assertEqual(self.nouveau_bound(r)["caused_by"], {"id": "cuda.secure-boot-module", "subject": "nvidia"})
+        self.assertEqual(r.findings("drv.nouveau-blacklist-ignored"), [])
+        # Secure Boot off: the blacklist that did not take effect is the cause
+        t.t.write(self.SECURE_BOOT, b"\x06\x00\x00\x00\x00")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.nouveau_bound(r)["caused_by"],
+                         {"id": "drv.nouveau-blacklist-ignored", "subject": "nouveau"})
+
+    def test_nouveau_bound_although_blacklisted(self):
+        """A blacklist in /etc/modprobe.d, nouveau loaded all the same (the initramfs was not rebuilt)."""
+        t = self.nouveau_nvidia(dep=self.BUILT, modprobe={"blacklist-nvidia-nouveau.conf":
+                                                          "blacklist nouveau\noptions nouveau modeset=0\n"})
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["drv.nouveau-blacklist-ignored", "pci.nouveau-bound"])
+        bi = r.findings("drv.nouveau-blacklist-ignored")[0]
+        self.assertEqual(bi["severity"], "error")
+        self.assertIn({"source": "/etc/modprobe.d/blacklist-nvidia-nouveau.conf:1", "value": "blacklist nouveau"},
+                      bi["evidence"])
+        self.assertIn("update-initramfs -u", bi["hint"])
+        self.assertIn("dracut", bi["hint"])
+        self.assertEqual(self.nouveau_bound(r)["caused_by"], {"id": "drv.nouveau-blacklist-ignored",
+                                                              "subject": "nouveau"})
+        self.assertEqual(r.json["pci"]["nvidia"]["kernel_module"]["nouveau_blocked_by"],
+                         ["/etc/modprobe.d/blacklist-nvidia-nouveau.conf:1: blacklist nouveau"])
+        # only dracut's rd.driver.blacklist on the command line: the hint says to write it where modprobe reads it
+        t = self.nouveau_nvidia(dep=self.BUILT, cmdline="ro quiet rd.driver.blacklist=nouveau\n")
+        r = self.pci(t, expect_rc=1)
+        bi = r.findings("drv.nouveau-blacklist-ignored")
+        self.assertEqual(len(bi), 1, repr(r))
+        self.assertIn("/etc/modprobe.d/blacklist-nouveau.conf", bi[0]["hint"])
+        self.assertIn("rd.driver.blacklist=", bi[0]["hint"])
+        # with nvidia loaded too, the two-modules warning is the same blacklist's consequence
+        t = self.nouveau_nvidia(dep=self.BUILT, modprobe={"b.conf": "blacklist nouveau\n"})
+        t.module("nvidia")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(r.findings("drv.nouveau-and-nvidia")[0]["caused_by"],
+                         {"id": "drv.nouveau-blacklist-ignored", "subject": "nouveau"})
+
+    def test_nouveau_bound_driver_installed_nothing_blacklisted(self):
+        t = self.nouveau_nvidia(dep=self.BUILT)
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.nouveau-bound"])
+        nb = self.nouveau_bound(r)
+        self.assertIsNone(nb["caused_by"])
+        self.assertIn("535.261.03 is installed", nb["hint"])
+        self.assertIn("blacklist nouveau", nb["hint"])
+        # nothing NVIDIA installed: the catalogue's "install the driver"
+        t = self.nouveau_nvidia(userspace=None, dep=["kernel/sound/core/snd.ko:"])
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.nouveau-bound"])
+        self.assertIn("Install the NVIDIA driver", self.nouveau_bound(r)["hint"])
+
+    # ---- a GPU bound to a driver gpucheckup does not know (issue 36) --------------------------------
+
+    def test_nova_core_bound(self):
+        t = self.tree()
+        t.device("0000:01:00.0", 0x10de, 0x2684, 0x030000, driver="nova_core", dangling=False)
+        t.module("nova_core")
+        r = self.pci(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["pci.nova-core-bound"])
+        f = r.findings("pci.nova-core-bound")[0]
+        self.assertEqual(f["subject"], "0000:01:00.0")
+        self.assertEqual(f["severity"], "error")
+        self.assertIn("CUDA, NVIDIA's OpenCL and Vulkan need the nvidia driver", f["message"])
+        self.assertIn("/sys/bus/pci/drivers/nova_core/unbind", f["hint"])
+        self.assertIn("blacklist nova_core", f["hint"])
+        self.assertEqual(r.json["pci"]["devices"][0]["driver"], "nova_core")
+
+    def test_gpu_bound_to_a_driver_gpucheckup_does_not_know(self):
+        t = self.tree()
+        t.device("0000:03:00.0", 0x1002, 0x744c, 0x030000, driver="amdgpu_custom", dangling=False)
+        t.device("0000:04:00.0", 0x8086, 0x56a0, 0x030000, driver="i915", dangling=False)
+        t.device("0000:05:00.0", 0x10de, 0x2330, 0x030200, driver="nvgrace_gpu_vfio_pci", dangling=False)
+        t.device("0000:06:00.0", 0x1a03, 0x2000, 0x030000, driver="ast", dangling=False)  # a BMC's VGA
+        t.device("0000:07:00.0", 0x1da3, 0x1000, 0x120000, driver="habanalabs", dangling=False)
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.unknown-driver", "pci.vfio-bound"])
+        u = r.findings("pci.unknown-driver")
+        self.assertEqual([f["subject"] for f in u], ["0000:03:00.0"])
+        self.assertEqual(u[0]["severity"], "warning")
+        self.assertIn("amdgpu_custom", u[0]["message"])
+        self.assertIn("ROCm", u[0]["message"])
+        self.assertIn("/sys/bus/pci/drivers/amdgpu_custom/unbind", u[0]["hint"])
+        self.assertEqual(self.subjects(r, "pci.vfio-bound"), ["0000:05:00.0"])
+
+    # ---- small BAR: Resizable BAR off (issue 36) ---------------------------------------------------
+
+    MB = 1024 * 1024
+
+    def bar_gpu(self, t, addr, vendor, device, driver, bars, resize=None, config=None, files=None):
+        """A GPU with BARS {index: (size, prefetchable)} in sysfs resource, resourceN_resize masks {index: mask},
+        a config space, and extra files {relative path: text}."""
+        dev = t.device(addr, vendor, device, 0x030000, driver=driver, dangling=False, config=config)
+        lines = []
+        base = 0x4000000000
+        for i in range(13):
+            size, pref = bars.get(i, (0, False))
+            if size:
+                lines.append("0x%016x 0x%016x 0x%016x\n" % (base, base + size - 1, 0x14220c if pref else 0x40200))
+                base += max(size, 1 << 32)
+            else:
+                lines.append("0x%016x 0x%016x 0x%016x\n" % (0, 0, 0))
+        t.t.write(dev + "/resource", "".join(lines))
+        for i, mask in (resize or {}).items():
+            t.t.write(dev + "/resource%d_resize" % i, "%016x\n" % mask)
+        for rel, text in (files or {}).items():
+            t.t.write(dev + "/" + rel, text)
+        t.module(driver)
+        return dev
+
+    @staticmethod
+    def rebar_config(vendor, device, bar, mask, cur_mb):
+        c = bytearray(config_space(vendor, device, 0x0300, size=4096))
+        struct.pack_into("<I", c, 0x100, 0x0015 | 1 << 16)
+        struct.pack_into("<I", c, 0x104, mask << 4)
+        struct.pack_into("<I", c, 0x108, bar | 1 << 5 | (cur_mb.bit_length() - 1) << 8)
+        return bytes(c)
+
+    def test_small_bar_intel_arc_on_xe(self):
+        """An Arc A770 16 GB whose BAR 2 stayed 256 MiB: xe states the VRAM, so a warning naming the setting."""
+        t = self.tree()
+        self.bar_gpu(t, "0000:03:00.0", 0x8086, 0x56a0, "xe", {0: (16 * self.MB, False), 2: (256 * self.MB, True)},
+                     resize={2: 0x7f00}, files={"tile0/physical_vram_size_bytes": "17179869184\n"})
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.small-bar"])
+        f = r.findings("pci.small-bar")[0]
+        self.assertEqual((f["subject"], f["severity"]), ("0000:03:00.0", "warning"))
+        for word in ("256 MiB", "16 GiB", "BAR 2"):
+            self.assertIn(word, f["message"])
+        self.assertIn("Above 4G Decoding", f["hint"])
+        self.assertIn("Re-Size BAR Support", f["hint"])
+        self.assertIn("Level Zero", f["hint"])
+        self.assertIn({"source": "/sys/bus/pci/devices/0000:03:00.0/resource2_resize", "value": "7f00 (largest: 16 GiB)"},
+                      f["evidence"])
+        # resized: nothing to say
+        t = self.tree()
+        self.bar_gpu(t, "0000:03:00.0", 0x8086, 0x56a0, "xe", {0: (16 * self.MB, False), 2: (16384 * self.MB, True)},
+                     resize={2: 0x7f00}, files={"tile0/physical_vram_size_bytes": "17179869184\n"})
+        self.assertEqual(self.ids(self.pci(t)), [])
+
+    def test_small_bar_vram_unknown_is_information(self):
+        """i915 states no VRAM: the supported size is only an upper bound, so information."""
+        t = self.tree()
+        self.bar_gpu(t, "0000:03:00.0", 0x8086, 0x56a0, "i915", {2: (256 * self.MB, True)}, resize={2: 0x7f00})
+        r = self.pci(t)
+        self.assertEqual(self.ids(r), ["pci.bar-resizable"])
+        self.assertEqual(r.findings("pci.bar-resizable")[0]["severity"], "info")
+        # a 24 GiB card mapped whole through a 32 GiB BAR that could be 64: Resizable BAR is on, nothing to say
+        t = self.tree()
+        self.bar_gpu(t, "0000:03:00.0", 0x10de, 0x2684, "nvidia", {1: (32768 * self.MB, True)}, resize={1: 0xffff00})
+        self.assertEqual([x for x in self.ids(self.pci(t)) if "bar" in x], [])
+
+    def test_small_bar_from_the_config_capability(self):
+        """No readable resourceN_resize (not root): the Resizable BAR capability in config says what is supported;
+        amdgpu states the VRAM."""
+        t = self.tree()
+        cfg = self.rebar_config(0x1002, 0x744c, 0, 0x7f00, 256)
+        self.bar_gpu(t, "0000:0a:00.0", 0x1002, 0x744c, "amdgpu", {0: (256 * self.MB, True), 5: (self.MB, False)},
+                     config=cfg, files={"mem_info_vram_total": "25753026560\n"})
+        t.module("amdgpu")
+        t.node("/dev/kfd")
+        r = self.pci(t)
+        f = r.findings("pci.small-bar")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn({"source": "/sys/bus/pci/devices/0000:0a:00.0/config",
+                       "value": "Resizable BAR capability: up to 16 GiB"}, f[0]["evidence"])
+        self.assertIn("24.0 GiB", f[0]["message"])
+
+    def test_small_bar_never_for_igpus_or_small_vram(self):
+        t = self.tree()
+        # an Intel iGPU on bus 0 with a resizable BAR
+        self.bar_gpu(t, "0000:00:02.0", 0x8086, 0x7d55, "i915", {2: (256 * self.MB, True)}, resize={2: 0x1f00})
+        # an APU-like GPU: 512 MiB of VRAM behind a 256 MiB BAR is not "far smaller"
+        self.bar_gpu(t, "0000:c4:00.0", 0x1002, 0x15bf, "amdgpu", {0: (256 * self.MB, True)}, resize={0: 0x3f00},
+                     files={"mem_info_vram_total": "536870912\n"})
+        # a Root Complex Integrated Endpoint off bus 0
+        cfg = bytearray(self.rebar_config(0x8086, 0x56a0, 2, 0x7f00, 256))
+        struct.pack_into("<H", cfg, 0x06, 0x10)
+        cfg[0x34] = 0x40
+        cfg[0x40:0x44] = bytes([0x10, 0x00, 0x92, 0x00])
+        self.bar_gpu(t, "0000:01:00.0", 0x8086, 0x56a0, "xe", {2: (256 * self.MB, True)}, config=bytes(cfg))
+        t.node("/dev/kfd")
+        r = self.pci(t)
+        self.assertEqual([x for x in self.ids(r) if "bar" in x], [], repr(r))
 
     def test_radeon_bound(self):
         t = self.tree()

@@ -195,6 +195,36 @@ static void test_proc_modules(void **state)
 }
 
 /* The NVIDIA module's files, blacklists and kernel parameters (pci_nvkmod.c), and /etc/wsl.conf (pci_wsl.c). */
+static void test_bar_parsers(void **state)
+{
+    (void)state;
+    uint64_t size[6] = {0}, flags[6] = {0}, mask[6] = {0};
+    /* an Arc A770's resource file as the kernel prints it: BAR 0 16 MiB, BAR 2 256 MiB prefetchable, then unused */
+    const char *res = "0x00000000a3000000 0x00000000a3ffffff 0x0000000000040200\n"
+                      "0x0000000000000000 0x0000000000000000 0x0000000000000000\n"
+                      "0x0000006000000000 0x000000600fffffff 0x000000000014220c\n";
+    assert_int_equal(pci_bar_parse_resource(res, size, flags, 6), 3);
+    assert_true(size[0] == 16u * 1024 * 1024 && size[1] == 0 && size[2] == 256u * 1024 * 1024);
+    assert_true(flags[2] == 0x14220c);
+    assert_int_equal(pci_bar_parse_resource("garbage\n0x10 0x0f 0x0\n", size, flags, 6), 2);
+    assert_true(size[0] == 0 && size[1] == 0); /* no numbers; an end before its start */
+    /* the Resizable BAR capability at 0x100: BAR 2, 256 MiB to 16 GiB */
+    unsigned char cfg[0x110] = {0};
+    cfg[0x100] = 0x15;
+    cfg[0x102] = 0x01;
+    uint32_t cap = 0x7f00u << 4, ctrl = 2u | 1u << 5 | 8u << 8;
+    memcpy(cfg + 0x104, &cap, 4);
+    memcpy(cfg + 0x108, &ctrl, 4);
+    assert_int_equal(pci_bar_rebar_config(cfg, sizeof(cfg), mask, 6), 1);
+    assert_true(mask[2] == 0x7f00 && mask[0] == 0);
+    /* cut short, and a capability list that loops to itself: nothing, and it ends */
+    memset(mask, 0, sizeof(mask));
+    assert_int_equal(pci_bar_rebar_config(cfg, 0x106, mask, 6), 0);
+    uint32_t loop = 0x0001u | 0x100u << 20;
+    memcpy(cfg + 0x100, &loop, 4);
+    assert_int_equal(pci_bar_rebar_config(cfg, sizeof(cfg), mask, 6), 0);
+}
+
 static void test_module_and_wsl_text(void **state)
 {
     (void)state;
@@ -245,6 +275,7 @@ int main(void)
         cmocka_unit_test(test_link_speed),      cmocka_unit_test(test_address),
         cmocka_unit_test(test_classify),        cmocka_unit_test(test_nvidia_versions),
         cmocka_unit_test(test_proc_modules),    cmocka_unit_test(test_module_and_wsl_text),
+        cmocka_unit_test(test_bar_parsers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

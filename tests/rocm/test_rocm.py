@@ -242,6 +242,87 @@ class RocmTests(gctest.TestCase):
         t2 = self.tree(gfx_version=100306, device=0x164e)
         self.assertIn("rocm.gfx-unsupported", self.ids(self.rocm(t2)))
 
+    # ---- issue 36: chips KFD refuses, and an integrated GPU first beside a card that needs the override ----
+
+    def test_chip_kfd_refuses_is_named(self):
+        """A Radeon HD 7970 (Tahiti, GCN 1, 1002:6798) on amdgpu (si_support=1): KFD logs "tahiti not supported in
+        kfd" and makes no node; that is the kernel's refusal, not a missing ROCm."""
+        t = self.tree(device=0x6798)
+        os.remove(t.t.path("/sys/class/kfd/kfd/topology/nodes/1/properties"))
+        r = self.rocm(t)
+        self.assertIn("rocm.kfd-unsupported-chip", self.ids(r))
+        self.assertNotIn("rocm.gpu-not-in-kfd", self.ids(r))
+        f = r.findings("rocm.kfd-unsupported-chip")[0]
+        self.assertEqual((f["subject"], f["severity"]), (ADDR, "warning"))
+        for word in ("Tahiti", "GCN 1", "not supported in kfd", "no ROCm"):
+            self.assertIn(word, f["message"])
+        self.assertIn("rusticl", f["hint"])
+        # Hawaii: KFD's support is experimental, behind amdgpu.exp_hw_support=1
+        t = self.tree(device=0x67b0)
+        os.remove(t.t.path("/sys/class/kfd/kfd/topology/nodes/1/properties"))
+        f = self.rocm(t).findings("rocm.kfd-unsupported-chip")
+        self.assertEqual(len(f), 1)
+        self.assertIn("amdgpu.exp_hw_support=1", f[0]["hint"])
+        # a chip KFD takes but left out (an RX 7900 XTX without its node): the old finding, as before
+        t = self.tree()
+        os.remove(t.t.path("/sys/class/kfd/kfd/topology/nodes/1/properties"))
+        self.assertIn("rocm.gpu-not-in-kfd", self.ids(self.rocm(t)))
+        # Hawaii with exp_hw_support reaches KFD as gfx701: a target ROCm does not support, named as such
+        r = self.rocm(self.tree(gfx_version=70001, device=0x67b0))
+        self.assertIn("rocm.gfx-unsupported", self.ids(r))
+        self.assertEqual(r.json["rocm"]["nodes"][1]["support"], "unsupported")
+
+    def igpu_first(self, t):
+        """Make the Raphael iGPU KFD node 1 (HIP device 0) and the card node 2."""
+        igpu = self.add_raphael_igpu(t)
+        a, b = (t.t.path("/sys/class/kfd/kfd/topology/nodes/%d/properties" % i) for i in (1, 2))
+        with open(a) as fa, open(b) as fb:
+            ta, tb = fa.read(), fb.read()
+        with open(a, "w") as fa, open(b, "w") as fb:
+            fa.write(tb)
+            fb.write(ta)
+        return igpu
+
+    def test_integrated_gpu_first_beside_a_card_that_needs_the_override(self):
+        """An RX 6600 (gfx1032, ROCm runs it with HSA_OVERRIDE_GFX_VERSION=10.3.0) beside Raphael graphics that KFD
+        lists first: HIP device 0 is the integrated GPU, named even though the card itself needs the override."""
+        t = self.tree(gfx_version=100302, device=0x73ff)
+        igpu = self.igpu_first(t)
+        r = self.rocm(t)
+        self.assertEqual(self.ids(r), ["rocm.gfx-unsupported", "rocm.igpu-first", "rocm.no-runtime"])
+        f = r.findings("rocm.igpu-first")[0]
+        self.assertEqual((f["subject"], f["severity"]), (igpu, "warning"))
+        for word in ("HIP device 0", "device 1", "HSA_OVERRIDE_GFX_VERSION=10.3.0"):
+            self.assertIn(word, f["message"])
+        self.assertIn("HIP_VISIBLE_DEVICES=1", f["hint"])
+        self.assertEqual([x["subject"] for x in r.findings("rocm.gfx-unsupported")], [ADDR])
+        # the override set: the card runs, the integrated GPU is still device 0
+        r = self.rocm(t, live=True, env={"HSA_OVERRIDE_GFX_VERSION": "10.3.0",
+                                         "GC_FAKE_HSA_GPUS": "gfx1030@1300,gfx1030@0300"})
+        self.assertIn("rocm.igpu-first", self.ids(r))
+        # the card listed first: information, as beside a supported card
+        t = self.tree(gfx_version=100302, device=0x73ff)
+        self.add_raphael_igpu(t)
+        r = self.rocm(t)
+        self.assertEqual(self.ids(r), ["rocm.gfx-unsupported", "rocm.igpu-unsupported", "rocm.no-runtime"])
+        self.assertIn("HSA_OVERRIDE_GFX_VERSION=10.3.0", r.findings("rocm.igpu-unsupported")[0]["message"])
+        # a card ROCm can neither support nor run by override (RX 5700, gfx1010): nothing about the iGPU's order
+        t = self.tree(gfx_version=100100, device=0x731f)
+        self.igpu_first(t)
+        ids = self.ids(self.rocm(t))
+        self.assertNotIn("rocm.igpu-first", ids)
+        self.assertNotIn("rocm.igpu-unsupported", ids)
+
+    def test_kfd_nodes_past_the_cap_are_said(self):
+        """Issue 36: KFD nodes past the 256 read are counted in a note, never dropped silently."""
+        t = self.tree()
+        for i in range(2, 260):
+            t.t.mkdir("/sys/class/kfd/kfd/topology/nodes/%d" % i)
+        r = self.rocm(t)
+        notes = [n for n in r.json["rocm"].get("notes", []) if "KFD topology node" in n]
+        self.assertEqual(notes, ["4 more KFD topology nodes past the first 256 were not read"])
+        self.assertFalse([n for n in self.rocm(self.tree()).json["rocm"].get("notes", []) if "KFD topology node" in n])
+
     def test_no_kfd(self):
         r = self.rocm(self.tree(kfd=False))
         self.assertEqual(self.ids(r), ["rocm.no-kfd", "rocm.no-runtime"])
