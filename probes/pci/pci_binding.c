@@ -213,7 +213,10 @@ static bool pci_binding_vendor(int vendor, const char **stacks, const char **wan
 
 static bool pci_binding_known(int vendor, const char *driver)
 {
-    static const char *const known[] = {"nvidia", "nouveau", "nova_core", "amdgpu", "radeon", "i915", "xe", NULL};
+    /* gma500_gfx: Intel's PowerVR-based GMA 500/600/3600 (Atom), which no Intel compute stack drives: its own
+     * driver is the right one, nothing to fix */
+    static const char *const known[] = {"nvidia", "nouveau", "nova_core", "amdgpu", "radeon",    "i915",
+                                        "xe",     "gma500_gfx", NULL};
     (void)vendor;
     for (size_t i = 0; known[i]; i++)
         if (strcmp(driver, known[i]) == 0)
