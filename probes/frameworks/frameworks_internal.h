@@ -123,6 +123,14 @@ struct ldsearch;
 int fw_pin_found_elsewhere(const struct hostfs *fs, const struct ldsearch *ls, const char *name, const char *spec,
                            struct fw_pin_where *where);
 
+/* The soname the NVIDIA wheel NAME ("nvidia-cudnn-cu12") ships for a pin SPEC (">=9.8"), into BUF, or NULL. */
+const char *fw_pin_soname(const char *name, const char *spec, char *buf, size_t len);
+/* The wheel a library LIB of SITE/nvidia/DIR/lib comes from, "NAME VERSION" from its dist-info, into BUF. */
+const char *fw_lib_wheel(const struct hostfs *fs, const char *site, const char *dir, const char *lib, char *buf,
+                         size_t len);
+/* frameworks_minor.c: a pinned library's copy the loader takes first older (major.minor) than the pin's minimum. */
+void fw_judge_minor(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
+
 /* frameworks_verdict.c */
 void frameworks_verdict(struct report *r, struct doctor_lines *out);
 extern const struct probe_require frameworks_requires[];

@@ -29,8 +29,8 @@ const char *fw_file_version(const struct hostfs *fs, const char *path, char *buf
 
 /* The wheel a library of SITE/nvidia/DIR/lib comes from: the dist-info whose name holds the library's stem
  * ("libnvJitLink.so.12" -> "nvjitlink": nvidia_nvjitlink_cu12), else DIR ("cudnn"). "NAME VERSION" in BUF. */
-static const char *fw_lib_wheel(const struct hostfs *fs, const char *site, const char *dir, const char *lib, char *buf,
-                                size_t len)
+const char *fw_lib_wheel(const struct hostfs *fs, const char *site, const char *dir, const char *lib, char *buf,
+                         size_t len)
 {
     char stem[64];
     const char *p = strncmp(lib, "lib", 3) == 0 ? lib + 3 : lib;
