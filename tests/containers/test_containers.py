@@ -217,6 +217,46 @@ class ContainerTests(gctest.TestCase):
                                                           "NVIDIA_DRIVER_CAPABILITIES": ok})
             self.assertNotIn("container.no-utility", self.ids(r), ok)
 
+    def test_no_graphics_capability_no_vulkan(self):
+        """NVIDIA_DRIVER_CAPABILITIES without `graphics` (or unset: the toolkit's default utility,compute): no
+        nvidia_icd.json in the container, so the NVIDIA GPU has no Vulkan device. Information, which explains
+        vulkan.gpu-without-device; `graphics` or `all` says nothing, nor does a run that cannot see the variable."""
+        t = self.container()
+        vk = {"VK_DRIVER_FILES": None, "VK_ICD_FILENAMES": None, "VK_ADD_DRIVER_FILES": None}
+        for caps, shown in (("compute,utility", '"compute,utility"'),
+                            (None, 'unset (the toolkit\'s default, "utility,compute")')):
+            env = dict(vk, NVIDIA_VISIBLE_DEVICES="all", NVIDIA_DRIVER_CAPABILITIES=caps)
+            r = self.run_json("vulkan", "--root", t.root, "--live", env=env)
+            (f,) = r.findings("vulkan.container-no-graphics")
+            self.assertEqual((f["severity"], f["subject"]), ("info", "NVIDIA_DRIVER_CAPABILITIES"))
+            self.assertIn("NVIDIA GPU %s has no Vulkan device in this docker container: NVIDIA_DRIVER_CAPABILITIES is %s "
+                          "(no `graphics`)" % (ADDR, shown), f["message"])
+            self.assertIn("NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics", f["hint"])
+            self.assertEqual(r.findings("vulkan.gpu-without-device"), [])  # no loader in this image
+        for caps in ("compute,utility,graphics", "all"):
+            env = dict(vk, NVIDIA_VISIBLE_DEVICES="all", NVIDIA_DRIVER_CAPABILITIES=caps)
+            r = self.run_json("vulkan", "--root", t.root, "--live", env=env)
+            self.assertEqual(r.findings("vulkan.container-no-graphics"), [], caps)
+        r = self.run_json("vulkan", "--root", t.root, env=dict(vk, NVIDIA_DRIVER_CAPABILITIES="compute"))
+        self.assertEqual(r.findings("vulkan.container-no-graphics"), [])
+        # an image with the Vulkan loader and Mesa's lavapipe (its manifest and a copy of this machine's loader,
+        # as tests/vulkan lays them out): the GPU without a Vulkan device is explained by the capability
+        import glob
+        lvp = sorted(glob.glob("/usr/share/vulkan/icd.d/lvp_icd.*.json"))
+        loader = (glob.glob("/usr/lib/*/libvulkan.so.1") + glob.glob("/lib/*/libvulkan.so.1"))
+        self.assertTrue(lvp and loader, "mesa-vulkan-drivers and libvulkan1 are needed (.ci/packages)")
+        with open(lvp[0], encoding="utf-8") as fh:
+            text = fh.read()
+        t.t.write("/usr/share/vulkan/icd.d/" + os.path.basename(lvp[0]), text)
+        lib = json.loads(text)["ICD"]["library_path"]
+        t.t.write(lib, "")
+        shutil.copy(os.path.realpath(loader[0]), t.t.path(os.path.join(os.path.dirname(lib), "libvulkan.so.1")))
+        env = dict(vk, NVIDIA_VISIBLE_DEVICES="all", NVIDIA_DRIVER_CAPABILITIES="compute,utility", HOME="/nonexistent",
+                   XDG_CONFIG_HOME=None, XDG_CONFIG_DIRS=None, XDG_DATA_HOME=None, XDG_DATA_DIRS=None)
+        r = self.run_json("vulkan", "--root", t.root, "--live", env=env)
+        (g,) = r.findings("vulkan.gpu-without-device")
+        self.assertEqual((g["subject"], g["caused_by"]["id"]), (ADDR, "vulkan.container-no-graphics"), repr(g))
+
     # ---- ROCm containers ------------------------------------------------------------------------------
 
     def rocm(self, nodes, runtime="docker"):
