@@ -115,6 +115,44 @@ class ContainerTests(gctest.TestCase):
         self.assertIsNone(r.json["pci"]["platform"]["container"], repr(r))
         self.assertIsNone(r.json["pci"]["platform"]["nvidia_container_toolkit"])
 
+    def test_host_toolkit_no_cgroups_on_cgroup_v2_with_docker(self):
+        """The host's /etc/nvidia-container-runtime/config.toml with no-cgroups = true under [nvidia-container-cli]
+        (the setting for rootless podman) on a cgroup v2 host running Docker: --gpus containers lose NVML. Read
+        through the tree (--root); false, commented out, another table's key, cgroup v1 or no Docker: nothing."""
+        conf = os.path.join(gctest.SOURCE_ROOT, "tests", "fuzz", "corpus", "pcikernel",
+                            "nvidia-container-runtime-config-toml")
+        with open(conf, encoding="utf-8") as fh:
+            text = fh.read()
+        self.assertIn("\nno-cgroups = true\n", text)
+
+        def host(config, v2=True, docker=True):
+            t = PciTree(self.make_tree())
+            t.t.write("/proc/1/cgroup", "0::/init.scope\n")
+            t.device(ADDR, 0x10de, 0x2330, 0x030200, driver="nvidia")
+            if v2:
+                t.t.write("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+                t.t.write("/sys/fs/cgroup/cgroup.events", "populated 1\n")
+            if docker:
+                t.t.write("/usr/bin/dockerd", "")
+            t.t.write("/etc/nvidia-container-runtime/config.toml", config)
+            return t
+
+        r = self.pci(host(text))
+        self.assertIsNone(r.json["pci"]["platform"]["container"])
+        (f,) = r.findings("container.toolkit-no-cgroups")
+        self.assertEqual((f["severity"], f["subject"]), ("warning", "/etc/nvidia-container-runtime/config.toml"))
+        self.assertIn("sets no-cgroups = true (line 12, [nvidia-container-cli]) on this cgroup v2 host, which runs "
+                      "Docker", f["message"])
+        self.assertIn("Failed to initialize NVML: Unknown Error", f["message"])
+        self.assertIn("no-cgroups = false", f["hint"])
+        quiet = [(text.replace("no-cgroups = true", "no-cgroups = false"), {}),
+                 (text.replace("no-cgroups = true", "#no-cgroups = true"), {}),
+                 (text.replace("no-cgroups = true", "").replace('log-level = "info"', "no-cgroups = true"), {}),
+                 (text, {"v2": False}), (text, {"docker": False})]
+        for config, kw in quiet:
+            r = self.pci(host(config, **kw))
+            self.assertEqual(r.findings("container.toolkit-no-cgroups"), [], (kw, config))
+
     # ---- containers without a runtime's marker file ---------------------------------------------------
     # What is reliable, as systemd's detect_container() (src/basic/virt.c) decides: the manager's own statement
     # (/run/host/container-manager, /run/systemd/container, PID 1's container= in /proc/1/environ), then a cgroup
