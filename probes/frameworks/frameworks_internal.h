@@ -108,6 +108,8 @@ void fw_judge_arch(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fou
 void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s);
 /* TensorFlow's libcudnn.so.MAJOR findable (its wheel or the loader's path): frameworks.cudnn-missing. */
 void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
+/* TensorFlow's other CUDA libraries (cudart, cuBLAS, cuFFT, cuSOLVER, cuSPARSE) findable: tf-cuda-libs-missing. */
+void fw_judge_tf_libs(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
 /* The version a library's file name says past its soname ("libnvJitLink.so.12.1.105": "12.1.105") into BUF. */
 const char *fw_file_version(const struct hostfs *fs, const char *path, char *buf, size_t len);
 

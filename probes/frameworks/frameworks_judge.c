@@ -66,6 +66,10 @@ const struct check fw_checks[] = {
      "The copy of a CUDA library the loader takes first for a framework is an older minor than the framework needs",
      "Take the directory of the older copy off LD_LIBRARY_PATH so the framework's wheel is used, or install the "
      "version its METADATA asks for (the finding names the `pip install` line).", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.tf-cuda-libs-missing", REPORT_SEV_WARNING,
+     "TensorFlow's CUDA libraries (runtime, cuBLAS, cuFFT, cuSOLVER, cuSPARSE of its CUDA major) are neither in its "
+     "NVIDIA wheels nor on the loader's path", "Install TensorFlow with its CUDA wheels (`pip install "
+     "'tensorflow[and-cuda]'`), or those libraries where the loader finds them.", CHECK_LAYER_FRAMEWORK},
 };
 const size_t fw_n_checks = sizeof(fw_checks) / sizeof(fw_checks[0]);
 
@@ -362,6 +366,7 @@ void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
         fw_judge_one(ctx, s, &s->found[i], &m);
         fw_judge_arch(ctx, s, &s->found[i]);
         fw_judge_cudnn(ctx, s, &s->found[i]);
+        fw_judge_tf_libs(ctx, s, &s->found[i]);
         fw_judge_pins(ctx, s, &s->found[i]);
         fw_judge_minor(ctx, s, &s->found[i]);
         fw_judge_avx(ctx, s, &s->found[i]);

@@ -486,6 +486,11 @@ class FrameworksTest(CudaBase):
         self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2", "cupy-cuda12x-14.2.0", "tensorflow-2.21.0",
                   "onnxruntime-gpu-1.31.1")
         self.cudnn_wheel(t)
+        # the CUDA 12 wheels' libraries TensorFlow loads besides cuDNN (frameworks.tf-cuda-libs-missing otherwise)
+        for wheel, name in (("cuda_runtime", "libcudart.so.12"), ("cublas", "libcublas.so.12"),
+                            ("cublas", "libcublasLt.so.12"), ("cufft", "libcufft.so.11"),
+                            ("cusolver", "libcusolver.so.11"), ("cusparse", "libcusparse.so.12")):
+            self.cudnn_wheel(t, where=SITE + "/nvidia/%s/lib" % wheel, name=name)
         r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
         got = {f["name"]: (f["build"], f["cuda_version"], f["gpu"]) for f in self.copies(r)}
         self.assertEqual(got, {"jax": ("cuda", "12", True), "cupy": ("cuda", "12", True),
@@ -567,7 +572,42 @@ class FrameworksTest(CudaBase):
         r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020",
                         env={"LD_LIBRARY_PATH": self.libdir(DRIVER_535) + ":/opt/cudnn/lib"})
         self.assertNotIn("frameworks.cudnn-missing", self.fw_ids(r))
+        # ... but without [and-cuda] its other CUDA 12 libraries must be there too (frameworks.tf-cuda-libs-missing)
+        self.assertEqual(self.copies(r)[0]["root"], "frameworks.tf-cuda-libs-missing")
+        for name in ("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcufft.so.11", "libcusolver.so.11",
+                     "libcusparse.so.12"):
+            self.cudnn_wheel(t, where="opt/cudnn/lib", name=name)
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020",
+                        env={"LD_LIBRARY_PATH": self.libdir(DRIVER_535) + ":/opt/cudnn/lib"})
         self.assertIs(self.copies(r)[0]["gpu"], True)
+
+    def test_tensorflow_cuda_libraries_missing(self):
+        """tensorflow 2.21.0 (build_info: CUDA 12.5.1) without [and-cuda], cuDNN found: its other CUDA 12 libraries
+        (cudart, cuBLAS, cuBLASLt, cuFFT, cuSOLVER, cuSPARSE) are nowhere: "Cannot dlopen some GPU libraries"
+        (issue 36). A system CUDA 12.5 on LD_LIBRARY_PATH with all of them: it will use the GPU."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "tensorflow-2.21.0", pins=False)
+        self.cudnn_wheel(t)
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.tf-cuda-libs-missing"))
+        (c,) = r.findings("frameworks.tf-cuda-libs-missing")
+        self.assertIn("TensorFlow 2.21.0 (/opt/venv): built with CUDA 12.5.1, and libcudart.so.12, libcublas.so.12, "
+                      "libcublasLt.so.12, libcufft.so.11, libcusolver.so.11, libcusparse.so.12 are in none of its NVIDIA "
+                      "wheels", c["message"])
+        self.assertNotIn("frameworks.cudnn-missing", self.fw_ids(r))
+        libs = ("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcufft.so.11", "libcusolver.so.11",
+                "libcusparse.so.12")
+        for name in libs[:-1]:
+            self.cudnn_wheel(t, where="usr/local/cuda-12.5/lib64", name=name)
+        ld = self.libdir(DRIVER_535) + ":/usr/local/cuda-12.5/lib64"
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020", env={"LD_LIBRARY_PATH": ld})
+        (c,) = r.findings("frameworks.tf-cuda-libs-missing")
+        self.assertIn("and libcusparse.so.12 is in none", c["message"])
+        self.cudnn_wheel(t, where="usr/local/cuda-12.5/lib64", name=libs[-1])
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020", env={"LD_LIBRARY_PATH": ld})
+        self.assertNotIn("frameworks.tf-cuda-libs-missing", self.fw_ids(r))
+        self.assertIs(self.copies(r)[0]["gpu"], True, repr(r))
 
     def test_cuda_visible_devices_hiding_every_gpu(self):
         """cuInit fails (CUDA_VISIBLE_DEVICES names no device): the framework's own cuInit fails the same way; its
