@@ -208,8 +208,9 @@ void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fo
     }
 }
 
-/* The CUDA libraries TensorFlow dlopens at start besides cuDNN (its dso_loader: GetCudaRuntimeDsoHandle and the
- * cuBLAS, cuBLASLt, cuFFT, cuSOLVER, cuSPARSE handles, by the sonames of its CUDA major), each with the
+/* The CUDA libraries TensorFlow dlopens at start besides cuDNN (tsl/platform/default/dso_loader.cc,
+ * TryDlopenCUDALibraries: the runtime, cuBLAS, cuBLASLt, cuFFT, cuSOLVER and cuSPARSE handles, by the sonames of
+ * its CUDA major; any one failing is "Cannot dlopen all CUDA libraries"), each with the
  * dist-info name of the NVIDIA wheel that ships it (tensorflow[and-cuda]). Any one missing: "Could not load
  * dynamic library", then "Cannot dlopen some GPU libraries", and it runs on the CPU. */
 static const struct {
