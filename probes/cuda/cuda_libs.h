@@ -187,6 +187,9 @@ bool cuda_dist_record_lists(const char *text, size_t len, const char *base, long
 /* Add the cuda.lib-* findings and the summary lines for what ST found. */
 void cuda_libs_findings(struct cuda_libs_state *st);
 
+/* The unversioned libcuda.so (cuda_libs_libcuda.c): the toolkit's stub ahead of the driver, or missing. */
+void cuda_libs_libcuda_findings(struct cuda_libs_state *st);
+
 /* True when two version strings agree on every dotted component both give ("13.0.96" and "13.0"). */
 bool cuda_libs_same_version(const char *a, const char *b);
 

@@ -44,6 +44,18 @@ const struct check cuda_libs_checks[] = {
      "Install the library built for this machine (Debian: the package for `dpkg --print-architecture`; pip: the "
      "wheel for this platform, in a venv made on this machine), and remove the foreign copy or take its directory "
      "off LD_LIBRARY_PATH.", CHECK_LAYER_RUNTIME},
+    /* The toolkit's stub (lib64/stubs/libcuda.so) answers CUDA_ERROR_STUB_LIBRARY (34) to every call (cuda.h);
+     * programs that dlopen "libcuda.so" rather than the soname take whichever the loader finds first. */
+    {"cuda.lib-unversioned-stub", REPORT_SEV_WARNING,
+     "libcuda.so (unversioned) resolves to the CUDA toolkit's stub while libcuda.so.1 is the driver's",
+     "Take the stubs directory off LD_LIBRARY_PATH (or out of /etc/ld.so.conf.d, then `sudo ldconfig`): stubs are for "
+     "linking only; programs that load libcuda.so (NVIDIA Warp, cudarc, bitsandbytes) then get the driver.",
+     CHECK_LAYER_RUNTIME},
+    {"cuda.lib-unversioned-missing", REPORT_SEV_INFO,
+     "no libcuda.so (unversioned) beside the driver's libcuda.so.1, for programs that ask for that name",
+     "Nothing to do unless a program fails to find libcuda.so (NVIDIA Warp, cudarc): then link it to the driver's "
+     "libcuda.so.1 in a directory on the library path (`sudo ln -s <driver's libcuda.so.1> /usr/local/lib/libcuda.so "
+     "&& sudo ldconfig`; under WSL /usr/lib/wsl/lib is the Windows driver's and read-only).", CHECK_LAYER_RUNTIME},
     {"cuda.lib-none", REPORT_SEV_INFO, "no CUDA library found (runtime, cuBLAS, cuDNN...)",
      "Frameworks from pip bring their own CUDA libraries (pip install torch); for building, install the "
      "CUDA toolkit.", CHECK_LAYER_RUNTIME},
@@ -243,6 +255,26 @@ static void cuda_libs_conflict_findings(struct cuda_libs_state *st)
     }
 }
 
+/* "in /usr/lib/x86_64-linux-gnu, found via ld.so.cache": where E was found and how (caller frees). */
+static char *cuda_libs_where(const struct cuda_lib_entry *e)
+{
+    const char *p = e->path ? e->path : e->real;
+    const char *slash = p ? strrchr(p, '/') : NULL;
+    int dl = slash ? (int)(slash - p) : 0;
+    if (e->wheel)
+        return str_printf("in %.*s, the pip wheel's directory", dl, p ? p : "");
+    if (e->via && strcmp(e->via, "LD_LIBRARY_PATH") == 0)
+        return str_printf("in %.*s, found via LD_LIBRARY_PATH entry %s", dl, p ? p : "", e->entry ? e->entry : "?");
+    return str_printf("in %.*s, found via %s", dl, p ? p : "", e->via ? e->via : "?");
+}
+
+/* Whether the files A and B are in one directory (as the search found them). */
+static bool cuda_libs_same_dir(const char *a, const char *b)
+{
+    const char *sa = a ? strrchr(a, '/') : NULL, *sb = b ? strrchr(b, '/') : NULL;
+    return sa && sb && sa - a == sb - b && strncmp(a, b, (size_t)(sa - a)) == 0;
+}
+
 /* cuDNN's sub-libraries from another release than the libcudnn beside them (a partial copy of cuDNN
  * into a system directory): the framework fails when it first needs the sub-library. Compared among
  * the copies loaded first, and inside each wheel directory. */
@@ -262,10 +294,22 @@ static void cuda_libs_cudnn_mixed_findings(struct cuda_libs_state *st)
                                          : (sub->loaded_first && !sub->wheel);
             if (!scope || strcmp(sub->version, main_lib->version) == 0)
                 continue;
-            struct report_finding *fd = report_add_finding(
-                st->ctx->report, "cuda.lib-cudnn-mixed", sub->real,
-                "%s is cuDNN %s but %s beside it is cuDNN %s: the sub-library comes from another cuDNN release",
-                sub->file, sub->version, main_lib->file, main_lib->version);
+            char *sub_at = cuda_libs_where(sub), *main_at = cuda_libs_where(main_lib);
+            struct report_finding *fd;
+            if (cuda_libs_same_dir(sub->path, main_lib->path))
+                fd = report_add_finding(st->ctx->report, "cuda.lib-cudnn-mixed", sub->real,
+                                        "%s is cuDNN %s but %s beside it (both %s) is cuDNN %s: the sub-library comes "
+                                        "from another cuDNN release",
+                                        sub->file, sub->version, main_lib->file, main_at ? main_at : "?",
+                                        main_lib->version);
+            else
+                fd = report_add_finding(st->ctx->report, "cuda.lib-cudnn-mixed", sub->real,
+                                        "%s is cuDNN %s (%s) but %s is cuDNN %s (%s): the two come from different "
+                                        "directories and cuDNN releases",
+                                        sub->file, sub->version, sub_at ? sub_at : "?", main_lib->file,
+                                        main_lib->version, main_at ? main_at : "?");
+            free(sub_at);
+            free(main_at);
             if (fd) {
                 report_finding_add_evidence(fd, sub->via, "%s", sub->real);
                 report_finding_add_evidence(fd, main_lib->via, "%s", main_lib->real);
@@ -533,6 +577,7 @@ void cuda_libs_findings(struct cuda_libs_state *st)
         cuda_libs_toolkit_findings(st);
     }
     cuda_libs_ldpath_findings(st);
+    cuda_libs_libcuda_findings(st);
 
     if (st->n == 0) {
         if (foreign) { /* there, for another machine: not "none" */

@@ -110,6 +110,8 @@ void fw_judge_arch(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fou
 void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s);
 /* TensorFlow's libcudnn.so.MAJOR findable (its wheel or the loader's path): frameworks.cudnn-missing. */
 void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
+/* TensorFlow's other CUDA libraries (cudart, cuBLAS, cuFFT, cuSOLVER, cuSPARSE) findable: tf-cuda-libs-missing. */
+void fw_judge_tf_libs(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
 /* The version a library's file name says past its soname ("libnvJitLink.so.12.1.105": "12.1.105") into BUF. */
 const char *fw_file_version(const struct hostfs *fs, const char *path, char *buf, size_t len);
 
@@ -124,6 +126,14 @@ struct fw_pin_where {
 struct ldsearch;
 int fw_pin_found_elsewhere(const struct hostfs *fs, const struct ldsearch *ls, const char *name, const char *spec,
                            struct fw_pin_where *where);
+
+/* The soname the NVIDIA wheel NAME ("nvidia-cudnn-cu12") ships for a pin SPEC (">=9.8"), into BUF, or NULL. */
+const char *fw_pin_soname(const char *name, const char *spec, char *buf, size_t len);
+/* The wheel a library LIB of SITE/nvidia/DIR/lib comes from, "NAME VERSION" from its dist-info, into BUF. */
+const char *fw_lib_wheel(const struct hostfs *fs, const char *site, const char *dir, const char *lib, char *buf,
+                         size_t len);
+/* frameworks_minor.c: a pinned library's copy the loader takes first older (major.minor) than the pin's minimum. */
+void fw_judge_minor(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f);
 
 /* frameworks_verdict.c */
 void frameworks_verdict(struct report *r, struct doctor_lines *out);

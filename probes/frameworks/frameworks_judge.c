@@ -60,6 +60,16 @@ const struct check fw_checks[] = {
      "What the framework says is what your programs get; the finding names what gpucheckup read and what the "
      "framework said. Please report it to gpucheckup with the `--json --import` output.",
      CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE},
+    /* JAX's CUDA plugin checks cuDNN, cuBLAS, cuFFT, cuSOLVER, cuSPARSE and cuPTI at start; PyTorch and TensorFlow
+     * check cuDNN's minor (frameworks_minor.c names the rules). */
+    {"frameworks.lib-older-minor", REPORT_SEV_WARNING,
+     "The copy of a CUDA library the loader takes first for a framework is an older minor than the framework needs",
+     "Take the directory of the older copy off LD_LIBRARY_PATH so the framework's wheel is used, or install the "
+     "version its METADATA asks for (the finding names the `pip install` line).", CHECK_LAYER_FRAMEWORK},
+    {"frameworks.tf-cuda-libs-missing", REPORT_SEV_WARNING,
+     "TensorFlow's CUDA libraries (runtime, cuBLAS, cuFFT, cuSOLVER, cuSPARSE of its CUDA major) are neither in its "
+     "NVIDIA wheels nor on the loader's path", "Install TensorFlow with its CUDA wheels (`pip install "
+     "'tensorflow[and-cuda]'`), or those libraries where the loader finds them.", CHECK_LAYER_FRAMEWORK},
 };
 const size_t fw_n_checks = sizeof(fw_checks) / sizeof(fw_checks[0]);
 
@@ -356,7 +366,9 @@ void fw_judge_all(struct probe_ctx *ctx, struct fw_scan *s)
         fw_judge_one(ctx, s, &s->found[i], &m);
         fw_judge_arch(ctx, s, &s->found[i]);
         fw_judge_cudnn(ctx, s, &s->found[i]);
+        fw_judge_tf_libs(ctx, s, &s->found[i]);
         fw_judge_pins(ctx, s, &s->found[i]);
+        fw_judge_minor(ctx, s, &s->found[i]);
         fw_judge_avx(ctx, s, &s->found[i]);
     }
     fw_shadow_all(ctx, s);

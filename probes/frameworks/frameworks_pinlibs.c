@@ -132,3 +132,20 @@ int fw_pin_found_elsewhere(const struct hostfs *fs, const struct ldsearch *ls, c
         return -1;
     return fw_pinlib_find(fs, ls, so, where) ? 1 : 0;
 }
+
+const char *fw_pin_soname(const char *name, const char *spec, char *buf, size_t len)
+{
+    if (!name || strncmp(name, "nvidia-", 7) != 0)
+        return NULL;
+    char part[48];
+    snprintf(part, sizeof(part), "%s", name + 7);
+    char *cu = strrchr(part, '-');
+    if (!cu || cu[1] != 'c' || cu[2] != 'u' || !isdigit((unsigned char)cu[3]))
+        return NULL;
+    int cmajor = atoi(cu + 3);
+    *cu = '\0';
+    /* cuDNN: the major of the version the pin names (">=9.8", "==9.10.2.21") */
+    const char *v = spec ? strpbrk(spec, "0123456789") : NULL;
+    const char *so = fw_pinlib_soname(part, cmajor, strcmp(part, "cudnn") == 0 && v ? atoi(v) : -1, buf, len);
+    return so && so[0] ? so : NULL;
+}

@@ -29,8 +29,8 @@ const char *fw_file_version(const struct hostfs *fs, const char *path, char *buf
 
 /* The wheel a library of SITE/nvidia/DIR/lib comes from: the dist-info whose name holds the library's stem
  * ("libnvJitLink.so.12" -> "nvjitlink": nvidia_nvjitlink_cu12), else DIR ("cudnn"). "NAME VERSION" in BUF. */
-static const char *fw_lib_wheel(const struct hostfs *fs, const char *site, const char *dir, const char *lib, char *buf,
-                                size_t len)
+const char *fw_lib_wheel(const struct hostfs *fs, const char *site, const char *dir, const char *lib, char *buf,
+                         size_t len)
 {
     char stem[64];
     const char *p = strncmp(lib, "lib", 3) == 0 ? lib + 3 : lib;
@@ -205,5 +205,94 @@ void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fo
         f->why = why;
         f->gpu = FW_GPU_NO;
         f->root = "frameworks.cudnn-missing";
+    }
+}
+
+/* The CUDA libraries TensorFlow dlopens at start besides cuDNN (tsl/platform/default/dso_loader.cc,
+ * TryDlopenCUDALibraries: the runtime, cuBLAS, cuBLASLt, cuFFT, cuSOLVER and cuSPARSE handles, by the sonames of
+ * its CUDA major; any one failing is "Cannot dlopen all CUDA libraries"), each with the
+ * dist-info name of the NVIDIA wheel that ships it (tensorflow[and-cuda]). Any one missing: "Could not load
+ * dynamic library", then "Cannot dlopen some GPU libraries", and it runs on the CPU. */
+static const struct {
+    int cuda;
+    const char *soname, *dist;
+} fw_tf_libs[] = {
+    {12, "libcudart.so.12", "nvidia_cuda_runtime_cu12"}, {12, "libcublas.so.12", "nvidia_cublas_cu12"},
+    {12, "libcublasLt.so.12", "nvidia_cublas_cu12"},     {12, "libcufft.so.11", "nvidia_cufft_cu12"},
+    {12, "libcusolver.so.11", "nvidia_cusolver_cu12"},   {12, "libcusparse.so.12", "nvidia_cusparse_cu12"},
+    {11, "libcudart.so.11.0", "nvidia_cuda_runtime_cu11"}, {11, "libcublas.so.11", "nvidia_cublas_cu11"},
+    {11, "libcublasLt.so.11", "nvidia_cublas_cu11"},     {11, "libcufft.so.10", "nvidia_cufft_cu11"},
+    {11, "libcusolver.so.11", "nvidia_cusolver_cu11"},   {11, "libcusparse.so.11", "nvidia_cusparse_cu11"},
+};
+
+/* SONAME in one of SITE's NVIDIA wheels (SITE/nvidia/ * /lib, TensorFlow's RPATH), its wheel's dist-info DIST
+ * installed (pip put its files there), or found by the loader (LS). */
+static bool fw_tf_lib_found(const struct hostfs *fs, const char *site, const char *soname, const char *dist,
+                            const struct ldsearch *ls)
+{
+    char **m = NULL;
+    size_t n = 0;
+    char *pat = str_printf("%s-*.dist-info", dist);
+    bool found = pat && ldsearch_dir_match(fs, site, pat, &m, &n) == 0 && n > 0;
+    free(pat);
+    ldsearch_strv_free(m, n);
+    char *nv = ldsearch_join(site, "nvidia");
+    char **dirs = NULL;
+    size_t nd = 0;
+    if (!found && nv && ldsearch_dir_match(fs, nv, "*", &dirs, &nd) == 0) {
+        for (size_t d = 0; d < nd && d < FW_SHADOW_MAX_WHEELS && !found; d++) {
+            char *p = str_printf("%s/%s/lib/%s", nv, dirs[d], soname);
+            struct stat st;
+            found = p && hostfs_stat(fs, p, &st, true) == 0 && S_ISREG(st.st_mode);
+            free(p);
+        }
+        ldsearch_strv_free(dirs, nd);
+    }
+    free(nv);
+    const char *via = NULL;
+    char *p = found || !ls ? NULL : ldsearch_find(ls, soname, &via);
+    found = found || p;
+    free(p);
+    return found;
+}
+
+void fw_judge_tf_libs(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
+{
+    int cuda = atoi(f->cuda);
+    if (f->build != FW_BUILD_CUDA || strcmp(f->kind->name, "tensorflow") != 0 || (cuda != 11 && cuda != 12))
+        return;
+    struct ldsearch ls;
+    bool have_ls = ldsearch_init(&ls, ctx->fs, getenv("LD_LIBRARY_PATH")) == 0;
+    char missing[512] = "";
+    size_t nm = 0;
+    for (size_t i = 0; i < sizeof(fw_tf_libs) / sizeof(fw_tf_libs[0]); i++) {
+        if (fw_tf_libs[i].cuda != cuda || fw_tf_lib_found(ctx->fs, f->site, fw_tf_libs[i].soname, fw_tf_libs[i].dist,
+                                                           have_ls ? &ls : NULL))
+            continue;
+        size_t l = strlen(missing);
+        snprintf(missing + l, sizeof(missing) - l, "%s%s", l ? ", " : "", fw_tf_libs[i].soname);
+        nm++;
+    }
+    if (have_ls)
+        ldsearch_free(&ls);
+    if (nm == 0)
+        return;
+    char name[256];
+    snprintf(name, sizeof(name), "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
+             s->envs[f->env].prefix);
+    struct report_finding *fd = report_add_finding(
+        ctx->report, "frameworks.tf-cuda-libs-missing", f->source, "%s: built with CUDA %s, and %s %s in none of its "
+        "NVIDIA wheels (%s/nvidia/*/lib) nor on the loader's path: TensorFlow says \"Cannot dlopen some GPU "
+        "libraries\" and runs on the CPU", name, f->cuda, missing, nm == 1 ? "is" : "are", f->site);
+    if (fd)
+        report_finding_set_hint(fd, "Install TensorFlow with its CUDA wheels (`%s/bin/python3 -m pip install "
+                                "'tensorflow[and-cuda]'`), or the CUDA %d libraries where the loader finds them.",
+                                s->envs[f->env].prefix, cuda);
+    if (!f->root || f->gpu != FW_GPU_NO) {
+        char *why = str_printf("built with CUDA %s, and %s cannot be found (it will run on the CPU)", f->cuda, missing);
+        free(f->why);
+        f->why = why;
+        f->gpu = FW_GPU_NO;
+        f->root = "frameworks.tf-cuda-libs-missing";
     }
 }

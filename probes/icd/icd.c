@@ -106,6 +106,13 @@ static const struct check icd_checks[] = {
      "Each vendor driver works alone, but loaded together (as every application does) they crash or hang",
      "Keep only one of the drivers named in the message (move the other .icd file away).",
      CHECK_LAYER_DRIVER | CHECK_F_PATH_RELIEF_VENDOR},
+    /* ocl-icd's ETC_OPENCL_VENDORS (configure's --enable-custom-vendordir) and the Khronos loader's
+     * OCL_ICD_VENDORDIR are compiled in; a loader built in another prefix reads PREFIX/etc/OpenCL/vendors. */
+    {"icd.loader-vendors-dir", REPORT_SEV_WARNING,
+     "The OpenCL loader programs get reads another vendors directory (compiled into it) than /etc/OpenCL/vendors, "
+     "where drivers are registered",
+     "Link the .icd files into the directory the loader reads (conda: `conda install ocl-icd-system`), or set "
+     "OCL_ICD_VENDORS=/etc/OpenCL/vendors, or use the system's loader.", CHECK_LAYER_LOADER},
 };
 
 /* ---- small helpers ---- */

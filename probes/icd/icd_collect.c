@@ -143,9 +143,20 @@ void icd_collect(struct icd_state *st)
         free(abs);
         return;
     }
+    /* Without a variable, each loader reads the directory compiled into it: /etc/OpenCL/vendors in the
+     * distributions' builds, PREFIX/etc/OpenCL/vendors in one built elsewhere (a conda env, a module system) */
+    const char *loader = NULL;
+    char *compiled = strcmp(dir, ICD_VENDORS_DIR) == 0 ? icd_compiled_vendors_dir(st, &loader) : NULL;
+    if (compiled) {
+        dir = compiled;
+        st->vendors_from = "loader";
+    }
     st->vendors_dir = icd_absolute(st, dir);
     if (st->vendors_dir)
         icd_read_dir(st, st->vendors_dir);
+    if (compiled)
+        icd_compiled_dir_findings(st, loader, compiled);
+    free(compiled);
 }
 
 /* ---- each .icd file, before any driver code runs ---- */

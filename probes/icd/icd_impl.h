@@ -187,6 +187,16 @@ struct icd_state {
     json_object *pci;          /* the pci section's data when that probe ran ok, or NULL (not owned) */
 };
 
+/* icd_vendorsdir.c: the vendors directory compiled into a loader. */
+/* The first "/.../OpenCL/vendors" string (NUL-terminated, a trailing '/' dropped) in the bytes BUF (LEN) of a
+ * loader that is not /etc/OpenCL/vendors (heap), or NULL; *HAS_DEFAULT: that one is there too. */
+char *icd_vendors_dir_in(const char *buf, size_t len, bool *has_default);
+/* The directory compiled into the loader programs get when it is not /etc/OpenCL/vendors (heap, *LOADER its
+ * file), else NULL (also when the loader cannot be read). */
+char *icd_compiled_vendors_dir(const struct icd_state *st, const char **loader);
+/* icd.loader-vendors-dir: /etc/OpenCL/vendors' .icd files that the compiled-in DIR of LOADER lacks. */
+void icd_compiled_dir_findings(struct icd_state *st, const char *loader, const char *dir);
+
 /* small helpers (icd.c) */
 const char *icd_env(const char *name);
 char *icd_sanitized(const char *s);

@@ -66,6 +66,15 @@ const struct check pci_container_checks[] = {
      "the host's: `--group-add $(getent group render | cut -d: -f3)` where the image lacks the name); in "
      "Kubernetes, request `amd.com/gpu` (AMD's GPU device plugin).",
      CHECK_LAYER_KERNEL},
+    /* NVIDIA Container Toolkit, "Configuration": no-cgroups = true is for rootless containers, where the toolkit
+     * cannot set device rules; under Docker (rootful, runc's eBPF device filter on cgroup v2) the nodes are then
+     * denied: NVML answers "Unknown Error" (NVIDIA/nvidia-container-toolkit issues on cgroup v2). */
+    {"container.toolkit-no-cgroups", REPORT_SEV_WARNING,
+     "The NVIDIA Container Toolkit is configured with no-cgroups = true on a cgroup v2 host that runs Docker",
+     "Set `no-cgroups = false` (or comment it out) in /etc/nvidia-container-runtime/config.toml and start the GPU "
+     "containers again; no-cgroups = true is only for rootless podman, which is better served by CDI "
+     "(`sudo nvidia-ctk cdi generate --output=/etc/cdi/nvidia.yaml`, then `--device nvidia.com/gpu=all`).",
+     CHECK_LAYER_DRIVER},
 };
 const size_t pci_container_n_checks = sizeof(pci_container_checks) / sizeof(pci_container_checks[0]);
 
@@ -334,8 +343,10 @@ void pci_container_findings(struct pci_state *st)
     struct report *r = st->ctx->report;
     const struct pci_platform *p = &st->platform;
     struct report_finding *f;
-    if (p->container == PCI_CONTAINER_NONE)
+    if (p->container == PCI_CONTAINER_NONE) {
+        pci_toolkit_findings(st);
         return;
+    }
     const char *name = p->container == PCI_CONTAINER_OTHER ? p->container_label : pci_container_names[p->container];
     const char *why = NULL;
     if (pci_container_withheld(st, &why)) {

@@ -282,6 +282,12 @@ char *pci_container_environ(const char *text, size_t len);
 void pci_container_collect(struct pci_state *st);
 void pci_container_findings(struct pci_state *st);
 bool pci_container_wanted_no_nodes(const struct pci_state *st);
+/* --- pci_toolkit.c: the host's NVIDIA Container Toolkit configuration (container.toolkit-no-cgroups). */
+/* The value of `no-cgroups` in the [nvidia-container-cli] table of the toolkit's config.toml TEXT (LEN bytes):
+ * 1 true, 0 false, -1 not set (commented out, or another table's); *LINE_NO (may be NULL): its line. */
+int pci_toolkit_no_cgroups(const char *text, size_t len, int *line_no);
+/* On a host (no container): container.toolkit-no-cgroups where it applies. */
+void pci_toolkit_findings(struct pci_state *st);
 /* Is N an AMD GPU's required compute node (/dev/kfd, its render node) absent in a container? (dev.missing-node for
  * it is then container.no-amd-devices' consequence.) */
 bool pci_container_amd_node_missing(const struct pci_state *st, const struct pci_node *n);

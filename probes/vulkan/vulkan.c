@@ -196,6 +196,50 @@ static void vulkan_stack_findings(struct probe_ctx *ctx, const struct result_vul
     }
 }
 
+/* Whether one of RES's drivers is NVIDIA's (its manifest's library: libGLX_nvidia.so.0). */
+static bool vulkan_has_nvidia_driver(const struct result_vulkan *res)
+{
+    for (size_t i = 0; i < res->n_drivers; i++) {
+        const char *v = vulkan_driver_vendor(res->drivers[i].library);
+        if (v && strcmp(v, "nvidia") == 0)
+            return true;
+    }
+    return false;
+}
+
+/* An NVIDIA GPU without a Vulkan device inside a container whose NVIDIA_DRIVER_CAPABILITIES lacks `graphics`
+ * (and `all`): the NVIDIA Container Toolkit mounts nvidia_icd.json and libGLX_nvidia only for the graphics
+ * capability (its documentation, "Driver capabilities"; unset is its default "utility,compute"). Information:
+ * a CUDA container needs no Vulkan. Returns the finding added (to cause vulkan.gpu-without-device), or NULL. */
+static struct report_finding *vulkan_container_no_graphics(struct probe_ctx *ctx, const struct result_vulkan *res,
+                                                           json_object *pci, const char *addr)
+{
+    json_object *plat = jsonget(pci, "platform"), *tk = jsonget(plat, "nvidia_container_toolkit");
+    const char *container = jsonget_str(plat, "container"), *caps = jsonget_str(tk, "driver_capabilities");
+    /* the environment is read only in live runs (and kept in snapshots): without it, nothing is known */
+    if (!container || (!caps && !probe_live(ctx)) || vulkan_has_nvidia_driver(res))
+        return NULL;
+    struct report_finding *seen = report_find_finding(ctx->report, "vulkan.container-no-graphics", NULL);
+    if (seen) /* one for the container, named by its first GPU */
+        return seen;
+    const char *c = caps ? caps : "utility,compute";
+    char *copy = str_dup(c), *save = NULL;
+    bool graphics = false;
+    for (char *t = copy ? strtok_r(copy, ", ", &save) : NULL; t && !graphics; t = strtok_r(NULL, ", ", &save))
+        graphics = strcmp(t, "graphics") == 0 || strcmp(t, "all") == 0;
+    free(copy);
+    if (graphics)
+        return NULL;
+    struct report_finding *f = report_add_finding(
+        ctx->report, "vulkan.container-no-graphics", "NVIDIA_DRIVER_CAPABILITIES",
+        "NVIDIA GPU %s has no Vulkan device in this %s container: NVIDIA_DRIVER_CAPABILITIES is %s%s%s (no "
+        "`graphics`), so the NVIDIA Container Toolkit mounted no nvidia_icd.json and no Vulkan driver into it",
+        addr, container, caps ? "\"" : "unset (the toolkit's default, \"", c, caps ? "\"" : "\")");
+    if (f)
+        report_finding_add_evidence(f, "NVIDIA_DRIVER_CAPABILITIES", "%s", caps ? caps : "(unset)");
+    return f;
+}
+
 /* Each display GPU the pci section lists that no Vulkan device is (by PCI address): info, and only when every
  * Vulkan GPU device gave its address (without one, a GPU may be that device). */
 static void vulkan_gpus_without_device(struct probe_ctx *ctx, const struct result_vulkan *res)
@@ -217,9 +261,33 @@ static void vulkan_gpus_without_device(struct probe_ctx *ctx, const struct resul
         if (found)
             continue;
         const char *name = jsonget_str(g, "device_name"), *vendor = jsonget_str(g, "vendor_name");
-        report_add_finding(ctx->report, "vulkan.gpu-without-device", addr, "GPU %s (%s%s%s) has no Vulkan device: no "
-                           "installed Vulkan driver lists it", addr, vendor ? vendor : "vendor unknown",
-                           name ? " " : "", name ? name : "");
+        const char *vid = jsonget_str(g, "vendor_id");
+        struct report_finding *why = vid && strcmp(vid, "10de") == 0 ? vulkan_container_no_graphics(ctx, res, pci->data, addr)
+                                                                     : NULL;
+        char *why_id = why ? str_dup(why->id) : NULL, *why_subject = why && why->subject ? str_dup(why->subject) : NULL;
+        struct report_finding *f = report_add_finding(ctx->report, "vulkan.gpu-without-device", addr, "GPU %s (%s%s%s) "
+                                                      "has no Vulkan device: no installed Vulkan driver lists it", addr,
+                                                      vendor ? vendor : "vendor unknown", name ? " " : "", name ? name : "");
+        if (f && why_id)
+            report_finding_set_cause(f, why_id, why_subject);
+        free(why_id);
+        free(why_subject);
+    }
+}
+
+/* Without a loader or any driver manifest (the usual CUDA image), an NVIDIA GPU in a container without the
+ * graphics capability is still named: that is why no NVIDIA manifest is there. */
+static void vulkan_container_gpus(struct probe_ctx *ctx, const struct result_vulkan *res)
+{
+    struct report_section *pci = report_find_section(ctx->report, "pci");
+    size_t n = 0;
+    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "devices", &n) : NULL;
+    for (size_t i = 0; devs && i < n; i++) {
+        json_object *g = json_object_array_get_idx(devs, i);
+        const char *addr = jsonget_str(g, "address"), *cls = jsonget_str(g, "class"), *vid = jsonget_str(g, "vendor_id");
+        if (addr && cls && str_starts_with(cls, "03") && vid && strcmp(vid, "10de") == 0 &&
+            vulkan_container_no_graphics(ctx, res, pci->data, addr))
+            return;
     }
 }
 
@@ -264,6 +332,8 @@ static int vulkan_run(struct probe_ctx *ctx, struct report_section *sec)
     vulkan_stack_findings(ctx, res, n);
     if (res->loader && n > 0)
         vulkan_gpus_without_device(ctx, res);
+    else
+        vulkan_container_gpus(ctx, res);
     vulkan_fill_drivers(res, d, n);
     for (size_t i = 0; i < n; i++)
         vulkan_driver_free(&d[i]);

@@ -68,6 +68,13 @@ const struct check vulkan_checks[] = {
     {"vulkan.smoke-timeout", REPORT_SEV_ERROR, "The Vulkan smoke test did not finish in time on a device",
      "Check `dmesg` for GPU hangs or resets and other jobs on the GPU; then run again with a longer --timeout.",
      CHECK_LAYER_COMPUTE},
+    /* NVIDIA Container Toolkit, "Driver capabilities": `graphics` is what brings the Vulkan/OpenGL driver and
+     * its manifest into a container; the default (unset) is "utility,compute". */
+    {"vulkan.container-no-graphics", REPORT_SEV_INFO,
+     "An NVIDIA GPU has no Vulkan device in a container whose NVIDIA_DRIVER_CAPABILITIES lacks `graphics`",
+     "Nothing to fix for CUDA work. For Vulkan in the container (llama.cpp's Vulkan backend, ncnn), start it with "
+     "`-e NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics` (or `all`); in Kubernetes, set that variable in the "
+     "pod's spec.", CHECK_LAYER_DRIVER | CHECK_F_NEVER_ROOT},
 };
 const size_t vulkan_n_checks = sizeof(vulkan_checks) / sizeof(vulkan_checks[0]);
 

@@ -115,6 +115,44 @@ class ContainerTests(gctest.TestCase):
         self.assertIsNone(r.json["pci"]["platform"]["container"], repr(r))
         self.assertIsNone(r.json["pci"]["platform"]["nvidia_container_toolkit"])
 
+    def test_host_toolkit_no_cgroups_on_cgroup_v2_with_docker(self):
+        """The host's /etc/nvidia-container-runtime/config.toml with no-cgroups = true under [nvidia-container-cli]
+        (the setting for rootless podman) on a cgroup v2 host running Docker: --gpus containers lose NVML. Read
+        through the tree (--root); false, commented out, another table's key, cgroup v1 or no Docker: nothing."""
+        conf = os.path.join(gctest.SOURCE_ROOT, "tests", "fuzz", "corpus", "pcikernel",
+                            "nvidia-container-runtime-config-toml")
+        with open(conf, encoding="utf-8") as fh:
+            text = fh.read()
+        self.assertIn("\nno-cgroups = true\n", text)
+
+        def host(config, v2=True, docker=True):
+            t = PciTree(self.make_tree())
+            t.t.write("/proc/1/cgroup", "0::/init.scope\n")
+            t.device(ADDR, 0x10de, 0x2330, 0x030200, driver="nvidia")
+            if v2:
+                t.t.write("/sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n")
+                t.t.write("/sys/fs/cgroup/cgroup.events", "populated 1\n")
+            if docker:
+                t.t.write("/usr/bin/dockerd", "")
+            t.t.write("/etc/nvidia-container-runtime/config.toml", config)
+            return t
+
+        r = self.pci(host(text))
+        self.assertIsNone(r.json["pci"]["platform"]["container"])
+        (f,) = r.findings("container.toolkit-no-cgroups")
+        self.assertEqual((f["severity"], f["subject"]), ("warning", "/etc/nvidia-container-runtime/config.toml"))
+        self.assertIn("sets no-cgroups = true (line 12, [nvidia-container-cli]) on this cgroup v2 host, which runs "
+                      "Docker", f["message"])
+        self.assertIn("Failed to initialize NVML: Unknown Error", f["message"])
+        self.assertIn("no-cgroups = false", f["hint"])
+        quiet = [(text.replace("no-cgroups = true", "no-cgroups = false"), {}),
+                 (text.replace("no-cgroups = true", "#no-cgroups = true"), {}),
+                 (text.replace("no-cgroups = true", "").replace('log-level = "info"', "no-cgroups = true"), {}),
+                 (text, {"v2": False}), (text, {"docker": False})]
+        for config, kw in quiet:
+            r = self.pci(host(config, **kw))
+            self.assertEqual(r.findings("container.toolkit-no-cgroups"), [], (kw, config))
+
     # ---- containers without a runtime's marker file ---------------------------------------------------
     # What is reliable, as systemd's detect_container() (src/basic/virt.c) decides: the manager's own statement
     # (/run/host/container-manager, /run/systemd/container, PID 1's container= in /proc/1/environ), then a cgroup
@@ -216,6 +254,46 @@ class ContainerTests(gctest.TestCase):
             r = self.pci(self.container(), "--live", env={"NVIDIA_VISIBLE_DEVICES": "all",
                                                           "NVIDIA_DRIVER_CAPABILITIES": ok})
             self.assertNotIn("container.no-utility", self.ids(r), ok)
+
+    def test_no_graphics_capability_no_vulkan(self):
+        """NVIDIA_DRIVER_CAPABILITIES without `graphics` (or unset: the toolkit's default utility,compute): no
+        nvidia_icd.json in the container, so the NVIDIA GPU has no Vulkan device. Information, which explains
+        vulkan.gpu-without-device; `graphics` or `all` says nothing, nor does a run that cannot see the variable."""
+        t = self.container()
+        vk = {"VK_DRIVER_FILES": None, "VK_ICD_FILENAMES": None, "VK_ADD_DRIVER_FILES": None}
+        for caps, shown in (("compute,utility", '"compute,utility"'),
+                            (None, 'unset (the toolkit\'s default, "utility,compute")')):
+            env = dict(vk, NVIDIA_VISIBLE_DEVICES="all", NVIDIA_DRIVER_CAPABILITIES=caps)
+            r = self.run_json("vulkan", "--root", t.root, "--live", env=env)
+            (f,) = r.findings("vulkan.container-no-graphics")
+            self.assertEqual((f["severity"], f["subject"]), ("info", "NVIDIA_DRIVER_CAPABILITIES"))
+            self.assertIn("NVIDIA GPU %s has no Vulkan device in this docker container: NVIDIA_DRIVER_CAPABILITIES is %s "
+                          "(no `graphics`)" % (ADDR, shown), f["message"])
+            self.assertIn("NVIDIA_DRIVER_CAPABILITIES=compute,utility,graphics", f["hint"])
+            self.assertEqual(r.findings("vulkan.gpu-without-device"), [])  # no loader in this image
+        for caps in ("compute,utility,graphics", "all"):
+            env = dict(vk, NVIDIA_VISIBLE_DEVICES="all", NVIDIA_DRIVER_CAPABILITIES=caps)
+            r = self.run_json("vulkan", "--root", t.root, "--live", env=env)
+            self.assertEqual(r.findings("vulkan.container-no-graphics"), [], caps)
+        r = self.run_json("vulkan", "--root", t.root, env=dict(vk, NVIDIA_DRIVER_CAPABILITIES="compute"))
+        self.assertEqual(r.findings("vulkan.container-no-graphics"), [])
+        # an image with the Vulkan loader and Mesa's lavapipe (its manifest and a copy of this machine's loader,
+        # as tests/vulkan lays them out): the GPU without a Vulkan device is explained by the capability
+        import glob
+        lvp = sorted(glob.glob("/usr/share/vulkan/icd.d/lvp_icd.*.json"))
+        loader = (glob.glob("/usr/lib/*/libvulkan.so.1") + glob.glob("/lib/*/libvulkan.so.1"))
+        self.assertTrue(lvp and loader, "mesa-vulkan-drivers and libvulkan1 are needed (.ci/packages)")
+        with open(lvp[0], encoding="utf-8") as fh:
+            text = fh.read()
+        t.t.write("/usr/share/vulkan/icd.d/" + os.path.basename(lvp[0]), text)
+        lib = json.loads(text)["ICD"]["library_path"]
+        t.t.write(lib, "")
+        shutil.copy(os.path.realpath(loader[0]), t.t.path(os.path.join(os.path.dirname(lib), "libvulkan.so.1")))
+        env = dict(vk, NVIDIA_VISIBLE_DEVICES="all", NVIDIA_DRIVER_CAPABILITIES="compute,utility", HOME="/nonexistent",
+                   XDG_CONFIG_HOME=None, XDG_CONFIG_DIRS=None, XDG_DATA_HOME=None, XDG_DATA_DIRS=None)
+        r = self.run_json("vulkan", "--root", t.root, "--live", env=env)
+        (g,) = r.findings("vulkan.gpu-without-device")
+        self.assertEqual((g["subject"], g["caused_by"]["id"]), (ADDR, "vulkan.container-no-graphics"), repr(g))
 
     # ---- ROCm containers ------------------------------------------------------------------------------
 

@@ -597,6 +597,27 @@ class StubTests(CudaBase):
         self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["name"], "CUDA_ERROR_STUB_LIBRARY")
         self.assertIs(r.json["cuda"]["driver"]["library"]["stub"], True)
 
+    def test_real_stub_as_unversioned_name_beside_a_working_driver(self):
+        """The toolkit's real stubs directory first on LD_LIBRARY_PATH, the (fake) driver's libcuda.so.1 after it:
+        CUDA works, but programs that dlopen libcuda.so (Warp, cudarc) get the stub (issue 36)."""
+        stubs = os.path.dirname(STUB)
+        d = self.libdir()
+        r = self.cuda(None, stubs + ":" + d)
+        self.assertNotIn("cuda.stub-library", [f["id"] for f in r.json["findings"]], repr(r))
+        (f,) = r.findings("cuda.lib-unversioned-stub")
+        self.assertEqual(f["severity"], "warning")
+        self.assertEqual(f["subject"], os.path.realpath(STUB))
+        self.assertIn("LD_LIBRARY_PATH entry %s" % stubs, f["message"])
+        self.assertIn("libcuda.so.1 is the driver's %s" % os.path.join(os.path.realpath(d), "libcuda.so." + KVER),
+                      f["message"])
+        self.assertEqual(f["caused_by"]["id"], "cuda.lib-ld-path-stubs", repr(f))
+        self.assertFalse(r.findings("cuda.lib-unversioned-missing"))
+        # the driver's directory first, with its own libcuda.so: nothing about the unversioned name
+        os.symlink("libcuda.so.1", os.path.join(d, "libcuda.so"))
+        r = self.cuda(None, d + ":" + stubs)
+        self.assertFalse(r.findings("cuda.lib-unversioned-stub"), repr(r))
+        self.assertFalse(r.findings("cuda.lib-unversioned-missing"), repr(r))
+
     def test_require_cuda_explained_by_the_stub(self):
         d = tempfile.mkdtemp(prefix="gc-stubdir-")
         self.addCleanup(shutil.rmtree, d, True)

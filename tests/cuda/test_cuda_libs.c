@@ -746,7 +746,10 @@ static void test_fake_root(void **state)
     json_object *ops = libs_find(&x, "cudnn_ops", "default", true);
     assert_non_null(ops);
     assert_string_equal(jstr(ops, "version"), "9.19.0");
-    assert_non_null(report_find_finding(x.r, "cuda.lib-cudnn-mixed", "/usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9"));
+    const struct report_finding *mixed =
+        report_find_finding(x.r, "cuda.lib-cudnn-mixed", "/usr/lib/x86_64-linux-gnu/libcudnn_ops.so.9");
+    assert_non_null(mixed);
+    assert_non_null(strstr(mixed->message, "beside it (both in /usr/lib/x86_64-linux-gnu, found via default)"));
     /* that cuDNN is built for CUDA 12, the runtime loaded first is 13 */
     assert_non_null(report_find_finding(x.r, "cuda.lib-cudnn-cuda-mismatch", "/usr/lib/x86_64-linux-gnu/libcudnn.so.9"));
 #endif
@@ -978,6 +981,86 @@ static void test_cudnn_mismatch(void **state)
     clean_env();
 }
 
+/* The unversioned libcuda.so (issue 36): the toolkit's stub first on LD_LIBRARY_PATH while libcuda.so.1 is the
+ * driver's is a warning caused by the LD_LIBRARY_PATH entry; the driver's own libcuda.so first is nothing; a
+ * driver with no libcuda.so anywhere is information only; a stub libcuda.so.1 is the driver part's to say. */
+static void test_unversioned_libcuda(void **state)
+{
+    (void)state;
+    char root[PATH_MAX], drv[PATH_MAX + 16], stubs[PATH_MAX + 40];
+    snprintf(root, sizeof(root), "%s/unver", tmp_root);
+    snprintf(drv, sizeof(drv), "%s/drv", root);
+    snprintf(stubs, sizeof(stubs), "%s/usr/local/cuda/lib64/stubs", root);
+    copy_in(drv, "libcuda.so.580.95.05", need_env("GC_FAKE_CUDART_13_0")); /* any ELF: never loaded */
+    link_in(drv, "libcuda.so.1", "libcuda.so.580.95.05");
+    copy_in(stubs, "libcuda.so", need_env("GC_FAKE_CUDART_13_0"));
+    /* 1: stubs first, the driver's directory without libcuda.so */
+    setenv("LD_LIBRARY_PATH", "/usr/local/cuda/lib64/stubs:/drv", 1);
+    struct libs_run x;
+    libs_run(&x, root, NULL, 10000);
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-unversioned-stub", NULL);
+    assert_non_null(f);
+    assert_string_equal(f->subject, "/usr/local/cuda/lib64/stubs/libcuda.so");
+    assert_non_null(strstr(f->message, "LD_LIBRARY_PATH entry /usr/local/cuda/lib64/stubs"));
+    assert_non_null(strstr(f->message, "libcuda.so.1 is the driver's /drv/libcuda.so.580.95.05"));
+    assert_non_null(strstr(f->hint, "Remove /usr/local/cuda/lib64/stubs from LD_LIBRARY_PATH"));
+    assert_string_equal(f->caused_by_id, "cuda.lib-ld-path-stubs");
+    assert_int_equal(check_severity("cuda.lib-unversioned-stub"), REPORT_SEV_WARNING);
+    assert_null(report_find_finding(x.r, "cuda.lib-unversioned-missing", NULL));
+    libs_done(&x);
+    /* 2: the driver's own libcuda.so first: nothing */
+    link_in(drv, "libcuda.so", "libcuda.so.1");
+    setenv("LD_LIBRARY_PATH", "/drv:/usr/local/cuda/lib64/stubs", 1);
+    libs_run(&x, root, NULL, 10000);
+    assert_null(report_find_finding(x.r, "cuda.lib-unversioned-stub", NULL));
+    assert_null(report_find_finding(x.r, "cuda.lib-unversioned-missing", NULL));
+    libs_done(&x);
+    /* 3: WSL's layout: only libcuda.so.1 (and the versioned file), no libcuda.so anywhere: information */
+    char wsl[PATH_MAX + 24];
+    snprintf(wsl, sizeof(wsl), "%s/usr/lib/wsl/lib", root);
+    copy_in(wsl, "libcuda.so.1.1", need_env("GC_FAKE_CUDART_13_0"));
+    link_in(wsl, "libcuda.so.1", "libcuda.so.1.1");
+    setenv("LD_LIBRARY_PATH", "/usr/lib/wsl/lib", 1);
+    libs_run(&x, root, NULL, 10000);
+    f = report_find_finding(x.r, "cuda.lib-unversioned-missing", "/usr/lib/wsl/lib");
+    assert_non_null(f);
+    assert_int_equal(check_severity("cuda.lib-unversioned-missing"), REPORT_SEV_INFO);
+    assert_null(report_find_finding(x.r, "cuda.lib-unversioned-stub", NULL));
+    libs_done(&x);
+    /* 4: the stub is libcuda.so.1 itself (cuda.stub-library's case) or there is no driver: nothing here */
+    link_in(stubs, "libcuda.so.1", "libcuda.so");
+    setenv("LD_LIBRARY_PATH", "/usr/local/cuda/lib64/stubs", 1);
+    libs_run(&x, root, NULL, 10000);
+    assert_null(report_find_finding(x.r, "cuda.lib-unversioned-stub", NULL));
+    assert_null(report_find_finding(x.r, "cuda.lib-unversioned-missing", NULL));
+    libs_done(&x);
+    clean_env();
+}
+
+/* cuda.lib-cudnn-mixed names both directories and how each was found when they differ (issue 36). */
+static void test_cudnn_mixed_two_dirs(void **state)
+{
+    (void)state;
+    char root[PATH_MAX], a[PATH_MAX + 16], b[PATH_MAX + 16];
+    snprintf(root, sizeof(root), "%s/mixed", tmp_root);
+    snprintf(a, sizeof(a), "%s/opt/cudnn", root);
+    snprintf(b, sizeof(b), "%s/opt/old", root);
+    copy_in(a, "libcudnn.so.9", need_env("GC_FAKE_CUDNN_CU12"));
+    copy_in(b, "libcudnn_ops.so.9", need_env("GC_FAKE_CUDNN_9_19"));
+    setenv("LD_LIBRARY_PATH", "/opt/cudnn:/opt/old", 1);
+    struct libs_run x;
+    libs_run(&x, root, NULL, 10000);
+    const struct report_finding *f = report_find_finding(x.r, "cuda.lib-cudnn-mixed", "/opt/old/libcudnn_ops.so.9");
+    assert_non_null(f);
+    assert_null(strstr(f->message, "beside"));
+    assert_non_null(strstr(f->message, "libcudnn_ops.so.9 is cuDNN 9.19.0 (in /opt/old, found via LD_LIBRARY_PATH entry "
+                                       "/opt/old)"));
+    assert_non_null(strstr(f->message, "libcudnn.so.9 is cuDNN 9.10.0 (in /opt/cudnn, found via LD_LIBRARY_PATH entry "
+                                       "/opt/cudnn)"));
+    libs_done(&x);
+    clean_env();
+}
+
 int main(int argc, char **argv)
 {
     const struct CMUnitTest base[] = {
@@ -998,6 +1081,8 @@ int main(int argc, char **argv)
         cmocka_unit_test(test_same_name_apart),
         cmocka_unit_test(test_fake_root),
         cmocka_unit_test(test_too_many_files),
+        cmocka_unit_test(test_unversioned_libcuda),
+        cmocka_unit_test(test_cudnn_mixed_two_dirs),
     };
     const struct CMUnitTest toolkit[] = {
         cmocka_unit_test(test_toolkit_versions),

@@ -148,7 +148,13 @@ class FrameworksTest(CudaBase):
         (f,) = self.copies(r)
         self.assertIs(f["gpu"], True, repr(r))
         self.assertIsNone(f["root"])
-        self.assertEqual(self.fw_ids(r), ["frameworks.nvidia-pins"], repr(r))
+        # the cuDNN it finds is 9.1.0, built against 9.26: PyTorch's cuDNN check refuses it at first use (issue 36),
+        # a finding that leaves the import (and so the line) alone
+        self.assertEqual(self.fw_ids(r), ["frameworks.lib-older-minor", "frameworks.nvidia-pins"], repr(r))
+        (m,) = r.findings("frameworks.lib-older-minor")
+        self.assertIn("PyTorch 2.15.0+cu132 (/opt/venv): the loader takes libcudnn.so.9 from /opt/cudnn/lib/libcudnn.so.9 "
+                      "(LD_LIBRARY_PATH entry /opt/cudnn/lib), cuDNN 9.1.0, older than the 9.26.0.51 it needs "
+                      "(nvidia-cudnn-cu13==9.26.0.51): PyTorch refuses it at its first cuDNN use", m["message"])
         (p,) = r.findings("frameworks.nvidia-pins")
         self.assertEqual(p["severity"], "warning")
         self.assertIn("nvidia-cudnn-cu13==9.26.0.51 (the loader finds their libraries elsewhere: "
@@ -522,6 +528,11 @@ class FrameworksTest(CudaBase):
         self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2", "cupy-cuda12x-14.2.0", "tensorflow-2.21.0",
                   "onnxruntime-gpu-1.31.1")
         self.cudnn_wheel(t)
+        # the CUDA 12 wheels' libraries TensorFlow loads besides cuDNN (frameworks.tf-cuda-libs-missing otherwise)
+        for wheel, name in (("cuda_runtime", "libcudart.so.12"), ("cublas", "libcublas.so.12"),
+                            ("cublas", "libcublasLt.so.12"), ("cufft", "libcufft.so.11"),
+                            ("cusolver", "libcusolver.so.11"), ("cusparse", "libcusparse.so.12")):
+            self.cudnn_wheel(t, where=SITE + "/nvidia/%s/lib" % wheel, name=name)
         r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
         got = {f["name"]: (f["build"], f["cuda_version"], f["gpu"]) for f in self.copies(r)}
         self.assertEqual(got, {"jax": ("cuda", "12", True), "cupy": ("cuda", "12", True),
@@ -536,6 +547,53 @@ class FrameworksTest(CudaBase):
         os.makedirs(os.path.join(t.root, where), exist_ok=True)
         with open(os.path.join(t.root, where, name), "wb") as fh:
             fh.write(fwelf.elf([(".text", b"\x90")]))
+
+    # ---- a pinned library's first copy older (major.minor) than the framework needs (issue 36) --------------
+
+    def test_jax_plugin_with_an_older_cudnn_first(self):
+        """jax-cuda12-plugin 0.9.2's real METADATA pins nvidia-cudnn-cu12<10.0,>=9.8. An NVIDIA cuDNN 9.1.0 tarball
+        (libcudnn.so.9 -> libcudnn.so.9.1.0) first on LD_LIBRARY_PATH is what JAX loads, ahead of the wheel
+        (RUNPATH): JAX fails at start. A 9.10.0 there, or none (the wheel's own), says nothing."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2")
+        self.cudnn_wheel(t)
+        for v in ("9.1.0", "9.10.0"):
+            self.cudnn_wheel(t, where="opt/cudnn-%s/lib" % v, name="libcudnn.so.%s" % v)
+            os.symlink("libcudnn.so.%s" % v, os.path.join(t.root, "opt/cudnn-%s/lib" % v, "libcudnn.so.9"))
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020",
+                        env={"LD_LIBRARY_PATH": self.libdir(DRIVER_535) + ":/opt/cudnn-9.1.0/lib"})
+        (f,) = r.findings("frameworks.lib-older-minor")
+        self.assertEqual((f["severity"], f["subject"]), ("warning", "/opt/cudnn-9.1.0/lib/libcudnn.so.9"))
+        self.assertIn("the loader takes libcudnn.so.9 from /opt/cudnn-9.1.0/lib/libcudnn.so.9 (LD_LIBRARY_PATH entry "
+                      "/opt/cudnn-9.1.0/lib), cuDNN 9.1.0, older than the 9.8 it needs (nvidia-cudnn-cu12<10.0,>=9.8)",
+                      f["message"])
+        self.assertIn("Found cuDNN version 9.1.0, but JAX was built against 9.8", f["message"])
+        self.assertIn("Take /opt/cudnn-9.1.0/lib out of LD_LIBRARY_PATH", f["hint"])
+        jax = [c for c in self.copies(r) if c["name"] == "jax"][0]
+        self.assertEqual((jax["gpu"], jax["root"]), (False, "frameworks.lib-older-minor"))
+        for ld in ("/opt/cudnn-9.10.0/lib", "/nowhere"):
+            r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020",
+                            env={"LD_LIBRARY_PATH": self.libdir(DRIVER_535) + ":" + ld})
+            self.assertEqual(r.findings("frameworks.lib-older-minor"), [], ld)
+
+    def test_jax_plugin_local_cuda_with_an_older_system_cudnn(self):
+        """jax[cuda12-local]: the plugin without NVIDIA wheels uses the system's cuDNN; Debian-style
+        /usr/lib/x86_64-linux-gnu/libcudnn.so.9 -> libcudnn.so.9.1.0 (a default directory) is older than 9.8."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2", pins=False)
+        sysdir = "usr/lib/x86_64-linux-gnu"
+        self.cudnn_wheel(t, where=sysdir, name="libcudnn.so.9.1.0")
+        os.symlink("libcudnn.so.9.1.0", os.path.join(t.root, sysdir, "libcudnn.so.9"))
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (f,) = r.findings("frameworks.lib-older-minor")
+        self.assertIn("(default), cuDNN 9.1.0, older than the 9.8", f["message"])
+        self.assertIn("pip install 'nvidia-cudnn-cu12<10.0,>=9.8'", f["hint"])
+        # a torch 2.9.0 (its real METADATA pins nvidia-cudnn-cu12==9.10.2.21) beside it takes its own wheel: nothing
+        self.venv(t, "torch-2.9.0")
+        self.cudnn_wheel(t)
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12080")
+        self.assertEqual([f["message"] for f in r.findings("frameworks.lib-older-minor") if "PyTorch" in f["message"]],
+                         [])
 
     def test_tensorflow_cudnn_missing(self):
         """tensorflow 2.21.0 without [and-cuda]: no libcudnn.so.9 anywhere, "Cannot dlopen some GPU libraries"."""
@@ -556,7 +614,42 @@ class FrameworksTest(CudaBase):
         r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020",
                         env={"LD_LIBRARY_PATH": self.libdir(DRIVER_535) + ":/opt/cudnn/lib"})
         self.assertNotIn("frameworks.cudnn-missing", self.fw_ids(r))
+        # ... but without [and-cuda] its other CUDA 12 libraries must be there too (frameworks.tf-cuda-libs-missing)
+        self.assertEqual(self.copies(r)[0]["root"], "frameworks.tf-cuda-libs-missing")
+        for name in ("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcufft.so.11", "libcusolver.so.11",
+                     "libcusparse.so.12"):
+            self.cudnn_wheel(t, where="opt/cudnn/lib", name=name)
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020",
+                        env={"LD_LIBRARY_PATH": self.libdir(DRIVER_535) + ":/opt/cudnn/lib"})
         self.assertIs(self.copies(r)[0]["gpu"], True)
+
+    def test_tensorflow_cuda_libraries_missing(self):
+        """tensorflow 2.21.0 (build_info: CUDA 12.5.1) without [and-cuda], cuDNN found: its other CUDA 12 libraries
+        (cudart, cuBLAS, cuBLASLt, cuFFT, cuSOLVER, cuSPARSE) are nowhere: "Cannot dlopen some GPU libraries"
+        (issue 36). A system CUDA 12.5 on LD_LIBRARY_PATH with all of them: it will use the GPU."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "tensorflow-2.21.0", pins=False)
+        self.cudnn_wheel(t)
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020")
+        (f,) = self.copies(r)
+        self.assertEqual((f["gpu"], f["root"]), (False, "frameworks.tf-cuda-libs-missing"))
+        (c,) = r.findings("frameworks.tf-cuda-libs-missing")
+        self.assertIn("TensorFlow 2.21.0 (/opt/venv): built with CUDA 12.5.1, and libcudart.so.12, libcublas.so.12, "
+                      "libcublasLt.so.12, libcufft.so.11, libcusolver.so.11, libcusparse.so.12 are in none of its NVIDIA "
+                      "wheels", c["message"])
+        self.assertNotIn("frameworks.cudnn-missing", self.fw_ids(r))
+        libs = ("libcudart.so.12", "libcublas.so.12", "libcublasLt.so.12", "libcufft.so.11", "libcusolver.so.11",
+                "libcusparse.so.12")
+        for name in libs[:-1]:
+            self.cudnn_wheel(t, where="usr/local/cuda-12.5/lib64", name=name)
+        ld = self.libdir(DRIVER_535) + ":/usr/local/cuda-12.5/lib64"
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020", env={"LD_LIBRARY_PATH": ld})
+        (c,) = r.findings("frameworks.tf-cuda-libs-missing")
+        self.assertIn("and libcusparse.so.12 is in none", c["message"])
+        self.cudnn_wheel(t, where="usr/local/cuda-12.5/lib64", name=libs[-1])
+        r = self.run_fw(t, driver=DRIVER_535, cuda_version="12020", env={"LD_LIBRARY_PATH": ld})
+        self.assertNotIn("frameworks.tf-cuda-libs-missing", self.fw_ids(r))
+        self.assertIs(self.copies(r)[0]["gpu"], True, repr(r))
 
     def test_cuda_visible_devices_hiding_every_gpu(self):
         """cuInit fails (CUDA_VISIBLE_DEVICES names no device): the framework's own cuInit fails the same way; its

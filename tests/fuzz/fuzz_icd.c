@@ -73,6 +73,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         free(s);
     }
+    /* A loader's bytes: the vendors directory compiled into it, a whole NUL-terminated path from the input. */
+    bool def = false;
+    char *dir = icd_vendors_dir_in((const char *)copy, size, &def);
+    if (dir) {
+        size_t dl = strlen(dir);
+        if (dir[0] != '/' || dl < 15 || strcmp(dir + dl - 15, "/OpenCL/vendors") != 0 || !memmem(copy, size, dir, dl) ||
+            strcmp(dir, "/etc/OpenCL/vendors") == 0)
+            abort();
+        for (size_t i = 0; i < dl; i++)
+            if ((unsigned char)dir[i] <= ' ' || (unsigned char)dir[i] >= 127)
+                abort();
+        free(dir);
+    }
+    if (def && !memmem(copy, size, "/etc/OpenCL/vendors", 19))
+        abort();
     free(copy);
     return 0;
 }

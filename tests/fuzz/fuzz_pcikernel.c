@@ -1,6 +1,7 @@
 /* fuzz_pcikernel.c: libFuzzer target for the pci probe's kernel-side text: /proc/modules,
  * /proc/driver/nvidia/version, NVIDIA library file names, /etc/group, modules.dep, modprobe.d, the kernel
- * command line, /etc/wsl.conf, dpkg's file lists and PID 1's environment (/proc/1/environ). */
+ * command line, /etc/wsl.conf, dpkg's file lists, PID 1's environment (/proc/1/environ) and the NVIDIA Container
+ * Toolkit's config.toml. */
 #include <ctype.h>
 #include <stdint.h>
 #include <stdlib.h>
@@ -155,6 +156,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             abort();
         free(cn);
     }
+
+    /* the NVIDIA Container Toolkit's config.toml (raw bytes): no-cgroups set only under its table, on a line of it */
+    int ln = 0, nc = pci_toolkit_no_cgroups((const char *)data, size, &ln);
+    if (nc < -1 || nc > 1 || (nc >= 0 && (ln < 1 || !memmem(data, size, "no-cgroups", 10) ||
+                                          !memmem(data, size, "[nvidia-container-cli]", 22))))
+        abort();
 
     free(text);
     return 0;

@@ -2,6 +2,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The vendors directory compiled in, a NUL-terminated string in .rodata as ocl-icd's ETC_OPENCL_VENDORS and the
+ * Khronos loader's OCL_ICD_VENDORDIR are; meson builds a second copy with another prefix's. */
+#ifndef FAKE_LOADER_VENDORS
+#define FAKE_LOADER_VENDORS "/etc/OpenCL/vendors"
+#endif
+extern const char gc_fake_loader_vendors[];
+const char gc_fake_loader_vendors[] = FAKE_LOADER_VENDORS;
+
 /* No CL headers here on purpose: the stubs below only need to exist (dlsym); they are never called
  * with the real prototypes except the few written out with their real shapes. */
 

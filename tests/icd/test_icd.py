@@ -384,6 +384,49 @@ class Loaders(IcdTestCase):
         self.assertIn("%s (ocl-icd, LD_LIBRARY_PATH)" % copy, f[0]["message"])
         self.assertIn("%s (ocl-icd, " % os.path.join(os.path.dirname(base), "libOpenCL.so.1"), f[0]["message"])
 
+    def test_loader_with_another_compiled_in_vendors_directory(self):
+        """A loader built in another prefix (tests/icd/meson.build: the fake loader with its compiled-in directory under
+        the build directory, a string in its .rodata as ocl-icd's and Khronos' are) reads that directory, not
+        /etc/OpenCL/vendors: the probe reads the one it reads, and names the drivers registered in /etc that it does
+        not see. Linked in there too: no finding. OCL_ICD_VENDORS set: that one, as before."""
+        loader, vdir = os.environ["GC_FAKE_LOADER_PREFIX"], os.environ["GC_FAKE_LOADER_PREFIX_VENDORS"]
+        shutil.rmtree(os.path.dirname(os.path.dirname(os.path.dirname(vdir))), True)
+        self.addCleanup(shutil.rmtree, os.path.dirname(os.path.dirname(os.path.dirname(vdir))), True)
+        etc = sorted(n for n in os.listdir("/etc/OpenCL/vendors") if n.endswith(".icd"))
+        self.assertIn("pocl.icd", etc)
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": loader})
+        doc = r.json["icd"]
+        self.assertEqual((doc["vendors_dir"], doc["vendors_from"]), (vdir, "loader"))
+        (f,) = r.findings("icd.loader-vendors-dir")
+        self.assertEqual((f["severity"], f["subject"]), ("warning", vdir))
+        self.assertIn("The OpenCL loader %s reads its vendors from %s (compiled into it), not /etc/OpenCL/vendors: the "
+                      "%d driver%s registered there (%s)" % (os.path.realpath(loader), vdir, len(etc),
+                                                              "" if len(etc) == 1 else "s", ", ".join(etc)),
+                      f["message"])
+        self.assertIn("OCL_ICD_VENDORS=/etc/OpenCL/vendors", f["hint"])
+        self.assertTrue(r.findings("icd.no-icds"))  # the directory it reads does not exist
+        # the prefix's directory holds one driver of its own: /etc's are still lost
+        os.makedirs(vdir)
+        with open(os.path.join(vdir, "working.icd"), "w") as fh:
+            fh.write(FAKE["working"] + "\n")
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": loader})
+        self.assertEqual([e["file"] for e in r.json["icd"]["icds"]], [os.path.join(vdir, "working.icd")])
+        self.assertEqual(len(r.findings("icd.loader-vendors-dir")), 1)
+        # /etc's drivers linked in (conda's ocl-icd-system): nothing lost, nothing said
+        for n in etc:
+            os.symlink(os.path.join("/etc/OpenCL/vendors", n), os.path.join(vdir, n))
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": loader})
+        self.assertEqual(r.findings("icd.loader-vendors-dir"), [])
+        # OCL_ICD_VENDORS wins over the compiled-in directory; the system's loader reads /etc/OpenCL/vendors
+        d = self.vendors({"pocl.icd": pocl_line()})
+        r = self.icd(env={"GPUCHECKUP_LIBOPENCL": loader, "OCL_ICD_VENDORS": d})
+        self.assertEqual((r.json["icd"]["vendors_dir"], r.json["icd"]["vendors_from"]), (d, "OCL_ICD_VENDORS"))
+        self.assertEqual(r.findings("icd.loader-vendors-dir"), [])
+        for env in ({"GPUCHECKUP_LIBOPENCL": FAKE_LOADER}, {}):
+            r = self.icd(env=env)
+            self.assertEqual(r.json["icd"]["vendors_from"], "default", env)
+            self.assertEqual(r.findings("icd.loader-vendors-dir"), [])
+
     def test_khronos_loader_semantics(self):
         d = self.vendors({"pocl.icd": pocl_line(), "extra.icd": FAKE["working"] + "\nsecond line\n"})
         env = {"GPUCHECKUP_LIBOPENCL": FAKE_LOADER, "OCL_ICD_VENDORS": d, "OCL_ICD_FILENAMES": FAKE["noplat"]}

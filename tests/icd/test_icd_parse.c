@@ -318,6 +318,32 @@ static void test_ldconf(void **state)
     assert_int_equal(c.nd, 6);
 }
 
+/* The vendors directory compiled into a loader, from its bytes: whole NUL-terminated paths only. */
+static void test_compiled_vendors_dir(void **state)
+{
+    (void)state;
+    static const char conda[] = "\0OCL_ICD_VENDORS\0/opt/conda/envs/x/etc/OpenCL/vendors\0\0\0pad";
+    bool def = true;
+    char *d = icd_vendors_dir_in(conda, sizeof(conda) - 1, &def);
+    assert_non_null(d);
+    assert_string_equal(d, "/opt/conda/envs/x/etc/OpenCL/vendors");
+    assert_false(def);
+    free(d);
+    /* ocl-icd's Debian build: the default, and only it */
+    static const char debian[] = "x\0/etc/OpenCL/vendors\0OPENCL_VENDOR_PATH\0";
+    d = icd_vendors_dir_in(debian, sizeof(debian) - 1, &def);
+    assert_null(d);
+    assert_true(def);
+    /* a trailing slash dropped; inside a message, or cut at the end of the input: no path */
+    static const char slash[] = "\0/usr/local/etc/OpenCL/vendors/\0";
+    d = icd_vendors_dir_in(slash, sizeof(slash) - 1, &def);
+    assert_string_equal(d, "/usr/local/etc/OpenCL/vendors");
+    free(d);
+    static const char msg[] = "\0cannot read /opt/p/etc/OpenCL/vendors: %s\0/opt/q/OpenCL/vendors";
+    assert_null(icd_vendors_dir_in(msg, sizeof(msg) - 1, &def));
+    assert_false(def);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -333,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_ldcache_new_and_old_formats),
         cmocka_unit_test(test_ldcache_rejects_garbage_and_truncation),
         cmocka_unit_test(test_ldconf),
+        cmocka_unit_test(test_compiled_vendors_dir),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

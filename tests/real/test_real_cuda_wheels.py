@@ -110,6 +110,42 @@ class RealCudnnWheelTests(gctest.TestCase):
         # the text output lists the family once, with libcudnn's version
         self.assertIn("cuDNN %s" % main["version"], gctest.run("cuda", env={"VIRTUAL_ENV": self.venv}).stdout)
 
+    def test_jax_plugin_reads_this_wheels_version_from_its_dist_info(self):
+        """jax-cuda12-plugin 0.9.2's real METADATA (nvidia-cudnn-cu12<10.0,>=9.8) in a venv of its own, this real
+        cuDNN wheel's lib directory first on LD_LIBRARY_PATH: its version comes from the wheel's real dist-info
+        (the file is only libcudnn.so.9), and it is not older than 9.8: no frameworks.lib-older-minor (issue 36;
+        no older cuDNN wheel is downloaded: nvidia-cudnn-cu12 9.1 is a 600 MB wheel)."""
+        fixtures = os.path.join(gctest.SOURCE_ROOT, "tests", "frameworks", "fixtures")
+        venv = tempfile.mkdtemp(prefix="gc-jax-venv-")
+        self.addCleanup(shutil.rmtree, venv, True)
+        site = os.path.join(venv, "lib", "python3.11", "site-packages")
+        for w in ("jaxlib-0.9.2", "jax-cuda12-plugin-0.9.2"):
+            for top in os.listdir(os.path.join(fixtures, w)):
+                if top != "SOURCE":
+                    shutil.copytree(os.path.join(fixtures, w, top), os.path.join(site, top))
+        with open(os.path.join(venv, "pyvenv.cfg"), "w") as fh:
+            fh.write("home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11\n")
+        r = self.run_json("frameworks", env={"VIRTUAL_ENV": venv, "LD_LIBRARY_PATH": self.libdir, "CONDA_PREFIX": None},
+                          timeout=300)
+        jax = [f for env in r.json["frameworks"]["environments"] for f in env["frameworks"] if f["name"] == "jax"]
+        self.assertEqual(len(jax), 1, repr(r))
+        self.assertEqual(r.findings("frameworks.lib-older-minor"), [], repr(r))
+        self.assertTrue(self.version.startswith("9.") and int(self.version.split(".")[1]) >= 8, self.version)
+        # the same METADATA with the cuDNN pin one minor above this wheel (a JAX built against a newer cuDNN):
+        # the wheel's real dist-info version is read and named
+        major, minor = (int(x) for x in self.version.split(".")[:2])
+        meta = glob.glob(os.path.join(site, "jax_cuda12_plugin-*.dist-info", "METADATA"))[0]
+        with open(meta, encoding="utf-8") as fh:
+            text = fh.read()
+        self.assertIn("nvidia-cudnn-cu12<10.0,>=9.8;", text)
+        with open(meta, "w", encoding="utf-8") as fh:
+            fh.write(text.replace("nvidia-cudnn-cu12<10.0,>=9.8;", "nvidia-cudnn-cu12<10.0,>=%d.%d;" % (major, minor + 1)))
+        r = self.run_json("frameworks", env={"VIRTUAL_ENV": venv, "LD_LIBRARY_PATH": self.libdir, "CONDA_PREFIX": None},
+                          timeout=300)
+        (f,) = r.findings("frameworks.lib-older-minor")
+        self.assertIn("the loader takes libcudnn.so.9 from %s (LD_LIBRARY_PATH entry %s), cuDNN %s, older than the "
+                      "%d.%d it needs" % (os.path.join(self.libdir, "libcudnn.so.9"), self.libdir, self.version, major,
+                                          minor + 1), f["message"])
 
 if __name__ == "__main__":
     gctest.main()
