@@ -145,6 +145,28 @@ class ScopeTests(CudaBase):
                 else:
                     self.assertIn(want, targets[cuda[0]]["reasons"], "%s: %r" % (tree, r))
 
+    # ---- a cause must be able to cause ------------------------------------------------------------
+
+    def test_missing_nvml_is_no_consequence_of_a_node_or_the_module(self):
+        """Issue 36: with /dev/nvidia-uvm removed, and with the module at 535 under 580 libraries, a
+        libnvidia-ml.so.1 the loader cannot find was shown "caused by" the node or the mismatch. It is a
+        packaging fact: its own root, while cuInit's failure is still the node's or the module's."""
+        no_uvm = self.h100()
+        self.remove(no_uvm, "/dev/nvidia-uvm")
+        for t, state, init_id in ((no_uvm, "dev.missing-node", "cuda.uvm-missing"),
+                                  (self.version_mismatch()[0], "drv.nvidia-version-mismatch", "cuda.init-failed")):
+            with self.subTest(state=state):
+                d = self.libdir()
+                os.unlink(os.path.join(d, "libnvidia-ml.so.1"))  # the driver's libcuda without its NVML
+                r = self.cuda(t, d, env={"GC_FAKE_CUDA_INIT": "999"}, command="check", expect_rc=1)
+                self.assertIn(state, r.finding_ids(), repr(r))
+                (nvml,) = r.findings("cuda.nvml-missing")
+                self.assertIn("cannot open shared object file", nvml["message"], repr(r))
+                self.assertIsNone(nvml["caused_by"], repr(r))
+                # cuInit's failure is the node's or the module's consequence (a state explains a state)
+                (init,) = r.findings(init_id)
+                self.assertEqual((init["caused_by"] or {}).get("id"), state, repr(r))
+
     # ---- every captured fixture ------------------------------------------------------------------
 
     def test_every_fixture_whole(self):
