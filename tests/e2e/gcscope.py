@@ -81,12 +81,19 @@ def scope_violations(doc, binary):
     return bad
 
 
+# What the doctor appends to a finding it makes information because its stack has no device here
+# (doctor_no_device_relief): its caused_by is that absence, which says why it cannot matter, not why it happened.
+NO_DEVICE_NOTE = "(no device for it on this machine: it matters only once there is one)"
+
+
 def cause_violations(doc, binary):
     """'ID caused by ID' for every packaging fact caused by something that is not one."""
     rows = catalogue(binary)
     bad = []
     for f in doc.get("findings") or []:
         cause = (f.get("caused_by") or {}).get("id")
+        if (f.get("message") or "").endswith(NO_DEVICE_NOTE):
+            continue
         if cause and (rows.get(f["id"]) or {}).get("kind") == "file" and (rows.get(cause) or {}).get("kind") != "file":
             bad.append("%s (%s) caused by %s" % (f["id"], f.get("subject"), cause))
     return bad
