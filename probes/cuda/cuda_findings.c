@@ -25,14 +25,14 @@ const struct check cuda_driver_checks[] = {
      "An NVIDIA GPU is bound to the nvidia kernel driver, but no libcuda.so.1 can be loaded",
      "Install the user-space half of the driver, the same version as the kernel module (Debian: `sudo apt install "
      "libcuda1`; Ubuntu: `sudo apt install libnvidia-compute-<version>`); in a container, use the NVIDIA "
-     "container toolkit (`--gpus all`) so the host's libcuda is mounted in.", CHECK_LAYER_RUNTIME},
+     "container toolkit (`--gpus all`) so the host's libcuda is mounted in.", CHECK_LAYER_RUNTIME | CHECK_F_KIND_FILE},
     /* glibc's loader skips a library of another ELF class or machine without a word (elf/dl-load.c,
      * open_verify): dlopen then says "cannot open shared object file", as if nothing were there. */
     {"cuda.driver-wrong-arch", REPORT_SEV_WARNING,
      "An NVIDIA library (libcuda, NVML) on the library search path is built for another architecture",
      "Install the NVIDIA driver's user-space libraries built for this machine (Debian: `sudo apt install "
      "libcuda1:amd64`, the host's architecture) and remove the foreign copy, or take its directory off "
-     "LD_LIBRARY_PATH; in a container, use an image built for this platform.", CHECK_LAYER_RUNTIME},
+     "LD_LIBRARY_PATH; in a container, use an image built for this platform.", CHECK_LAYER_RUNTIME | CHECK_F_KIND_FILE},
     {"cuda.library-unusable", REPORT_SEV_ERROR,
      "libcuda.so.1 was found but cannot be used (a dlopen error or missing entry points)",
      "Reinstall the NVIDIA driver's user-space libraries so that libcuda.so.1 matches this architecture and the "

@@ -58,7 +58,7 @@ const struct check cuda_libs_checks[] = {
      "&& sudo ldconfig`; under WSL /usr/lib/wsl/lib is the Windows driver's and read-only).", CHECK_LAYER_RUNTIME},
     {"cuda.lib-none", REPORT_SEV_INFO, "no CUDA library found (runtime, cuBLAS, cuDNN...)",
      "Frameworks from pip bring their own CUDA libraries (pip install torch); for building, install the "
-     "CUDA toolkit.", CHECK_LAYER_RUNTIME},
+     "CUDA toolkit.", CHECK_LAYER_RUNTIME | CHECK_F_KIND_FILE},
 };
 const size_t cuda_libs_n_checks = sizeof(cuda_libs_checks) / sizeof(cuda_libs_checks[0]);
 

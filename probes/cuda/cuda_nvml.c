@@ -30,7 +30,8 @@ const struct check cuda_nvml_checks[] = {
      "libnvidia-ml.so.1 (NVML) cannot be loaded although an NVIDIA GPU is bound to the nvidia driver",
      "Install the NVML library of the installed driver (Debian/Ubuntu: libnvidia-compute-<version> or "
      "libnvidia-ml1; in a container, give it the utility capability: NVIDIA_DRIVER_CAPABILITIES=compute,utility). "
-     "Without it nvidia-smi, monitoring tools and frameworks' GPU memory queries fail.", CHECK_LAYER_RUNTIME},
+     "Without it nvidia-smi, monitoring tools and frameworks' GPU memory queries fail.",
+     CHECK_LAYER_RUNTIME | CHECK_F_KIND_FILE},
     {"cuda.nvml-unusable", REPORT_SEV_WARNING,
      "libnvidia-ml.so.1 loads but could not be queried (missing functions, crash or hang)",
      "Reinstall the NVIDIA driver's user-space libraries so that libnvidia-ml.so.1 matches the kernel module; "

@@ -8,6 +8,7 @@
 #include "frameworks_parse.h"
 #include "jsonget.h"
 #include "ldsearch.h"
+#include "nvdriver.h"
 #include "strutil.h"
 
 const struct check fw_checks[] = {
@@ -85,6 +86,8 @@ struct fw_machine {
     bool pci_known;
     int nvidia, amd, intel, other;
     int dv;                   /* the driver's CUDA version (13000 = 13.0), -1 unknown */
+    bool dv_from_module;      /* DV is the kernel module's version read in NVIDIA's table (libcuda not run: a
+                                 captured tree), not cuDriverGetVersion's answer */
     char driver[64];          /* the NVIDIA driver's version ("535.261.03"), "" unknown */
     bool cuda_ran;            /* the cuda section ran */
     const char *driver_status; /* the cuda section's driver.status ("ok", "init-failed", ...), NULL unknown */
@@ -118,6 +121,14 @@ static void fw_machine_read(const struct report *r, struct fw_machine *m)
     snprintf(m->driver, sizeof(m->driver), "%s", v ? v : "");
     m->cuda_passed = doctor_cuda_passed(r, -1, &m->cuda_dev);
     m->smoke_missing = doctor_cuda_smoke_missing(r);
+    /* libcuda not run (a captured tree, --root alone): the tree's kernel module (/proc/driver/nvidia/version,
+     * /sys/module/nvidia/version, as the pci probe read them) still says which CUDA the driver runs */
+    const char *kmod = jsonget_str(jsonget(doctor_data(r, "pci"), "nvidia"), "kernel_module_version");
+    if (!m->cuda_ran && kmod && nvdriver_cuda_version(kmod) > 0) {
+        m->dv = nvdriver_cuda_version(kmod);
+        m->dv_from_module = true;
+        snprintf(m->driver, sizeof(m->driver), "%s", kmod);
+    }
 }
 
 static const char *fw_min_driver(int major)
@@ -156,7 +167,7 @@ static void fw_judge_cuda(struct probe_ctx *ctx, const struct fw_scan *s, struct
         report_add_finding(ctx->report, "frameworks.wrong-vendor", f->source, "%s: %s", name, f->why);
         return;
     }
-    if (!m->cuda_ran) {
+    if (!m->cuda_ran && !m->dv_from_module) {
         fw_set_why(f, FW_GPU_UNKNOWN, NULL, str_printf("built for CUDA %s; the CUDA driver was not checked", f->cuda));
         return;
     }
@@ -177,6 +188,12 @@ static void fw_judge_cuda(struct probe_ctx *ctx, const struct fw_scan *s, struct
                                     m->dv / 1000, m->dv / 1000, need ? need : "one", major);
         if (fd)
             report_finding_add_evidence(fd, f->source, "CUDA %s", f->cuda);
+        return;
+    }
+    if (m->dv_from_module) {
+        fw_set_why(f, FW_GPU_UNKNOWN, NULL, str_printf("CUDA %s build the driver can run (NVIDIA kernel module %s: CUDA "
+                                                       "%d.%d); not proven: libcuda was not run on this tree",
+                                                       f->cuda, m->driver, m->dv / 1000, (m->dv % 1000) / 10));
         return;
     }
     if (m->cuda_passed == 0 && m->driver_status && strcmp(m->driver_status, "ok") != 0 &&

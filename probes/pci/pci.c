@@ -14,7 +14,7 @@ static const struct check pci_checks[] = {
     {"pci.no-gpu", REPORT_SEV_INFO, "No GPU or accelerator was found on the PCI bus",
      "If this machine should have one: check that it is seated, powered and enabled in the firmware setup, "
      "or passed through to this VM or container; `lspci -nn | grep -Ei 'vga|3d|display|accel'` lists what the "
-     "bus shows.", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
+     "bus shows.", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_PLATFORM},
     {"pci.no-driver", REPORT_SEV_ERROR, "A GPU or accelerator has no kernel driver bound: nothing can use it",
      "Install and load the vendor's kernel driver; `lspci -k` shows the candidate modules and `sudo dmesg` why "
      "binding failed.", CHECK_LAYER_KERNEL},
@@ -627,6 +627,14 @@ static size_t pci_bus_gpus(const struct report_section *sec, struct bus_gpu *out
 static const char *pci_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
 {
     (void)text;
+    /* a device node (/dev/dri/renderD128) is its GPU's vendor's */
+    json_object *nodes = jsonget(sec->data, "nodes");
+    for (size_t i = 0; nodes && json_object_is_type(nodes, json_type_array) && i < json_object_array_length(nodes); i++) {
+        json_object *n = json_object_array_get_idx(nodes, i);
+        const char *path = jsonget_str(n, "path"), *dev = jsonget_str(n, "device");
+        if (path && dev && strcmp(path, subject) == 0 && strcmp(dev, subject) != 0)
+            return pci_subject_vendor(sec, dev, text);
+    }
     json_object *devs = jsonget(sec->data, "devices");
     for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
         json_object *d = json_object_array_get_idx(devs, i);

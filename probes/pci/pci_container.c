@@ -37,12 +37,12 @@ const struct check pci_container_checks[] = {
      "Start the container with the GPU passed in: `docker run --gpus all ...` (NVIDIA Container Toolkit), or "
      "through CDI: `--device nvidia.com/gpu=all` (podman, or docker with CDI); in Kubernetes, request "
      "`nvidia.com/gpu` in the pod's resource limits. NVIDIA_VISIBLE_DEVICES must not be empty, `void` or `none`.",
-     CHECK_LAYER_KERNEL},
+     CHECK_LAYER_KERNEL | CHECK_F_KIND_FILE},
     {"container.no-utility", REPORT_SEV_WARNING,
      "The container's NVIDIA_DRIVER_CAPABILITIES lacks `utility`: no NVML and no nvidia-smi inside it",
      "Start the container with `-e NVIDIA_DRIVER_CAPABILITIES=compute,utility` (or `all`): without `utility` the "
      "toolkit does not inject libnvidia-ml or nvidia-smi, so monitoring and NVML-based tools fail.",
-     CHECK_LAYER_DRIVER},
+     CHECK_LAYER_DRIVER | CHECK_F_KIND_FILE},
     /* NVIDIA's notice NVIDIA/nvidia-docker#1730 ("Containers losing access to GPUs with error: Failed to
      * initialize NVML: Unknown Error"): with systemd managing the container's cgroups, a `systemctl
      * daemon-reload` on the host drops the device rules runc set; the container must be deleted and started

@@ -26,26 +26,26 @@
 const struct check pci_wsl_checks[] = {
     {"wsl.wsl1", REPORT_SEV_ERROR, "This is WSL1, which cannot use a GPU (GPU compute needs WSL2)",
      "Convert the distribution to WSL2 from Windows: `wsl --set-version <distro> 2` (`wsl -l -v` lists the "
-     "distributions and their versions), then start it again.", CHECK_LAYER_KERNEL},
+     "distributions and their versions), then start it again.", CHECK_LAYER_KERNEL | CHECK_F_PLATFORM},
     {"wsl.gpu-disabled", REPORT_SEV_ERROR, "/etc/wsl.conf turns GPU access off for this WSL distribution",
      "Remove `enabled=false` from the [gpu] section of /etc/wsl.conf (or set it to true), then restart the "
-     "distribution from Windows: `wsl --shutdown`, and open it again.", CHECK_LAYER_KERNEL},
+     "distribution from Windows: `wsl --shutdown`, and open it again.", CHECK_LAYER_KERNEL | CHECK_F_PLATFORM},
     {"wsl.no-dxg", REPORT_SEV_ERROR, "WSL2 without /dev/dxg: Windows gives this distribution no GPU",
      "Update WSL (`wsl --update` in Windows), install the GPU vendor's current Windows driver (it carries WSL "
      "support; never a Linux driver inside WSL), then `wsl --shutdown` and start the distribution again.",
-     CHECK_LAYER_KERNEL},
+     CHECK_LAYER_KERNEL | CHECK_F_PLATFORM},
     {"wsl.lib-path-missing", REPORT_SEV_ERROR,
      "WSL2: " WSL_LIB_DIR " (the Windows driver's libcuda and NVML) is not on the dynamic linker's path",
      "Let WSL write /etc/ld.so.conf.d/ld.wsl.conf again: remove `ldconfig=false` from /etc/wsl.conf's "
      "[automount] section and restart with `wsl --shutdown`; or add " WSL_LIB_DIR " to it yourself "
      "(`echo " WSL_LIB_DIR " | sudo tee /etc/ld.so.conf.d/ld.wsl.conf && sudo ldconfig`), or to LD_LIBRARY_PATH. "
      "ldconfig's warning \"" WSL_LIB_DIR "/libcuda.so.1 is not a symbolic link\" is harmless: leave that "
-     "read-only mount alone.", CHECK_LAYER_DRIVER},
+     "read-only mount alone.", CHECK_LAYER_DRIVER | CHECK_F_KIND_FILE},
     {"wsl.linux-driver-library", REPORT_SEV_ERROR,
      "WSL2: a Linux NVIDIA driver library inside WSL comes before the Windows driver's in " WSL_LIB_DIR,
      "Under WSL2 the Windows driver is the only NVIDIA driver: remove the Linux one (`dpkg -S FILE` names its "
      "package; e.g. `sudo apt remove --purge 'libnvidia-compute-*' 'nvidia-driver-*'`; install CUDA with the "
-     "`cuda-toolkit` package, never `cuda` or `cuda-drivers`), then `sudo ldconfig`.", CHECK_LAYER_DRIVER},
+     "`cuda-toolkit` package, never `cuda` or `cuda-drivers`), then `sudo ldconfig`.", CHECK_LAYER_DRIVER | CHECK_F_KIND_FILE},
     {"wsl.linux-nvidia-smi", REPORT_SEV_WARNING,
      "WSL2: a Linux NVIDIA driver's nvidia-smi comes before the Windows driver's in " WSL_LIB_DIR,
      "Remove the Linux driver's package (`dpkg -S $(command -v nvidia-smi)` names it; usually nvidia-utils-NNN): "

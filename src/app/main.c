@@ -125,6 +125,12 @@ static void main_list_check_json(const struct check *c, const char *owner, void 
     json_object_object_add(o, "probe", json_object_new_string(owner));
     json_object_object_add(o, "description", json_object_new_string(c->title));
     json_object_object_add(o, "hint", c->hint ? json_object_new_string(c->hint) : NULL);
+    /* what the doctor may conclude from it (checks.h): its layer, whether it is about the whole machine or
+     * one vendor's GPUs, and whether it is a packaging fact (caused only by another) or a state */
+    enum check_layer l = (enum check_layer)(c->layer & CHECK_LAYER_MASK);
+    json_object_object_add(o, "layer", json_object_new_string(checks_layer_name(l)));
+    json_object_object_add(o, "scope", json_object_new_string(c->layer & CHECK_F_PLATFORM ? "platform" : "vendor"));
+    json_object_object_add(o, "kind", json_object_new_string(c->layer & CHECK_F_KIND_FILE ? "file" : "state"));
     json_object_array_add((json_object *)arg, o);
 }
 

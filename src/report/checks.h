@@ -47,6 +47,16 @@ enum {
                                        loader, no driver, no device), not that something is broken: where
                                        every such GPU computes through another API, information, not a
                                        warning (a CUDA container has no OpenCL ICD, and needs none) */
+    CHECK_F_PLATFORM = 1u << 16,    /* about the whole machine, not one vendor's device, module, library or
+                                       nodes (WSL1, WSL2 without /dev/dxg, a container given no GPU at all,
+                                       no GPU on the bus): a reason for every compute path's target. A finding
+                                       below every API without it is a reason only for the paths that can
+                                       drive its vendor's GPUs (its vendor: doctor_finding_vendor) */
+    CHECK_F_KIND_FILE = 1u << 17,   /* says a file is missing or unusable as installed (a library the loader
+                                       cannot find, one of another architecture, a package's part left out, a
+                                       container not given the driver's files): a packaging fact. Such a
+                                       finding is caused only by another of this kind, never by a device node,
+                                       a kernel module or a GPU's state */
 };
 
 /* One row of the catalogue. Probes declare their own rows (struct probe.checks); the core adds its own. */

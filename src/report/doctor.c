@@ -311,6 +311,17 @@ static bool doctor_can_cause(const struct report *r, const struct report_finding
     return f->severity != REPORT_SEV_INFO && !(checks_flags(r->catalogue, f->id) & CHECK_F_NEVER_CAUSE);
 }
 
+/* A cause must be able to cause: a packaging fact (a row flagged CHECK_F_KIND_FILE: a library the loader
+ * cannot find) is explained by another packaging fact only (a package left out, a path, a container not given
+ * the driver's files), never by a device node, a module or a GPU's state that happens to sit below it. */
+static bool doctor_kind_can_cause(const struct report *r, const struct report_finding *cause,
+                                  const struct report_finding *eff)
+{
+    if (!(checks_flags(r->catalogue, eff->id) & CHECK_F_KIND_FILE))
+        return true;
+    return (checks_flags(r->catalogue, cause->id) & CHECK_F_KIND_FILE) != 0;
+}
+
 static struct report_finding *doctor_root_of(struct report *r, struct report_finding *f)
 {
     for (int hops = 0; f && f->caused_by_id && hops < 16; hops++) {
@@ -345,7 +356,7 @@ static void doctor_link_chains(struct report *r)
                 continue;
             /* One API's findings never explain another's: an OpenCL driver's trouble is no reason for a
              * CUDA or HIP device to fail. The layers below every API (bus, firmware, kernel: findings of
-             * probes without a compute API) explain any. */
+             * probes without a compute API) explain any of the same vendor (or subject, below). */
             const char *ac = doctor_api_of(r, cause->id);
             if (ac && ae && strcmp(ac, ae) != 0)
                 continue;
@@ -356,7 +367,7 @@ static void doctor_link_chains(struct report *r)
             bool match = same_subject || (vc && ve && strcmp(vc, ve) == 0) ||
                          (checks_flags(r->catalogue, eff->id) & CHECK_F_ALL_VENDORS) ||
                          (checks_flags(r->catalogue, cause->id) & CHECK_F_CAUSES_ALL);
-            if (!match)
+            if (!match || !doctor_kind_can_cause(r, cause, eff))
                 continue;
             if (tc < best_tier) {
                 best = cause;
@@ -386,8 +397,42 @@ static const char *doctor_api_of(const struct report *r, const char *id)
     return p ? p->compute_api : NULL;
 }
 
-static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c, const char *id)
+/* The one GPU vendor chain C's paths can drive (its compute API's probes' .vendor, or its owner's), NULL
+ * when they drive any vendor's (OpenCL, Vulkan) or do not say. */
+static const char *doctor_chain_vendor(const struct doctor_chain *c)
 {
+    if (!c->api) {
+        const struct probe *p = c->owner ? probe_find(c->owner) : NULL;
+        return p ? p->vendor : NULL;
+    }
+    const char *v = NULL;
+    for (size_t p = 0; probe_registry[p]; p++) {
+        const struct probe *pr = probe_registry[p];
+        if (!pr->compute_api || strcmp(pr->compute_api, c->api) != 0)
+            continue;
+        if (!pr->vendor || (v && strcmp(v, pr->vendor) != 0))
+            return NULL;
+        v = pr->vendor;
+    }
+    return v;
+}
+
+/* Is F, a finding below every API, about something chain C's paths can drive? One vendor's device, module,
+ * library or nodes are no reason for an API that cannot drive that vendor's GPUs (an NVIDIA module is no
+ * reason for Level Zero or HIP); a platform-wide finding (CHECK_F_PLATFORM), or one of no known vendor, is
+ * a reason for every path. */
+static bool doctor_drives(const struct report *r, const struct doctor_chain *c, const struct report_finding *f)
+{
+    if (checks_flags(r->catalogue, f->id) & CHECK_F_PLATFORM)
+        return true;
+    const char *cv = doctor_chain_vendor(c);
+    const char *fv = cv ? doctor_finding_vendor(r, f) : NULL;
+    return !cv || !fv || strcmp(cv, fv) == 0;
+}
+
+static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c, const struct report_finding *f)
+{
+    const char *id = f->id;
     enum check_layer l = checks_layer(r->catalogue, id);
     const char *owner = checks_owner(r->catalogue, id);
     bool own = owner && c->owner && strcmp(owner, c->owner) == 0;
@@ -399,7 +444,8 @@ static bool doctor_in_chain(const struct report *r, const struct doctor_chain *c
     case PROBE_CHAIN_GPU: /* the stack up to a kernel that computes: a framework above it is no reason */
         return doctor_tier(r, id) > 0 && l != CHECK_LAYER_FRAMEWORK;
     case PROBE_CHAIN_STACK:
-        return own || l == CHECK_LAYER_HARDWARE || l == CHECK_LAYER_FIRMWARE || l == CHECK_LAYER_KERNEL;
+        return own || ((l == CHECK_LAYER_HARDWARE || l == CHECK_LAYER_FIRMWARE || l == CHECK_LAYER_KERNEL) &&
+                       doctor_drives(r, c, f));
     case PROBE_CHAIN_OWN:
     default:
         return own;
@@ -443,7 +489,7 @@ static const char **doctor_reasons(const struct report *r, const struct doctor_c
         const struct report_finding *f = &r->findings[i];
         if (f->caused_by_id || f->severity == REPORT_SEV_INFO)
             continue;
-        bool want = doctor_in_chain(r, chain, f->id);
+        bool want = doctor_in_chain(r, chain, f);
         bool dup = false;
         for (size_t j = 0; j < *n; j++)
             dup |= strcmp(ids[j], f->id) == 0;
@@ -470,7 +516,7 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
     for (size_t i = 0; i < n && !found; i++) {
         if (sorted[i]->caused_by_id || doctor_never_root(r, sorted[i]))
             continue;
-        if (doctor_in_chain(r, chain, sorted[i]->id))
+        if (doctor_in_chain(r, chain, sorted[i]))
             found = sorted[i];
     }
     free(sorted);

@@ -40,7 +40,8 @@ void doctor_lines_add(struct doctor_lines *out, char *line);
 
 struct probe;
 /* The IDs of the root causes (not caused by another, not info) behind a target of probe P: findings on
- * P's compute API path and in the layers below every API, or for a probe without a compute API, its own.
+ * P's compute API path and in the layers below every API (those about a GPU vendor only where P's API can
+ * drive that vendor's GPUs, platform-wide ones always), or for a probe without a compute API, its own.
  * A new array (the caller frees it, not the strings), NULL-terminated, with room for one more; *N the
  * count. */
 const char **doctor_target_reasons(const struct report *r, const struct probe *p, size_t *n);

@@ -8,6 +8,8 @@ import unittest
 
 import jsonschema
 
+import gcscope
+
 GPUCHECKUP = os.environ.get("GPUCHECKUP", "gpucheckup")
 SCHEMA_PATH = os.environ["GPUCHECKUP_SCHEMA"]
 SOURCE_ROOT = os.environ.get("GPUCHECKUP_SOURCE_ROOT", ".")
@@ -270,6 +272,10 @@ class TestCase(unittest.TestCase):
             assert_no_duplicate_keys(r.stdout)
         except Exception as e:  # noqa: BLE001
             self.fail("schema: %s\n%r" % (str(e)[:3000], r))
+        try:
+            gcscope.check_report(doc, GPUCHECKUP)  # reasons scoped to their API's vendor; causes that can cause
+        except AssertionError as e:
+            self.fail("%s\n%r" % (e, r))
         if expect_rc is not None:
             self.assertEqual(r.rc, expect_rc, repr(r))
         return r

@@ -92,6 +92,35 @@ class FrameworksTest(CudaBase):
         self.assertIn("PyTorch 2.9.0+cu128 (/opt/venv): will use the GPU", r.json["verdict"]["text"])
         r = self.run_fw(t, "--require", "torch-gpu", cuda_version="13000", expect_rc=0)
 
+    def test_tree_mode_reads_the_driver_from_the_kernel_module(self):
+        """--root alone runs no libcuda (issue 36): the tree's /proc/driver/nvidia/version states the driver, and
+        NVIDIA's release table the CUDA it runs (535.261.03: 12.2, as its cuDriverGetVersion answers)."""
+        t = self.tree(kver=DRIVER_535)
+        self.venv(t, "torch-2.15.0")
+        r = self.run_fw(t, live=False)
+        self.assertEqual(r.json["cuda"]["status"], "skipped", repr(r))
+        (f,) = self.copies(r)
+        self.assertIs(f["gpu"], False, repr(r))
+        self.assertEqual(f["root"], "frameworks.cuda-too-new")
+        self.assertIn("PyTorch 2.15.0+cu132 (/opt/venv): will not use the GPU: built for CUDA 13.2, the driver "
+                      "535.261.03 runs CUDA 12.2 at most (frameworks.cuda-too-new)", r.json["verdict"]["text"], repr(r))
+        # a driver that can run it: not proven (nothing ran), but not "not checked" either
+        t = self.tree()
+        self.venv(t, "torch-2.9.0")
+        r = self.run_fw(t, live=False)
+        (f,) = self.copies(r)
+        self.assertIsNone(f["gpu"], repr(r))
+        self.assertEqual(self.fw_ids(r), [])
+        text = r.json["verdict"]["text"]
+        self.assertIn("CUDA 12.8 build the driver can run (NVIDIA kernel module 580.159.04: CUDA 13.0); not proven",
+                      text, repr(r))
+        self.assertNotIn("was not checked", text)
+        # no module version in the tree: nothing says which driver, and the line says so
+        t = self.tree(module=False)
+        self.venv(t, "torch-2.9.0")
+        r = self.run_fw(t, live=False)
+        self.assertIn("built for CUDA 12.8; the CUDA driver was not checked", r.json["verdict"]["text"], repr(r))
+
     # ---- the pinned NVIDIA wheels (torch 2.15.0's real METADATA) ----------------------------------------
 
     def test_pins_missing_are_the_root_cause(self):

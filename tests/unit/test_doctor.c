@@ -610,7 +610,7 @@ static void test_catalogue_flags(void **state)
         const char *id;
         unsigned flags; /* exactly these of the doctor's flags */
     } rows[] = {
-        {"pci.no-gpu", CHECK_F_NEVER_CAUSE},
+        {"pci.no-gpu", CHECK_F_NEVER_CAUSE | CHECK_F_PLATFORM},
         {"pci.link-degraded", CHECK_F_NEVER_CAUSE},
         {"pci.link-slow", CHECK_F_NEVER_CAUSE},
         {"pci.no-driver", 0},
@@ -626,7 +626,14 @@ static void test_catalogue_flags(void **state)
         {"cl.enumeration-crash", 0},
         {"cl.enumeration-hang", 0},
         {"smoke.wrong-result", 0},
-        {"cuda.no-libcuda", 0},
+        {"cuda.no-libcuda", CHECK_F_KIND_FILE},
+        {"cuda.nvml-missing", CHECK_F_KIND_FILE},
+        {"container.no-utility", CHECK_F_KIND_FILE},
+        {"container.no-gpu", CHECK_F_KIND_FILE},
+        {"wsl.wsl1", CHECK_F_PLATFORM},
+        {"wsl.no-dxg", CHECK_F_PLATFORM},
+        {"drv.nvidia-version-mismatch", 0},
+        {"dev.missing-node", 0},
     };
     for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
         assert_non_null(checks_find(cat, rows[i].id));
@@ -709,6 +716,98 @@ static void test_requirement_chains(void **state)
     report_free(r);
 }
 
+/* True when REASONS (NULL-terminated) holds ID. */
+static bool has_reason(const char **reasons, const char *id)
+{
+    for (size_t i = 0; reasons && reasons[i]; i++)
+        if (strcmp(reasons[i], id) == 0)
+            return true;
+    return false;
+}
+
+/* Issue 36: one vendor's module, device or nodes are a reason only for the APIs that can drive that vendor's
+ * GPUs; a platform-wide finding is a reason for every API. */
+static void test_reasons_scoped_to_the_api_vendor(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    report_add_finding(r, "drv.nvidia-version-mismatch", "nvidia", "The NVIDIA kernel module is 535.261.03 but ...");
+    report_add_finding(r, "dev.missing-node", "/dev/kfd", "/dev/kfd is missing");
+    report_add_finding(r, "wsl.no-dxg", "/dev/dxg", "WSL2 without /dev/dxg");
+    report_add_finding(r, "pci.no-driver", "0000:09:00.0", "0000:09:00.0 has no driver"); /* vendor unknown */
+    doctor_link_causes(r);
+    static const struct {
+        const char *probe;
+        bool nvidia, amd;
+    } want[] = {{"levelzero", false, false}, {"rocm", false, true}, {"cuda", true, false}, {"opencl", true, true},
+                {"vulkan", true, true}};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        size_t n = 0;
+        const char **reasons = doctor_target_reasons(r, probe_find(want[i].probe), &n);
+        if (has_reason(reasons, "drv.nvidia-version-mismatch") != want[i].nvidia ||
+            has_reason(reasons, "dev.missing-node") != want[i].amd)
+            fail_msg("%s: NVIDIA module %d, /dev/kfd %d", want[i].probe, has_reason(reasons, "drv.nvidia-version-mismatch"),
+                     has_reason(reasons, "dev.missing-node"));
+        assert_true(has_reason(reasons, "wsl.no-dxg"));    /* platform-wide */
+        assert_true(has_reason(reasons, "pci.no-driver")); /* no vendor known: not ruled out */
+        free(reasons);
+    }
+    /* the root of Level Zero's line is never the NVIDIA module, nor the AMD node */
+    const struct report_finding *root = doctor_target_root(r, probe_find("levelzero"));
+    assert_non_null(root);
+    assert_true(strcmp(root->id, "drv.nvidia-version-mismatch") != 0 && strcmp(root->id, "dev.missing-node") != 0);
+    report_free(r);
+    /* without a platform-wide finding Level Zero has no reason at all */
+    r = report_new();
+    report_add_finding(r, "drv.nvidia-version-mismatch", "nvidia", "The NVIDIA kernel module is 535.261.03 but ...");
+    report_add_finding(r, "cuda.secure-boot-module", "nvidia", "Secure Boot refuses the module");
+    report_add_finding(r, "require.unmet", "levelzero", "levelzero not met");
+    doctor_link_causes(r);
+    size_t n = 9;
+    const char **reasons = doctor_target_reasons(r, probe_find("levelzero"), &n);
+    assert_int_equal(n, 0);
+    free(reasons);
+    assert_null(doctor_target_root(r, probe_find("rocm")));
+    assert_null(report_find_finding(r, "require.unmet", "levelzero")->caused_by_id);
+    report_free(r);
+}
+
+/* Issue 36: a cause must be able to cause. A library the loader cannot find (a CHECK_F_KIND_FILE row) is
+ * caused by a packaging fact only, never by a device node or a module below it; a failed init is. */
+static void test_cause_kinds(void **state)
+{
+    (void)state;
+    for (int with_pkg = 0; with_pkg < 2; with_pkg++) {
+        const struct check rows[] = {
+            {"fake.missing-node", REPORT_SEV_ERROR, "t", "h", CHECK_LAYER_KERNEL},
+            {"fake.module-mismatch", REPORT_SEV_ERROR, "t", "h", CHECK_LAYER_KERNEL},
+            {"fake.no-utility", REPORT_SEV_WARNING, "t", "h", CHECK_LAYER_DRIVER | CHECK_F_KIND_FILE},
+            {"fake.lib-missing", REPORT_SEV_WARNING, "t", "h", CHECK_LAYER_RUNTIME | CHECK_F_KIND_FILE},
+            {"fake.init-failed", REPORT_SEV_ERROR, "t", "h", CHECK_LAYER_RUNTIME},
+        };
+        const struct check_part part = {"fake", rows, sizeof(rows) / sizeof(rows[0])};
+        const struct checks_catalogue cat = {&part, 1};
+        struct report *r = report_new_with(&cat);
+        report_add_finding(r, "fake.missing-node", "/dev/nvidia-uvm", "no /dev/nvidia-uvm");
+        report_add_finding(r, "fake.module-mismatch", "nvidia", "NVIDIA module 535, libraries 580");
+        if (with_pkg)
+            report_add_finding(r, "fake.no-utility", "nvidia", "NVIDIA capabilities without utility");
+        report_add_finding(r, "fake.lib-missing", "libnvidia-ml.so.1", "libnvidia-ml.so.1: cannot open shared object file");
+        report_add_finding(r, "fake.init-failed", "nvidia", "nvmlInit failed on the NVIDIA GPU");
+        doctor_link_causes(r);
+        const struct report_finding *lib = report_find_finding(r, "fake.lib-missing", "libnvidia-ml.so.1");
+        if (with_pkg)
+            assert_string_equal(lib->caused_by_id, "fake.no-utility");
+        else
+            assert_null(lib->caused_by_id);
+        /* a failed init is a state: a node or a module below it explains it */
+        const char *init = report_find_finding(r, "fake.init-failed", "nvidia")->caused_by_id;
+        assert_non_null(init);
+        assert_true(strcmp(init, "fake.missing-node") == 0 || strcmp(init, "fake.module-mismatch") == 0);
+        report_free(r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -733,6 +832,8 @@ int main(void)
         cmocka_unit_test(test_doctor_reads_flags_from_the_catalogue),
         cmocka_unit_test(test_requirements_declared_by_probes),
         cmocka_unit_test(test_requirement_chains),
+        cmocka_unit_test(test_reasons_scoped_to_the_api_vendor),
+        cmocka_unit_test(test_cause_kinds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
