@@ -128,8 +128,13 @@ const char *vendor_in_text(const char *s)
         {"amd", "amd"},       {"rocm", "amd"},       {"intel", "intel"},    {"i915", "intel"},
     };
     for (size_t i = 0; i < VENDOR_N(words); i++)
-        if (strcasestr(s, words[i].word))
+        for (const char *at = strcasestr(s, words[i].word); at; at = strcasestr(at + 1, words[i].word)) {
+            /* "amd" in "amd64" (a Debian architecture: "libnvidia-compute-550:amd64") is no vendor */
+            const char *after = at + strlen(words[i].word);
+            if (strcmp(words[i].word, "amd") == 0 && after[0] == '6' && after[1] == '4')
+                continue;
             return words[i].vendor;
+        }
     return NULL;
 }
 

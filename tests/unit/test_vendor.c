@@ -187,6 +187,10 @@ static void test_vendor_in_text(void **state)
     assert_string_equal(vendor_in_text("the ROCm runtime"), "amd");
     assert_string_equal(vendor_in_text("bound to I915"), "intel");
     assert_null(vendor_in_text("/etc/OpenCL/vendors/pocl.icd"));
+    /* a Debian architecture is no vendor; the word after it still counts */
+    assert_null(vendor_in_text("/usr/lib/x86_64-linux-gnu/libOpenCL.so.1 (package ocl-icd-libopencl1:amd64)"));
+    assert_string_equal(vendor_in_text("libfoo:amd64 beside an AMD GPU"), "amd");
+    assert_string_equal(vendor_in_text("libcuda1:amd64 for an Intel iGPU"), "intel");
     assert_null(vendor_in_text(""));
     assert_null(vendor_in_text(NULL));
 }
