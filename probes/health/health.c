@@ -15,7 +15,8 @@ const struct check health_checks[] = {
      "service the GPU if it recurs.", CHECK_LAYER_HARDWARE},
     {"health.gpu-error-past", REPORT_SEV_WARNING, "The kernel log names an earlier hardware error of a GPU",
      "A hardware or bus error of the GPU happened earlier in this boot (more than an hour ago, once or twice, or before the "
-     "driver was loaded again): watch for it to recur; reset the GPU or reboot when it is convenient.", CHECK_LAYER_HARDWARE},
+     "driver was loaded again): watch for it to recur; reset the GPU or reboot when it is convenient.",
+     CHECK_LAYER_HARDWARE | CHECK_F_NEVER_CAUSE},
     {"health.xid-application", REPORT_SEV_INFO, "The NVIDIA driver logged an application's error (Xid)",
      "Xids such as 13, 31, 43 and 45 are usually a program's own fault (a bad address, a killed process): nothing to fix "
      "on the GPU unless they follow every program.", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},

@@ -182,8 +182,9 @@ static int health_classify_nvrm(const char *s, struct health_match *m)
 /* amdgpu's, i915's and xe's lines (drivers/gpu/drm/amd/amdgpu/amdgpu_job.c "ring %s timeout",
  * amdgpu_device.c "GPU reset begin!" and "GPU reset(%d) succeeded!", amdkfd/kfd_device.c "%s not supported
  * in kfd"; i915's i915_gpu_error.c "GPU HANG: ecode" and intel_reset.c "Resetting chip for %s"; xe's
- * xe_guc_submit.c "Timedout job"; i915/xe "GuC ... load failed", "HuC ... failed"; the firmware loader's
- * "Direct firmware load for %s failed with error %d"). */
+ * xe_guc_submit.c "Timedout job"; i915's and xe's "GuC load failed: status = 0x%08X" and intel_uc_fw.c's
+ * "%s firmware %s: fetch failed"; the firmware loader's "Direct firmware load for %s failed with error %d").
+ * HuC (media only) is left out: compute does not need it. */
 static const struct {
     enum health_family family; /* NONE: any GPU driver's line */
     const char *a, *b;         /* both in the message (B may be NULL) */
@@ -192,7 +193,7 @@ static const struct {
     {HEALTH_F_AMDGPU, "[drm] Initialized amdgpu", NULL, HEALTH_K_LOADED},
     {HEALTH_F_I915, "[drm] Initialized i915", NULL, HEALTH_K_LOADED},
     {HEALTH_F_XE, "[drm] Initialized xe", NULL, HEALTH_K_LOADED},
-    {HEALTH_F_AMDGPU, "*ERROR* ring ", " timeout", HEALTH_K_HANG},
+    {HEALTH_F_AMDGPU, " ring ", " timeout", HEALTH_K_HANG},
     {HEALTH_F_AMDGPU, "GPU reset begin", NULL, HEALTH_K_RESET},
     {HEALTH_F_AMDGPU, "GPU reset(", "succeeded", HEALTH_K_RESET},
     {HEALTH_F_AMDGPU, "not supported in kfd", NULL, HEALTH_K_KFD},
@@ -201,8 +202,7 @@ static const struct {
     {HEALTH_F_XE, "Timedout job", NULL, HEALTH_K_HANG},
     {HEALTH_F_NONE, "GuC", "load failed", HEALTH_K_FIRMWARE},
     {HEALTH_F_NONE, "GuC initialization failed", NULL, HEALTH_K_FIRMWARE},
-    {HEALTH_F_NONE, "HuC", "load failed", HEALTH_K_FIRMWARE},
-    {HEALTH_F_NONE, "HuC", "authentication failed", HEALTH_K_FIRMWARE},
+    {HEALTH_F_NONE, "GuC firmware ", "fetch failed", HEALTH_K_FIRMWARE},
 };
 
 static int health_classify_drm(const char *s, struct health_match *m)

@@ -9,19 +9,21 @@
 #include "strutil.h"
 
 /* The rule (docs/guide.md, "Health"): an event is CURRENT when its driver has not been loaded again since
- * (a later "loading NVIDIA UNIX", "[drm] Initialized amdgpu|i915|xe"), and HOT when current and either
+ * (a later "loading NVIDIA UNIX", "[drm] Initialized amdgpu|i915|xe"; the DRM drivers print theirs at the
+ * end of their initialisation, so what came up to a minute before it belongs to that load), and HOT when current and either
  * recent (its last time within the hour before now, /proc/uptime) or repeated (three times or more).
  * An application's Xid is information whatever it is; the GPU's or the system's (Xid 48, 79, ...;
  * fallen off the bus) are errors when hot, warnings otherwise; the driver's, hangs and resets are warnings
  * when hot, information otherwise. A fatal PCIe error on the GPU itself is an error, an uncorrectable one
  * elsewhere (non-fatal, or on a bridge above it) a warning, many correctable ones information. */
 #define HEALTH_RECENT_USEC (3600ull * 1000000ull)
+#define HEALTH_INIT_USEC (60ull * 1000000ull)
 #define HEALTH_REPEATED 3
 #define HEALTH_CORRECTED_MANY 100
 
 static bool health_hot(const struct health_log *log, const struct health_event *e)
 {
-    bool current = e->m.family == HEALTH_F_NONE || log->loaded_usec[e->m.family] <= e->last_usec;
+    bool current = e->m.family == HEALTH_F_NONE || log->loaded_usec[e->m.family] <= e->last_usec + HEALTH_INIT_USEC;
     bool recent = log->now_usec >= e->last_usec && log->now_usec - e->last_usec <= HEALTH_RECENT_USEC;
     return current && (recent || e->count >= HEALTH_REPEATED);
 }
@@ -76,7 +78,9 @@ static char *health_event_words(const struct health_event *e)
         [HEALTH_K_AER_CORRECTED] = "PCIe corrected errors"};
     if (e->m.kind == HEALTH_K_XID) {
         const struct health_xid *x = health_xid_find(e->m.xid);
-        return x ? str_printf("Xid %d (%s; usually the %s's)", e->m.xid, x->meaning, health_blame_name(x->blame))
+        static const char *const whose[] = {"unknown", "the program's", "the driver's", "the GPU's",
+                                            "the system's: its bus, power or cooling"};
+        return x ? str_printf("Xid %d (%s; usually %s)", e->m.xid, x->meaning, whose[x->blame])
                  : str_printf("Xid %d (not in gpucheckup's table: see NVIDIA's Xid catalogue)", e->m.xid);
     }
     return str_dup(e->m.kind < sizeof(words) / sizeof(words[0]) && words[e->m.kind] ? words[e->m.kind] : "event");
