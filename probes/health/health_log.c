@@ -85,6 +85,12 @@ void health_log_read(struct probe_ctx *ctx, struct health_log *log)
                                            : str_printf("the tree's dev/kmsg: %s", strerror(-rc));
         return;
     }
+    if (!live && len == 0) { /* a snapshot of a run that could not read the log keeps a placeholder */
+        free(buf);
+        log->source = "none";
+        log->reason = str_dup("the tree's dev/kmsg is empty (a snapshot keeps an empty placeholder where it could not read the log)");
+        return;
+    }
     log->source = live ? "kmsg" : "tree";
     log->bytes = len;
     char *up = NULL;

@@ -203,6 +203,22 @@ class HealthTests(gctest.TestCase):
         self.assertEqual(bad, [], repr(r))
         self.assertEqual(r.json["health"]["status"], "ok")
 
+    def test_snapshot_keeps_the_kernel_log(self):
+        """`snapshot` keeps /dev/kmsg's records (a regular file in the same format, redacted) where it can read
+        them, and its replay reads them; where it cannot (not root), an empty placeholder, said as such."""
+        d = self.make_tree()
+        snap = os.path.join(d.root, "node.tar.gz")
+        out = gctest.run("snapshot", "-o", snap)
+        self.assertIn(out.rc, (0, 1), repr(out))
+        r = self.run_json("health", "--root", snap)
+        log = r.json["health"]["kernel_log"]
+        if os.geteuid() == 0:
+            self.assertEqual((log["source"], log["reason"]), ("tree", None), repr(r))
+            self.assertLessEqual(abs(log["records"] - self.live_records()), 50, log)
+        else:
+            self.assertEqual(log["source"], "none", repr(r))
+            self.assertIn("empty", log["reason"])
+
     def test_live_kmsg_not_root_says_why(self):
         """As nobody (setpriv from root; as is when the suite is not root): refused, and why."""
         cmd = [gctest.GPUCHECKUP, "health", "--json"]
