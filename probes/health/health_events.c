@@ -157,6 +157,9 @@ static int health_classify_nvrm(const char *s, struct health_match *m)
         long v = strtol(close + 3, &endp, 10);
         if (endp == close + 3 || v <= 0 || v > 100000)
             return -1;
+        /* Xid 154 also says when the recovery action returns to none ("... to 0x0 (None)"): all is well */
+        if (v == 154 && strstr(close, " to 0x0 (None)"))
+            return -1;
         m->kind = HEALTH_K_XID;
         m->xid = (int)v;
         return 0;
@@ -207,6 +210,8 @@ static const struct {
 
 static int health_classify_drm(const char *s, struct health_match *m)
 {
+    if (strstr(s, "soft recovered")) /* amdgpu's "ring %s timeout, but soft recovered": the job went on */
+        return -1;
     enum health_family pf = health_prefix_family(s);
     if (pf == HEALTH_F_NONE && strstr(s, "amdgpu"))
         pf = HEALTH_F_AMDGPU;

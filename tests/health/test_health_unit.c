@@ -120,6 +120,11 @@ static void test_nvidia_messages(void **state)
     assert_int_equal(health_xid_find(79)->blame, HEALTH_B_SYSTEM);
     assert_int_equal(health_xid_find(94)->blame, HEALTH_B_GPU);
     assert_null(health_xid_find(99999));
+    /* Xid 154 back to no action needed is no event; to a reset, it is */
+    assert_int_equal(classify("NVRM: Xid (PCI:0000:65:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)", NULL).kind,
+                     HEALTH_K_NONE);
+    assert_int_equal(classify("NVRM: Xid (PCI:0000:65:00): 154, GPU recovery action changed from 0x0 (None) to 0x1 (GPU Reset Required)", NULL).xid,
+                     154);
 }
 
 static void test_aer_messages(void **state)
@@ -184,6 +189,7 @@ static void test_drm_messages(void **state)
     assert_int_equal(classify("iwlwifi 0000:00:14.3: Direct firmware load for iwlwifi-so-a0-gf-a0-86.ucode failed with error -2", NULL).kind,
                      HEALTH_K_NONE);
     assert_int_equal(classify("systemd[1]: during ring timeout", NULL).kind, HEALTH_K_NONE);
+    assert_int_equal(classify("amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, but soft recovered", NULL).kind, HEALTH_K_NONE);
 }
 
 int main(void)
