@@ -8,7 +8,12 @@
 #include <string.h>
 #include <cmocka.h>
 
+#include <errno.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include "health_internal.h"
+#include "hostfs.h"
 
 struct seen {
     size_t n;
@@ -192,11 +197,60 @@ static void test_drm_messages(void **state)
     assert_int_equal(classify("amdgpu 0000:03:00.0: amdgpu: ring gfx_0.0.0 timeout, but soft recovered", NULL).kind, HEALTH_K_NONE);
 }
 
+/* hostfs_read_stream, the one door to /dev/kmsg: a regular file read whole or capped at a record's end, a
+ * character device only under the live root, anything else refused. */
+static void test_read_stream(void **state)
+{
+    (void)state;
+    char dir[] = "/tmp/gc-health-XXXXXX", path[64], fifo[64];
+    assert_non_null(mkdtemp(dir));
+    snprintf(path, sizeof(path), "%s/kmsg", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("6,0,0,-;one\n SUBSYSTEM=pci\n6,1,5,-;two\n6,2,9,-;three\n", f);
+    fclose(f);
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, dir), 0);
+    char *buf = NULL;
+    size_t len = 0, lost = 9;
+    bool capped = true;
+    assert_int_equal(hostfs_read_stream(&fs, "/kmsg", 0, &buf, &len, &capped, &lost), 0);
+    assert_string_equal(buf, "6,0,0,-;one\n SUBSYSTEM=pci\n6,1,5,-;two\n6,2,9,-;three\n");
+    assert_false(capped);
+    assert_int_equal(lost, 0);
+    free(buf);
+    /* capped in the third record: the whole lines before it are kept */
+    assert_int_equal(hostfs_read_stream(&fs, "/kmsg", 40, &buf, &len, &capped, &lost), 0);
+    assert_true(capped);
+    assert_string_equal(buf, "6,0,0,-;one\n SUBSYSTEM=pci\n6,1,5,-;two\n");
+    assert_int_equal(len, strlen(buf));
+    free(buf);
+    snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+    assert_int_equal(mkfifo(fifo, 0600), 0);
+    assert_int_equal(hostfs_read_stream(&fs, "/fifo", 0, &buf, &len, &capped, &lost), -EINVAL);
+    assert_null(buf);
+    assert_int_equal(hostfs_read_stream(&fs, "/none", 0, &buf, &len, &capped, &lost), -ENOENT);
+    hostfs_close(&fs);
+    /* a character device: read under the live root (/dev/null: nothing, at once), refused under another */
+    assert_int_equal(hostfs_open(&fs, "/"), 0);
+    assert_int_equal(hostfs_read_stream(&fs, "/dev/null", 0, &buf, &len, &capped, &lost), 0);
+    assert_int_equal(len, 0);
+    free(buf);
+    hostfs_close(&fs);
+    assert_int_equal(hostfs_open(&fs, "/dev"), 0);
+    assert_int_equal(hostfs_read_stream(&fs, "/null", 0, &buf, &len, &capped, &lost), -EINVAL);
+    hostfs_close(&fs);
+    unlink(fifo);
+    unlink(path);
+    rmdir(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_parse_records), cmocka_unit_test(test_parse_bad_headers),
         cmocka_unit_test(test_nvidia_messages), cmocka_unit_test(test_aer_messages), cmocka_unit_test(test_drm_messages),
+        cmocka_unit_test(test_read_stream),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
