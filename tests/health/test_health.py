@@ -107,6 +107,10 @@ class HealthTests(gctest.TestCase):
         self.assertEqual(sorted(ev), [13, 31, 43])
         self.assertEqual((ev[13]["count"], ev[13]["blame"]), (3, "application"))
         self.assertEqual(r.json["verdict"]["counts"], {"error": 0, "warning": 0, "info": 1})
+        line = [x for x in r.json["health"]["summary"] if x["label"] == "Kernel log"][0]
+        self.assertEqual((line["mark"], line["text"]),
+                         ("info", "19 records since boot (the tree's dev/kmsg), no GPU errors "
+                                  "(information: Xid 13 x3 on 0000:65:00.0, Xid 43 x1 on 0000:65:00.0, Xid 31 x1 on 0000:65:00.0)"))
 
     def test_xid48_before_a_driver_reload_is_a_warning(self):
         r = self.health(self.tree("xid48-past.kmsg"), expect_rc=0)
