@@ -69,6 +69,8 @@ struct health_xid {
     enum health_blame blame;
     const char *meaning; /* our own short words */
     const char *action;
+    bool repeat_only;    /* the GPU itself recovered (a remapped row, a contained error): an error only when it
+                            repeats, a warning once however recent */
 };
 
 struct health_match {

@@ -25,6 +25,9 @@ static bool health_hot(const struct health_log *log, const struct health_event *
 {
     bool current = e->m.family == HEALTH_F_NONE || log->loaded_usec[e->m.family] <= e->last_usec + HEALTH_INIT_USEC;
     bool recent = log->now_usec >= e->last_usec && log->now_usec - e->last_usec <= HEALTH_RECENT_USEC;
+    const struct health_xid *x = e->m.kind == HEALTH_K_XID ? health_xid_find(e->m.xid) : NULL;
+    if (x && x->repeat_only)
+        recent = false; /* the GPU contained it: only repeats count */
     return current && (recent || e->count >= HEALTH_REPEATED);
 }
 

@@ -122,6 +122,21 @@ class HealthTests(gctest.TestCase):
         self.assertIn("usually the GPU's) on GPU 0000:65:00.0", f["message"])
         self.assertIn("last 50 min ago, 600.0 s after boot", f["message"])
 
+    def test_contained_ecc_error_once_is_a_warning_thrice_an_error(self):
+        """Xid 94 (contained ECC error): the GPU stopped one program and goes on; recent, once, a warning."""
+        t = self.tree("healthy.kmsg")
+        line = ("4,%d,%d,-;NVRM: Xid (PCI:0000:65:00): 94, pid=4120, name=python3, Contained: SM (0x1). "
+                "RST: No, D-RST: No\n")
+        with open(t.t.path("/dev/kmsg"), "a", encoding="ascii") as f:
+            f.write(line % (13, 3500000000))
+        r = self.health(t)
+        self.assertEqual(self.ids(r), ["health.gpu-error-past"])
+        with open(t.t.path("/dev/kmsg"), "a", encoding="ascii") as f:
+            f.write(line % (14, 3510000000) + line % (15, 3520000000))
+        r = self.health(t, expect_rc=1)
+        self.assertEqual(self.ids(r), ["health.gpu-error"])
+        self.assertIn("3 times", r.findings("health.gpu-error")[0]["message"])
+
     def test_sysfs_aer_counters_are_named(self):
         t = self.tree("healthy.kmsg", fatal={"DLP": 1, "SDES": 2}, bridge_nonfatal={"CmpltTO": 4}, cor={"RxErr": 250},
                       link=("8.0 GT/s PCIe", 8, "16.0 GT/s PCIe", 16))

@@ -124,6 +124,8 @@ static void test_nvidia_messages(void **state)
     assert_int_equal(health_xid_find(48)->blame, HEALTH_B_GPU);
     assert_int_equal(health_xid_find(79)->blame, HEALTH_B_SYSTEM);
     assert_int_equal(health_xid_find(94)->blame, HEALTH_B_GPU);
+    assert_true(health_xid_find(94)->repeat_only);
+    assert_false(health_xid_find(48)->repeat_only);
     assert_null(health_xid_find(99999));
     /* Xid 154 back to no action needed is no event; to a reset, it is */
     assert_int_equal(classify("NVRM: Xid (PCI:0000:65:00): 154, GPU recovery action changed from 0x1 (GPU Reset Required) to 0x0 (None)", NULL).kind,
