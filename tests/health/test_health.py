@@ -137,6 +137,26 @@ class HealthTests(gctest.TestCase):
         self.assertEqual(self.ids(r), ["health.gpu-error"])
         self.assertIn("3 times", r.findings("health.gpu-error")[0]["message"])
 
+    def test_bridge_errors_in_the_log_are_the_gpus_warning(self):
+        """A bridge above the GPU (its sysfs path) logs an uncorrectable error, Linux 6.x's spelling: a warning
+        on the GPU naming the bridge; the same on a device elsewhere is not the GPU's business."""
+        t = self.tree("healthy.kmsg")
+        with open(t.t.path("/dev/kmsg"), "a", encoding="ascii") as f:
+            f.write("3,13,3000000000,-;pcieport 0000:64:00.0: AER: Uncorrectable (Non-Fatal) error message received "
+                    "from 0000:64:00.0\n SUBSYSTEM=pci\n DEVICE=+pci:0000:64:00.0\n"
+                    "3,14,3000000100,-;pcieport 0000:64:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), "
+                    "type=Transaction Layer, (Requester ID)\n SUBSYSTEM=pci\n DEVICE=+pci:0000:64:00.0\n"
+                    "3,15,3000000200,-;nvme 0000:02:00.0: PCIe Bus Error: severity=Uncorrectable (Fatal), "
+                    "type=Transaction Layer, (Requester ID)\n SUBSYSTEM=pci\n DEVICE=+pci:0000:02:00.0\n")
+        r = self.health(t)
+        self.assertEqual(self.ids(r), ["health.pcie-uncorrected"])
+        f = r.findings("health.pcie-uncorrected")[0]
+        self.assertEqual((f["severity"], f["subject"]), ("warning", GPU))
+        self.assertIn("on bridge 0000:64:00.0 above GPU 0000:65:00.0", f["message"])
+        ev = r.json["health"]["gpus"][0]["events"]
+        self.assertEqual([(e["kind"], e["device"], e["count"]) for e in ev], [("pcie-nonfatal", BRIDGE, 1)])
+        self.assertEqual(r.json["health"]["kernel_log"]["pcie_events_elsewhere"], 1)
+
     def test_sysfs_aer_counters_are_named(self):
         t = self.tree("healthy.kmsg", fatal={"DLP": 1, "SDES": 2}, bridge_nonfatal={"CmpltTO": 4}, cor={"RxErr": 250},
                       link=("8.0 GT/s PCIe", 8, "16.0 GT/s PCIe", 16))
