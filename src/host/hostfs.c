@@ -178,6 +178,66 @@ int hostfs_read_file(const struct hostfs *fs, const char *path, size_t max, char
     return 0;
 }
 
+int hostfs_read_stream(const struct hostfs *fs, const char *path, size_t max, char **out, size_t *len, bool *capped,
+                       size_t *lost)
+{
+    enum { CHUNK = 16 * 1024 }; /* room for one whole record: a smaller buffer makes /dev/kmsg's read fail (EINVAL) */
+    *out = NULL;
+    *len = 0;
+    *capped = false;
+    *lost = 0;
+    max = max ? max : HOSTFS_MAX_READ;
+    int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK);
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && fs->live))) {
+        close(fd);
+        return -EINVAL;
+    }
+    size_t cap = CHUNK, n = 0;
+    char *buf = malloc(cap + 1);
+    int rc = buf ? 0 : -ENOMEM;
+    while (rc == 0 && n < max) {
+        if (cap - n < CHUNK) {
+            char *nb = realloc(buf, cap * 2 + 1);
+            if (!nb) {
+                rc = -ENOMEM;
+                break;
+            }
+            buf = nb;
+            cap *= 2;
+        }
+        isolate_gate_yield();
+        ssize_t r = read(fd, buf + n, CHUNK);
+        if (r > 0)
+            n += (size_t)r;
+        else if (r == 0 || errno == EAGAIN)
+            break;
+        else if (errno == EPIPE)
+            (*lost)++;
+        else if (errno != EINTR)
+            rc = -errno;
+        if (*lost > 1000000) /* a writer faster than this reader: stop rather than chase it */
+            break;
+    }
+    if (rc == 0 && n >= max) {
+        *capped = true;
+        n = max;
+        while (n > 0 && buf[n - 1] != '\n') /* keep whole records only */
+            n--;
+    }
+    close(fd);
+    if (rc < 0) {
+        free(buf);
+        return rc;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    *len = n;
+    return 0;
+}
+
 int hostfs_read_attr(const struct hostfs *fs, const char *path, char **out)
 {
     size_t len;

@@ -39,6 +39,14 @@ int hostfs_openat(const struct hostfs *fs, const char *path, int flags);
  * Returns 0 and sets *OUT (caller frees) and *LEN (may be NULL), or -errno; -EFBIG when the file is
  * larger than MAX, -EISDIR for a directory. */
 int hostfs_read_file(const struct hostfs *fs, const char *path, size_t max, char **out, size_t *len);
+/* Read a record stream such as /dev/kmsg from its start to its current end, never waiting: a character
+ * device only when FS is the live root (each read(2) gives one record; EAGAIN ends it, EPIPE, records
+ * overwritten while reading, is counted in *LOST and skipped), else a regular file read whole. At most
+ * MAX bytes (0 = HOSTFS_MAX_READ): what fits is kept and *CAPPED set. Returns 0 and sets *OUT (heap,
+ * NUL-terminated; caller frees) and *LEN, or -errno (-EPERM, -EACCES: not allowed to read the log;
+ * -EINVAL: neither a regular file nor, live, a character device). */
+int hostfs_read_stream(const struct hostfs *fs, const char *path, size_t max, char **out, size_t *len, bool *capped,
+                       size_t *lost);
 /* Read a one-line attribute (sysfs style): the file, whitespace-trimmed, sanitised. 0 or -errno. */
 int hostfs_read_attr(const struct hostfs *fs, const char *path, char **out);
 /* Read an attribute as an unsigned integer (base 0: "0x10de" and "16" both work). 0, -errno, or

@@ -15,6 +15,7 @@ extern const struct probe probe_frameworks;
 extern const struct probe probe_vulkan;
 extern const struct probe probe_rocm;
 extern const struct probe probe_levelzero;
+extern const struct probe probe_health;
 
 /* A build may list more probes after these: the test suite's fake compute API (tests/fakeapi/) compiles
  * this file again with GPUCHECKUP_EXTRA_PROBES naming a header that declares its probes and defines
@@ -28,11 +29,12 @@ extern const struct probe probe_levelzero;
 
 /* The order of the sections and findings in the report. When each runs is decided by the deps each
  * probe declares (run.c): pci before cuda, icd and opencl (device to PCI mapping), opencl before smoke and bench,
- * pci and cuda before frameworks; pci before rocm; pci and opencl before levelzero;
+ * pci and cuda before frameworks; pci before rocm; pci and opencl before levelzero; pci before health;
  * bench runs only for `gpucheckup bench`. */
 const struct probe *const probe_registry[] = {
     &probe_cpu,
     &probe_pci,
+    &probe_health,
     &probe_cuda,
     &probe_rocm,
     &probe_icd,

@@ -15,6 +15,8 @@
 #define SNAPSHOT_TOP "gpucheckup-snapshot"
 /* Capture: a host file larger than this is stored as an empty placeholder (driver libraries, BARs). */
 #define SNAPSHOT_FILE_CAP (128 * 1024)
+/* ...but the kernel log (/dev/kmsg, a character device): its records since boot are kept, up to this. */
+#define SNAPSHOT_KMSG_CAP (4u * 1024 * 1024)
 /* ...of which the first bytes are kept: an ELF header (the library search reads it). */
 #define SNAPSHOT_HEAD 64
 /* Replay: limits on what an untrusted tarball may unpack to. */

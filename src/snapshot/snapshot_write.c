@@ -237,6 +237,26 @@ static void snap_visit_file(struct snap *sn, const char *c, const struct stat *s
     }
 }
 
+/* The kernel log, /dev/kmsg (a character device a probe read): its records since boot kept as a regular
+ * file in the same record format, so that a replay reads them again; redacted as every text file is (host
+ * names, users). False when C is another device, or the log cannot be read (not root): a placeholder then. */
+static bool snap_kmsg(struct snap *sn, const char *c, const struct stat *st)
+{
+    char *buf = NULL;
+    size_t len = 0, lost = 0;
+    bool capped = false;
+    if (strcmp(c, "/dev/kmsg") != 0 || hostfs_read_stream(sn->in->fs, c, SNAPSHOT_KMSG_CAP, &buf, &len, &capped, &lost) < 0)
+        return false;
+    struct snap_member *m = snap_add(sn, c, S_IFREG, st);
+    if (m) {
+        m->data = buf;
+        m->len = len;
+    } else {
+        free(buf);
+    }
+    return true;
+}
+
 /* Small directories of /dev, /etc, /sys: their listing matters (device nodes, .icd files). */
 static void snap_list_dir(struct snap *sn, const char *c)
 {
@@ -289,6 +309,8 @@ static void snap_visit(struct snap *sn, const char *path, bool list)
             snap_list_dir(sn, c);
     } else if (S_ISREG(st.st_mode)) {
         snap_visit_file(sn, c, &st);
+    } else if (S_ISCHR(st.st_mode) && snap_kmsg(sn, c, &st)) {
+        /* kept with its records */
     } else if (S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode)) {
         /* an empty file of the node's mode and owner, as tests/fixtures/capture.sh makes them */
         if (snap_add(sn, c, S_IFREG, &st)) {

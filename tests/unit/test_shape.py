@@ -208,6 +208,9 @@ OWNERSHIP_EXCEPTIONS = {
     # "rocm" as a vendor word, older than the rocm probe: an OpenCL platform name's prefix and a word that says AMD in
     # a finding's text (vendor.c, the one module that knows vendors). It does not refer to the probe's command.
     ("src/host/vendor.c", "command", "rocm"),
+    # "health" as the --health option's long name (struct option, older than the health probe): the node health
+    # contract's flag, not the probe's command.
+    ("src/app/cli.c", "command", "health"),
 }
 
 
