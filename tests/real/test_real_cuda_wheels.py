@@ -10,9 +10,14 @@ import gctest
 FETCH = os.path.join(gctest.SOURCE_ROOT, "tests", "real", "fetch-wheels")
 
 
-def fetch():
-    """The venv directory fetch-wheels made (cached under $GPUCHECKUP_REAL_CACHE or ~/.cache/gpucheckup-tests)."""
-    out = subprocess.run([FETCH], capture_output=True, text=True, timeout=600)
+# An older cuDNN than jax-cuda12-plugin 0.9.2 pins (nvidia-cudnn-cu12>=9.8): a real wheel of 2024 (issue 36).
+OLD_CUDNN = "9.1.0.70"
+
+
+def fetch(version=None):
+    """The venv directory fetch-wheels made (cached under $GPUCHECKUP_REAL_CACHE or ~/.cache/gpucheckup-tests):
+    today's wheel, or release VERSION."""
+    out = subprocess.run([FETCH] + (["", version] if version else []), capture_output=True, text=True, timeout=600)
     if out.returncode != 0:
         raise RuntimeError("tests/real/fetch-wheels failed (it needs PyPI once, then its cache):\n" + out.stderr[-3000:])
     return out.stdout.strip().splitlines()[-1]
@@ -110,11 +115,8 @@ class RealCudnnWheelTests(gctest.TestCase):
         # the text output lists the family once, with libcudnn's version
         self.assertIn("cuDNN %s" % main["version"], gctest.run("cuda", env={"VIRTUAL_ENV": self.venv}).stdout)
 
-    def test_jax_plugin_reads_this_wheels_version_from_its_dist_info(self):
-        """jax-cuda12-plugin 0.9.2's real METADATA (nvidia-cudnn-cu12<10.0,>=9.8) in a venv of its own, this real
-        cuDNN wheel's lib directory first on LD_LIBRARY_PATH: its version comes from the wheel's real dist-info
-        (the file is only libcudnn.so.9), and it is not older than 9.8: no frameworks.lib-older-minor (issue 36;
-        no older cuDNN wheel is downloaded: nvidia-cudnn-cu12 9.1 is a 600 MB wheel)."""
+    def jax_venv(self):
+        """A venv holding jaxlib 0.9.2's and jax-cuda12-plugin 0.9.2's real dist-info (tests/frameworks/fixtures)."""
         fixtures = os.path.join(gctest.SOURCE_ROOT, "tests", "frameworks", "fixtures")
         venv = tempfile.mkdtemp(prefix="gc-jax-venv-")
         self.addCleanup(shutil.rmtree, venv, True)
@@ -125,6 +127,35 @@ class RealCudnnWheelTests(gctest.TestCase):
                     shutil.copytree(os.path.join(fixtures, w, top), os.path.join(site, top))
         with open(os.path.join(venv, "pyvenv.cfg"), "w") as fh:
             fh.write("home = /usr/bin\ninclude-system-site-packages = false\nversion = 3.11\n")
+        return venv, site
+
+    def test_jax_plugin_names_an_older_real_cudnn_first(self):
+        """The issue's case on real files: nvidia-cudnn-cu12 9.1.0.70's real wheel (its libcudnn.so.9 and dist-info)
+        first on LD_LIBRARY_PATH, jax-cuda12-plugin 0.9.2's real METADATA (>=9.8) unchanged: JAX would refuse it at start (a
+        cuDNN older than the one it was built against), and frameworks.lib-older-minor names the
+        copy, how the loader finds it, its version read from its own dist-info, and the 9.8 it needs."""
+        old = fetch(OLD_CUDNN)
+        (old_site,) = glob.glob(os.path.join(old, "lib", "python3*", "site-packages"))
+        self.assertEqual(dist_version(old_site), OLD_CUDNN)
+        libdir = os.path.join(old_site, "nvidia", "cudnn", "lib")
+        venv, _ = self.jax_venv()
+        r = self.run_json("frameworks", env={"VIRTUAL_ENV": venv, "LD_LIBRARY_PATH": libdir, "CONDA_PREFIX": None},
+                          timeout=300)
+        (f,) = r.findings("frameworks.lib-older-minor")
+        self.assertEqual(f["severity"], "warning", repr(f))
+        self.assertIn("the loader takes libcudnn.so.9 from %s (LD_LIBRARY_PATH entry %s), cuDNN %s, older than the "
+                      "9.8 it needs" % (os.path.join(libdir, "libcudnn.so.9"), libdir, OLD_CUDNN), f["message"])
+        # and today's wheel in its place: nothing to say
+        r = self.run_json("frameworks", env={"VIRTUAL_ENV": venv, "LD_LIBRARY_PATH": self.libdir, "CONDA_PREFIX": None},
+                          timeout=300)
+        self.assertEqual(r.findings("frameworks.lib-older-minor"), [], repr(r))
+
+    def test_jax_plugin_reads_this_wheels_version_from_its_dist_info(self):
+        """jax-cuda12-plugin 0.9.2's real METADATA (nvidia-cudnn-cu12<10.0,>=9.8) in a venv of its own, this real
+        cuDNN wheel's lib directory first on LD_LIBRARY_PATH: its version comes from the wheel's real dist-info
+        (the file is only libcudnn.so.9), and it is not older than 9.8: no frameworks.lib-older-minor (issue 36;
+        test_jax_plugin_names_an_older_real_cudnn_first does it with a real older wheel)."""
+        venv, site = self.jax_venv()
         r = self.run_json("frameworks", env={"VIRTUAL_ENV": venv, "LD_LIBRARY_PATH": self.libdir, "CONDA_PREFIX": None},
                           timeout=300)
         jax = [f for env in r.json["frameworks"]["environments"] for f in env["frameworks"] if f["name"] == "jax"]
