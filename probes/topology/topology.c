@@ -10,58 +10,60 @@
 #include "strutil.h"
 #include "topology_internal.h"
 
-/* Findings about many GPUs or many nodes: a single GPU computes whatever they say, so none is a cause of
- * another finding or a reason a compute path is not ready (CHECK_LAYER_NONE, CHECK_F_NEVER_CAUSE). */
+/* Findings about many GPUs or many nodes: a single GPU computes whatever they say. Their layer is the one
+ * above the compute stacks, as NCCL sits above CUDA (CHECK_LAYER_FRAMEWORK: the gpu target and the APIs'
+ * paths never take them as reasons), and none explains another finding or is a verdict's root cause. */
+#define TOPO_LAYER (CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT)
 static const struct check topo_checks[] = {
     {"topology.acs-redirect", REPORT_SEV_WARNING,
      "PCIe ACS redirection is on at a bridge between two GPUs: their peer-to-peer traffic goes up through the root "
      "complex and the IOMMU (NCCL hangs or slow P2P)",
      "Turn ACS redirection off on each bridge named, as NCCL's troubleshooting guide says: as root, "
      "setpci -s BRIDGE ECAP_ACS+0x6.w=0000 (lost at reboot), or disable ACS in the firmware setup.",
-     CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     TOPO_LAYER},
     {"topology.acs-redirect-vm", REPORT_SEV_INFO,
      "PCIe ACS redirection is on at a bridge between two GPUs inside a virtual machine, where the hypervisor needs it "
      "for passthrough: peer-to-peer traffic goes through the IOMMU",
      "Nothing to fix inside the VM; for fast P2P give the VM GPUs the host can pass through as one group, or use "
-     "NVLink.", CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     "NVLink.", TOPO_LAYER},
     {"topology.acs-unchecked", REPORT_SEV_INFO,
      "The ACS settings of the bridges between the GPUs were not checked: reading PCIe extended configuration space "
      "needs root",
      "Run gpucheckup topology as root (sudo) to check ACS redirection on the bridges between the GPUs.",
-     CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     TOPO_LAYER},
     {"topology.iommu-translated", REPORT_SEV_INFO,
      "The IOMMU translates the GPUs' DMA: peer-to-peer traffic that ACS sends up to the root complex is translated "
      "there too",
      "For P2P-heavy work (NCCL) on bare metal, iommu=pt (Intel: intel_iommu=on iommu=pt) on the kernel command line "
-     "puts the devices in identity (pass-through) mode.", CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     "puts the devices in identity (pass-through) mode.", TOPO_LAYER},
     {"topology.ib-port-down", REPORT_SEV_WARNING,
      "An InfiniBand/RDMA port is not active: NCCL cannot use it between nodes",
      "Check the cable and the switch (ibstat, ibv_devinfo); a port in Polling has no link, an INIT port waits for "
-     "the subnet manager (opensm).", CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     "the subnet manager (opensm).", TOPO_LAYER},
     {"topology.ib-port-down-unused", REPORT_SEV_INFO,
      "An InfiniBand/RDMA port is not active, while another port is",
      "Nothing to do unless this port is meant to carry traffic (cable, switch, subnet manager).",
-     CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     TOPO_LAYER},
     {"topology.no-peermem", REPORT_SEV_INFO,
      "NVIDIA GPUs and an active RDMA port, but the nvidia_peermem module is not loaded: NCCL's GPUDirect RDMA "
      "then needs dma-buf (Linux 5.12+, open kernel modules), else data goes through host memory",
      "modprobe nvidia_peermem (part of the NVIDIA driver), or check that NCCL uses dma-buf (NCCL_DEBUG=INFO).",
-     CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     TOPO_LAYER},
     {"topology.nccl-socket-ifname", REPORT_SEV_WARNING,
      "NCCL_SOCKET_IFNAME leaves NCCL no network interface on this machine",
      "Set NCCL_SOCKET_IFNAME to a prefix of an interface that exists (ip link), or unset it.",
-     CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     TOPO_LAYER},
     {"topology.nccl-ib-hca", REPORT_SEV_WARNING,
      "NCCL_IB_HCA leaves NCCL no RDMA device on this machine",
      "Set NCCL_IB_HCA to RDMA devices that exist (ls /sys/class/infiniband), or unset it.",
-     CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     TOPO_LAYER},
     {"topology.nccl-ib-disabled", REPORT_SEV_INFO,
      "NCCL_IB_DISABLE=1 on a machine with an active InfiniBand/RDMA port: NCCL uses sockets between nodes",
-     "Unset NCCL_IB_DISABLE unless the sockets are wanted.", CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     "Unset NCCL_IB_DISABLE unless the sockets are wanted.", TOPO_LAYER},
     {"topology.nccl-p2p-setting", REPORT_SEV_INFO,
      "An NCCL variable that limits peer-to-peer or shared-memory transport is set",
      "These are workarounds: unset them once the cause (ACS, IOMMU, a driver bug) is fixed.",
-     CHECK_LAYER_NONE | CHECK_F_NEVER_CAUSE},
+     TOPO_LAYER},
 };
 
 /* Is this a virtual machine? The CPU's hypervisor flag, else DMI's system vendor or product. */
