@@ -102,7 +102,10 @@ void topo_print_text(const struct report_section *sec, const struct report *r, s
         json_object *g = json_object_array_get_idx(groups, i);
         char key[40];
         snprintf(key, sizeof(key), "IOMMU %s", topo_s(g, "gpu", "?"));
-        text_kv(t, key, "group %s, %s", topo_s(g, "group", "?"), topo_s(g, "type", "type unknown"));
+        if (jsonget_str(g, "group"))
+            text_kv(t, key, "group %s, %s", topo_s(g, "group", "?"), topo_s(g, "type", "type unknown"));
+        else
+            text_kv(t, key, "no IOMMU group");
     }
     json_object *rd = jsonget(jsonget(d, "rdma"), "devices");
     for (size_t i = 0; rd && i < json_object_array_length(rd); i++) {
