@@ -17,7 +17,7 @@ struct topo_acs {
     int err;          /* the read's -errno, 0 when it read */
     size_t len;       /* bytes of config read */
     uint16_t cap, ctl, off;
-    bool between_gpus;
+    bool in_switch;   /* on the path of a GPU pair that stays below the root complex (PIX, PXB) */
 };
 
 #define TOPO_MAX_ACS 128
@@ -54,6 +54,7 @@ static json_object *topo_acs_json(const struct topo_acs *a)
     json_object_object_add(o, "bridge", json_object_new_string(a->addr));
     int k = a->st == TOPO_ACS_FOUND ? 0 : a->st == TOPO_ACS_ABSENT ? 1 : a->st == TOPO_ACS_NO_EXTENDED ? 2 : 3;
     json_object_object_add(o, "status", json_object_new_string(names[k]));
+    json_object_object_add(o, "in_switch", json_object_new_boolean(a->in_switch));
     json_object_object_add(o, "config_bytes", a->err == 0 ? json_object_new_int64((int64_t)a->len) : NULL);
     json_object *ctl = NULL;
     if (a->st == TOPO_ACS_FOUND) {
@@ -85,9 +86,15 @@ static void topo_acs_words(uint16_t ctl, char *buf, size_t len)
 
 static void topo_acs_findings(struct topo_run *t, struct topo_acs *acs, size_t n, const char (*first)[2][12])
 {
+    /* Only bridges inside a PCIe switch fabric between two GPUs (a PIX or PXB pair) are judged: there
+     * redirection sends up to the root complex traffic that would have stayed in the switch. A pair whose
+     * path goes through the root complex anyway (PHB, NODE, SYS) takes that way whatever ACS says (Linux
+     * itself turns redirection on at root ports when an IOMMU is on): the acs list shows their bridges. */
     size_t unchecked = 0;
     for (size_t i = 0; i < n; i++) {
         struct topo_acs *a = &acs[i];
+        if (!a->in_switch)
+            continue;
         if (a->st == TOPO_ACS_NO_EXTENDED && a->err == 0 && a->len == 64)
             unchecked++;
         if (a->st != TOPO_ACS_FOUND || !(a->ctl & (TOPO_ACS_REQ_REDIR | TOPO_ACS_CMPLT_REDIR)))
@@ -124,7 +131,7 @@ static void topo_acs_findings(struct topo_run *t, struct topo_acs *acs, size_t n
 void topo_pairs(struct topo_run *t)
 {
     struct topo_acs *acs = calloc(TOPO_MAX_ACS, sizeof(*acs));
-    char (*first)[2][12] = calloc(TOPO_MAX_ACS, sizeof(*first)); /* the first GPU pair each bridge is between */
+    char (*first)[2][12] = calloc(TOPO_MAX_ACS, sizeof(*first)); /* the first PIX/PXB GPU pair through each bridge */
     char (*br)[TOPO_ADDR_LEN] = calloc(TOPO_MAX_DEPTH * 2, TOPO_ADDR_LEN);
     size_t nacs = 0;
     json_object *pairs = json_object_new_array();
@@ -144,12 +151,11 @@ void topo_pairs(struct topo_run *t)
                 json_object_array_add(bl, json_object_new_string(br[k]));
                 if (a->kind != TOPO_GPU || b->kind != TOPO_GPU)
                     continue;
-                size_t before = nacs;
                 struct topo_acs *x = topo_acs_of(t, acs, &nacs, br[k]);
-                if (x && nacs > before) {
-                    x->between_gpus = true;
-                    snprintf(first[nacs - 1][0], 12, "%s", a->label);
-                    snprintf(first[nacs - 1][1], 12, "%s", b->label);
+                if (x && !x->in_switch && (p == TOPO_PATH_PIX || p == TOPO_PATH_PXB)) {
+                    x->in_switch = true;
+                    snprintf(first[x - acs][0], 12, "%s", a->label);
+                    snprintf(first[x - acs][1], 12, "%s", b->label);
                 }
             }
             json_object_object_add(o, "bridges", p == TOPO_PATH_UNKNOWN ? NULL : bl);

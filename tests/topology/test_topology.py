@@ -140,6 +140,7 @@ class TopologyTests(gctest.TestCase):
                          ("enabled", "0x0148", "0x005f", "0x001d"))
         self.assertEqual(down["control_bits"], ["SrcValid", "ReqRedir", "CmpltRedir", "UpstreamFwd"])
         self.assertIs(down["redirect"], True)
+        self.assertIs(down["in_switch"], True)
         self.assertNotIn("0000:00:01.0", acs)  # the root port is above both: not between them
         self.assertEqual(self.ids(r), ["topology.acs-redirect", "topology.acs-redirect"])
         f = {x["subject"]: x for x in r.findings("topology.acs-redirect")}
@@ -197,6 +198,21 @@ class TopologyTests(gctest.TestCase):
         self.assertEqual(self.ids(r), ["topology.acs-unchecked"])
         self.assertEqual({a["status"] for a in r.json["topology"]["acs"]}, {"not-checked"})
         self.assertIn("64 bytes", r.findings("topology.acs-unchecked")[0]["message"])
+
+    def test_redirection_at_root_ports_of_a_phb_pair_is_no_finding(self):
+        # Linux turns redirection on at root ports when an IOMMU is on; GPUs on two root ports talk through
+        # the root complex whatever ACS says, so that is shown, not judged.
+        t = self.tree()
+        for i in range(2):
+            rp = ["pci0000:00", "0000:00:0%d.0" % (1 + i)]
+            t.bridge(rp, PORT_ROOT, (0x001f, 0x001d))
+            t.gpu(rp + ["0000:0%d:00.0" % (1 + i)])
+        r = self.topo(t)
+        self.assertEqual(self.pair(r, "GPU0", "GPU1")["path"], "PHB")
+        acs = r.json["topology"]["acs"]
+        self.assertEqual([(a["bridge"], a["redirect"], a["in_switch"]) for a in acs],
+                         [("0000:00:01.0", True, False), ("0000:00:02.0", True, False)])
+        self.assertEqual(self.ids(r), [])
 
     def test_two_switches_deep_is_pxb(self):
         t = self.tree()
