@@ -32,14 +32,30 @@ json_object *topo_nccl_conf_parse(const char *text)
     return o;
 }
 
+/* Where the run takes the environment's NCCL variables: this process's (live modes), the captured
+ * section's (a snapshot replayed without --live: the variables of the node it was taken on), or none. */
+enum topo_env { TOPO_ENV_READ, TOPO_ENV_CAPTURED, TOPO_ENV_NOT_READ };
+static const char *const topo_env_names[] = {"read", "captured", "not-read"};
+
+static enum topo_env topo_env_of(const struct probe_ctx *ctx)
+{
+    return probe_live(ctx) ? TOPO_ENV_READ : probe_snapshot(ctx) ? TOPO_ENV_CAPTURED : TOPO_ENV_NOT_READ;
+}
+
 /* NCCL takes its variables from the environment, then from /etc/nccl.conf for those the environment
  * does not set (NCCL's user guide, "Environment Variables"). The environment is this process's, so it
  * is read only where the run may use this machine (probe_live: no --root, or --root with --live), as
- * every probe treats the environment; /etc/nccl.conf is a host file, read under --root too. */
+ * every probe treats the environment, and a snapshot's replay takes what it captured; /etc/nccl.conf is a
+ * host file, read under --root too. */
 char *topo_nccl_var(struct topo_run *t, const char *name)
 {
-    if (probe_live(t->ctx)) {
+    enum topo_env src = topo_env_of(t->ctx);
+    if (src == TOPO_ENV_READ) {
         const char *v = getenv(name);
+        if (v)
+            return str_sanitize(str_dup(v));
+    } else if (src == TOPO_ENV_CAPTURED) {
+        const char *v = jsonget_str(jsonget(jsonget(probe_captured(t->ctx, "topology"), "nccl"), "variables"), name);
         if (v)
             return str_sanitize(str_dup(v));
     }
@@ -89,7 +105,7 @@ static void topo_nccl_filter(struct topo_run *t, const char *id, const char *var
 void topo_nccl(struct topo_run *t)
 {
     json_object *o = json_object_new_object(), *vars = json_object_new_object();
-    json_object_object_add(o, "environment_read", json_object_new_boolean(probe_live(t->ctx)));
+    json_object_object_add(o, "environment", json_object_new_string(topo_env_names[topo_env_of(t->ctx)]));
     json_object_object_add(o, "nccl_conf", t->nccl_conf ? json_object_get(t->nccl_conf) : NULL);
     static const char *const what[] = {
         NULL, NULL, NULL,

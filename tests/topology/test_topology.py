@@ -344,7 +344,7 @@ class TopologyTests(gctest.TestCase):
         # without --live the environment is not this tree's: not read, as every probe treats it under --root
         r = self.topo(t, env=self.nccl_env(NCCL_SOCKET_IFNAME="ib9"))
         self.assertEqual(self.ids(r), [])
-        self.assertIs(r.json["topology"]["nccl"]["environment_read"], False)
+        self.assertEqual(r.json["topology"]["nccl"]["environment"], "not-read")
         # /etc/nccl.conf is a host file: read under --root too; the environment wins over it
         t.t.write("/etc/nccl.conf", "# site settings\nNCCL_SOCKET_IFNAME=bond0\nNCCL_DEBUG=WARN\n")
         r = self.topo(t, env=self.nccl_env())
@@ -352,6 +352,22 @@ class TopologyTests(gctest.TestCase):
         self.assertEqual(r.json["topology"]["nccl"]["nccl_conf"], {"NCCL_SOCKET_IFNAME": "bond0"})
         r = self.topo(t, "--live", env=self.nccl_env(NCCL_SOCKET_IFNAME="eth0"))
         self.assertEqual(self.ids(r), [])
+
+    def test_snapshot_replays_the_captured_variables_and_config_spaces(self):
+        t = self.tree()
+        t.switch_with_gpus()
+        t.netdev("eth0")
+        snap = t.t.path("/../%s-snap.tar.gz" % os.path.basename(t.root))
+        self.addCleanup(lambda: os.path.exists(snap) and os.unlink(snap))
+        made = gctest.run("snapshot", "-o", snap, "--root", t.root, "--live", "--no-smoke", "--timeout", "60",
+                          env=self.nccl_env(NCCL_SOCKET_IFNAME="ib9"), timeout=120)
+        self.assertTrue(os.path.isfile(snap), repr(made))
+        # replayed elsewhere, without the variable: the node's value is what is judged
+        r = self.run_json("topology", "--root", snap, env=self.nccl_env())
+        nccl = r.json["topology"]["nccl"]
+        self.assertEqual((nccl["environment"], nccl["variables"]["NCCL_SOCKET_IFNAME"]), ("captured", "ib9"))
+        self.assertEqual(self.ids(r), ["topology.acs-redirect", "topology.acs-redirect",
+                                       "topology.nccl-socket-ifname"])
 
     def test_ib_hca_and_p2p_variables(self):
         t = self.two_sockets(1)
