@@ -8,15 +8,19 @@ const char *const topo_path_names[] = {"PIX", "PXB", "PHB", "NODE", "SYS", "unkn
 const char *const topo_acs_bits[7] = {"SrcValid", "TransBlk", "ReqRedir", "CmpltRedir", "UpstreamFwd", "EgressCtrl",
                                       "DirectTrans"};
 
-/* "DDDD:BB:DD.F" exactly (lower-case hex as sysfs writes it; upper case accepted). */
+/* "DDDD:BB:DD.F" (sysfs writes lower-case hex; upper case accepted): a domain of 4 hex digits, or up to 8
+ * behind an Intel VMD controller ("10000:e1:00.0"). */
 static bool topo_is_bdf(const char *s, size_t len)
 {
-    static const char shape[] = "xxxx:xx:xx.x";
-    if (len != sizeof(shape) - 1)
+    static const char tail[] = ":xx:xx.x";
+    size_t dl = len >= sizeof(tail) - 1 ? len - (sizeof(tail) - 1) : 0;
+    if (dl < 4 || dl > 8)
         return false;
-    for (size_t i = 0; i < len; i++)
-        if (shape[i] == 'x' ? !isxdigit((unsigned char)s[i]) : s[i] != shape[i])
+    for (size_t i = 0; i < len; i++) {
+        char want = i < dl ? 'x' : tail[i - dl];
+        if (want == 'x' ? !isxdigit((unsigned char)s[i]) : s[i] != want)
             return false;
+    }
     return true;
 }
 
@@ -34,13 +38,13 @@ int topo_parse_devpath(struct topo_dev *d, const char *link)
     memcpy(d->root, p, rl);
     d->root[rl] = '\0';
     p += rl;
-    /* Each later component that is a PCI address is a function on the way down; others (a VMD
-     * domain's directory, a platform device) are passed over. */
+    /* Each later component that is a PCI address is a function on the way down; others (the bus
+     * directory of a VMD domain, "pci10000:e0") are passed over. */
     while (*p == '/') {
         p++;
         size_t l = strcspn(p, "/");
         if (topo_is_bdf(p, l)) {
-            if (d->depth >= TOPO_MAX_DEPTH)
+            if (d->depth >= TOPO_MAX_DEPTH || l >= TOPO_ADDR_LEN)
                 return -1;
             memcpy(d->chain[d->depth], p, l);
             d->chain[d->depth][l] = '\0';
