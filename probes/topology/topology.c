@@ -174,7 +174,9 @@ static void topo_collect(struct topo_run *t)
             continue;
         char *p = str_printf("/sys/bus/pci/devices/%s/class", e->d_name);
         uint64_t cls = 0;
-        bool net = p && hostfs_read_u64(t->ctx->fs, p, &cls) == 0 && (cls >> 16) == 0x02;
+        /* network controllers (0x02: Ethernet 0x0200, InfiniBand 0x0207...), and InfiniBand HCAs of the
+         * older serial-bus class 0x0c06 */
+        bool net = p && hostfs_read_u64(t->ctx->fs, p, &cls) == 0 && ((cls >> 16) == 0x02 || (cls >> 8) == 0x0c06);
         free(p);
         /* A virtual function (physfn) shares its parent's place: one row per port is enough. */
         p = str_printf("/sys/bus/pci/devices/%s/physfn", e->d_name);
