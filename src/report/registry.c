@@ -6,6 +6,7 @@
 
 extern const struct probe probe_cpu;
 extern const struct probe probe_pci;
+extern const struct probe probe_topology;
 extern const struct probe probe_cuda;
 extern const struct probe probe_icd;
 extern const struct probe probe_opencl;
@@ -29,12 +30,13 @@ extern const struct probe probe_health;
 
 /* The order of the sections and findings in the report. When each runs is decided by the deps each
  * probe declares (run.c): pci before cuda, icd and opencl (device to PCI mapping), opencl before smoke and bench,
- * pci and cuda before frameworks; pci before rocm; pci and opencl before levelzero; pci before health;
+ * pci and cuda before frameworks; pci before rocm, topology and health; pci and opencl before levelzero;
  * bench runs only for `gpucheckup bench`. */
 const struct probe *const probe_registry[] = {
     &probe_cpu,
     &probe_pci,
     &probe_health,
+    &probe_topology,
     &probe_cuda,
     &probe_rocm,
     &probe_icd,
