@@ -258,9 +258,13 @@ static int topo_run(struct probe_ctx *ctx, struct report_section *sec)
     topo_rdma(t);
     topo_nccl(t);
     size_t nics = t->n - t->n_gpus;
-    report_section_add_line(sec, REPORT_MARK_INFO, "Topology", "%zu GPU%s, %zu NIC%s%s", t->n_gpus,
-                            t->n_gpus == 1 ? "" : "s", nics, nics == 1 ? "" : "s",
-                            t->vm ? " (in a virtual machine)" : "");
+    size_t rdma = json_object_array_length(jsonget(jsonget(t->d, "rdma"), "devices"));
+    /* Nothing connects on a machine of one GPU and no RDMA device: no Summary line there (the no-GPU and
+     * one-GPU screens stay short); findings and the data still say what was seen. */
+    if (t->n_gpus >= 2 || rdma > 0)
+        report_section_add_line(sec, REPORT_MARK_INFO, "Topology", "%zu GPU%s, %zu NIC%s, %zu RDMA device%s%s",
+                                t->n_gpus, t->n_gpus == 1 ? "" : "s", nics, nics == 1 ? "" : "s", rdma,
+                                rdma == 1 ? "" : "s", t->vm ? " (in a virtual machine)" : "");
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     for (size_t i = 0; i < t->n; i++) {
         free(t->devs[i].cpulist);
