@@ -403,7 +403,7 @@ static void isolate_reap_later(struct isolate_child_state *c)
     isolate_gate_restore(held);
 }
 
-static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, int timeout_ms)
+static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, double deadline_ms)
 {
     if (isolate_marked(c))
         c->out_len--; /* the mark is not part of the JSON */
@@ -414,7 +414,9 @@ static void isolate_finish(struct isolate_child_state *c, struct isolate_result 
     }
     if (c->timed_out) {
         res->status = ISOLATE_TIMEOUT;
-        res->detail = str_printf("timed out after %.1f s", timeout_ms / 1000.0);
+        /* what it was given: from its start to the run's deadline */
+        double given = deadline_ms - c->start;
+        res->detail = str_printf("timed out after %.1f s", (given > 0 ? given : 0) / 1000.0);
     } else if (WIFSIGNALED(c->wstatus)) {
         res->status = ISOLATE_SIGNAL;
         res->signal = WTERMSIG(c->wstatus);
@@ -447,7 +449,7 @@ static void isolate_finish(struct isolate_child_state *c, struct isolate_result 
 
 /* Job I is over (exited, or past the deadline): kill what is left of its group, reap it, fill its
  * result and tell the caller. */
-static void isolate_complete(struct isolate_child_state *c, struct isolate_job *jobs, size_t i, int timeout_ms,
+static void isolate_complete(struct isolate_child_state *c, struct isolate_job *jobs, size_t i, double deadline_ms,
                              isolate_done_fn done, void *arg)
 {
     /* Kill the whole group: the child at the deadline, and anything it left behind. */
@@ -468,7 +470,7 @@ static void isolate_complete(struct isolate_child_state *c, struct isolate_job *
     if (c->err_fd >= 0)
         close(c->err_fd);
     c->out_fd = c->err_fd = -1;
-    isolate_finish(c, &jobs[i].result, timeout_ms);
+    isolate_finish(c, &jobs[i].result, deadline_ms);
     free(c->out);
     c->out = NULL;
     c->finished = true;
@@ -570,12 +572,12 @@ static size_t isolate_spawn_all(struct isolate_job *jobs, size_t n, struct isola
     return started;
 }
 
-/* Read every child's pipes and reap them until all are done or TIMEOUT_MS has passed; each one that
- * ends before that is completed (and reported through DONE) at once. */
-static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job *jobs, size_t n, int timeout_ms,
+/* Read every child's pipes and reap them until all are done or DEADLINE (jsonnum_now_ms's clock) has
+ * passed; each one that ends before that is completed (and reported through DONE) at once. The deadline is
+ * the caller's, unchanged: the time spent waiting for the spawn lock and the gate is charged to it. */
+static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job *jobs, size_t n, double deadline,
                              isolate_done_fn done, void *arg)
 {
-    double deadline = jsonnum_now_ms() + timeout_ms;
     struct pollfd *pfd = calloc(2 * n, sizeof(*pfd));
     for (;;) {
         size_t np = 0, alive = 0;
@@ -596,7 +598,7 @@ static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job 
             }
             if (cs[i].exited && cs[i].out_fd < 0 && cs[i].err_fd < 0) {
                 /* Gone and everything read: report it now, not when the slowest sibling ends. */
-                isolate_complete(&cs[i], jobs, i, timeout_ms, done, arg);
+                isolate_complete(&cs[i], jobs, i, deadline, done, arg);
                 continue;
             }
             if (!cs[i].exited)
@@ -665,11 +667,11 @@ static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job 
     free(pfd);
 }
 
-int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isolate_done_fn done, void *arg)
+int isolate_run_many_until(struct isolate_job *jobs, size_t n, double deadline_ms, isolate_done_fn done, void *arg)
 {
     if (n == 0)
         return 0;
-    if (timeout_ms <= 0) {
+    if (!(deadline_ms > jsonnum_now_ms())) {
         /* The run's one deadline has passed: starting a child only to kill it would blame its driver. */
         isolate_fail_all(jobs, n, ETIME, true, "not started: the run's --timeout was already spent", done, arg);
         return -1;
@@ -680,8 +682,8 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         isolate_fail_all(jobs, n, ENOMEM, false, "out of memory", done, arg);
         return -1;
     }
-    size_t started = isolate_spawn_all(jobs, n, cs, jsonnum_now_ms() + timeout_ms);
-    isolate_wait_all(cs, jobs, n, timeout_ms, done, arg);
+    size_t started = isolate_spawn_all(jobs, n, cs, deadline_ms);
+    isolate_wait_all(cs, jobs, n, deadline_ms, done, arg);
 
     for (size_t i = 0; i < n; i++) {
         if (cs[i].pid < 0) {
@@ -690,16 +692,31 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
             continue;
         }
         if (!cs[i].finished)
-            isolate_complete(&cs[i], jobs, i, timeout_ms, done, arg);
+            isolate_complete(&cs[i], jobs, i, deadline_ms, done, arg);
     }
     free(cs);
     return started > 0 ? 0 : -1;
+}
+
+int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isolate_done_fn done, void *arg)
+{
+    /* TIMEOUT_MS <= 0: nothing left; isolate_run_many_until fails every job as budget spent */
+    double deadline = timeout_ms > 0 ? jsonnum_now_ms() + timeout_ms : 0;
+    return isolate_run_many_until(jobs, n, deadline, done, arg);
 }
 
 enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct isolate_result *res)
 {
     struct isolate_job job = {.fn = fn, .arg = arg};
     isolate_run_many(&job, 1, timeout_ms);
+    *res = job.result;
+    return res->status;
+}
+
+enum isolate_status isolate_run_until(isolate_fn fn, void *arg, double deadline_ms, struct isolate_result *res)
+{
+    struct isolate_job job = {.fn = fn, .arg = arg};
+    isolate_run_many_until(&job, 1, deadline_ms, NULL, NULL);
     *res = job.result;
     return res->status;
 }

@@ -58,6 +58,12 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
 /* One job. Returns its status. */
 enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct isolate_result *res);
 
+/* The same, up to an absolute DEADLINE_MS (jsonnum_now_ms's clock), kept as it is from the spawn to the
+ * last wait: waiting for the spawn lock or the fork gate is charged to it. A deadline already passed
+ * starts nothing (.budget_spent, as TIMEOUT_MS <= 0 above). The run's probes use these. */
+int isolate_run_many_until(struct isolate_job *jobs, size_t n, double deadline_ms, isolate_done_fn done, void *arg);
+enum isolate_status isolate_run_until(isolate_fn fn, void *arg, double deadline_ms, struct isolate_result *res);
+
 void isolate_result_clear(struct isolate_result *res);
 
 /* The fork gate. Every thread of gpucheckup's own process (main, the probes' workers, the shared OpenCL
