@@ -535,6 +535,14 @@ int main(int argc, char **argv)
     };
     rc = main_output(&o, &run, out, r, rc, error, &wrun);
     free(error);
+    if (run_left_threads()) {
+        /* The watchdog left a probe's thread blocked in a read (the report names it): it may still read
+         * the report, the root and the options, so they stay; the process ends now. */
+        if (fs.trace)
+            fflush(fs.trace);
+        snapshot_close(&snap); /* its unpacked tree is removed: no temporary directory is left behind */
+        return main_health_finish(rc);
+    }
     report_free(r);
     if (fs.trace)
         fclose(fs.trace);

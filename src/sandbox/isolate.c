@@ -163,12 +163,17 @@ bool isolate_thread_finished(struct isolate_thread *t)
 
 void isolate_thread_join(struct isolate_thread *t)
 {
+    isolate_thread_join_by(t, jsonnum_now_ms() + ISOLATE_JOIN_GATE_MS);
+}
+
+void isolate_thread_join_by(struct isolate_thread *t, double gate_until_ms)
+{
     int held = isolate_gate_release();
     pthread_mutex_lock(&t->mu);
     while (!t->finished)
         pthread_cond_wait(&t->cv, &t->mu);
     pthread_mutex_unlock(&t->mu);
-    bool closed = isolate_gate_close(jsonnum_now_ms() + ISOLATE_JOIN_GATE_MS) == 0;
+    bool closed = isolate_gate_close(gate_until_ms) == 0;
     pthread_mutex_lock(&t->mu);
     t->go = true;
     pthread_cond_broadcast(&t->cv);
@@ -301,6 +306,7 @@ struct isolate_child_state {
     int wstatus;
     bool reap_later; /* exited as far as we care: all said, pipes closed; reaped by isolate_reap */
     bool timed_out;
+    double kill_until; /* when killed at the deadline with its siblings: how long its reaping may wait */
     bool finished; /* result filled (and reported to the callback) */
     double start;
 };
@@ -403,6 +409,37 @@ static void isolate_reap_later(struct isolate_child_state *c)
     isolate_gate_restore(held);
 }
 
+/* How long a child killed with SIGKILL is waited for before it is left to be reaped later: a driver stuck in
+ * the kernel can take a while to die, and one blocked in a read of a hung FUSE or NFS mount dies only once
+ * that read is answered. The run's deadline is kept (--timeout plus at most a second). */
+#define ISOLATE_KILL_WAIT_MS 300.0
+
+/* Reap C, killed, waiting ISOLATE_KILL_WAIT_MS at most; else it goes on the list isolate_reap empties. */
+static void isolate_kill_wait(struct isolate_child_state *c)
+{
+    int held = isolate_gate_release();
+    double until = c->kill_until > 0 ? c->kill_until : jsonnum_now_ms() + ISOLATE_KILL_WAIT_MS;
+    bool gone = false;
+    for (;;) {
+        pid_t w = waitpid(c->pid, &c->wstatus, WNOHANG);
+        if (w == c->pid || (w < 0 && errno != EINTR)) {
+            gone = true;
+            break;
+        }
+        if (jsonnum_now_ms() >= until)
+            break;
+        struct timespec ts = {0, 2 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    isolate_gate_restore(held);
+    if (gone)
+        return;
+    pthread_mutex_lock(&isolate_reap_lock);
+    if (isolate_reap_n < sizeof(isolate_reap_pids) / sizeof(isolate_reap_pids[0]))
+        isolate_reap_pids[isolate_reap_n++] = c->pid; /* else a zombie until gpucheckup ends */
+    pthread_mutex_unlock(&isolate_reap_lock);
+}
+
 static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, double deadline_ms)
 {
     if (isolate_marked(c))
@@ -459,10 +496,7 @@ static void isolate_complete(struct isolate_child_state *c, struct isolate_job *
     if (c->reap_later) {
         isolate_reap_later(c);
     } else if (!c->exited) {
-        int held = isolate_gate_release(); /* a driver stuck in the kernel can take a while to die */
-        while (waitpid(c->pid, &c->wstatus, 0) < 0 && errno == EINTR)
-            ;
-        isolate_gate_restore(held);
+        isolate_kill_wait(c);
         c->exited = true;
     }
     if (c->out_fd >= 0)
@@ -685,6 +719,13 @@ int isolate_run_many_until(struct isolate_job *jobs, size_t n, double deadline_m
     size_t started = isolate_spawn_all(jobs, n, cs, deadline_ms);
     isolate_wait_all(cs, jobs, n, deadline_ms, done, arg);
 
+    /* What still runs is killed all at once, and waited for once: ISOLATE_KILL_WAIT_MS for all of them */
+    double kill_until = jsonnum_now_ms() + ISOLATE_KILL_WAIT_MS;
+    for (size_t i = 0; i < n; i++)
+        if (cs[i].pid > 0 && !cs[i].finished) {
+            kill(-cs[i].pid, SIGKILL);
+            cs[i].kill_until = kill_until;
+        }
     for (size_t i = 0; i < n; i++) {
         if (cs[i].pid < 0) {
             if (done)

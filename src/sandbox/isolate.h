@@ -104,6 +104,9 @@ int isolate_thread_start(struct isolate_thread *t, void *(*fn)(void *), void *ar
 bool isolate_thread_finished(struct isolate_thread *t);
 /* Wait for T's FN to return, then let T end and join it, no child being forked meanwhile. */
 void isolate_thread_join(struct isolate_thread *t);
+/* The same, waiting for the gate alone only until GATE_UNTIL_MS (jsonnum_now_ms's clock; isolate_thread_join
+ * waits 2 s): a thread stuck holding the gate then costs the join no more than the run has left. */
+void isolate_thread_join_by(struct isolate_thread *t, double gate_until_ms);
 
 /* LEN bytes of JSON at BUF (not trusted), nested at most DEPTH deep, parsed inside the gate above: the
  * value, or NULL with the reason in *ERR (may be NULL). WHOLE: bytes after the value are an error too. */
