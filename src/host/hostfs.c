@@ -208,6 +208,8 @@ int hostfs_openat(const struct hostfs *fs, const char *path, int flags)
 int hostfs_open_file(const struct hostfs *fs, const char *path)
 {
     int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (fd == -ENXIO) /* a socket cannot be opened at all (nor a FIFO without a writer for writing): say what */
+        return hostfs_check_file(fs, path) == -EINVAL ? -EINVAL : fd;
     if (fd < 0)
         return fd;
     struct stat st;
