@@ -538,10 +538,12 @@ int main(int argc, char **argv)
     if (run_left_threads()) {
         /* The watchdog left a probe's thread blocked in a read (the report names it): it may still read
          * the report, the root and the options, so they stay; the process ends now. */
-        if (fs.trace)
-            fflush(fs.trace);
         snapshot_close(&snap); /* its unpacked tree is removed: no temporary directory is left behind */
-        return main_health_finish(rc);
+        int hrc = main_health_finish(rc);
+        /* _exit, not a return: no exit handler (a sanitizer's leak check, a library's destructor) may run
+         * while that thread lives; every stream is flushed first. */
+        fflush(NULL);
+        _exit(hrc);
     }
     report_free(r);
     if (fs.trace)
