@@ -479,12 +479,14 @@ static void pci_read_sysfs_facts(struct pci_state *st, struct pci_gpu *g)
     pci_read_drm(st, g);
 }
 
-/* libpci opens these sysfs files itself, not through hostfs: list them too, so a capture made
- * from the trace has what libpci needs. */
+/* The sysfs files libpci opens itself, not through hostfs, for what is asked of it here. */
+static const char *const pci_lib_files[] = {"vendor", "device", "class", "subsystem_vendor", "subsystem_device",
+                                            "config", NULL};
+
+/* List them in the trace too, so a capture made from the trace has what libpci needs. */
 static void pci_trace_lib_reads(struct pci_state *st, const struct pci_gpu *g)
 {
-    static const char *const files[] = {"vendor", "device", "class", "subsystem_vendor", "subsystem_device",
-                                        "config", NULL};
+    const char *const *files = pci_lib_files;
     if (!st->ctx->fs->trace || st->dump)
         return;
     for (size_t i = 0; files[i]; i++) {
@@ -499,8 +501,7 @@ static void pci_trace_lib_reads(struct pci_state *st, const struct pci_gpu *g)
  * names any other). A dump is the user's file: always. */
 static bool pci_lib_may_read(struct pci_state *st, const struct pci_gpu *g)
 {
-    static const char *const files[] = {"vendor", "device", "class", "revision", "subsystem_vendor",
-                                        "subsystem_device", "config", "irq", "resource", NULL};
+    const char *const *files = pci_lib_files;
     bool ok = true;
     for (size_t i = 0; files[i] && !st->dump; i++) {
         char *p = pci_sys_path(g, files[i]);

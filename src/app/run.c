@@ -329,7 +329,8 @@ static void run_schedule(struct run_sched *s)
     for (;;) {
         bool all_done = !s->host_threaded || s->host_done || s->host_abandoned, started = false, failed = false;
         for (size_t i = 0; i < s->n; i++)
-            failed = failed || (s->slots[i].state == RUN_DONE && s->slots[i].rc != PROBE_DONE);
+            failed = failed || (s->slots[i].state == RUN_DONE && !s->slots[i].abandoned &&
+                                s->slots[i].rc != PROBE_DONE); /* an abandoned thread may still write rc */
         for (size_t i = 0; i < s->n; i++) {
             struct run_slot *sl = &s->slots[i];
             if (failed && sl->state == RUN_WAITING)
