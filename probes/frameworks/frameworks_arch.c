@@ -35,7 +35,7 @@ static int fw_pread(void *arg, uint64_t off, void *buf, size_t len)
     int fd = *(int *)arg;
     size_t got = 0;
     while (got < len) {
-        ssize_t r = pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
+        ssize_t r = hostfs_pread(fd, (char *)buf + got, len - got, (off_t)(off + got));
         if (r < 0 && errno == EINTR)
             continue;
         if (r <= 0)
@@ -52,7 +52,7 @@ static void fw_code_read(const struct hostfs *fs, struct fw_found *f)
         if (strcmp(fw_kernel_libs[i].kind, f->kind->name) != 0)
             continue;
         char *path = ldsearch_join(f->site, fw_kernel_libs[i].rel);
-        int fd = path ? hostfs_openat(fs, path, O_RDONLY) : -ENOMEM;
+        int fd = path ? hostfs_open_file(fs, path) : -ENOMEM;
         struct stat st;
         if (fd >= 0 && fstat(fd, &st) == 0 && S_ISREG(st.st_mode)) {
             f->code = calloc(1, sizeof(*f->code));

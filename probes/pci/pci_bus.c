@@ -479,12 +479,14 @@ static void pci_read_sysfs_facts(struct pci_state *st, struct pci_gpu *g)
     pci_read_drm(st, g);
 }
 
-/* libpci opens these sysfs files itself, not through hostfs: list them too, so a capture made
- * from the trace has what libpci needs. */
+/* The sysfs files libpci opens itself, not through hostfs, for what is asked of it here. */
+static const char *const pci_lib_files[] = {"vendor", "device", "class", "subsystem_vendor", "subsystem_device",
+                                            "config", NULL};
+
+/* List them in the trace too, so a capture made from the trace has what libpci needs. */
 static void pci_trace_lib_reads(struct pci_state *st, const struct pci_gpu *g)
 {
-    static const char *const files[] = {"vendor", "device", "class", "subsystem_vendor", "subsystem_device",
-                                        "config", NULL};
+    const char *const *files = pci_lib_files;
     if (!st->ctx->fs->trace || st->dump)
         return;
     for (size_t i = 0; files[i]; i++) {
@@ -494,26 +496,53 @@ static void pci_trace_lib_reads(struct pci_state *st, const struct pci_gpu *g)
     }
 }
 
+/* Whether libpci may read G's sysfs files: it opens them itself, without O_NONBLOCK, and an open of a
+ * FIFO waits for a writer for good. Each that is there must be a regular file (core.not-a-regular-file
+ * names any other). A dump is the user's file: always. */
+static bool pci_lib_may_read(struct pci_state *st, const struct pci_gpu *g)
+{
+    const char *const *files = pci_lib_files;
+    bool ok = true;
+    for (size_t i = 0; files[i] && !st->dump; i++) {
+        char *p = pci_sys_path(g, files[i]);
+        int rc = p ? hostfs_check_file(st->ctx->fs, p) : -ENOMEM;
+        ok = ok && rc != -EINVAL && rc != -EISDIR;
+        free(p);
+    }
+    if (!ok)
+        report_section_add_note(st->sec, "%s: libpci not used: a file of its sysfs directory is not a regular "
+                                "file; read what is through hostfs instead", g->addr);
+    return ok;
+}
+
 /* Identify D with libpci; fill G. Returns true when G is a device to report. */
 static bool pci_identify(struct pci_state *st, struct pci_access *a, struct pci_dev *d, struct pci_gpu *g)
 {
-    pci_trace_lib_reads(st, g);
-    if (pci_lib_fill(d, PCI_FILL_IDENT | PCI_FILL_CLASS) == 0) {
+    bool lib = pci_lib_may_read(st, g);
+    char *where = lib && !st->dump ? pci_sys_path(g, "") : NULL;
+    if (lib)
+        pci_trace_lib_reads(st, g);
+    if (where)
+        hostfs_track_enter(where, true); /* the run's watchdog names it if libpci's reads hang */
+    if (lib && pci_lib_fill(d, PCI_FILL_IDENT | PCI_FILL_CLASS) == 0) {
         g->vendor = d->vendor_id;
         g->device = d->device_id;
         g->cls = d->device_class;
         g->id_source = str_dup("libpci");
     } else {
-        report_section_add_note(st->sec, "%s: libpci could not identify it (%s); read its sysfs files instead",
-                                g->addr, pci_lib_msg);
-        if (st->dump)
+        if (lib)
+            report_section_add_note(st->sec, "%s: libpci could not identify it (%s); read its sysfs files instead",
+                                    g->addr, pci_lib_msg);
+        if (st->dump) {
+            hostfs_track_done();
             return false;
+        }
         pci_ident_fallback(st, g);
         g->id_source = str_dup("sysfs");
     }
 
     u8 hdr[4];
-    int rd = pci_lib_read(d, 0, hdr, 4);
+    int rd = lib ? pci_lib_read(d, 0, hdr, 4) : 0;
     if (rd == 1)
         g->responding = (hdr[0] & hdr[1] & hdr[2] & hdr[3]) == 0xff ? 0 : 1;
 
@@ -522,10 +551,13 @@ static bool pci_identify(struct pci_state *st, struct pci_access *a, struct pci_
         g->vendor = g->device = g->cls = -1;
     }
     g->kind = pci_classify(g->cls, g->vendor, g->device);
-    if (g->kind == PCI_KIND_NONE && !(st->dump && g->responding == 0))
+    if (g->kind == PCI_KIND_NONE && !(st->dump && g->responding == 0)) {
+        hostfs_track_done();
+        free(where);
         return false;
+    }
 
-    if (g->responding != 0 && pci_lib_fill(d, PCI_FILL_SUBSYS) == 0 && (d->known_fields & PCI_FILL_SUBSYS)) {
+    if (lib && g->responding != 0 && pci_lib_fill(d, PCI_FILL_SUBSYS) == 0 && (d->known_fields & PCI_FILL_SUBSYS)) {
         g->sub_vendor = d->subsys_vendor_id;
         g->sub_device = d->subsys_id;
     }
@@ -542,10 +574,15 @@ static bool pci_identify(struct pci_state *st, struct pci_access *a, struct pci_
     if (g->cls >= 0)
         g->class_name = pci_lib_name(a, PCI_LOOKUP_CLASS, g->cls, 0, 0, 0);
 
+    hostfs_track_done();
     if (!st->dump)
         pci_read_sysfs_facts(st, g);
-    if (!g->link_source && g->responding == 1)
+    if (where)
+        hostfs_track_enter(where, true);
+    if (!g->link_source && g->responding == 1 && lib)
         pci_read_link_config(d, g);
+    hostfs_track_done();
+    free(where);
     return true;
 }
 

@@ -541,6 +541,16 @@ int main(int argc, char **argv)
     };
     rc = main_output(&o, &run, out, r, rc, error, &wrun);
     free(error);
+    if (run_left_threads()) {
+        /* The watchdog left a probe's thread blocked in a read (the report names it): it may still read
+         * the report, the root and the options, so they stay; the process ends now. */
+        snapshot_close(&snap); /* its unpacked tree is removed: no temporary directory is left behind */
+        int hrc = main_health_finish(rc);
+        /* _exit, not a return: no exit handler (a sanitizer's leak check, a library's destructor) may run
+         * while that thread lives; every stream is flushed first. */
+        fflush(NULL);
+        _exit(hrc);
+    }
     report_free(r);
     if (fs.trace)
         fclose(fs.trace);

@@ -23,6 +23,11 @@ enum {
 int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, enum probe_mode mode, struct report **out,
                   char **error);
 
+/* True once a run's watchdog has left a probe's thread behind, blocked in a read that never returned (the
+ * report says which): the report, FS, the options and the snapshot it may still read must then not be
+ * freed; the process ends soon after (main). */
+bool run_left_threads(void);
+
 /* True if probe NAME runs for command COMMAND (itself, "check", or as a dependency); an explicit_only
  * probe (bench) runs for its own command only. */
 bool run_selects(const char *command, const char *name);

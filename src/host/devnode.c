@@ -60,7 +60,7 @@ json_object *devnode_open_json(const struct hostfs *fs, const char *path, const 
     json_object *o = json_object_new_object();
     json_object_object_add(o, "path", json_object_new_string(path));
     /* O_RDWR, as libhsakmt opens /dev/kfd (hsaKmtOpenKFD) and the render node (drmOpenRender-like). */
-    int fd = hostfs_openat(fs, path, O_RDWR);
+    int fd = hostfs_openat(fs, path, O_RDWR | O_NOCTTY); /* a device node: the open is the point (no O_NONBLOCK: the NVIDIA driver then defers its GPU set-up) */
     int err = fd < 0 ? -fd : 0;
     if (fd >= 0)
         close(fd);

@@ -242,7 +242,7 @@ static ssize_t elfdyn_fd_read(void *arg, uint64_t off, void *buf, size_t len)
         return 0;
     size_t done = 0;
     while (done < len) {
-        ssize_t n = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+        ssize_t n = hostfs_pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0)
@@ -257,11 +257,12 @@ static ssize_t elfdyn_fd_read(void *arg, uint64_t off, void *buf, size_t len)
 int elfdyn_read_file(const struct hostfs *fs, const char *path, struct elfdyn *out)
 {
     memset(out, 0, sizeof(*out));
-    int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK);
+    int fd = hostfs_open_file(fs, path);
+    if (fd == -EINVAL || fd == -EISDIR)
+        return -ENOEXEC; /* not a regular file */
     if (fd < 0)
         return fd;
-    struct stat st;
-    int rc = fstat(fd, &st) != 0 ? -errno : !S_ISREG(st.st_mode) ? -ENOEXEC : elfdyn_read(elfdyn_fd_read, &fd, out);
+    int rc = elfdyn_read(elfdyn_fd_read, &fd, out);
     close(fd);
     return rc;
 }

@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -58,6 +59,93 @@ static const char *hostfs_rel(const char *path)
     return *path ? path : ".";
 }
 
+/* ---- the calling thread's tracker --------------------------------------------------------------- */
+
+static _Thread_local struct hostfs_track *hostfs_cur_track;
+
+void hostfs_track_init(struct hostfs_track *t)
+{
+    memset(t, 0, sizeof(*t));
+    pthread_mutex_init(&t->mu, NULL);
+}
+
+void hostfs_track_destroy(struct hostfs_track *t)
+{
+    pthread_mutex_destroy(&t->mu);
+}
+
+struct hostfs_track *hostfs_track_use(struct hostfs_track *t)
+{
+    struct hostfs_track *old = hostfs_cur_track;
+    hostfs_cur_track = t;
+    return old;
+}
+
+void hostfs_track_enter(const char *path, bool in_call)
+{
+    struct hostfs_track *t = hostfs_cur_track;
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->mu);
+    if (path)
+        snprintf(t->where, sizeof(t->where), "%s", path);
+    t->in_call = in_call;
+    pthread_mutex_unlock(&t->mu);
+}
+
+void hostfs_track_done(void)
+{
+    hostfs_track_enter(NULL, false);
+}
+
+bool hostfs_track_where(struct hostfs_track *t, char *buf, size_t size)
+{
+    pthread_mutex_lock(&t->mu);
+    snprintf(buf, size, "%s", t->where);
+    bool in = t->in_call;
+    pthread_mutex_unlock(&t->mu);
+    return in;
+}
+
+const char *hostfs_kind_name(mode_t mode)
+{
+    if (S_ISREG(mode))
+        return "a regular file";
+    if (S_ISDIR(mode))
+        return "a directory";
+    if (S_ISFIFO(mode))
+        return "a FIFO";
+    if (S_ISSOCK(mode))
+        return "a socket";
+    if (S_ISBLK(mode))
+        return "a block device";
+    if (S_ISCHR(mode))
+        return "a character device";
+    if (S_ISLNK(mode))
+        return "a symbolic link";
+    return "an unknown kind of file";
+}
+
+/* PATH was not read: it is KIND. Recorded once per path in the calling thread's tracker. */
+static void hostfs_track_refused(const char *path, const char *kind)
+{
+    struct hostfs_track *t = hostfs_cur_track;
+    if (!t)
+        return;
+    pthread_mutex_lock(&t->mu);
+    bool seen = false;
+    for (size_t i = 0; i < t->n_refused && i < HOSTFS_TRACK_REFUSED; i++)
+        seen = seen || strncmp(t->refused[i].path, path, sizeof(t->refused[i].path) - 1) == 0;
+    if (!seen) {
+        if (t->n_refused < HOSTFS_TRACK_REFUSED) {
+            snprintf(t->refused[t->n_refused].path, sizeof(t->refused[t->n_refused].path), "%s", path);
+            t->refused[t->n_refused].kind = kind;
+        }
+        t->n_refused++;
+    }
+    pthread_mutex_unlock(&t->mu);
+}
+
 void hostfs_trace(const struct hostfs *fs, const char *path)
 {
     isolate_gate_yield(); /* every read of the host passes here: a child waiting to be forked goes first */
@@ -67,10 +155,9 @@ void hostfs_trace(const struct hostfs *fs, const char *path)
         fprintf(fs->trace, "%s\n", path);
 }
 
-int hostfs_openat(const struct hostfs *fs, const char *path, int flags)
+/* The lookup itself (no allocation, no lock: the fork gate is let go around it). */
+static int hostfs_openat_sys(const struct hostfs *fs, const char *rel, int flags)
 {
-    hostfs_trace(fs, path);
-    const char *rel = hostfs_rel(path);
     int fd;
     if (fs->live) {
         fd = openat(fs->root_fd, rel, flags | O_CLOEXEC);
@@ -103,6 +190,81 @@ int hostfs_openat(const struct hostfs *fs, const char *path, int flags)
     return fd < 0 ? -errno : fd;
 }
 
+int hostfs_openat(const struct hostfs *fs, const char *path, int flags)
+{
+    hostfs_trace(fs, path);
+    const char *rel = hostfs_rel(path);
+    /* An open can block for good (a hung NFS or FUSE mount, a device's open): the thread is tracked as
+     * being there, and lets go of the fork gate meanwhile, so that other probes' children still start
+     * and the run's watchdog can leave it behind (HACKING.md, "The run's watchdog"). */
+    hostfs_track_enter(path, true);
+    int held = isolate_gate_release();
+    int fd = hostfs_openat_sys(fs, rel, flags);
+    isolate_gate_restore(held);
+    hostfs_track_done();
+    return fd;
+}
+
+int hostfs_open_file(const struct hostfs *fs, const char *path)
+{
+    int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK | O_NOCTTY);
+    if (fd == -ENXIO) /* a socket cannot be opened at all (nor a FIFO without a writer for writing): say what */
+        return hostfs_check_file(fs, path) == -EINVAL ? -EINVAL : fd;
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    if (fstat(fd, &st) != 0) {
+        int e = -errno;
+        close(fd);
+        return e;
+    }
+    if (S_ISREG(st.st_mode))
+        return fd;
+    close(fd);
+    if (S_ISDIR(st.st_mode))
+        return -EISDIR;
+    /* A FIFO, socket or device node where a file belongs: reading it could block forever or have side
+     * effects. Never read; the run names it (core.not-a-regular-file). */
+    hostfs_track_refused(path, hostfs_kind_name(st.st_mode));
+    return -EINVAL;
+}
+
+int hostfs_check_file(const struct hostfs *fs, const char *path)
+{
+    int fd = hostfs_openat(fs, path, O_PATH); /* never waits for a FIFO's writer, never reads */
+    if (fd < 0)
+        return fd;
+    struct stat st;
+    int rc = fstat(fd, &st) != 0 ? -errno : S_ISREG(st.st_mode) ? 0 : S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
+    close(fd);
+    if (rc == -EINVAL)
+        hostfs_track_refused(path, hostfs_kind_name(st.st_mode));
+    return rc;
+}
+
+ssize_t hostfs_pread(int fd, void *buf, size_t n, off_t off)
+{
+    hostfs_track_enter(NULL, true);
+    int held = isolate_gate_release();
+    ssize_t r = pread(fd, buf, n, off);
+    int e = errno;
+    isolate_gate_restore(held);
+    hostfs_track_done();
+    errno = e;
+    return r;
+}
+
+/* read(2) of what hostfs opened, the fork gate let go meanwhile (a read of a hung mount blocks for good). */
+static ssize_t hostfs_read_sys(int fd, void *buf, size_t n)
+{
+    int held = isolate_gate_release();
+    ssize_t r = read(fd, buf, n);
+    int e = errno;
+    isolate_gate_restore(held);
+    errno = e;
+    return r;
+}
+
 int hostfs_read_file(const struct hostfs *fs, const char *path, size_t max, char **out, size_t *len)
 {
     *out = NULL;
@@ -110,25 +272,9 @@ int hostfs_read_file(const struct hostfs *fs, const char *path, size_t max, char
         *len = 0;
     if (max == 0)
         max = HOSTFS_MAX_READ;
-    int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK);
+    int fd = hostfs_open_file(fs, path);
     if (fd < 0)
         return fd;
-    struct stat st;
-    if (fstat(fd, &st) == 0) {
-        if (S_ISDIR(st.st_mode)) {
-            close(fd);
-            return -EISDIR;
-        }
-        if (!S_ISREG(st.st_mode) && !S_ISCHR(st.st_mode) && !S_ISFIFO(st.st_mode)) {
-            close(fd);
-            return -EINVAL;
-        }
-        /* Reading a device node could block or have side effects: never. */
-        if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode)) {
-            close(fd);
-            return -EINVAL;
-        }
-    }
     size_t cap = 4096, n = 0;
     char *buf = malloc(cap + 1);
     if (!buf) {
@@ -152,7 +298,9 @@ int hostfs_read_file(const struct hostfs *fs, const char *path, size_t max, char
             buf = nb;
             cap = ncap;
         }
-        ssize_t r = read(fd, buf + n, cap - n);
+        hostfs_track_enter(path, true);
+        ssize_t r = hostfs_read_sys(fd, buf + n, cap - n);
+        hostfs_track_done();
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -192,7 +340,11 @@ int hostfs_read_stream(const struct hostfs *fs, const char *path, size_t max, ch
         return fd;
     struct stat st;
     if (fstat(fd, &st) != 0 || !(S_ISREG(st.st_mode) || (S_ISCHR(st.st_mode) && fs->live))) {
+        /* a FIFO or socket: never read, and named (core.not-a-regular-file); a tree's device node is no log */
+        bool named = fstat(fd, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
         close(fd);
+        if (named)
+            hostfs_track_refused(path, hostfs_kind_name(st.st_mode));
         return -EINVAL;
     }
     size_t cap = CHUNK, n = 0;
@@ -208,8 +360,11 @@ int hostfs_read_stream(const struct hostfs *fs, const char *path, size_t max, ch
             buf = nb;
             cap *= 2;
         }
-        isolate_gate_yield();
-        ssize_t r = read(fd, buf + n, CHUNK);
+        hostfs_track_enter(path, true); /* a tree's log on a hung mount blocks here: the watchdog names it */
+        ssize_t r = hostfs_read_sys(fd, buf + n, CHUNK);
+        int e = errno;
+        hostfs_track_done();
+        errno = e;
         if (r > 0)
             n += (size_t)r;
         else if (r == 0 || errno == EAGAIN)
@@ -294,8 +449,12 @@ int hostfs_readlink(const struct hostfs *fs, const char *path, char **out)
     if (dfd < 0)
         return dfd;
     char buf[4096];
+    hostfs_track_enter(path, true);
+    int held = isolate_gate_release(); /* a lookup on a hung mount can block for good */
     ssize_t n = readlinkat(dfd, base, buf, sizeof(buf) - 1);
     int e = errno;
+    isolate_gate_restore(held);
+    hostfs_track_done();
     close(dfd);
     if (n < 0)
         return -e;
@@ -319,7 +478,11 @@ int hostfs_stat(const struct hostfs *fs, const char *path, struct stat *st, bool
     int dfd = hostfs_open_parent(fs, path, &base);
     if (dfd < 0)
         return dfd;
+    hostfs_track_enter(path, true);
+    int held = isolate_gate_release();
     int rc = fstatat(dfd, base, st, AT_SYMLINK_NOFOLLOW) == 0 ? 0 : -errno;
+    isolate_gate_restore(held);
+    hostfs_track_done();
     close(dfd);
     return rc;
 }
@@ -331,7 +494,11 @@ int hostfs_access(const struct hostfs *fs, const char *path, int mode)
     int dfd = hostfs_open_parent(fs, path, &base);
     if (dfd < 0)
         return dfd;
+    hostfs_track_enter(path, true);
+    int held = isolate_gate_release();
     int rc = faccessat(dfd, base, mode, AT_EACCESS) == 0 ? 0 : -errno;
+    isolate_gate_restore(held);
+    hostfs_track_done();
     close(dfd);
     return rc;
 }

@@ -197,16 +197,13 @@ const char *ldsearch_elf_describe(const struct ldsearch_elf *e, char *buf, size_
 
 int ldsearch_elf_read(const struct hostfs *fs, const char *path, struct ldsearch_elf *out)
 {
-    int fd = hostfs_openat(fs, path, O_RDONLY | O_NONBLOCK);
+    int fd = hostfs_open_file(fs, path);
+    if (fd == -EINVAL || fd == -EISDIR)
+        return 0; /* not a regular file: not a library */
     if (fd < 0)
         return fd;
-    struct stat st;
-    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-        close(fd);
-        return 0;
-    }
     unsigned char h[20];
-    ssize_t n = read(fd, h, sizeof(h));
+    ssize_t n = hostfs_pread(fd, h, sizeof(h), 0);
     close(fd);
     return n > 0 ? ldsearch_elf_parse(h, (size_t)n, out) : 0;
 }

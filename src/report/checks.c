@@ -13,6 +13,15 @@ static const struct check checks_core[] = {
     {"core.timeout-spent", REPORT_SEV_WARNING,
      "The run's --timeout was spent before a probe could run all of its isolated children",
      "Another finding names what hung; fix that, or give the run more time with --timeout.", CHECK_LAYER_NONE},
+    {"core.probe-timed-out", REPORT_SEV_WARNING,
+     "A probe was still blocked inside gpucheckup when the run's --timeout passed (a read that never "
+     "returned); its results are left out",
+     "The finding names the file it was reading: a hung NFS or FUSE mount, or a device gone from the bus "
+     "(see dmesg). Fix that; more --timeout does not help a read that never returns.", CHECK_LAYER_NONE},
+    {"core.not-a-regular-file", REPORT_SEV_WARNING,
+     "A host file gpucheckup reads is a FIFO, socket or device node, not a regular file; it was not read",
+     "Reading it could block the run for good or have side effects. In a captured tree (--root), replace it "
+     "by the file it stands for; on a live machine, find what created it.", CHECK_LAYER_NONE},
     {"require.unmet", REPORT_SEV_ERROR, "A requirement given with --require is not met",
      "See the finding's message for what is missing; the other findings say why.", CHECK_LAYER_NONE},
 };

@@ -55,24 +55,35 @@ double probe_answer_by_ms(double deadline_ms)
     return deadline_ms - margin;
 }
 
+/* The deadline a batch of children is given: the run's own, absolute, passed through unchanged to the
+ * last wait in isolate.c (so waiting for the spawn lock or the fork gate is charged to the run); 0 when
+ * nothing is left, which starts nothing and sets CTX->budget_spent. */
+static double probe_child_deadline(struct probe_ctx *ctx)
+{
+    return probe_budget_ms(ctx) > 0 ? probe_deadline_ms(ctx) : 0;
+}
+
 enum isolate_status probe_isolate_run(struct probe_ctx *ctx, isolate_fn fn, void *arg, struct isolate_result *res)
 {
-    return isolate_run(fn, arg, probe_budget_ms(ctx), res);
+    return isolate_run_until(fn, arg, probe_child_deadline(ctx), res);
 }
 
 int probe_isolate_many(struct probe_ctx *ctx, struct isolate_job *jobs, size_t n)
 {
-    return isolate_run_many(jobs, n, probe_budget_ms(ctx));
+    return isolate_run_many_until(jobs, n, probe_child_deadline(ctx), NULL, NULL);
 }
 
 int probe_isolate_many_cb(struct probe_ctx *ctx, struct isolate_job *jobs, size_t n, isolate_done_fn done,
                           void *arg)
 {
-    return isolate_run_many_cb(jobs, n, probe_budget_ms(ctx), done, arg);
+    return isolate_run_many_until(jobs, n, probe_child_deadline(ctx), done, arg);
 }
 
 int probe_isolate_many_part(struct probe_ctx *ctx, struct isolate_job *jobs, size_t n, int part)
 {
     int budget = probe_budget_ms(ctx);
-    return isolate_run_many(jobs, n, part > 1 && budget > 1 ? budget / part : budget);
+    if (budget <= 0 || part <= 1 || budget <= 1)
+        return isolate_run_many_until(jobs, n, budget > 0 ? probe_deadline_ms(ctx) : 0, NULL, NULL);
+    /* the part's own end, made absolute once here and kept as it is to the last wait */
+    return isolate_run_many_until(jobs, n, jsonnum_now_ms() + budget / part, NULL, NULL);
 }

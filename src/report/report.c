@@ -63,24 +63,40 @@ static void report_finding_clear(struct report_finding *f)
     free(f->caused_by_subject);
 }
 
+int report_section_init(struct report_section *s, const char *name)
+{
+    memset(s, 0, sizeof(*s));
+    s->data = json_object_new_object();
+    s->name = str_dup(name);
+    s->status = REPORT_STATUS_OK;
+    if (s->data && s->name)
+        return 0;
+    report_section_clear(s);
+    return -1;
+}
+
+void report_section_clear(struct report_section *s)
+{
+    free(s->name);
+    free(s->reason);
+    json_object_put(s->data);
+    if (s->result_ops && s->result)
+        s->result_ops->free(s->result);
+    for (size_t j = 0; j < s->n_lines; j++) {
+        free(s->lines[j].label);
+        free(s->lines[j].text);
+    }
+    free(s->lines);
+    memset(s, 0, sizeof(*s));
+}
+
 void report_free(struct report *r)
 {
     if (!r)
         return;
     json_object_put(r->host);
-    for (size_t i = 0; i < r->n_sections; i++) {
-        struct report_section *s = &r->sections[i];
-        free(s->name);
-        free(s->reason);
-        json_object_put(s->data);
-        if (s->result_ops && s->result)
-            s->result_ops->free(s->result);
-        for (size_t j = 0; j < s->n_lines; j++) {
-            free(s->lines[j].label);
-            free(s->lines[j].text);
-        }
-        free(s->lines);
-    }
+    for (size_t i = 0; i < r->n_sections; i++)
+        report_section_clear(&r->sections[i]);
     free(r->sections);
     for (size_t i = 0; i < r->n_findings; i++)
         report_finding_clear(&r->findings[i]);

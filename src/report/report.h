@@ -132,6 +132,11 @@ void report_free(struct report *r);
 struct report_section *report_add_section(struct report *r, const char *name);
 /* The section named NAME, or NULL. */
 struct report_section *report_find_section(const struct report *r, const char *name);
+/* A section of its own (not in a report) named NAME, status ok, empty: where a probe thread writes until
+ * the run publishes it whole (src/app/run.c). 0, or -1 out of memory (S then holds nothing). */
+int report_section_init(struct report_section *s, const char *name);
+/* Free what S holds and zero it. */
+void report_section_clear(struct report_section *s);
 
 /* Give S the typed result RES of kind OPS (owned from now on; a previous one is freed). */
 void report_section_set_result(struct report_section *s, const struct report_result_ops *ops, void *res);

@@ -163,12 +163,17 @@ bool isolate_thread_finished(struct isolate_thread *t)
 
 void isolate_thread_join(struct isolate_thread *t)
 {
+    isolate_thread_join_by(t, jsonnum_now_ms() + ISOLATE_JOIN_GATE_MS);
+}
+
+void isolate_thread_join_by(struct isolate_thread *t, double gate_until_ms)
+{
     int held = isolate_gate_release();
     pthread_mutex_lock(&t->mu);
     while (!t->finished)
         pthread_cond_wait(&t->cv, &t->mu);
     pthread_mutex_unlock(&t->mu);
-    bool closed = isolate_gate_close(jsonnum_now_ms() + ISOLATE_JOIN_GATE_MS) == 0;
+    bool closed = isolate_gate_close(gate_until_ms) == 0;
     pthread_mutex_lock(&t->mu);
     t->go = true;
     pthread_cond_broadcast(&t->cv);
@@ -301,6 +306,7 @@ struct isolate_child_state {
     int wstatus;
     bool reap_later; /* exited as far as we care: all said, pipes closed; reaped by isolate_reap */
     bool timed_out;
+    double kill_until; /* when killed at the deadline with its siblings: how long its reaping may wait */
     bool finished; /* result filled (and reported to the callback) */
     double start;
 };
@@ -403,7 +409,38 @@ static void isolate_reap_later(struct isolate_child_state *c)
     isolate_gate_restore(held);
 }
 
-static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, int timeout_ms)
+/* How long a child killed with SIGKILL is waited for before it is left to be reaped later: a driver stuck in
+ * the kernel can take a while to die, and one blocked in a read of a hung FUSE or NFS mount dies only once
+ * that read is answered. The run's deadline is kept (--timeout plus at most a second). */
+#define ISOLATE_KILL_WAIT_MS 300.0
+
+/* Reap C, killed, waiting ISOLATE_KILL_WAIT_MS at most; else it goes on the list isolate_reap empties. */
+static void isolate_kill_wait(struct isolate_child_state *c)
+{
+    int held = isolate_gate_release();
+    double until = c->kill_until > 0 ? c->kill_until : jsonnum_now_ms() + ISOLATE_KILL_WAIT_MS;
+    bool gone = false;
+    for (;;) {
+        pid_t w = waitpid(c->pid, &c->wstatus, WNOHANG);
+        if (w == c->pid || (w < 0 && errno != EINTR)) {
+            gone = true;
+            break;
+        }
+        if (jsonnum_now_ms() >= until)
+            break;
+        struct timespec ts = {0, 2 * 1000000L};
+        nanosleep(&ts, NULL);
+    }
+    isolate_gate_restore(held);
+    if (gone)
+        return;
+    pthread_mutex_lock(&isolate_reap_lock);
+    if (isolate_reap_n < sizeof(isolate_reap_pids) / sizeof(isolate_reap_pids[0]))
+        isolate_reap_pids[isolate_reap_n++] = c->pid; /* else a zombie until gpucheckup ends */
+    pthread_mutex_unlock(&isolate_reap_lock);
+}
+
+static void isolate_finish(struct isolate_child_state *c, struct isolate_result *res, double deadline_ms)
 {
     if (isolate_marked(c))
         c->out_len--; /* the mark is not part of the JSON */
@@ -414,7 +451,9 @@ static void isolate_finish(struct isolate_child_state *c, struct isolate_result 
     }
     if (c->timed_out) {
         res->status = ISOLATE_TIMEOUT;
-        res->detail = str_printf("timed out after %.1f s", timeout_ms / 1000.0);
+        /* what it was given: from its start to the run's deadline */
+        double given = deadline_ms - c->start;
+        res->detail = str_printf("timed out after %.1f s", (given > 0 ? given : 0) / 1000.0);
     } else if (WIFSIGNALED(c->wstatus)) {
         res->status = ISOLATE_SIGNAL;
         res->signal = WTERMSIG(c->wstatus);
@@ -447,7 +486,7 @@ static void isolate_finish(struct isolate_child_state *c, struct isolate_result 
 
 /* Job I is over (exited, or past the deadline): kill what is left of its group, reap it, fill its
  * result and tell the caller. */
-static void isolate_complete(struct isolate_child_state *c, struct isolate_job *jobs, size_t i, int timeout_ms,
+static void isolate_complete(struct isolate_child_state *c, struct isolate_job *jobs, size_t i, double deadline_ms,
                              isolate_done_fn done, void *arg)
 {
     /* Kill the whole group: the child at the deadline, and anything it left behind. */
@@ -457,10 +496,7 @@ static void isolate_complete(struct isolate_child_state *c, struct isolate_job *
     if (c->reap_later) {
         isolate_reap_later(c);
     } else if (!c->exited) {
-        int held = isolate_gate_release(); /* a driver stuck in the kernel can take a while to die */
-        while (waitpid(c->pid, &c->wstatus, 0) < 0 && errno == EINTR)
-            ;
-        isolate_gate_restore(held);
+        isolate_kill_wait(c);
         c->exited = true;
     }
     if (c->out_fd >= 0)
@@ -468,7 +504,7 @@ static void isolate_complete(struct isolate_child_state *c, struct isolate_job *
     if (c->err_fd >= 0)
         close(c->err_fd);
     c->out_fd = c->err_fd = -1;
-    isolate_finish(c, &jobs[i].result, timeout_ms);
+    isolate_finish(c, &jobs[i].result, deadline_ms);
     free(c->out);
     c->out = NULL;
     c->finished = true;
@@ -570,12 +606,12 @@ static size_t isolate_spawn_all(struct isolate_job *jobs, size_t n, struct isola
     return started;
 }
 
-/* Read every child's pipes and reap them until all are done or TIMEOUT_MS has passed; each one that
- * ends before that is completed (and reported through DONE) at once. */
-static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job *jobs, size_t n, int timeout_ms,
+/* Read every child's pipes and reap them until all are done or DEADLINE (jsonnum_now_ms's clock) has
+ * passed; each one that ends before that is completed (and reported through DONE) at once. The deadline is
+ * the caller's, unchanged: the time spent waiting for the spawn lock and the gate is charged to it. */
+static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job *jobs, size_t n, double deadline,
                              isolate_done_fn done, void *arg)
 {
-    double deadline = jsonnum_now_ms() + timeout_ms;
     struct pollfd *pfd = calloc(2 * n, sizeof(*pfd));
     for (;;) {
         size_t np = 0, alive = 0;
@@ -596,7 +632,7 @@ static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job 
             }
             if (cs[i].exited && cs[i].out_fd < 0 && cs[i].err_fd < 0) {
                 /* Gone and everything read: report it now, not when the slowest sibling ends. */
-                isolate_complete(&cs[i], jobs, i, timeout_ms, done, arg);
+                isolate_complete(&cs[i], jobs, i, deadline, done, arg);
                 continue;
             }
             if (!cs[i].exited)
@@ -665,11 +701,11 @@ static void isolate_wait_all(struct isolate_child_state *cs, struct isolate_job 
     free(pfd);
 }
 
-int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isolate_done_fn done, void *arg)
+int isolate_run_many_until(struct isolate_job *jobs, size_t n, double deadline_ms, isolate_done_fn done, void *arg)
 {
     if (n == 0)
         return 0;
-    if (timeout_ms <= 0) {
+    if (!(deadline_ms > jsonnum_now_ms())) {
         /* The run's one deadline has passed: starting a child only to kill it would blame its driver. */
         isolate_fail_all(jobs, n, ETIME, true, "not started: the run's --timeout was already spent", done, arg);
         return -1;
@@ -680,9 +716,16 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
         isolate_fail_all(jobs, n, ENOMEM, false, "out of memory", done, arg);
         return -1;
     }
-    size_t started = isolate_spawn_all(jobs, n, cs, jsonnum_now_ms() + timeout_ms);
-    isolate_wait_all(cs, jobs, n, timeout_ms, done, arg);
+    size_t started = isolate_spawn_all(jobs, n, cs, deadline_ms);
+    isolate_wait_all(cs, jobs, n, deadline_ms, done, arg);
 
+    /* What still runs is killed all at once, and waited for once: ISOLATE_KILL_WAIT_MS for all of them */
+    double kill_until = jsonnum_now_ms() + ISOLATE_KILL_WAIT_MS;
+    for (size_t i = 0; i < n; i++)
+        if (cs[i].pid > 0 && !cs[i].finished) {
+            kill(-cs[i].pid, SIGKILL);
+            cs[i].kill_until = kill_until;
+        }
     for (size_t i = 0; i < n; i++) {
         if (cs[i].pid < 0) {
             if (done)
@@ -690,16 +733,31 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
             continue;
         }
         if (!cs[i].finished)
-            isolate_complete(&cs[i], jobs, i, timeout_ms, done, arg);
+            isolate_complete(&cs[i], jobs, i, deadline_ms, done, arg);
     }
     free(cs);
     return started > 0 ? 0 : -1;
+}
+
+int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isolate_done_fn done, void *arg)
+{
+    /* TIMEOUT_MS <= 0: nothing left; isolate_run_many_until fails every job as budget spent */
+    double deadline = timeout_ms > 0 ? jsonnum_now_ms() + timeout_ms : 0;
+    return isolate_run_many_until(jobs, n, deadline, done, arg);
 }
 
 enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct isolate_result *res)
 {
     struct isolate_job job = {.fn = fn, .arg = arg};
     isolate_run_many(&job, 1, timeout_ms);
+    *res = job.result;
+    return res->status;
+}
+
+enum isolate_status isolate_run_until(isolate_fn fn, void *arg, double deadline_ms, struct isolate_result *res)
+{
+    struct isolate_job job = {.fn = fn, .arg = arg};
+    isolate_run_many_until(&job, 1, deadline_ms, NULL, NULL);
     *res = job.result;
     return res->status;
 }

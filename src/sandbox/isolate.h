@@ -58,6 +58,12 @@ int isolate_run_many_cb(struct isolate_job *jobs, size_t n, int timeout_ms, isol
 /* One job. Returns its status. */
 enum isolate_status isolate_run(isolate_fn fn, void *arg, int timeout_ms, struct isolate_result *res);
 
+/* The same, up to an absolute DEADLINE_MS (jsonnum_now_ms's clock), kept as it is from the spawn to the
+ * last wait: waiting for the spawn lock or the fork gate is charged to it. A deadline already passed
+ * starts nothing (.budget_spent, as TIMEOUT_MS <= 0 above). The run's probes use these. */
+int isolate_run_many_until(struct isolate_job *jobs, size_t n, double deadline_ms, isolate_done_fn done, void *arg);
+enum isolate_status isolate_run_until(isolate_fn fn, void *arg, double deadline_ms, struct isolate_result *res);
+
 void isolate_result_clear(struct isolate_result *res);
 
 /* The fork gate. Every thread of gpucheckup's own process (main, the probes' workers, the shared OpenCL
@@ -98,6 +104,9 @@ int isolate_thread_start(struct isolate_thread *t, void *(*fn)(void *), void *ar
 bool isolate_thread_finished(struct isolate_thread *t);
 /* Wait for T's FN to return, then let T end and join it, no child being forked meanwhile. */
 void isolate_thread_join(struct isolate_thread *t);
+/* The same, waiting for the gate alone only until GATE_UNTIL_MS (jsonnum_now_ms's clock; isolate_thread_join
+ * waits 2 s): a thread stuck holding the gate then costs the join no more than the run has left. */
+void isolate_thread_join_by(struct isolate_thread *t, double gate_until_ms);
 
 /* LEN bytes of JSON at BUF (not trusted), nested at most DEPTH deep, parsed inside the gate above: the
  * value, or NULL with the reason in *ERR (may be NULL). WHOLE: bytes after the value are an error too. */

@@ -22,7 +22,7 @@
 static json_object *snap_load_json(const char *dir, const char *name)
 {
     char *p = str_printf("%s/%s", dir, name);
-    int fd = p ? open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW) : -1;
+    int fd = p ? open(p, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY) : -1;
     free(p);
     if (fd < 0)
         return NULL;

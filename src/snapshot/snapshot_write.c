@@ -203,11 +203,11 @@ static bool snap_private(const char *path)
  * (class and machine, as ld.so does), so a replay finds the same libraries. */
 static void snap_head(struct snap *sn, const char *path, struct snap_member *m)
 {
-    int fd = hostfs_openat(sn->in->fs, path, O_RDONLY | O_NONBLOCK);
+    int fd = hostfs_open_file(sn->in->fs, path);
     if (fd < 0)
         return;
     m->data = calloc(1, SNAPSHOT_HEAD + 1);
-    ssize_t n = m->data ? read(fd, m->data, SNAPSHOT_HEAD) : -1;
+    ssize_t n = m->data ? hostfs_pread(fd, m->data, SNAPSHOT_HEAD, 0) : -1;
     close(fd);
     m->len = n > 0 ? (size_t)n : 0;
 }

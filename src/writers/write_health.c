@@ -14,7 +14,7 @@
 /* The run's own findings that make its verdict unknown: the time ran out before every probe had run
  * all of its children, so a "ready" may hide an unchecked device and a "not ready" may be the
  * timeout's doing. */
-static const char *const health_unknown_ids[] = {"core.timeout-spent", NULL};
+static const char *const health_unknown_ids[] = {"core.timeout-spent", "core.probe-timed-out", NULL};
 
 static const struct report_finding *health_unknown_finding(const struct report *r)
 {

@@ -11,7 +11,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include "hostfs.h"
@@ -228,6 +231,65 @@ static void test_trace_lists_paths(void **state)
     hostfs_close(&fs);
 }
 
+/* Issue 37: a FIFO, a socket or a device node where a file belongs is never read (opening a FIFO without
+ * O_NONBLOCK waits for a writer for good; this test would hang): -EINVAL, recorded in the thread's tracker
+ * with what it is, once per path; a sysfs-like regular file still reads; a directory is -EISDIR, not
+ * recorded. hostfs_check_file says the same without opening for reading (libpci's files). */
+static void test_not_regular_files_refused(void **state)
+{
+    (void)state;
+    char p[512];
+    put("sys/devices/pci0000:00/0000:00:02.0/device", "0x2330\n");
+    snprintf(p, sizeof(p), "%s/sys/devices/pci0000:00/0000:00:02.0/fifo", tree);
+    assert_int_equal(mkfifo(p, 0644), 0);
+    snprintf(p, sizeof(p), "%s/sys/devices/pci0000:00/0000:00:02.0/sock", tree);
+    int sfd = socket(AF_UNIX, SOCK_STREAM, 0);
+    struct sockaddr_un sa = {.sun_family = AF_UNIX};
+    assert_true(strlen(p) < sizeof(sa.sun_path));
+    memcpy(sa.sun_path, p, strlen(p) + 1);
+    assert_int_equal(bind(sfd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    snprintf(p, sizeof(p), "%s/dev", tree);
+    mkdir(p, 0755);
+    snprintf(p, sizeof(p), "%s/dev/null", tree);
+    bool have_chr = mknod(p, S_IFCHR | 0666, makedev(1, 3)) == 0; /* root only */
+
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    struct hostfs_track t;
+    hostfs_track_init(&t);
+    assert_null(hostfs_track_use(&t));
+    char *s = NULL;
+    assert_int_equal(hostfs_read_file(&fs, "/sys/bus/pci/devices/0000:00:02.0/fifo", 0, &s, NULL), -EINVAL);
+    assert_null(s);
+    assert_int_equal(hostfs_read_attr(&fs, "/sys/bus/pci/devices/0000:00:02.0/fifo", &s), -EINVAL);
+    assert_int_equal(hostfs_read_file(&fs, "/sys/bus/pci/devices/0000:00:02.0/sock", 0, &s, NULL), -EINVAL);
+    assert_int_equal(hostfs_open_file(&fs, "/sys"), -EISDIR);
+    assert_int_equal(hostfs_check_file(&fs, "/sys/bus/pci/devices/0000:00:02.0/fifo"), -EINVAL);
+    assert_int_equal(hostfs_check_file(&fs, "/sys/bus/pci/devices/0000:00:02.0/vendor"), 0);
+    assert_int_equal(hostfs_check_file(&fs, "/sys/bus/pci/devices/0000:00:02.0/absent"), -ENOENT);
+    if (have_chr)
+        assert_int_equal(hostfs_read_file(&fs, "/dev/null", 0, &s, NULL), -EINVAL);
+    /* regular files, as sysfs attributes are, still read */
+    uint64_t v = 0;
+    assert_int_equal(hostfs_read_u64(&fs, "/sys/bus/pci/devices/0000:00:02.0/device", &v), 0);
+    assert_int_equal(v, 0x2330);
+
+    char where[HOSTFS_TRACK_PATH];
+    assert_false(hostfs_track_where(&t, where, sizeof(where)));
+    assert_string_equal(where, "/sys/bus/pci/devices/0000:00:02.0/device");
+    assert_int_equal(t.n_refused, have_chr ? 3 : 2); /* the FIFO once, though refused three times */
+    assert_string_equal(t.refused[0].path, "/sys/bus/pci/devices/0000:00:02.0/fifo");
+    assert_string_equal(t.refused[0].kind, "a FIFO");
+    assert_string_equal(t.refused[1].path, "/sys/bus/pci/devices/0000:00:02.0/sock");
+    assert_string_equal(t.refused[1].kind, "a socket");
+    if (have_chr)
+        assert_string_equal(t.refused[2].kind, "a character device");
+    assert_ptr_equal(hostfs_track_use(NULL), &t);
+    hostfs_track_destroy(&t);
+    hostfs_close(&fs);
+    close(sfd);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -238,6 +300,7 @@ int main(void)
         cmocka_unit_test(test_cannot_escape_root),
         cmocka_unit_test(test_size_cap_and_directories),
         cmocka_unit_test(test_trace_lists_paths),
+        cmocka_unit_test(test_not_regular_files_refused),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
