@@ -15,6 +15,7 @@ extern const struct probe probe_frameworks;
 extern const struct probe probe_vulkan;
 extern const struct probe probe_rocm;
 extern const struct probe probe_levelzero;
+extern const struct probe probe_process;
 
 /* A build may list more probes after these: the test suite's fake compute API (tests/fakeapi/) compiles
  * this file again with GPUCHECKUP_EXTRA_PROBES naming a header that declares its probes and defines
@@ -42,6 +43,7 @@ const struct probe *const probe_registry[] = {
     &probe_frameworks,
     &probe_vulkan,
     &probe_bench,
+    &probe_process,
     GPUCHECKUP_EXTRA_PROBE_ROWS
     NULL,
 };
