@@ -200,7 +200,7 @@ static bool proc_group_line(const char *l, size_t n, void *arg)
     bool hit = ok && (f->name ? strcmp(name, f->name) == 0 : (long)g == f->a);
     if (hit) {
         f->b = (long)g;
-        f->s = name, name = NULL;
+        f->s = str_sanitize(name), name = NULL;
     }
     free(name);
     free(gid);

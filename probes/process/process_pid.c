@@ -59,7 +59,7 @@ static void proc_status(const char *text, json_object *o, struct proc_cred *c)
         char *v = str_trim(colon + 1);
         long a, b;
         if (strcmp(l, "Name") == 0)
-            json_object_object_add(o, "name", json_object_new_string(v));
+            json_object_object_add(o, "name", json_object_new_string(str_sanitize(v)));
         else if (strcmp(l, "Uid") == 0 && sscanf(v, "%ld %ld", &a, &b) == 2)
             c->uid = b;
         else if (strcmp(l, "Gid") == 0 && sscanf(v, "%ld %ld", &a, &b) == 2)
@@ -99,7 +99,7 @@ static void proc_environ(struct probe_ctx *ctx, const char *text, size_t len, js
         if (!eq || eq == item)
             continue;
         char *k = str_copy_n(item, (size_t)(eq - item)), *v = str_copy_n(eq + 1, n - (size_t)(eq - item) - 1);
-        if (k && v && proc_gpu_var(k)) {
+        if (k && v && proc_gpu_var(str_sanitize(k))) {
             json_object_object_add(env, k, json_object_new_string(str_sanitize(v)));
             proc_judge_visibility(ctx, who, k, v);
         }
@@ -123,6 +123,7 @@ static const char *proc_maps(const char *text, json_object *o)
         p = e ? e + 1 : NULL;
         if (!path)
             continue;
+        str_sanitize(path);
         bool deleted = str_ends_with(path, " (deleted)");
         if (deleted)
             path[strlen(path) - 10] = '\0';
@@ -162,7 +163,7 @@ static int proc_fds(const struct hostfs *fs, long pid, json_object *o)
         if (p && hostfs_readlink(fs, p, &t) == 0 &&
             (str_starts_with(t, "/dev/nvidia") || str_starts_with(t, "/dev/dri/") || strcmp(t, "/dev/kfd") == 0 ||
              strcmp(t, "/dev/dxg") == 0 || str_starts_with(t, "/dev/accel/")) &&
-            !proc_list_has(&seen, t)) {
+            !proc_list_has(&seen, str_sanitize(t))) {
             proc_list_add(&seen, t);
             json_object_array_add(open, json_object_new_string(t));
         }

@@ -109,7 +109,7 @@ static char *proc_word(const char **p)
     }
     w[n] = '\0';
     *p = s;
-    return w;
+    return str_sanitize(w); /* an escape may have made a control character */
 }
 
 void proc_unit_env_items(struct proc_list *list, const char *value)
@@ -175,7 +175,7 @@ static void proc_unit_key(struct proc_unit *u, const char *key, const char *v)
 /* One logical line (continuations joined): a section header, a comment, or an assignment. */
 static void proc_unit_line(struct proc_unit *u, char *line, bool *in_service)
 {
-    char *l = str_trim(line);
+    char *l = str_sanitize(str_trim(line));
     if (!*l || *l == '#' || *l == ';')
         return;
     if (*l == '[') {
@@ -390,7 +390,7 @@ int proc_env_file(const struct hostfs *fs, const char *file, struct proc_list *l
             v[vl - 1] = '\0';
             v++;
         }
-        char *item = str_printf("%s=%s", k, v);
+        char *item = str_sanitize(str_printf("%s=%s", k, v));
         if (item && *k)
             proc_env_set(l, item);
         free(item);
