@@ -298,10 +298,12 @@ size_t proc_judge_nodes(struct probe_ctx *ctx, json_object *data, const struct p
         char *gname = nodes[i].group ? str_dup(nodes[i].group) : proc_group_name(group_text, nodes[i].gid);
         char *own = nodes[i].uid == 0 ? str_dup("root") : str_printf("%ld", nodes[i].uid);
         char *groups = proc_cred_names(group_text, c);
+        bool member = proc_in_groups(c, nodes[i].gid);
         struct report_finding *f =
-            report_add_finding(ctx->report, id, nodes[i].path, "%s cannot open %s (%s:%s %04o%s; %s is not in %s%s%s)",
+            report_add_finding(ctx->report, id, nodes[i].path, "%s cannot open %s (%s:%s %04o%s; %s is %sin %s%s%s%s)",
                                who, nodes[i].path, own ? own : "?", gname ? gname : "?", nodes[i].mode,
-                               nodes[i].acl_len ? ", with an ACL" : "", who, gname ? gname : "its group",
+                               nodes[i].acl_len ? ", with an ACL" : "", who, member ? "" : "not ",
+                               gname ? gname : "its group", member ? ", which may not read and write it" : "",
                                groups && *groups ? "; its groups: " : "", groups ? groups : "");
         if (f && gname)
             report_finding_set_hint(f, "Add the user to the %s group (usermod -aG %s USER, then log in again; a "
