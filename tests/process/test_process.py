@@ -269,6 +269,9 @@ class ProcessTests(gctest.TestCase):
         self.assertEqual(self.ids(r), ["unit.masked"], repr(r))
         r = self.run_json("process", "--root", t.t.root, "--unit", "nothing")
         self.assertEqual(self.ids(r), ["unit.not-found"], repr(r))
+        text = gctest.run("process", "--root", t.t.root, "--unit", "nothing", "-v")  # text of a unit without a file
+        self.assertEqual(text.rc, 0, repr(text))
+        self.assertIn("unit.not-found", text.stdout)
         self.unit(t, self.OLLAMA.replace("User=ollama", "User=nosuchuser"), name="gpu@.service")
         r = self.run_json("process", "--root", t.t.root, "--unit", "gpu@1.service")
         self.assertEqual(r.json["process"]["unit"]["file"], "/usr/lib/systemd/system/gpu@.service")
