@@ -105,6 +105,12 @@ static const struct check process_checks[] = {
     {"process.other-libcuda", REPORT_SEV_WARNING, "The process loaded another libcuda than gpucheckup's own run",
      "Its LD_LIBRARY_PATH, RUNPATH or container picks another driver library: the one matching the kernel "
      "module is the one to load.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
+    {"process.node-missing", REPORT_SEV_ERROR, "A GPU device node is missing from the process's own /dev",
+     "A container needs the GPU's nodes passed in (docker run --device /dev/kfd --device /dev/dri, or --gpus all "
+     "with the NVIDIA Container Toolkit).", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
+    {"process.other-icds", REPORT_SEV_WARNING, "The process sees other OpenCL ICD files than this report read",
+     "A container or another OCL_ICD_VENDORS: mount the vendors directory (and the drivers it names) into it, "
+     "or point OCL_ICD_VENDORS at one that lists them.", CHECK_LAYER_LOADER | CHECK_F_NEVER_CAUSE},
     {"process.other-mount-namespace", REPORT_SEV_INFO, "The process runs in another mount namespace (a container)",
      "This report read gpucheckup's own view of the files; the process's /dev and libraries may differ.",
      CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},

@@ -105,6 +105,9 @@ void proc_user_run(struct probe_ctx *ctx, struct report_section *sec);
 /* ---- process_pid.c ------------------------------------------------------------------------------ */
 /* --pid PID: the section's "pid" object and its findings; PROBE_INPUT_ERROR when no such process. */
 int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec);
+/* process_view.c: its own view of the files through /proc/PID/root: the GPU's nodes in its /dev, the OpenCL
+ * vendors directory; O's "own_view" and findings. *ERR: 0, or -errno when /proc/PID/root cannot be opened. */
+void proc_view(struct probe_ctx *ctx, long pid, json_object *o, const char *who, int *err);
 /* The version part of a library's file name ("libcudnn.so.9.1.0" -> "9.1.0"), or NULL. */
 const char *proc_lib_version(const char *base);
 /* Is BASE (a file name) a GPU library worth naming? */

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "jsonget.h"
 #include "jsonstr.h"
@@ -185,9 +186,10 @@ static const char *proc_our_libcuda(struct probe_ctx *ctx)
     return jsonget_str(jsonget(jsonget(cuda->data, "driver"), "library"), "path");
 }
 
-/* Its mount namespace against ours (live only). */
-static void proc_mntns(struct probe_ctx *ctx, long pid, json_object *o, json_object *unread, const char *who)
+/* Its mount namespace against ours (live only): true when it is another. */
+static bool proc_mntns(struct probe_ctx *ctx, long pid, json_object *o, json_object *unread, const char *who)
 {
+    bool other = false;
     char p[64];
     snprintf(p, sizeof(p), "/proc/%ld/ns/mnt", pid);
     char *theirs = NULL, *ours = NULL;
@@ -195,15 +197,17 @@ static void proc_mntns(struct probe_ctx *ctx, long pid, json_object *o, json_obj
     if (rc != 0)
         proc_not_readable(unread, "ns/mnt", rc);
     else if (hostfs_readlink(ctx->fs, "/proc/self/ns/mnt", &ours) == 0) {
-        bool other = strcmp(theirs, ours) != 0;
+        other = strcmp(theirs, ours) != 0;
         json_object_object_add(o, "other_mount_namespace", json_object_new_boolean(other));
         if (other)
             report_add_finding(ctx->report, "process.other-mount-namespace", who,
-                               "%s runs in another mount namespace (%s, gpucheckup's %s): its /dev, libraries and "
-                               "ICD files may differ from what this report read", who, theirs, ours);
+                               "%s runs in another mount namespace (%s, gpucheckup's %s): its /dev and OpenCL vendors "
+                               "directory are judged in its own view; the other sections speak of gpucheckup's",
+                               who, theirs, ours);
     }
     free(theirs);
     free(ours);
+    return other;
 }
 
 int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec)
@@ -256,8 +260,16 @@ int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec)
     rc = proc_fds(ctx->fs, pid, o);
     if (rc != 0)
         proc_not_readable(unread, "fd", rc);
-    if (probe_host_files(ctx))
-        proc_mntns(ctx, pid, o, unread, who);
+    /* its own view of the files: live, where its namespace is another; under --root, where the tree holds
+     * a /proc/PID/root */
+    struct stat st;
+    snprintf(p, sizeof(p), "/proc/%ld/root", pid);
+    bool view = probe_host_files(ctx) ? proc_mntns(ctx, pid, o, unread, who) : hostfs_stat(ctx->fs, p, &st, true) == 0;
+    if (view) {
+        proc_view(ctx, pid, o, who, &rc);
+        if (rc != 0)
+            proc_not_readable(unread, "root", rc);
+    }
     if (c.uid != -2) {
         char *group = NULL;
         if (hostfs_read_file(ctx->fs, "/etc/group", 0, &group, NULL) != 0)

@@ -156,6 +156,7 @@ class ProcessTests(gctest.TestCase):
             gctest.validate(doc)
             unread = {u["file"]: u["error"] for u in doc["process"]["pid"]["not_readable"]}
             self.assertEqual(sorted(unread), ["environ", "fd", "maps", "ns/mnt"], proc.stdout)
+            self.assertNotIn("own_view", doc["process"]["pid"])
             self.assertEqual(set(unread.values()), {"not readable: needs root or the same user (ptrace access)"})
             f = [f for f in doc["findings"] if f["id"] == "process.not-readable"]
             self.assertEqual(len(f), 1)
@@ -163,6 +164,43 @@ class ProcessTests(gctest.TestCase):
         else:
             r = self.run_json("process", "--pid", str(p.pid))
             self.assertEqual(len(r.findings("process.not-readable")), 1, repr(r))
+
+    def test_pid_in_its_own_mount_namespace_is_judged_in_its_view(self):
+        """unshare -m: a tmpfs over /etc/OpenCL/vendors holding one .icd of its own."""
+        script = ("mount -t tmpfs none /etc/OpenCL/vendors && echo /opt/x/libgcfake.so > /etc/OpenCL/vendors/gcfake.icd"
+                  " && exec \"$0\" \"$@\"")
+        p = self.child(prefix=("unshare", "-m", "sh", "-c", script))
+        r = self.run_json("process", "--pid", str(p.pid))
+        pid = r.json["process"]["pid"]
+        self.assertIs(pid["other_mount_namespace"], True, repr(r))
+        self.assertEqual(pid["own_view"]["opencl_vendors"]["icds"], ["gcfake.icd"])
+        self.assertNotIn("gcfake.icd", pid["own_view"]["opencl_vendors"]["ours"])
+        self.assertEqual(len(r.findings("process.other-mount-namespace")), 1, repr(r))
+        f = r.findings("process.other-icds")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("sees 1 OpenCL ICD file in /etc/OpenCL/vendors (gcfake.icd)", f[0]["message"])
+        # our own process: one namespace, no view of its own
+        r = self.run_json("process", "--pid", str(self.child().pid))
+        self.assertIs(r.json["process"]["pid"]["other_mount_namespace"], False)
+        self.assertNotIn("own_view", r.json["process"]["pid"])
+        self.assertEqual(self.ids(r), [], repr(r))
+
+    def test_pid_root_in_a_tree_misses_nodes(self):
+        """A container given /dev/nvidiactl only, captured as the tree's /proc/PID/root."""
+        p = self.child()
+        t = PciTree(self.make_tree())
+        t.healthy_nvidia()
+        for f in ("status", "environ"):
+            with open("/proc/%d/%s" % (p.pid, f), "rb") as src:
+                t.t.write("/proc/%d/%s" % (p.pid, f), src.read())
+        t.t.write("/proc/%d/root/dev/nvidiactl" % p.pid)
+        t.t.write("/proc/%d/root/etc/OpenCL/vendors/nvidia.icd" % p.pid, "libnvidia-opencl.so.1\n")
+        r = self.run_json("process", "--root", t.t.root, "--pid", str(p.pid))
+        self.assertEqual(sorted(f["subject"] for f in r.findings("process.node-missing")),
+                         ["/dev/dri/renderD128", "/dev/nvidia-uvm", "/dev/nvidia0"], repr(r))
+        self.assertIn("has 1 of the GPU's 4 compute nodes", r.findings("process.node-missing")[0]["message"])
+        self.assertEqual(r.json["process"]["pid"]["own_view"]["opencl_vendors"]["icds"], ["nvidia.icd"])
+        self.assertEqual(len(r.findings("process.other-icds")), 1, repr(r))
 
     def test_pid_that_does_not_exist_is_an_input_error(self):
         r = gctest.run("process", "--json", "--pid", "4194304")
