@@ -135,14 +135,16 @@ static int process_run(struct probe_ctx *ctx, struct report_section *sec)
     struct report_section *pci = report_find_section(ctx->report, "pci");
     if (!pci || pci->status != REPORT_STATUS_OK)
         report_section_add_note(sec, "the pci section did not run: GPU device nodes are not judged");
-    if (process_opts.unit)
-        proc_unit_run(ctx, sec);
+    long unit_pid = process_opts.unit ? proc_unit_run(ctx, sec) : 0;
     if (process_opts.user)
         proc_user_run(ctx, sec);
     if (process_opts.pid > 0) {
-        int rc = proc_pid_run(ctx, sec);
+        int rc = proc_pid_run(ctx, sec, process_opts.pid);
         if (rc != PROBE_DONE)
             return rc;
+    } else if (unit_pid > 0 && proc_pid_run(ctx, sec, unit_pid) != PROBE_DONE) {
+        free(ctx->error); /* it ended between the two reads: nothing to say of it */
+        ctx->error = NULL;
     }
     report_section_add_note(sec, "users and groups are read from /etc/passwd and /etc/group only (not NSS); a unit "
                                  "is read from its files (not systemd's D-Bus view); a process is judged from its "

@@ -104,7 +104,7 @@ void proc_user_run(struct probe_ctx *ctx, struct report_section *sec);
 
 /* ---- process_pid.c ------------------------------------------------------------------------------ */
 /* --pid PID: the section's "pid" object and its findings; PROBE_INPUT_ERROR when no such process. */
-int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec);
+int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec, long pid);
 /* process_view.c: its own view of the files through /proc/PID/root: the GPU's nodes in its /dev, the OpenCL
  * vendors directory; O's "own_view" and findings. *ERR: 0, or -errno when /proc/PID/root cannot be opened. */
 void proc_view(struct probe_ctx *ctx, long pid, json_object *o, const char *who, int *err);
@@ -114,7 +114,8 @@ const char *proc_lib_version(const char *base);
 bool proc_gpu_lib(const char *base);
 
 /* ---- process_unitcheck.c ------------------------------------------------------------------------ */
-/* --unit NAME: the section's "unit" object and its findings. */
-void proc_unit_run(struct probe_ctx *ctx, struct report_section *sec);
+/* --unit NAME: the section's "unit" object and its findings. Returns the unit's first process from its
+ * cgroup (system.slice/NAME/cgroup.procs, v2 or v1's systemd hierarchy) when it runs, else 0. */
+long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec);
 
 #endif

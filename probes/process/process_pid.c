@@ -210,9 +210,8 @@ static bool proc_mntns(struct probe_ctx *ctx, long pid, json_object *o, json_obj
     return other;
 }
 
-int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec)
+int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec, long pid)
 {
-    long pid = process_opts.pid;
     char p[64], who[96];
     snprintf(p, sizeof(p), "/proc/%ld/status", pid);
     char *status = NULL;

@@ -219,8 +219,31 @@ static json_object *proc_unit_env_files(struct probe_ctx *ctx, const struct proc
     return files;
 }
 
-void proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
+/* The unit's first process, from its cgroup (without D-Bus: systemd puts a service of the default slice in
+ * system.slice/NAME), or 0 when it does not run (or lives in another slice). */
+static long proc_unit_main_pid(struct probe_ctx *ctx, const char *unit)
 {
+    static const char *const roots[] = {"/sys/fs/cgroup/system.slice", "/sys/fs/cgroup/systemd/system.slice", NULL};
+    for (size_t i = 0; roots[i]; i++) {
+        char *p = str_printf("%s/%s/cgroup.procs", roots[i], unit), *text = NULL;
+        int rc = p ? hostfs_read_file(ctx->fs, p, 0, &text, NULL) : -ENOMEM;
+        free(p);
+        uint64_t pid = 0;
+        if (rc == 0) {
+            text[strcspn(text, "\n")] = '\0';
+            if (str_to_u64(str_trim(text), 10, &pid) != 0 || pid > 4194304)
+                pid = 0;
+        }
+        free(text);
+        if (rc == 0)
+            return (long)pid;
+    }
+    return 0;
+}
+
+long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
+{
+    long main_pid = 0;
     struct proc_unit u;
     int rc = proc_unit_load(ctx->fs, process_opts.unit, &u);
     json_object *o = json_object_new_object();
@@ -238,7 +261,7 @@ void proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
             report_add_finding(ctx->report, "unit.masked", u.name, "%s is masked (a link to /dev/null): it never starts",
                                u.name);
         proc_unit_free(&u);
-        return;
+        return 0;
     }
     struct proc_list env = {0};
     for (size_t i = 0; i < u.env.n; i++)
@@ -276,10 +299,16 @@ void proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
         proc_unit_env_diff(ctx, &u, &env);
     report_section_add_line(sec, REPORT_MARK_INFO, "unit", "%s (%s%s%zu drop-in%s)", u.name, u.fragment,
                             ", ", u.dropins.n, u.dropins.n == 1 ? "" : "s");
+    main_pid = proc_unit_main_pid(ctx, u.name);
+    json_object_object_add(o, "main_pid", main_pid > 0 ? json_object_new_int64(main_pid) : NULL);
+    if (main_pid > 0 && process_opts.pid <= 0)
+        report_section_add_note(sec, "%s runs: its process %ld (the first of its cgroup's) is judged as --pid %ld would",
+                                u.name, main_pid, main_pid);
     free(passwd);
     free(group);
     proc_list_clear(&env);
     proc_unit_free(&u);
+    return main_pid;
 }
 
 void proc_user_run(struct probe_ctx *ctx, struct report_section *sec)

@@ -239,6 +239,22 @@ class ProcessTests(gctest.TestCase):
         text = gctest.run("process", "--root", t.t.root, "--unit", "ollama")
         self.assertIn("PrivateDevices=yes", text.stdout)
 
+    def test_unit_that_runs_is_judged_by_its_process(self):
+        """Its cgroup names its process (without D-Bus); that process's files as a tree captured them."""
+        t = self.amd_tree()
+        self.unit(t, self.OLLAMA.replace("PrivateDevices=yes\n", ""))
+        t.t.write("/sys/fs/cgroup/system.slice/ollama.service/cgroup.procs", "4242\n4250\n")
+        t.t.write("/proc/4242/status", "Name:\tollama\nUid:\t998\t998\t998\t998\nGid:\t998\t998\t998\t998\n"
+                  "Groups:\t998\nNoNewPrivs:\t0\nSeccomp:\t0\n")
+        t.t.write("/proc/4242/environ", b"HIP_VISIBLE_DEVICES=1\0HOME=/usr/share/ollama\0")
+        r = self.run_json("check", "--root", t.t.root, "--unit", "ollama")
+        self.assertEqual(r.json["process"]["unit"]["main_pid"], 4242)
+        self.assertEqual(r.json["process"]["pid"]["environment"], {"HIP_VISIBLE_DEVICES": "1"})
+        self.assertIn("process 4242 (ollama)", r.findings("process.hides-all-gpus")[0]["message"])
+        self.assertEqual(sorted(f["subject"] for f in r.findings("process.denied")),
+                         ["/dev/dri/renderD128", "/dev/kfd"], repr(r))
+        self.assertEqual(len(r.findings("unit.user-denied")), 2, repr(r))
+
     def test_unit_dropins_override_in_order(self):
         t = self.amd_tree()
         self.unit(t, self.OLLAMA)
