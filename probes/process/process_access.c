@@ -353,7 +353,8 @@ static int proc_gpus_of(struct probe_ctx *ctx, const char *vendor)
     return n;
 }
 
-void proc_judge_visibility(struct probe_ctx *ctx, const char *who, const char *name, const char *value)
+void proc_judge_visibility(struct probe_ctx *ctx, const char *who, const char *tag, const char *name,
+                           const char *value)
 {
     static const struct {
         const char *var, *vendor, *label;
@@ -381,8 +382,10 @@ void proc_judge_visibility(struct probe_ctx *ctx, const char *who, const char *n
                     (str_to_u64(buf, 10, &first) == 0 && first >= (uint64_t)n);
         if (!none)
             return;
+        char subject[128];
+        snprintf(subject, sizeof(subject), "%s: %s", tag, name);
         struct report_finding *f = report_add_finding(
-            ctx->report, "process.hides-all-gpus", name,
+            ctx->report, "process.hides-all-gpus", subject,
             "%s=%s hides every %s GPU from %s (%d on the bus, numbered from 0 to %d)", name, value,
             fam[i].label, who, n, n - 1);
         if (f)

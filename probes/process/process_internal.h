@@ -97,8 +97,10 @@ size_t proc_judge_nodes(struct probe_ctx *ctx, json_object *data, const struct p
 /* The variables that choose the GPU or its libraries (NULL-terminated); VK_* and NVIDIA_* count too. */
 bool proc_gpu_var(const char *name);
 /* A visible-devices variable NAME=VALUE that leaves none of this machine's GPUs of its vendor visible:
- * a finding PROCESS_HIDES under SUBJECT (who: "process 123", "unit x.service"). */
-void proc_judge_visibility(struct probe_ctx *ctx, const char *who, const char *name, const char *value);
+ * process.hides-all-gpus, WHO in its message ("process 123 (python3)", "unit x.service"), "TAG: NAME" its
+ * subject (TAG "pid 123", "x.service"). */
+void proc_judge_visibility(struct probe_ctx *ctx, const char *who, const char *tag, const char *name,
+                           const char *value);
 /* --user NAME: the section's "user" object and its findings. */
 void proc_user_run(struct probe_ctx *ctx, struct report_section *sec);
 

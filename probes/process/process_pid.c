@@ -89,8 +89,11 @@ static void proc_status(const char *text, json_object *o, struct proc_cred *c)
 }
 
 /* /proc/PID/environ (NUL-separated): the GPU variables into O's "environment", each judged. */
-static void proc_environ(struct probe_ctx *ctx, const char *text, size_t len, json_object *o, const char *who)
+static void proc_environ(struct probe_ctx *ctx, const char *text, size_t len, json_object *o, const char *who,
+                         long pid)
 {
+    char tag[32];
+    snprintf(tag, sizeof(tag), "pid %ld", pid);
     json_object *env = json_object_new_object();
     for (size_t i = 0; i < len;) {
         const char *item = text + i;
@@ -102,7 +105,7 @@ static void proc_environ(struct probe_ctx *ctx, const char *text, size_t len, js
         char *k = str_copy_n(item, (size_t)(eq - item)), *v = str_copy_n(eq + 1, n - (size_t)(eq - item) - 1);
         if (k && v && proc_gpu_var(str_sanitize(k))) {
             json_object_object_add(env, k, json_object_new_string(str_sanitize(v)));
-            proc_judge_visibility(ctx, who, k, v);
+            proc_judge_visibility(ctx, who, tag, k, v);
         }
         free(k);
         free(v);
@@ -237,7 +240,7 @@ int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec, long pid)
     snprintf(p, sizeof(p), "/proc/%ld/environ", pid);
     rc = hostfs_read_file(ctx->fs, p, 0, &text, &len);
     if (rc == 0)
-        proc_environ(ctx, text, len, o, who);
+        proc_environ(ctx, text, len, o, who, pid);
     else
         proc_not_readable(unread, "environ", rc);
     free(text);

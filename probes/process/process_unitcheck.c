@@ -291,7 +291,7 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
         char *k = str_copy_n(env.v[i], strcspn(env.v[i], "="));
         char *whom = str_printf("unit %s", u.name);
         if (k && whom)
-            proc_judge_visibility(ctx, whom, k, env.v[i] + strlen(k) + 1);
+            proc_judge_visibility(ctx, whom, u.name, k, env.v[i] + strlen(k) + 1);
         free(k);
         free(whom);
     }

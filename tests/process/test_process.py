@@ -123,6 +123,7 @@ class ProcessTests(gctest.TestCase):
         self.assertEqual(len(f), 1, repr(r))
         self.assertEqual(f[0]["severity"], "error")
         self.assertIn("CUDA_VISIBLE_DEVICES=1 hides every NVIDIA GPU", f[0]["message"])
+        self.assertEqual(f[0]["subject"], "pid %d: CUDA_VISIBLE_DEVICES" % p.pid)
         self.assertEqual(r.json["process"]["pid"]["open_nodes"], ["/dev/nvidia0"])
         # one GPU, index 0 is fine
         t.t.write("/proc/%d/environ" % p.pid, b"CUDA_VISIBLE_DEVICES=0\0PATH=/usr/bin\0")
@@ -279,6 +280,7 @@ class ProcessTests(gctest.TestCase):
         self.assertEqual(self.ids(r), ["process.hides-all-gpus"], repr(r))
         self.assertIn("HIP_VISIBLE_DEVICES=3 hides every AMD GPU from unit ollama.service",
                       r.findings("process.hides-all-gpus")[0]["message"])
+        self.assertEqual(r.findings("process.hides-all-gpus")[0]["subject"], "ollama.service: HIP_VISIBLE_DEVICES")
         self.assertTrue(all(n["can_open"] for n in u["access"]["nodes"]), u)
         # an environment file without '-' that is missing
         os.unlink(t.t.path("/etc/default/ollama"))
