@@ -29,8 +29,8 @@ extern const struct probe probe_process;
 
 /* The order of the sections and findings in the report. When each runs is decided by the deps each
  * probe declares (run.c): pci before cuda, icd and opencl (device to PCI mapping), opencl before smoke and bench,
- * pci and cuda before frameworks; pci before rocm; pci and opencl before levelzero;
- * bench runs only for `gpucheckup bench`. */
+ * pci and cuda before frameworks; pci before rocm; pci and opencl before levelzero; pci and cuda before
+ * process; bench runs only for `gpucheckup bench`, process in `check` only with its options. */
 const struct probe *const probe_registry[] = {
     &probe_cpu,
     &probe_pci,
