@@ -71,14 +71,14 @@ static const struct check process_checks[] = {
      "systemctl unmask NAME", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"unit.private-devices", REPORT_SEV_ERROR, "The unit has PrivateDevices=yes, which hides every GPU device node",
      "Set PrivateDevices=no in a drop-in (systemctl edit NAME), then systemctl restart NAME.",
-     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
+     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"unit.device-policy", REPORT_SEV_ERROR, "The unit's DevicePolicy= allows none of some GPU device nodes",
      "Add DeviceAllow= lines for them in a drop-in: DeviceAllow=char-nvidia-frontend rw, char-nvidia-uvm rw "
      "(NVIDIA), char-drm rw and /dev/kfd rw (AMD), char-drm rw (Intel).",
-     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
+     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"unit.user-denied", REPORT_SEV_ERROR, "The unit's user cannot open a GPU device node",
      "Add SupplementaryGroups= with the node's group (render, video) in a drop-in, or the user to that group.",
-     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
+     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"unit.unknown-user", REPORT_SEV_WARNING, "The unit's User= is not in /etc/passwd",
      "Create the user (useradd --system NAME), or use DynamicUser=yes with SupplementaryGroups=render.",
      CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
@@ -87,30 +87,38 @@ static const struct check process_checks[] = {
     {"unit.env-differs", REPORT_SEV_WARNING,
      "A variable that chooses the GPU or its libraries differs between the unit and this shell",
      "Set the same value in both (Environment= in a drop-in, or your shell's profile), or unset it where it is wrong.",
-     CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
+     CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"user.unknown", REPORT_SEV_WARNING, "No such user in /etc/passwd",
      "Check the name; users only NSS knows (LDAP, sssd) are not looked up.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"user.denied", REPORT_SEV_ERROR, "The user cannot open a GPU device node",
      "Add the user to the node's group (usermod -aG render NAME), then log in again.",
-     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
+     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"process.denied", REPORT_SEV_ERROR, "The process's credentials cannot open a GPU device node",
      "Run it as a user in the node's group (render, video), or add that group to it (a service: SupplementaryGroups=).",
-     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
+     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"process.hides-all-gpus", REPORT_SEV_ERROR,
      "A visible-devices variable of the process or unit leaves none of this machine's GPUs visible",
-     "Unset it, or name a device that exists (indexes count from 0).", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
+     "Unset it, or name a device that exists (indexes count from 0).", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"process.not-readable", REPORT_SEV_WARNING, "Part of /proc/PID could not be read",
      "Run gpucheckup as root or as the process's user: another user's environ, maps and fd need ptrace access.",
      CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"process.other-libcuda", REPORT_SEV_WARNING, "The process loaded another libcuda than gpucheckup's own run",
      "Its LD_LIBRARY_PATH, RUNPATH or container picks another driver library: the one matching the kernel "
-     "module is the one to load.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE},
+     "module is the one to load.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"process.node-missing", REPORT_SEV_ERROR, "A GPU device node is missing from the process's own /dev",
      "A container needs the GPU's nodes passed in (docker run --device /dev/kfd --device /dev/dri, or --gpus all "
-     "with the NVIDIA Container Toolkit).", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE},
+     "with the NVIDIA Container Toolkit).", CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"process.other-icds", REPORT_SEV_WARNING, "The process sees other OpenCL ICD files than this report read",
      "A container or another OCL_ICD_VENDORS: mount the vendors directory (and the drivers it names) into it, "
-     "or point OCL_ICD_VENDORS at one that lists them.", CHECK_LAYER_LOADER | CHECK_F_NEVER_CAUSE},
+     "or point OCL_ICD_VENDORS at one that lists them.", CHECK_LAYER_LOADER | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
+    {"process.other-library", REPORT_SEV_WARNING,
+     "The process's LD_LIBRARY_PATH makes the dynamic linker pick another GPU library than gpucheckup's does",
+     "Its environment (a venv, conda, a module, a unit's Environment=) puts another copy first: make both find the "
+     "one that matches the driver, or run gpucheckup with its LD_LIBRARY_PATH.", CHECK_LAYER_LOADER | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
+    {"process.cuda-fails", REPORT_SEV_ERROR,
+     "libcuda, loaded with the process's environment and credentials, fails to initialise or load",
+     "The message names the call and its result: a visible-devices variable, a node its user cannot open, or a "
+     "library it cannot read.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"process.other-mount-namespace", REPORT_SEV_INFO, "The process runs in another mount namespace (a container)",
      "This report read gpucheckup's own view of the files; the process's /dev and libraries may differ.",
      CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
@@ -147,8 +155,9 @@ static int process_run(struct probe_ctx *ctx, struct report_section *sec)
         ctx->error = NULL;
     }
     report_section_add_note(sec, "users and groups are read from /etc/passwd and /etc/group only (not NSS); a unit "
-                                 "is read from its files (not systemd's D-Bus view); a process is judged from its "
-                                 "/proc files (its own /proc/PID/root view is not read)");
+                                 "is read from its files (not systemd's D-Bus view); of a process, only its /dev "
+                                 "nodes and OpenCL vendors directory are read in its own view, and only libcuda is "
+                                 "loaded as it");
     return PROBE_DONE;
 }
 

@@ -110,6 +110,14 @@ int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec, long pid);
 /* process_view.c: its own view of the files through /proc/PID/root: the GPU's nodes in its /dev, the OpenCL
  * vendors directory; O's "own_view" and findings. *ERR: 0, or -errno when /proc/PID/root cannot be opened. */
 void proc_view(struct probe_ctx *ctx, long pid, json_object *o, const char *who, int *err);
+/* process_asit.c: the libraries LD_LIBRARY_PATH=ITS_LDPATH makes the dynamic linker pick, against
+ * gpucheckup's own (O's "predicted", process.other-library); returns its libcuda.so.1 (heap) or NULL. */
+char *proc_predicted(struct probe_ctx *ctx, json_object *o, const char *who, const char *its_ldpath);
+/* LIB (its libcuda) loaded in an isolated child with the process's environment ENV (NUL-separated) and,
+ * where gpucheckup is root, its credentials C: cuInit and the device count into O's "cuda_as_it";
+ * process.cuda-fails when it fails. */
+void proc_cuda_as_it(struct probe_ctx *ctx, json_object *o, const char *who, const char *lib, const char *env,
+                     size_t env_len, const struct proc_cred *c);
 /* The version part of a library's file name ("libcudnn.so.9.1.0" -> "9.1.0"), or NULL. */
 const char *proc_lib_version(const char *base);
 /* Is BASE (a file name) a GPU library worth naming? */

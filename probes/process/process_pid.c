@@ -235,15 +235,16 @@ int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec, long pid)
     const char *name = jsonget_str(o, "name");
     snprintf(who, sizeof(who), "process %ld%s%s%s", pid, name ? " (" : "", name ? name : "", name ? ")" : "");
 
-    char *text = NULL;
-    size_t len = 0;
+    char *text = NULL, *envtext = NULL, *its_libcuda = NULL;
+    size_t envlen = 0;
     snprintf(p, sizeof(p), "/proc/%ld/environ", pid);
-    rc = hostfs_read_file(ctx->fs, p, 0, &text, &len);
-    if (rc == 0)
-        proc_environ(ctx, text, len, o, who, pid);
-    else
+    rc = hostfs_read_file(ctx->fs, p, 0, &envtext, &envlen);
+    if (rc == 0) {
+        proc_environ(ctx, envtext, envlen, o, who, pid);
+        its_libcuda = proc_predicted(ctx, o, who, jsonget_str(jsonget(o, "environment"), "LD_LIBRARY_PATH"));
+    } else {
         proc_not_readable(unread, "environ", rc);
-    free(text);
+    }
 
     snprintf(p, sizeof(p), "/proc/%ld/maps", pid);
     const char *libcuda = NULL;
@@ -280,7 +281,11 @@ int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec, long pid)
         proc_judge_nodes(ctx, acc, &c, who, "process.denied", group);
         json_object_object_add(o, "access", acc);
         free(group);
+        if (its_libcuda && probe_live(ctx)) /* vendor code on this machine: live modes only */
+            proc_cuda_as_it(ctx, o, who, its_libcuda, envtext, envlen, &c);
     }
+    free(envtext);
+    free(its_libcuda);
     json_object_object_add(o, "not_readable", unread);
     size_t nu = json_object_array_length(unread);
     if (nu > 0) {

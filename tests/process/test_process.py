@@ -108,6 +108,40 @@ class ProcessTests(gctest.TestCase):
         r = self.run_json("process", "--pid", str(p.pid), env={"LD_LIBRARY_PATH": theirs})
         self.assertEqual(r.findings("process.other-libcuda"), [], repr(r))
 
+    def test_pid_libcuda_loaded_as_it(self):
+        """Its LD_LIBRARY_PATH picks its libcuda, which a child loads with its environment and credentials."""
+        its, mine = self.tmpdir(), self.tmpdir()
+        for d in (its, mine):
+            shutil.copy(FAKE_LIBCUDA, os.path.join(d, "libcuda.so.1"))
+        its_lib, my_lib = (os.path.realpath(os.path.join(d, "libcuda.so.1")) for d in (its, mine))
+        ours = {"LD_LIBRARY_PATH": mine, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_GPUS": None}
+        p = self.child(env={"LD_LIBRARY_PATH": its, "CUDA_VISIBLE_DEVICES": "1", "GC_FAKE_CUDA_GPUS": "1"})
+        r = self.run_json("process", "--pid", str(p.pid), env=ours)
+        pid = r.json["process"]["pid"]
+        self.assertEqual(pid["predicted"]["libcuda.so.1"], {"its": its_lib, "ours": my_lib})
+        self.assertEqual([f["subject"] for f in r.findings("process.other-library")], ["libcuda.so.1"], repr(r))
+        self.assertEqual(r.json["cuda"]["driver"]["library"]["path"], my_lib)  # gpucheckup's own, its GPU visible
+        a = pid["cuda_as_it"]
+        self.assertEqual((a["library"], a["status"], a["cuinit"]), (its_lib, "ok", 100), a)
+        self.assertNotIn("devices", a)
+        f = r.findings("process.cuda-fails")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("cuInit(0) returns 100", f[0]["message"])
+        # with CUDA_VISIBLE_DEVICES=0 it sees its one GPU
+        p = self.child(env={"LD_LIBRARY_PATH": its, "CUDA_VISIBLE_DEVICES": "0", "GC_FAKE_CUDA_GPUS": "1"})
+        r = self.run_json("process", "--pid", str(p.pid), env=ours)
+        self.assertEqual(r.json["process"]["pid"]["cuda_as_it"]["devices"], 1, repr(r))
+        self.assertEqual(r.findings("process.cuda-fails"), [], repr(r))
+        # nobody cannot read root's 0700 temp dir: loaded as it, the library does not load
+        if os.geteuid() == 0:
+            p = self.child(env={"LD_LIBRARY_PATH": its}, prefix=("setpriv", "--reuid=nobody", "--regid=nogroup",
+                                                                 "--clear-groups"))
+            r = self.run_json("process", "--pid", str(p.pid), env=ours)
+            a = r.json["process"]["pid"]["cuda_as_it"]
+            self.assertEqual(a["credentials"], "its")
+            self.assertIn("Permission denied", a["dlopen_error"])
+            self.assertIn("and credentials", r.findings("process.cuda-fails")[0]["message"])
+
     def test_pid_in_a_tree_hides_every_gpu_and_holds_a_node(self):
         """The files of a real process started with CUDA_VISIBLE_DEVICES=1, captured into an NVIDIA tree."""
         p = self.child(env={"CUDA_VISIBLE_DEVICES": "1"})
@@ -180,6 +214,12 @@ class ProcessTests(gctest.TestCase):
         f = r.findings("process.other-icds")
         self.assertEqual(len(f), 1, repr(r))
         self.assertIn("sees 1 OpenCL ICD file in /etc/OpenCL/vendors (gcfake.icd)", f[0]["message"])
+        # another program's findings are never the root cause a target of gpucheckup's own names (no GPU here:
+        # pci.no-gpu is)
+        for name, t in r.json["verdict"]["targets"].items():
+            self.assertNotIn("(process.", t["detail"] or "", name)
+        if not r.json["pci"]["devices"]:
+            self.assertIn("(pci.no-gpu)", r.json["verdict"]["targets"]["gpu"]["detail"])
         # our own process: one namespace, no view of its own
         r = self.run_json("process", "--pid", str(self.child().pid))
         self.assertIs(r.json["process"]["pid"]["other_mount_namespace"], False)
