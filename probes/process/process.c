@@ -211,6 +211,24 @@ static void process_print_text(const struct report_section *sec, const struct re
         json_object *libs = jsonget_array(p, "libraries", &n);
         for (size_t i = 0; libs && i < n; i++)
             text_kv(t, "library", "%s", jsonget_str(json_object_array_get_idx(libs, i), "path"));
+        json_object *pred = jsonget_object(p, "predicted");
+        if (pred) {
+            json_object_object_foreach(pred, so, e) {
+                const char *its = jsonget_str(e, "its");
+                if (its)
+                    text_kv(t, so, "%s (its LD_LIBRARY_PATH)", its);
+            }
+        }
+        json_object *as = jsonget(p, "cuda_as_it");
+        if (as && jsonget(as, "devices"))
+            text_kv(t, "CUDA as it", "%lld device(s)", (long long)jsonget_int(as, "devices", 0));
+        else if (as && jsonget(as, "cuinit"))
+            text_kv(t, "CUDA as it", "cuInit %lld (%s)", (long long)jsonget_int(as, "cuinit", 0),
+                    jsonget_str(as, "error_name") ? jsonget_str(as, "error_name") : "?");
+        else if (as)
+            text_kv(t, "CUDA as it", "%s", jsonget_str(as, "dlopen_error")        ? jsonget_str(as, "dlopen_error")
+                                           : jsonget_str(as, "credentials_error") ? jsonget_str(as, "credentials_error")
+                                                                                  : jsonget_str(as, "status"));
         json_object *open = jsonget_array(p, "open_nodes", &n);
         for (size_t i = 0; open && i < n; i++)
             text_kv(t, "open node", "%s", json_object_get_string(json_object_array_get_idx(open, i)));

@@ -131,6 +131,7 @@ class ProcessTests(gctest.TestCase):
         p = self.child(env={"LD_LIBRARY_PATH": its, "CUDA_VISIBLE_DEVICES": "0", "GC_FAKE_CUDA_GPUS": "1"})
         r = self.run_json("process", "--pid", str(p.pid), env=ours)
         self.assertEqual(r.json["process"]["pid"]["cuda_as_it"]["devices"], 1, repr(r))
+        self.assertIn("CUDA as it", gctest.run("process", "--pid", str(p.pid), env=ours).stdout)
         self.assertEqual(r.findings("process.cuda-fails"), [], repr(r))
         # nobody cannot read root's 0700 temp dir: loaded as it, the library does not load
         if os.geteuid() == 0:
@@ -196,6 +197,11 @@ class ProcessTests(gctest.TestCase):
             f = [f for f in doc["findings"] if f["id"] == "process.not-readable"]
             self.assertEqual(len(f), 1)
             self.assertIn("/proc/%d/environ" % mine.pid, f[0]["message"])
+            # the text of what could not be read
+            proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", gctest.GPUCHECKUP,
+                                   "process", "--pid", str(mine.pid)], capture_output=True, text=True, timeout=120)
+            self.assertIn(proc.returncode, (0, 1), proc.stderr)
+            self.assertIn("not readable: needs root or the same user", proc.stdout)
         else:
             r = self.run_json("process", "--pid", str(p.pid))
             self.assertEqual(len(r.findings("process.not-readable")), 1, repr(r))
