@@ -90,8 +90,9 @@ static json_object *proc_asit_child(void *arg)
         const char *item = a->env + i;
         size_t n = strnlen(item, a->env_len - i);
         i += n + 1;
-        if (memchr(item, '=', n))
-            putenv(str_copy_n(item, n)); /* the child's environment keeps it */
+        char *copy = memchr(item, '=', n) ? str_copy_n(item, n) : NULL;
+        if (copy)
+            putenv(copy); /* the child's environment keeps it (its seccomp filter and NoNewPrivs are not taken) */
     }
     void *h = dlopen(a->lib, RTLD_NOW | RTLD_LOCAL);
     if (!h) {
