@@ -180,6 +180,8 @@ struct probe {
                                  the tree again and replays the captured live parts itself (icd) */
     bool explicit_only;       /* runs only for its own command (bench: seconds of load), never in `check`
                                  nor as another probe's dependency */
+    bool (*in_check)(void);   /* when set, `check` runs it only while this says so (the process probe:
+                                 only when one of its options is given); its own command always runs it */
     const char *compute_api;  /* the compute API whose path this probe's findings are on ("opencl", "cuda"),
                                  or NULL for a probe below every API (the bus, the CPU): a verdict line
                                  for an API takes its reasons from that path and the layers below every

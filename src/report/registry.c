@@ -17,6 +17,7 @@ extern const struct probe probe_vulkan;
 extern const struct probe probe_rocm;
 extern const struct probe probe_levelzero;
 extern const struct probe probe_health;
+extern const struct probe probe_process;
 
 /* A build may list more probes after these: the test suite's fake compute API (tests/fakeapi/) compiles
  * this file again with GPUCHECKUP_EXTRA_PROBES naming a header that declares its probes and defines
@@ -31,7 +32,8 @@ extern const struct probe probe_health;
 /* The order of the sections and findings in the report. When each runs is decided by the deps each
  * probe declares (run.c): pci before cuda, icd and opencl (device to PCI mapping), opencl before smoke and bench,
  * pci and cuda before frameworks; pci before rocm, topology and health; pci and opencl before levelzero;
- * bench runs only for `gpucheckup bench`. */
+ * pci and cuda before process; bench runs only for `gpucheckup bench`, process in `check` only with its
+ * options. */
 const struct probe *const probe_registry[] = {
     &probe_cpu,
     &probe_pci,
@@ -46,6 +48,7 @@ const struct probe *const probe_registry[] = {
     &probe_frameworks,
     &probe_vulkan,
     &probe_bench,
+    &probe_process,
     GPUCHECKUP_EXTRA_PROBE_ROWS
     NULL,
 };

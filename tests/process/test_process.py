@@ -1,0 +1,435 @@
+"""End-to-end tests of the process probe: --pid on real processes the suite starts (its own environment, a
+library it mapped, another uid), --unit on systemd unit files in fake AMD trees, --user on a tree."""
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import gctest
+
+sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "pci"))
+from test_pci import PciTree  # noqa: E402
+
+FAKE_LIBCUDA = os.environ["GC_FAKE_LIBCUDA"]
+RENDER, VIDEO, OLLAMA = 992, 44, 998
+# A child that maps the library named on its command line (if any), says so, and waits.
+CHILD = ("import ctypes, sys, time\n"
+         "if len(sys.argv) > 1: ctypes.CDLL(sys.argv[1])\n"
+         "print('ready', flush=True)\n"
+         "time.sleep(120)\n")
+PASSWD = ("root:x:0:0:root:/root:/bin/bash\n"
+          "ollama:x:998:998::/usr/share/ollama:/bin/false\n"
+          "bob:x:1001:1001::/home/bob:/bin/bash\n"
+          "alice:x:1002:1002::/home/alice:/bin/bash\n")
+GROUP = ("root:x:0:\nvideo:x:44:alice\nrender:x:992:alice\nollama:x:998:\nbob:x:1001:\nalice:x:1002:\n")
+
+
+class ProcessTests(gctest.TestCase):
+    def child(self, env=None, lib=None, prefix=()):
+        e = dict(os.environ)
+        e.update(env or {})
+        p = subprocess.Popen([*prefix, sys.executable, "-c", CHILD, *([lib] if lib else [])], env=e,
+                             stdout=subprocess.PIPE, text=True)
+        self.addCleanup(p.stdout.close)
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        self.assertEqual(p.stdout.readline().strip(), "ready")
+        return p
+
+    def tmpdir(self):
+        d = tempfile.mkdtemp(prefix="gc-process-")
+        self.addCleanup(shutil.rmtree, d, True)
+        return d
+
+    def ids(self, r):
+        return sorted({f["id"] for f in r.json["findings"] if f["id"].split(".")[0] in ("process", "unit", "user")})
+
+    def amd_tree(self):
+        """An RX 7900 XTX bound to amdgpu, its nodes root:render 0660 as udev makes them."""
+        t = PciTree(self.make_tree())
+        t.device("0000:03:00.0", 0x1002, 0x744c, 0x030000, driver="amdgpu", drm=("card0", "renderD128"))
+        t.module("amdgpu", 1)
+        t.t.write("/sys/module/amdgpu/initstate", "live\n")
+        t.node("/dev/kfd", 0o660, gid=RENDER)
+        t.node("/dev/dri/card0", 0o660, gid=VIDEO)
+        t.node("/dev/dri/renderD128", 0o660, gid=RENDER)
+        t.t.write("/etc/passwd", PASSWD)
+        t.t.write("/etc/group", GROUP)
+        return t
+
+    # ---- --pid ------------------------------------------------------------------------------------
+
+    def test_not_in_check_without_an_option(self):
+        r = self.run_json("check", "--root", self.amd_tree().t.root)
+        self.assertNotIn("process", r.json)
+        r = self.run_json("process", "--root", self.amd_tree().t.root)
+        self.assertEqual(r.json["process"]["status"], "not-applicable", repr(r))
+
+    def test_pid_reports_its_environment_not_ours(self):
+        lib = self.tmpdir()
+        p = self.child(env={"CUDA_VISIBLE_DEVICES": "1", "LD_LIBRARY_PATH": lib, "HSA_OVERRIDE_GFX_VERSION": "10.3.0"})
+        r = self.run_json("process", "--pid", str(p.pid),
+                          env={"CUDA_VISIBLE_DEVICES": "0", "LD_LIBRARY_PATH": None, "HSA_OVERRIDE_GFX_VERSION": None})
+        pid = r.json["process"]["pid"]
+        self.assertEqual(pid["pid"], p.pid)
+        self.assertEqual(pid["environment"]["CUDA_VISIBLE_DEVICES"], "1")
+        self.assertEqual(pid["environment"]["LD_LIBRARY_PATH"], lib)
+        self.assertEqual(pid["environment"]["HSA_OVERRIDE_GFX_VERSION"], "10.3.0")
+        self.assertEqual(pid["uid"], os.geteuid())
+        self.assertIs(pid["other_mount_namespace"], False)
+        self.assertEqual(pid["not_readable"], [])
+
+    def test_pid_names_the_cudnn_it_mapped(self):
+        d = self.tmpdir()
+        lib = os.path.join(d, "libcudnn.so.9")
+        shutil.copy(FAKE_LIBCUDA, lib)
+        p = self.child(lib=lib)
+        r = self.run_json("process", "--pid", str(p.pid))
+        libs = {l["path"]: l for l in r.json["process"]["pid"]["libraries"]}
+        self.assertIn(os.path.realpath(lib), libs, repr(r))
+        self.assertEqual(libs[os.path.realpath(lib)]["version"], "9")
+        self.assertEqual(libs[os.path.realpath(lib)]["name"], "libcudnn.so.9")
+        self.assertIn("libcudnn.so.9", r.stdout)
+
+    def test_pid_libcuda_other_than_ours(self):
+        mine, theirs = self.tmpdir(), self.tmpdir()
+        shutil.copy(FAKE_LIBCUDA, os.path.join(mine, "libcuda.so.1"))
+        shutil.copy(FAKE_LIBCUDA, os.path.join(theirs, "libcuda.so.1"))
+        p = self.child(lib=os.path.join(theirs, "libcuda.so.1"))
+        r = self.run_json("process", "--pid", str(p.pid), env={"LD_LIBRARY_PATH": mine})
+        ours = r.json["cuda"]["driver"]["library"]["path"]
+        self.assertEqual(os.path.dirname(ours), os.path.realpath(mine), repr(r))
+        f = r.findings("process.other-libcuda")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn(os.path.join(os.path.realpath(theirs), "libcuda.so.1"), f[0]["message"])
+        # the same library: nothing to say
+        r = self.run_json("process", "--pid", str(p.pid), env={"LD_LIBRARY_PATH": theirs})
+        self.assertEqual(r.findings("process.other-libcuda"), [], repr(r))
+
+    def test_pid_libcuda_loaded_as_it(self):
+        """Its LD_LIBRARY_PATH picks its libcuda, which a child loads with its environment and credentials."""
+        its, mine = self.tmpdir(), self.tmpdir()
+        for d in (its, mine):
+            shutil.copy(FAKE_LIBCUDA, os.path.join(d, "libcuda.so.1"))
+        its_lib, my_lib = (os.path.realpath(os.path.join(d, "libcuda.so.1")) for d in (its, mine))
+        ours = {"LD_LIBRARY_PATH": mine, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_GPUS": None}
+        p = self.child(env={"LD_LIBRARY_PATH": its, "CUDA_VISIBLE_DEVICES": "1", "GC_FAKE_CUDA_GPUS": "1"})
+        r = self.run_json("process", "--pid", str(p.pid), env=ours)
+        pid = r.json["process"]["pid"]
+        self.assertEqual(pid["predicted"]["libcuda.so.1"], {"its": its_lib, "ours": my_lib})
+        self.assertEqual([f["subject"] for f in r.findings("process.other-library")], ["libcuda.so.1"], repr(r))
+        self.assertEqual(r.json["cuda"]["driver"]["library"]["path"], my_lib)  # gpucheckup's own, its GPU visible
+        a = pid["cuda_as_it"]
+        self.assertEqual((a["library"], a["status"], a["cuinit"]), (its_lib, "ok", 100), a)
+        self.assertNotIn("devices", a)
+        f = r.findings("process.cuda-fails")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("cuInit(0) returns 100", f[0]["message"])
+        # with CUDA_VISIBLE_DEVICES=0 it sees its one GPU
+        p = self.child(env={"LD_LIBRARY_PATH": its, "CUDA_VISIBLE_DEVICES": "0", "GC_FAKE_CUDA_GPUS": "1"})
+        r = self.run_json("process", "--pid", str(p.pid), env=ours)
+        self.assertEqual(r.json["process"]["pid"]["cuda_as_it"]["devices"], 1, repr(r))
+        self.assertIn("CUDA as it", gctest.run("process", "--pid", str(p.pid), env=ours).stdout)
+        self.assertEqual(r.findings("process.cuda-fails"), [], repr(r))
+        # nobody cannot read root's 0700 temp dir: loaded as it, the library does not load
+        if os.geteuid() == 0:
+            p = self.child(env={"LD_LIBRARY_PATH": its}, prefix=("setpriv", "--reuid=nobody", "--regid=nogroup",
+                                                                 "--clear-groups"))
+            r = self.run_json("process", "--pid", str(p.pid), env=ours)
+            a = r.json["process"]["pid"]["cuda_as_it"]
+            self.assertEqual(a["credentials"], "its")
+            self.assertIn("Permission denied", a["dlopen_error"])
+            self.assertIn("and credentials", r.findings("process.cuda-fails")[0]["message"])
+
+    def test_pid_in_a_tree_hides_every_gpu_and_holds_a_node(self):
+        """The files of a real process started with CUDA_VISIBLE_DEVICES=1, captured into an NVIDIA tree."""
+        p = self.child(env={"CUDA_VISIBLE_DEVICES": "1"})
+        t = PciTree(self.make_tree())
+        t.healthy_nvidia()
+        for f in ("status", "environ", "maps"):
+            with open("/proc/%d/%s" % (p.pid, f), "rb") as src:
+                t.t.write("/proc/%d/%s" % (p.pid, f), src.read())
+        t.t.symlink("/dev/nvidia0", "/proc/%d/fd/7" % p.pid)
+        t.t.symlink("/dev/null", "/proc/%d/fd/0" % p.pid)
+        r = self.run_json("process", "--root", t.t.root, "--pid", str(p.pid))
+        f = r.findings("process.hides-all-gpus")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "error")
+        self.assertIn("CUDA_VISIBLE_DEVICES=1 hides every NVIDIA GPU", f[0]["message"])
+        self.assertEqual(f[0]["subject"], "pid %d: CUDA_VISIBLE_DEVICES" % p.pid)
+        self.assertEqual(r.json["process"]["pid"]["open_nodes"], ["/dev/nvidia0"])
+        # one GPU, index 0 is fine
+        t.t.write("/proc/%d/environ" % p.pid, b"CUDA_VISIBLE_DEVICES=0\0PATH=/usr/bin\0")
+        r = self.run_json("process", "--root", t.t.root, "--pid", str(p.pid))
+        self.assertEqual(r.findings("process.hides-all-gpus"), [], repr(r))
+        # a user outside video: the nodes are 0666 but for card0 (not a compute node); make nvidia0 0660
+        os.chmod(t.t.path("/dev/nvidia0"), 0o660)
+        with open("/proc/%d/status" % p.pid) as src:
+            st = "".join("Uid:\t1001\t1001\t1001\t1001\n" if l.startswith("Uid:") else
+                         "Gid:\t1001\t1001\t1001\t1001\n" if l.startswith("Gid:") else
+                         "Groups:\t1001\n" if l.startswith("Groups:") else l for l in src)
+        t.t.write("/proc/%d/status" % p.pid, st)
+        r = self.run_json("process", "--root", t.t.root, "--pid", str(p.pid))
+        self.assertEqual([f["subject"] for f in r.findings("process.denied")], ["/dev/nvidia0"], repr(r))
+
+    def test_pid_of_another_user_read_by_root_and_refused_to_nobody(self):
+        p = self.child(env={"HIP_VISIBLE_DEVICES": "0"}, prefix=("setpriv", "--reuid=nobody", "--regid=nogroup",
+                                                                  "--clear-groups"))
+        if os.geteuid() == 0:
+            r = self.run_json("process", "--pid", str(p.pid))
+            pid = r.json["process"]["pid"]
+            self.assertEqual(pid["not_readable"], [], repr(r))
+            self.assertEqual(pid["environment"]["HIP_VISIBLE_DEVICES"], "0")
+            self.assertEqual(pid["uid"], 65534)
+            # and nobody reading root's process (this one's child) is refused, by name
+            mine = self.child()
+            proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", gctest.GPUCHECKUP,
+                                   "process", "--json", "--pid", str(mine.pid)], capture_output=True, text=True,
+                                  timeout=120)
+            doc = __import__("json").loads(proc.stdout)
+            gctest.validate(doc)
+            unread = {u["file"]: u["error"] for u in doc["process"]["pid"]["not_readable"]}
+            self.assertEqual(sorted(unread), ["environ", "fd", "maps", "ns/mnt"], proc.stdout)
+            self.assertNotIn("own_view", doc["process"]["pid"])
+            self.assertEqual(set(unread.values()), {"not readable: needs root or the same user (ptrace access)"})
+            f = [f for f in doc["findings"] if f["id"] == "process.not-readable"]
+            self.assertEqual(len(f), 1)
+            self.assertIn("/proc/%d/environ" % mine.pid, f[0]["message"])
+            # the text of what could not be read
+            proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", gctest.GPUCHECKUP,
+                                   "process", "--pid", str(mine.pid)], capture_output=True, text=True, timeout=120)
+            self.assertIn(proc.returncode, (0, 1), proc.stderr)
+            self.assertIn("not readable: needs root or the same user", proc.stdout)
+        else:
+            r = self.run_json("process", "--pid", str(p.pid))
+            self.assertEqual(len(r.findings("process.not-readable")), 1, repr(r))
+
+    def test_pid_in_its_own_mount_namespace_is_judged_in_its_view(self):
+        """unshare -m: a tmpfs over /etc/OpenCL/vendors holding one .icd of its own."""
+        script = ("mount -t tmpfs none /etc/OpenCL/vendors && echo /opt/x/libgcfake.so > /etc/OpenCL/vendors/gcfake.icd"
+                  " && exec \"$0\" \"$@\"")
+        p = self.child(prefix=("unshare", "-m", "sh", "-c", script))
+        r = self.run_json("process", "--pid", str(p.pid))
+        pid = r.json["process"]["pid"]
+        self.assertIs(pid["other_mount_namespace"], True, repr(r))
+        self.assertEqual(pid["own_view"]["opencl_vendors"]["icds"], ["gcfake.icd"])
+        self.assertNotIn("gcfake.icd", pid["own_view"]["opencl_vendors"]["ours"])
+        self.assertEqual(len(r.findings("process.other-mount-namespace")), 1, repr(r))
+        f = r.findings("process.other-icds")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("sees 1 OpenCL ICD file in /etc/OpenCL/vendors (gcfake.icd)", f[0]["message"])
+        # another program's findings are never the root cause a target of gpucheckup's own names (no GPU here:
+        # pci.no-gpu is)
+        for name, t in r.json["verdict"]["targets"].items():
+            self.assertNotIn("(process.", t["detail"] or "", name)
+        if not r.json["pci"]["devices"]:
+            self.assertIn("(pci.no-gpu)", r.json["verdict"]["targets"]["gpu"]["detail"])
+        # our own process: one namespace, no view of its own
+        r = self.run_json("process", "--pid", str(self.child().pid))
+        self.assertIs(r.json["process"]["pid"]["other_mount_namespace"], False)
+        self.assertNotIn("own_view", r.json["process"]["pid"])
+        self.assertEqual(self.ids(r), [], repr(r))
+
+    def test_pid_root_in_a_tree_misses_nodes(self):
+        """A container given /dev/nvidiactl only, captured as the tree's /proc/PID/root."""
+        p = self.child()
+        t = PciTree(self.make_tree())
+        t.healthy_nvidia()
+        for f in ("status", "environ"):
+            with open("/proc/%d/%s" % (p.pid, f), "rb") as src:
+                t.t.write("/proc/%d/%s" % (p.pid, f), src.read())
+        t.t.write("/proc/%d/root/dev/nvidiactl" % p.pid)
+        t.t.write("/proc/%d/root/etc/OpenCL/vendors/nvidia.icd" % p.pid, "libnvidia-opencl.so.1\n")
+        r = self.run_json("process", "--root", t.t.root, "--pid", str(p.pid))
+        self.assertEqual(sorted(f["subject"] for f in r.findings("process.node-missing")),
+                         ["/dev/dri/renderD128", "/dev/nvidia-uvm", "/dev/nvidia0"], repr(r))
+        self.assertIn("has 1 of the GPU's 4 compute nodes", r.findings("process.node-missing")[0]["message"])
+        self.assertEqual(r.json["process"]["pid"]["own_view"]["opencl_vendors"]["icds"], ["nvidia.icd"])
+        self.assertEqual(len(r.findings("process.other-icds")), 1, repr(r))
+
+    def test_pid_that_does_not_exist_is_an_input_error(self):
+        r = gctest.run("process", "--json", "--pid", "4194304")
+        self.assertEqual(r.rc, 2, repr(r))
+        self.assertIn("no such process", r.stdout + r.stderr)
+
+    # ---- --unit ----------------------------------------------------------------------------------
+
+    def unit(self, t, text, name="ollama.service", where="/usr/lib/systemd/system"):
+        path = t.t.write("%s/%s" % (where, name), text)
+        if where.endswith("/system"):
+            v = subprocess.run(["systemd-analyze", "verify", path], capture_output=True, text=True, timeout=60)
+            self.assertEqual(v.returncode, 0, "not a valid unit: %s" % v.stderr)
+        return path
+
+    OLLAMA = ("[Unit]\nDescription=Ollama\n\n[Service]\nExecStart=/usr/bin/sleep infinity\nUser=ollama\n"
+              "Group=ollama\nPrivateDevices=yes\n\n[Install]\nWantedBy=multi-user.target\n")
+
+    def test_unit_private_devices_and_user_not_in_render(self):
+        t = self.amd_tree()
+        self.unit(t, self.OLLAMA)
+        r = self.run_json("check", "--root", t.t.root, "--unit", "ollama.service")
+        self.assertIn("unit.private-devices", self.ids(r))
+        self.assertEqual(r.findings("unit.private-devices")[0]["severity"], "error")
+        denied = sorted(f["subject"] for f in r.findings("unit.user-denied"))
+        self.assertEqual(denied, ["/dev/dri/renderD128", "/dev/kfd"], repr(r))
+        msg = r.findings("unit.user-denied")[0]["message"]
+        self.assertIn("User=ollama cannot open", msg)
+        self.assertIn("root:render 0660", msg)
+        self.assertIn("not in render", msg)
+        u = r.json["process"]["unit"]
+        self.assertEqual((u["file"], u["user"], u["private_devices"]),
+                         ("/usr/lib/systemd/system/ollama.service", "ollama", True))
+        h = gctest.run("check", "--root", t.t.root, "--unit", "ollama", "--health")
+        self.assertNotEqual(h.rc, 0, repr(h))
+        text = gctest.run("process", "--root", t.t.root, "--unit", "ollama")
+        self.assertIn("PrivateDevices=yes", text.stdout)
+
+    def test_unit_that_runs_is_judged_by_its_process(self):
+        """Its cgroup names its process (without D-Bus); that process's files as a tree captured them."""
+        t = self.amd_tree()
+        self.unit(t, self.OLLAMA.replace("PrivateDevices=yes\n", ""))
+        t.t.write("/sys/fs/cgroup/system.slice/ollama.service/cgroup.procs", "4242\n4250\n")
+        t.t.write("/proc/4242/status", "Name:\tollama\nUid:\t998\t998\t998\t998\nGid:\t998\t998\t998\t998\n"
+                  "Groups:\t998\nNoNewPrivs:\t0\nSeccomp:\t0\n")
+        t.t.write("/proc/4242/environ", b"HIP_VISIBLE_DEVICES=1\0HOME=/usr/share/ollama\0")
+        r = self.run_json("check", "--root", t.t.root, "--unit", "ollama")
+        self.assertEqual(r.json["process"]["unit"]["main_pid"], 4242)
+        self.assertEqual(r.json["process"]["pid"]["environment"], {"HIP_VISIBLE_DEVICES": "1"})
+        self.assertIn("process 4242 (ollama)", r.findings("process.hides-all-gpus")[0]["message"])
+        self.assertEqual(sorted(f["subject"] for f in r.findings("process.denied")),
+                         ["/dev/dri/renderD128", "/dev/kfd"], repr(r))
+        self.assertEqual(len(r.findings("unit.user-denied")), 2, repr(r))
+
+    def test_unit_dropins_override_in_order(self):
+        t = self.amd_tree()
+        self.unit(t, self.OLLAMA)
+        # /etc's drop-in of a name hides /usr's of the same name; files apply sorted by name
+        t.t.write("/usr/lib/systemd/system/ollama.service.d/10-gpu.conf", "[Service]\nPrivateDevices=yes\n")
+        t.t.write("/etc/systemd/system/ollama.service.d/10-gpu.conf",
+                  "[Service]\n# a comment\nPrivateDevices=no\n"
+                  "SupplementaryGroups=render \\\n  video\n")
+        t.t.write("/run/systemd/system/ollama.service.d/20-env.conf",
+                  "[Service]\nEnvironment=\"HSA_OVERRIDE_GFX_VERSION=11.0.0\" \"OLLAMA_HOST=0.0.0.0 x\"\n"
+                  "Environment=HIP_VISIBLE_DEVICES=3\nEnvironmentFile=-/etc/default/ollama-missing\n"
+                  "EnvironmentFile=/etc/default/ollama\n")
+        t.t.write("/etc/default/ollama", "# the file wins over Environment=\nHSA_OVERRIDE_GFX_VERSION=\"10.3.0\"\n")
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama")
+        u = r.json["process"]["unit"]
+        self.assertEqual(u["dropins"], ["/etc/systemd/system/ollama.service.d/10-gpu.conf",
+                                        "/run/systemd/system/ollama.service.d/20-env.conf"])
+        self.assertIs(u["private_devices"], False)
+        self.assertEqual(u["supplementary_groups"], ["render", "video"])
+        self.assertEqual(u["environment"]["HSA_OVERRIDE_GFX_VERSION"], "10.3.0")
+        self.assertEqual(u["environment"]["OLLAMA_HOST"], "0.0.0.0 x")
+        self.assertEqual(self.ids(r), ["process.hides-all-gpus"], repr(r))
+        self.assertIn("HIP_VISIBLE_DEVICES=3 hides every AMD GPU from unit ollama.service",
+                      r.findings("process.hides-all-gpus")[0]["message"])
+        self.assertEqual(r.findings("process.hides-all-gpus")[0]["subject"], "ollama.service: HIP_VISIBLE_DEVICES")
+        self.assertTrue(all(n["can_open"] for n in u["access"]["nodes"]), u)
+        # an environment file without '-' that is missing
+        os.unlink(t.t.path("/etc/default/ollama"))
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama")
+        self.assertEqual([f["subject"] for f in r.findings("unit.env-file-missing")], ["/etc/default/ollama"])
+
+    def test_unit_device_policy(self):
+        t = self.amd_tree()
+        self.unit(t, self.OLLAMA.replace("PrivateDevices=yes", "DevicePolicy=closed\nDeviceAllow=/dev/kfd rw")
+                  .replace("User=ollama\nGroup=ollama\n", ""))
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama")
+        f = r.findings("unit.device-policy")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("no DeviceAllow= for /dev/dri/renderD128", f[0]["message"])
+        self.unit(t, self.OLLAMA.replace("PrivateDevices=yes", "DevicePolicy=strict\nDeviceAllow=/dev/kfd rw\n"
+                                         "DeviceAllow=char-drm rw").replace("User=ollama\nGroup=ollama\n", ""),
+                  where="/etc/systemd/system")
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama")
+        self.assertEqual(r.json["process"]["unit"]["file"], "/etc/systemd/system/ollama.service")
+        self.assertEqual(self.ids(r), [], repr(r))
+        # read-only is not enough
+        t.t.write("/etc/systemd/system/ollama.service.d/ro.conf", "[Service]\nDeviceAllow=\nDeviceAllow=char-drm r\n")
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama")
+        self.assertIn("/dev/dri/renderD128, /dev/kfd", r.findings("unit.device-policy")[0]["message"])
+
+    def test_unit_dynamic_user_needs_supplementary_groups(self):
+        t = self.amd_tree()
+        body = self.OLLAMA.replace("User=ollama\nGroup=ollama\nPrivateDevices=yes\n", "DynamicUser=yes\n")
+        self.unit(t, body)
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama")
+        self.assertEqual(len(r.findings("unit.user-denied")), 2, repr(r))
+        self.unit(t, body.replace("DynamicUser=yes", "DynamicUser=yes\nSupplementaryGroups=render"),
+                  where="/etc/systemd/system")
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama")
+        self.assertEqual(self.ids(r), [], repr(r))
+
+    def test_unit_masked_missing_and_template(self):
+        t = self.amd_tree()
+        self.unit(t, self.OLLAMA)
+        t.t.symlink("/dev/null", "/etc/systemd/system/ollama.service")
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama")
+        self.assertEqual(self.ids(r), ["unit.masked"], repr(r))
+        r = self.run_json("process", "--root", t.t.root, "--unit", "nothing")
+        self.assertEqual(self.ids(r), ["unit.not-found"], repr(r))
+        text = gctest.run("process", "--root", t.t.root, "--unit", "nothing", "-v")  # text of a unit without a file
+        self.assertEqual(text.rc, 0, repr(text))
+        self.assertIn("unit.not-found", text.stdout)
+        self.unit(t, self.OLLAMA.replace("User=ollama", "User=nosuchuser"), name="gpu@.service")
+        r = self.run_json("process", "--root", t.t.root, "--unit", "gpu@1.service")
+        self.assertEqual(r.json["process"]["unit"]["file"], "/usr/lib/systemd/system/gpu@.service")
+        self.assertIn("unit.unknown-user", self.ids(r))
+
+    def test_unit_env_differs_from_this_shell(self):
+        t = self.amd_tree()
+        self.unit(t, self.OLLAMA.replace("PrivateDevices=yes", "Environment=HSA_OVERRIDE_GFX_VERSION=10.3.0")
+                  .replace("User=ollama\nGroup=ollama\n", ""))
+        env = {"HSA_OVERRIDE_GFX_VERSION": "11.0.0", "CUDA_VISIBLE_DEVICES": None, "HIP_VISIBLE_DEVICES": None,
+               "ROCR_VISIBLE_DEVICES": None, "LD_LIBRARY_PATH": None, "LD_PRELOAD": None, "OCL_ICD_VENDORS": None}
+        # --live: this shell is the one to compare with
+        r = self.run_json("process", "--root", t.t.root, "--live", "--unit", "ollama", env=env)
+        f = r.findings("unit.env-differs")
+        self.assertEqual([x["subject"] for x in f], ["HSA_OVERRIDE_GFX_VERSION"], repr(r))
+        self.assertIn("started by the unit the program sees \"10.3.0\"", f[0]["message"])
+        self.assertIn("started by hand from this shell \"11.0.0\"", f[0]["message"])
+        # a variable only the shell sets is missing from the service
+        env.update({"HSA_OVERRIDE_GFX_VERSION": "10.3.0", "ROCR_VISIBLE_DEVICES": "0"})
+        r = self.run_json("process", "--root", t.t.root, "--live", "--unit", "ollama", env=env)
+        f = r.findings("unit.env-differs")
+        self.assertEqual([x["subject"] for x in f], ["ROCR_VISIBLE_DEVICES"], repr(r))
+        self.assertIn("started by the unit the program sees it unset", f[0]["message"])
+        # a captured tree alone says nothing of this shell
+        r = self.run_json("process", "--root", t.t.root, "--unit", "ollama", env=env)
+        self.assertEqual(r.findings("unit.env-differs"), [], repr(r))
+
+    # ---- --user -----------------------------------------------------------------------------------
+
+    def test_user_on_a_tree(self):
+        t = self.amd_tree()
+        r = self.run_json("process", "--root", t.t.root, "--user", "bob")
+        f = {x["subject"]: x["message"] for x in r.findings("user.denied")}
+        self.assertEqual(sorted(f), ["/dev/dri/renderD128", "/dev/kfd"], repr(r))
+        self.assertIn("bob cannot open /dev/dri/renderD128 (root:render 0660; bob is not in render", f["/dev/dri/renderD128"])
+        r = self.run_json("process", "--root", t.t.root, "--user", "alice")
+        self.assertEqual(self.ids(r), [], repr(r))
+        self.assertEqual(r.json["process"]["user"]["groups"], ["alice", "video", "render"])
+        r = self.run_json("process", "--root", t.t.root, "--user", "carol")
+        self.assertEqual(self.ids(r), ["user.unknown"], repr(r))
+
+    def test_user_acl_grants_access(self):
+        """logind's uaccess: an ACL entry for the seat's user on a 0660 node."""
+        import struct
+        t = self.amd_tree()
+        acl = struct.pack("<I", 2)
+        for tag, perm, ident in ((1, 6, 0xffffffff), (2, 6, 1001), (4, 6, 0xffffffff), (0x10, 6, 0xffffffff),
+                                 (0x20, 0, 0xffffffff)):
+            acl += struct.pack("<HHI", tag, perm, ident)
+        os.setxattr(t.t.path("/dev/dri/renderD128"), "system.posix_acl_access", acl)
+        r = self.run_json("process", "--root", t.t.root, "--user", "bob")
+        self.assertEqual([x["subject"] for x in r.findings("user.denied")], ["/dev/kfd"], repr(r))
+        nodes = {n["path"]: n for n in r.json["process"]["user"]["nodes"]}
+        self.assertTrue(nodes["/dev/dri/renderD128"]["acl"])
+        self.assertIn("ACL entry for its uid 1001", nodes["/dev/dri/renderD128"]["by"])
+
+
+if __name__ == "__main__":
+    gctest.main()
