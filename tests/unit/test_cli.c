@@ -168,6 +168,18 @@ static void test_device_and_smoke(void **state)
     cli_options_free(&o);
 }
 
+/* --help as printed (heap; the caller frees). */
+static char *help_text(void)
+{
+    char *help = NULL;
+    size_t len = 0;
+    FILE *m = open_memstream(&help, &len);
+    assert_non_null(m);
+    cli_print_help(m);
+    fclose(m);
+    return help;
+}
+
 /* The commands and the probes' options come from the registry: each probe is a command, named in
  * --help and in the unknown-command message, and each of its options is parsed and documented. */
 static void test_registry_commands_and_options(void **state)
@@ -175,12 +187,7 @@ static void test_registry_commands_and_options(void **state)
     (void)state;
     struct cli_options o;
     char err[512];
-    char *help = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&help, &len);
-    assert_non_null(m);
-    cli_print_help(m);
-    fclose(m);
+    char *help = help_text();
     char *bad[] = {"gpucheckup", "frobnicate", NULL};
     assert_int_equal(cli_parse(2, bad, &o, err, sizeof(err)), -1);
     cli_options_free(&o);
@@ -214,12 +221,7 @@ static void test_registry_commands_and_options(void **state)
 /* --help's words with every run of white space made one space (its lines are wrapped). */
 static char *help_flat(void)
 {
-    char *help = NULL;
-    size_t len = 0;
-    FILE *m = open_memstream(&help, &len);
-    assert_non_null(m);
-    cli_print_help(m);
-    fclose(m);
+    char *help = help_text();
     char *w = help;
     for (const char *r = help; *r; r++)
         if (*r != ' ' && *r != '\n')
