@@ -93,8 +93,7 @@ void fw_judge_arch(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fou
         return;
     json_object *devs = jsonget(doctor_data(ctx->report, "cuda"), "devices");
     char name[256], sass[400], ptx[200];
-    snprintf(name, sizeof(name), "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
-             s->envs[f->env].prefix);
+    fw_name(s, f, name, sizeof(name));
     fw_arch_list(f->code->sass, f->code->n_sass, "sm", sass, sizeof(sass));
     fw_arch_list(f->code->ptx, f->code->n_ptx, "compute", ptx, sizeof(ptx));
     size_t n = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0, judged = 0,

@@ -295,8 +295,7 @@ static void fw_import_judge(struct probe_ctx *ctx, const struct fw_scan *s, stru
                             bool failed)
 {
     char name[256], said[700];
-    snprintf(name, sizeof(name), "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
-             s->envs[f->env].prefix);
+    fw_name(s, f, name, sizeof(name));
     const char *python = jsonget_str(imp, "python"), *err = jsonget_str(imp, "error");
     if (failed) {
         struct report_finding *fd = report_add_finding(ctx->report, "frameworks.import-failed", python,

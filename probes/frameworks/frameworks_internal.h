@@ -152,5 +152,7 @@ void fw_import_all(struct probe_ctx *ctx, struct report_section *sec, struct fw_
 extern const char fw_import_script[];
 
 const char *fw_build_name(enum fw_build b);
+/* "PyTorch 2.9.0+cu128 (/opt/venv)": a copy's name for messages, in BUF (returned). */
+const char *fw_name(const struct fw_scan *s, const struct fw_found *f, char *buf, size_t len);
 
 #endif

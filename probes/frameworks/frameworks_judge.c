@@ -139,8 +139,7 @@ static const char *fw_min_driver(int major)
     return NULL;
 }
 
-/* "PyTorch 2.9.0+cu128 (/opt/venv)": a copy's name for messages, in BUF. */
-static const char *fw_name(const struct fw_scan *s, const struct fw_found *f, char *buf, size_t len)
+const char *fw_name(const struct fw_scan *s, const struct fw_found *f, char *buf, size_t len)
 {
     snprintf(buf, len, "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
              s->envs[f->env].prefix);

@@ -154,8 +154,7 @@ static void fw_minor_one(struct probe_ctx *ctx, const struct fw_scan *s, struct 
     }
     const char *label = fw_minor_rules[rule].label;
     char who[256], effect[400];
-    snprintf(who, sizeof(who), "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
-             s->envs[f->env].prefix);
+    fw_name(s, f, who, sizeof(who));
     snprintf(effect, sizeof(effect), fw_minor_effect(f), label, v, min);
     struct report_finding *fd = report_add_finding(
         ctx->report, "frameworks.lib-older-minor", path, "%s: the loader takes %s from %s (%s), %s %s, older than "

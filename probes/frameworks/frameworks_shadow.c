@@ -144,8 +144,7 @@ void fw_shadow_all(struct probe_ctx *ctx, const struct fw_scan *s)
         if (f->build != FW_BUILD_CUDA || seen)
             continue;
         char who[256], *nv = ldsearch_join(f->site, "nvidia"), **dirs = NULL;
-        snprintf(who, sizeof(who), "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
-                 s->envs[f->env].prefix);
+        fw_name(s, f, who, sizeof(who));
         size_t nd = 0;
         if (nv && ldsearch_dir_match(ctx->fs, nv, "*", &dirs, &nd) == 0) {
             for (size_t d = 0; d < nd && d < FW_SHADOW_MAX_WHEELS; d++) {
@@ -189,8 +188,7 @@ void fw_judge_cudnn(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fo
     if (found)
         return;
     char name[256];
-    snprintf(name, sizeof(name), "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
-             s->envs[f->env].prefix);
+    fw_name(s, f, name, sizeof(name));
     struct report_finding *fd = report_add_finding(
         ctx->report, "frameworks.cudnn-missing", f->source, "%s: built with cuDNN %d, and no %s is in %s/nvidia/cudnn/lib "
         "or on the loader's path: TensorFlow says \"Cannot dlopen some GPU libraries\" and runs on the CPU", name, major,
@@ -278,8 +276,7 @@ void fw_judge_tf_libs(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_
     if (nm == 0)
         return;
     char name[256];
-    snprintf(name, sizeof(name), "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
-             s->envs[f->env].prefix);
+    fw_name(s, f, name, sizeof(name));
     struct report_finding *fd = report_add_finding(
         ctx->report, "frameworks.tf-cuda-libs-missing", f->source, "%s: built with CUDA %s, and %s %s in none of its "
         "NVIDIA wheels (%s/nvidia/*/lib) nor on the loader's path: TensorFlow says \"Cannot dlopen some GPU "
