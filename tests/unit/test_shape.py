@@ -251,8 +251,8 @@ INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
 def include_owner(rel):
-    """Who a source or header belongs to: "probes/NAME" for a probe's folder, else its folder ("src",
-    "src/results", "probes": the shared OpenCL child)."""
+    """Who a source or header belongs to: "probes/NAME" for a probe's folder (or the shared OpenCL child's,
+    probes/clonce), else its folder ("src", "src/results")."""
     parts = rel.replace(os.sep, "/").split("/")
     if parts[0] == "probes" and len(parts) > 2:
         return "probes/" + parts[1]
@@ -273,10 +273,14 @@ def resolve_include(rel, name, files):
     return None
 
 
+SHARED_CHILD = "probes/clonce"
+
+
 def cross_probe_includes(texts):
     """(includer, header) for each `#include "x.h"` in TEXTS ({path: source}) that resolves to a probe's
     folder (probes/B/) from outside it: from another probe (probes/A/), the core (src/) or the shared
-    OpenCL child (probes/clonce*)."""
+    OpenCL child (probes/clonce/). The shared child's own folder is the one a probe may include: its
+    parts tables (clonce_parts.h, bench_parts.h) are the contract its users implement."""
     files = set(texts)
     found = []
     for rel in sorted(texts):
@@ -286,7 +290,7 @@ def cross_probe_includes(texts):
             if not hdr:
                 continue
             target = include_owner(hdr)
-            if target != owner and target.startswith("probes/"):
+            if target != owner and target.startswith("probes/") and target != SHARED_CHILD:
                 found.append((rel, hdr))
     return found
 
@@ -307,8 +311,8 @@ class IncludeScannerTests(unittest.TestCase):
         "src/core.h": "",
         "src/results/result_a.h": "",
         "src/uses.c": '#include "core.h"\n#include "results/result_a.h"\n#include "a_internal.h"\n',
-        "probes/clonce_parts.h": "",
-        "probes/clonce.c": '#include "clonce_parts.h"\n#include "b_private.h"\n',
+        "probes/clonce/clonce_parts.h": "",
+        "probes/clonce/clonce.c": '#include "clonce_parts.h"\n#include "b_private.h"\n',
         "probes/a/a.c": ('#include "a_internal.h"\n#include "core.h"\n#include "clonce_parts.h"\n'
                          '  #  include "b_internal.h"\n/* #include "b_private.h" */\n#include <b_sys.h>\n'),
         "probes/a/a_internal.h": "",
@@ -320,7 +324,7 @@ class IncludeScannerTests(unittest.TestCase):
         self.assertEqual(cross_probe_includes(self.TREE), [
             ("probes/a/a.c", "probes/b/b_internal.h"),
             ("probes/b/b_internal.h", "probes/a/a_internal.h"),
-            ("probes/clonce.c", "probes/b/b_private.h"),
+            ("probes/clonce/clonce.c", "probes/b/b_private.h"),
             ("src/uses.c", "probes/a/a_internal.h"),
         ])
 
@@ -331,6 +335,12 @@ class IncludeScannerTests(unittest.TestCase):
 
 
 class IncludeTests(unittest.TestCase):
+    def test_probes_holds_only_folders(self):
+        loose = sorted(n for n in os.listdir(os.path.join(ROOT, "probes"))
+                       if n != "meson.build" and not os.path.isdir(os.path.join(ROOT, "probes", n)))
+        self.assertEqual(loose, [], "a file loose in probes/: it belongs in a probe's folder or the shared "
+                         "OpenCL child's (probes/clonce/)")
+
     def test_no_cross_probe_include(self):
         texts = {}
         for rel in sources():
