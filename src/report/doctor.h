@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "options.h"
 #include "report.h"
 
 /* Check every requirement name in NAMES (N of them) before any probe runs. Returns 0, or -1 with a
@@ -51,5 +52,9 @@ const struct report_finding *doctor_target_root(const struct report *r, const st
 /* The vendor ("nvidia", "amd", "intel") a finding is about, from its subject and the sections'
  * facts; NULL when unknown or not vendor-specific. Static string. */
 const char *doctor_finding_vendor(const struct report *r, const struct report_finding *f);
+
+/* The verdict step after every probe: correlation, --require, verdict text (src/report/doctor.c).
+ * Returns 0, or GC_EXIT_USAGE with *ERROR set for an unknown requirement name. */
+int doctor_run(const struct cli_options *o, struct report *r, char **error);
 
 #endif

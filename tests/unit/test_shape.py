@@ -1,10 +1,12 @@
 """The shape of the sources (issue 13): no .c/.h under src/ or probes/ over 800 lines, no function over 120;
 and what a probe owns stays in its folder: src/ (outside src/report/registry.c) names no probe's command, option
 or finding ID prefix, and the top-level meson.build no probe folder; no probe includes another's headers,
-nor src/ or the shared OpenCL child a probe's (issue 25)."""
+nor src/ or the shared OpenCL child a probe's (issue 25), nor a probe a header of src/app/; probes/ holds only
+folders, and no src/ object of the core library calls a function defined under probes/ (issue 38)."""
 import glob
 import os
 import re
+import subprocess
 import sys
 import unittest
 
@@ -352,6 +354,115 @@ class IncludeTests(unittest.TestCase):
                          "a probe includes another probe's header (or src/ a probe's): move what is shared "
                          "into src/ (a service, or a typed result header in src/results/)")
         self.assertEqual(sorted(CROSS_INCLUDE_EXCEPTIONS - found), [], "stale entries in CROSS_INCLUDE_EXCEPTIONS")
+
+
+APP_HEADERS = ("cli.h", "run.h")
+
+
+def app_includes(texts):
+    """(includer, header) for each `#include` in a probe's file (probes/...) that resolves to src/app/: the
+    program's own headers (what a probe reads of the command line is src/report/options.h)."""
+    files = set(texts)
+    found = []
+    for rel in sorted(texts):
+        if not rel.startswith("probes/"):
+            continue
+        for m in INCLUDE_RE.finditer(blank_comments(texts[rel])):
+            hdr = resolve_include(rel, m.group(1), files)
+            if hdr and hdr.startswith("src/app/"):
+                found.append((rel, hdr))
+    return found
+
+
+class AppIncludeTests(unittest.TestCase):
+    def test_scanner(self):
+        tree = {"src/app/cli.h": "", "src/report/options.h": "", "probes/a/a.c": '#include "cli.h"\n',
+                "probes/b/b.c": '#include "options.h"\n/* #include "cli.h" */\n'}
+        self.assertEqual(app_includes(tree), [("probes/a/a.c", "src/app/cli.h")])
+
+    def test_no_probe_includes_app(self):
+        texts = {}
+        for rel in sources():
+            with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+                texts[rel.replace(os.sep, "/")] = f.read()
+        self.assertTrue(any(r.startswith("src/app/") for r in texts))
+        self.assertEqual(app_includes(texts), [], "a probe includes a header of src/app/ (the program): "
+                         "what it needs belongs in src/report/ (options.h, probe.h) or another role folder")
+
+
+def archive_symbols(lines):
+    """From `nm -A` LINES of the core library (probes' objects merged in, thin or not): ({symbol: set of
+    objects defining it}, {object: set of undefined symbols}). An object is the member's path as nm prints
+    it: "probes/NAME/libprobe-NAME.a.p/x.c.o" for a probe's, "libgpucheckup-core.a.p/src_DIR_x.c.o" for
+    the core's."""
+    defined, undefined = {}, {}
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        obj, f = parts[1], parts[2].split()
+        if len(f) == 2 and f[0] == "U":
+            undefined.setdefault(obj, set()).add(f[1])
+        elif len(f) == 3 and f[1] in "TDBRGCSV":
+            defined.setdefault(f[2], set()).add(obj)
+    return defined, undefined
+
+
+def is_probe_object(obj):
+    return obj.startswith("probes/") or "/probes/" in obj
+
+
+def is_src_object(obj):
+    return os.path.basename(obj).startswith("src_")
+
+
+def src_calls_into_probes(defined, undefined):
+    """(src object, symbol) for each symbol a src/ object needs that only objects under probes/ define,
+    but registry.c's references to the probes' `probe_NAME` rows (the one allowed link: it lists them)."""
+    found = []
+    for obj in sorted(o for o in undefined if is_src_object(o)):
+        for sym in sorted(undefined[obj]):
+            owners = defined.get(sym)
+            if not owners or not all(is_probe_object(o) for o in owners):
+                continue
+            if os.path.basename(obj).endswith("registry.c.o") and sym.startswith("probe_"):
+                continue
+            found.append((os.path.basename(obj), sym))
+    return found
+
+
+class ArrowTests(unittest.TestCase):
+    """src/ calls nothing defined under probes/: the core serves the probes, never the other way."""
+
+    def test_scanner(self):
+        lines = [
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_report_doctor.c.o:                 U result_x_get",
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_report_doctor.c.o:                 U str_printf",
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_report_registry.c.o:                 U probe_x",
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_report_registry.c.o:                 U x_helper",
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_util_strutil.c.o:0000000000000000 T str_printf",
+            "libgpucheckup-core.a:probes/x/libprobe-x.a.p/x.c.o:0000000000000000 D probe_x",
+            "libgpucheckup-core.a:probes/x/libprobe-x.a.p/x.c.o:0000000000000040 T result_x_get",
+            "libgpucheckup-core.a:probes/x/libprobe-x.a.p/x.c.o:0000000000000080 T x_helper",
+            "libgpucheckup-core.a:probes/x/libprobe-x.a.p/x.c.o:                 U str_printf",
+        ]
+        self.assertEqual(src_calls_into_probes(*archive_symbols(lines)), [
+            ("src_report_doctor.c.o", "result_x_get"), ("src_report_registry.c.o", "x_helper")])
+
+    def test_src_calls_nothing_under_probes(self):
+        build = os.environ.get("GPUCHECKUP_BUILD_ROOT")
+        if not build:
+            self.fail("GPUCHECKUP_BUILD_ROOT is not set: run through meson test (unit-shape reads the core library)")
+        lib = os.path.join(build, "libgpucheckup-core.a")
+        out = subprocess.run(["nm", "-A", lib], capture_output=True, text=True, check=True,
+                             cwd=build).stdout.splitlines()
+        defined, undefined = archive_symbols(out)
+        objs = set(undefined) | {o for objs in defined.values() for o in objs}
+        self.assertGreater(len([o for o in objs if is_src_object(o)]), 30, "no src/ objects found in " + lib)
+        self.assertGreater(len([o for o in objs if is_probe_object(o)]), 50, "no probe objects found in " + lib)
+        self.assertEqual(src_calls_into_probes(defined, undefined), [],
+                         "src/ calls a function (or reads data) defined only under probes/: move it to the "
+                         "probe (a typed result's helper in probes/NAME/result_NAME.c, declared in src/results/)")
 
 
 if __name__ == "__main__":
