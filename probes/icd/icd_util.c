@@ -10,7 +10,6 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "strutil.h"
-#include "vendor.h"
 
 /* Under a snapshot: the environment its run saw (the icd section's "env"), not this process's, so
  * the .icd files are looked for where that run looked. Set only while icd_run runs. */
