@@ -127,41 +127,6 @@ static unsigned bench_max_n(json_object *devs)
     return (unsigned)m;
 }
 
-/* Findings about one sweep SW of device DEV (or of the CPU BLAS when DEV is NULL). */
-void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw)
-{
-    const char *impl = jsonget_str(sw, "implementation"), *prec = jsonget_str(sw, "precision");
-    const char *status = jsonget_str(sw, "status");
-    json_object *pts = jsonget(sw, "points");
-    char sizes[200] = "";
-    const char *first = NULL;
-    size_t used = 0;
-    for (size_t i = 0; json_object_is_type(pts, json_type_array) && i < json_object_array_length(pts); i++) {
-        json_object *p = json_object_array_get_idx(pts, i);
-        if (strcmp(jsonget_str(p, "status"), "wrong") != 0 || used >= sizeof(sizes) - 16)
-            continue;
-        used += (size_t)snprintf(sizes + used, sizeof(sizes) - used, "%s%d", used ? ", " : "",
-                                 json_object_get_int(jsonget(p, "n")));
-        if (!first)
-            first = jsonget_str(p, "detail");
-    }
-    struct report_finding *f;
-    if (used) {
-        f = report_add_finding(ctx->report, "bench.wrong-result", subject, "%s computed wrong %s GEMM results with %s at N = %s",
-                               who, prec ? prec : "?", impl ? impl : "the CPU BLAS", sizes);
-        if (f && first)
-            report_finding_add_evidence(f, "first wrong size", "%s", first);
-    }
-    if (status && (strcmp(status, "failed") == 0 || strcmp(status, "partial") == 0)) {
-        const char *detail = jsonget_str(sw, "detail");
-        f = report_add_finding(ctx->report, "bench.run-failed", subject, "%s: %s %s failed: %s", who,
-                               impl ? impl : "?", prec ? prec : "?", detail ? detail : "no detail");
-        const char *log = jsonget_str(sw, "build_log");
-        if (f && log)
-            report_finding_add_evidence(f, "build log", "%.300s", log);
-    }
-}
-
 /* Findings about device DEV (an enriched device object). */
 static void bench_device_findings(struct probe_ctx *ctx, const struct cldev_target *t, json_object *dev)
 {

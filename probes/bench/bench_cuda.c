@@ -1,4 +1,4 @@
-/* bench_cuda.c: bench's CUDA devices: the cuda probe's children (probes/bench_parts.h) run one at a time, then findings and lines. */
+/* bench_cuda.c: bench's CUDA devices: the cuda probe's children (probes/clonce/bench_parts.h) run one at a time, then findings and lines. */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>

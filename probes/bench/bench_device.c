@@ -12,29 +12,6 @@
 #include "jsonnum.h"
 #include "strutil.h"
 
-void bench_stage(char *shared, const char *fmt, ...)
-{
-    if (!shared)
-        return;
-    char buf[BENCH_STAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    memcpy(shared, buf, sizeof(buf));
-    __sync_synchronize();
-}
-
-json_object *bench_error_json(const char *call, cl_int code)
-{
-    json_object *e = json_object_new_object();
-    bool cl = strncmp(call, "cl", 2) == 0;
-    json_object_object_add(e, "call", json_object_new_string(call));
-    json_object_object_add(e, "code", cl || code ? json_object_new_int(code) : NULL);
-    json_object_object_add(e, "name", cl ? json_object_new_string(clapi_error_name(code)) : NULL);
-    return e;
-}
-
 /* A string device property (heap, sanitised), or NULL. */
 static char *bench_dev_str(const struct bench_dev *d, cl_device_info what)
 {

@@ -86,7 +86,7 @@ json_object *bench_sweep(struct bench_dev *d, enum bench_impl i, enum bench_prec
 /* The median of V[0..N) (sorts V); NAN when N is 0 or a value is NAN. */
 double bench_median(double *v, size_t n);
 
-/* Findings about one sweep SW (bench.c): wrong sizes (bench.wrong-result) and a failed run (bench.run-failed). */
+/* Findings about one sweep SW (bench_sweep.c): wrong sizes (bench.wrong-result) and a failed run (bench.run-failed). */
 struct probe_ctx;
 struct report_section;
 void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw);

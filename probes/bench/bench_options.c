@@ -6,7 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
-#include "cli.h"
+#include "options.h"
 #include "strutil.h"
 
 static struct bench_options bench_opts = {BENCH_DEFAULT_TIME_S, BENCH_PREC_ALL, NULL};

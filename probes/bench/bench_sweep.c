@@ -1,12 +1,17 @@
 /* bench_sweep.c: one GEMM sweep on an OpenCL device (gpucheckup's kernel or CLBlast), every size verified. */
 #include <math.h>
 #include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "bench_internal.h"
 #include "bench_verify.h"
+#include "clapi.h"
+#include "jsonget.h"
+#include "probe.h"
 #include "jsonnum.h"
 #include "strutil.h"
 
@@ -444,4 +449,62 @@ json_object *bench_sweep(struct bench_dev *d, enum bench_impl impl, enum bench_p
     if (r.kernel)
         d->api.clReleaseKernel(r.kernel);
     return sw;
+}
+
+/* Findings about one sweep SW of device DEV (or of the CPU BLAS when DEV is NULL). */
+void bench_sweep_findings(struct probe_ctx *ctx, const char *subject, const char *who, json_object *sw)
+{
+    const char *impl = jsonget_str(sw, "implementation"), *prec = jsonget_str(sw, "precision");
+    const char *status = jsonget_str(sw, "status");
+    json_object *pts = jsonget(sw, "points");
+    char sizes[200] = "";
+    const char *first = NULL;
+    size_t used = 0;
+    for (size_t i = 0; json_object_is_type(pts, json_type_array) && i < json_object_array_length(pts); i++) {
+        json_object *p = json_object_array_get_idx(pts, i);
+        if (strcmp(jsonget_str(p, "status"), "wrong") != 0 || used >= sizeof(sizes) - 16)
+            continue;
+        used += (size_t)snprintf(sizes + used, sizeof(sizes) - used, "%s%d", used ? ", " : "",
+                                 json_object_get_int(jsonget(p, "n")));
+        if (!first)
+            first = jsonget_str(p, "detail");
+    }
+    struct report_finding *f;
+    if (used) {
+        f = report_add_finding(ctx->report, "bench.wrong-result", subject, "%s computed wrong %s GEMM results with %s at N = %s",
+                               who, prec ? prec : "?", impl ? impl : "the CPU BLAS", sizes);
+        if (f && first)
+            report_finding_add_evidence(f, "first wrong size", "%s", first);
+    }
+    if (status && (strcmp(status, "failed") == 0 || strcmp(status, "partial") == 0)) {
+        const char *detail = jsonget_str(sw, "detail");
+        f = report_add_finding(ctx->report, "bench.run-failed", subject, "%s: %s %s failed: %s", who,
+                               impl ? impl : "?", prec ? prec : "?", detail ? detail : "no detail");
+        const char *log = jsonget_str(sw, "build_log");
+        if (f && log)
+            report_finding_add_evidence(f, "build log", "%.300s", log);
+    }
+}
+
+void bench_stage(char *shared, const char *fmt, ...)
+{
+    if (!shared)
+        return;
+    char buf[BENCH_STAGE_MAX];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, sizeof(buf), fmt, ap);
+    va_end(ap);
+    memcpy(shared, buf, sizeof(buf));
+    __sync_synchronize();
+}
+
+json_object *bench_error_json(const char *call, cl_int code)
+{
+    json_object *e = json_object_new_object();
+    bool cl = strncmp(call, "cl", 2) == 0;
+    json_object_object_add(e, "call", json_object_new_string(call));
+    json_object_object_add(e, "code", cl || code ? json_object_new_int(code) : NULL);
+    json_object_object_add(e, "name", cl ? json_object_new_string(clapi_error_name(code)) : NULL);
+    return e;
 }

@@ -6,31 +6,6 @@
 #include "cpu_dump_internal.h"
 #include "strutil.h"
 
-/* Exactly DIGITS hex digits at *P (or 1..DIGITS with EXACT false) into *V; advances *P. Returns 0 or -1. */
-int cpu_dump_hex32(const char **p, unsigned digits, bool exact, uint32_t *v)
-{
-    unsigned n = 0;
-    uint32_t x = 0;
-    const char *s = *p;
-    while (n < digits && isxdigit((unsigned char)s[n])) {
-        int c = tolower((unsigned char)s[n]);
-        x = x * 16 + (uint32_t)(c <= '9' ? c - '0' : c - 'a' + 10);
-        n++;
-    }
-    if (n == 0 || (exact && n != digits) || isxdigit((unsigned char)s[n]))
-        return -1;
-    *v = x;
-    *p = s + n;
-    return 0;
-}
-
-const char *cpu_dump_blanks(const char *s)
-{
-    while (*s == ' ' || *s == '\t')
-        s++;
-    return s;
-}
-
 /* The decimal number after PREFIX at the start of S (blanks allowed before it), or -1. */
 long cpu_dump_number_after(const char *s, const char *prefix)
 {

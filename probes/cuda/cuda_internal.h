@@ -124,7 +124,7 @@ json_object *cuda_smoke_json_str(const char *s, size_t max);
 /* The kernel's PTX exactly as cuModuleLoadDataEx gets it (NUL-terminated). */
 extern const char cuda_smoke_ptx[];
 
-/* bench's CUDA part (cuda_bench.c; probes/bench_parts.h): the check of one fp32 GEMM result OUT (row-major n x n)
+/* bench's CUDA part (cuda_bench.c; probes/clonce/bench_parts.h): the check of one fp32 GEMM result OUT (row-major n x n)
  * against problem P: every element against the double reference up to CUDA_BENCH_FULL_N (*METHOD "full"),
  * else CUDA_BENCH_SAMPLES pseudo-random elements, each its own dot product in double, within the same
  * tolerance ("sampled": catches a gross error, not one element slightly off). PRIOR (may be NULL): the output

@@ -79,7 +79,7 @@ int cuda_libs_cudnn_decode(long raw, int soname_major, int *major, int *minor, i
  * (nccl.h, NCCL_VERSION(X,Y,Z)). Returns 0 or -1. */
 int cuda_libs_nccl_decode(long raw, int *major, int *minor, int *patch);
 
-/* The CUDA major a library release belongs to, from NVIDIA's component tables (cuda_libs.c says which),
+/* The CUDA major a library release belongs to, from NVIDIA's component tables (cuda_libs_files.c says which),
  * or -1 when not known. FAMILY is the key ("cufft"...), MAJOR.MINOR.PATCH the library's version. */
 int cuda_libs_cuda_major_of(const char *family, int major, int minor, int patch);
 

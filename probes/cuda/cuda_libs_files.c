@@ -315,3 +315,37 @@ void cuda_libs_file_versions(struct cuda_libs_state *st)
     }
     cuda_dists_free(&ds);
 }
+
+/* Which CUDA major a library release ships with. Sources: the "CUDA Toolkit Major Component Versions"
+ * table of each CUDA Toolkit's release notes (11.0 to 13.0). cuBLAS, NVRTC, nvJitLink and the runtime
+ * carry the CUDA major as their own; cuFFT 10.x came with CUDA 11, 11.x with 12, 12.x with 13; cuSPARSE
+ * 11.x with CUDA 11, 12.0-12.5 with 12.0-12.9, 12.6 on with 13; cuSOLVER 10.x-11.4.1 with CUDA 11
+ * (11.8 ships 11.4.1), 11.4.2-11.7 with 12 (12.0 ships 11.4.2), 12.x with 13. A toolkit's own
+ * version.json, when the library belongs to it, takes precedence over this table. */
+int cuda_libs_cuda_major_of(const char *family, int major, int minor, int patch)
+{
+    if (!family || major < 0)
+        return -1;
+    if (strcmp(family, "cudart") == 0 || strcmp(family, "nvrtc") == 0 || strcmp(family, "nvJitLink") == 0 ||
+        strcmp(family, "cublas") == 0 || strcmp(family, "cublasLt") == 0)
+        return major;
+    if (strcmp(family, "cufft") == 0)
+        return major >= 10 ? major + 1 : -1;
+    if (strcmp(family, "cusparse") == 0) {
+        if (major == 11)
+            return 11;
+        if (major == 12)
+            return minor <= 5 ? 12 : 13;
+        return -1;
+    }
+    if (strcmp(family, "cusolver") == 0) {
+        if (major == 10)
+            return 11;
+        if (major == 11)
+            return (minor < 4 || (minor == 4 && patch >= 0 && patch <= 1)) ? 11 : 12;
+        if (major == 12)
+            return 13;
+        return -1;
+    }
+    return -1;
+}

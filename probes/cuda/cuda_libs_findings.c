@@ -614,3 +614,40 @@ void cuda_libs_findings(struct cuda_libs_state *st)
         free(w);
     }
 }
+
+/* ---- the driver a CUDA major needs ---- */
+
+/* NVIDIA, CUDA Toolkit Release Notes, "CUDA Toolkit and Minimum Required Driver Version for CUDA Minor
+ * Version Compatibility" (Linux x86_64): a runtime of CUDA major N runs on any driver at or above this
+ * version (newer minor releases may need a newer driver only for features such as PTX JIT). */
+static const struct {
+    int cuda_major;
+    const char *driver;
+} cuda_libs_driver_table[] = {
+    {11, "450.80.02"},
+    {12, "525.60.13"},
+    {13, "580"},
+};
+
+const char *cuda_libs_min_driver(int cuda_major)
+{
+    for (size_t i = 0; i < sizeof(cuda_libs_driver_table) / sizeof(cuda_libs_driver_table[0]); i++)
+        if (cuda_libs_driver_table[i].cuda_major == cuda_major)
+            return cuda_libs_driver_table[i].driver;
+    return NULL;
+}
+
+int cuda_libs_vercmp(const char *a, const char *b)
+{
+    while (*a || *b) {
+        char *ea, *eb;
+        unsigned long x = strtoul(a, &ea, 10), y = strtoul(b, &eb, 10);
+        if (x != y)
+            return x < y ? -1 : 1;
+        a = *ea == '.' ? ea + 1 : ea + strlen(ea);
+        b = *eb == '.' ? eb + 1 : eb + strlen(eb);
+        if (ea == a && eb == b)
+            break;
+    }
+    return 0;
+}

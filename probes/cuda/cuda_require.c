@@ -5,6 +5,7 @@
 
 #include "cuda_internal.h"
 #include "doctor_facts.h"
+#include "results/result_cuda.h"
 #include "strutil.h"
 
 static int cuda_req_parse_cuda(const char *name, int *arg)
@@ -63,15 +64,15 @@ static bool cuda_req_eval_cuda(const struct report *r, const char *name, int arg
         *detail = str_printf("the cuda probe did not run");
         return false;
     }
-    size_t n = doctor_cuda_passed(r, -1, &first);
+    size_t n = result_cuda_passed(r, -1, &first);
     if (n == 0) {
-        const char *why = doctor_cuda_smoke_missing(r);
+        const char *why = result_cuda_smoke_missing(r);
         *detail = why ? str_printf("no CUDA device is proven to compute: the CUDA smoke test did not run (%s)", why)
                       : str_printf("no CUDA device passed the CUDA smoke test");
         return false;
     }
     *detail = str_printf("%zu CUDA device%s passed, e.g. %s", n, n == 1 ? "" : "s",
-                         doctor_cuda_label(first, label, sizeof(label)));
+                         result_cuda_label(first, label, sizeof(label)));
     return true;
 }
 
@@ -82,7 +83,7 @@ static bool cuda_req_eval_cuda(const struct report *r, const char *name, int arg
 static bool cuda_req_eval_cudaver(const struct report *r, const char *name, int arg, char **detail)
 {
     (void)name;
-    int v = doctor_cuda_driver_version(r);
+    int v = result_cuda_driver_version(r);
     if (v < 0) {
         *detail = str_printf("the CUDA version of the NVIDIA driver is unknown (no working libcuda)");
         return false;
@@ -105,14 +106,14 @@ static bool cuda_req_eval_cudaver(const struct report *r, const char *name, int 
     }
     const struct result_cuda_dev *first = NULL;
     char label[256];
-    size_t n = doctor_cuda_passed(r, -1, &first);
-    const char *missing = doctor_cuda_smoke_missing(r);
+    size_t n = result_cuda_passed(r, -1, &first);
+    const char *missing = result_cuda_smoke_missing(r);
     if (n == 0 && !missing) {
         *detail = str_printf("%s, but no CUDA device passed the CUDA smoke test", have);
         return false;
     }
     if (n > 0)
-        *detail = str_printf("%s; %s computes", have, doctor_cuda_label(first, label, sizeof(label)));
+        *detail = str_printf("%s; %s computes", have, result_cuda_label(first, label, sizeof(label)));
     else
         *detail = str_printf("%s; %zu CUDA device%s (the CUDA smoke test did not run: %s)", have, cuda->n_devs,
                              cuda->n_devs == 1 ? "" : "s", missing);
@@ -133,7 +134,7 @@ static bool cuda_req_eval_cc(const struct report *r, const char *name, int arg, 
         }
     }
     return doctor_req_version(best, arg, 10, "best CUDA device has compute capability",
-                              first ? doctor_cuda_label(first, label, sizeof(label)) : "",
+                              first ? result_cuda_label(first, label, sizeof(label)) : "",
                               "no CUDA device with a known compute capability", detail);
 }
 

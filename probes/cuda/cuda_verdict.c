@@ -6,6 +6,7 @@
 #include "cuda_internal.h"
 #include "doctor.h"
 #include "doctor_facts.h"
+#include "results/result_cuda.h"
 #include "jsonget.h"
 #include "strutil.h"
 
@@ -110,10 +111,10 @@ void cuda_verdict(struct report *r, struct doctor_lines *out)
     size_t nreasons = 0;
     const char **reasons = doctor_target_reasons(r, &probe_cuda, &nreasons);
     const struct report_finding *root = doctor_target_root(r, &probe_cuda);
-    int dv = doctor_cuda_driver_version(r);
+    int dv = result_cuda_driver_version(r);
     const struct result_cuda *cuda = result_cuda_get(r);
     size_t ndev = cuda ? cuda->n_devs : 0;
-    const char *smoke_missing = doctor_cuda_smoke_missing(r);
+    const char *smoke_missing = result_cuda_smoke_missing(r);
     char *parts[2] = {NULL, NULL}, *whys[2] = {NULL, NULL};
     bool all_ready = true, any_ready = false;
     char label[256];
@@ -121,7 +122,7 @@ void cuda_verdict(struct report *r, struct doctor_lines *out)
     for (size_t i = 0; i < ns && i < 2; i++) {
         int need = cuda_series[i].cuda_major * 1000;
         const struct result_cuda_dev *dev = NULL;
-        size_t n = doctor_cuda_passed(r, cuda_series[i].min_cc, &dev);
+        size_t n = result_cuda_passed(r, cuda_series[i].min_cc, &dev);
         char *why;
         if (dv < 0 || ndev == 0)
             why = root ? str_printf("%s (%s)", root->message, root->id)
@@ -145,7 +146,7 @@ void cuda_verdict(struct report *r, struct doctor_lines *out)
                            : str_printf("no GPU passed the CUDA smoke test");
         }
         char *detail = why ? str_printf("not ready: %s", why)
-                           : str_printf("ready on %s", doctor_cuda_label(dev, label, sizeof(label)));
+                           : str_printf("ready on %s", result_cuda_label(dev, label, sizeof(label)));
         const char **mine = cuda_series_reasons(r, reasons, nreasons, cuda_series[i].cuda_major);
         report_set_target(r, cuda_series[i].target, why == NULL, detail, mine ? mine : reasons);
         free(mine);
@@ -157,7 +158,7 @@ void cuda_verdict(struct report *r, struct doctor_lines *out)
     }
     free(reasons);
     const struct result_cuda_dev *first = NULL;
-    doctor_cuda_passed(r, -1, &first);
+    result_cuda_passed(r, -1, &first);
     char *line;
     if (dv < 0 && !root)
         line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels: not available (no NVIDIA driver)");
@@ -166,7 +167,7 @@ void cuda_verdict(struct report *r, struct doctor_lines *out)
     else if (all_ready)
         line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): ready on %s (driver CUDA "
                           "%d.%d)",
-                          doctor_cuda_label(first, label, sizeof(label)), dv / 1000, (dv % 1000) / 10);
+                          result_cuda_label(first, label, sizeof(label)), dv / 1000, (dv % 1000) / 10);
     else if (whys[0] && whys[1] && strcmp(whys[0], whys[1]) == 0)
         line = str_printf("CUDA for PyTorch / TensorFlow / JAX wheels (CUDA 12, CUDA 13): not ready: %s", whys[0]);
     else

@@ -2,6 +2,7 @@
 #include "results/result_cuda.h"
 
 #include "compute_path.h"
+#include "doctor_facts.h"
 #include "probe.h"
 
 #include <stdio.h>
@@ -181,4 +182,38 @@ int result_cuda_smoke_of(const struct result_cuda *c, int ordinal)
         if (c->smoke[i].ordinal == ordinal)
             return c->smoke[i].status;
     return -1;
+}
+
+size_t result_cuda_passed(const struct report *r, int min_cc, const struct result_cuda_dev **first)
+{
+    const struct result_cuda *c = result_cuda_get(r);
+    size_t n = 0;
+    if (first)
+        *first = NULL;
+    for (size_t i = 0; c && i < c->n_devs; i++) {
+        const struct result_cuda_dev *d = &c->devs[i];
+        if (result_cuda_smoke_of(c, d->ordinal) != RESULT_CUDA_SMOKE_PASS || d->cc < min_cc)
+            continue;
+        if (first && !*first)
+            *first = d;
+        n++;
+    }
+    return n;
+}
+
+int result_cuda_driver_version(const struct report *r)
+{
+    const struct result_cuda *c = result_cuda_get(r);
+    return c ? c->driver_version : -1;
+}
+
+const char *result_cuda_smoke_missing(const struct report *r)
+{
+    const struct result_cuda *c = result_cuda_get(r);
+    return c ? c->smoke_not_run : NULL;
+}
+
+const char *result_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len)
+{
+    return doctor_device_label(d ? d->pci_address : NULL, d ? d->name : NULL, buf, len);
 }

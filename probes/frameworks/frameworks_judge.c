@@ -4,6 +4,7 @@
 
 #include "doctor.h"
 #include "doctor_facts.h"
+#include "results/result_cuda.h"
 #include "frameworks_internal.h"
 #include "frameworks_parse.h"
 #include "jsonget.h"
@@ -112,15 +113,15 @@ static void fw_machine_read(const struct report *r, struct fw_machine *m)
     }
     json_object *cuda = doctor_data(r, "cuda");
     m->cuda_ran = cuda != NULL;
-    m->dv = doctor_cuda_driver_version(r);
+    m->dv = result_cuda_driver_version(r);
     json_object *drv = jsonget(cuda, "driver");
     m->driver_status = jsonget_str(drv, "status");
     const char *v = jsonget_str(jsonget(drv, "library"), "version");
     if (!v)
         v = jsonget_str(drv, "kernel_module_version");
     snprintf(m->driver, sizeof(m->driver), "%s", v ? v : "");
-    m->cuda_passed = doctor_cuda_passed(r, -1, &m->cuda_dev);
-    m->smoke_missing = doctor_cuda_smoke_missing(r);
+    m->cuda_passed = result_cuda_passed(r, -1, &m->cuda_dev);
+    m->smoke_missing = result_cuda_smoke_missing(r);
     /* libcuda not run (a captured tree, --root alone): the tree's kernel module (/proc/driver/nvidia/version,
      * /sys/module/nvidia/version, as the pci probe read them) still says which CUDA the driver runs */
     const char *kmod = jsonget_str(jsonget(doctor_data(r, "pci"), "nvidia"), "kernel_module_version");
@@ -206,7 +207,7 @@ static void fw_judge_cuda(struct probe_ctx *ctx, const struct fw_scan *s, struct
     if (m->cuda_passed > 0) {
         fw_set_why(f, FW_GPU_YES, NULL, str_printf("CUDA %s build, the driver runs CUDA %d.%d; %s passed the CUDA smoke "
                                                    "test", f->cuda, m->dv / 1000, (m->dv % 1000) / 10,
-                                                   doctor_cuda_label(m->cuda_dev, label, sizeof(label))));
+                                                   result_cuda_label(m->cuda_dev, label, sizeof(label))));
     } else if (m->smoke_missing) {
         fw_set_why(f, FW_GPU_UNKNOWN, NULL, str_printf("CUDA %s build the driver can run; not proven: the CUDA smoke "
                                                        "test did not run (%s)", f->cuda, m->smoke_missing));

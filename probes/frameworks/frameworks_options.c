@@ -2,7 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "options.h"
 #include "frameworks_internal.h"
 
 /* The values given, copied (the option parser's strings need not outlive parsing). */

@@ -197,7 +197,10 @@ char *icd_compiled_vendors_dir(const struct icd_state *st, const char **loader);
 /* icd.loader-vendors-dir: /etc/OpenCL/vendors' .icd files that the compiled-in DIR of LOADER lacks. */
 void icd_compiled_dir_findings(struct icd_state *st, const char *loader, const char *dir);
 
-/* small helpers (icd.c) */
+/* small helpers (icd_util.c) */
+/* While icd_run replays a snapshot: the environment its run saw (ENV, the icd section's "env"), which
+ * icd_env answers from; NULL: this process's again. */
+void icd_env_replay(json_object *env);
 const char *icd_env(const char *name);
 char *icd_sanitized(const char *s);
 char *icd_absolute(const struct icd_state *st, const char *path);
@@ -210,6 +213,8 @@ bool icd_is_ocl_semantics(enum icd_kind k);
 volatile int *icd_stages_new(size_t n);
 void icd_stages_free(volatile int *p, size_t n);
 struct icd_entry *icd_entry_new(struct icd_state *st, const char *file, const char *source);
+/* Free what entry E holds (not E). */
+void icd_entry_clear(struct icd_entry *e);
 void icd_set(struct icd_entry *e, const char *status, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 json_object *icd_json_ms(double ms);

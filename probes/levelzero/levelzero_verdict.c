@@ -112,23 +112,15 @@ void levelzero_verdict(struct report *r, struct doctor_lines *out)
     const struct result_levelzero *res = report_result(r, &result_levelzero_ops);
     if (!res)
         return;
-    size_t nreasons = 0;
-    const char **reasons = doctor_target_reasons(r, &probe_levelzero, &nreasons);
-    const struct report_finding *root = doctor_target_root(r, &probe_levelzero);
-    bool ready = res->n > 0 && !(root && root->severity == REPORT_SEV_ERROR);
-    char *detail;
-    if (ready)
-        detail = str_printf("lists %s%s%s (API %s; no Level Zero compute test: untested)", res->devs[0].pci_address ? res->devs[0].pci_address : "",
-                            res->devs[0].pci_address ? " " : "", res->devs[0].name ? res->devs[0].name : "a GPU",
-                            res->api_version ? res->api_version : "?");
-    else if (root)
-        detail = str_printf("not %s: %s (%s)", root->severity == REPORT_SEV_INFO ? "available" : "ready", root->message, root->id);
-    else
-        detail = str_printf("not available (no Intel GPU listed)");
-    report_set_target(r, "levelzero", ready, detail, reasons);
-    doctor_lines_add(out, str_printf("Level Zero: %s", detail));
-    free(detail);
-    free(reasons);
+    char *ready = NULL;
+    if (res->n > 0)
+        ready = str_printf("lists %s%s%s (API %s; no Level Zero compute test: untested)", res->devs[0].pci_address ? res->devs[0].pci_address : "",
+                           res->devs[0].pci_address ? " " : "", res->devs[0].name ? res->devs[0].name : "a GPU",
+                           res->api_version ? res->api_version : "?");
+    doctor_api_verdict(r, out, &(struct doctor_api_verdict){.probe = &probe_levelzero, .label = "Level Zero",
+                                                            .reached = res->n > 0, .ready_detail = ready,
+                                                            .none = "not available (no Intel GPU listed)",
+                                                            .flags = DOCTOR_API_ERROR_BLOCKS});
 }
 
 void levelzero_node_labels(const struct report_section *sec,

@@ -265,7 +265,7 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct isolate_result res;
     memset(&res, 0, sizeof(res));
-    /* In a run with the icd probe, the child it shares with it enumerates (probes/clonce.c). */
+    /* In a run with the icd probe, the child it shares with it enumerates (probes/clonce/clonce.c). */
     if (!clonce_opencl(ctx, &res))
         probe_isolate_run(ctx, ocl_enumerate, NULL, &res);
     if (res.budget_spent) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "doctor_facts.h"
+#include "results/result_smoke.h"
 #include "jsonget.h"
 #include "opencl_internal.h"
 #include "strutil.h"
@@ -48,14 +49,14 @@ static bool ocl_req_eval_device(const struct report *r, const char *name, int ar
         *detail = str_printf("the smoke test did not run, so no device is proven to compute");
         return false;
     }
-    size_t n = doctor_passed_devices(r, false, arg == OCL_REQ_FP64 ? doctor_fp64_passed : NULL, &first);
+    size_t n = result_smoke_passed_devices(r, false, arg == OCL_REQ_FP64 ? result_smoke_fp64_passed : NULL, &first);
     if (n == 0) {
         *detail = str_printf(arg == OCL_REQ_FP64 ? "no device passed the smoke test in fp64"
                                                  : "no OpenCL device passed the smoke test");
         return false;
     }
     *detail = str_printf("%zu device%s passed, e.g. %s", n, n == 1 ? "" : "s",
-                         doctor_smoke_label(first, label, sizeof(label)));
+                         result_smoke_label(first, label, sizeof(label)));
     return true;
 }
 

@@ -7,7 +7,7 @@
 #include <unistd.h>
 
 #include "pci_internal.h"
-#include "run.h"
+#include "host.h"
 #include "strutil.h"
 #include "vendor.h"
 

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "cli.h"
+#include "options.h"
 #include "jsonget.h"
 #include "process_internal.h"
 #include "strutil.h"

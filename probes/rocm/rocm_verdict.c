@@ -161,31 +161,24 @@ void rocm_verdict(struct report *r, struct doctor_lines *out)
     const struct result_rocm *res = report_result(r, &result_rocm_ops);
     if (!res)
         return;
-    size_t nreasons = 0;
-    const char **reasons = doctor_target_reasons(r, &probe_rocm, &nreasons);
-    const struct report_finding *root = doctor_target_root(r, &probe_rocm);
     const struct rocm_gpu *g;
     size_t n = rocm_reached(r, &g);
     const struct rocm_gpu *passed = NULL;
     for (size_t i = 0; n && i < res->n && !passed; i++)
         if (res->gpus[i].smoke == 0)
             passed = &res->gpus[i];
-    bool ready = n > 0 && !(root && root->severity == REPORT_SEV_ERROR);
     const struct rocm_gpu *shown = passed ? passed : g;
-    char *detail;
-    if (ready)
-        detail = str_printf("%s %s%s%s%s%s (HIP %s; %s%s)", passed ? "ready on" : "reaches", shown->pci_address ? shown->pci_address : "",
-                            shown->pci_address ? " " : "", shown->gfx ? shown->gfx : "", shown->name ? " " : "", shown->name ? shown->name : "",
-                            res->hip_version ? res->hip_version : "?", passed ? "HIP smoke test passed" : "untested: ",
-                            passed ? "" : res->smoke_not_run ? res->smoke_not_run : "no HIP smoke test ran");
-    else if (root)
-        detail = str_printf("not %s: %s (%s)", root->severity == REPORT_SEV_INFO ? "available" : "ready", root->message, root->id);
-    else
-        detail = str_printf("not available (no AMD GPU reached%s)", res->hip_devices < 0 ? "; the runtime did not run" : "");
-    report_set_target(r, "rocm", ready, detail, reasons);
-    doctor_lines_add(out, str_printf("HIP (ROCm): %s", detail));
-    free(detail);
-    free(reasons);
+    char *ready = NULL;
+    if (n > 0)
+        ready = str_printf("%s %s%s%s%s%s (HIP %s; %s%s)", passed ? "ready on" : "reaches", shown->pci_address ? shown->pci_address : "",
+                           shown->pci_address ? " " : "", shown->gfx ? shown->gfx : "", shown->name ? " " : "", shown->name ? shown->name : "",
+                           res->hip_version ? res->hip_version : "?", passed ? "HIP smoke test passed" : "untested: ",
+                           passed ? "" : res->smoke_not_run ? res->smoke_not_run : "no HIP smoke test ran");
+    char none[96];
+    snprintf(none, sizeof(none), "not available (no AMD GPU reached%s)", res->hip_devices < 0 ? "; the runtime did not run" : "");
+    doctor_api_verdict(r, out, &(struct doctor_api_verdict){.probe = &probe_rocm, .label = "HIP (ROCm)", .reached = n > 0,
+                                                            .ready_detail = ready, .none = none,
+                                                            .flags = DOCTOR_API_ERROR_BLOCKS});
 }
 
 void rocm_node_labels(const struct report_section *sec,

@@ -2,6 +2,7 @@
 #include "results/result_smoke.h"
 
 #include "compute_path.h"
+#include "doctor_facts.h"
 #include "probe.h"
 
 #include <stdlib.h>
@@ -413,4 +414,39 @@ const struct report_result_ops result_smoke_ops = {
 const struct result_smoke *result_smoke_get(const struct report *r)
 {
     return report_result(r, &result_smoke_ops);
+}
+
+/* A smoke device that passed, and is a GPU when GPU_ONLY. */
+static bool result_smoke_dev_passed(const struct result_smoke_dev *d, bool gpu_only)
+{
+    return (d->have & RESULT_SMOKE_HAVE_STATUS) && d->status == RESULT_SMOKE_PASS && (!gpu_only || d->gpu == GC_TRI_YES);
+}
+
+size_t result_smoke_passed_devices(const struct report *r, bool gpu_only,
+                                   bool (*want)(const struct result_smoke_dev *dev),
+                                   const struct result_smoke_dev **first)
+{
+    const struct result_smoke *sm = result_smoke_get(r);
+    size_t n = 0;
+    if (first)
+        *first = NULL;
+    for (size_t i = 0; sm && i < sm->n_devs; i++) {
+        const struct result_smoke_dev *d = &sm->devs[i];
+        if (!result_smoke_dev_passed(d, gpu_only) || (want && !want(d)))
+            continue;
+        if (first && !*first)
+            *first = d;
+        n++;
+    }
+    return n;
+}
+
+bool result_smoke_fp64_passed(const struct result_smoke_dev *dev)
+{
+    return dev->prec[COMPUTE_FP64] == RESULT_SMOKE_PREC_PASS;
+}
+
+const char *result_smoke_label(const struct result_smoke_dev *d, char *buf, size_t len)
+{
+    return doctor_device_label(d ? d->pci_address : NULL, d ? d->name : NULL, buf, len);
 }

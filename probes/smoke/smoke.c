@@ -553,7 +553,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
         fflush(stderr);
     }
     /* In a full check, the answers of the child the icd and opencl probes share, which tested the
-     * devices with every driver already loaded (probes/clonce.c); for the others, one child per
+     * devices with every driver already loaded (probes/clonce/clonce.c); for the others, one child per
      * platform, its devices side by side; a crash reruns them one child each. */
     smoke_shared_run(ctx, args, njobs, results, smoke_progress_done, &pg);
     if (pg.on) {

@@ -25,13 +25,6 @@
 /* What the output buffer holds before each kernel run: no exact-pass result can equal it. */
 #define SMOKE_SENTINEL 0.1234
 
-static void (*smoke_stage_hook)(const char *stage);
-
-void smoke_set_stage_hook_for_tests(void (*hook)(const char *stage))
-{
-    smoke_stage_hook = hook;
-}
-
 static void (*smoke_timer_hook)(double *prof_ms, double *host_ms, struct compute_peak_props *peak);
 
 void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_ms, struct compute_peak_props *peak))
@@ -40,44 +33,6 @@ void smoke_set_timer_hook_for_tests(void (*hook)(double *prof_ms, double *host_m
 }
 
 /* ---- The test of one device ---------------------------------------------------------------- */
-
-void smoke_stage(struct smoke_dev *d, const char *fmt, ...)
-{
-    char buf[SMOKE_STAGE_MAX];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(buf, sizeof(buf), fmt, ap);
-    va_end(ap);
-    if (d->args->stage) {
-        memcpy(d->args->stage, buf, sizeof(buf));
-        __sync_synchronize();
-    }
-    if (smoke_stage_hook)
-        smoke_stage_hook(buf);
-}
-
-/* Record the first problem for people. */
-void smoke_detail(struct smoke_dev *d, const char *fmt, ...)
-{
-    if (d->detail)
-        return;
-    va_list ap;
-    va_start(ap, fmt);
-    d->detail = str_vprintf(fmt, ap);
-    va_end(ap);
-}
-
-/* True when ERR is CL_SUCCESS; otherwise records CALL as the failed call (the first one wins). */
-bool smoke_ok(struct smoke_dev *d, cl_int err, const char *call)
-{
-    if (err == CL_SUCCESS)
-        return true;
-    if (!d->error) {
-        d->error = clapi_error_json(call, err, true);
-        smoke_detail(d, "%s failed: %s", call, clapi_error_name(err));
-    }
-    return false;
-}
 
 static void smoke_oom(struct smoke_dev *d, const char *what)
 {

@@ -5,7 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "cli.h"
+#include "options.h"
 #include "compute_options.h"
 #include "strutil.h"
 

@@ -9,7 +9,7 @@
 #include "compute_options.h"
 #include "jsonget.h"
 #include "jsonnum.h"
-#include "run.h"
+#include "probe.h"
 #include "cldevices.h"
 #include "strutil.h"
 
@@ -20,7 +20,7 @@ void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *pl
     memset(plan, 0, sizeof(*plan));
     const struct compute_options *so = compute_options();
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
-    if (!cmd || !run_selects(cmd, "smoke") || so->which == COMPUTE_WHICH_NONE)
+    if (!cmd || !probe_selects(cmd, "smoke") || so->which == COMPUTE_WHICH_NONE)
         return;
     plan->on = true;
     plan->n = so->size;

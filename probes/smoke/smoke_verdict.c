@@ -28,8 +28,8 @@ void smoke_verdict(struct report *r, struct doctor_lines *out)
     const struct result_smoke_dev *gpu = NULL, *any = NULL;
     size_t ngpu = 0, nany = 0;
     if (smoke_ran) {
-        ngpu = doctor_passed_devices(r, true, NULL, &gpu);
-        nany = doctor_passed_devices(r, false, NULL, &any);
+        ngpu = result_smoke_passed_devices(r, true, NULL, &gpu);
+        nany = result_smoke_passed_devices(r, false, NULL, &any);
     }
     char *why = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
     bool nothing = smoke_ran && nany == 0 && any_gpu == 0 && (!root || root->severity == REPORT_SEV_INFO);
@@ -43,7 +43,7 @@ void smoke_verdict(struct report *r, struct doctor_lines *out)
             doctor_lines_add(out, str_printf("GPU compute (OpenCL): not tested (the smoke test did not run)"));
     } else if (ngpu > 0) {
         doctor_lines_add(out, str_printf("GPU compute (OpenCL): ready on %s%s",
-                                         doctor_smoke_label(gpu, label, sizeof(label)), ngpu > 1 ? " and more" : ""));
+                                         result_smoke_label(gpu, label, sizeof(label)), ngpu > 1 ? " and more" : ""));
     } else if (any_gpu > 0) {
         /* No GPU computes through OpenCL, but one does through another API: the gpu target is ready */
         doctor_lines_add(out, str_printf("GPU compute (OpenCL): not available: %s", why));
@@ -56,7 +56,7 @@ void smoke_verdict(struct report *r, struct doctor_lines *out)
     free(why);
     if (smoke_ran) {
         char *detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
-                                             doctor_smoke_label(any, label, sizeof(label)))
+                                             result_smoke_label(any, label, sizeof(label)))
                                 : str_printf("no OpenCL device passed the smoke test");
         report_set_target(r, "opencl", nany > 0, detail, reasons);
         if (!nothing)

@@ -26,8 +26,9 @@ struct vulkan_loader {
     PFN_vkEnumerateDeviceExtensionProperties EnumerateDeviceExtensionProperties;
 };
 
-/* Point the loader at MANIFEST alone (VK_DRIVER_FILES), dlopen libvulkan.so.1 and make an instance (with
- * VK_KHR_get_physical_device_properties2 when offered). 0, or -1 with {error, call, result, detail} in OUT. */
+/* vulkan_child_open.c: point the loader at MANIFEST alone (VK_DRIVER_FILES), dlopen libvulkan.so.1 and make
+ * an instance (with VK_KHR_get_physical_device_properties2 when offered). 0, or -1 with {error, call,
+ * result, detail} in OUT. */
 int vulkan_child_open(struct vulkan_loader *l, const char *manifest, json_object *out);
 void vulkan_child_close(struct vulkan_loader *l);
 /* The physical devices into DEVS (VULKAN_CHILD_MAX_DEVS): how many, or -1 with the error in OUT. */

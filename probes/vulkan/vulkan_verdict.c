@@ -72,23 +72,16 @@ void vulkan_verdict(struct report *r, struct doctor_lines *out)
     const struct result_vulkan *res = result_vulkan_get(r);
     if (!res)
         return;
-    size_t nreasons = 0;
-    const char **reasons = doctor_target_reasons(r, &probe_vulkan, &nreasons);
-    const struct report_finding *root = doctor_target_root(r, &probe_vulkan);
     const struct result_vulkan_dev *gpu, *any;
     size_t ngpu = vulkan_passed(res, true, &gpu), nany = vulkan_passed(res, false, &any);
     char label[320];
-    char *detail;
+    char *ready = NULL;
     if (nany > 0)
-        detail = str_printf("ready on %s%s", vulkan_label(ngpu ? gpu : any, label, sizeof(label)),
-                            (ngpu ? ngpu : nany) > 1 ? " and more" : "");
-    else
-        detail = str_printf("%s: %s (%s)", root && root->severity == REPORT_SEV_INFO ? "not available" : "not ready",
-                            root ? root->message : "no Vulkan device passed the smoke test", root ? root->id : "none");
-    report_set_target(r, "vulkan", nany > 0, detail, reasons);
-    doctor_lines_add(out, str_printf("Vulkan: %s", detail));
-    free(detail);
-    free(reasons);
+        ready = str_printf("ready on %s%s", vulkan_label(ngpu ? gpu : any, label, sizeof(label)),
+                           (ngpu ? ngpu : nany) > 1 ? " and more" : "");
+    doctor_api_verdict(r, out, &(struct doctor_api_verdict){.probe = &probe_vulkan, .label = "Vulkan", .reached = nany > 0,
+                                                            .ready_detail = ready,
+                                                            .none = "not ready: no Vulkan device passed the smoke test (none)"});
 }
 
 /* ---- node labels: device count, the first passing GPU's API version, fp16 ---- */

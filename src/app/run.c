@@ -10,36 +10,12 @@
 #include <unistd.h>
 
 #include "doctor.h"
+#include "host.h"
 #include "isolate.h"
 #include "probe.h"
 #include "runonce.h"
 #include "snapshot.h"
 #include "strutil.h"
-
-static bool run_needs(const struct probe *p, const char *name, int depth)
-{
-    if (strcmp(p->name, name) == 0)
-        return true;
-    if (depth > 8 || !p->deps)
-        return false;
-    for (size_t i = 0; p->deps[i]; i++) {
-        const struct probe *d = probe_find(p->deps[i]);
-        if (d && run_needs(d, name, depth + 1))
-            return true;
-    }
-    return false;
-}
-
-bool run_selects(const char *command, const char *name)
-{
-    const struct probe *self = probe_find(name);
-    if (self && self->explicit_only && strcmp(command, name) != 0)
-        return false;
-    if (strcmp(command, "check") == 0)
-        return !self || !self->in_check || self->in_check();
-    const struct probe *p = probe_of_command(command);
-    return p && run_needs(p, name, 0);
-}
 
 /* host.snapshot: where a replayed snapshot comes from. */
 static void run_note_snapshot(const struct snapshot *s, json_object *host)
@@ -585,7 +561,7 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, enum pro
     /* Every section first, in registry order (the report's order), before any probe runs. */
     for (size_t i = 0; probe_registry[i]; i++) {
         const struct probe *p = probe_registry[i];
-        if (!run_selects(o->command, p->name))
+        if (!probe_selects(o->command, p->name))
             continue;
         if (!report_add_section(r, p->name)) {
             run_sched_free(s);

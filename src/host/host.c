@@ -8,7 +8,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "run.h"
+#include "host.h"
 #include "strutil.h"
 
 /* The name of user ID (GROUP false) or group ID from the user database, reentrantly: the buffer starts

@@ -204,12 +204,6 @@ void ldsearch_strv_free(char **list, size_t n)
     free(list);
 }
 
-char *ldsearch_join(const char *dir, const char *name)
-{
-    size_t dl = strlen(dir);
-    return str_printf("%s%s%s", dir, (dl > 0 && dir[dl - 1] == '/') ? "" : "/", name);
-}
-
 /* ---- ld.so.conf, with includes ---- */
 
 struct ldsearch_conf_walk {

@@ -221,3 +221,8 @@ bool ldsearch_exists(const struct hostfs *fs, const char *path)
     return hostfs_stat(fs, path, &st, true) == 0;
 }
 
+char *ldsearch_join(const char *dir, const char *name)
+{
+    size_t dl = strlen(dir);
+    return str_printf("%s%s%s", dir, (dl > 0 && dir[dl - 1] == '/') ? "" : "/", name);
+}

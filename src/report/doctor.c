@@ -12,7 +12,6 @@
 #include "doctor_facts.h"
 #include "jsonget.h"
 #include "probe.h"
-#include "run.h"
 #include "strutil.h"
 #include "vendor.h"
 

@@ -5,6 +5,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "options.h"
 #include "report.h"
 
 /* Check every requirement name in NAMES (N of them) before any probe runs. Returns 0, or -1 with a
@@ -48,8 +49,30 @@ const char **doctor_target_reasons(const struct report *r, const struct probe *p
 /* The most severe root cause among those (an info one only when nothing worse is there), or NULL. */
 const struct report_finding *doctor_target_root(const struct report *r, const struct probe *p);
 
+/* One compute API's verdict (doctor_api_verdict): the probe's own words in the core's shape. */
+enum {
+    DOCTOR_API_ERROR_BLOCKS = 1u << 0,  /* a root cause of severity error makes a reached API not ready */
+    DOCTOR_API_SAY_NOT_READY = 1u << 1, /* an info root cause still reads "not ready" (else "not available") */
+};
+struct doctor_api_verdict {
+    const struct probe *probe; /* its target is the probe's name; reasons and root cause from its path */
+    const char *label;         /* the line's lead: "HIP (ROCm)" */
+    bool reached;              /* the API reaches (or passed on) a device */
+    char *ready_detail;        /* heap (taken over, may be NULL): what the line says when ready */
+    const char *none;          /* the detail when not ready and no root cause is known */
+    unsigned flags;            /* DOCTOR_API_* */
+};
+/* Set the API's target and add "LABEL: DETAIL" to OUT: DETAIL is V's ready text when it is ready, else
+ * "not available: MESSAGE (ID)" (an info root cause) or "not ready: MESSAGE (ID)" from the root cause of
+ * its path, else V's none text. */
+void doctor_api_verdict(struct report *r, struct doctor_lines *out, const struct doctor_api_verdict *v);
+
 /* The vendor ("nvidia", "amd", "intel") a finding is about, from its subject and the sections'
  * facts; NULL when unknown or not vendor-specific. Static string. */
 const char *doctor_finding_vendor(const struct report *r, const struct report_finding *f);
+
+/* The verdict step after every probe: correlation, --require, verdict text (src/report/doctor.c).
+ * Returns 0, or GC_EXIT_USAGE with *ERROR set for an unknown requirement name. */
+int doctor_run(const struct cli_options *o, struct report *r, char **error);
 
 #endif

@@ -20,35 +20,6 @@ json_object *doctor_data(const struct report *r, const char *name)
     return s && s->status == REPORT_STATUS_OK ? s->data : NULL;
 }
 
-/* A smoke device that passed, and is a GPU when GPU_ONLY. */
-static bool doctor_smoke_passed(const struct result_smoke_dev *d, bool gpu_only)
-{
-    return (d->have & RESULT_SMOKE_HAVE_STATUS) && d->status == RESULT_SMOKE_PASS && (!gpu_only || d->gpu == GC_TRI_YES);
-}
-
-size_t doctor_passed_devices(const struct report *r, bool gpu_only, bool (*want)(const struct result_smoke_dev *dev),
-                             const struct result_smoke_dev **first)
-{
-    const struct result_smoke *sm = result_smoke_get(r);
-    size_t n = 0;
-    if (first)
-        *first = NULL;
-    for (size_t i = 0; sm && i < sm->n_devs; i++) {
-        const struct result_smoke_dev *d = &sm->devs[i];
-        if (!doctor_smoke_passed(d, gpu_only) || (want && !want(d)))
-            continue;
-        if (first && !*first)
-            *first = d;
-        n++;
-    }
-    return n;
-}
-
-bool doctor_fp64_passed(const struct result_smoke_dev *dev)
-{
-    return dev->prec[COMPUTE_FP64] == RESULT_SMOKE_PREC_PASS;
-}
-
 /* Distinct physical GPUs that passed (by PCI address; devices without one count once each). */
 size_t doctor_gpu_count(const struct report *r, char *label, size_t len)
 {
@@ -64,37 +35,6 @@ size_t doctor_gpu_count(const struct report *r, char *label, size_t len)
     }
     compute_paths_free(&ps);
     return n;
-}
-
-/* ---- the cuda section (its typed facts, probes/cuda/result_cuda.h) ---- */
-
-size_t doctor_cuda_passed(const struct report *r, int min_cc, const struct result_cuda_dev **first)
-{
-    const struct result_cuda *c = result_cuda_get(r);
-    size_t n = 0;
-    if (first)
-        *first = NULL;
-    for (size_t i = 0; c && i < c->n_devs; i++) {
-        const struct result_cuda_dev *d = &c->devs[i];
-        if (result_cuda_smoke_of(c, d->ordinal) != RESULT_CUDA_SMOKE_PASS || d->cc < min_cc)
-            continue;
-        if (first && !*first)
-            *first = d;
-        n++;
-    }
-    return n;
-}
-
-int doctor_cuda_driver_version(const struct report *r)
-{
-    const struct result_cuda *c = result_cuda_get(r);
-    return c ? c->driver_version : -1;
-}
-
-const char *doctor_cuda_smoke_missing(const struct report *r)
-{
-    const struct result_cuda *c = result_cuda_get(r);
-    return c ? c->smoke_not_run : NULL;
 }
 
 /* True when every compute GPU on the PCI bus is an NVIDIA GPU that CUDA enumerates (cuInit succeeded,
@@ -145,8 +85,7 @@ long doctor_bus_gpu_count(const struct report *r)
     return -1;
 }
 
-/* "ADDR NAME" in BUF; either may be NULL. */
-static const char *doctor_label(const char *addr, const char *name, char *buf, size_t len)
+const char *doctor_device_label(const char *addr, const char *name, char *buf, size_t len)
 {
     snprintf(buf, len, "%s%s%s", addr ? addr : "", addr ? " " : "", name ? name : "device");
     return buf;
@@ -162,14 +101,4 @@ bool doctor_req_version(int best, int want, int scale, const char *what, const c
     *detail = str_printf("%s %d.%d (%s), %d.%d needed", what, best / scale, best % scale, label, want / scale,
                          want % scale);
     return best >= want;
-}
-
-const char *doctor_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len)
-{
-    return doctor_label(d ? d->pci_address : NULL, d ? d->name : NULL, buf, len);
-}
-
-const char *doctor_smoke_label(const struct result_smoke_dev *d, char *buf, size_t len)
-{
-    return doctor_label(d ? d->pci_address : NULL, d ? d->name : NULL, buf, len);
 }

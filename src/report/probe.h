@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 #include "checks.h"
-#include "cli.h"
+#include "options.h"
 #include "hostfs.h"
 #include "isolate.h"
 #include "report.h"
@@ -239,6 +239,9 @@ const struct probe *probe_find(const char *name);
 /* The probe COMMAND runs: the one of that name, or whose alias it is (list: opencl); NULL for the core's
  * commands (check, snapshot) and unknown ones. */
 const struct probe *probe_of_command(const char *command);
+/* True if probe NAME runs for command COMMAND (itself, "check", or as a dependency); an explicit_only
+ * probe (bench) runs for its own command only. */
+bool probe_selects(const char *command, const char *name);
 /* Every registered probe's catalogue rows (what report_new hands the report). */
 const struct checks_catalogue *probe_catalogue(void);
 

@@ -70,6 +70,32 @@ const struct probe *probe_find(const char *name)
     return NULL;
 }
 
+/* True when probe P is NAME or needs it (its deps, transitively). */
+static bool probe_needs(const struct probe *p, const char *name, int depth)
+{
+    if (strcmp(p->name, name) == 0)
+        return true;
+    if (depth > 8 || !p->deps)
+        return false;
+    for (size_t i = 0; p->deps[i]; i++) {
+        const struct probe *d = probe_find(p->deps[i]);
+        if (d && probe_needs(d, name, depth + 1))
+            return true;
+    }
+    return false;
+}
+
+bool probe_selects(const char *command, const char *name)
+{
+    const struct probe *self = probe_find(name);
+    if (self && self->explicit_only && strcmp(command, name) != 0)
+        return false;
+    if (strcmp(command, "check") == 0)
+        return !self || !self->in_check || self->in_check();
+    const struct probe *p = probe_of_command(command);
+    return p && probe_needs(p, name, 0);
+}
+
 /* Every probe's catalogue rows, in registry order (a probe's own rows, then its check_sets'). */
 #define PROBE_MAX_PARTS 64
 static struct check_part probe_parts[PROBE_MAX_PARTS];

@@ -82,4 +82,16 @@ const struct result_cuda *result_cuda_get(const struct report *r);
 /* The CUDA smoke status of device ORDINAL, or -1 when it was not tested (or unknown). */
 int result_cuda_smoke_of(const struct result_cuda *c, int ordinal);
 
+/* ---- what the verdicts and --require read of it (cuda, frameworks) ---- */
+
+/* Devices of R's cuda section that passed the CUDA smoke test with compute capability >= MIN_CC (-1: any);
+ * *FIRST (may be NULL) gets the first. */
+size_t result_cuda_passed(const struct report *r, int min_cc, const struct result_cuda_dev **first);
+/* cuDriverGetVersion (13000 = 13.0) of R's cuda section, or -1. */
+int result_cuda_driver_version(const struct report *r);
+/* Why the CUDA smoke test did not run, or NULL when it ran (or the cuda section did not). */
+const char *result_cuda_smoke_missing(const struct report *r);
+/* "0000:01:00.0 NVIDIA H100" for a CUDA device (D may be NULL), in BUF. */
+const char *result_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len);
+
 #endif

@@ -108,4 +108,16 @@ json_object *result_smoke_dev_json(const struct result_smoke_dev *dev);
 /* The smoke result of R when the smoke section ran ok, else NULL. */
 const struct result_smoke *result_smoke_get(const struct report *r);
 
+/* ---- what the verdicts and --require read of it (smoke, opencl) ---- */
+
+/* Devices of R's smoke section that passed (only GPUs with GPU_ONLY; only those WANT accepts when it is not
+ * NULL); *FIRST (may be NULL) gets the first. Returns the count. */
+size_t result_smoke_passed_devices(const struct report *r, bool gpu_only,
+                                   bool (*want)(const struct result_smoke_dev *dev),
+                                   const struct result_smoke_dev **first);
+/* A smoke device whose fp64 pass passed. */
+bool result_smoke_fp64_passed(const struct result_smoke_dev *dev);
+/* "0000:01:00.0 NVIDIA A100" for a smoke device (D may be NULL), in BUF. */
+const char *result_smoke_label(const struct result_smoke_dev *d, char *buf, size_t len);
+
 #endif

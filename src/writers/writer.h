@@ -6,7 +6,7 @@
 #include <stdio.h>
 #include <json-c/json.h>
 
-#include "cli.h"
+#include "options.h"
 #include "report.h"
 
 #define GC_SCHEMA_VERSION 1

@@ -148,18 +148,12 @@ static void fakeapi_verdict(struct report *r, struct doctor_lines *out)
 {
     if (!report_result(r, &fakeapi_ops))
         return;
-    size_t nreasons = 0;
-    const char **reasons = doctor_target_reasons(r, &probe_fakeapi, &nreasons);
-    const struct report_finding *root = doctor_target_root(r, &probe_fakeapi);
     const struct fakeapi_dev *d;
     size_t n = fakeapi_passed(r, &d);
-    char *detail = n ? str_printf("ready on %s%s%s", d->addr, d->addr[0] ? " " : "", d->name)
-                     : str_printf("not ready: %s (%s)", root ? root->message : "no device passed",
-                                  root ? root->id : "none");
-    report_set_target(r, "fakeapi", n > 0, detail, reasons);
-    doctor_lines_add(out, str_printf("FakeAPI: %s", detail));
-    free(detail);
-    free(reasons);
+    doctor_api_verdict(r, out, &(struct doctor_api_verdict){.probe = &probe_fakeapi, .label = "FakeAPI", .reached = n > 0,
+                                                            .ready_detail = n ? str_printf("ready on %s%s%s", d->addr, d->addr[0] ? " " : "", d->name) : NULL,
+                                                            .none = "not ready: no device passed (none)",
+                                                            .flags = DOCTOR_API_SAY_NOT_READY});
 }
 
 static const char *const fakeapi_deps[] = {"pci", NULL};

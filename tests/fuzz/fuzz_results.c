@@ -65,13 +65,13 @@ static char *fuzz_results_round(const struct report_result_ops *ops, json_object
                 abort();
         /* The doctor's reads must not trip on anything a capture can hold. */
         const struct result_smoke_dev *first = NULL;
-        if (doctor_passed_devices(r, true, doctor_fp64_passed, &first) > 0 && !first)
+        if (result_smoke_passed_devices(r, true, result_smoke_fp64_passed, &first) > 0 && !first)
             abort();
         (void)doctor_gpu_count(r, NULL, 0);
         const struct result_cuda_dev *cfirst = NULL;
-        if (doctor_cuda_passed(r, -1, &cfirst) > 0 && !cfirst)
+        if (result_cuda_passed(r, -1, &cfirst) > 0 && !cfirst)
             abort();
-        (void)doctor_cuda_driver_version(r);
+        (void)result_cuda_driver_version(r);
         /* The compute paths a result publishes (rocm's and levelzero's are GPUs; levelzero runs no compute test). */
         struct compute_paths ps = compute_paths_of(r);
         for (size_t i = 0; i < ps.n; i++)

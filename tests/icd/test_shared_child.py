@@ -1,4 +1,4 @@
-"""End-to-end tests of the child the icd and opencl probes share in one run (issue 17 item 2, probes/clonce.c):
+"""End-to-end tests of the child the icd and opencl probes share in one run (issue 17 item 2, probes/clonce/clonce.c):
 drivers are loaded through libOpenCL once, and what each probe reports is what it reports when it runs alone."""
 import os
 import shutil

@@ -141,7 +141,7 @@ class TimeoutBudgetTests(gctest.TestCase):
         self.assertEqual(r.json["opencl"]["status"], "ok")
         self.assertEqual(r.json["opencl"]["enumeration"]["status"], "ok")
         if command == "check":
-            # the device was tested inside the child the icd and opencl probes share (probes/clonce.c):
+            # the device was tested inside the child the icd and opencl probes share (probes/clonce/clonce.c):
             # its hang costs them nothing, and the smoke probe had no child of its own to start
             self.assertEqual(r.json["icd"]["combined"]["status"], "ok")
             self.assertEqual(r.findings("core.timeout-spent"), [], repr(r))

@@ -426,7 +426,7 @@ class SmokeTests(gctest.TestCase):
         r = self.run_json("--no-smoke", env=self.env())
         self.assertEqual(r.json["smoke"]["status"], "skipped")
 
-    # ---- The smoke test inside the child the icd and opencl probes share (issue 17, probes/clonce.c) ----
+    # ---- The smoke test inside the child the icd and opencl probes share (issue 17, probes/clonce/clonce.c) ----
 
     def vendors(self, *fakes):
         """A vendors directory holding PoCL's .icd (platform 0 alone) and the fake drivers FAKES."""

@@ -1,10 +1,12 @@
 """The shape of the sources (issue 13): no .c/.h under src/ or probes/ over 800 lines, no function over 120;
 and what a probe owns stays in its folder: src/ (outside src/report/registry.c) names no probe's command, option
 or finding ID prefix, and the top-level meson.build no probe folder; no probe includes another's headers,
-nor src/ or the shared OpenCL child a probe's (issue 25)."""
+nor src/ or the shared OpenCL child a probe's (issue 25), nor a probe a header of src/app/; probes/ holds only
+folders, and no src/ object of the core library calls a function defined under probes/ (issue 38)."""
 import glob
 import os
 import re
+import subprocess
 import sys
 import unittest
 
@@ -251,8 +253,8 @@ INCLUDE_RE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"]+)"', re.M)
 
 
 def include_owner(rel):
-    """Who a source or header belongs to: "probes/NAME" for a probe's folder, else its folder ("src",
-    "src/results", "probes": the shared OpenCL child)."""
+    """Who a source or header belongs to: "probes/NAME" for a probe's folder (or the shared OpenCL child's,
+    probes/clonce), else its folder ("src", "src/results")."""
     parts = rel.replace(os.sep, "/").split("/")
     if parts[0] == "probes" and len(parts) > 2:
         return "probes/" + parts[1]
@@ -273,10 +275,14 @@ def resolve_include(rel, name, files):
     return None
 
 
+SHARED_CHILD = "probes/clonce"
+
+
 def cross_probe_includes(texts):
     """(includer, header) for each `#include "x.h"` in TEXTS ({path: source}) that resolves to a probe's
     folder (probes/B/) from outside it: from another probe (probes/A/), the core (src/) or the shared
-    OpenCL child (probes/clonce*)."""
+    OpenCL child (probes/clonce/). The shared child's own folder is the one a probe may include: its
+    parts tables (clonce_parts.h, bench_parts.h) are the contract its users implement."""
     files = set(texts)
     found = []
     for rel in sorted(texts):
@@ -286,7 +292,7 @@ def cross_probe_includes(texts):
             if not hdr:
                 continue
             target = include_owner(hdr)
-            if target != owner and target.startswith("probes/"):
+            if target != owner and target.startswith("probes/") and target != SHARED_CHILD:
                 found.append((rel, hdr))
     return found
 
@@ -307,8 +313,8 @@ class IncludeScannerTests(unittest.TestCase):
         "src/core.h": "",
         "src/results/result_a.h": "",
         "src/uses.c": '#include "core.h"\n#include "results/result_a.h"\n#include "a_internal.h"\n',
-        "probes/clonce_parts.h": "",
-        "probes/clonce.c": '#include "clonce_parts.h"\n#include "b_private.h"\n',
+        "probes/clonce/clonce_parts.h": "",
+        "probes/clonce/clonce.c": '#include "clonce_parts.h"\n#include "b_private.h"\n',
         "probes/a/a.c": ('#include "a_internal.h"\n#include "core.h"\n#include "clonce_parts.h"\n'
                          '  #  include "b_internal.h"\n/* #include "b_private.h" */\n#include <b_sys.h>\n'),
         "probes/a/a_internal.h": "",
@@ -320,7 +326,7 @@ class IncludeScannerTests(unittest.TestCase):
         self.assertEqual(cross_probe_includes(self.TREE), [
             ("probes/a/a.c", "probes/b/b_internal.h"),
             ("probes/b/b_internal.h", "probes/a/a_internal.h"),
-            ("probes/clonce.c", "probes/b/b_private.h"),
+            ("probes/clonce/clonce.c", "probes/b/b_private.h"),
             ("src/uses.c", "probes/a/a_internal.h"),
         ])
 
@@ -331,6 +337,12 @@ class IncludeScannerTests(unittest.TestCase):
 
 
 class IncludeTests(unittest.TestCase):
+    def test_probes_holds_only_folders(self):
+        loose = sorted(n for n in os.listdir(os.path.join(ROOT, "probes"))
+                       if n != "meson.build" and not os.path.isdir(os.path.join(ROOT, "probes", n)))
+        self.assertEqual(loose, [], "a file loose in probes/: it belongs in a probe's folder or the shared "
+                         "OpenCL child's (probes/clonce/)")
+
     def test_no_cross_probe_include(self):
         texts = {}
         for rel in sources():
@@ -342,6 +354,217 @@ class IncludeTests(unittest.TestCase):
                          "a probe includes another probe's header (or src/ a probe's): move what is shared "
                          "into src/ (a service, or a typed result header in src/results/)")
         self.assertEqual(sorted(CROSS_INCLUDE_EXCEPTIONS - found), [], "stale entries in CROSS_INCLUDE_EXCEPTIONS")
+
+
+APP_HEADERS = ("cli.h", "run.h")
+
+
+def app_includes(texts):
+    """(includer, header) for each `#include` in a probe's file (probes/...) that resolves to src/app/: the
+    program's own headers (what a probe reads of the command line is src/report/options.h)."""
+    files = set(texts)
+    found = []
+    for rel in sorted(texts):
+        if not rel.startswith("probes/"):
+            continue
+        for m in INCLUDE_RE.finditer(blank_comments(texts[rel])):
+            hdr = resolve_include(rel, m.group(1), files)
+            if hdr and hdr.startswith("src/app/"):
+                found.append((rel, hdr))
+    return found
+
+
+class AppIncludeTests(unittest.TestCase):
+    def test_scanner(self):
+        tree = {"src/app/cli.h": "", "src/report/options.h": "", "probes/a/a.c": '#include "cli.h"\n',
+                "probes/b/b.c": '#include "options.h"\n/* #include "cli.h" */\n'}
+        self.assertEqual(app_includes(tree), [("probes/a/a.c", "src/app/cli.h")])
+
+    def test_no_probe_includes_app(self):
+        texts = {}
+        for rel in sources():
+            with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+                texts[rel.replace(os.sep, "/")] = f.read()
+        self.assertTrue(any(r.startswith("src/app/") for r in texts))
+        self.assertEqual(app_includes(texts), [], "a probe includes a header of src/app/ (the program): "
+                         "what it needs belongs in src/report/ (options.h, probe.h) or another role folder")
+
+
+def archive_symbols(lines):
+    """From `nm -A` LINES of the core library (probes' objects merged in, thin or not): ({symbol: set of
+    objects defining it}, {object: set of undefined symbols}). An object is the member's path as nm prints
+    it: "probes/NAME/libprobe-NAME.a.p/x.c.o" for a probe's, "libgpucheckup-core.a.p/src_DIR_x.c.o" for
+    the core's."""
+    defined, undefined = {}, {}
+    for line in lines:
+        parts = line.split(":", 2)
+        if len(parts) != 3:
+            continue
+        obj, f = parts[1], parts[2].split()
+        if len(f) == 2 and f[0] == "U":
+            undefined.setdefault(obj, set()).add(f[1])
+        elif len(f) == 3 and f[1] in "TDBRGCSV":
+            defined.setdefault(f[2], set()).add(obj)
+    return defined, undefined
+
+
+def is_probe_object(obj):
+    return obj.startswith("probes/") or "/probes/" in obj
+
+
+def is_src_object(obj):
+    return os.path.basename(obj).startswith("src_")
+
+
+def src_calls_into_probes(defined, undefined):
+    """(src object, symbol) for each symbol a src/ object needs that only objects under probes/ define,
+    but registry.c's references to the probes' `probe_NAME` rows (the one allowed link: it lists them)."""
+    found = []
+    for obj in sorted(o for o in undefined if is_src_object(o)):
+        for sym in sorted(undefined[obj]):
+            owners = defined.get(sym)
+            if not owners or not all(is_probe_object(o) for o in owners):
+                continue
+            if os.path.basename(obj).endswith("registry.c.o") and sym.startswith("probe_"):
+                continue
+            found.append((os.path.basename(obj), sym))
+    return found
+
+
+class ArrowTests(unittest.TestCase):
+    """src/ calls nothing defined under probes/: the core serves the probes, never the other way."""
+
+    def test_scanner(self):
+        lines = [
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_report_doctor.c.o:                 U result_x_get",
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_report_doctor.c.o:                 U str_printf",
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_report_registry.c.o:                 U probe_x",
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_report_registry.c.o:                 U x_helper",
+            "libgpucheckup-core.a:libgpucheckup-core.a.p/src_util_strutil.c.o:0000000000000000 T str_printf",
+            "libgpucheckup-core.a:probes/x/libprobe-x.a.p/x.c.o:0000000000000000 D probe_x",
+            "libgpucheckup-core.a:probes/x/libprobe-x.a.p/x.c.o:0000000000000040 T result_x_get",
+            "libgpucheckup-core.a:probes/x/libprobe-x.a.p/x.c.o:0000000000000080 T x_helper",
+            "libgpucheckup-core.a:probes/x/libprobe-x.a.p/x.c.o:                 U str_printf",
+        ]
+        self.assertEqual(src_calls_into_probes(*archive_symbols(lines)), [
+            ("src_report_doctor.c.o", "result_x_get"), ("src_report_registry.c.o", "x_helper")])
+
+    def test_src_calls_nothing_under_probes(self):
+        build = os.environ.get("GPUCHECKUP_BUILD_ROOT")
+        if not build:
+            self.fail("GPUCHECKUP_BUILD_ROOT is not set: run through meson test (unit-shape reads the core library)")
+        lib = os.path.join(build, "libgpucheckup-core.a")
+        out = subprocess.run(["nm", "-A", lib], capture_output=True, text=True, check=True,
+                             cwd=build).stdout.splitlines()
+        defined, undefined = archive_symbols(out)
+        objs = set(undefined) | {o for objs in defined.values() for o in objs}
+        self.assertGreater(len([o for o in objs if is_src_object(o)]), 30, "no src/ objects found in " + lib)
+        self.assertGreater(len([o for o in objs if is_probe_object(o)]), 50, "no probe objects found in " + lib)
+        self.assertEqual(src_calls_into_probes(defined, undefined), [],
+                         "src/ calls a function (or reads data) defined only under probes/: move it to the "
+                         "probe (a typed result's helper in probes/NAME/result_NAME.c, declared in src/results/)")
+
+
+def object_folder(obj):
+    """The folder an object's source lies in: "probes/NAME" or "src/ROLE"."""
+    if is_probe_object(obj):
+        parts = obj.split("/")
+        return "/".join(parts[parts.index("probes"):parts.index("probes") + 2])
+    return "src/" + os.path.basename(obj).split("_")[1]
+
+
+def object_name(obj):
+    return os.path.basename(obj).replace(".c.o", "").replace("src_", "", 1)
+
+
+def call_cycles(defined, undefined):
+    """Sets of a folder's files (by object name) that call each other round a cycle: A calls what B defines
+    and B, directly or through others of the folder, what A defines. A probe's files referring to its own
+    `probe_NAME` row (a verdict naming its target) make no edge: the row is what lists them."""
+    owner = {}
+    for sym, objs in defined.items():
+        if len(objs) == 1:
+            owner[sym] = next(iter(objs))
+    graph = {}
+    for obj, syms in undefined.items():
+        for sym in syms:
+            t = owner.get(sym)
+            if not t or t == obj or object_folder(t) != object_folder(obj):
+                continue
+            if re.fullmatch(r"probe_[a-z0-9]+", sym):
+                continue
+            graph.setdefault(obj, set()).add(t)
+    index, low, stack, on, comps = {}, {}, [], set(), []
+
+    def visit(v):
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        on.add(v)
+        for w in sorted(graph.get(v, ())):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            comp = []
+            while True:
+                w = stack.pop()
+                on.discard(w)
+                comp.append(w)
+                if w == v:
+                    break
+            if len(comp) > 1:
+                comps.append((object_folder(v), tuple(sorted(object_name(o) for o in comp))))
+
+    for v in sorted(graph):
+        if v not in index:
+            visit(v)
+    return sorted(comps)
+
+
+# Call cycles left, and why (issue 38). The list only shrinks.
+CYCLE_EXCEPTIONS = {
+    # cpu_kernel_flag (cpu.c) serves cpu_findings.c too: it moves once the cpu section is typed (h38types).
+    ("probes/cpu", ("cpu", "cpu_findings")),
+    # The health probe's helpers (health_array_member, health_thousands) in health.c: issue 40 is under way.
+    ("probes/health", ("health", "health_aer", "health_report")),
+    # process_opts (process.c) read by process_unitcheck.c: issue 39 is under way.
+    ("probes/process", ("process", "process_unitcheck")),
+}
+
+
+class CycleTests(unittest.TestCase):
+    """The files of a folder call one another one way: a cycle is usually a helper in the wrong file."""
+
+    def test_scanner(self):
+        lines = [
+            "a:probes/x/libprobe-x.a.p/x.c.o:0000000000000000 T x_run",
+            "a:probes/x/libprobe-x.a.p/x.c.o:                 U x_util",
+            "a:probes/x/libprobe-x.a.p/x_util.c.o:0000000000000000 T x_util",
+            "a:probes/x/libprobe-x.a.p/x_util.c.o:                 U x_run",
+            "a:probes/x/libprobe-x.a.p/x_verdict.c.o:0000000000000000 T x_verdict",
+            "a:probes/x/libprobe-x.a.p/x_verdict.c.o:                 U probe_x",
+            "a:probes/x/libprobe-x.a.p/x.c.o:0000000000000000 D probe_x",
+            "a:probes/x/libprobe-x.a.p/x.c.o:                 U x_verdict",
+            "a:libgpucheckup-core.a.p/src_util_a.c.o:0000000000000000 T a_f",
+            "a:libgpucheckup-core.a.p/src_util_a.c.o:                 U b_f",
+            "a:libgpucheckup-core.a.p/src_host_b.c.o:0000000000000000 T b_f",
+            "a:libgpucheckup-core.a.p/src_host_b.c.o:                 U a_f",
+        ]
+        self.assertEqual(call_cycles(*archive_symbols(lines)), [("probes/x", ("x", "x_util"))])
+
+    def test_no_call_cycle_in_a_folder(self):
+        build = os.environ.get("GPUCHECKUP_BUILD_ROOT")
+        if not build:
+            self.fail("GPUCHECKUP_BUILD_ROOT is not set: run through meson test (unit-shape reads the core library)")
+        out = subprocess.run(["nm", "-A", os.path.join(build, "libgpucheckup-core.a")], capture_output=True,
+                             text=True, check=True, cwd=build).stdout.splitlines()
+        found = set(call_cycles(*archive_symbols(out)))
+        self.assertEqual(sorted(found - CYCLE_EXCEPTIONS), [],
+                         "files of one folder call each other round a cycle: move the helper to the file it "
+                         "belongs with (or a NAME_util.c both call)")
+        self.assertEqual(sorted(CYCLE_EXCEPTIONS - found), [], "stale entries in CYCLE_EXCEPTIONS")
 
 
 if __name__ == "__main__":

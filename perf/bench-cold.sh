@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/bench-cold.sh: issue 30's bench goal with hyperfine: the default `gpucheckup bench` on PoCL with an empty kernel cache (cold) and a warm one, against its --bench-time, before/after.
+# perf/bench-cold.sh: issue 30's bench goal with hyperfine: the default `gpucheckup bench` on PoCL with an empty kernel cache (cold) and a warm one, against its --bench-time, before/after.
 #
-#   bench/bench-cold.sh                         build/gpucheckup, 3 runs each
-#   GPUCHECKUP=path BEFORE=path/to/old/gpucheckup RUNS=3 BENCH_TIME=10 bench/bench-cold.sh
+#   perf/bench-cold.sh                         build/gpucheckup, 3 runs each
+#   GPUCHECKUP=path BEFORE=path/to/old/gpucheckup RUNS=3 BENCH_TIME=10 perf/bench-cold.sh
 #
 # Cold: a fresh POCL_CACHE_DIR before every run (hyperfine --prepare): PoCL compiles gpucheckup's kernels and
 # CLBlast's GEMM programs again (CLBlast keeps no cache of its own on disk). Warm: one cache, filled by the

@@ -9,13 +9,13 @@
 
 #include "isolate.h"
 #include "jsonnum.h"
-#include "run.h"
+#include "probe.h"
 #include "strutil.h"
 
 bool clonce_wanted(const struct probe_ctx *ctx)
 {
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
-    return ctx->once && ctx->mode == PROBE_MODE_LIVE && cmd && run_selects(cmd, "opencl");
+    return ctx->once && ctx->mode == PROBE_MODE_LIVE && cmd && probe_selects(cmd, "opencl");
 }
 
 enum run_once_role clonce_claim(struct probe_ctx *ctx)

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/bench-budget.sh: the time goals of issue 17 with hyperfine: a full check against `clinfo --json`, smoke on 1, 4 and 8 PoCL devices, and a run with a hanging driver against --timeout.
+# perf/bench-budget.sh: the time goals of issue 17 with hyperfine: a full check against `clinfo --json`, smoke on 1, 4 and 8 PoCL devices, and a run with a hanging driver against --timeout.
 #
-#   bench/bench-budget.sh                 uses build/gpucheckup and its fake hanging ICD, 4 rounds of 3 runs
-#   GPUCHECKUP=path BEFORE=path/to/old/gpucheckup ROUNDS=4 RUNS=3 bench/bench-budget.sh
+#   perf/bench-budget.sh                 uses build/gpucheckup and its fake hanging ICD, 4 rounds of 3 runs
+#   GPUCHECKUP=path BEFORE=path/to/old/gpucheckup ROUNDS=4 RUNS=3 perf/bench-budget.sh
 #                                         BEFORE: also time an older build in the same run (before/after)
 #   FAKE_HANG=path/to/libgcfakeicd-hang.so  the hanging driver (default: the build's tests/icd one)
 #

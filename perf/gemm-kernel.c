@@ -1,13 +1,13 @@
 /* gemm-kernel.c: time gpucheckup's own GEMM kernel against CLBlast on every OpenCL device (issue 15's goal). */
 /*
- * Built by meson as build/bench/gemm-kernel (never installed; links libOpenCL and, when found, libclblast).
+ * Built by meson as build/perf/gemm-kernel (never installed; links libOpenCL and, when found, libclblast).
  * For each device and precision, for each N: fills A and B with small integers (so every product and sum is
  * exact), runs our kernel (bench_kernel_pick/geometry, padded as it asks) and CLBlast's xGEMM, checks both
  * against a CPU reference element by element, and times each REPS times after a warm-up with profiling
  * events (median; the host clock too, since a CLBlast call may enqueue several kernels while its event
  * covers the last one). Prints one line per (device, precision, N) and the ratio ours/CLBlast.
  *
- *   build/bench/gemm-kernel [--sizes 256,512,1024] [--reps 5] [--prec fp32,fp64,fp16] [--device SUBSTR]
+ *   build/perf/gemm-kernel [--sizes 256,512,1024] [--reps 5] [--prec fp32,fp64,fp16] [--device SUBSTR]
  *                           [--gpu-variant]   (pretend the device is no CPU: times the tiled kernel)
  * Exit status: 0, 1 when a result was wrong, 2 on a setup error.
  *

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# bench/bench-cuda-libs.sh: issue 30's library goal with hyperfine: `gpucheckup cuda` and the full check with the real NVIDIA 535 userspace on the path, this machine's CUDA toolkit and the cuDNN wheel, before/after.
+# perf/bench-cuda-libs.sh: issue 30's library goal with hyperfine: `gpucheckup cuda` and the full check with the real NVIDIA 535 userspace on the path, this machine's CUDA toolkit and the cuDNN wheel, before/after.
 #
-#   bench/bench-cuda-libs.sh                     build/gpucheckup, 3 rounds of 5 runs
-#   GPUCHECKUP=path BEFORE=path/to/old/gpucheckup ROUNDS=3 RUNS=5 bench/bench-cuda-libs.sh
+#   perf/bench-cuda-libs.sh                     build/gpucheckup, 3 rounds of 5 runs
+#   GPUCHECKUP=path BEFORE=path/to/old/gpucheckup ROUNDS=3 RUNS=5 perf/bench-cuda-libs.sh
 #                                                BEFORE: also time an older build in the same run
 #
 # Runs as root inside tests/real/private-dev (the real libcuda and NVML would make /dev/nvidiactl), with

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# bench/bench-smoke.sh: time `gpucheckup smoke` on PoCL against `clinfo --json`: warm and empty kernel cache, 1 and 4 devices.
+# perf/bench-smoke.sh: time `gpucheckup smoke` on PoCL against `clinfo --json`: warm and empty kernel cache, 1 and 4 devices.
 #
-# Usage: bench/bench-smoke.sh [RUNS]   (GPUCHECKUP=path/to/gpucheckup, default build/gpucheckup)
+# Usage: perf/bench-smoke.sh [RUNS]   (GPUCHECKUP=path/to/gpucheckup, default build/gpucheckup)
 # Goals, as ratios within this one run: smoke with a warm PoCL kernel cache at most 2x `clinfo --json`;
 # smoke with an empty cache under 1.5 s; 4 PoCL devices at most 2x one device. Prints each measured
 # value and whether its goal is met; exits 0 either way (a benchmark, not a test), 2 if it cannot run.

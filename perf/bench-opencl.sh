@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
-# bench/bench-opencl.sh: time `gpucheckup opencl --json` against `clinfo --json` on PoCL with hyperfine.
+# perf/bench-opencl.sh: time `gpucheckup opencl --json` against `clinfo --json` on PoCL with hyperfine.
 #
 # Times both tools with 1, 4 and 8 PoCL devices (POCL_DEVICES), with a warm PoCL kernel cache and with one
-# emptied before every run, next to bench/cl-floor.c (the least any tool must do). On a shared machine a
+# emptied before every run, next to perf/cl-floor.c (the least any tool must do). On a shared machine a
 # burst of load would skew whichever command runs during it, so the whole set runs in ROUNDS rounds of
 # RUNS runs each and the statistics pool every round. Prints medians, minimums and the ratios the opencl
 # issue sets as goals (judged on medians): gpucheckup no slower than clinfo; 8 devices at most 1.5x one.
 #
-#   bench/bench-opencl.sh              uses build/gpucheckup, 5 rounds of 6 runs
-#   GPUCHECKUP=path ROUNDS=10 RUNS=5 bench/bench-opencl.sh
+#   perf/bench-opencl.sh              uses build/gpucheckup, 5 rounds of 6 runs
+#   GPUCHECKUP=path ROUNDS=10 RUNS=5 perf/bench-opencl.sh
 #   BENCH_OUT=dir                      keep hyperfine's JSON and markdown there (default: a temp dir)
 #   BENCH_STRICT=1                     exit 1 when a goal is missed
 set -eu
@@ -31,7 +31,7 @@ unset OCL_ICD_VENDORS OPENCL_VENDOR_PATH OCL_ICD_FILENAMES GPUCHECKUP_LIBOPENCL 
 export POCL_CACHE_DIR="$cache"
 
 # The floor: a program that only loads the loader and lists platforms and devices (what any tool pays).
-cc -O2 -o "$out/cl-floor" bench/cl-floor.c -ldl
+cc -O2 -o "$out/cl-floor" perf/cl-floor.c -ldl
 
 devices() { local n=$1 s=""; for _ in $(seq "$n"); do s="$s pthread"; done; echo "${s# }"; }
 

@@ -1,5 +1,5 @@
 /* cl-floor.c: the least any OpenCL tool must do (load the loader, list platforms and devices): the benchmark's floor. */
-/* Built by bench/bench-opencl.sh; loads libOpenCL.so.1 with dlopen like gpucheckup, queries nothing. */
+/* Built by perf/bench-opencl.sh; loads libOpenCL.so.1 with dlopen like gpucheckup, queries nothing. */
 #include <dlfcn.h>
 #include <stdio.h>
 

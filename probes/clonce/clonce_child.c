@@ -12,7 +12,7 @@
 
 #include "fdio.h"
 #include "jsonnum.h"
-#include "run.h"
+#include "probe.h"
 #include "strutil.h"
 
 int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
@@ -24,7 +24,7 @@ int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
         return -1;
     j->page = p;
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
-    j->icd_part = cmd && run_selects(cmd, "icd");
+    j->icd_part = cmd && probe_selects(cmd, "icd");
     /* Without this page the child answers for no driver: each then has its own child, as before. */
     void *q = j->icd_part ? mmap(NULL, CLONCE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
                           : MAP_FAILED;

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# bench/bench-gemm.sh: measure the speed goals of `gpucheckup bench` (issue 15) on PoCL, and print the ratios.
+# perf/bench-gemm.sh: measure the speed goals of `gpucheckup bench` (issue 15) on PoCL, and print the ratios.
 #
 # Goal 1: gpucheckup's own fp32 kernel at N = 1024 >= 1.0x CLBlast's SGEMM on the same PoCL device. Both are
 #         read from one `gpucheckup bench --bench-precision fp32 --json` run whose budget lets both sweeps
@@ -8,8 +8,8 @@
 # Goal 2: the whole default `gpucheckup bench` on one PoCL device in under 15 s (hyperfine, warm PoCL
 #         kernel cache, stdout to /dev/null).
 #
-#   bench/bench-gemm.sh                  uses build/gpucheckup, 3 rounds, a 60 s budget for goal 1
-#   GPUCHECKUP=path ROUNDS=5 GEMM_BUDGET=120 bench/bench-gemm.sh
+#   perf/bench-gemm.sh                  uses build/gpucheckup, 3 rounds, a 60 s budget for goal 1
+#   GPUCHECKUP=path ROUNDS=5 GEMM_BUDGET=120 perf/bench-gemm.sh
 #   BENCH_OUT=dir                        keep the JSON and hyperfine's output there (default: a temp dir)
 #   BENCH_STRICT=1                       exit 1 when a goal is missed
 set -eu
