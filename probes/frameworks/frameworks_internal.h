@@ -2,6 +2,7 @@
 #ifndef GPUCHECKUP_FRAMEWORKS_INTERNAL_H
 #define GPUCHECKUP_FRAMEWORKS_INTERNAL_H
 
+#include <stdio.h>
 #include <json-c/json.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -152,7 +153,13 @@ void fw_import_all(struct probe_ctx *ctx, struct report_section *sec, struct fw_
 extern const char fw_import_script[];
 
 const char *fw_build_name(enum fw_build b);
-/* "PyTorch 2.9.0+cu128 (/opt/venv)": a copy's name for messages, in BUF (returned). */
-const char *fw_name(const struct fw_scan *s, const struct fw_found *f, char *buf, size_t len);
+/* "PyTorch 2.9.0+cu128 (/opt/venv)": a copy's name for messages, in BUF (returned). Inline: every part of the
+ * probe calls it, and a definition in one of them would make a call cycle between them (unit-shape). */
+static inline const char *fw_name(const struct fw_scan *s, const struct fw_found *f, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
+             s->envs[f->env].prefix);
+    return buf;
+}
 
 #endif

@@ -140,13 +140,6 @@ static const char *fw_min_driver(int major)
     return NULL;
 }
 
-const char *fw_name(const struct fw_scan *s, const struct fw_found *f, char *buf, size_t len)
-{
-    snprintf(buf, len, "%s %s (%s)", f->kind->label, f->version[0] ? f->version : "(version unknown)",
-             s->envs[f->env].prefix);
-    return buf;
-}
-
 static void fw_set_why(struct fw_found *f, enum fw_gpu gpu, const char *root, char *why)
 {
     f->gpu = gpu;
