@@ -19,6 +19,7 @@
 static const struct check_set cuda_check_sets[] = {
     {cuda_driver_checks, &cuda_driver_n_checks},
     {cuda_nvml_checks, &cuda_nvml_n_checks},
+    {cuda_nvml_mem_checks, &cuda_nvml_mem_n_checks},
     {cuda_libs_checks, &cuda_libs_n_checks},
     {cuda_smoke_checks, &cuda_smoke_n_checks},
     {NULL, NULL},
@@ -421,6 +422,9 @@ const struct probe probe_cuda = {
     .deps = cuda_deps,
     .check_sets = cuda_check_sets,
     .requires = cuda_requires,
+    .options = cuda_option_rows,
+    .options_title = "GPU health (cuda)",
+    .options_reset = cuda_mem_opts_reset,
     .result = &result_cuda_ops,
     .run = cuda_run,
     .verdict = cuda_verdict,

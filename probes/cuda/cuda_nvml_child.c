@@ -248,6 +248,53 @@ static void nvml_query_recovery(const struct nvml_api *api, nvmlDevice_t dev, js
     nvml_put(d, "recovery_action", r, json_object_new_int64(action < 0 ? 0 : action));
 }
 
+/* The GPU's memory (bytes) and the processes NVML lists on it: "memory": {"total", "free", "used"},
+ * "processes": [{"pid", "used_memory" (bytes, null when NVML cannot tell), "kind"}], and
+ * "processes_more" (how many more a full table left out) when NVML had more than NVML_MAX_PROCS. */
+static void nvml_query_procs(const struct nvml_api *api, nvmlDevice_t dev, json_object *d)
+{
+    struct nvml_memory mem;
+    memset(&mem, 0, sizeof(mem));
+    nvmlReturn_t r = api->nvmlDeviceGetMemoryInfo ? api->nvmlDeviceGetMemoryInfo(dev, &mem)
+                                                  : NVML_ERROR_FUNCTION_NOT_FOUND;
+    json_object *m = json_object_new_object();
+    json_object_object_add(m, "total", json_object_new_int64(mem.total > INT64_MAX ? INT64_MAX : (int64_t)mem.total));
+    json_object_object_add(m, "free", json_object_new_int64(mem.free > INT64_MAX ? INT64_MAX : (int64_t)mem.free));
+    json_object_object_add(m, "used", json_object_new_int64(mem.used > INT64_MAX ? INT64_MAX : (int64_t)mem.used));
+    nvml_put(d, "memory", r, m);
+
+    static const char *const kinds[] = {"compute", "graphics"};
+    json_object *procs = json_object_new_array();
+    nvmlReturn_t rp = NVML_SUCCESS;
+    unsigned int more = 0;
+    for (size_t k = 0; k < 2 && rp == NVML_SUCCESS; k++) {
+        static struct nvml_process_info infos[NVML_MAX_PROCS];
+        unsigned int n = NVML_MAX_PROCS;
+        memset(infos, 0, sizeof(infos));
+        nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, struct nvml_process_info *) =
+            k == 0 ? api->nvmlDeviceGetComputeRunningProcesses : api->nvmlDeviceGetGraphicsRunningProcesses;
+        rp = fn ? fn(dev, &n, infos) : NVML_ERROR_FUNCTION_NOT_FOUND;
+        if (rp == NVML_ERROR_INSUFFICIENT_SIZE) {
+            /* the table is not filled: say how many there are */
+            more += n;
+            rp = NVML_SUCCESS;
+            continue;
+        }
+        for (unsigned int i = 0; rp == NVML_SUCCESS && i < n && i < NVML_MAX_PROCS; i++) {
+            json_object *p = json_object_new_object();
+            json_object_object_add(p, "pid", json_object_new_int64(infos[i].pid));
+            unsigned long long u = infos[i].used_gpu_memory;
+            json_object_object_add(p, "used_memory", u == NVML_VALUE_NOT_AVAILABLE_ULL || u > INT64_MAX
+                                                         ? NULL : json_object_new_int64((int64_t)u));
+            json_object_object_add(p, "kind", json_object_new_string(kinds[k]));
+            json_object_array_add(procs, p);
+        }
+    }
+    nvml_put(d, "processes", rp, procs);
+    if (more)
+        json_object_object_add(d, "processes_more", json_object_new_int64(more));
+}
+
 /* Everything NVML says about one GPU. */
 static json_object *nvml_query_device(const struct nvml_api *api, unsigned int index)
 {
@@ -265,6 +312,7 @@ static json_object *nvml_query_device(const struct nvml_api *api, unsigned int i
     nvml_query_mig(api, dev, d);
     nvml_query_clocks(api, dev, d);
     nvml_query_recovery(api, dev, d);
+    nvml_query_procs(api, dev, d);
     return d;
 }
 

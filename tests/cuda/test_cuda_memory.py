@@ -1,0 +1,97 @@
+"""End-to-end tests of GPU memory held by other processes (NVML), --expect-idle and --require free-memory>=NGiB."""
+import getpass
+import os
+import subprocess
+import sys
+
+import gctest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from test_cuda import CudaBase  # noqa: E402
+
+
+class MemoryTests(CudaBase):
+    """The fake NVML's processes (GC_FAKE_NVML_PROCS) on a fake H100 (81559 MiB)."""
+
+    def other_process(self):
+        """A live process of ours that is not gpucheckup's: NVML names its pid, /proc tells who it is."""
+        p = subprocess.Popen(["sleep", "300"])
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        return p.pid
+
+    def run_mem(self, procs, *extra, expect_rc=None):
+        t = self.tree()
+        env = {"GC_FAKE_NVML_PROCS": procs} if procs is not None else {"GC_FAKE_NVML_PROCS": None}
+        return self.cuda(t, self.libdir(), "--no-smoke", *extra, env=env, expect_rc=expect_rc)
+
+    def mem_findings(self, r):
+        return [f for f in r.json["findings"] if f["id"].startswith(("cuda.nvml-memory", "cuda.nvml-not-idle"))]
+
+    def test_memory_and_no_process(self):
+        r = self.run_mem(None, expect_rc=0)
+        self.assertEqual(self.mem_findings(r), [], repr(r))
+        dev = r.json["cuda"]["nvml"]["devices"][0]
+        self.assertEqual(dev["memory"]["total"], 81559 * 1024 * 1024)
+        self.assertEqual(dev["memory"]["used"], 512 * 1024 * 1024)
+        self.assertEqual(dev["memory"]["free"], (81559 - 512) * 1024 * 1024)
+        self.assertEqual(dev["processes"], [])
+
+    def test_most_memory_held_is_a_warning_naming_the_process(self):
+        pid = self.other_process()
+        r = self.run_mem("%d:60000" % pid)
+        fs = self.mem_findings(r)
+        self.assertEqual([(f["id"], f["severity"], f["subject"]) for f in fs],
+                         [("cuda.nvml-memory-held-most", "warning", "0000:01:00.0")], repr(r))
+        self.assertIn("1 other process holds 58.6 GiB of 79.6 GiB", fs[0]["message"])
+        self.assertIn("pid %d (sleep)" % pid, fs[0]["message"])
+        ev = {e["source"]: e["value"] for e in fs[0]["evidence"]}
+        self.assertRegex(ev["pid %d" % pid], r"^60000 MiB, user %s, command sleep, started \d{4}-\d\d-\d\d \d\d:\d\d UTC$"
+                         % getpass.getuser())
+        p = r.json["cuda"]["nvml"]["devices"][0]["processes"][0]
+        self.assertEqual((p["pid"], p["kind"], p["ours"], p["command"]), (pid, "compute", False, "sleep"))
+
+    def test_some_memory_held_is_information(self):
+        pid = self.other_process()
+        r = self.run_mem("%d:1000:g,999999:na" % pid, expect_rc=0)
+        fs = self.mem_findings(r)
+        self.assertEqual([(f["id"], f["severity"]) for f in fs], [("cuda.nvml-memory-held", "info")], repr(r))
+        self.assertIn("2 other processes hold 1.0 GiB", fs[0]["message"])
+        ev = {e["source"]: e["value"] for e in fs[0]["evidence"]}
+        self.assertIn("not visible here", ev["pid 999999"])
+        self.assertIn("memory not reported", ev["pid 999999"])
+
+    def test_gpucheckup_itself_never_counts(self):
+        r = self.run_mem("parent:70000", "--expect-idle", expect_rc=0)
+        self.assertEqual(self.mem_findings(r), [], repr(r))
+        self.assertIs(r.json["cuda"]["nvml"]["devices"][0]["processes"][0]["ours"], True)
+
+    def test_expect_idle(self):
+        r = self.run_mem(None, "--expect-idle", expect_rc=0)
+        self.assertEqual(self.mem_findings(r), [], repr(r))
+        pid = self.other_process()
+        r = self.run_mem("%d:100" % pid, "--expect-idle", expect_rc=1)
+        fs = self.mem_findings(r)
+        self.assertEqual([(f["id"], f["severity"]) for f in fs], [("cuda.nvml-not-idle", "error")], repr(r))
+
+    def test_free_memory_requirement(self):
+        pid = self.other_process()
+        r = self.run_mem("%d:60000" % pid, "--require", "free-memory>=16GiB,free-memory>=24GiB", expect_rc=1)
+        q = {x["name"]: x for x in r.json["verdict"]["requirements"]}
+        self.assertTrue(q["free-memory>=16GiB"]["met"], repr(q))
+        self.assertFalse(q["free-memory>=24GiB"]["met"], repr(q))
+        self.assertIn("least free memory of the 1 GPU NVML reports is 20.6 GiB (0000:01:00.0), 24 GiB needed",
+                      q["free-memory>=24GiB"]["detail"])
+        r = self.run_mem(None, "--require", "free-memory>=4GiB", expect_rc=0)
+        self.assertTrue(r.json["verdict"]["requirements"][0]["met"])
+
+    def test_help_and_completion_offer_them(self):
+        h = gctest.run("--help").stdout
+        self.assertIn("free-memory>=NGiB", h)
+        self.assertIn("--expect-idle", h)
+        c = gctest.run("--completion=bash").stdout
+        self.assertIn("--expect-idle", c)
+
+
+if __name__ == "__main__":
+    gctest.main()
