@@ -73,6 +73,12 @@ class MemoryTests(CudaBase):
         r = self.run_mem("%d:100" % pid, "--expect-idle", expect_rc=1)
         fs = self.mem_findings(r)
         self.assertEqual([(f["id"], f["severity"]) for f in fs], [("cuda.nvml-not-idle", "error")], repr(r))
+        # the health contract's line names it (an epilog's drain reason)
+        t = self.tree()
+        env = {"LD_LIBRARY_PATH": self.libdir(), "GC_FAKE_NVML_PROCS": "%d:100" % pid, "GC_FAKE_NVML_GPUS": "1",
+               "GC_FAKE_NVML_BUSIDS": t.gc_gpus[0], "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_INIT": None}
+        h = gctest.run("cuda", "--root", t.root, "--live", "--no-smoke", "--expect-idle", "--health", env=env)
+        self.assertEqual(h.stdout.split()[:3], ["NOT-READY", "cuda.nvml-not-idle", "0000:01:00.0"], repr(h))
 
     def test_free_memory_requirement(self):
         pid = self.other_process()
