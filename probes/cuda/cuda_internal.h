@@ -65,6 +65,13 @@ void cuda_mem_opts_reset(void);
 int cuda_mem_req_parse(const char *name, int *arg);
 bool cuda_mem_req_eval(const struct report *r, const char *name, int arg, char **detail);
 
+/* ---- throttling history and temperature (cuda_nvml_thermal.c) --------------------------------------
+ * cuda_nvml_thermal_check: for NVML GPU D, cuda.nvml-throttled-past from the violation counters, and the
+ * temperature as evidence of a current cuda.nvml-clocks-slowdown. */
+void cuda_nvml_thermal_check(struct probe_ctx *ctx, json_object *d, const char *subj, const char *gpu);
+extern const struct check cuda_nvml_thermal_checks[];
+extern const size_t cuda_nvml_thermal_n_checks;
+
 /* ---- the libraries frameworks load (cuda_libs.c) --------------------------------------------------
  * Finds every CUDA user-space library as the dynamic linker would (LD_LIBRARY_PATH, ld.so.cache, the
  * default directories) and in pip wheel layouts (site-packages/nvidia/x/lib), asks each for its version

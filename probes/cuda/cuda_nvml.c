@@ -306,6 +306,7 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
     if (jsonget_tri(d, "inforom_valid") == 0)
         report_add_finding(rep, "cuda.nvml-inforom-invalid", subj, "The InfoROM of %s (%s) is corrupted", gpu, subj);
     cuda_nvml_mem_check(ctx, d, subj, gpu);
+    cuda_nvml_thermal_check(ctx, d, subj, gpu);
     free(subj);
 }
 

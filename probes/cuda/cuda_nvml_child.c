@@ -295,6 +295,36 @@ static void nvml_query_procs(const struct nvml_api *api, nvmlDevice_t dev, json_
         json_object_object_add(d, "processes_more", json_object_new_int64(more));
 }
 
+/* Temperature now and the slowdown threshold (Celsius); the time spent held back for power and for heat
+ * since the driver loaded: "temperature", "temperature_slowdown", "violation_seconds": {"power", "thermal"}. */
+static void nvml_query_thermal(const struct nvml_api *api, nvmlDevice_t dev, json_object *d)
+{
+    unsigned int c = 0;
+    nvmlReturn_t r = api->nvmlDeviceGetTemperature ? api->nvmlDeviceGetTemperature(dev, NVML_TEMPERATURE_GPU, &c)
+                                                   : NVML_ERROR_FUNCTION_NOT_FOUND;
+    nvml_put(d, "temperature", r, json_object_new_int64(c));
+    c = 0;
+    r = api->nvmlDeviceGetTemperatureThreshold
+            ? api->nvmlDeviceGetTemperatureThreshold(dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &c)
+            : NVML_ERROR_FUNCTION_NOT_FOUND;
+    nvml_put(d, "temperature_slowdown", r, json_object_new_int64(c));
+
+    static const struct {
+        const char *key;
+        int policy;
+    } policies[] = {{"power", NVML_PERF_POLICY_POWER}, {"thermal", NVML_PERF_POLICY_THERMAL}};
+    json_object *v = json_object_new_object();
+    nvmlReturn_t rv = NVML_SUCCESS;
+    for (size_t i = 0; i < 2 && rv == NVML_SUCCESS; i++) {
+        struct nvml_violation_time t;
+        memset(&t, 0, sizeof(t));
+        rv = api->nvmlDeviceGetViolationStatus ? api->nvmlDeviceGetViolationStatus(dev, policies[i].policy, &t)
+                                               : NVML_ERROR_FUNCTION_NOT_FOUND;
+        json_object_object_add(v, policies[i].key, json_object_new_int64((int64_t)(t.violation_time / 1000000000ULL)));
+    }
+    nvml_put(d, "violation_seconds", rv, v);
+}
+
 /* Everything NVML says about one GPU. */
 static json_object *nvml_query_device(const struct nvml_api *api, unsigned int index)
 {
@@ -313,6 +343,7 @@ static json_object *nvml_query_device(const struct nvml_api *api, unsigned int i
     nvml_query_clocks(api, dev, d);
     nvml_query_recovery(api, dev, d);
     nvml_query_procs(api, dev, d);
+    nvml_query_thermal(api, dev, d);
     return d;
 }
 

@@ -47,6 +47,9 @@ static const struct dlsym_entry nvml_api_table[] = {
     {"nvmlDeviceGetMemoryInfo", false, NULL, NVML_FN(nvmlDeviceGetMemoryInfo)},
     {"nvmlDeviceGetComputeRunningProcesses_v3", false, fb_compute_procs, NVML_FN(nvmlDeviceGetComputeRunningProcesses)},
     {"nvmlDeviceGetGraphicsRunningProcesses_v3", false, fb_graphics_procs, NVML_FN(nvmlDeviceGetGraphicsRunningProcesses)},
+    {"nvmlDeviceGetViolationStatus", false, NULL, NVML_FN(nvmlDeviceGetViolationStatus)},
+    {"nvmlDeviceGetTemperature", false, NULL, NVML_FN(nvmlDeviceGetTemperature)},
+    {"nvmlDeviceGetTemperatureThreshold", false, NULL, NVML_FN(nvmlDeviceGetTemperatureThreshold)},
 };
 
 int nvml_api_load(void *handle, struct nvml_api *api, const char **missing)

@@ -116,6 +116,21 @@ struct nvml_process_info {
 };
 #define NVML_VALUE_NOT_AVAILABLE_ULL (~0ULL)
 
+/* nvmlViolationTime_t (nvml.h): REFERENCE_TIME a CPU timestamp (us), VIOLATION_TIME nanoseconds spent
+ * below the requested clocks for the policy asked, since the driver loaded. */
+struct nvml_violation_time {
+    unsigned long long reference_time;
+    unsigned long long violation_time;
+};
+/* nvml.h nvmlPerfPolicyType_t, nvmlTemperatureSensors_t, nvmlTemperatureThresholds_t (the ones asked). */
+enum {
+    NVML_PERF_POLICY_POWER = 0,
+    NVML_PERF_POLICY_THERMAL = 1,
+    NVML_TEMPERATURE_GPU = 0,
+    NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+    NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+};
+
 /* The functions, resolved by nvml_api_load. nvml.h #defines nvmlInit as nvmlInit_v2,
  * nvmlDeviceGetCount as nvmlDeviceGetCount_v2, nvmlDeviceGetHandleByIndex as ..._v2 and
  * nvmlDeviceGetPciInfo as nvmlDeviceGetPciInfo_v3: those names are asked for first (see the table in
@@ -157,6 +172,9 @@ struct nvml_api {
                                                          struct nvml_process_info *infos);
     nvmlReturn_t (*nvmlDeviceGetGraphicsRunningProcesses)(nvmlDevice_t dev, unsigned int *count,
                                                           struct nvml_process_info *infos);
+    nvmlReturn_t (*nvmlDeviceGetViolationStatus)(nvmlDevice_t dev, int policy, struct nvml_violation_time *t);
+    nvmlReturn_t (*nvmlDeviceGetTemperature)(nvmlDevice_t dev, int sensor, unsigned int *celsius);
+    nvmlReturn_t (*nvmlDeviceGetTemperatureThreshold)(nvmlDevice_t dev, int threshold, unsigned int *celsius);
 };
 
 /* Resolve every function of struct nvml_api from HANDLE (a dlopen handle of libnvidia-ml) into API.

@@ -10,7 +10,8 @@
  * GC_FAKE_NVML_BUSIDS comma-separated PCI addresses ("0000:00:06.0,0000:01:00.0"), matching a fake sysfs;
  *                     default 0000:00:06.0 for GPU 0 and 0000:NN:00.0 after it
  * GC_FAKE_NVML_DRIVER driver version (default 580.159.04)
- * GC_FAKE_NVML_MEM_TOTAL_MIB, GC_FAKE_NVML_PROCS: memory and processes (at the end of this file)
+ * GC_FAKE_NVML_MEM_TOTAL_MIB, GC_FAKE_NVML_PROCS: memory and processes; GC_FAKE_NVML_TEMP,
+ *                     GC_FAKE_NVML_VIOLATION_S: temperature and throttling history (at the end of this file)
  * Built twice: the default exports the versioned names of NVML 13 (nvmlInit_v2, ..._v3 PCI info,
  * nvmlDeviceGetCurrentClocksEventReasons); with FAKE_NVML_OLD only the plain names of an old driver
  * (nvmlInit, the 52-byte nvmlDeviceGetPciInfo layout, nvmlDeviceGetCurrentClocksThrottleReasons, no
@@ -520,3 +521,41 @@ EXPORT ret_t nvmlDeviceGetGraphicsRunningProcesses_v2(struct fake_gpu *d, unsign
     return running(d, 'g', c, i);
 }
 #endif
+
+/* Temperature and throttling history. GC_FAKE_NVML_TEMP: the GPU's temperature (default 34 C; slowdown
+ * threshold 87 C); GC_FAKE_NVML_VIOLATION_S: "POWER,THERMAL" seconds spent held back since the driver
+ * loaded (default 0,0), on the GPU(s) GC_FAKE_NVML_BAD names. */
+struct violation { unsigned long long reference, ns; };
+
+EXPORT ret_t nvmlDeviceGetTemperature(struct fake_gpu *d, int sensor, unsigned int *c)
+{
+    DEV_GUARD(d);
+    if (!c || sensor != 0)
+        return E_ARG;
+    const char *t = getenv("GC_FAKE_NVML_TEMP");
+    *c = t && bad(d) ? (unsigned int)atoi(t) : 34;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetTemperatureThreshold(struct fake_gpu *d, int which, unsigned int *c)
+{
+    DEV_GUARD(d);
+    if (!c || which < 0 || which > 1)
+        return E_ARG;
+    *c = which == 1 ? 87 : 92;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetViolationStatus(struct fake_gpu *d, int policy, struct violation *v)
+{
+    DEV_GUARD(d);
+    if (!v || policy < 0 || policy > 1)
+        return E_ARG;
+    unsigned long long s[2] = {0, 0};
+    const char *e = getenv("GC_FAKE_NVML_VIOLATION_S");
+    if (e && bad(d))
+        sscanf(e, "%llu,%llu", &s[0], &s[1]);
+    v->reference = 1700000000000000ull;
+    v->ns = s[policy] * 1000000000ull;
+    return OK;
+}

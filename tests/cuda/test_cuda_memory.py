@@ -91,6 +91,24 @@ class MemoryTests(CudaBase):
         r = self.run_mem(None, "--require", "free-memory>=4GiB", expect_rc=0)
         self.assertTrue(r.json["verdict"]["requirements"][0]["met"])
 
+    def test_throttling_history_and_temperature(self):
+        t = self.tree()
+        r = self.cuda(t, self.libdir(), "--no-smoke", expect_rc=0)
+        dev = r.json["cuda"]["nvml"]["devices"][0]
+        self.assertEqual((dev["temperature"], dev["temperature_slowdown"]), (34, 87))
+        self.assertEqual(dev["violation_seconds"], {"power": 0, "thermal": 0})
+        self.assertEqual(r.findings("cuda.nvml-throttled-past"), [], repr(r))
+        r = self.cuda(t, self.libdir(), "--no-smoke", env={"GC_FAKE_NVML_VIOLATION_S": "7500,41"}, expect_rc=0)
+        f = r.findings("cuda.nvml-throttled-past")
+        self.assertEqual([x["severity"] for x in f], ["info"], repr(r))
+        self.assertIn("2 h 5 min for power and 41 s for heat", f[0]["message"])
+        # a slowdown now is the warning it was, with the temperature against the slowdown threshold
+        r = self.cuda(t, self.libdir(), "--no-smoke", env={"GC_FAKE_NVML_MODE": "thermal", "GC_FAKE_NVML_TEMP": "89"},
+                      expect_rc=0)
+        f = r.findings("cuda.nvml-clocks-slowdown")
+        self.assertEqual([x["severity"] for x in f], ["warning"], repr(r))
+        self.assertIn({"source": "nvmlDeviceGetTemperature", "value": "89 C (slowdown at 87 C)"}, f[0]["evidence"])
+
     def test_help_and_completion_offer_them(self):
         h = gctest.run("--help").stdout
         self.assertIn("free-memory>=NGiB", h)
