@@ -21,6 +21,7 @@ static const struct check_set cuda_check_sets[] = {
     {cuda_nvml_checks, &cuda_nvml_n_checks},
     {cuda_nvml_mem_checks, &cuda_nvml_mem_n_checks},
     {cuda_nvml_thermal_checks, &cuda_nvml_thermal_n_checks},
+    {cuda_resume_checks, &cuda_resume_n_checks},
     {cuda_libs_checks, &cuda_libs_n_checks},
     {cuda_smoke_checks, &cuda_smoke_n_checks},
     {NULL, NULL},

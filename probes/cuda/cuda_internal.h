@@ -72,6 +72,14 @@ void cuda_nvml_thermal_check(struct probe_ctx *ctx, json_object *d, const char *
 extern const struct check cuda_nvml_thermal_checks[];
 extern const size_t cuda_nvml_thermal_n_checks;
 
+/* ---- after suspend/resume (cuda_resume.c) -----------------------------------------------------------
+ * cuda_resume_explain: F (a cuInit 999 or an NVML "Unknown Error" finding, WHAT saying which) on a machine
+ * that has resumed from suspend (/sys/power/suspend_stats/success > 0) is caused by
+ * cuda.uvm-lost-after-resume, added once. Nothing when there was no suspend or F is NULL. */
+void cuda_resume_explain(struct probe_ctx *ctx, struct report_finding *f, const char *what);
+extern const struct check cuda_resume_checks[];
+extern const size_t cuda_resume_n_checks;
+
 /* ---- the libraries frameworks load (cuda_libs.c) --------------------------------------------------
  * Finds every CUDA user-space library as the dynamic linker would (LD_LIBRARY_PATH, ld.so.cache, the
  * default directories) and in pip wheel layouts (site-packages/nvidia/x/lib), asks each for its version

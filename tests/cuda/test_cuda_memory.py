@@ -109,6 +109,33 @@ class MemoryTests(CudaBase):
         self.assertEqual([x["severity"] for x in f], ["warning"], repr(r))
         self.assertIn({"source": "nvmlDeviceGetTemperature", "value": "89 C (slowdown at 87 C)"}, f[0]["evidence"])
 
+    def test_cuinit_999_after_resume_names_nvidia_uvm(self):
+        env = {"GC_FAKE_CUDA_INIT": "999", "GC_FAKE_NVML_MODE": "init-unknown"}
+        for success, resumed in (("2\n", True), ("0\n", False), (None, False)):
+            with self.subTest(success=success):
+                t = self.tree()
+                if success is not None:
+                    p = os.path.join(t.root, "sys/power/suspend_stats")
+                    os.makedirs(p, exist_ok=True)
+                    with open(os.path.join(p, "success"), "w") as fh:
+                        fh.write(success)
+                r = self.cuda(t, self.libdir(), "--no-smoke", env=env, expect_rc=1)
+                lost = r.findings("cuda.uvm-lost-after-resume")
+                init = r.findings("cuda.init-failed")
+                nvml = r.findings("cuda.nvml-init-failed")
+                self.assertEqual(len(init), 1, repr(r))
+                self.assertEqual(len(nvml), 1, repr(r))
+                if not resumed:
+                    self.assertEqual(lost, [], repr(r))
+                    self.assertIsNone(init[0]["caused_by"])
+                    continue
+                self.assertEqual([(f["severity"], f["subject"]) for f in lost], [("error", "nvidia_uvm")], repr(r))
+                self.assertIn("resumed from suspend 2 times since boot", lost[0]["message"])
+                self.assertIn("sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm", lost[0]["hint"])
+                self.assertIn("NVreg_PreserveVideoMemoryAllocations=1", lost[0]["hint"])
+                self.assertEqual(init[0]["caused_by"], {"id": "cuda.uvm-lost-after-resume", "subject": "nvidia_uvm"})
+                self.assertEqual(nvml[0]["caused_by"], {"id": "cuda.uvm-lost-after-resume", "subject": "nvidia_uvm"})
+
     def test_help_and_completion_offer_them(self):
         h = gctest.run("--help").stdout
         self.assertIn("free-memory>=NGiB", h)
