@@ -136,6 +136,13 @@ void health_log_report(struct probe_ctx *ctx, struct report_section *sec, const 
 void health_aer_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_gpu *gpus, size_t n_gpus,
                        json_object *gpus_json);
 
+/* The temperature of each GPU with a hwmon in sysfs (amdgpu, i915, xe), against its temp1_crit: JSON
+ * "temperature" in each GPU's object, health.gpu-hot, a summary line (health_hwmon.c). */
+void health_hwmon_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_gpu *gpus,
+                         size_t n_gpus, json_object *gpus_json);
+extern const struct check health_hwmon_checks[];
+extern const size_t health_hwmon_n_checks;
+
 /* N with thousands separators ("1,234") into BUF. */
 void health_thousands(char *buf, size_t size, size_t n);
 /* The array member KEY of object O, made empty first when missing. Borrowed. */

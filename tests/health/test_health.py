@@ -190,6 +190,25 @@ class HealthTests(gctest.TestCase):
         # the network card's corrected PCIe error is not the GPU's
         self.assertEqual(r.json["health"]["kernel_log"]["pcie_events_elsewhere"], 1)
 
+    def test_amd_gpu_temperature_from_hwmon(self):
+        """The kernel's hwmon sysfs-interface: temp1_input and temp1_crit in millidegrees; a warning only within 10
+        degrees of the critical temperature."""
+        for temp, crit, warned in (("52000", "100000", False), ("95000", "100000", True), ("95000", "0", False)):
+            with self.subTest(temp=temp, crit=crit):
+                t = PciTree(self.make_tree())
+                dev = t.device(AMD, 0x1002, 0x744c, 0x030000, driver="amdgpu")
+                t.t.write(dev + "/hwmon/hwmon3/temp1_input", temp + "\n")
+                t.t.write(dev + "/hwmon/hwmon3/temp1_crit", crit + "\n")
+                t.t.write("/proc/uptime", "3600.00 7100.00\n")
+                r = self.health(t)
+                g = r.json["health"]["gpus"][0]
+                self.assertEqual(g["temperature"], {"celsius": int(temp) // 1000,
+                                                    "critical": int(crit) // 1000 or None, "hwmon": "hwmon3"})
+                lines = {s["label"]: (s["mark"], s["text"]) for s in r.json["health"]["summary"]}
+                self.assertEqual(lines["Temperature"], ("warning" if warned else "ok", "%s %d C" % (AMD, int(temp) // 1000)))
+                hot = r.findings("health.gpu-hot")
+                self.assertEqual([(f["severity"], f["subject"]) for f in hot], [("warning", AMD)] if warned else [])
+
     def test_no_kmsg_in_the_tree_is_said(self):
         r = self.health(self.tree(None), expect_rc=0)
         log = r.json["health"]["kernel_log"]
