@@ -138,6 +138,7 @@ static int health_run(struct probe_ctx *ctx, struct report_section *sec)
     health_log_read(ctx, log);
     health_log_report(ctx, sec, log, gpus, n, arr);
     health_hwmon_report(ctx, sec, gpus, n, arr);
+    health_holders_report(ctx, sec);
     free(log->reason);
     free(log);
     free(gpus);
@@ -149,6 +150,7 @@ static const char *const health_deps[] = {"pci", NULL};
 
 static const struct check_set health_check_sets[] = {
     {health_hwmon_checks, &health_hwmon_n_checks},
+    {health_holders_checks, &health_holders_n_checks},
     {NULL, NULL},
 };
 

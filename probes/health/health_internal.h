@@ -143,6 +143,12 @@ void health_hwmon_report(struct probe_ctx *ctx, struct report_section *sec, cons
 extern const struct check health_hwmon_checks[];
 extern const size_t health_hwmon_n_checks;
 
+/* The processes that hold a GPU device node open (/proc/PID/fd, bounded), with DRM fdinfo's memory: JSON
+ * "holders", health.gpu-held or health.gpu-memory-held-most per GPU (health_holders.c). */
+void health_holders_report(struct probe_ctx *ctx, struct report_section *sec);
+extern const struct check health_holders_checks[];
+extern const size_t health_holders_n_checks;
+
 /* N with thousands separators ("1,234") into BUF. */
 void health_thousands(char *buf, size_t size, size_t n);
 /* The array member KEY of object O, made empty first when missing. Borrowed. */
