@@ -35,6 +35,7 @@ struct hold {
     char node[32];      /* "/dev/dri/renderD128", "/dev/kfd", "/dev/nvidia0" */
     char addr[16];      /* the GPU's PCI address (fdinfo's drm-pdev, or the render node's sysfs device), or "" */
     unsigned long long bytes; /* DRM fdinfo memory, 0 when none said */
+    unsigned long long vram;  /* of it, the "vram" region's (amdgpu's name for the GPU's own memory) */
     long long client;   /* drm-client-id, -1 when none */
 };
 
@@ -69,7 +70,7 @@ static void hold_fdinfo(struct probe_ctx *ctx, long pid, const char *fd, struct 
     h->client = -1;
     if (hostfs_read_file(ctx->fs, path, 65536, &text, NULL) != 0)
         return;
-    unsigned long long total = 0, memory = 0;
+    unsigned long long total = 0, memory = 0, vram_total = 0, vram_memory = 0;
     char *save = NULL;
     for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
         char *colon = strchr(l, ':');
@@ -80,12 +81,18 @@ static void hold_fdinfo(struct probe_ctx *ctx, long pid, const char *fd, struct 
             snprintf(h->addr, sizeof(h->addr), "%.12s", v);
         else if (str_starts_with(l, "drm-client-id:"))
             h->client = strtoll(v, NULL, 10);
-        else if (str_starts_with(l, "drm-total-"))
+        else if (str_starts_with(l, "drm-total-")) {
             total += hold_size(v);
-        else if (str_starts_with(l, "drm-memory-"))
+            if (str_starts_with(l, "drm-total-vram:"))
+                vram_total += hold_size(v);
+        } else if (str_starts_with(l, "drm-memory-")) {
             memory += hold_size(v);
+            if (str_starts_with(l, "drm-memory-vram:"))
+                vram_memory += hold_size(v);
+        }
     }
     h->bytes = total ? total : memory;
+    h->vram = total ? vram_total : vram_memory;
     free(text);
 }
 
@@ -235,18 +242,19 @@ static void hold_findings(struct probe_ctx *ctx, json_object *procs)
         if (!key || !first)
             continue;
         size_t count = 0;
-        long long bytes = 0;
+        long long bytes = 0, vram_bytes = 0;
         for (size_t k = i; k < n; k++) {
             json_object *q = json_object_array_get_idx(procs, k);
             const char *qk = jsonget_str(q, "pci_address") ? jsonget_str(q, "pci_address") : jsonget_str(q, "node");
             if (qk && strcmp(key, qk) == 0) {
                 count++;
                 bytes += jsonget_int(q, "memory_bytes", 0);
+                vram_bytes += jsonget_int(q, "vram_bytes", 0);
             }
         }
         uint64_t vram = 0;
         char *vp = jsonget_str(p, "pci_address") ? str_printf("/sys/bus/pci/devices/%s/mem_info_vram_total", key) : NULL;
-        bool most = vp && hostfs_read_u64(ctx->fs, vp, &vram) == 0 && vram > 0 && (uint64_t)bytes * 2 > vram;
+        bool most = vp && hostfs_read_u64(ctx->fs, vp, &vram) == 0 && vram > 0 && (uint64_t)vram_bytes * 2 > vram;
         free(vp);
         struct report_finding *f = report_add_finding(
             ctx->report, most ? "health.gpu-memory-held-most" : "health.gpu-held", key,
@@ -303,6 +311,7 @@ void health_holders_report(struct probe_ctx *ctx, struct report_section *sec)
         json_object_object_add(o, "node", json_object_new_string(holds[i].node));
         json_object_object_add(o, "pci_address", holds[i].addr[0] ? json_object_new_string(str_sanitize(holds[i].addr)) : NULL);
         json_object_object_add(o, "memory_bytes", holds[i].bytes ? json_object_new_int64((int64_t)holds[i].bytes) : NULL);
+        json_object_object_add(o, "vram_bytes", holds[i].vram ? json_object_new_int64((int64_t)holds[i].vram) : NULL);
         hold_describe(ctx, holds[i].pid, o, passwd);
         json_object_array_add(procs, o);
     }

@@ -234,7 +234,8 @@ class HealthTests(gctest.TestCase):
                 h = r.json["health"]["holders"]
                 self.assertEqual(h["pids_examined"], 2)
                 self.assertEqual(h["processes"], [{"pid": 4321, "node": "/dev/dri/renderD128", "pci_address": AMD,
-                                                   "memory_bytes": (12582912 + 2048) * 1024, "user": "alice",
+                                                   "memory_bytes": (12582912 + 2048) * 1024,
+                                                   "vram_bytes": 12582912 * 1024, "user": "alice",
                                                    "command": "python3", "started": "2026-09-21 15:13 UTC"}])
                 f = r.findings(held_id)
                 self.assertEqual([(x["subject"]) for x in f], [AMD], repr(r))
