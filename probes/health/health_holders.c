@@ -14,6 +14,7 @@
 #define HOLD_MAX_PIDS 8192u
 #define HOLD_MAX_FDS 1024u
 #define HOLD_MAX_HOLDERS 256u
+#define HOLD_MAX_FDS_TOTAL 65536u /* fds over all processes: a readlink each, about a tenth of a second */
 
 /* Holders NVML cannot name: processes of other PID namespaces than NVML's, and AMD's and Intel's GPUs, whose
  * drivers publish each DRM client's memory in /proc/PID/fdinfo/FD (the kernel's
@@ -113,7 +114,8 @@ static void hold_render_addr(struct probe_ctx *ctx, struct hold *h)
 }
 
 /* PID's open GPU nodes into HOLDS (one per node and DRM client); returns how many were added. */
-static size_t hold_scan_pid(struct probe_ctx *ctx, long pid, struct hold *holds, size_t room, bool *fd_capped)
+static size_t hold_scan_pid(struct probe_ctx *ctx, long pid, struct hold *holds, size_t room, bool *fd_capped,
+                            size_t *fds_total)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/%ld/fd", pid);
@@ -125,7 +127,7 @@ static size_t hold_scan_pid(struct probe_ctx *ctx, long pid, struct hold *holds,
     while ((e = readdir(d)) && n < room) {
         if (e->d_name[0] == '.')
             continue;
-        if (++fds > HOLD_MAX_FDS) {
+        if (++fds > HOLD_MAX_FDS || ++*fds_total > HOLD_MAX_FDS_TOTAL) {
             *fd_capped = true;
             break;
         }
@@ -289,19 +291,19 @@ void health_holders_report(struct probe_ctx *ctx, struct report_section *sec)
     char *passwd = NULL;
     if (hostfs_read_file(ctx->fs, "/etc/passwd", 0, &passwd, NULL) != 0)
         passwd = NULL;
-    size_t n = 0, pids = 0;
+    size_t n = 0, pids = 0, fds_total = 0;
     bool pid_capped = false, fd_capped = false;
     struct dirent *e;
     while (holds && (e = readdir(d))) {
         if (!e->d_name[0] || strspn(e->d_name, "0123456789") != strlen(e->d_name))
             continue;
-        if (++pids > HOLD_MAX_PIDS) {
+        if (++pids > HOLD_MAX_PIDS || fds_total > HOLD_MAX_FDS_TOTAL) {
             pid_capped = true;
             break;
         }
         long pid = strtol(e->d_name, NULL, 10);
         if (n < HOLD_MAX_HOLDERS && !hold_ours(ctx, pid))
-            n += hold_scan_pid(ctx, pid, holds + n, HOLD_MAX_HOLDERS - n, &fd_capped);
+            n += hold_scan_pid(ctx, pid, holds + n, HOLD_MAX_HOLDERS - n, &fd_capped, &fds_total);
     }
     closedir(d);
     json_object *h = json_object_new_object(), *procs = json_object_new_array();
@@ -320,8 +322,9 @@ void health_holders_report(struct probe_ctx *ctx, struct report_section *sec)
     json_object_object_add(h, "processes", procs);
     json_object_object_add(sec->data, "holders", h);
     if (pid_capped || fd_capped || n >= HOLD_MAX_HOLDERS)
-        report_section_add_note(sec, "GPU device holders: only the first %u processes, %u fds each and %u holders were "
-                                     "examined", HOLD_MAX_PIDS, HOLD_MAX_FDS, HOLD_MAX_HOLDERS);
+        report_section_add_note(sec, "GPU device holders: only the first %u processes, %u fds each (%u in all) and %u "
+                                     "holders were examined", HOLD_MAX_PIDS, HOLD_MAX_FDS, HOLD_MAX_FDS_TOTAL,
+                                HOLD_MAX_HOLDERS);
     hold_findings(ctx, procs);
     free(passwd);
     free(holds);
