@@ -201,9 +201,11 @@ void cuda_nvml_mem_check(struct probe_ctx *ctx, json_object *d, const char *subj
     if (n == 0 && nvml_num(d, "processes_more") <= 0)
         return;
     /* NVML's PIDs are this machine's: under --root --live, ask this machine's /proc and /etc/passwd. */
-    struct hostfs own;
+    /* Untraced: per-process paths differ from run to run and are no fixture material (GPUCHECKUP_FS_TRACE). */
+    struct hostfs own, quiet = *ctx->fs;
+    quiet.trace = NULL;
     bool own_open = !ctx->fs->live && hostfs_open(&own, "/") == 0;
-    const struct hostfs *fs = own_open ? &own : ctx->fs;
+    const struct hostfs *fs = own_open ? &own : &quiet;
     json_object *first = NULL;
     for (size_t i = 0; i < n; i++) {
         json_object *p = json_object_array_get_idx(procs, i);

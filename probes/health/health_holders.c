@@ -282,7 +282,8 @@ static void hold_findings(struct probe_ctx *ctx, json_object *procs)
     }
 }
 
-void health_holders_report(struct probe_ctx *ctx, struct report_section *sec)
+/* The scan itself: CTX reads (untraced), OUT gets the findings (its fs reads sysfs, traced). */
+static void health_holders_scan(struct probe_ctx *ctx, struct probe_ctx *out, struct report_section *sec)
 {
     DIR *d = hostfs_opendir(ctx->fs, "/proc");
     if (!d)
@@ -325,7 +326,18 @@ void health_holders_report(struct probe_ctx *ctx, struct report_section *sec)
         report_section_add_note(sec, "GPU device holders: only the first %u processes, %u fds each (%u in all) and %u "
                                      "holders were examined", HOLD_MAX_PIDS, HOLD_MAX_FDS, HOLD_MAX_FDS_TOTAL,
                                 HOLD_MAX_HOLDERS);
-    hold_findings(ctx, procs);
+    hold_findings(out, procs);
     free(passwd);
     free(holds);
+}
+
+void health_holders_report(struct probe_ctx *ctx, struct report_section *sec)
+{
+    /* The per-process paths stay out of GPUCHECKUP_FS_TRACE: they differ from run to run (other PIDs) and are
+     * no fixture material (another user's processes); the same root, untraced, reads them. */
+    struct hostfs quiet = *ctx->fs;
+    quiet.trace = NULL;
+    struct probe_ctx qctx = *ctx;
+    qctx.fs = &quiet;
+    health_holders_scan(&qctx, ctx, sec);
 }
