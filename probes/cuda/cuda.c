@@ -399,6 +399,7 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
     cr.facts.nvidia_module_loaded |= cr.facts.kernel_driver_version[0] != '\0';
     cr.facts.pci_known = cr.pci_known;
     cuda_nvml_report(ctx, sec, &jobs[1].result, &cr.facts);
+    cuda_nvml_mem_metrics(sec);
     isolate_result_clear(&jobs[0].result);
     isolate_result_clear(&jobs[1].result);
 

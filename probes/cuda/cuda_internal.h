@@ -58,6 +58,8 @@ void cuda_nvml_print_text(json_object *nvml, struct text_out *t);
  * "user", "command", "started" to it) and add cuda.nvml-memory-held(-most) or, with --expect-idle,
  * cuda.nvml-not-idle. cuda_option_rows: --expect-idle. cuda_mem_req_*: --require free-memory>=NGiB. */
 void cuda_nvml_mem_check(struct probe_ctx *ctx, json_object *d, const char *subj, const char *gpu);
+/* data["metrics"] (Prometheus' gpucheckup_gpu_memory_held_bytes per GPU) from data["nvml"]. */
+void cuda_nvml_mem_metrics(struct report_section *sec);
 extern const struct check cuda_nvml_mem_checks[];
 extern const size_t cuda_nvml_mem_n_checks;
 extern const struct probe_option cuda_option_rows[];

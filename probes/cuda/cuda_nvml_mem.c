@@ -198,8 +198,11 @@ void cuda_nvml_mem_check(struct probe_ctx *ctx, json_object *d, const char *subj
     int64_t total = nvml_num(jsonget(d, "memory"), "total");
     int64_t held = 0;
     size_t others = 0;
-    if (n == 0 && nvml_num(d, "processes_more") <= 0)
+    if (n == 0 && nvml_num(d, "processes_more") <= 0) {
+        if (json_object_is_type(procs, json_type_array)) /* NVML answered: nothing held */
+            json_object_object_add(d, "held_by_others_bytes", json_object_new_int64(0));
         return;
+    }
     /* NVML's PIDs are this machine's: under --root --live, ask this machine's /proc and /etc/passwd. */
     /* Untraced: per-process paths differ from run to run and are no fixture material (GPUCHECKUP_FS_TRACE). */
     struct hostfs own, quiet = *ctx->fs;
@@ -220,6 +223,7 @@ void cuda_nvml_mem_check(struct probe_ctx *ctx, json_object *d, const char *subj
     int64_t more = nvml_num(d, "processes_more");
     if (own_open)
         hostfs_close(&own);
+    json_object_object_add(d, "held_by_others_bytes", json_object_new_int64(held));
     if (others == 0 && more <= 0)
         return;
     const char *id = mem_expect_idle                     ? "cuda.nvml-not-idle"
@@ -244,6 +248,33 @@ void cuda_nvml_mem_check(struct probe_ctx *ctx, json_object *d, const char *subj
     if (f && more > 0)
         report_finding_add_evidence(f, "nvmlDevice*RunningProcesses", "%lld more than the %u listed per kind",
                                     (long long)more, NVML_MAX_PROCS);
+}
+
+void cuda_nvml_mem_metrics(struct report_section *sec)
+{
+    json_object *devs = jsonget(jsonget(sec->data, "nvml"), "devices");
+    size_t n = json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0;
+    json_object *arr = json_object_new_array();
+    for (size_t i = 0; i < n; i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        int64_t held = nvml_num(d, "held_by_others_bytes");
+        if (held < 0)
+            continue;
+        char *subj = nvml_subject(d);
+        json_object *m = json_object_new_object(), *l = json_object_new_object();
+        json_object_object_add(l, "gpu", json_object_new_string(subj ? subj : "?"));
+        json_object_object_add(m, "name", json_object_new_string("gpu_memory_held_bytes"));
+        json_object_object_add(m, "help", json_object_new_string("GPU memory held by processes other than gpucheckup "
+                                                                 "(NVML's compute and graphics processes), per GPU."));
+        json_object_object_add(m, "labels", l);
+        json_object_object_add(m, "value", json_object_new_int64(held));
+        json_object_array_add(arr, m);
+        free(subj);
+    }
+    if (json_object_array_length(arr) > 0)
+        json_object_object_add(sec->data, "metrics", arr);
+    else
+        json_object_put(arr);
 }
 
 /* ---- --require free-memory>=NGiB ------------------------------------------------------------------ */

@@ -149,6 +149,10 @@ void health_holders_report(struct probe_ctx *ctx, struct report_section *sec);
 extern const struct check health_holders_checks[];
 extern const size_t health_holders_n_checks;
 
+/* The counters of the section for Prometheus: data "metrics" (Xid events, PCIe AER errors) from its "gpus"
+ * (health_metrics.c). */
+void health_metrics_report(struct report_section *sec);
+
 /* N with thousands separators ("1,234") into BUF. */
 void health_thousands(char *buf, size_t size, size_t n);
 /* The array member KEY of object O, made empty first when missing. Borrowed. */

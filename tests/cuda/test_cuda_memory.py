@@ -36,6 +36,9 @@ class MemoryTests(CudaBase):
         self.assertEqual(dev["memory"]["used"], 512 * 1024 * 1024)
         self.assertEqual(dev["memory"]["free"], (81559 - 512) * 1024 * 1024)
         self.assertEqual(dev["processes"], [])
+        self.assertEqual(dev["held_by_others_bytes"], 0)
+        self.assertEqual([(m["name"], m["labels"], m["value"]) for m in r.json["cuda"]["metrics"]],
+                         [("gpu_memory_held_bytes", {"gpu": "0000:01:00.0"}, 0)])
 
     def test_most_memory_held_is_a_warning_naming_the_process(self):
         pid = self.other_process()
@@ -50,6 +53,16 @@ class MemoryTests(CudaBase):
                          % getpass.getuser())
         p = r.json["cuda"]["nvml"]["devices"][0]["processes"][0]
         self.assertEqual((p["pid"], p["kind"], p["ours"], p["command"]), (pid, "compute", False, "sleep"))
+
+    def test_prometheus_has_the_held_memory(self):
+        pid = self.other_process()
+        t = self.tree()
+        env = {"LD_LIBRARY_PATH": self.libdir(), "GC_FAKE_NVML_PROCS": "%d:2048,parent:4096" % pid,
+               "GC_FAKE_NVML_GPUS": "1", "GC_FAKE_NVML_BUSIDS": t.gc_gpus[0], "GC_FAKE_CUDA_MODE": None,
+               "GC_FAKE_CUDA_INIT": None}
+        out = gctest.run("cuda", "--root", t.root, "--live", "--no-smoke", "--format=prometheus", env=env).stdout
+        self.assertIn("# TYPE gpucheckup_gpu_memory_held_bytes gauge\n", out)
+        self.assertIn('gpucheckup_gpu_memory_held_bytes{gpu="0000:01:00.0"} %d\n' % (2048 * 1024 * 1024), out)
 
     def test_some_memory_held_is_information(self):
         pid = self.other_process()

@@ -190,6 +190,20 @@ class HealthTests(gctest.TestCase):
         # the network card's corrected PCIe error is not the GPU's
         self.assertEqual(r.json["health"]["kernel_log"]["pcie_events_elsewhere"], 1)
 
+    def test_prometheus_counts_xids_and_aer_errors(self):
+        t = self.tree("xid79-aer-fatal.kmsg", fatal={"CmpltTO": 2}, cor={"RxErr": 3})
+        r = gctest.run("health", "--root", t.root, "--format=prometheus")
+        out = r.stdout
+        self.assertIn("# TYPE gpucheckup_xid_events gauge\n", out)
+        self.assertIn('gpucheckup_xid_events{gpu="%s",xid="79"} 1\n' % GPU, out)
+        self.assertIn('gpucheckup_pcie_aer_errors{gpu="%s",device="%s",severity="fatal"} 2\n' % (GPU, GPU), out)
+        self.assertIn('gpucheckup_pcie_aer_errors{gpu="%s",device="%s",severity="correctable"} 3\n' % (GPU, GPU), out)
+        self.assertIn('gpucheckup_pcie_aer_errors{gpu="%s",device="%s",severity="nonfatal"} 0\n' % (GPU, BRIDGE), out)
+        self.assertEqual(out.count("# TYPE gpucheckup_pcie_aer_errors "), 1)  # one family, printed whole
+        if shutil.which("promtool"):  # Debian's prometheus package (.ci/packages): the text format is valid
+            p = subprocess.run(["promtool", "check", "metrics"], input=out, capture_output=True, text=True)
+            self.assertNotIn("error", (p.stdout + p.stderr).lower(), p.stdout + p.stderr)
+
     def test_amd_gpu_temperature_from_hwmon(self):
         """The kernel's hwmon sysfs-interface: temp1_input and temp1_crit in millidegrees; a warning only within 10
         degrees of the critical temperature."""
