@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cuda_internal.h"
 
@@ -47,6 +48,19 @@ void cuda_resume_explain(struct probe_ctx *ctx, struct report_finding *f, const 
         if (!c)
             return;
         report_finding_add_evidence(c, "/sys/power/suspend_stats/success", "%lld", (long long)n);
+        /* Whether the driver was told to keep video memory across a suspend (/proc/driver/nvidia/params):
+         * then NVIDIA's suspend services were meant to be in use, and the evidence says so. */
+        char *params = NULL;
+        if (hostfs_read_file(ctx->fs, "/proc/driver/nvidia/params", 0, &params, NULL) == 0) {
+            const char *k = strstr(params, "PreserveVideoMemoryAllocations:");
+            if (k) {
+                int v = atoi(k + strlen("PreserveVideoMemoryAllocations:"));
+                report_finding_add_evidence(c, "/proc/driver/nvidia/params", "PreserveVideoMemoryAllocations: %d%s", v,
+                                            v ? " (set: check that nvidia-suspend.service and nvidia-resume.service "
+                                                "are enabled and ran)" : " (not set)");
+            }
+            free(params);
+        }
     } else {
         report_finding_add_evidence(c, "also", "%s", what);
     }

@@ -132,6 +132,7 @@ class MemoryTests(CudaBase):
                     os.makedirs(p, exist_ok=True)
                     with open(os.path.join(p, "success"), "w") as fh:
                         fh.write(success)
+                t.t.write("/proc/driver/nvidia/params", "ResmanDebugLevel: 4294967295\nPreserveVideoMemoryAllocations: 0\n")
                 r = self.cuda(t, self.libdir(), "--no-smoke", env=env, expect_rc=1)
                 lost = r.findings("cuda.uvm-lost-after-resume")
                 init = r.findings("cuda.init-failed")
@@ -146,6 +147,8 @@ class MemoryTests(CudaBase):
                 self.assertIn("resumed from suspend 2 times since boot", lost[0]["message"])
                 self.assertIn("sudo rmmod nvidia_uvm && sudo modprobe nvidia_uvm", lost[0]["hint"])
                 self.assertIn("NVreg_PreserveVideoMemoryAllocations=1", lost[0]["hint"])
+                self.assertIn({"source": "/proc/driver/nvidia/params", "value": "PreserveVideoMemoryAllocations: 0 (not set)"},
+                              lost[0]["evidence"])
                 self.assertEqual(init[0]["caused_by"], {"id": "cuda.uvm-lost-after-resume", "subject": "nvidia_uvm"})
                 self.assertEqual(nvml[0]["caused_by"], {"id": "cuda.uvm-lost-after-resume", "subject": "nvidia_uvm"})
 
