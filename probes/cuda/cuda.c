@@ -19,6 +19,9 @@
 static const struct check_set cuda_check_sets[] = {
     {cuda_driver_checks, &cuda_driver_n_checks},
     {cuda_nvml_checks, &cuda_nvml_n_checks},
+    {cuda_nvml_mem_checks, &cuda_nvml_mem_n_checks},
+    {cuda_nvml_thermal_checks, &cuda_nvml_thermal_n_checks},
+    {cuda_resume_checks, &cuda_resume_n_checks},
     {cuda_libs_checks, &cuda_libs_n_checks},
     {cuda_smoke_checks, &cuda_smoke_n_checks},
     {NULL, NULL},
@@ -396,6 +399,7 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
     cr.facts.nvidia_module_loaded |= cr.facts.kernel_driver_version[0] != '\0';
     cr.facts.pci_known = cr.pci_known;
     cuda_nvml_report(ctx, sec, &jobs[1].result, &cr.facts);
+    cuda_nvml_mem_metrics(sec);
     isolate_result_clear(&jobs[0].result);
     isolate_result_clear(&jobs[1].result);
 
@@ -421,6 +425,9 @@ const struct probe probe_cuda = {
     .deps = cuda_deps,
     .check_sets = cuda_check_sets,
     .requires = cuda_requires,
+    .options = cuda_option_rows,
+    .options_title = "GPU health (cuda)",
+    .options_reset = cuda_mem_opts_reset,
     .result = &result_cuda_ops,
     .run = cuda_run,
     .verdict = cuda_verdict,

@@ -421,6 +421,8 @@ static void cuda_findings_cuinit(struct cuda_run *cr, const struct cuda_loaded *
         report_finding_add_evidence(f, "cuInit(0)", "%s (%d)", cname ? cname : "?", code);
         if (path)
             report_finding_add_evidence(f, "libcuda", "%s", path);
+        if (code == CUDA_ERROR_UNKNOWN)
+            cuda_resume_explain(cr->ctx, f, "cuInit failed with CUDA_ERROR_UNKNOWN (999)");
     }
 }
 

@@ -53,6 +53,35 @@ extern const struct check cuda_nvml_checks[];
 extern const size_t cuda_nvml_n_checks;
 void cuda_nvml_print_text(json_object *nvml, struct text_out *t);
 
+/* ---- memory held by other processes (cuda_nvml_mem.c) ----------------------------------------------
+ * cuda_nvml_mem_check: for NVML GPU D (SUBJ, GPU its name), resolve each process NVML lists (adds "ours",
+ * "user", "command", "started" to it) and add cuda.nvml-memory-held(-most) or, with --expect-idle,
+ * cuda.nvml-not-idle. cuda_option_rows: --expect-idle. cuda_mem_req_*: --require free-memory>=NGiB. */
+void cuda_nvml_mem_check(struct probe_ctx *ctx, json_object *d, const char *subj, const char *gpu);
+/* data["metrics"] (Prometheus' gpucheckup_gpu_memory_held_bytes per GPU) from data["nvml"]. */
+void cuda_nvml_mem_metrics(struct report_section *sec);
+extern const struct check cuda_nvml_mem_checks[];
+extern const size_t cuda_nvml_mem_n_checks;
+extern const struct probe_option cuda_option_rows[];
+void cuda_mem_opts_reset(void);
+int cuda_mem_req_parse(const char *name, int *arg);
+bool cuda_mem_req_eval(const struct report *r, const char *name, int arg, char **detail);
+
+/* ---- throttling history and temperature (cuda_nvml_thermal.c) --------------------------------------
+ * cuda_nvml_thermal_check: for NVML GPU D, cuda.nvml-throttled-past from the violation counters, and the
+ * temperature as evidence of a current cuda.nvml-clocks-slowdown. */
+void cuda_nvml_thermal_check(struct probe_ctx *ctx, json_object *d, const char *subj, const char *gpu);
+extern const struct check cuda_nvml_thermal_checks[];
+extern const size_t cuda_nvml_thermal_n_checks;
+
+/* ---- after suspend/resume (cuda_resume.c) -----------------------------------------------------------
+ * cuda_resume_explain: F (a cuInit 999 or an NVML "Unknown Error" finding, WHAT saying which) on a machine
+ * that has resumed from suspend (/sys/power/suspend_stats/success > 0) is caused by
+ * cuda.uvm-lost-after-resume, added once. Nothing when there was no suspend or F is NULL. */
+void cuda_resume_explain(struct probe_ctx *ctx, struct report_finding *f, const char *what);
+extern const struct check cuda_resume_checks[];
+extern const size_t cuda_resume_n_checks;
+
 /* ---- the libraries frameworks load (cuda_libs.c) --------------------------------------------------
  * Finds every CUDA user-space library as the dynamic linker would (LD_LIBRARY_PATH, ld.so.cache, the
  * default directories) and in pip wheel layouts (site-packages/nvidia/x/lib), asks each for its version

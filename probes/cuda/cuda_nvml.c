@@ -305,6 +305,8 @@ static void nvml_check_device(struct probe_ctx *ctx, json_object *d)
 
     if (jsonget_tri(d, "inforom_valid") == 0)
         report_add_finding(rep, "cuda.nvml-inforom-invalid", subj, "The InfoROM of %s (%s) is corrupted", gpu, subj);
+    cuda_nvml_mem_check(ctx, d, subj, gpu);
+    cuda_nvml_thermal_check(ctx, d, subj, gpu);
     free(subj);
 }
 
@@ -526,6 +528,8 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
             /* the container's lost device access: its message and fix are set */
         } else {
             f = report_add_finding(ctx->report, "cuda.nvml-init-failed", shown, "nvmlInit failed with %s", codebuf);
+            if (code == NVML_ERROR_UNKNOWN)
+                cuda_resume_explain(ctx, f, "nvmlInit failed with NVML_ERROR_UNKNOWN (\"Unknown Error\")");
         }
         if (f)
             report_finding_add_evidence(f, "nvmlInit_v2", "%s", codebuf);

@@ -12,6 +12,7 @@
 #define NVML_MAX_DEVICES 256u
 #define NVML_MAX_MIG 64u
 #define NVML_STR 128
+#define NVML_MAX_PROCS 128u /* processes listed per GPU and kind (compute, graphics) */
 
 /* DCGM's retired-page and row-remap limits (NVIDIA/DCGM common/DcgmGPUHardwareLimits.h:
  * DCGM_LIMIT_MAX_RETIRED_PAGES 63, DCGM_LIMIT_MAX_ROW_REMAP_UNCORRECTABLE 512); nvvs/src/Software.cpp

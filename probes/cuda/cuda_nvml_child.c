@@ -248,6 +248,83 @@ static void nvml_query_recovery(const struct nvml_api *api, nvmlDevice_t dev, js
     nvml_put(d, "recovery_action", r, json_object_new_int64(action < 0 ? 0 : action));
 }
 
+/* The GPU's memory (bytes) and the processes NVML lists on it: "memory": {"total", "free", "used"},
+ * "processes": [{"pid", "used_memory" (bytes, null when NVML cannot tell), "kind"}], and
+ * "processes_more" (how many more a full table left out) when NVML had more than NVML_MAX_PROCS. */
+static void nvml_query_procs(const struct nvml_api *api, nvmlDevice_t dev, json_object *d)
+{
+    struct nvml_memory mem;
+    memset(&mem, 0, sizeof(mem));
+    nvmlReturn_t r = api->nvmlDeviceGetMemoryInfo ? api->nvmlDeviceGetMemoryInfo(dev, &mem)
+                                                  : NVML_ERROR_FUNCTION_NOT_FOUND;
+    json_object *m = json_object_new_object();
+    json_object_object_add(m, "total", json_object_new_int64(mem.total > INT64_MAX ? INT64_MAX : (int64_t)mem.total));
+    json_object_object_add(m, "free", json_object_new_int64(mem.free > INT64_MAX ? INT64_MAX : (int64_t)mem.free));
+    json_object_object_add(m, "used", json_object_new_int64(mem.used > INT64_MAX ? INT64_MAX : (int64_t)mem.used));
+    nvml_put(d, "memory", r, m);
+
+    static const char *const kinds[] = {"compute", "graphics"};
+    json_object *procs = json_object_new_array();
+    nvmlReturn_t rp = NVML_SUCCESS;
+    unsigned int more = 0;
+    for (size_t k = 0; k < 2 && rp == NVML_SUCCESS; k++) {
+        static struct nvml_process_info infos[NVML_MAX_PROCS];
+        unsigned int n = NVML_MAX_PROCS;
+        memset(infos, 0, sizeof(infos));
+        nvmlReturn_t (*fn)(nvmlDevice_t, unsigned int *, struct nvml_process_info *) =
+            k == 0 ? api->nvmlDeviceGetComputeRunningProcesses : api->nvmlDeviceGetGraphicsRunningProcesses;
+        rp = fn ? fn(dev, &n, infos) : NVML_ERROR_FUNCTION_NOT_FOUND;
+        if (rp == NVML_ERROR_INSUFFICIENT_SIZE) {
+            /* the table is not filled: say how many there are */
+            more += n;
+            rp = NVML_SUCCESS;
+            continue;
+        }
+        for (unsigned int i = 0; rp == NVML_SUCCESS && i < n && i < NVML_MAX_PROCS; i++) {
+            json_object *p = json_object_new_object();
+            json_object_object_add(p, "pid", json_object_new_int64(infos[i].pid));
+            unsigned long long u = infos[i].used_gpu_memory;
+            json_object_object_add(p, "used_memory", u == NVML_VALUE_NOT_AVAILABLE_ULL || u > INT64_MAX
+                                                         ? NULL : json_object_new_int64((int64_t)u));
+            json_object_object_add(p, "kind", json_object_new_string(kinds[k]));
+            json_object_array_add(procs, p);
+        }
+    }
+    nvml_put(d, "processes", rp, procs);
+    if (more)
+        json_object_object_add(d, "processes_more", json_object_new_int64(more));
+}
+
+/* Temperature now and the slowdown threshold (Celsius); the time spent held back for power and for heat
+ * since the driver loaded: "temperature", "temperature_slowdown", "violation_seconds": {"power", "thermal"}. */
+static void nvml_query_thermal(const struct nvml_api *api, nvmlDevice_t dev, json_object *d)
+{
+    unsigned int c = 0;
+    nvmlReturn_t r = api->nvmlDeviceGetTemperature ? api->nvmlDeviceGetTemperature(dev, NVML_TEMPERATURE_GPU, &c)
+                                                   : NVML_ERROR_FUNCTION_NOT_FOUND;
+    nvml_put(d, "temperature", r, json_object_new_int64(c));
+    c = 0;
+    r = api->nvmlDeviceGetTemperatureThreshold
+            ? api->nvmlDeviceGetTemperatureThreshold(dev, NVML_TEMPERATURE_THRESHOLD_SLOWDOWN, &c)
+            : NVML_ERROR_FUNCTION_NOT_FOUND;
+    nvml_put(d, "temperature_slowdown", r, json_object_new_int64(c));
+
+    static const struct {
+        const char *key;
+        int policy;
+    } policies[] = {{"power", NVML_PERF_POLICY_POWER}, {"thermal", NVML_PERF_POLICY_THERMAL}};
+    json_object *v = json_object_new_object();
+    nvmlReturn_t rv = NVML_SUCCESS;
+    for (size_t i = 0; i < 2 && rv == NVML_SUCCESS; i++) {
+        struct nvml_violation_time t;
+        memset(&t, 0, sizeof(t));
+        rv = api->nvmlDeviceGetViolationStatus ? api->nvmlDeviceGetViolationStatus(dev, policies[i].policy, &t)
+                                               : NVML_ERROR_FUNCTION_NOT_FOUND;
+        json_object_object_add(v, policies[i].key, json_object_new_int64((int64_t)(t.violation_time / 1000000000ULL)));
+    }
+    nvml_put(d, "violation_seconds", rv, v);
+}
+
 /* Everything NVML says about one GPU. */
 static json_object *nvml_query_device(const struct nvml_api *api, unsigned int index)
 {
@@ -265,6 +342,8 @@ static json_object *nvml_query_device(const struct nvml_api *api, unsigned int i
     nvml_query_mig(api, dev, d);
     nvml_query_clocks(api, dev, d);
     nvml_query_recovery(api, dev, d);
+    nvml_query_procs(api, dev, d);
+    nvml_query_thermal(api, dev, d);
     return d;
 }
 

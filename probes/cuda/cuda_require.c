@@ -143,5 +143,6 @@ const struct probe_require cuda_requires[] = {
     {"cuda", NULL, cuda_req_parse_cuda, cuda_req_eval_cuda, PROBE_CHAIN_STACK},
     {"cuda>=X.Y", NULL, cuda_req_parse_cudaver, cuda_req_eval_cudaver, PROBE_CHAIN_STACK},
     {"compute-capability>=X.Y", NULL, cuda_req_parse_cc, cuda_req_eval_cc, PROBE_CHAIN_STACK},
+    {"free-memory>=NGiB", NULL, cuda_mem_req_parse, cuda_mem_req_eval, PROBE_CHAIN_OWN},
     {NULL, NULL, NULL, NULL, PROBE_CHAIN_STACK},
 };

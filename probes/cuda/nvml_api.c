@@ -17,6 +17,8 @@ static const char *const fb_handle[] = {"nvmlDeviceGetHandleByIndex", NULL};
 static const char *const fb_pci[] = {"nvmlDeviceGetPciInfo_v2", "nvmlDeviceGetPciInfo", NULL};
 static const char *const fb_cuda_version[] = {"nvmlSystemGetCudaDriverVersion_v2", NULL};
 static const char *const fb_clocks[] = {"nvmlDeviceGetCurrentClocksThrottleReasons", NULL};
+static const char *const fb_compute_procs[] = {"nvmlDeviceGetComputeRunningProcesses_v2", NULL};
+static const char *const fb_graphics_procs[] = {"nvmlDeviceGetGraphicsRunningProcesses_v2", NULL};
 
 static const struct dlsym_entry nvml_api_table[] = {
     {"nvmlInit_v2", true, fb_init, NVML_FN(nvmlInit)},
@@ -42,6 +44,12 @@ static const struct dlsym_entry nvml_api_table[] = {
     {"nvmlDeviceGetCurrentClocksEventReasons", false, fb_clocks, NVML_FN(nvmlDeviceGetCurrentClocksEventReasons)},
     {"nvmlDeviceValidateInforom", false, NULL, NVML_FN(nvmlDeviceValidateInforom)},
     {"nvmlDeviceGetFieldValues", false, NULL, NVML_FN(nvmlDeviceGetFieldValues)},
+    {"nvmlDeviceGetMemoryInfo", false, NULL, NVML_FN(nvmlDeviceGetMemoryInfo)},
+    {"nvmlDeviceGetComputeRunningProcesses_v3", false, fb_compute_procs, NVML_FN(nvmlDeviceGetComputeRunningProcesses)},
+    {"nvmlDeviceGetGraphicsRunningProcesses_v3", false, fb_graphics_procs, NVML_FN(nvmlDeviceGetGraphicsRunningProcesses)},
+    {"nvmlDeviceGetViolationStatus", false, NULL, NVML_FN(nvmlDeviceGetViolationStatus)},
+    {"nvmlDeviceGetTemperature", false, NULL, NVML_FN(nvmlDeviceGetTemperature)},
+    {"nvmlDeviceGetTemperatureThreshold", false, NULL, NVML_FN(nvmlDeviceGetTemperatureThreshold)},
 };
 
 int nvml_api_load(void *handle, struct nvml_api *api, const char **missing)

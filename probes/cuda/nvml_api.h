@@ -98,6 +98,39 @@ enum {
 #define NVML_CLOCKS_EVENT_HW_POWER_BRAKE 0x80ULL
 #define NVML_CLOCKS_EVENT_DISPLAY_CLOCK_SETTING 0x100ULL
 
+/* nvmlMemory_t (nvml.h; v1, as nvmlDeviceGetMemoryInfo fills it): bytes. */
+struct nvml_memory {
+    unsigned long long total;
+    unsigned long long free;
+    unsigned long long used;
+};
+
+/* nvmlProcessInfo_v2_t (nvml.h since API 11), the layout nvmlDeviceGet{Compute,Graphics}RunningProcesses_v2
+ * and _v3 fill (API 12 names it nvmlProcessInfo_t too). USED_GPU_MEMORY is NVML_VALUE_NOT_AVAILABLE when
+ * the driver cannot tell (Windows WDDM, some containers). */
+struct nvml_process_info {
+    unsigned int pid;
+    unsigned long long used_gpu_memory;
+    unsigned int gpu_instance_id;
+    unsigned int compute_instance_id;
+};
+#define NVML_VALUE_NOT_AVAILABLE_ULL (~0ULL)
+
+/* nvmlViolationTime_t (nvml.h): REFERENCE_TIME a CPU timestamp (us), VIOLATION_TIME nanoseconds spent
+ * below the requested clocks for the policy asked, since the driver loaded. */
+struct nvml_violation_time {
+    unsigned long long reference_time;
+    unsigned long long violation_time;
+};
+/* nvml.h nvmlPerfPolicyType_t, nvmlTemperatureSensors_t, nvmlTemperatureThresholds_t (the ones asked). */
+enum {
+    NVML_PERF_POLICY_POWER = 0,
+    NVML_PERF_POLICY_THERMAL = 1,
+    NVML_TEMPERATURE_GPU = 0,
+    NVML_TEMPERATURE_THRESHOLD_SHUTDOWN = 0,
+    NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
+};
+
 /* The functions, resolved by nvml_api_load. nvml.h #defines nvmlInit as nvmlInit_v2,
  * nvmlDeviceGetCount as nvmlDeviceGetCount_v2, nvmlDeviceGetHandleByIndex as ..._v2 and
  * nvmlDeviceGetPciInfo as nvmlDeviceGetPciInfo_v3: those names are asked for first (see the table in
@@ -133,6 +166,15 @@ struct nvml_api {
     nvmlReturn_t (*nvmlDeviceGetCurrentClocksEventReasons)(nvmlDevice_t dev, unsigned long long *reasons);
     nvmlReturn_t (*nvmlDeviceValidateInforom)(nvmlDevice_t dev);
     nvmlReturn_t (*nvmlDeviceGetFieldValues)(nvmlDevice_t dev, int count, struct nvml_field_value *values);
+    nvmlReturn_t (*nvmlDeviceGetMemoryInfo)(nvmlDevice_t dev, struct nvml_memory *mem);
+    /* _v3, then _v2: both fill struct nvml_process_info (the plain names fill an older, shorter layout) */
+    nvmlReturn_t (*nvmlDeviceGetComputeRunningProcesses)(nvmlDevice_t dev, unsigned int *count,
+                                                         struct nvml_process_info *infos);
+    nvmlReturn_t (*nvmlDeviceGetGraphicsRunningProcesses)(nvmlDevice_t dev, unsigned int *count,
+                                                          struct nvml_process_info *infos);
+    nvmlReturn_t (*nvmlDeviceGetViolationStatus)(nvmlDevice_t dev, int policy, struct nvml_violation_time *t);
+    nvmlReturn_t (*nvmlDeviceGetTemperature)(nvmlDevice_t dev, int sensor, unsigned int *celsius);
+    nvmlReturn_t (*nvmlDeviceGetTemperatureThreshold)(nvmlDevice_t dev, int threshold, unsigned int *celsius);
 };
 
 /* Resolve every function of struct nvml_api from HANDLE (a dlopen handle of libnvidia-ml) into API.

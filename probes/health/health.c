@@ -137,6 +137,9 @@ static int health_run(struct probe_ctx *ctx, struct report_section *sec)
     health_aer_report(ctx, sec, gpus, n, arr);
     health_log_read(ctx, log);
     health_log_report(ctx, sec, log, gpus, n, arr);
+    health_hwmon_report(ctx, sec, gpus, n, arr);
+    health_holders_report(ctx, sec);
+    health_metrics_report(sec);
     free(log->reason);
     free(log);
     free(gpus);
@@ -146,6 +149,12 @@ static int health_run(struct probe_ctx *ctx, struct report_section *sec)
 
 static const char *const health_deps[] = {"pci", NULL};
 
+static const struct check_set health_check_sets[] = {
+    {health_hwmon_checks, &health_hwmon_n_checks},
+    {health_holders_checks, &health_holders_n_checks},
+    {NULL, NULL},
+};
+
 const struct probe probe_health = {
     .name = "health",
     .title = "the GPUs' health since boot as the kernel wrote it: NVIDIA Xids, amdgpu,\n"
@@ -154,5 +163,6 @@ const struct probe probe_health = {
     .deps = health_deps,
     .checks = health_checks,
     .n_checks = sizeof(health_checks) / sizeof(health_checks[0]),
+    .check_sets = health_check_sets,
     .run = health_run,
 };

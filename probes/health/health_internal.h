@@ -136,6 +136,23 @@ void health_log_report(struct probe_ctx *ctx, struct report_section *sec, const 
 void health_aer_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_gpu *gpus, size_t n_gpus,
                        json_object *gpus_json);
 
+/* The temperature of each GPU with a hwmon in sysfs (amdgpu, i915, xe), against its temp1_crit: JSON
+ * "temperature" in each GPU's object, health.gpu-hot, a summary line (health_hwmon.c). */
+void health_hwmon_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_gpu *gpus,
+                         size_t n_gpus, json_object *gpus_json);
+extern const struct check health_hwmon_checks[];
+extern const size_t health_hwmon_n_checks;
+
+/* The processes that hold a GPU device node open (/proc/PID/fd, bounded), with DRM fdinfo's memory: JSON
+ * "holders", health.gpu-held or health.gpu-memory-held-most per GPU (health_holders.c). */
+void health_holders_report(struct probe_ctx *ctx, struct report_section *sec);
+extern const struct check health_holders_checks[];
+extern const size_t health_holders_n_checks;
+
+/* The counters of the section for Prometheus: data "metrics" (Xid events, PCIe AER errors) from its "gpus"
+ * (health_metrics.c). */
+void health_metrics_report(struct report_section *sec);
+
 /* N with thousands separators ("1,234") into BUF. */
 void health_thousands(char *buf, size_t size, size_t n);
 /* The array member KEY of object O, made empty first when missing. Borrowed. */

@@ -101,6 +101,71 @@ static void prom_smoke_family(FILE *f, const struct prom_dev *devs, size_t n, co
     }
 }
 
+/* A probe's own series: the generic "metrics" array of its section's data (docs/formats.md), each item
+ * {"name", "help", "labels": {label: string}, "value": number}. Any probe may fill it; this writer names none.
+ * Families are printed whole (sorted by name), each item checked: a malformed one is left out. */
+#define PROM_MAX_METRICS 1024
+struct prom_metric {
+    const char *name;
+    json_object *o;
+    size_t order;
+};
+
+static int prom_metric_cmp(const void *a, const void *b)
+{
+    const struct prom_metric *x = a, *y = b;
+    int c = strcmp(x->name, y->name);
+    return c ? c : (x->order > y->order) - (x->order < y->order);
+}
+
+static bool prom_metric_name_ok(const char *n)
+{
+    return n && *n && strlen(n) < 64 && strspn(n, "abcdefghijklmnopqrstuvwxyz_") == strlen(n);
+}
+
+static void prom_section_metrics(FILE *f, const struct report *r)
+{
+    struct prom_metric *ms = calloc(PROM_MAX_METRICS, sizeof(*ms));
+    size_t n = 0;
+    for (size_t i = 0; ms && i < r->n_sections; i++) {
+        size_t k = 0;
+        json_object *a = r->sections[i].status == REPORT_STATUS_OK ? jsonget_array(r->sections[i].data, "metrics", &k)
+                                                                  : NULL;
+        for (size_t j = 0; a && j < k && n < PROM_MAX_METRICS; j++) {
+            json_object *m = json_object_array_get_idx(a, j);
+            const char *name = jsonget_str(m, "name");
+            double v;
+            if (prom_metric_name_ok(name) && jsonget_str(m, "help") && jsonget_num(m, "value", &v))
+            {
+                ms[n] = (struct prom_metric){.name = name, .o = m, .order = n};
+                n++;
+            }
+        }
+    }
+    if (ms)
+        qsort(ms, n, sizeof(*ms), prom_metric_cmp);
+    for (size_t i = 0; i < n; i++) {
+        if (i == 0 || strcmp(ms[i].name, ms[i - 1].name) != 0)
+            prom_family(f, ms[i].name, jsonget_str(ms[i].o, "help"));
+        const char *labels[2 * 8 + 1] = {NULL};
+        size_t nl = 0;
+        json_object *lo = jsonget(ms[i].o, "labels");
+        if (lo && json_object_is_type(lo, json_type_object)) {
+            json_object_object_foreach(lo, key, val) {
+                if (nl < 2 * 8 && prom_metric_name_ok(key) && json_object_is_type(val, json_type_string)) {
+                    labels[nl++] = key;
+                    labels[nl++] = json_object_get_string(val);
+                }
+            }
+        }
+        labels[nl] = NULL;
+        double v = 0;
+        jsonget_num(ms[i].o, "value", &v);
+        prom_sample(f, ms[i].name, labels, v);
+    }
+    free(ms);
+}
+
 int write_prometheus(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run)
 {
     const char *info[] = {"version", GPUCHECKUP_VERSION, "command", o->command, NULL};
@@ -177,6 +242,8 @@ int write_prometheus(FILE *f, const struct report *r, const struct cli_options *
             prom_sample(f, "probe_duration_seconds", labels, r->sections[i].duration_ms / 1000.0);
         }
     }
+
+    prom_section_metrics(f, r);
 
     struct prom_dev devs[256];
     struct compute_paths ps = compute_paths_of(r);

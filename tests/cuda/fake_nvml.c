@@ -10,6 +10,8 @@
  * GC_FAKE_NVML_BUSIDS comma-separated PCI addresses ("0000:00:06.0,0000:01:00.0"), matching a fake sysfs;
  *                     default 0000:00:06.0 for GPU 0 and 0000:NN:00.0 after it
  * GC_FAKE_NVML_DRIVER driver version (default 580.159.04)
+ * GC_FAKE_NVML_MEM_TOTAL_MIB, GC_FAKE_NVML_PROCS: memory and processes; GC_FAKE_NVML_TEMP,
+ *                     GC_FAKE_NVML_VIOLATION_S: temperature and throttling history (at the end of this file)
  * Built twice: the default exports the versioned names of NVML 13 (nvmlInit_v2, ..._v3 PCI info,
  * nvmlDeviceGetCurrentClocksEventReasons); with FAKE_NVML_OLD only the plain names of an old driver
  * (nvmlInit, the 52-byte nvmlDeviceGetPciInfo layout, nvmlDeviceGetCurrentClocksThrottleReasons, no
@@ -424,3 +426,136 @@ EXPORT ret_t nvmlDeviceGetFieldValues(struct fake_gpu *d, int count, struct fiel
     return OK;
 }
 #endif
+
+/* Memory and processes. GC_FAKE_NVML_MEM_TOTAL_MIB: each GPU's memory (default 81559, an H100 80GB);
+ * GC_FAKE_NVML_PROCS: the processes on the GPU(s) GC_FAKE_NVML_BAD names, "PID:MIB[:g],..." (g: a
+ * graphics process, else compute; MIB "na": NVML_VALUE_NOT_AVAILABLE; PID "parent": the process that
+ * started this one, gpucheckup itself). Used memory is theirs plus 512 MiB the driver keeps. */
+struct proc_info {
+    unsigned int pid;
+    unsigned long long used;
+    unsigned int gi, ci;
+};
+
+#define FAKE_MIB (1024ull * 1024ull)
+
+static unsigned long long mem_total(void)
+{
+    const char *t = getenv("GC_FAKE_NVML_MEM_TOTAL_MIB");
+    return (t ? strtoull(t, NULL, 10) : 81559ull) * FAKE_MIB;
+}
+
+/* The processes of KIND ('c' compute, 'g' graphics) on D into OUT (at most MAX); returns how many there are. */
+static unsigned int procs_of(struct fake_gpu *d, char kind, struct proc_info *out, unsigned int max)
+{
+    const char *spec = getenv("GC_FAKE_NVML_PROCS");
+    unsigned int n = 0;
+    if (!spec || !bad(d))
+        return 0;
+    for (const char *p = spec; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : NULL) {
+        char pid[32] = "", mib[32] = "", k = 'c';
+        if (sscanf(p, "%31[^:,]:%31[^:,]:%c", pid, mib, &k) < 2)
+            continue;
+        if (k != kind)
+            continue;
+        if (n < max && out) {
+            out[n].pid = strcmp(pid, "parent") == 0 ? (unsigned int)getppid() : (unsigned int)strtoul(pid, NULL, 10);
+            out[n].used = strcmp(mib, "na") == 0 ? ~0ull : strtoull(mib, NULL, 10) * FAKE_MIB;
+            out[n].gi = out[n].ci = ~0u;
+        }
+        n++;
+    }
+    return n;
+}
+
+struct memory { unsigned long long total, free, used; };
+
+EXPORT ret_t nvmlDeviceGetMemoryInfo(struct fake_gpu *d, struct memory *m)
+{
+    DEV_GUARD(d);
+    if (!m)
+        return E_ARG;
+    struct proc_info ps[64];
+    unsigned long long used = 512 * FAKE_MIB;
+    for (int k = 0; k < 2; k++) {
+        unsigned int n = procs_of(d, k ? 'g' : 'c', ps, 64);
+        for (unsigned int i = 0; i < n && i < 64; i++)
+            used += ps[i].used == ~0ull ? 0 : ps[i].used;
+    }
+    m->total = mem_total();
+    m->used = used > m->total ? m->total : used;
+    m->free = m->total - m->used;
+    return OK;
+}
+
+static ret_t running(struct fake_gpu *d, char kind, unsigned int *count, struct proc_info *infos)
+{
+    DEV_GUARD(d);
+    if (!count)
+        return E_ARG;
+    unsigned int n = procs_of(d, kind, NULL, 0);
+    if (n > *count) {
+        *count = n;
+        return E_SIZE;
+    }
+    *count = procs_of(d, kind, infos, *count);
+    return OK;
+}
+
+#ifndef FAKE_NVML_OLD
+EXPORT ret_t nvmlDeviceGetComputeRunningProcesses_v3(struct fake_gpu *d, unsigned int *c, struct proc_info *i)
+{
+    return running(d, 'c', c, i);
+}
+EXPORT ret_t nvmlDeviceGetGraphicsRunningProcesses_v3(struct fake_gpu *d, unsigned int *c, struct proc_info *i)
+{
+    return running(d, 'g', c, i);
+}
+#else
+EXPORT ret_t nvmlDeviceGetComputeRunningProcesses_v2(struct fake_gpu *d, unsigned int *c, struct proc_info *i)
+{
+    return running(d, 'c', c, i);
+}
+EXPORT ret_t nvmlDeviceGetGraphicsRunningProcesses_v2(struct fake_gpu *d, unsigned int *c, struct proc_info *i)
+{
+    return running(d, 'g', c, i);
+}
+#endif
+
+/* Temperature and throttling history. GC_FAKE_NVML_TEMP: the GPU's temperature (default 34 C; slowdown
+ * threshold 87 C); GC_FAKE_NVML_VIOLATION_S: "POWER,THERMAL" seconds spent held back since the driver
+ * loaded (default 0,0), on the GPU(s) GC_FAKE_NVML_BAD names. */
+struct violation { unsigned long long reference, ns; };
+
+EXPORT ret_t nvmlDeviceGetTemperature(struct fake_gpu *d, int sensor, unsigned int *c)
+{
+    DEV_GUARD(d);
+    if (!c || sensor != 0)
+        return E_ARG;
+    const char *t = getenv("GC_FAKE_NVML_TEMP");
+    *c = t && bad(d) ? (unsigned int)atoi(t) : 34;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetTemperatureThreshold(struct fake_gpu *d, int which, unsigned int *c)
+{
+    DEV_GUARD(d);
+    if (!c || which < 0 || which > 1)
+        return E_ARG;
+    *c = which == 1 ? 87 : 92;
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetViolationStatus(struct fake_gpu *d, int policy, struct violation *v)
+{
+    DEV_GUARD(d);
+    if (!v || policy < 0 || policy > 1)
+        return E_ARG;
+    unsigned long long s[2] = {0, 0};
+    const char *e = getenv("GC_FAKE_NVML_VIOLATION_S");
+    if (e && bad(d))
+        sscanf(e, "%llu,%llu", &s[0], &s[1]);
+    v->reference = 1700000000000000ull;
+    v->ns = s[policy] * 1000000000ull;
+    return OK;
+}

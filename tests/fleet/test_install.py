@@ -49,6 +49,7 @@ class InstallTests(unittest.TestCase):
             os.path.join(share, "gpucheckup", "contrib", "nhc", "gpucheckup.nhc"): 0o644,
             os.path.join(share, "gpucheckup", "contrib", "npd", "gpucheckup-plugin-monitor.json"): 0o644,
             os.path.join(share, "gpucheckup", "contrib", "npd", "README.md"): 0o644,
+            os.path.join(share, "gpucheckup", "contrib", "prometheus", "gpucheckup.rules.yml"): 0o644,
             os.path.join(unitdir, "gpucheckup.service"): 0o644,
             os.path.join(unitdir, "gpucheckup.timer"): 0o644,
         }

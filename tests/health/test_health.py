@@ -190,6 +190,72 @@ class HealthTests(gctest.TestCase):
         # the network card's corrected PCIe error is not the GPU's
         self.assertEqual(r.json["health"]["kernel_log"]["pcie_events_elsewhere"], 1)
 
+    def test_prometheus_counts_xids_and_aer_errors(self):
+        t = self.tree("xid79-aer-fatal.kmsg", fatal={"CmpltTO": 2}, cor={"RxErr": 3})
+        r = gctest.run("health", "--root", t.root, "--format=prometheus")
+        out = r.stdout
+        self.assertIn("# TYPE gpucheckup_xid_events gauge\n", out)
+        self.assertIn('gpucheckup_xid_events{gpu="%s",xid="79"} 1\n' % GPU, out)
+        self.assertIn('gpucheckup_pcie_aer_errors{gpu="%s",device="%s",severity="fatal"} 2\n' % (GPU, GPU), out)
+        self.assertIn('gpucheckup_pcie_aer_errors{gpu="%s",device="%s",severity="correctable"} 3\n' % (GPU, GPU), out)
+        self.assertIn('gpucheckup_pcie_aer_errors{gpu="%s",device="%s",severity="nonfatal"} 0\n' % (GPU, BRIDGE), out)
+        self.assertEqual(out.count("# TYPE gpucheckup_pcie_aer_errors "), 1)  # one family, printed whole
+        if shutil.which("promtool"):  # Debian's prometheus package (.ci/packages): the text format is valid
+            p = subprocess.run(["promtool", "check", "metrics"], input=out, capture_output=True, text=True)
+            self.assertNotIn("error", (p.stdout + p.stderr).lower(), p.stdout + p.stderr)
+
+    def test_amd_gpu_temperature_from_hwmon(self):
+        """The kernel's hwmon sysfs-interface: temp1_input and temp1_crit in millidegrees; a warning only within 10
+        degrees of the critical temperature."""
+        for temp, crit, warned in (("52000", "100000", False), ("95000", "100000", True), ("95000", "0", False)):
+            with self.subTest(temp=temp, crit=crit):
+                t = PciTree(self.make_tree())
+                dev = t.device(AMD, 0x1002, 0x744c, 0x030000, driver="amdgpu")
+                t.t.write(dev + "/hwmon/hwmon3/temp1_input", temp + "\n")
+                t.t.write(dev + "/hwmon/hwmon3/temp1_crit", crit + "\n")
+                t.t.write("/proc/uptime", "3600.00 7100.00\n")
+                r = self.health(t)
+                g = r.json["health"]["gpus"][0]
+                self.assertEqual(g["temperature"], {"celsius": int(temp) // 1000,
+                                                    "critical": int(crit) // 1000 or None, "hwmon": "hwmon3"})
+                lines = {s["label"]: (s["mark"], s["text"]) for s in r.json["health"]["summary"]}
+                self.assertEqual(lines["Temperature"], ("warning" if warned else "ok", "%s %d C" % (AMD, int(temp) // 1000)))
+                hot = r.findings("health.gpu-hot")
+                self.assertEqual([(f["severity"], f["subject"]) for f in hot], [("warning", AMD)] if warned else [])
+
+    def test_processes_holding_the_gpu_with_drm_fdinfo(self):
+        """/proc/PID/fd links to a render node, fdinfo's keys as the kernel's drm-usage-stats.rst writes them."""
+        for vram_kib, held_id in ((16 * 1024 * 1024, "health.gpu-memory-held-most"), (64 * 1024 * 1024, "health.gpu-held")):
+            with self.subTest(vram_kib=vram_kib):
+                t = PciTree(self.make_tree())
+                dev = t.device(AMD, 0x1002, 0x744c, 0x030000, driver="amdgpu")
+                t.t.write(dev + "/mem_info_vram_total", "%d\n" % (vram_kib * 1024))
+                t.t.write("/proc/uptime", "3600.00 7100.00\n")
+                t.t.write("/proc/stat", "cpu  1 2 3 4\nbtime 1790000000\nprocesses 9\n")
+                t.t.write("/etc/passwd", "root:x:0:0:root:/root:/bin/sh\nalice:x:1000:1000::/home/alice:/bin/sh\n")
+                t.t.write("/proc/4321/comm", "python3\n")
+                t.t.write("/proc/4321/status", "Name:\tpython3\nUmask:\t0022\nUid:\t1000\t1000\t1000\t1000\n")
+                t.t.write("/proc/4321/stat", "4321 (python3) S 1 4321 4321 0 -1 4194560 " + "0 " * 8 + "20 0 8 0 360000 0\n")
+                info = ("pos:\t0\nflags:\t02100002\nmnt_id:\t25\ndrm-driver:\tamdgpu\ndrm-pdev:\t%s\ndrm-client-id:\t7\n"
+                        "drm-memory-vram:\t12582912 KiB\ndrm-memory-gtt:\t2048 KiB\ndrm-memory-cpu:\t0 KiB\n" % AMD)
+                for fd in ("5", "6"):  # the same DRM client through two fds counts once
+                    t.t.symlink("/dev/dri/renderD128", "/proc/4321/fd/" + fd)
+                    t.t.write("/proc/4321/fdinfo/" + fd, info)
+                t.t.symlink("/dev/null", "/proc/4321/fd/0")
+                t.t.symlink("socket:[1234]", "/proc/4321/fd/1")
+                t.t.mkdir("/proc/99/fd")
+                r = self.health(t)
+                h = r.json["health"]["holders"]
+                self.assertEqual(h["pids_examined"], 2)
+                self.assertEqual(h["processes"], [{"pid": 4321, "node": "/dev/dri/renderD128", "pci_address": AMD,
+                                                   "memory_bytes": (12582912 + 2048) * 1024,
+                                                   "vram_bytes": 12582912 * 1024, "user": "alice",
+                                                   "command": "python3", "started": "2026-09-21 15:13 UTC"}])
+                f = r.findings(held_id)
+                self.assertEqual([(x["subject"]) for x in f], [AMD], repr(r))
+                self.assertIn("1 process holds %s open with 12.0 GiB of GPU memory, e.g. pid 4321 (python3)" % AMD,
+                              f[0]["message"])
+
     def test_no_kmsg_in_the_tree_is_said(self):
         r = self.health(self.tree(None), expect_rc=0)
         log = r.json["health"]["kernel_log"]

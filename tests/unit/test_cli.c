@@ -241,6 +241,8 @@ static void require_example(const char *form, size_t n, char *out, size_t outlen
         strcpy(ph + 2, "2");
     else if (ph && strcmp(ph + 2, "X.Y") == 0)
         strcpy(ph + 2, "1.0");
+    else if (ph && strcmp(ph + 2, "NGiB") == 0)
+        strcpy(ph + 2, "2GiB");
 }
 
 /* --help names every --require form of every registered probe (its rows, not a list kept by hand), and
