@@ -151,26 +151,6 @@ static const struct jsonstr_limits nvml_child_limits = {.depth = 8, .string = 10
 
 /* ---- the parent ------------------------------------------------------------------------------- */
 
-int64_t nvml_num(json_object *o, const char *key)
-{
-    json_object *v = jsonget(o, key);
-    if (!v || !json_object_is_type(v, json_type_int))
-        return -1;
-    int64_t n = json_object_get_int64(v);
-    return n < 0 ? -1 : n;
-}
-
-char *nvml_subject(json_object *d)
-{
-    const char *bus = jsonget_str(d, "pci_bus_id");
-    const char *uuid = jsonget_str(d, "uuid");
-    if (bus)
-        return str_dup(bus);
-    if (uuid)
-        return str_dup(uuid);
-    return str_printf("NVML GPU %lld", (long long)nvml_num(d, "index"));
-}
-
 /* True when any of D's queries failed with NVML_ERROR_GPU_IS_LOST. */
 static bool nvml_gpu_lost(json_object *d)
 {
