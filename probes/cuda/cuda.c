@@ -410,6 +410,7 @@ static const char *const cuda_deps[] = {"pci", NULL};
 
 const struct probe probe_cuda = {
     .name = "cuda",
+    .stack = PROBE_STACK_CUDA,
     .compute_api = "cuda",
     .compute_api_label = "CUDA",
     .vendor = "nvidia",

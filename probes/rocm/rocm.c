@@ -80,7 +80,7 @@ static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec, json
         if (jsonget_tri(n, "gpu") == GC_TRI_YES) {
             ngpu++;
             const char *gfx = jsonget_str(n, "gfx"), *addr = jsonget_str(n, "pci_address"), *sup = jsonget_str(n, "support");
-            report_section_add_line(sec, sup && strcmp(sup, "unsupported") == 0 ? REPORT_MARK_WARN : REPORT_MARK_OK, "KFD",
+            report_section_add_line(sec, sup && strcmp(sup, "unsupported") == 0 ? REPORT_MARK_WARN : REPORT_MARK_OK, "ROCm KFD",
                                     "node %lld: %s %s (%s)", (long long)jsonget_int(n, "node", -1), gfx ? gfx : "gfx?",
                                     addr ? addr : "", sup ? sup : "?");
         }
@@ -194,6 +194,7 @@ static const char *const rocm_deps[] = {"pci", NULL};
 
 const struct probe probe_rocm = {
     .name = "rocm",
+    .stack = PROBE_STACK_ROCM,
     .compute_api = "hip",
     .compute_api_label = "HIP (ROCm)",
     .vendor = "amd",

@@ -368,6 +368,7 @@ static const struct check_set vulkan_check_sets[] = {{vulkan_checks, &vulkan_n_c
 
 const struct probe probe_vulkan = {
     .name = "vulkan",
+    .stack = PROBE_STACK_VULKAN,
     .title = "the Vulkan loader, each driver manifest loaded alone, and a compute smoke test on each device",
     .compute_api = "vulkan",
     .compute_api_label = "Vulkan",

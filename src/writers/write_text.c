@@ -42,6 +42,45 @@ void text_kv(struct text_out *t, const char *key, const char *fmt, ...)
     fputc('\n', t->f);
 }
 
+/* The width of the Summary's label column: "OpenCL dev 0:0", "CUDA libraries" fit; at 80 columns a line
+ * keeps 56 for its text. */
+#define TEXT_LABEL_WIDTH "14"
+
+/* The sections' indices in the Summary's order: by their probes' stacks (probe_summary_rank), registry
+ * order within one, so that a stack's lines are together. Heap; NULL when out of memory (then registry
+ * order). */
+static size_t *text_summary_order(const struct report *r)
+{
+    size_t *order = calloc(r->n_sections + 1, sizeof(*order));
+    int *rank = calloc(r->n_sections + 1, sizeof(*rank));
+    for (size_t i = 0; order && rank && i < r->n_sections; i++) {
+        const struct probe *p = probe_find(r->sections[i].name);
+        rank[i] = probe_summary_rank(p ? p->stack : PROBE_STACK_UNSET);
+        size_t j = i; /* insertion sort: stable, and a report has a dozen sections */
+        while (j > 0 && rank[order[j - 1]] > rank[i]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    free(rank);
+    return order;
+}
+
+static void text_summary_line(struct text_out *t, const struct report_section *s, enum report_mark mark,
+                              const char *label, const char *text)
+{
+    fprintf(t->f, "  %s %-" TEXT_LABEL_WIDTH "s %s%s\n", text_mark(t, mark), label, s->captured ? "[captured] " : "",
+            text);
+}
+
+/* SECTION's summary lines. */
+static void text_summary_lines(struct text_out *t, const struct report_section *s)
+{
+    for (size_t j = 0; j < s->n_lines; j++)
+        text_summary_line(t, s, s->lines[j].mark, s->lines[j].label, s->lines[j].text);
+}
+
 static enum report_mark text_severity_mark(enum report_severity s)
 {
     return s == REPORT_SEV_ERROR ? REPORT_MARK_ERROR : s == REPORT_SEV_WARNING ? REPORT_MARK_WARN : REPORT_MARK_INFO;
@@ -130,19 +169,19 @@ void write_text(FILE *f, const struct report *r, const struct cli_options *o, in
                 json_object_get_string(json_object_object_get(r->host, "root")));
 
     text_heading(&t, "Summary");
-    for (size_t i = 0; i < r->n_sections; i++) {
-        const struct report_section *s = &r->sections[i];
+    size_t *order = text_summary_order(r);
+    for (size_t k = 0; k < r->n_sections; k++) {
+        const struct report_section *s = &r->sections[order ? order[k] : k];
         if (s->status != REPORT_STATUS_OK) {
-            fprintf(f, "  %s %-10s %s%s%s%s\n",
+            fprintf(f, "  %s %-" TEXT_LABEL_WIDTH "s %s%s%s%s\n",
                     text_mark(&t, s->status == REPORT_STATUS_FAILED ? REPORT_MARK_ERROR : REPORT_MARK_SKIP), s->name,
                     s->captured ? "[captured] " : "", report_status_name(s->status), s->reason ? ": " : "",
                     s->reason ? s->reason : "");
             continue;
         }
-        for (size_t j = 0; j < s->n_lines; j++)
-            fprintf(f, "  %s %-10s %s%s\n", text_mark(&t, s->lines[j].mark), s->lines[j].label,
-                    s->captured ? "[captured] " : "", s->lines[j].text);
+        text_summary_lines(&t, s);
     }
+    free(order);
 
     write_text_findings(&t, r, REPORT_SEV_INFO);
 
