@@ -185,10 +185,13 @@ void icd_summary(struct icd_state *st)
             char *pt = icd_platforms_text(e->platforms);
             report_section_add_line(sec, e->absent ? REPORT_MARK_INFO : REPORT_MARK_OK, "OpenCL ICD", "%s: %s%s", name,
                                     pt ? pt : "ok", e->absent ? "; driver for absent hardware" : "");
+            if (e->absent)
+                report_section_fold_line(sec, "OpenCL ICD", "drivers for absent hardware", name);
             free(pt);
         } else if (e->absent) {
             report_section_add_line(sec, REPORT_MARK_INFO, "OpenCL ICD", "%s: driver for absent hardware (%s: %s)", name,
                                     e->status ? e->status : "?", e->detail ? e->detail : "?");
+            report_section_fold_line(sec, "OpenCL ICD", "drivers for absent hardware", name);
         } else {
             report_section_add_line(sec, icd_status_mark(e->status), "OpenCL ICD", "%s: %s%s%s", name,
                                     e->status ? e->status : "not-probed", e->detail ? ": " : "",

@@ -235,6 +235,8 @@ static void ocl_summary(struct report_section *sec, json_object *data, const str
             bool absent = json_object_object_get_ex(p, "absent_hardware", &ah) && json_object_get_boolean(ah);
             report_section_add_line(sec, absent ? REPORT_MARK_INFO : REPORT_MARK_WARN, label, "%s: no device%s",
                                     pname, absent ? " (driver for absent hardware)" : "");
+            if (absent)
+                report_section_fold_line(sec, "OpenCL plat", "platforms of drivers for absent hardware", pname);
             continue;
         }
         for (size_t j = 0; j < json_object_array_length(devs); j++) {

@@ -129,6 +129,10 @@ void vulkan_summary(struct report_section *sec, const struct result_vulkan *res)
                                  ? REPORT_MARK_INFO
                                  : REPORT_MARK_ERROR;
         report_section_add_line(sec, m, "Vulkan driver", "%s: %s", d->manifest ? d->manifest : "?", d->detail ? d->detail : "?");
+        if (d->status == RESULT_VULKAN_DRV_ABSENT_HARDWARE && d->manifest) {
+            const char *slash = strrchr(d->manifest, '/');
+            report_section_fold_line(sec, "Vulkan driver", "drivers for absent hardware", slash ? slash + 1 : d->manifest);
+        }
     }
     for (size_t i = 0; i < res->n_devs; i++) {
         const struct result_vulkan_dev *d = &res->devs[i];
