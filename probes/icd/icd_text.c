@@ -138,6 +138,12 @@ static enum report_mark icd_status_mark(const char *s)
     return REPORT_MARK_ERROR;
 }
 
+char *icd_label_today(const char *label)
+{
+    static const struct report_label_rename renamed[] = {{"Loader", "OpenCL loader"}, {"ICD", "OpenCL ICD"}};
+    return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
+}
+
 void icd_summary(struct icd_state *st)
 {
     struct report_section *sec = st->sec;

@@ -336,9 +336,19 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
 
 static const char *const ocl_deps[] = {"pci", NULL};
 
+/* Today's summary label for one an older gpucheckup wrote (struct probe.label_today): "CL 0:0" (a device)
+ * is "OpenCL dev 0:0", "CL 1" (a platform without one) "OpenCL plat 1". */
+static char *opencl_label_today(const char *label)
+{
+    if (!label || !str_starts_with(label, "CL "))
+        return NULL;
+    return str_printf("OpenCL %s %s", strchr(label, ':') ? "dev" : "plat", label + 3);
+}
+
 const struct probe probe_opencl = {
     .name = "opencl",
     .stack = PROBE_STACK_OPENCL,
+    .label_today = opencl_label_today,
     .compute_api = "opencl",
     .compute_api_label = "OpenCL",
     .title = "every OpenCL platform and device with its properties",

@@ -192,9 +192,17 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
 
 static const char *const rocm_deps[] = {"pci", NULL};
 
+/* Today's summary label for one an older gpucheckup wrote (struct probe.label_today). */
+static char *rocm_label_today(const char *label)
+{
+    static const struct report_label_rename renamed[] = {{"KFD", "ROCm KFD"}};
+    return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
+}
+
 const struct probe probe_rocm = {
     .name = "rocm",
     .stack = PROBE_STACK_ROCM,
+    .label_today = rocm_label_today,
     .compute_api = "hip",
     .compute_api_label = "HIP (ROCm)",
     .vendor = "amd",

@@ -713,9 +713,17 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
 struct doctor_lines;
 void smoke_verdict(struct report *r, struct doctor_lines *out);
 
+/* Today's summary label for one an older gpucheckup wrote (struct probe.label_today). */
+static char *smoke_label_today(const char *label)
+{
+    static const struct report_label_rename renamed[] = {{"Smoke", "OpenCL smoke"}};
+    return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
+}
+
 const struct probe probe_smoke = {
     .name = "smoke",
     .stack = PROBE_STACK_OPENCL,
+    .label_today = smoke_label_today,
     .compute_api = "opencl",
     .compute_api_label = "OpenCL",
     .title = "a small matrix multiply on each OpenCL device, checked exactly",

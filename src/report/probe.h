@@ -252,6 +252,10 @@ struct probe {
      * report_set_target and appends its lines to OUT (doctor.h). The doctor calls the probes from the
      * last to the first, after setting the gpu target itself. May be NULL. */
     void (*verdict)(struct report *r, struct doctor_lines *out);
+    /* Today's summary label for LABEL, one an older gpucheckup wrote ("Loader" before every label named
+     * its stack): heap, or NULL when LABEL is today's. A snapshot's captured lines are replayed through
+     * it. May be NULL. */
+    char *(*label_today)(const char *label);
     /* Print the section's details for people (walks SEC's typed result or SEC->data only). May be NULL. */
     void (*print_text)(const struct report_section *sec, const struct report *r, struct text_out *t);
 };

@@ -221,6 +221,14 @@ void report_section_add_line(struct report_section *s, enum report_mark mark, co
     l->text = text;
 }
 
+char *report_label_renamed(const struct report_label_rename *table, size_t n, const char *label)
+{
+    for (size_t i = 0; label && i < n; i++)
+        if (strcmp(label, table[i].old) == 0)
+            return str_dup(table[i].today);
+    return NULL;
+}
+
 void report_section_fold_line(struct report_section *s, const char *label, const char *what, const char *name)
 {
     if (s->n_lines == 0 || !label || !what || !name)

@@ -159,6 +159,12 @@ void report_section_set_status(struct report_section *s, enum report_status st, 
 /* Append a summary line. */
 void report_section_add_line(struct report_section *s, enum report_mark mark, const char *label,
                              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A summary label an older gpucheckup wrote and today's (a probe's table, for its label_today). */
+struct report_label_rename {
+    const char *old, *today;
+};
+/* Today's label for LABEL from TABLE (N rows): heap, or NULL when LABEL is not an old one. */
+char *report_label_renamed(const struct report_label_rename *table, size_t n, const char *label);
 /* Mark the last summary line as one of several alike (report_line.fold_*): the text shows them as
  * "LABEL  N WHAT: NAME, NAME..." unless -v. */
 void report_section_fold_line(struct report_section *s, const char *label, const char *what, const char *name);

@@ -1,7 +1,12 @@
 """The text a person reads (issue 38), on this machine's live run: every Summary label names its stack, a
 stack's lines are together and in the Summary's order, and the verdict lines come in the documented order
 (docs/guide.md "The verdict": each API, then frameworks, then the CPU, then `Verdict:`)."""
+import json
+import os
 import re
+import subprocess
+import tarfile
+import tempfile
 
 import gctest
 
@@ -108,6 +113,43 @@ class TextTests(gctest.TestCase):
             stacks = [verdict_stack(l) for l in lines[:-1] if not l.startswith("  ")]
             runs = [s for i, s in enumerate(stacks) if i == 0 or stacks[i - 1] != s]
             self.assertEqual(len(runs), len(set(runs)), text)
+
+
+
+# The labels before every label named its stack, per section (a snapshot taken then replays with today's).
+OLD_LABELS = {"icd": {"OpenCL loader": "Loader", "OpenCL ICD": "ICD"}, "smoke": {"OpenCL smoke": "Smoke"},
+              "cuda": {"CUDA libraries": "CUDA libs"}, "rocm": {"ROCm KFD": "KFD"},
+              "vulkan": {"Vulkan loader": "Loader", "Vulkan driver": "Driver", "Vulkan device": "Device"}}
+
+
+class OldSnapshotTests(gctest.TestCase):
+    def test_old_labels_replay_as_today(self):
+        d = tempfile.mkdtemp(prefix="gc-oldsnap-")
+        self.addCleanup(subprocess.run, ["rm", "-rf", d])
+        snap = os.path.join(d, "s.tar.gz")
+        r = gctest.run("snapshot", "-o", snap, timeout=300)
+        self.assertTrue(os.path.exists(snap), repr(r))
+        with tarfile.open(snap) as t:
+            t.extractall(d)  # gpucheckup's own snapshot, just made
+        path = os.path.join(d, "gpucheckup-snapshot", "report.json")
+        with open(path, encoding="utf-8") as f:
+            doc = json.load(f)
+        today = {}
+        for sec, old in list(OLD_LABELS.items()) + [("opencl", None)]:
+            for line in (doc.get(sec) or {}).get("summary", []):
+                was = re.sub(r"^OpenCL (?:dev|plat) ", "CL ", line["label"]) if old is None else \
+                    old.get(line["label"], line["label"])
+                today.setdefault(sec, []).append(line["label"])
+                line["label"] = was
+        self.assertIn("CL 0:0", [l["label"] for l in doc["opencl"]["summary"]])  # pocl's CPU device, at least
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        old = os.path.join(d, "old.tar.gz")
+        with tarfile.open(old, "w:gz") as t:
+            t.add(os.path.join(d, "gpucheckup-snapshot"), arcname="gpucheckup-snapshot")
+        r = self.run_json("--root", old, timeout=300)
+        for sec, labels in today.items():
+            self.assertEqual([l["label"] for l in r.json[sec]["summary"]], labels, sec)
 
 
 if __name__ == "__main__":
