@@ -381,6 +381,7 @@ void bench_print_text(const struct report_section *sec, const struct report *r, 
 
 const struct probe probe_bench = {
     .name = "bench",
+    .stack = PROBE_STACK_BENCH,
     .title = "GEMM speed per OpenCL device (gpucheckup's kernel, CLBlast) and CUDA\n"
              "device (gpucheckup's PTX kernel, cuBLAS) against the CPU BLAS, every\n"
              "result verified; bandwidth, launch latency, peak\n"

@@ -609,6 +609,7 @@ static int cpu_run(struct probe_ctx *ctx, struct report_section *sec)
 
 const struct probe probe_cpu = {
     .name = "cpu",
+    .stack = PROBE_STACK_CPU,
     .title = "CPU identification, usable SIMD flags, x86-64 level",
     .needs_live = false,
     .checks = cpu_checks,

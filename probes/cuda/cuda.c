@@ -412,8 +412,17 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
 
 static const char *const cuda_deps[] = {"pci", NULL};
 
+/* Today's summary label for one an older gpucheckup wrote (struct probe.label_today). */
+static char *cuda_label_today(const char *label)
+{
+    static const struct report_label_rename renamed[] = {{"CUDA libs", "CUDA libraries"}};
+    return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
+}
+
 const struct probe probe_cuda = {
     .name = "cuda",
+    .stack = PROBE_STACK_CUDA,
+    .label_today = cuda_label_today,
     .compute_api = "cuda",
     .compute_api_label = "CUDA",
     .vendor = "nvidia",

@@ -581,7 +581,7 @@ void cuda_libs_findings(struct cuda_libs_state *st)
 
     if (st->n == 0) {
         if (foreign) { /* there, for another machine: not "none" */
-            report_section_add_line(st->sec, REPORT_MARK_WARN, "CUDA libs", "none for this machine (%zu built for "
+            report_section_add_line(st->sec, REPORT_MARK_WARN, "CUDA libraries", "none for this machine (%zu built for "
                                     "another: cuda.lib-wrong-arch)", foreign);
             return;
         }
@@ -590,16 +590,16 @@ void cuda_libs_findings(struct cuda_libs_state *st)
             report_add_finding(r, "cuda.lib-none", NULL,
                                "no CUDA library (runtime, cuBLAS, cuDNN, NCCL...) on the library search path or in a "
                                "pip wheel");
-            report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "none found");
+            report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "none found");
         }
         return;
     }
     if (st->not_loaded)
-        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "not loaded: %s (versions from file names)",
+        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "not loaded: %s (versions from file names)",
                                 st->not_loaded);
     char *first = cuda_libs_summary(st, cuda_libs_pick_first, NULL);
     if (first && *first)
-        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "search path: %s", first);
+        report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "search path: %s", first);
     free(first);
     for (size_t i = 0; i < st->n; i++) {
         const char *site = st->e[i].site;
@@ -610,7 +610,7 @@ void cuda_libs_findings(struct cuda_libs_state *st)
             continue;
         char *w = cuda_libs_summary(st, cuda_libs_pick_site, site);
         if (w && *w)
-            report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libs", "pip in %s: %s", site, w);
+            report_section_add_line(st->sec, REPORT_MARK_INFO, "CUDA libraries", "pip in %s: %s", site, w);
         free(w);
     }
 }

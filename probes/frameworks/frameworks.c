@@ -185,6 +185,7 @@ static const char *const frameworks_deps[] = {"cpu", "pci", "cuda", NULL};
 
 const struct probe probe_frameworks = {
     .name = "frameworks",
+    .stack = PROBE_STACK_FRAMEWORKS,
     .title = "PyTorch, TensorFlow, JAX, CuPy, ONNX Runtime and PaddlePaddle in each\n"
              "Python environment (VIRTUAL_ENV, CONDA_PREFIX, python3 on PATH, conda's\n"
              "lists, the system's, the user site, --python): what each is built for,\n"

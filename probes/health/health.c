@@ -157,6 +157,7 @@ static const struct check_set health_check_sets[] = {
 
 const struct probe probe_health = {
     .name = "health",
+    .stack = PROBE_STACK_KERNEL,
     .title = "the GPUs' health since boot as the kernel wrote it: NVIDIA Xids, amdgpu,\n"
              "i915 and xe hangs, resets and firmware failures, PCIe AER errors (the kernel\n"
              "log, read as root; the AER counters of each GPU and the bridges above it)",

@@ -287,6 +287,8 @@ static const char *icd_subject_vendor(const struct report_section *sec, const ch
 
 const struct probe probe_icd = {
     .name = "icd",
+    .stack = PROBE_STACK_OPENCL,
+    .label_today = icd_label_today,
     .compute_api = "opencl",
     .compute_api_label = "OpenCL",
     .title = "the OpenCL ICD loader and each vendor driver (.icd file)",

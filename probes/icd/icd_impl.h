@@ -257,6 +257,8 @@ void icd_check_conflict(struct icd_state *st);
 /* facts, summary, text (icd_text.c) */
 void icd_fill_data(struct icd_state *st);
 void icd_summary(struct icd_state *st);
+/* Today's summary label for an older one ("Loader", "ICD"), heap, or NULL (struct probe.label_today). */
+char *icd_label_today(const char *label);
 void icd_no_icds(struct icd_state *st);
 void icd_print_text(const struct report_section *sec, const struct report *r, struct text_out *t);
 

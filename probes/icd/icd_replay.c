@@ -108,7 +108,10 @@ void icd_replay_captured(struct icd_state *st)
             if (strcmp(mk, marks[k]) == 0)
                 mark = (enum report_mark)k;
         const char *label = icd_jstr(l, "label"), *text = icd_jstr(l, "text");
-        report_section_add_line(sec, mark, label ? label : "ICD", "[captured] %s", text ? text : "");
+        char *today = icd_label_today(label);
+        report_section_add_line(sec, mark, today ? today : label ? label : "OpenCL ICD", "[captured] %s",
+                                text ? text : "");
+        free(today);
     }
     icd_overlay_drivers(sec->data, cap);
     report_section_add_note(sec, "replayed from a snapshot: the .icd files and libraries were checked again in its "

@@ -138,6 +138,12 @@ static enum report_mark icd_status_mark(const char *s)
     return REPORT_MARK_ERROR;
 }
 
+char *icd_label_today(const char *label)
+{
+    static const struct report_label_rename renamed[] = {{"Loader", "OpenCL loader"}, {"ICD", "OpenCL ICD"}};
+    return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
+}
+
 void icd_summary(struct icd_state *st)
 {
     struct report_section *sec = st->sec;
@@ -147,12 +153,12 @@ void icd_summary(struct icd_state *st)
     size_t ncp = cplats ? json_object_array_length(cplats) : 0;
     if (!st->loader) {
         if (st->kind == ICD_KIND_NONE && st->n_loaders == 0)
-            report_section_add_line(sec, REPORT_MARK_ERROR, "Loader", "not installed: no OpenCL ICD loader (libOpenCL.so.1)");
+            report_section_add_line(sec, REPORT_MARK_ERROR, "OpenCL loader", "not installed: no OpenCL ICD loader (libOpenCL.so.1)");
         else if (st->kind == ICD_KIND_NONE)
-            report_section_add_line(sec, REPORT_MARK_ERROR, "Loader", "none: %s",
+            report_section_add_line(sec, REPORT_MARK_ERROR, "OpenCL loader", "none: %s",
                                     st->loader_error ? st->loader_error : "libOpenCL.so.1 cannot be loaded");
         else
-            report_section_add_line(sec, REPORT_MARK_WARN, "Loader", "could not be identified");
+            report_section_add_line(sec, REPORT_MARK_WARN, "OpenCL loader", "could not be identified");
     } else {
         const char *path = icd_jstr(st->loader, "path");
         const char *ver = icd_jstr(st->loader, "version");
@@ -168,13 +174,13 @@ void icd_summary(struct icd_state *st)
         else
             seen = str_printf("programs see no platform (%s: %s)", cstatus ? cstatus : "?",
                               icd_jstr(st->combined, "detail") ? icd_jstr(st->combined, "detail") : "?");
-        report_section_add_line(sec, m, "Loader", "%s%s%s at %s; %s%s", icd_kind_name(st->kind), ver ? " " : "",
+        report_section_add_line(sec, m, "OpenCL loader", "%s%s%s at %s; %s%s", icd_kind_name(st->kind), ver ? " " : "",
                                 ver ? ver : "", path ? path : "?", seen ? seen : "",
                                 multi ? "; other loaders shadow it" : "");
         free(seen);
     }
     if (st->n == 0) {
-        report_section_add_line(sec, REPORT_MARK_ERROR, "ICD", "no OpenCL driver registered%s%s",
+        report_section_add_line(sec, REPORT_MARK_ERROR, "OpenCL ICD", "no OpenCL driver registered%s%s",
                                 st->vendors_dir ? " in " : "", st->vendors_dir ? st->vendors_dir : "");
         return;
     }
@@ -183,14 +189,17 @@ void icd_summary(struct icd_state *st)
         const char *name = e->file ? icd_basename(e->file) : icd_subject(e);
         if (e->status && strcmp(e->status, "ok") == 0) {
             char *pt = icd_platforms_text(e->platforms);
-            report_section_add_line(sec, e->absent ? REPORT_MARK_INFO : REPORT_MARK_OK, "ICD", "%s: %s%s", name,
+            report_section_add_line(sec, e->absent ? REPORT_MARK_INFO : REPORT_MARK_OK, "OpenCL ICD", "%s: %s%s", name,
                                     pt ? pt : "ok", e->absent ? "; driver for absent hardware" : "");
+            if (e->absent)
+                report_section_fold_line(sec, "OpenCL ICD", "drivers for absent hardware", name);
             free(pt);
         } else if (e->absent) {
-            report_section_add_line(sec, REPORT_MARK_INFO, "ICD", "%s: driver for absent hardware (%s: %s)", name,
+            report_section_add_line(sec, REPORT_MARK_INFO, "OpenCL ICD", "%s: driver for absent hardware (%s: %s)", name,
                                     e->status ? e->status : "?", e->detail ? e->detail : "?");
+            report_section_fold_line(sec, "OpenCL ICD", "drivers for absent hardware", name);
         } else {
-            report_section_add_line(sec, icd_status_mark(e->status), "ICD", "%s: %s%s%s", name,
+            report_section_add_line(sec, icd_status_mark(e->status), "OpenCL ICD", "%s: %s%s%s", name,
                                     e->status ? e->status : "not-probed", e->detail ? ": " : "",
                                     e->detail ? e->detail : "");
         }

@@ -164,6 +164,7 @@ static const char *const levelzero_deps[] = {"pci", "opencl", NULL};
 
 const struct probe probe_levelzero = {
     .name = "levelzero",
+    .stack = PROBE_STACK_LEVELZERO,
     .compute_api = "levelzero",
     .compute_api_label = "Level Zero",
     .vendor = "intel",

@@ -230,17 +230,19 @@ static void ocl_summary(struct report_section *sec, json_object *data, const str
         const char *pname = ocl_jstr(p, "name") ? ocl_jstr(p, "name") : "unnamed platform";
         if (!devs || json_object_array_length(devs) == 0) {
             char label[32];
-            snprintf(label, sizeof(label), "CL %lld", pi);
+            snprintf(label, sizeof(label), "OpenCL plat %lld", pi);
             json_object *ah = NULL;
             bool absent = json_object_object_get_ex(p, "absent_hardware", &ah) && json_object_get_boolean(ah);
             report_section_add_line(sec, absent ? REPORT_MARK_INFO : REPORT_MARK_WARN, label, "%s: no device%s",
                                     pname, absent ? " (driver for absent hardware)" : "");
+            if (absent)
+                report_section_fold_line(sec, "OpenCL plat", "platforms of drivers for absent hardware", pname);
             continue;
         }
         for (size_t j = 0; j < json_object_array_length(devs); j++) {
             json_object *d = json_object_array_get_idx(devs, j);
             char label[48], types[64] = "";
-            snprintf(label, sizeof(label), "CL %lld:%lld", pi, (long long)ocl_jint(d, "index", (int64_t)j));
+            snprintf(label, sizeof(label), "OpenCL dev %lld:%lld", pi, (long long)ocl_jint(d, "index", (int64_t)j));
             json_object *t = ocl_jarr(d, "type");
             for (size_t k = 0; t && k < json_object_array_length(t); k++) {
                 const char *s = json_object_get_string(json_object_array_get_idx(t, k));
@@ -334,8 +336,19 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
 
 static const char *const ocl_deps[] = {"pci", NULL};
 
+/* Today's summary label for one an older gpucheckup wrote (struct probe.label_today): "CL 0:0" (a device)
+ * is "OpenCL dev 0:0", "CL 1" (a platform without one) "OpenCL plat 1". */
+static char *opencl_label_today(const char *label)
+{
+    if (!label || !str_starts_with(label, "CL "))
+        return NULL;
+    return str_printf("OpenCL %s %s", strchr(label, ':') ? "dev" : "plat", label + 3);
+}
+
 const struct probe probe_opencl = {
     .name = "opencl",
+    .stack = PROBE_STACK_OPENCL,
+    .label_today = opencl_label_today,
     .compute_api = "opencl",
     .compute_api_label = "OpenCL",
     .title = "every OpenCL platform and device with its properties",

@@ -722,6 +722,7 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
 
 const struct probe probe_pci = {
     .name = "pci",
+    .stack = PROBE_STACK_BUS,
     .title = "GPUs and accelerators on the PCI bus, kernel drivers, device nodes",
     .needs_live = false,
     .checks = pci_checks,

@@ -238,6 +238,7 @@ static void process_print_text(const struct report_section *sec, const struct re
 
 const struct probe probe_process = {
     .name = "process",
+    .stack = PROBE_STACK_PROCESS,
     .title = "the GPU as a systemd service (--unit), a user (--user) or a running\n"
              "process (--pid) sees it (only with one of them)",
     .deps = process_deps,

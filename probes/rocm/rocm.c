@@ -80,7 +80,7 @@ static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec, json
         if (jsonget_tri(n, "gpu") == GC_TRI_YES) {
             ngpu++;
             const char *gfx = jsonget_str(n, "gfx"), *addr = jsonget_str(n, "pci_address"), *sup = jsonget_str(n, "support");
-            report_section_add_line(sec, sup && strcmp(sup, "unsupported") == 0 ? REPORT_MARK_WARN : REPORT_MARK_OK, "KFD",
+            report_section_add_line(sec, sup && strcmp(sup, "unsupported") == 0 ? REPORT_MARK_WARN : REPORT_MARK_OK, "ROCm KFD",
                                     "node %lld: %s %s (%s)", (long long)jsonget_int(n, "node", -1), gfx ? gfx : "gfx?",
                                     addr ? addr : "", sup ? sup : "?");
         }
@@ -192,8 +192,17 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
 
 static const char *const rocm_deps[] = {"pci", NULL};
 
+/* Today's summary label for one an older gpucheckup wrote (struct probe.label_today). */
+static char *rocm_label_today(const char *label)
+{
+    static const struct report_label_rename renamed[] = {{"KFD", "ROCm KFD"}};
+    return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
+}
+
 const struct probe probe_rocm = {
     .name = "rocm",
+    .stack = PROBE_STACK_ROCM,
+    .label_today = rocm_label_today,
     .compute_api = "hip",
     .compute_api_label = "HIP (ROCm)",
     .vendor = "amd",

@@ -479,13 +479,13 @@ static void smoke_summary_line(struct report_section *sec, const struct result_s
         smoke_precisions_text(dev, prec, sizeof(prec));
         char speed[120] = "";
         smoke_speed_text(dev->rest, speed, sizeof(speed));
-        report_section_add_line(sec, REPORT_MARK_OK, "Smoke", "%d:%d %s: pass, N=%s, %s%s", p, d, name ? name : "?",
+        report_section_add_line(sec, REPORT_MARK_OK, "OpenCL smoke", "%d:%d %s: pass, N=%s, %s%s", p, d, name ? name : "?",
                                 json_object_get_string(jsonget(dev->rest, "n")), prec, speed);
     } else if (dev->status == RESULT_SMOKE_SKIPPED) {
-        report_section_add_line(sec, REPORT_MARK_SKIP, "Smoke", "%d:%d %s: skipped, %s", p, d, name ? name : "?",
+        report_section_add_line(sec, REPORT_MARK_SKIP, "OpenCL smoke", "%d:%d %s: skipped, %s", p, d, name ? name : "?",
                                 detail ? detail : "");
     } else {
-        report_section_add_line(sec, REPORT_MARK_ERROR, "Smoke", "%d:%d %s: %s, %s", p, d, name ? name : "?",
+        report_section_add_line(sec, REPORT_MARK_ERROR, "OpenCL smoke", "%d:%d %s: %s, %s", p, d, name ? name : "?",
                                 gc_name(&result_smoke_status_names, (int)dev->status), detail ? detail : "");
     }
 }
@@ -582,7 +582,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
         smoke_summary_line(sec, dev);
     }
     if (inv.n_targets == 0) /* why is the opencl and icd findings' to say, at their severity */
-        report_section_add_line(sec, REPORT_MARK_INFO, "Smoke", "no OpenCL device to test");
+        report_section_add_line(sec, REPORT_MARK_INFO, "OpenCL smoke", "no OpenCL device to test");
 
     int rc = PROBE_DONE;
     if (result) {
@@ -713,8 +713,17 @@ static void smoke_print_text(const struct report_section *sec, const struct repo
 struct doctor_lines;
 void smoke_verdict(struct report *r, struct doctor_lines *out);
 
+/* Today's summary label for one an older gpucheckup wrote (struct probe.label_today). */
+static char *smoke_label_today(const char *label)
+{
+    static const struct report_label_rename renamed[] = {{"Smoke", "OpenCL smoke"}};
+    return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
+}
+
 const struct probe probe_smoke = {
     .name = "smoke",
+    .stack = PROBE_STACK_OPENCL,
+    .label_today = smoke_label_today,
     .compute_api = "opencl",
     .compute_api_label = "OpenCL",
     .title = "a small matrix multiply on each OpenCL device, checked exactly",

@@ -280,6 +280,7 @@ static const char *const topo_deps[] = {"pci", NULL};
 
 const struct probe probe_topology = {
     .name = "topology",
+    .stack = PROBE_STACK_TOPOLOGY,
     .title = "How the GPUs and NICs connect: PCIe paths, ACS, IOMMU, RDMA ports, NCCL's variables",
     .deps = topo_deps,
     .checks = topo_checks,

@@ -366,8 +366,17 @@ static const char *const vulkan_deps[] = {"pci", NULL};
 
 static const struct check_set vulkan_check_sets[] = {{vulkan_checks, &vulkan_n_checks}, {NULL, NULL}};
 
+/* Today's summary label for one an older gpucheckup wrote (struct probe.label_today). */
+static char *vulkan_label_today(const char *label)
+{
+    static const struct report_label_rename renamed[] = {{"Loader", "Vulkan loader"}, {"Driver", "Vulkan driver"}, {"Device", "Vulkan device"}};
+    return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
+}
+
 const struct probe probe_vulkan = {
     .name = "vulkan",
+    .stack = PROBE_STACK_VULKAN,
+    .label_today = vulkan_label_today,
     .title = "the Vulkan loader, each driver manifest loaded alone, and a compute smoke test on each device",
     .compute_api = "vulkan",
     .compute_api_label = "Vulkan",

@@ -112,7 +112,7 @@ void vulkan_summary(struct report_section *sec, const struct result_vulkan *res)
         report_section_add_line(sec, REPORT_MARK_INFO, "Vulkan", "not installed");
         return;
     }
-    report_section_add_line(sec, res->loader ? REPORT_MARK_OK : REPORT_MARK_ERROR, "Loader", "%s",
+    report_section_add_line(sec, res->loader ? REPORT_MARK_OK : REPORT_MARK_ERROR, "Vulkan loader", "%s",
                             res->loader ? res->loader : "libvulkan.so.1 not found");
     for (size_t i = 0; i < res->n_drivers; i++) {
         const struct result_vulkan_driver *d = &res->drivers[i];
@@ -121,7 +121,11 @@ void vulkan_summary(struct report_section *sec, const struct result_vulkan *res)
                                        d->status == RESULT_VULKAN_DRV_WRONG_ARCH
                                  ? REPORT_MARK_INFO
                                  : REPORT_MARK_ERROR;
-        report_section_add_line(sec, m, "Driver", "%s: %s", d->manifest ? d->manifest : "?", d->detail ? d->detail : "?");
+        report_section_add_line(sec, m, "Vulkan driver", "%s: %s", d->manifest ? d->manifest : "?", d->detail ? d->detail : "?");
+        if (d->status == RESULT_VULKAN_DRV_ABSENT_HARDWARE && d->manifest) {
+            const char *slash = strrchr(d->manifest, '/');
+            report_section_fold_line(sec, "Vulkan driver", "drivers for absent hardware", slash ? slash + 1 : d->manifest);
+        }
     }
     for (size_t i = 0; i < res->n_devs; i++) {
         const struct result_vulkan_dev *d = &res->devs[i];
@@ -134,7 +138,7 @@ void vulkan_summary(struct report_section *sec, const struct result_vulkan *res)
         report_section_add_line(sec, d->smoke == RESULT_VULKAN_SMOKE_PASS ? REPORT_MARK_OK
                                      : d->smoke == RESULT_VULKAN_SMOKE_SKIPPED || d->smoke < 0 ? REPORT_MARK_INFO
                                                                                                : REPORT_MARK_ERROR,
-                                "Device", "%s (%s, Vulkan %s): smoke test %s%s", d->name ? d->name : "?",
+                                "Vulkan device", "%s (%s, Vulkan %s): smoke test %s%s", d->name ? d->name : "?",
                                 gc_name(&result_vulkan_dev_type_names, d->type) ? gc_name(&result_vulkan_dev_type_names, d->type) : "?",
                                 d->api_version ? d->api_version : "?", st ? st : "not run", speed);
     }

@@ -530,7 +530,25 @@ void doctor_lines_add(struct doctor_lines *out, char *line)
         free(line);
         return;
     }
+    out->rank[out->n] = out->cur_rank;
     out->line[out->n++] = line;
+}
+
+/* The lines in the order people read them (probe_verdict_rank: each API, frameworks, the CPU), a probe's
+ * own in the order it added them, whatever order the probes were called in. */
+static void doctor_lines_sort(struct doctor_lines *out)
+{
+    for (size_t i = 1; i < out->n; i++) {
+        char *line = out->line[i];
+        int rank = out->rank[i];
+        size_t j = i;
+        for (; j > 0 && out->rank[j - 1] > rank; j--) {
+            out->line[j] = out->line[j - 1];
+            out->rank[j] = out->rank[j - 1];
+        }
+        out->line[j] = line;
+        out->rank[j] = rank;
+    }
 }
 
 /* The chain of probe P's targets: its compute API's path (and the layers below every API), or for a probe
@@ -613,6 +631,7 @@ void doctor_verdict(struct report *r)
         if (!pr->verdict)
             continue;
         size_t before = r->targets ? (size_t)json_object_object_length(r->targets) : 0;
+        out.cur_rank = probe_verdict_rank(pr->stack);
         pr->verdict(r, &out);
         /* the targets it set belong to its compute API (writers group them) */
         size_t k = 0;
@@ -628,6 +647,7 @@ void doctor_verdict(struct report *r)
         }
     }
 
+    doctor_lines_sort(&out);
     size_t ne = report_count_severity(r, REPORT_SEV_ERROR), nw = report_count_severity(r, REPORT_SEV_WARNING);
     char *verdict = report_is_ready(r)
                         ? str_printf("Verdict: ready (%zu warning%s)%s", nw, nw == 1 ? "" : "s",

@@ -33,6 +33,8 @@ void doctor_verdict(struct report *r);
 #define DOCTOR_MAX_LINES 12
 struct doctor_lines {
     char *line[DOCTOR_MAX_LINES]; /* heap, owned */
+    int rank[DOCTOR_MAX_LINES];   /* each line's place (probe_verdict_rank of the probe that added it) */
+    int cur_rank;                 /* the rank of the probe whose lines are being added */
     size_t n;
     bool gpu_missing;             /* a compute test ran and no GPU passed one: the verdict line says so */
 };

@@ -169,6 +169,29 @@ struct probe_option {
 struct doctor_lines;
 struct bus_gpu;
 
+/* The stack a probe's lines are about, in the order people read them: the Summary prints sections by it
+ * (registry order within a stack), and the verdict lines come by it too, except the CPU's, which come
+ * last (each API, then frameworks, then the CPU: docs/guide.md "The verdict"). PROBE_STACK_UNSET (a
+ * probe that says none) comes after all the others. The JSON keeps registry order. */
+enum probe_stack {
+    PROBE_STACK_UNSET = 0,
+    PROBE_STACK_CPU,
+    PROBE_STACK_BUS,       /* the GPUs on the PCI bus, WSL2's */
+    PROBE_STACK_KERNEL,    /* the kernel log, PCIe errors */
+    PROBE_STACK_TOPOLOGY,
+    PROBE_STACK_CUDA,
+    PROBE_STACK_ROCM,
+    PROBE_STACK_OPENCL,    /* the loader, ICDs, platforms and devices, the smoke test */
+    PROBE_STACK_LEVELZERO,
+    PROBE_STACK_VULKAN,
+    PROBE_STACK_FRAMEWORKS,
+    PROBE_STACK_BENCH,
+    PROBE_STACK_PROCESS,
+};
+/* The rank of STACK's summary lines (1 first), and of its verdict lines. */
+int probe_summary_rank(enum probe_stack stack);
+int probe_verdict_rank(enum probe_stack stack);
+
 struct probe {
     const char *name;         /* command name and JSON key: "cpu" */
     const char *title;        /* what its command does, for --help's command list (lines split by '\n') */
@@ -187,6 +210,7 @@ struct probe {
                                  for an API takes its reasons from that path and the layers below every
                                  API (hardware, firmware, kernel), never from another API's findings */
     const char *compute_api_label; /* the same for people: "OpenCL", "CUDA" */
+    enum probe_stack stack;   /* where its summary and verdict lines go among the others' (above) */
     const char *vendor;       /* the one GPU vendor its stack is (vendor.h's name: cuda's is "nvidia"), so
                                  every finding of it is about that vendor; NULL for a probe of any vendor */
     const char *const *deps;  /* probes whose sections or findings this one reads (NULL-terminated, may
@@ -228,6 +252,10 @@ struct probe {
      * report_set_target and appends its lines to OUT (doctor.h). The doctor calls the probes from the
      * last to the first, after setting the gpu target itself. May be NULL. */
     void (*verdict)(struct report *r, struct doctor_lines *out);
+    /* Today's summary label for LABEL, one an older gpucheckup wrote ("Loader" before every label named
+     * its stack): heap, or NULL when LABEL is today's. A snapshot's captured lines are replayed through
+     * it. May be NULL. */
+    char *(*label_today)(const char *label);
     /* Print the section's details for people (walks SEC's typed result or SEC->data only). May be NULL. */
     void (*print_text)(const struct report_section *sec, const struct report *r, struct text_out *t);
 };

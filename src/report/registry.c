@@ -53,6 +53,16 @@ const struct probe *const probe_registry[] = {
     NULL,
 };
 
+int probe_summary_rank(enum probe_stack stack)
+{
+    return stack == PROBE_STACK_UNSET ? 1000 : (int)stack;
+}
+
+int probe_verdict_rank(enum probe_stack stack)
+{
+    return stack == PROBE_STACK_CPU ? 999 : probe_summary_rank(stack);
+}
+
 const struct probe *probe_of_command(const char *command)
 {
     for (size_t i = 0; probe_registry[i]; i++)

@@ -85,6 +85,9 @@ void report_section_clear(struct report_section *s)
     for (size_t j = 0; j < s->n_lines; j++) {
         free(s->lines[j].label);
         free(s->lines[j].text);
+        free(s->lines[j].fold_label);
+        free(s->lines[j].fold_what);
+        free(s->lines[j].fold_name);
     }
     free(s->lines);
     memset(s, 0, sizeof(*s));
@@ -216,6 +219,33 @@ void report_section_add_line(struct report_section *s, enum report_mark mark, co
     l->mark = mark;
     l->label = lab;
     l->text = text;
+}
+
+char *report_label_renamed(const struct report_label_rename *table, size_t n, const char *label)
+{
+    for (size_t i = 0; label && i < n; i++)
+        if (strcmp(label, table[i].old) == 0)
+            return str_dup(table[i].today);
+    return NULL;
+}
+
+void report_section_fold_line(struct report_section *s, const char *label, const char *what, const char *name)
+{
+    if (s->n_lines == 0 || !label || !what || !name)
+        return;
+    struct report_line *l = &s->lines[s->n_lines - 1];
+    free(l->fold_label);
+    free(l->fold_what);
+    free(l->fold_name);
+    l->fold_label = str_dup(label);
+    l->fold_what = str_dup(what);
+    l->fold_name = str_dup(name);
+    if (!l->fold_label || !l->fold_what || !l->fold_name) { /* shown as it is */
+        free(l->fold_label);
+        free(l->fold_what);
+        free(l->fold_name);
+        l->fold_label = l->fold_what = l->fold_name = NULL;
+    }
 }
 
 void report_section_add_note(struct report_section *s, const char *fmt, ...)

@@ -51,6 +51,10 @@ struct report_line {
     enum report_mark mark;
     char *label; /* short area name: "CPU", "GPU 0000:01:00.0" */
     char *text;
+    /* One of several alike that the text folds into one line unless -v (drivers for absent hardware):
+     * the folded line's label, what they are ("drivers for absent hardware") and this one's short name;
+     * all NULL for a line shown as it is. Not in the JSON. */
+    char *fold_label, *fold_what, *fold_name;
 };
 
 /* A probe's typed result: the facts the doctor, --require and the text writer read as fields and
@@ -155,6 +159,15 @@ void report_section_set_status(struct report_section *s, enum report_status st, 
 /* Append a summary line. */
 void report_section_add_line(struct report_section *s, enum report_mark mark, const char *label,
                              const char *fmt, ...) __attribute__((format(printf, 4, 5)));
+/* A summary label an older gpucheckup wrote and today's (a probe's table, for its label_today). */
+struct report_label_rename {
+    const char *old, *today;
+};
+/* Today's label for LABEL from TABLE (N rows): heap, or NULL when LABEL is not an old one. */
+char *report_label_renamed(const struct report_label_rename *table, size_t n, const char *label);
+/* Mark the last summary line as one of several alike (report_line.fold_*): the text shows them as
+ * "LABEL  N WHAT: NAME, NAME..." unless -v. */
+void report_section_fold_line(struct report_section *s, const char *label, const char *what, const char *name);
 /* Append a note (something that could not be read, an assumption) to data["notes"]. */
 void report_section_add_note(struct report_section *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));

@@ -12,6 +12,7 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "lazyarchive.h"
+#include "probe.h"
 #include "snapshot.h"
 #include "strutil.h"
 
@@ -455,8 +456,12 @@ bool snapshot_replay_section(const struct snapshot *s, struct report *r, struct 
         for (size_t k = 0; mk && k < sizeof(snap_marks) / sizeof(snap_marks[0]); k++)
             if (strcmp(mk, snap_marks[k]) == 0)
                 mark = (enum report_mark)k;
-        report_section_add_line(sec, mark, jsonget_str(l, "label") ? jsonget_str(l, "label") : "?", "%s",
+        const char *was = jsonget_str(l, "label");
+        const struct probe *p = probe_find(sec->name);
+        char *today = p && p->label_today ? p->label_today(was) : NULL;
+        report_section_add_line(sec, mark, today ? today : was ? was : "?", "%s",
                                 jsonget_str(l, "text") ? jsonget_str(l, "text") : "");
+        free(today);
     }
     json_object_object_foreach(cap, key, val)
     {

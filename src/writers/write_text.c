@@ -42,9 +42,120 @@ void text_kv(struct text_out *t, const char *key, const char *fmt, ...)
     fputc('\n', t->f);
 }
 
+/* The width of the Summary's label column: "OpenCL dev 0:0", "CUDA libraries" fit; at 80 columns a line
+ * keeps 56 for its text. */
+#define TEXT_LABEL_WIDTH "14"
+
+/* The sections' indices in the Summary's order: by their probes' stacks (probe_summary_rank), registry
+ * order within one, so that a stack's lines are together. Heap; NULL when out of memory (then registry
+ * order). */
+static size_t *text_summary_order(const struct report *r)
+{
+    size_t *order = calloc(r->n_sections + 1, sizeof(*order));
+    int *rank = calloc(r->n_sections + 1, sizeof(*rank));
+    for (size_t i = 0; order && rank && i < r->n_sections; i++) {
+        const struct probe *p = probe_find(r->sections[i].name);
+        rank[i] = probe_summary_rank(p ? p->stack : PROBE_STACK_UNSET);
+        size_t j = i; /* insertion sort: stable, and a report has a dozen sections */
+        while (j > 0 && rank[order[j - 1]] > rank[i]) {
+            order[j] = order[j - 1];
+            j--;
+        }
+        order[j] = i;
+    }
+    free(rank);
+    return order;
+}
+
+static void text_summary_line(struct text_out *t, const struct report_section *s, enum report_mark mark,
+                              const char *label, const char *text)
+{
+    fprintf(t->f, "  %s %-" TEXT_LABEL_WIDTH "s %s%s\n", text_mark(t, mark), label, s->captured ? "[captured] " : "",
+            text);
+}
+
+static bool text_same_fold(const struct report_line *a, const struct report_line *b)
+{
+    return a->fold_label && b->fold_label && strcmp(a->fold_label, b->fold_label) == 0 &&
+           strcmp(a->fold_what, b->fold_what) == 0;
+}
+
+/* SECTION's summary lines; unless -v, lines alike (report_line.fold_*: drivers for absent hardware) as one
+ * where there are two or more, at the first one's place: "3 drivers for absent hardware: a, b, c". */
+static void text_summary_lines(struct text_out *t, const struct report_section *s)
+{
+    for (size_t j = 0; j < s->n_lines; j++) {
+        const struct report_line *l = &s->lines[j];
+        size_t n = 0, before = 0;
+        for (size_t k = 0; t->verbose == 0 && k < s->n_lines; k++)
+            if (text_same_fold(l, &s->lines[k])) {
+                n++;
+                before += k < j;
+            }
+        if (n < 2) {
+            text_summary_line(t, s, l->mark, l->label, l->text);
+            continue;
+        }
+        if (before > 0)
+            continue; /* folded into the first one's line */
+        char text[512];
+        int used = snprintf(text, sizeof(text), "%zu %s:", n, l->fold_what);
+        for (size_t k = j; k < s->n_lines && used >= 0 && (size_t)used < sizeof(text); k++)
+            if (text_same_fold(l, &s->lines[k]))
+                used += snprintf(text + used, sizeof(text) - (size_t)used, "%s %s", k == j ? "" : ",",
+                                 s->lines[k].fold_name);
+        if (used >= 0 && (size_t)used < sizeof(text))
+            snprintf(text + used, sizeof(text) - (size_t)used, " (-v: each)");
+        text_summary_line(t, s, REPORT_MARK_INFO, l->fold_label, text);
+    }
+}
+
 static enum report_mark text_severity_mark(enum report_severity s)
 {
     return s == REPORT_SEV_ERROR ? REPORT_MARK_ERROR : s == REPORT_SEV_WARNING ? REPORT_MARK_WARN : REPORT_MARK_INFO;
+}
+
+/* Unless -v, FS[I] stands for the info findings of its ID that explain nothing (CHECK_F_NEVER_ROOT: a
+ * driver for absent hardware, one per driver) when there are two or more: the first is printed as one,
+ * with each subject's last part and the catalogue's title and hint; the others are left out. How many
+ * stand together (0: FS[I] is left out; 1: it is printed as it is). */
+static size_t text_fold_count(const struct text_out *t, const struct report *r, const struct report_finding **fs,
+                              size_t n, size_t i)
+{
+    const struct report_finding *f = fs[i];
+    if (t->verbose > 0 || f->severity != REPORT_SEV_INFO || !(checks_flags(r->catalogue, f->id) & CHECK_F_NEVER_ROOT))
+        return 1;
+    size_t alike = 0;
+    for (size_t k = 0; k < n; k++)
+        if (fs[k]->severity == REPORT_SEV_INFO && strcmp(fs[k]->id, f->id) == 0) {
+            if (k < i)
+                return 0;
+            alike++;
+        }
+    return alike;
+}
+
+static void text_folded_finding(struct text_out *t, const struct report *r, const struct report_finding **fs,
+                                size_t n, size_t i, size_t alike)
+{
+    const struct report_finding *f = fs[i];
+    fprintf(t->f, "  %s %s (%zu:", text_mark(t, REPORT_MARK_INFO), f->id, alike);
+    const char *cause = f->caused_by_id;
+    for (size_t k = i, shown = 0; k < n; k++) {
+        if (fs[k]->severity != REPORT_SEV_INFO || strcmp(fs[k]->id, f->id) != 0)
+            continue;
+        const char *subj = fs[k]->subject ? fs[k]->subject : "?", *slash = strrchr(subj, '/');
+        fprintf(t->f, "%s %s", shown++ ? "," : "", slash && slash[1] ? slash + 1 : subj);
+        if (!fs[k]->caused_by_id || !cause || strcmp(fs[k]->caused_by_id, cause) != 0)
+            cause = NULL;
+    }
+    fprintf(t->f, ")\n");
+    const struct check *c = checks_find(r->catalogue, f->id);
+    fprintf(t->f, "         %s (-v: each)\n", c ? c->title : f->message);
+    if (cause)
+        fprintf(t->f, "         caused by: %s\n", cause);
+    if (c && c->hint && report_finding_shown_hint(f)) /* as each would show it (not under a cause) */
+        fprintf(t->f, "         fix: %s\n", c->hint);
 }
 
 /* Findings, most severe first; MIN: the least severity shown. */
@@ -57,9 +168,16 @@ static void write_text_findings(struct text_out *t, const struct report *r, enum
         const struct report_finding *f = fs[i];
         if (f->severity < min)
             continue;
+        size_t alike = text_fold_count(t, r, fs, n, i);
+        if (alike == 0)
+            continue;
         if (!heading)
             text_heading(t, "Findings");
         heading = true;
+        if (alike > 1) {
+            text_folded_finding(t, r, fs, n, i, alike);
+            continue;
+        }
         fprintf(t->f, "  %s %s%s%s%s%s\n", text_mark(t, text_severity_mark(f->severity)), f->id,
                 f->subject ? " (" : "", f->subject ? f->subject : "", f->subject ? ")" : "",
                 f->captured ? " [captured]" : "");
@@ -130,19 +248,19 @@ void write_text(FILE *f, const struct report *r, const struct cli_options *o, in
                 json_object_get_string(json_object_object_get(r->host, "root")));
 
     text_heading(&t, "Summary");
-    for (size_t i = 0; i < r->n_sections; i++) {
-        const struct report_section *s = &r->sections[i];
+    size_t *order = text_summary_order(r);
+    for (size_t k = 0; k < r->n_sections; k++) {
+        const struct report_section *s = &r->sections[order ? order[k] : k];
         if (s->status != REPORT_STATUS_OK) {
-            fprintf(f, "  %s %-10s %s%s%s%s\n",
+            fprintf(f, "  %s %-" TEXT_LABEL_WIDTH "s %s%s%s%s\n",
                     text_mark(&t, s->status == REPORT_STATUS_FAILED ? REPORT_MARK_ERROR : REPORT_MARK_SKIP), s->name,
                     s->captured ? "[captured] " : "", report_status_name(s->status), s->reason ? ": " : "",
                     s->reason ? s->reason : "");
             continue;
         }
-        for (size_t j = 0; j < s->n_lines; j++)
-            fprintf(f, "  %s %-10s %s%s\n", text_mark(&t, s->lines[j].mark), s->lines[j].label,
-                    s->captured ? "[captured] " : "", s->lines[j].text);
+        text_summary_lines(&t, s);
     }
+    free(order);
 
     write_text_findings(&t, r, REPORT_SEV_INFO);
 

@@ -115,8 +115,8 @@ class CudaTests(CudaBase):
         self.assertIs(dev["ecc_enabled"], True)
         self.assertEqual(dev["compute_mode"], "default")
         self.assertIs(dev["integrated"], False)
-        # "CUDA libs" depends on what this machine has installed; the rest is the fake GPU's
-        labels = [s["label"] for s in c["summary"] if s["label"] != "CUDA libs"]
+        # "CUDA libraries" depends on what this machine has installed; the rest is the fake GPU's
+        labels = [s["label"] for s in c["summary"] if s["label"] != "CUDA libraries"]
         self.assertEqual(labels, ["CUDA smoke %s" % gpu_addr(0), "CUDA", "CUDA 0"])
 
     def test_healthy_eight_gpus(self):
@@ -246,7 +246,7 @@ class CudaTests(CudaBase):
                          [("/usr/lib/libcudart.so.13.0.96", "13.0.96", "file name", None)], repr(r))
         self.assertEqual([f["id"] for f in r.json["findings"] if f["id"].startswith("cuda.lib-")], [], repr(r))
         self.assertIn("not loaded: " + c["libraries_not_loaded"],
-                      [s["text"] for s in c["summary"] if s["label"] == "CUDA libs"][0])
+                      [s["text"] for s in c["summary"] if s["label"] == "CUDA libraries"][0])
 
     def test_check_loads_libraries_only_where_usable(self):
         """A check on a host with neither an NVIDIA GPU nor libcuda.so.1 lists the CUDA libraries without

@@ -9,6 +9,7 @@ import unittest
 import jsonschema
 
 import gcscope
+import gctext
 
 GPUCHECKUP = os.environ.get("GPUCHECKUP", "gpucheckup")
 SCHEMA_PATH = os.environ["GPUCHECKUP_SCHEMA"]
@@ -36,6 +37,7 @@ class Result:
         if self._json is None:
             self._json = json.loads(self.stdout)
             check_summary_marks(self._json)
+            gctext.check_report(self._json)  # labels that name their stack, verdict lines in order
         return self._json
 
     def finding_ids(self):
@@ -161,6 +163,7 @@ def validate(doc):
     """Raise if DOC does not follow the JSON Schema, or if a Summary line is marked worse than its findings."""
     VALIDATOR.validate(doc)
     check_summary_marks(doc)
+    gctext.check_report(doc)
 
 
 # Every report the suite reads (Result.json, validate) must have no Summary line marked worse than the

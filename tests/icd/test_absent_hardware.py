@@ -2,6 +2,7 @@
 machine without their GPU are info "driver for absent hardware", never a warning; with a (fake) Intel GPU bound to
 i915 the same NEO failure is an error with a vendor hint."""
 import os
+import re
 import json
 import shutil
 import subprocess
@@ -130,14 +131,26 @@ class NoGpuTests(AbsentHardwareCase):
 
     def test_text_says_driver_for_absent_hardware(self):
         t = self.tree()
-        r = gctest.run("icd", "--root", t.root, "--live", env=self.env())
+        r = gctest.run("icd", "--root", t.root, "--live", "-v", env=self.env())
         self.assertEqual(r.rc, 0, repr(r))
-        self.assertRegex(r.stdout, r"\[info\] ICD +intel\.icd: driver for absent hardware \(error: -6 "
+        self.assertRegex(r.stdout, r"\[info\] OpenCL ICD +intel\.icd: driver for absent hardware \(error: -6 "
                                    r"\(CL_OUT_OF_HOST_MEMORY\)\)")
-        self.assertRegex(r.stdout, r"\[info\] ICD +mesa\.icd: Clover \(0 devices\); driver for absent hardware")
-        self.assertRegex(r.stdout, r"\[ ok \] ICD +pocl\.icd: Portable Computing Language")
+        self.assertRegex(r.stdout, r"\[info\] OpenCL ICD +mesa\.icd: Clover \(0 devices\); driver for absent hardware")
+        self.assertRegex(r.stdout, r"\[ ok \] OpenCL ICD +pocl\.icd: Portable Computing Language")
         self.assertNotIn("[FAIL]", r.stdout)
         self.assertNotIn("[warn]", r.stdout)
+        # each finding under -v (rusticl's too where this machine has it)
+        absent = re.findall(r"icd\.absent-hardware \(/etc/OpenCL/vendors/(\S+)\)", r.stdout)
+        self.assertEqual(absent[:2], ["intel.icd", "mesa.icd"], r.stdout)
+        # without -v the drivers for absent hardware are one line, and their findings one
+        r = gctest.run("icd", "--root", t.root, "--live", env=self.env())
+        self.assertEqual(r.rc, 0, repr(r))
+        self.assertIn("] OpenCL ICD     %d drivers for absent hardware: %s (-v: each)\n" % (len(absent), ", ".join(absent)),
+                      r.stdout)
+        self.assertNotIn("intel.icd: driver for absent hardware", r.stdout)
+        self.assertRegex(r.stdout, r"\[ ok \] OpenCL ICD +pocl\.icd: Portable Computing Language")
+        self.assertIn("icd.absent-hardware (%d: %s)\n" % (len(absent), ", ".join(absent)), r.stdout)
+        self.assertEqual(r.stdout.count("icd.absent-hardware ("), 1, r.stdout)
 
     def test_unknown_hardware_keeps_the_error(self):
         # A PCI dump is not this machine's bus: nothing can be called absent, the failure stays an error.

@@ -198,11 +198,11 @@ class BrokenDrivers(IcdTestCase):
         out = self.text.stdout
         self.assertEqual(self.text.returncode, 1)
         # programs crash: the loader line says so, though the loader itself is fine
-        self.assertRegex(out, r"\[FAIL\] Loader +ocl-icd .*programs see no platform \((crash|hang)")
+        self.assertRegex(out, r"\[FAIL\] OpenCL loader +ocl-icd .*programs see no platform \((crash|hang)")
         self.assertRegex(out, r"FILE +LIBRARY +STATUS +PLATFORMS")
         self.assertRegex(out, r"segv\.icd +\S+ +crash +killed by SIGSEGV")
         self.assertRegex(out, r"pocl\.icd +libpocl\S* +ok +Portable Computing Language")
-        self.assertEqual(out.count("ICD        "), len(self.icds))
+        self.assertEqual(out.count("OpenCL ICD     "), len(self.icds))
 
 
 class HealthyAndEnvironment(IcdTestCase):
@@ -226,7 +226,7 @@ class HealthyAndEnvironment(IcdTestCase):
         names = sorted(p["name"] for p in doc["combined"]["platforms"])
         self.assertEqual(names, ["Portable Computing Language", "gpucheckup fake working"])
         labels = [l["label"] for l in doc["summary"]]
-        self.assertEqual(labels, ["Loader", "ICD", "ICD"])
+        self.assertEqual(labels, ["OpenCL loader", "OpenCL ICD", "OpenCL ICD"])
 
     def test_no_loader(self):
         r = self.icd(env={"GPUCHECKUP_LIBOPENCL": "libgpucheckup-no-such-loader.so.1"})

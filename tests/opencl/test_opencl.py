@@ -91,7 +91,7 @@ class PoclTests(OpenclCase):
         self.assertEqual(r.json["pci"]["status"], "ok")
         self.assertFalse(any("pci probe" in n for n in o.get("notes", [])), o.get("notes"))
         labels = [line["label"] for line in o["summary"]]
-        self.assertEqual(labels, ["OpenCL", "CL 0:0"])
+        self.assertEqual(labels, ["OpenCL", "OpenCL dev 0:0"])
 
     def test_four_devices(self):
         r, o = self.opencl(env=self.env(POCL_DEVICES="pthread pthread pthread pthread"), expect_rc=0)
@@ -255,7 +255,7 @@ class FakeGpuTests(OpenclCase):
         self.assertEqual([p["absent_hardware"] for p in o["platforms"]], [False, False, True])
         self.assertNotIn("cl.platform-no-devices", r.finding_ids())
         text = gctest.run("opencl", "--root", t.root, "--live", env=self.fake("gpus")).stdout
-        self.assertRegex(text, r"\[info\] CL 2 +Fake Clover: no device \(driver for absent hardware\)")
+        self.assertRegex(text, r"\[info\] OpenCL plat 2 +Fake Clover: no device \(driver for absent hardware\)")
 
     def test_gpu_platforms(self):
         r, o = self.opencl("--root", self.amd_tree().root, "--live", env=self.fake("gpus"))

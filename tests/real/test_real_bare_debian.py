@@ -32,7 +32,7 @@ ABSENT = {
     "rocm": ("ROCm", "not installed (no AMD GPU here)", "libhsa-runtime64.so.1"),
     "levelzero": ("Level Zero", "not installed (no Intel GPU here)", "libze_loader.so.1"),
     "opencl": ("OpenCL", "not installed: no OpenCL loader, so no platform", "libOpenCL.so.1"),
-    "icd": ("Loader", "not installed: no OpenCL ICD loader (libOpenCL.so.1)", "libOpenCL.so.1"),
+    "icd": ("OpenCL loader", "not installed: no OpenCL ICD loader (libOpenCL.so.1)", "libOpenCL.so.1"),
     "vulkan": ("Vulkan", "not installed", "libvulkan.so.1"),
     "cuda": ("CUDA", "no NVIDIA driver: libcuda.so.1 not found (no NVIDIA GPU)", "libcuda.so.1"),
 }

@@ -90,7 +90,7 @@ class SmokeTests(gctest.TestCase):
         self.assert_passed(d)
         self.assertEqual([f for f in r.finding_ids() if f.startswith("smoke.")], [])
         self.assertEqual(len(s["summary"]), 1)
-        self.assertEqual(s["summary"][0]["label"], "Smoke")
+        self.assertEqual(s["summary"][0]["label"], "OpenCL smoke")
         self.assertEqual(s["summary"][0]["mark"], "ok")
         self.assertIn("fp64 pass", s["summary"][0]["text"])
         # `smoke` runs what it builds on: the opencl section is in the document too
