@@ -7,7 +7,7 @@ verdict lines come in the documented order (docs/guide.md "The verdict": each AP
 STACKS = [
     ("cpu", ("CPU", "cpu")),
     ("bus", ("GPU", "WSL2", "pci")),
-    ("kernel", ("Kernel log", "PCIe errors", "health")),
+    ("kernel", ("Kernel log", "PCIe errors", "Temperature", "health")),
     ("topology", ("Topology", "topology")),
     ("cuda", ("CUDA", "cuda")),
     ("rocm", ("ROCm", "rocm")),
