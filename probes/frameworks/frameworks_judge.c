@@ -10,6 +10,7 @@
 #include "ldsearch.h"
 #include "nvdriver.h"
 #include "strutil.h"
+#include "results/result_pci.h"
 
 const struct check fw_checks[] = {
     {"frameworks.cpu-build", REPORT_SEV_INFO, "A framework is a CPU-only build: it will not use a GPU",
@@ -99,12 +100,12 @@ struct fw_machine {
 static void fw_machine_read(const struct report *r, struct fw_machine *m)
 {
     memset(m, 0, sizeof(*m));
-    json_object *devs = jsonget(doctor_data(r, "pci"), "devices");
-    m->pci_known = devs && json_object_is_type(devs, json_type_array);
-    for (size_t i = 0; m->pci_known && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind");
-        if (!vid || !kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+    const struct result_pci *pci = result_pci_get(r);
+    m->pci_known = pci && pci->have_devices;
+    for (size_t i = 0; m->pci_known && i < pci->n_devs; i++) {
+        const struct result_pci_dev *d = &pci->devs[i];
+        const char *vid = d->vendor_id;
+        if (!vid || !result_pci_dev_computes(d))
             continue;
         int *slot = strcmp(vid, "10de") == 0 ? &m->nvidia : strcmp(vid, "1002") == 0 ? &m->amd
                   : strcmp(vid, "8086") == 0 ? &m->intel : &m->other;
@@ -123,7 +124,7 @@ static void fw_machine_read(const struct report *r, struct fw_machine *m)
     m->smoke_missing = doctor_cuda_smoke_missing(r);
     /* libcuda not run (a captured tree, --root alone): the tree's kernel module (/proc/driver/nvidia/version,
      * /sys/module/nvidia/version, as the pci probe read them) still says which CUDA the driver runs */
-    const char *kmod = jsonget_str(jsonget(doctor_data(r, "pci"), "nvidia"), "kernel_module_version");
+    const char *kmod = pci ? pci->nvidia_kmod_version : NULL;
     if (!m->cuda_ran && kmod && nvdriver_cuda_version(kmod) > 0) {
         m->dv = nvdriver_cuda_version(kmod);
         m->dv_from_module = true;

@@ -315,13 +315,12 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object_object_add(data, "counts", ocl_counts(ocl_jarr(data, "platforms")));
 
     /* Cross-checks on the whole enumeration, before any --device/--prop filtering. */
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    json_object *pci_data = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
-    if (!pci_data)
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    if (!pci)
         report_section_add_note(sec, "no PCI facts (pci probe %s): GPU cross-checks (cl.gpu-without-opencl, "
                                      "cl.cpu-only) skipped",
-                                pci ? report_status_name(pci->status) : "did not run");
-    ocl_correlate(data, pci_data, ctx->report);
+                                result_pci_status(ctx->report));
+    ocl_correlate(data, pci, ctx->report);
 
     const char *status = ocl_jstr(en, "status");
     bool enumerated = status && strcmp(status, "ok") == 0;
