@@ -149,7 +149,7 @@ static char *levelzero_cause(struct probe_ctx *ctx, json_object *data, bool *rep
     return NULL;
 }
 
-void levelzero_findings(struct probe_ctx *ctx, json_object *data, json_object *pci_devs, json_object *opencl)
+void levelzero_findings(struct probe_ctx *ctx, json_object *data, const struct result_pci *pci_devs, json_object *opencl)
 {
     json_object *gpus = jsonget(data, "gpus"), *rt = jsonget(data, "runtime"), *libs = jsonget(data, "libraries");
     const char *st = jsonget_str(rt, "status"), *loader = jsonget_str(libs, "loader");

@@ -37,6 +37,9 @@ static void result_pci_free(void *res)
         free(d->vendor_name);
         free(d->device_name);
         json_object_put(d->link);
+        for (size_t k = 0; k < d->n_drm; k++)
+            free(d->drm[k]);
+        free(d->drm);
     }
     free(r->devs);
     for (size_t i = 0; i < r->n_nodes; i++) {
@@ -69,9 +72,29 @@ static char *result_pci_str(json_object *o, const char *key, bool *ok)
     return c;
 }
 
+/* The strings of the list KEY of O, into *OUT (*N of them); false on allocation failure. */
+static bool result_pci_strings(json_object *o, const char *key, char ***out, size_t *n)
+{
+    size_t len = 0;
+    json_object *arr = jsonget_array(o, key, &len);
+    if (!arr || !len)
+        return true;
+    if (!(*out = calloc(len, sizeof(**out))))
+        return false;
+    for (size_t i = 0; i < len; i++) {
+        json_object *v = json_object_array_get_idx(arr, i);
+        if (!json_object_is_type(v, json_type_string))
+            continue;
+        if (!((*out)[*n] = str_dup(json_object_get_string(v))))
+            return false;
+        (*n)++;
+    }
+    return true;
+}
+
 static bool result_pci_read_dev(struct result_pci_dev *x, json_object *d)
 {
-    bool ok = true;
+    bool ok = result_pci_strings(d, "drm", &x->drm, &x->n_drm);
     x->address = result_pci_str(d, "address", &ok);
     x->vendor_id = result_pci_str(d, "vendor_id", &ok);
     x->device_id = result_pci_str(d, "device_id", &ok);
@@ -138,20 +161,8 @@ static bool result_pci_read_platform(struct result_pci *r, json_object *plat)
     r->platform = gc_name_parse(&result_pci_platform_names, jsonget_str(plat, "kind"));
     r->container = result_pci_str(plat, "container", &ok);
     r->toolkit_caps = result_pci_str(jsonget(plat, "nvidia_container_toolkit"), "driver_capabilities", &ok);
-    size_t n = 0;
-    json_object *gv = jsonget_array(jsonget(plat, "wsl"), "gpu_vendors", &n);
-    r->have_wsl_vendors = gv != NULL;
-    if (gv && n && !(r->wsl_vendors = calloc(n, sizeof(*r->wsl_vendors))))
-        return false;
-    for (size_t i = 0; gv && i < n; i++) {
-        const char *s = json_object_get_string(json_object_array_get_idx(gv, i));
-        if (!json_object_is_type(json_object_array_get_idx(gv, i), json_type_string))
-            continue;
-        if (!(r->wsl_vendors[r->n_wsl_vendors] = str_dup(s)))
-            return false;
-        r->n_wsl_vendors++;
-    }
-    return ok;
+    r->have_wsl_vendors = jsonget_array(jsonget(plat, "wsl"), "gpu_vendors", &(size_t){0}) != NULL;
+    return ok && result_pci_strings(jsonget(plat, "wsl"), "gpu_vendors", &r->wsl_vendors, &r->n_wsl_vendors);
 }
 
 struct result_pci *result_pci_read(json_object *data)

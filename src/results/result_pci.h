@@ -43,6 +43,8 @@ struct result_pci_dev {
     char *driver;        /* the bound kernel driver */
     char *vendor_name, *device_name;
     json_object *link;   /* data.devices[].link (a reference held), NULL when absent */
+    char **drm;          /* data.devices[].drm: its DRM nodes ("card0", "renderD128"), the strings of that list */
+    size_t n_drm;
 };
 
 /* One data.modules member: a kernel module the probe looked at. */
