@@ -344,5 +344,77 @@ class IncludeTests(unittest.TestCase):
         self.assertEqual(sorted(CROSS_INCLUDE_EXCEPTIONS - found), [], "stale entries in CROSS_INCLUDE_EXCEPTIONS")
 
 
+
+# A probe reads another probe's facts through that probe's typed result (src/results/result_NAME.h,
+# result_NAME_get), never its section's JSON by name: a renamed key then breaks the build, not a run.
+SECTION_READ_RE = re.compile(r'\b(report_find_section|doctor_data|probe_captured)\s*\(([^;]*?),\s*"([a-z0-9_-]+)"\s*\)')
+
+
+def section_reads(texts, names):
+    """(file, reader, section) for each call in TEXTS ({path: source}) under probes/ that reads a section by a
+    string literal naming another probe (NAMES): report_find_section(r, "pci"), doctor_data(r, "cpu"),
+    probe_captured(ctx, "icd"). A file loose in probes/ (the shared OpenCL child) is no probe: any name counts."""
+    found = set()
+    for rel in sorted(texts):
+        if not rel.startswith("probes/"):
+            continue
+        owner = rel.split("/")[1] if rel.count("/") >= 2 else None
+        for m in SECTION_READ_RE.finditer(blank_comments(texts[rel])):
+            section = m.group(3)
+            if section in names and section != owner:
+                found.add((rel, m.group(1), section))
+    return found
+
+
+# Sections still read by name by another probe, and why (issue 38: each goes when its section is typed).
+# The list only shrinks.
+SECTION_READ_EXCEPTIONS = {
+    # the cpu section has no typed result yet: flags and the x86-64 level, read by key
+    ("probes/bench/bench.c", "report_find_section", "cpu"),
+    ("probes/frameworks/frameworks_judge.c", "doctor_data", "cpu"),
+    # the cuda section's typed facts (result_cuda) do not carry the library version and kernel module the
+    # frameworks judge reads, nor what the process probe reads of it
+    ("probes/frameworks/frameworks_judge.c", "doctor_data", "cuda"),
+    ("probes/process/process_pid.c", "report_find_section", "cuda"),
+    # the opencl section has no typed result yet
+    ("probes/levelzero/levelzero.c", "report_find_section", "opencl"),
+    ("probes/smoke/smoke_verdict.c", "report_find_section", "opencl"),
+    ("probes/cldevices.c", "report_find_section", "opencl"),
+    # --require opencl-* asks whether smoke ran (its typed result: result_smoke_get says only ran ok)
+    ("probes/opencl/opencl_require.c", "doctor_data", "smoke"),
+}
+
+
+class SectionReadScannerTests(unittest.TestCase):
+    """The scanner itself: a broken scanner would pass every tree."""
+
+    def test_reads_found(self):
+        tree = {
+            "probes/a/a.c": ('x = report_find_section(ctx->report, "b");\ny = doctor_data(r, "a");\n'
+                             '/* doctor_data(r, "b") */\nz = probe_captured(ctx,\n "b");\nw = doctor_data(r, "zz");\n'),
+            "probes/shared.c": 'x = report_find_section(ctx->report, "a");\n',
+            "src/core.c": 'x = report_find_section(r, "a");\n',
+        }
+        self.assertEqual(sorted(section_reads(tree, {"a", "b"})), [
+            ("probes/a/a.c", "probe_captured", "b"),
+            ("probes/a/a.c", "report_find_section", "b"),
+            ("probes/shared.c", "report_find_section", "a"),
+        ])
+
+
+class SectionReadTests(unittest.TestCase):
+    def test_no_probe_reads_another_section_by_name(self):
+        names, _, _ = probe_facts()
+        texts = {}
+        for rel in sources():
+            with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+                texts[rel.replace(os.sep, "/")] = f.read()
+        found = section_reads(texts, set(names))
+        self.assertEqual(sorted(found - SECTION_READ_EXCEPTIONS), [],
+                         "a probe reads another probe's section by name: read its typed result "
+                         "(src/results/result_NAME.h) instead, or give that section one")
+        self.assertEqual(sorted(SECTION_READ_EXCEPTIONS - found), [], "stale entries in SECTION_READ_EXCEPTIONS")
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)
