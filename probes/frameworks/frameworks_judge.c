@@ -10,6 +10,7 @@
 #include "ldsearch.h"
 #include "nvdriver.h"
 #include "strutil.h"
+#include "results/result_cpu.h"
 #include "results/result_pci.h"
 
 const struct check fw_checks[] = {
@@ -361,10 +362,10 @@ static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct
  * AVX"): where the cpu section says AVX is not usable, `import tensorflow` dies with SIGILL, whatever the GPU. */
 static void fw_judge_avx(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
 {
-    json_object *cpu = doctor_data(ctx->report, "cpu"), *avx = jsonget(jsonget(cpu, "flags"), "avx");
-    const char *arch = jsonget_str(cpu, "architecture");
-    if (strcmp(f->kind->name, "tensorflow") != 0 || !arch || strcmp(arch, "x86_64") != 0 || !avx ||
-        !json_object_is_type(avx, json_type_boolean) || json_object_get_boolean(avx))
+    const struct result_cpu *cpu = result_cpu_get(ctx->report);
+    const char *arch = cpu ? cpu->architecture : NULL;
+    if (strcmp(f->kind->name, "tensorflow") != 0 || !arch || strcmp(arch, "x86_64") != 0 ||
+        result_cpu_flag(cpu, "avx") != GC_TRI_NO)
         return;
     char name[256];
     fw_name(s, f, name, sizeof(name));

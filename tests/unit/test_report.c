@@ -12,6 +12,7 @@
 
 #include "report.h"
 #include "strutil.h"
+#include "results/result_cpu.h"
 #include "results/result_cuda.h"
 #include "results/result_pci.h"
 #include "results/result_smoke.h"
@@ -420,6 +421,33 @@ static void test_pci_facts_beside_json(void **state)
     report_free(r);
 }
 
+/* The cpu facts likewise: the JSON stays as it is; a flag that is not a boolean is unknown. */
+static void test_cpu_facts_beside_json(void **state)
+{
+    (void)state;
+    static const char *doc = "{\"architecture\":\"x86_64\",\"flags\":{\"avx\":false,\"avx2\":null,\"sse2\":true,"
+                             "\"fma\":1},\"x86_64_level\":3}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "cpu");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_cpu_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), doc);
+    json_object_put(back);
+    const struct result_cpu *c = result_cpu_get(r);
+    assert_non_null(c);
+    assert_string_equal(c->architecture, "x86_64");
+    assert_int_equal(c->x86_64_level, 3);
+    assert_int_equal(result_cpu_flag(c, "avx"), GC_TRI_NO);
+    assert_int_equal(result_cpu_flag(c, "sse2"), GC_TRI_YES);
+    assert_int_equal(result_cpu_flag(c, "avx2"), GC_TRI_UNKNOWN);
+    assert_int_equal(result_cpu_flag(c, "fma"), GC_TRI_UNKNOWN); /* not a boolean */
+    assert_int_equal(result_cpu_flag(c, "avx512f"), GC_TRI_UNKNOWN);
+    assert_int_equal(result_cpu_flag(NULL, "avx"), GC_TRI_UNKNOWN);
+    report_free(r);
+}
+
 /* Every fixture's pci section (tests/fixtures/NAME/EXPECTED-*.json, LIVE-*.json) reads into the facts and prints
  * back byte for byte: the probe's own section and a snapshot's are read by the same parser, which takes nothing. */
 static void test_pci_fixtures_round_trip(void **state)
@@ -516,6 +544,7 @@ int main(void)
         cmocka_unit_test(test_cuda_facts_beside_json),
         cmocka_unit_test(test_pci_facts_beside_json),
         cmocka_unit_test(test_pci_fixtures_round_trip),
+        cmocka_unit_test(test_cpu_facts_beside_json),
         cmocka_unit_test(test_marks_agree_with_findings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

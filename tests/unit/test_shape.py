@@ -369,9 +369,6 @@ def section_reads(texts, names):
 # Sections still read by name by another probe, and why (issue 38: each goes when its section is typed).
 # The list only shrinks.
 SECTION_READ_EXCEPTIONS = {
-    # the cpu section has no typed result yet: flags and the x86-64 level, read by key
-    ("probes/bench/bench.c", "report_find_section", "cpu"),
-    ("probes/frameworks/frameworks_judge.c", "doctor_data", "cpu"),
     # the cuda section's typed facts (result_cuda) do not carry the library version and kernel module the
     # frameworks judge reads, nor what the process probe reads of it
     ("probes/frameworks/frameworks_judge.c", "doctor_data", "cuda"),
