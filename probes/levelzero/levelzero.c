@@ -125,7 +125,6 @@ static void levelzero_summary(struct report_section *sec, struct probe_ctx *ctx)
 
 static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
 {
-    struct report_section *cl = report_find_section(ctx->report, "opencl");
     const struct result_pci *pci_devs = result_pci_get(ctx->report);
     if (pci_devs && !pci_devs->have_devices)
         pci_devs = NULL;
@@ -150,7 +149,7 @@ static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
     if (crt)
         rt = jsonstr_clean_copy(crt, &levelzero_child_limits);
     json_object_object_add(d, "runtime", rt);
-    levelzero_findings(ctx, d, pci_devs, cl && cl->status == REPORT_STATUS_OK ? cl->data : NULL);
+    levelzero_findings(ctx, d, pci_devs, result_opencl_get(ctx->report));
     levelzero_summary(sec, ctx);
     report_section_set_result(sec, &result_levelzero_ops, result_levelzero_ops.from_json(d));
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);

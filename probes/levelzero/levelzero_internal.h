@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "probe.h"
+#include "results/result_opencl.h"
 #include "results/result_pci.h"
 
 /* ---- the child (levelzero_child.c) ---- */
@@ -72,8 +73,9 @@ void levelzero_guc(struct probe_ctx *ctx, json_object *gpus, const struct result
 extern const struct check levelzero_checks[];
 extern const size_t levelzero_n_checks;
 /* Findings from the section's DATA, the pci facts PCI_DEVS (NULL unless they list the bus's devices) and the
- * opencl section's data OPENCL (may be NULL). */
-void levelzero_findings(struct probe_ctx *ctx, json_object *data, const struct result_pci *pci_devs, json_object *opencl);
+ * opencl facts OPENCL (NULL when that probe did not run ok). */
+void levelzero_findings(struct probe_ctx *ctx, json_object *data, const struct result_pci *pci_devs,
+                        const struct result_opencl *opencl);
 
 extern const struct report_result_ops result_levelzero_ops;
 extern const struct probe_require levelzero_requires[];

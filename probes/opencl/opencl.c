@@ -328,6 +328,9 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
         return PROBE_INPUT_ERROR;
     ocl_summary(sec, data, ctx->report);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    struct result_opencl *facts = result_opencl_read(data);
+    if (facts)
+        report_section_set_result(sec, &result_opencl_ops, facts);
     return PROBE_DONE;
 }
 
@@ -346,6 +349,7 @@ const struct probe probe_opencl = {
     .n_checks = sizeof(ocl_checks) / sizeof(ocl_checks[0]),
     .requires = ocl_requires,
     .run = ocl_run,
+    .result = &result_opencl_ops,
     .prestart = clonce_prestart,
     .print_text = ocl_print_text,
 };

@@ -10,6 +10,7 @@
 #include "clapi.h"
 #include "clonce_parts.h"
 #include "probe.h"
+#include "results/result_opencl.h"
 #include "results/result_pci.h"
 
 /* How a property's raw bytes become a JSON value. */

@@ -14,6 +14,7 @@
 #include "strutil.h"
 #include "results/result_cpu.h"
 #include "results/result_cuda.h"
+#include "results/result_opencl.h"
 #include "results/result_pci.h"
 #include "results/result_smoke.h"
 #include "typed.h"
@@ -448,6 +449,34 @@ static void test_cpu_facts_beside_json(void **state)
     report_free(r);
 }
 
+/* The opencl facts likewise: platforms and their devices' types, the JSON left as it is. */
+static void test_opencl_facts_beside_json(void **state)
+{
+    (void)state;
+    static const char *doc = "{\"platforms\":[{\"name\":\"Intel(R) OpenCL Graphics\",\"devices\":[{\"name\":\"Arc\","
+                             "\"type\":[\"GPU\"],\"opencl_version\":\"3.0\"},{\"type\":[7,\"CPU\"]},3]},5]}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "opencl");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_opencl_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), doc);
+    json_object_put(back);
+    const struct result_opencl *o = result_opencl_get(r);
+    assert_non_null(o);
+    assert_int_equal(o->n_platforms, 2); /* the one that is not an object counts, unknown */
+    assert_string_equal(o->platforms[0].name, "Intel(R) OpenCL Graphics");
+    assert_null(o->platforms[1].name);
+    assert_int_equal(o->platforms[0].n_devs, 3);
+    assert_true(o->platforms[0].devs[0].gpu);
+    assert_string_equal(o->platforms[0].devs[0].version, "3.0");
+    assert_false(o->platforms[0].devs[1].gpu);
+    assert_true(o->platforms[0].devs[1].cpu);
+    assert_false(o->platforms[0].devs[2].cpu);
+    report_free(r);
+}
+
 /* Every fixture's pci section (tests/fixtures/NAME/EXPECTED-*.json, LIVE-*.json) reads into the facts and prints
  * back byte for byte: the probe's own section and a snapshot's are read by the same parser, which takes nothing. */
 static void test_pci_fixtures_round_trip(void **state)
@@ -545,6 +574,7 @@ int main(void)
         cmocka_unit_test(test_pci_facts_beside_json),
         cmocka_unit_test(test_pci_fixtures_round_trip),
         cmocka_unit_test(test_cpu_facts_beside_json),
+        cmocka_unit_test(test_opencl_facts_beside_json),
         cmocka_unit_test(test_marks_agree_with_findings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
