@@ -390,6 +390,8 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
     cuda_libs_report(ctx, sec, &cr.facts);
     cuda_smoke_run(&cr);
     cuda_summary(&cr);
+    if (result_cuda_of(sec))
+        result_cuda_read_driver(result_cuda_of(sec), sec->data);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     return PROBE_DONE;
 }

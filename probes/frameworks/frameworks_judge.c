@@ -11,6 +11,7 @@
 #include "nvdriver.h"
 #include "strutil.h"
 #include "results/result_cpu.h"
+#include "results/result_cuda.h"
 #include "results/result_pci.h"
 
 const struct check fw_checks[] = {
@@ -112,14 +113,13 @@ static void fw_machine_read(const struct report *r, struct fw_machine *m)
                   : strcmp(vid, "8086") == 0 ? &m->intel : &m->other;
         (*slot)++;
     }
-    json_object *cuda = doctor_data(r, "cuda");
+    const struct result_cuda *cuda = result_cuda_get(r);
     m->cuda_ran = cuda != NULL;
     m->dv = doctor_cuda_driver_version(r);
-    json_object *drv = jsonget(cuda, "driver");
-    m->driver_status = jsonget_str(drv, "status");
-    const char *v = jsonget_str(jsonget(drv, "library"), "version");
+    m->driver_status = cuda ? gc_name(&result_cuda_driver_status_names, cuda->driver_status) : NULL;
+    const char *v = cuda ? cuda->library_version : NULL;
     if (!v)
-        v = jsonget_str(drv, "kernel_module_version");
+        v = cuda ? cuda->kernel_module_version : NULL;
     snprintf(m->driver, sizeof(m->driver), "%s", v ? v : "");
     m->cuda_passed = doctor_cuda_passed(r, -1, &m->cuda_dev);
     m->smoke_missing = doctor_cuda_smoke_missing(r);

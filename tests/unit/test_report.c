@@ -361,6 +361,19 @@ static void test_cuda_facts_beside_json(void **state)
     assert_int_equal(result_cuda_smoke_of(c, 1), -2); /* a status this version does not know */
     assert_int_equal(result_cuda_smoke_of(c, 2), -1); /* not tested */
     assert_null(c->smoke_not_run);
+    assert_null(c->library_version); /* no driver.library */
+    report_free(r);
+    r = report_new();
+    s = report_add_section(r, "cuda");
+    json_object_put(s->data);
+    s->data = json_tokener_parse("{\"driver\":{\"status\":\"init-failed\",\"library\":{\"path\":\"/l/libcuda.so.1\","
+                                 "\"version\":\"580.1\"},\"kernel_module_version\":\"580.2\"}}");
+    assert_int_equal(report_section_adopt(s, &result_cuda_ops), 0);
+    c = result_cuda_get(r);
+    assert_string_equal(c->library_path, "/l/libcuda.so.1");
+    assert_string_equal(c->library_version, "580.1");
+    assert_string_equal(c->kernel_module_version, "580.2");
+    assert_int_equal(c->driver_status, RESULT_CUDA_DRV_INIT_FAILED);
     report_free(r);
 }
 

@@ -369,10 +369,6 @@ def section_reads(texts, names):
 # Sections still read by name by another probe, and why (issue 38: each goes when its section is typed).
 # The list only shrinks.
 SECTION_READ_EXCEPTIONS = {
-    # the cuda section's typed facts (result_cuda) do not carry the library version and kernel module the
-    # frameworks judge reads, nor what the process probe reads of it
-    ("probes/frameworks/frameworks_judge.c", "doctor_data", "cuda"),
-    ("probes/process/process_pid.c", "report_find_section", "cuda"),
     # the shared OpenCL child's device list (cldevices.c, which issue 38 moves into a folder of its own) reads
     # the opencl section's devices in full (properties, identities) for smoke and bench: result_opencl types
     # only what the verdicts read
