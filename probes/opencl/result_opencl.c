@@ -23,6 +23,7 @@ static void result_opencl_free(void *res)
         free(p->vendor);
     }
     free(r->platforms);
+    json_object_put(r->platforms_json);
     free(r);
 }
 
@@ -74,6 +75,7 @@ struct result_opencl *result_opencl_read(json_object *data)
         return NULL;
     size_t n = 0;
     json_object *plats = jsonget_array(data, "platforms", &n);
+    r->platforms_json = plats ? json_object_get(plats) : NULL;
     if (plats && n && !(r->platforms = calloc(n, sizeof(*r->platforms))))
         goto fail;
     for (size_t i = 0; plats && i < n; i++)

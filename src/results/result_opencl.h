@@ -29,6 +29,9 @@ struct result_opencl_platform {
 struct result_opencl {
     struct result_opencl_platform *platforms;
     size_t n_platforms;
+    /* data.platforms as it is (a reference held; NULL when not an array): the members not typed yet (each
+     * device's properties and identity), for the shared OpenCL child's device list (cldevices.c) */
+    json_object *platforms_json;
 };
 
 extern const struct report_result_ops result_opencl_ops;

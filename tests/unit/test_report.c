@@ -487,6 +487,7 @@ static void test_opencl_facts_beside_json(void **state)
     assert_false(o->platforms[0].devs[1].gpu);
     assert_true(o->platforms[0].devs[1].cpu);
     assert_false(o->platforms[0].devs[2].cpu);
+    assert_int_equal(json_object_array_length(o->platforms_json), 2); /* the list itself, for cldevices */
     report_free(r);
 }
 
