@@ -334,9 +334,8 @@ static int bench_run(struct probe_ctx *ctx, struct report_section *sec)
     bench_progress(progress, "%s", "");
     munmap(stage, BENCH_STAGE_MAX);
 
-    struct report_section *cs = report_find_section(ctx->report, "cpu");
     struct bench_peak_in in = {0};
-    bench_peak_cpu_flags(&in, cs ? cs->data : NULL);
+    bench_peak_cpu_flags(&in, result_cpu_get(ctx->report));
     in.boost_mhz = bench_peak_boost_mhz(ctx->fs);
     bool clblast_missing = false;
     for (size_t i = 0; i < inv.n_targets; i++) {

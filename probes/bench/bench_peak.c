@@ -132,21 +132,18 @@ unsigned bench_peak_boost_mhz(const struct hostfs *fs)
     return (unsigned)(best / 1000);
 }
 
-static bool bench_peak_flag(json_object *flags, const char *name)
+static bool bench_peak_flag(const struct result_cpu *cpu, const char *name)
 {
-    json_object *v = NULL;
-    return json_object_object_get_ex(flags, name, &v) && json_object_is_type(v, json_type_boolean) &&
-           json_object_get_boolean(v);
+    return result_cpu_flag(cpu, name) == GC_TRI_YES;
 }
 
-void bench_peak_cpu_flags(struct bench_peak_in *in, json_object *cpu)
+void bench_peak_cpu_flags(struct bench_peak_in *in, const struct result_cpu *cpu)
 {
-    json_object *flags = NULL;
     in->avx512f = in->avx2_fma = in->avx = in->sse2 = false;
-    if (!cpu || !json_object_object_get_ex(cpu, "flags", &flags) || !json_object_is_type(flags, json_type_object))
+    if (!cpu)
         return;
-    in->avx512f = bench_peak_flag(flags, "avx512f");
-    in->avx2_fma = bench_peak_flag(flags, "avx2") && bench_peak_flag(flags, "fma");
-    in->avx = bench_peak_flag(flags, "avx");
-    in->sse2 = bench_peak_flag(flags, "sse2");
+    in->avx512f = bench_peak_flag(cpu, "avx512f");
+    in->avx2_fma = bench_peak_flag(cpu, "avx2") && bench_peak_flag(cpu, "fma");
+    in->avx = bench_peak_flag(cpu, "avx");
+    in->sse2 = bench_peak_flag(cpu, "sse2");
 }

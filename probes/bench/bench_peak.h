@@ -7,6 +7,7 @@
 
 #include "bench_kernel.h"
 #include "hostfs.h"
+#include "results/result_cpu.h"
 
 /* What the peak is computed from. */
 struct bench_peak_in {
@@ -33,7 +34,7 @@ void bench_peak_compute(const struct bench_peak_in *in, enum bench_prec p, struc
  * the base clock (PoCL: /proc/cpuinfo's current MHz), below what the cores run at under load. */
 unsigned bench_peak_boost_mhz(const struct hostfs *fs);
 
-/* Fill the SIMD facts of IN from the cpu section's data (NULL or odd shapes leave them false). */
-void bench_peak_cpu_flags(struct bench_peak_in *in, json_object *cpu_section_data);
+/* Fill the SIMD facts of IN from the cpu facts CPU (NULL, or a flag not known usable, leaves them false). */
+void bench_peak_cpu_flags(struct bench_peak_in *in, const struct result_cpu *cpu);
 
 #endif

@@ -13,6 +13,7 @@
 #include "probe.h"
 #include "report.h"
 #include "strutil.h"
+#include "results/result_opencl.h"
 
 void cldev_inventory_free(struct cldev_inventory *inv)
 {
@@ -235,10 +236,8 @@ int cldev_pick_devices(struct probe_ctx *ctx, struct report_section *sec, struct
 int cldev_find_devices(struct probe_ctx *ctx, struct report_section *sec, struct cldev_inventory *inv,
                               const char **source)
 {
-    struct report_section *cl = report_find_section(ctx->report, "opencl");
-    json_object *plats = NULL;
-    if (cl && cl->status == REPORT_STATUS_OK && json_object_object_get_ex(cl->data, "platforms", &plats) &&
-        cldev_inventory_from_platforms(inv, plats) == 0) {
+    const struct result_opencl *cl = result_opencl_get(ctx->report);
+    if (cl && cl->platforms_json && cldev_inventory_from_platforms(inv, cl->platforms_json) == 0) {
         *source = "opencl";
         return 0;
     }

@@ -9,6 +9,7 @@
 
 #include "cpu_internal.h"
 #include "jsonstr.h"
+#include "results/result_cpu.h"
 #include "strutil.h"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -602,6 +603,9 @@ static int cpu_run(struct probe_ctx *ctx, struct report_section *sec)
         cpu_summary_other(&c);
     }
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    struct result_cpu *res = result_cpu_read(sec->data);
+    if (res)
+        report_section_set_result(sec, &result_cpu_ops, res);
     cpu_run_free(&c);
     return rc;
 }
@@ -616,6 +620,7 @@ const struct probe probe_cpu = {
     .n_checks = sizeof(cpu_checks) / sizeof(cpu_checks[0]),
     .requires = cpu_requires,
     .run = cpu_run,
+    .result = &result_cpu_ops,
     .verdict = cpu_verdict,
     .print_text = cpu_print_text,
     .node_labels = cpu_node_labels,

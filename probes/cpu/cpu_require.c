@@ -7,6 +7,7 @@
 #include "doctor_facts.h"
 #include "jsonget.h"
 #include "strutil.h"
+#include "results/result_cpu.h"
 
 static int cpu_req_parse_level(const char *name, int *arg)
 {
@@ -19,12 +20,12 @@ static int cpu_req_parse_level(const char *name, int *arg)
 static bool cpu_req_eval_level(const struct report *r, const char *name, int arg, char **detail)
 {
     (void)name;
-    json_object *lv = jsonget(doctor_data(r, "cpu"), "x86_64_level");
-    if (!lv || !json_object_is_type(lv, json_type_int)) {
+    const struct result_cpu *cpu = result_cpu_get(r);
+    if (!cpu || cpu->x86_64_level < 0) {
         *detail = str_printf("the x86-64 level of this CPU is unknown");
         return false;
     }
-    int level = json_object_get_int(lv);
+    int level = cpu->x86_64_level;
     *detail = str_printf("CPU is x86-64-v%d", level);
     return level >= arg;
 }
@@ -55,7 +56,7 @@ static char *cpu_req_flag_forms(void)
 static bool cpu_req_eval_flag(const struct report *r, const char *name, int arg, char **detail)
 {
     (void)arg;
-    enum gc_tri v = jsonget_tri(jsonget(doctor_data(r, "cpu"), "flags"), name);
+    enum gc_tri v = result_cpu_flag(result_cpu_get(r), name);
     if (v == GC_TRI_UNKNOWN) {
         *detail = str_printf("CPU flag %s is unknown (the CPU probe did not report it)", name);
         return false;

@@ -6,6 +6,7 @@
 #include "doctor_facts.h"
 #include "jsonget.h"
 #include "strutil.h"
+#include "results/result_cpu.h"
 
 extern const struct probe probe_cpu;
 
@@ -31,12 +32,12 @@ void cpu_node_labels(const struct report_section *sec,
  * the reason the cpu probe found for a missing AVX (a hypervisor or the OS hiding it). */
 void cpu_verdict(struct report *r, struct doctor_lines *out)
 {
-    json_object *avx = jsonget(jsonget(doctor_data(r, "cpu"), "flags"), "avx");
-    if (!avx || !json_object_is_type(avx, json_type_boolean))
+    enum gc_tri avx = result_cpu_flag(result_cpu_get(r), "avx");
+    if (avx == GC_TRI_UNKNOWN)
         return;
     size_t nreasons = 0;
     const char **reasons = doctor_target_reasons(r, &probe_cpu, &nreasons);
-    bool ok = json_object_get_boolean(avx);
+    bool ok = avx == GC_TRI_YES;
     const struct report_finding *root = ok ? NULL : doctor_target_root(r, &probe_cpu);
     if (root && root->severity == REPORT_SEV_INFO)
         root = NULL;

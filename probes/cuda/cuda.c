@@ -13,6 +13,7 @@
 #include "results/result_cuda.h"
 #include "strutil.h"
 #include "vendor.h"
+#include "results/result_pci.h"
 
 
 /* The probe's catalogue: each part owns its rows (cuda_internal.h declares them). */
@@ -40,9 +41,9 @@ static const struct jsonstr_limits cuda_child_limits = {.depth = 8, .string = 40
 /* ---- facts from the pci section ----------------------------------------------------------------- */
 
 /* Fill FACTS from the pci section (and /proc/driver/nvidia/version when pci could not read the
- * kernel side); returns the pci devices array (borrowed) or NULL. *PCI_KNOWN says whether the pci
+ * kernel side); returns the pci facts when they list the bus's devices (borrowed), else NULL. *PCI_KNOWN says whether the pci
  * facts can be trusted to say "no NVIDIA GPU". */
-static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_section *sec, struct cuda_facts *f,
+static const struct result_pci *cuda_facts_collect(struct probe_ctx *ctx, struct report_section *sec, struct cuda_facts *f,
                                        bool *pci_known, int *uvm_loaded)
 {
     memset(f, 0, sizeof(*f));
@@ -51,16 +52,13 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
     f->device_count = -1;
     *pci_known = false;
     *uvm_loaded = -1;
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    json_object *pd = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
-    json_object *devs = jsonget(pd, "devices");
-    if (devs && json_object_is_type(devs, json_type_array)) {
+    const struct result_pci *pd = result_pci_get(ctx->report);
+    if (pd && pd->have_devices) {
         *pci_known = true;
-        for (size_t i = 0; i < json_object_array_length(devs); i++) {
-            json_object *d = json_object_array_get_idx(devs, i);
-            const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind"), *drv = jsonget_str(d, "driver");
-            if (!vid || strcmp(vid, "10de") != 0 || !kind ||
-                (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+        for (size_t i = 0; i < pd->n_devs; i++) {
+            const struct result_pci_dev *d = &pd->devs[i];
+            const char *vid = d->vendor_id, *drv = d->driver;
+            if (!vid || strcmp(vid, "10de") != 0 || !result_pci_dev_computes(d))
                 continue;
             f->nvidia_gpu_present = true;
             if (drv && strcmp(drv, "nvidia") == 0)
@@ -68,25 +66,19 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
         }
     } else {
         report_section_add_note(sec, "no PCI facts (pci probe %s): GPU checks that need them are skipped",
-                                pci ? report_status_name(pci->status) : "did not run");
+                                result_pci_status(ctx->report));
     }
-    const char *platform = jsonget_str(jsonget(pd, "platform"), "kind");
-    f->wsl2 = platform && strcmp(platform, "wsl2") == 0;
+    f->wsl2 = pd && pd->platform == RESULT_PCI_PLATFORM_WSL2;
     if (f->wsl2)
         report_section_add_note(sec, "WSL2: the GPU is the Windows host's (CUDA's bus IDs are the host's), so CUDA "
                                      "devices are not matched to guest sysfs, and no /dev/nvidia* node is expected");
-    json_object *mods = jsonget(pd, "modules");
-    f->nvidia_module_loaded = jsonget_tri(jsonget(mods, "nvidia"), "loaded") == 1;
-    *uvm_loaded = jsonget_tri(jsonget(mods, "nvidia_uvm"), "loaded");
-    json_object *km = jsonget(jsonget(pd, "nvidia"), "kernel_module");
-    json_object *files = jsonget(km, "files"), *blocked = jsonget(km, "blocked_by");
-    f->nvidia_module_unloadable =
-        (files && json_object_is_type(files, json_type_array) && json_object_array_length(files) == 0) ||
-        (blocked && json_object_is_type(blocked, json_type_array) && json_object_array_length(blocked) > 0);
-    const char *kv = jsonget_str(jsonget(pd, "nvidia"), "kernel_module_version");
+    f->nvidia_module_loaded = result_pci_module_loaded(pd, "nvidia") == GC_TRI_YES;
+    *uvm_loaded = result_pci_module_loaded(pd, "nvidia_uvm");
+    f->nvidia_module_unloadable = pd && pd->nvidia_kmod_unloadable;
+    const char *kv = pd ? pd->nvidia_kmod_version : NULL;
     if (kv) {
         snprintf(f->kernel_driver_version, sizeof(f->kernel_driver_version), "%s", kv);
-    } else if (!json_object_is_type(mods, json_type_object)) {
+    } else if (!pd || !pd->have_modules) {
         /* pci did not look at the kernel (a --pci-dump run): read the version file ourselves. */
         char *text = NULL;
         if (hostfs_read_file(ctx->fs, "/proc/driver/nvidia/version", 64 * 1024, &text, NULL) == 0) {
@@ -100,7 +92,7 @@ static json_object *cuda_facts_collect(struct probe_ctx *ctx, struct report_sect
             free(text);
         }
     }
-    return devs;
+    return pd && pd->have_devices ? pd : NULL;
 }
 
 /* ---- the driver child's result ------------------------------------------------------------------ */
@@ -123,7 +115,7 @@ static const char *cuda_compute_mode_name(int64_t m)
 }
 
 /* Turn the child's device object into the report's (normalised bus id tied to the pci section). */
-static json_object *cuda_device_json(json_object *cd, json_object *pci_devs)
+static json_object *cuda_device_json(json_object *cd, const struct result_pci *pci_devs)
 {
     json_object *o = jsonstr_clean_copy(cd, &cuda_child_limits);
     char addr[48] = "";
@@ -133,11 +125,7 @@ static json_object *cuda_device_json(json_object *cd, json_object *pci_devs)
         addr[0] = '\0';
     json_object_object_del(o, "pci_from_attributes");
     json_object_object_add(o, "pci_address", addr[0] ? json_object_new_string(addr) : NULL);
-    bool matched = false;
-    for (size_t i = 0; addr[0] && pci_devs && i < json_object_array_length(pci_devs); i++) {
-        const char *a = jsonget_str(json_object_array_get_idx(pci_devs, i), "address");
-        matched |= a && strcmp(a, addr) == 0;
-    }
+    bool matched = addr[0] && result_pci_dev_at(pci_devs, addr);
     json_object_object_add(o, "on_pci_bus", pci_devs && addr[0] ? json_object_new_boolean(matched) : NULL);
     int64_t ma = jsonget_int(o, "cc_major", -1), mi = jsonget_int(o, "cc_minor", -1);
     if (ma >= 0 && mi >= 0 && ma < 100 && mi < 100) {
@@ -406,6 +394,8 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
     cuda_libs_report(ctx, sec, &cr.facts);
     cuda_smoke_run(&cr);
     cuda_summary(&cr);
+    if (result_cuda_of(sec))
+        result_cuda_read_driver(result_cuda_of(sec), sec->data);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     return PROBE_DONE;
 }

@@ -7,6 +7,7 @@
 #include <json-c/json.h>
 
 #include "cuda_internal.h"
+#include "results/result_pci.h"
 
 /* Isolate work (ARG unused): dlopen("libcuda.so.1"), cuInit(0), describe every device. Returns the
  * object that cuda.c turns into data["driver"] and data["devices"] (sanitised there). */
@@ -24,7 +25,7 @@ struct cuda_run {
     struct probe_ctx *ctx;
     struct report_section *sec;
     struct cuda_facts facts;
-    json_object *pci_devs; /* borrowed */
+    const struct result_pci *pci_devs; /* the pci facts when they list the bus's devices (borrowed), else NULL */
     bool pci_known;
     int uvm_loaded;
 };

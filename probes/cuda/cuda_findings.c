@@ -10,6 +10,7 @@
 #include "jsonget.h"
 #include "libarch.h"
 #include "strutil.h"
+#include "results/result_pci.h"
 
 /* The driver-API part's catalogue rows. Every hint that states how NVIDIA's stack behaves names its
  * source in a comment. */
@@ -113,14 +114,9 @@ const size_t cuda_driver_n_checks = sizeof(cuda_driver_checks) / sizeof(cuda_dri
 /* The node PATH as the pci section saw it: 1 present, 0 absent, -1 unknown (then asks hostfs). */
 static int cuda_node_present(struct probe_ctx *ctx, const char *path)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    json_object *nodes = pci && pci->status == REPORT_STATUS_OK ? jsonget(pci->data, "nodes") : NULL;
-    for (size_t i = 0; nodes && json_object_is_type(nodes, json_type_array) && i < json_object_array_length(nodes); i++) {
-        json_object *n = json_object_array_get_idx(nodes, i);
-        const char *p = jsonget_str(n, "path");
-        if (p && strcmp(p, path) == 0)
-            return jsonget_tri(n, "present");
-    }
+    const struct result_pci_node *n = result_pci_node_at(result_pci_get(ctx->report), path);
+    if (n)
+        return n->present;
     struct stat st;
     int rc = hostfs_stat(ctx->fs, path, &st, true);
     return rc == 0 ? 1 : rc == -ENOENT ? 0 : -1;
@@ -464,9 +460,9 @@ static void cuda_findings_devices(struct cuda_run *cr, const struct cuda_loaded 
      * under WSL2: CUDA's bus IDs there are the Windows host's, which guest sysfs never shows. */
     if (cvd || nd == 0 || cr->facts.wsl2)
         return;
-    for (size_t i = 0; cr->pci_devs && i < json_object_array_length(cr->pci_devs); i++) {
-        json_object *p = json_object_array_get_idx(cr->pci_devs, i);
-        const char *vid = jsonget_str(p, "vendor_id"), *drvn = jsonget_str(p, "driver"), *addr = jsonget_str(p, "address");
+    for (size_t i = 0; cr->pci_devs && i < cr->pci_devs->n_devs; i++) {
+        const struct result_pci_dev *p = &cr->pci_devs->devs[i];
+        const char *vid = p->vendor_id, *drvn = p->driver, *addr = p->address;
         if (!vid || strcmp(vid, "10de") != 0 || !drvn || strcmp(drvn, "nvidia") != 0 || !addr)
             continue;
         bool seen = false;

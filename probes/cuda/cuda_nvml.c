@@ -13,6 +13,7 @@
 #include "jsonstr.h"
 #include "nvml_api.h"
 #include "strutil.h"
+#include "results/result_pci.h"
 
 /* ---- the catalogue -------------------------------------------------------------------------------
  * The rules follow the software plugin of NVIDIA's DCGM level-1 diagnostic (NVIDIA/DCGM,
@@ -409,15 +410,11 @@ static json_object *nvml_from_failure(const struct isolate_result *res)
  * container.devices-denied where a live run saw open() denied; NULL when this is no such container. */
 static struct report_finding *cuda_nvml_container_lost(struct probe_ctx *ctx, const char *shown, const char *code)
 {
-    const struct report_section *pci = report_find_section(ctx->report, "pci");
-    json_object *pd = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
-    const char *ctr = jsonget_str(jsonget(pd, "platform"), "container"), *node = NULL;
-    json_object *nodes = jsonget(pd, "nodes");
-    for (size_t i = 0; ctr && json_object_is_type(nodes, json_type_array) && !node &&
-                       i < json_object_array_length(nodes); i++) {
-        json_object *n = json_object_array_get_idx(nodes, i);
-        const char *path = jsonget_str(n, "path");
-        if (path && str_starts_with(path, "/dev/nvidia") && jsonget_tri(n, "present") == GC_TRI_YES)
+    const struct result_pci *pd = result_pci_get(ctx->report);
+    const char *ctr = pd ? pd->container : NULL, *node = NULL;
+    for (size_t i = 0; ctr && !node && i < pd->n_nodes; i++) {
+        const char *path = pd->nodes[i].path;
+        if (path && str_starts_with(path, "/dev/nvidia") && pd->nodes[i].present == GC_TRI_YES)
             node = path;
     }
     if (!node)

@@ -64,6 +64,9 @@ static void result_cuda_free(void *res)
         json_object_put(r->smoke[i].entry);
     free(r->smoke);
     free(r->smoke_not_run);
+    free(r->library_path);
+    free(r->library_version);
+    free(r->kernel_module_version);
     free(r);
 }
 
@@ -95,6 +98,20 @@ int result_cuda_add_smoke(struct result_cuda *r, int ordinal, const char *status
     return 0;
 }
 
+int result_cuda_read_driver(struct result_cuda *r, json_object *data)
+{
+    json_object *drv = jsonget(data, "driver"), *lib = jsonget(drv, "library");
+    const char *path = jsonget_str(lib, "path"), *ver = jsonget_str(lib, "version");
+    const char *kmod = jsonget_str(drv, "kernel_module_version");
+    free(r->library_path);
+    free(r->library_version);
+    free(r->kernel_module_version);
+    r->library_path = path ? str_dup(path) : NULL;
+    r->library_version = ver ? str_dup(ver) : NULL;
+    r->kernel_module_version = kmod ? str_dup(kmod) : NULL;
+    return (path && !r->library_path) || (ver && !r->library_version) || (kmod && !r->kernel_module_version) ? -1 : 0;
+}
+
 /* The facts from the section's DATA (a captured section, a test's JSON); DATA is left as it is: the
  * JSON printed is still the data (no to_json). */
 static void *result_cuda_from_json(json_object *data)
@@ -122,7 +139,7 @@ static void *result_cuda_from_json(json_object *data)
             goto fail;
     }
     const char *why = jsonget_str(data, "smoke_not_run");
-    if (why && !(r->smoke_not_run = str_dup(why)))
+    if ((why && !(r->smoke_not_run = str_dup(why))) || result_cuda_read_driver(r, data) < 0)
         goto fail;
     return r;
 fail:

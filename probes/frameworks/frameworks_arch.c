@@ -13,6 +13,7 @@
 #include "frameworks_internal.h"
 #include "jsonget.h"
 #include "ldsearch.h"
+#include "results/result_cuda.h"
 #include "strutil.h"
 
 /* The library that holds each framework's own GPU kernels, relative to its site directory (the first that
@@ -91,25 +92,25 @@ void fw_judge_arch(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_fou
     fw_code_read(ctx->fs, f);
     if (!f->code || f->code_status != 1 || f->code->n_sass + f->code->n_ptx == 0)
         return;
-    json_object *devs = jsonget(doctor_data(ctx->report, "cuda"), "devices");
+    const struct result_cuda *cuda = result_cuda_get(ctx->report);
     char name[256], sass[400], ptx[200];
     fw_name(s, f, name, sizeof(name));
     fw_arch_list(f->code->sass, f->code->n_sass, "sm", sass, sizeof(sass));
     fw_arch_list(f->code->ptx, f->code->n_ptx, "compute", ptx, sizeof(ptx));
-    size_t n = devs && json_object_is_type(devs, json_type_array) ? json_object_array_length(devs) : 0, judged = 0,
-           missing = 0;
+    size_t n = cuda ? cuda->n_devs : 0, judged = 0, missing = 0;
     char first[160] = "";
     for (size_t i = 0; i < n; i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *cc = jsonget_str(d, "compute_capability"), *dn = jsonget_str(d, "name");
-        int ma = -1, mi = -1;
-        if (!cc || sscanf(cc, "%d.%d", &ma, &mi) != 2 || ma < 1 || ma > 99 || mi < 0 || mi > 9)
+        const struct result_cuda_dev *d = &cuda->devs[i];
+        const char *dn = d->name;
+        if (d->cc < 10) /* unknown, or major 0 */
             continue;
+        char cc[16];
+        snprintf(cc, sizeof(cc), "%d.%d", d->cc / 10, d->cc % 10);
         judged++;
-        int arch = ma * 10 + mi;
+        int arch = d->cc;
         unsigned jit = 0;
         int runs = fw_code_runs(f->code, arch, &jit);
-        long long ord = (long long)jsonget_int(d, "ordinal", (int64_t)i);
+        long long ord = d->ordinal >= 0 ? d->ordinal : (long long)i;
         if (runs == 1) {
             struct report_finding *fd = report_add_finding(
                 ctx->report, "frameworks.arch-ptx-only", f->code_file, "%s: no sm_%d code for GPU %lld (%s, compute "

@@ -11,6 +11,9 @@
 #include "ldsearch.h"
 #include "nvdriver.h"
 #include "strutil.h"
+#include "results/result_cpu.h"
+#include "results/result_cuda.h"
+#include "results/result_pci.h"
 
 const struct check fw_checks[] = {
     {"frameworks.cpu-build", REPORT_SEV_INFO, "A framework is a CPU-only build: it will not use a GPU",
@@ -100,31 +103,30 @@ struct fw_machine {
 static void fw_machine_read(const struct report *r, struct fw_machine *m)
 {
     memset(m, 0, sizeof(*m));
-    json_object *devs = jsonget(doctor_data(r, "pci"), "devices");
-    m->pci_known = devs && json_object_is_type(devs, json_type_array);
-    for (size_t i = 0; m->pci_known && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind");
-        if (!vid || !kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+    const struct result_pci *pci = result_pci_get(r);
+    m->pci_known = pci && pci->have_devices;
+    for (size_t i = 0; m->pci_known && i < pci->n_devs; i++) {
+        const struct result_pci_dev *d = &pci->devs[i];
+        const char *vid = d->vendor_id;
+        if (!vid || !result_pci_dev_computes(d))
             continue;
         int *slot = strcmp(vid, "10de") == 0 ? &m->nvidia : strcmp(vid, "1002") == 0 ? &m->amd
                   : strcmp(vid, "8086") == 0 ? &m->intel : &m->other;
         (*slot)++;
     }
-    json_object *cuda = doctor_data(r, "cuda");
+    const struct result_cuda *cuda = result_cuda_get(r);
     m->cuda_ran = cuda != NULL;
     m->dv = result_cuda_driver_version(r);
-    json_object *drv = jsonget(cuda, "driver");
-    m->driver_status = jsonget_str(drv, "status");
-    const char *v = jsonget_str(jsonget(drv, "library"), "version");
+    m->driver_status = cuda ? gc_name(&result_cuda_driver_status_names, cuda->driver_status) : NULL;
+    const char *v = cuda ? cuda->library_version : NULL;
     if (!v)
-        v = jsonget_str(drv, "kernel_module_version");
+        v = cuda ? cuda->kernel_module_version : NULL;
     snprintf(m->driver, sizeof(m->driver), "%s", v ? v : "");
     m->cuda_passed = result_cuda_passed(r, -1, &m->cuda_dev);
     m->smoke_missing = result_cuda_smoke_missing(r);
     /* libcuda not run (a captured tree, --root alone): the tree's kernel module (/proc/driver/nvidia/version,
      * /sys/module/nvidia/version, as the pci probe read them) still says which CUDA the driver runs */
-    const char *kmod = jsonget_str(jsonget(doctor_data(r, "pci"), "nvidia"), "kernel_module_version");
+    const char *kmod = pci ? pci->nvidia_kmod_version : NULL;
     if (!m->cuda_ran && kmod && nvdriver_cuda_version(kmod) > 0) {
         m->dv = nvdriver_cuda_version(kmod);
         m->dv_from_module = true;
@@ -353,10 +355,10 @@ static void fw_judge_pins(struct probe_ctx *ctx, const struct fw_scan *s, struct
  * AVX"): where the cpu section says AVX is not usable, `import tensorflow` dies with SIGILL, whatever the GPU. */
 static void fw_judge_avx(struct probe_ctx *ctx, const struct fw_scan *s, struct fw_found *f)
 {
-    json_object *cpu = doctor_data(ctx->report, "cpu"), *avx = jsonget(jsonget(cpu, "flags"), "avx");
-    const char *arch = jsonget_str(cpu, "architecture");
-    if (strcmp(f->kind->name, "tensorflow") != 0 || !arch || strcmp(arch, "x86_64") != 0 || !avx ||
-        !json_object_is_type(avx, json_type_boolean) || json_object_get_boolean(avx))
+    const struct result_cpu *cpu = result_cpu_get(ctx->report);
+    const char *arch = cpu ? cpu->architecture : NULL;
+    if (strcmp(f->kind->name, "tensorflow") != 0 || !arch || strcmp(arch, "x86_64") != 0 ||
+        result_cpu_flag(cpu, "avx") != GC_TRI_NO)
         return;
     char name[256];
     fw_name(s, f, name, sizeof(name));

@@ -7,6 +7,7 @@
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "strutil.h"
+#include "results/result_pci.h"
 
 const struct check health_checks[] = {
     {"health.gpu-error", REPORT_SEV_ERROR, "The kernel log names a recent or repeated hardware error of a GPU",
@@ -92,20 +93,19 @@ static void health_bridges(struct probe_ctx *ctx, struct health_gpu *g)
 /* The compute GPUs and accelerators of the pci section, into GPUS (at most HEALTH_MAX_GPUS); their count. */
 static size_t health_gpus(struct probe_ctx *ctx, struct health_gpu *gpus)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    size_t nd = 0, n = 0;
-    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "devices", &nd) : NULL;
-    for (size_t i = 0; devs && i < nd && n < HEALTH_MAX_GPUS; i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *kind = jsonget_str(d, "kind"), *addr = jsonget_str(d, "address");
-        if (!kind || !addr || strlen(addr) != 12 || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    size_t n = 0;
+    for (size_t i = 0; pci && i < pci->n_devs && n < HEALTH_MAX_GPUS; i++) {
+        const struct result_pci_dev *d = &pci->devs[i];
+        const char *addr = d->address;
+        if (!addr || strlen(addr) != 12 || !result_pci_dev_computes(d))
             continue;
         struct health_gpu *g = &gpus[n++];
         memset(g, 0, sizeof(*g));
         snprintf(g->addr, sizeof(g->addr), "%s", addr);
-        snprintf(g->name, sizeof(g->name), "%s", jsonget_str(d, "device_name") ? jsonget_str(d, "device_name") : "");
-        snprintf(g->vendor, sizeof(g->vendor), "%s", jsonget_str(d, "vendor_id") ? jsonget_str(d, "vendor_id") : "");
-        g->link = jsonget(d, "link");
+        snprintf(g->name, sizeof(g->name), "%s", d->device_name ? d->device_name : "");
+        snprintf(g->vendor, sizeof(g->vendor), "%s", d->vendor_id ? d->vendor_id : "");
+        g->link = d->link;
         health_bridges(ctx, g);
     }
     return n;

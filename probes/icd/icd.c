@@ -206,8 +206,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
     st.ctx = ctx;
     st.sec = sec;
     st.root = geteuid() == 0;
-    const struct report_section *pci = report_find_section(ctx->report, "pci");
-    st.pci = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
+    st.pci = result_pci_get(ctx->report);
     /* Libraries are loaded on this machine, so they are looked up on this machine's files, even
      * when --root --live reads the .icd files from a captured tree. */
     st.libfs = ctx->fs;

@@ -13,6 +13,7 @@
 #include "isolate.h"
 #include "ldsearch.h"
 #include "probe.h"
+#include "results/result_pci.h"
 #include "vendor.h"
 
 /* Which ICD loader reads the vendors: decides how OCL_ICD_VENDORS and .icd files are read. */
@@ -184,7 +185,7 @@ struct icd_state {
     size_t n;
     json_object *combined;
     bool root;                 /* running as root */
-    json_object *pci;          /* the pci section's data when that probe ran ok, or NULL (not owned) */
+    const struct result_pci *pci; /* the pci section's facts when that probe ran ok, or NULL (not owned) */
 };
 
 /* icd_vendorsdir.c: the vendors directory compiled into a loader. */

@@ -101,10 +101,7 @@ void icd_classify(const struct icd_state *st, struct icd_entry *e)
  * kernel GPU driver, no /dev/kfd, no render node of the vendor's exists there. */
 static bool icd_wsl2(const struct icd_state *st)
 {
-    json_object *platform = NULL, *kind = NULL;
-    return st->pci && json_object_object_get_ex(st->pci, "platform", &platform) &&
-           json_object_object_get_ex(platform, "kind", &kind) && json_object_is_type(kind, json_type_string) &&
-           strcmp(json_object_get_string(kind), "wsl2") == 0;
+    return st->pci && st->pci->platform == RESULT_PCI_PLATFORM_WSL2;
 }
 
 /* When E's hardware is absent, record its failure or emptiness (WHAT: "fails with -6 (...)") as one
@@ -150,38 +147,28 @@ static bool icd_absent_hardware(struct icd_state *st, struct icd_entry *e, const
 }
 
 /* The first GPU of the pci section whose vendor ID is ID, or NULL. */
-static json_object *icd_pci_gpu(const struct icd_state *st, int id)
+static const struct result_pci_dev *icd_pci_gpu(const struct icd_state *st, int id)
 {
-    json_object *devs = NULL;
-    if (!st->pci || !json_object_object_get_ex(st->pci, "devices", &devs) || !json_object_is_type(devs, json_type_array))
-        return NULL;
-    for (size_t i = 0; i < json_object_array_length(devs); i++) {
-        json_object *g = json_object_array_get_idx(devs, i);
-        const char *v = icd_jstr(g, "vendor_id");
-        char *end = NULL;
-        if (v && strtol(v, &end, 16) == id && end && !*end)
-            return g;
-    }
+    for (size_t i = 0; st->pci && i < st->pci->n_devs; i++)
+        if (st->pci->devs[i].vendor == id)
+            return &st->pci->devs[i];
     return NULL;
 }
 
 /* What the render nodes of the GPU at ADDR look like: a heap sentence, or NULL when none is listed. */
 static char *icd_render_nodes_text(const struct icd_state *st, const char *addr)
 {
-    json_object *nodes = NULL;
-    if (!st->pci || !json_object_object_get_ex(st->pci, "nodes", &nodes) || !json_object_is_type(nodes, json_type_array))
+    if (!st->pci || !st->pci->have_nodes)
         return NULL;
-    for (size_t i = 0; i < json_object_array_length(nodes); i++) {
-        json_object *n = json_object_array_get_idx(nodes, i);
-        const char *path = icd_jstr(n, "path"), *dev = icd_jstr(n, "device");
+    for (size_t i = 0; i < st->pci->n_nodes; i++) {
+        const struct result_pci_node *n = &st->pci->nodes[i];
+        const char *path = n->path, *dev = n->device;
         if (!path || !dev || strcmp(dev, addr) != 0 || !str_starts_with(path, "/dev/dri/renderD"))
             continue;
-        if (!icd_jbool(n, "present", false))
+        if (n->present != GC_TRI_YES)
             return str_printf("its render node %s is missing (a container started without /dev/dri?)", path);
-        json_object *acc = NULL;
-        json_object_object_get_ex(n, "accessible", &acc);
-        const char *group = icd_jstr(n, "group"), *mode = icd_jstr(n, "mode");
-        if (acc && !json_object_get_boolean(acc))
+        const char *group = n->group, *mode = n->mode_text;
+        if (n->accessible == GC_TRI_NO)
             return str_printf("its render node %s (group %s, mode %s) is not readable and writable by this user: "
                               "add the user to that group (`sudo usermod -aG %s $USER`, then log in again)",
                               path, group ? group : "?", mode ? mode : "?", group ? group : "render");
@@ -234,8 +221,8 @@ static void icd_hardware_hint(struct icd_state *st, struct icd_entry *e, struct 
          * render node's group sees no GPU where root does (intel/compute-runtime issue 478); a GPU
          * newer than the NEO release is not in its device list (NEO's README, "Supported Platforms");
          * i915 and xe load GuC/HuC firmware (Debian: firmware-misc-nonfree, /lib/firmware/i915). */
-        json_object *g = icd_pci_gpu(st, VENDOR_PCI_INTEL);
-        const char *addr = icd_jstr(g, "address"), *drv = icd_jstr(g, "driver"), *did = icd_jstr(g, "device_id");
+        const struct result_pci_dev *g = icd_pci_gpu(st, VENDOR_PCI_INTEL);
+        const char *addr = g ? g->address : NULL, *drv = g ? g->driver : NULL, *did = g ? g->device_id : NULL;
         const struct vendor *intel = vendor_by_pci_id(VENDOR_PCI_INTEL);
         if (!addr)
             return;

@@ -40,24 +40,21 @@ static json_object *levelzero_libraries(struct probe_ctx *ctx)
 }
 
 /* Intel's GPUs on the bus: [{pci_address, name, driver, render_node}], from the pci section. */
-static json_object *levelzero_gpus(json_object *pci_devs)
+static json_object *levelzero_gpus(const struct result_pci *pci_devs)
 {
     json_object *arr = json_object_new_array();
-    for (size_t i = 0; pci_devs && i < json_object_array_length(pci_devs); i++) {
-        json_object *d = json_object_array_get_idx(pci_devs, i);
-        const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind");
-        if (!vid || strcmp(vid, "8086") != 0 || !kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+    for (size_t i = 0; pci_devs && i < pci_devs->n_devs; i++) {
+        const struct result_pci_dev *d = &pci_devs->devs[i];
+        if (!d->vendor_id || strcmp(d->vendor_id, "8086") != 0 || !result_pci_dev_computes(d))
             continue;
-        json_object *g = json_object_new_object(), *drm = jsonget(d, "drm");
+        json_object *g = json_object_new_object();
         const char *render = NULL;
-        for (size_t j = 0; drm && json_object_is_type(drm, json_type_array) && j < json_object_array_length(drm); j++) {
-            const char *n = json_object_get_string(json_object_array_get_idx(drm, j));
-            if (n && str_starts_with(n, "renderD"))
-                render = n;
-        }
-        json_object_object_add(g, "pci_address", jsonstr_or_null(jsonget_str(d, "address")));
-        json_object_object_add(g, "name", jsonstr_or_null(jsonget_str(d, "device_name")));
-        json_object_object_add(g, "driver", jsonstr_or_null(jsonget_str(d, "driver")));
+        for (size_t j = 0; j < d->n_drm; j++)
+            if (str_starts_with(d->drm[j], "renderD"))
+                render = d->drm[j];
+        json_object_object_add(g, "pci_address", jsonstr_or_null(d->address));
+        json_object_object_add(g, "name", jsonstr_or_null(d->device_name));
+        json_object_object_add(g, "driver", jsonstr_or_null(d->driver));
         char *path = render ? str_printf("/dev/dri/%s", render) : NULL;
         json_object_object_add(g, "render_node", jsonstr_or_null(path));
         free(path);
@@ -128,9 +125,8 @@ static void levelzero_summary(struct report_section *sec, struct probe_ctx *ctx)
 
 static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci"), *cl = report_find_section(ctx->report, "opencl");
-    json_object *pci_devs = pci && pci->status == REPORT_STATUS_OK ? jsonget(pci->data, "devices") : NULL;
-    if (pci_devs && !json_object_is_type(pci_devs, json_type_array))
+    const struct result_pci *pci_devs = result_pci_get(ctx->report);
+    if (pci_devs && !pci_devs->have_devices)
         pci_devs = NULL;
     json_object *d = sec->data, *gpus = levelzero_gpus(pci_devs);
     json_object_object_add(d, "gpus", gpus);
@@ -153,7 +149,7 @@ static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
     if (crt)
         rt = jsonstr_clean_copy(crt, &levelzero_child_limits);
     json_object_object_add(d, "runtime", rt);
-    levelzero_findings(ctx, d, pci_devs, cl && cl->status == REPORT_STATUS_OK ? cl->data : NULL);
+    levelzero_findings(ctx, d, pci_devs, result_opencl_get(ctx->report));
     levelzero_summary(sec, ctx);
     report_section_set_result(sec, &result_levelzero_ops, result_levelzero_ops.from_json(d));
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);

@@ -48,20 +48,15 @@ const struct check levelzero_checks[] = {
 const size_t levelzero_n_checks = sizeof(levelzero_checks) / sizeof(levelzero_checks[0]);
 
 /* Does Intel's OpenCL platform list an Intel GPU device (the opencl section's data)? */
-static bool levelzero_opencl_intel_gpu(json_object *cl)
+static bool levelzero_opencl_intel_gpu(const struct result_opencl *cl)
 {
-    json_object *plats = jsonget(cl, "platforms");
-    for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
-        json_object *p = json_object_array_get_idx(plats, i), *devs = jsonget(p, "devices");
-        const char *name = jsonget_str(p, "name");
-        if (!name || !strstr(name, "Intel"))
+    for (size_t i = 0; cl && i < cl->n_platforms; i++) {
+        const struct result_opencl_platform *p = &cl->platforms[i];
+        if (!p->name || !strstr(p->name, "Intel"))
             continue;
-        for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
-            json_object *types = jsonget(json_object_array_get_idx(devs, j), "type");
-            for (size_t k = 0; types && json_object_is_type(types, json_type_array) && k < json_object_array_length(types); k++)
-                if (strcmp(json_object_get_string(json_object_array_get_idx(types, k)), "GPU") == 0)
-                    return true;
-        }
+        for (size_t j = 0; j < p->n_devs; j++)
+            if (p->devs[j].gpu)
+                return true;
     }
     return false;
 }
@@ -149,7 +144,8 @@ static char *levelzero_cause(struct probe_ctx *ctx, json_object *data, bool *rep
     return NULL;
 }
 
-void levelzero_findings(struct probe_ctx *ctx, json_object *data, json_object *pci_devs, json_object *opencl)
+void levelzero_findings(struct probe_ctx *ctx, json_object *data, const struct result_pci *pci_devs,
+                        const struct result_opencl *opencl)
 {
     json_object *gpus = jsonget(data, "gpus"), *rt = jsonget(data, "runtime"), *libs = jsonget(data, "libraries");
     const char *st = jsonget_str(rt, "status"), *loader = jsonget_str(libs, "loader");

@@ -129,20 +129,18 @@ static json_object *guc_one(struct probe_ctx *ctx, const char *addr, const char 
     return NULL;
 }
 
-void levelzero_guc(struct probe_ctx *ctx, json_object *gpus, json_object *pci_devs)
+void levelzero_guc(struct probe_ctx *ctx, json_object *gpus, const struct result_pci *pci_devs)
 {
     for (size_t i = 0; i < json_object_array_length(gpus); i++) {
         json_object *g = json_object_array_get_idx(gpus, i);
         const char *addr = jsonget_str(g, "pci_address"), *drv = jsonget_str(g, "driver"), *card = NULL;
-        for (size_t j = 0; pci_devs && j < json_object_array_length(pci_devs); j++) {
-            json_object *d = json_object_array_get_idx(pci_devs, j), *drm = jsonget(d, "drm");
-            if (!addr || !jsonget_str(d, "address") || strcmp(addr, jsonget_str(d, "address")) != 0)
+        for (size_t j = 0; pci_devs && j < pci_devs->n_devs; j++) {
+            const struct result_pci_dev *d = &pci_devs->devs[j];
+            if (!addr || !d->address || strcmp(addr, d->address) != 0)
                 continue;
-            for (size_t k = 0; drm && json_object_is_type(drm, json_type_array) && k < json_object_array_length(drm); k++) {
-                const char *n = json_object_get_string(json_object_array_get_idx(drm, k));
-                if (n && str_starts_with(n, "card"))
-                    card = n;
-            }
+            for (size_t k = 0; k < d->n_drm; k++)
+                if (str_starts_with(d->drm[k], "card"))
+                    card = d->drm[k];
         }
         bool bound = drv && (strcmp(drv, "i915") == 0 || strcmp(drv, "xe") == 0);
         json_object_object_add(g, "guc", bound ? guc_one(ctx, addr, card) : NULL);

@@ -8,6 +8,8 @@
 #include <json-c/json.h>
 
 #include "probe.h"
+#include "results/result_opencl.h"
+#include "results/result_pci.h"
 
 /* ---- the child (levelzero_child.c) ---- */
 
@@ -66,13 +68,14 @@ int levelzero_guc_parse(const char *text, size_t len, struct levelzero_guc_info 
 /* Is STATUS a failure to fetch or load the firmware (MISSING, ERROR, INIT FAIL, LOAD FAIL, FAIL)? */
 bool levelzero_guc_failed(const char *status);
 /* Add "guc" to each of GPUS (i915 or xe bound; null where debugfs is unreadable), PCI_DEVS naming their cards. */
-void levelzero_guc(struct probe_ctx *ctx, json_object *gpus, json_object *pci_devs);
+void levelzero_guc(struct probe_ctx *ctx, json_object *gpus, const struct result_pci *pci_devs);
 
 extern const struct check levelzero_checks[];
 extern const size_t levelzero_n_checks;
-/* Findings from the section's DATA, the pci section's devices PCI_DEVS (may be NULL) and the opencl section's
- * data OPENCL (may be NULL). */
-void levelzero_findings(struct probe_ctx *ctx, json_object *data, json_object *pci_devs, json_object *opencl);
+/* Findings from the section's DATA, the pci facts PCI_DEVS (NULL unless they list the bus's devices) and the
+ * opencl facts OPENCL (NULL when that probe did not run ok). */
+void levelzero_findings(struct probe_ctx *ctx, json_object *data, const struct result_pci *pci_devs,
+                        const struct result_opencl *opencl);
 
 extern const struct report_result_ops result_levelzero_ops;
 extern const struct probe_require levelzero_requires[];

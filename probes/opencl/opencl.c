@@ -317,13 +317,12 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object_object_add(data, "counts", ocl_counts(ocl_jarr(data, "platforms")));
 
     /* Cross-checks on the whole enumeration, before any --device/--prop filtering. */
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    json_object *pci_data = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
-    if (!pci_data)
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    if (!pci)
         report_section_add_note(sec, "no PCI facts (pci probe %s): GPU cross-checks (cl.gpu-without-opencl, "
                                      "cl.cpu-only) skipped",
-                                pci ? report_status_name(pci->status) : "did not run");
-    ocl_correlate(data, pci_data, ctx->report);
+                                result_pci_status(ctx->report));
+    ocl_correlate(data, pci, ctx->report);
 
     const char *status = ocl_jstr(en, "status");
     bool enumerated = status && strcmp(status, "ok") == 0;
@@ -331,6 +330,9 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
         return PROBE_INPUT_ERROR;
     ocl_summary(sec, data, ctx->report);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    struct result_opencl *facts = result_opencl_read(data);
+    if (facts)
+        report_section_set_result(sec, &result_opencl_ops, facts);
     return PROBE_DONE;
 }
 
@@ -360,6 +362,7 @@ const struct probe probe_opencl = {
     .n_checks = sizeof(ocl_checks) / sizeof(ocl_checks[0]),
     .requires = ocl_requires,
     .run = ocl_run,
+    .result = &result_opencl_ops,
     .prestart = clonce_prestart,
     .print_text = ocl_print_text,
 };

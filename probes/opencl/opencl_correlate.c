@@ -85,11 +85,9 @@ static const struct {
 };
 
 /* Is the pci section's platform WSL2? */
-static bool ocl_wsl2(json_object *pci)
+static bool ocl_wsl2(const struct result_pci *pci)
 {
-    json_object *platform = NULL;
-    const char *kind = pci && json_object_object_get_ex(pci, "platform", &platform) ? ocl_jstr(platform, "kind") : NULL;
-    return kind && strcmp(kind, "wsl2") == 0;
+    return pci && pci->platform == RESULT_PCI_PLATFORM_WSL2;
 }
 
 static bool ocl_contains(const char *hay, const char *needle)
@@ -184,7 +182,7 @@ static void ocl_check_enumeration(json_object *ocl, struct report *r, const char
 
 /* Is P's driver one for absent hardware (vendor table + PCI facts)? A platform from such a driver
  * lists no device by design: the icd probe reports it once, as icd.absent-hardware. */
-static bool ocl_platform_absent_hw(json_object *ocl, json_object *p, json_object *pci)
+static bool ocl_platform_absent_hw(json_object *ocl, json_object *p, const struct result_pci *pci)
 {
     const struct vendor_cl *d = vendor_cl_by_platform(ocl_jstr(p, "name"));
     if (!d)
@@ -196,7 +194,8 @@ static bool ocl_platform_absent_hw(json_object *ocl, json_object *p, json_object
     return vendor_cl_hardware(d, pci, env, why, sizeof(why)) == VENDOR_HW_ABSENT;
 }
 
-static void ocl_check_empty_platforms(json_object *ocl, json_object *plats, json_object *pci, struct report *r)
+static void ocl_check_empty_platforms(json_object *ocl, json_object *plats, const struct result_pci *pci,
+                                      struct report *r)
 {
     for (size_t i = 0; i < json_object_array_length(plats); i++) {
         json_object *p = json_object_array_get_idx(plats, i);
@@ -337,33 +336,30 @@ static const char *ocl_gpu_hint(const char *vendor_id, const char *driver)
 }
 
 /* A PCI device's name for messages: "NVIDIA Corporation GA102 [GeForce RTX 3090]" or its ids. */
-static void ocl_pci_label(json_object *g, char *buf, size_t len)
+static void ocl_pci_label(const struct result_pci_dev *g, char *buf, size_t len)
 {
-    const char *vn = ocl_jstr(g, "vendor_name"), *dn = ocl_jstr(g, "device_name");
-    const char *vid = ocl_jstr(g, "vendor_id"), *did = ocl_jstr(g, "device_id");
+    const char *vn = g->vendor_name, *dn = g->device_name;
+    const char *vid = g->vendor_id, *did = g->device_id;
     if (vn || dn)
         snprintf(buf, len, "%s%s%s", vn ? vn : "", vn && dn ? " " : "", dn ? dn : "");
     else
         snprintf(buf, len, "[%s:%s]", vid ? vid : "?", did ? did : "?");
 }
 
-static void ocl_check_pci(json_object *pci, struct ocl_flat *devs, size_t n, bool enumerated, struct report *r)
+static void ocl_check_pci(const struct result_pci *pci, struct ocl_flat *devs, size_t n, bool enumerated,
+                          struct report *r)
 {
-    json_object *pdevs = ocl_jarr(pci, "devices");
-    if (!pdevs)
+    if (!pci->have_devices)
         return;
-    json_object *platform = NULL;
-    const char *container =
-        json_object_object_get_ex(pci, "platform", &platform) ? ocl_jstr(platform, "container") : NULL;
+    const char *container = pci->container;
     size_t n_gpus = 0;
     const char *first_gpu = NULL;
     char first_label[256] = "";
-    for (size_t i = 0; i < json_object_array_length(pdevs); i++) {
-        json_object *g = json_object_array_get_idx(pdevs, i);
-        const char *kind = ocl_jstr(g, "kind");
-        if (!kind || strcmp(kind, "compute-gpu") != 0)
+    for (size_t i = 0; i < pci->n_devs; i++) {
+        const struct result_pci_dev *g = &pci->devs[i];
+        if (g->kind != RESULT_PCI_KIND_COMPUTE)
             continue;
-        const char *addr = ocl_jstr(g, "address");
+        const char *addr = g->address;
         char norm[64];
         ocl_norm_address(addr, norm, sizeof(norm));
         if (n_gpus++ == 0) {
@@ -375,7 +371,7 @@ static void ocl_check_pci(json_object *pci, struct ocl_flat *devs, size_t n, boo
         bool covered = false;
         for (size_t k = 0; k < n && !covered; k++)
             covered = norm[0] && strcmp(devs[k].key, norm) == 0;
-        const char *vid = ocl_jstr(g, "vendor_id");
+        const char *vid = g->vendor_id;
         for (size_t k = 0; k < n && !covered; k++) {
             /* A GPU device that reports no PCI address stands for one GPU of its vendor. */
             if (devs[k].used || ocl_jstr(devs[k].dev, "pci_address") || !ocl_is_gpu_like(devs[k].dev))
@@ -390,7 +386,7 @@ static void ocl_check_pci(json_object *pci, struct ocl_flat *devs, size_t n, boo
             continue;
         char label[256];
         ocl_pci_label(g, label, sizeof(label));
-        const char *driver = ocl_jstr(g, "driver");
+        const char *driver = g->driver;
         struct report_finding *f = report_add_finding(
             r, "cl.gpu-without-opencl", addr, "GPU %s (%s, kernel driver %s) has no OpenCL device: no platform lists it",
             addr ? addr : "?", label, driver ? driver : "none");
@@ -435,7 +431,7 @@ static void ocl_check_pci(json_object *pci, struct ocl_flat *devs, size_t n, boo
     }
 }
 
-size_t ocl_correlate(json_object *ocl, json_object *pci, struct report *r)
+size_t ocl_correlate(json_object *ocl, const struct result_pci *pci, struct report *r)
 {
     size_t before = r->n_findings;
     const char *status = ocl_jstr(ocl_jobj(ocl, "enumeration"), "status");

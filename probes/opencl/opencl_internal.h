@@ -10,6 +10,8 @@
 #include "clapi.h"
 #include "clonce_parts.h"
 #include "probe.h"
+#include "results/result_opencl.h"
+#include "results/result_pci.h"
 
 /* How a property's raw bytes become a JSON value. */
 enum ocl_type {
@@ -100,7 +102,7 @@ int ocl_device_pci_address(json_object *props, char *buf, size_t len, const char
 /* Cross-checks (pure: reads only its arguments). OCL is the opencl section's data (enumeration,
  * platforms); PCI is the pci section's data (devices[]) or NULL when the pci probe did not run or
  * failed. Adds cl.* findings to R; returns how many. */
-size_t ocl_correlate(json_object *ocl, json_object *pci, struct report *r);
+size_t ocl_correlate(json_object *ocl, const struct result_pci *pci, struct report *r);
 
 /* Text printer of the opencl section (clinfo-like details, or `list` lines when T->command is
  * "list"). */

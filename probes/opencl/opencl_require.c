@@ -10,6 +10,7 @@
 #include "jsonget.h"
 #include "opencl_internal.h"
 #include "strutil.h"
+#include "results/result_smoke.h"
 
 enum { OCL_REQ_OPENCL, OCL_REQ_FP64 };
 
@@ -45,7 +46,7 @@ static bool ocl_req_eval_device(const struct report *r, const char *name, int ar
     (void)name;
     const struct result_smoke_dev *first = NULL;
     char label[256];
-    if (!doctor_data(r, "smoke")) {
+    if (!result_smoke_get(r)) {
         *detail = str_printf("the smoke test did not run, so no device is proven to compute");
         return false;
     }

@@ -9,6 +9,7 @@
 #include "jsonstr.h"
 #include "strutil.h"
 #include "vendor.h"
+#include "results/result_pci.h"
 
 static const struct check pci_checks[] = {
     {"pci.no-gpu", REPORT_SEV_INFO, "No GPU or accelerator was found on the PCI bus",
@@ -716,6 +717,9 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
     pci_json(&st);
     pci_summary(&st, n_compute);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    struct result_pci *res = result_pci_read(sec->data);
+    if (res)
+        report_section_set_result(sec, &result_pci_ops, res);
     pci_state_free(&st);
     return PROBE_DONE;
 }
@@ -729,6 +733,7 @@ const struct probe probe_pci = {
     .n_checks = sizeof(pci_checks) / sizeof(pci_checks[0]),
     .check_sets = pci_check_sets,
     .run = pci_run,
+    .result = &result_pci_ops,
     .subject_vendor = pci_subject_vendor,
     .print_text = pci_print_text,
     .node_labels = pci_node_labels,

@@ -6,6 +6,7 @@
 #include "jsonget.h"
 #include "process_internal.h"
 #include "strutil.h"
+#include "results/result_pci.h"
 
 struct process_opts process_opts = {NULL, NULL, -1};
 
@@ -140,8 +141,7 @@ static int process_run(struct probe_ctx *ctx, struct report_section *sec)
     if (!sec->data) /* the run gives every section an object; a unit test's may not */
         sec->data = json_object_new_object();
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    if (!pci || pci->status != REPORT_STATUS_OK)
+    if (!result_pci_get(ctx->report))
         report_section_add_note(sec, "the pci section did not run: GPU device nodes are not judged");
     long unit_pid = process_opts.unit ? proc_unit_run(ctx, sec) : 0;
     if (process_opts.user)

@@ -12,6 +12,7 @@
 #include "process_internal.h"
 #include "strutil.h"
 #include "vendor.h"
+#include "results/result_pci.h"
 
 /* Read N's system.posix_acl_access: the node is opened O_PATH inside the root (hostfs), which opens no
  * device, and the attribute read through /proc/self/fd (fgetxattr refuses O_PATH descriptors). */
@@ -31,23 +32,19 @@ static void proc_node_acl(const struct hostfs *fs, struct proc_node *n)
 
 size_t proc_nodes(struct probe_ctx *ctx, struct proc_node *out, size_t max)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    size_t n = 0, len = 0;
-    json_object *nodes = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "nodes", &len) : NULL;
-    for (size_t i = 0; nodes && i < len && n < max; i++) {
-        json_object *o = json_object_array_get_idx(nodes, i);
-        uint64_t mode;
-        const char *ms = jsonget_str(o, "mode");
-        if (jsonget_tri(o, "present") != GC_TRI_YES || jsonget_tri(o, "compute") != GC_TRI_YES || !ms ||
-            str_to_u64(ms, 8, &mode) != 0 || !jsonget_str(o, "path"))
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    size_t n = 0;
+    for (size_t i = 0; pci && i < pci->n_nodes && n < max; i++) {
+        const struct result_pci_node *o = &pci->nodes[i];
+        if (o->present != GC_TRI_YES || o->compute != GC_TRI_YES || !o->have_mode || !o->path)
             continue;
         struct proc_node *d = &out[n++];
         memset(d, 0, sizeof(*d));
-        d->path = jsonget_str(o, "path");
-        d->mode = (unsigned)mode;
-        d->uid = (long)jsonget_int(o, "uid", -1);
-        d->gid = (long)jsonget_int(o, "gid", -1);
-        d->group = jsonget_str(o, "group");
+        d->path = o->path;
+        d->mode = o->mode;
+        d->uid = o->uid;
+        d->gid = o->gid;
+        d->group = o->group;
         proc_node_acl(ctx->fs, d);
     }
     return n;
@@ -337,17 +334,14 @@ bool proc_gpu_var(const char *name)
 /* The compute GPUs of VENDOR (vendor.h's name) on the bus, or -1 when the pci section did not run. */
 static int proc_gpus_of(struct probe_ctx *ctx, const char *vendor)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    size_t len = 0;
-    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "devices", &len) : NULL;
-    if (!devs)
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    if (!pci || !pci->have_devices)
         return -1;
     int n = 0;
-    for (size_t i = 0; i < len; i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const struct vendor *v = vendor_by_pci_text(jsonget_str(d, "vendor_id"));
-        const char *kind = jsonget_str(d, "kind");
-        if (v && strcmp(v->name, vendor) == 0 && kind && strcmp(kind, "compute-gpu") == 0)
+    for (size_t i = 0; i < pci->n_devs; i++) {
+        const struct result_pci_dev *d = &pci->devs[i];
+        const struct vendor *v = vendor_by_pci_text(d->vendor_id);
+        if (v && strcmp(v->name, vendor) == 0 && d->kind == RESULT_PCI_KIND_COMPUTE)
             n++;
     }
     return n;

@@ -10,6 +10,7 @@
 #include "jsonstr.h"
 #include "process_internal.h"
 #include "strutil.h"
+#include "results/result_cuda.h"
 
 /* Libraries worth naming when a process has them mapped: the compute runtimes, their loaders, drivers. */
 bool proc_gpu_lib(const char *base)
@@ -183,10 +184,8 @@ static int proc_fds(const struct hostfs *fs, long pid, json_object *o)
 /* The libcuda the cuda probe loaded for gpucheckup (its real path), or NULL. */
 static const char *proc_our_libcuda(struct probe_ctx *ctx)
 {
-    struct report_section *cuda = report_find_section(ctx->report, "cuda");
-    if (!cuda || cuda->status != REPORT_STATUS_OK)
-        return NULL;
-    return jsonget_str(jsonget(jsonget(cuda->data, "driver"), "library"), "path");
+    const struct result_cuda *cuda = result_cuda_get(ctx->report);
+    return cuda ? cuda->library_path : NULL;
 }
 
 /* Its mount namespace against ours (live only): true when it is another. */

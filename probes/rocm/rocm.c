@@ -18,12 +18,11 @@ static const char *const rocm_env_vars[] = {
 /* What is kept of the child's JSON. */
 static const struct jsonstr_limits rocm_child_limits = {.depth = 6, .string = 1024, .items = 256, .key = SIZE_MAX};
 
-/* The pci section's devices (borrowed), or NULL when it did not run ok. */
-static json_object *rocm_pci_devices(struct probe_ctx *ctx)
+/* The pci facts when they list the bus's devices (borrowed), or NULL (the pci probe did not run ok). */
+static const struct result_pci *rocm_pci_devices(struct probe_ctx *ctx)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget(pci->data, "devices") : NULL;
-    return devs && json_object_is_type(devs, json_type_array) ? devs : NULL;
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    return pci && pci->have_devices ? pci : NULL;
 }
 
 /* Where the tree's dynamic linker finds the runtime libraries: {hsa, hip}, each a path or null. */
@@ -71,7 +70,7 @@ static json_object *rocm_runtime_json(const struct isolate_result *res)
     return o;
 }
 
-static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec, json_object *pci_devs)
+static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec, const struct result_pci *pci_devs)
 {
     json_object *d = sec->data, *nodes = jsonget(d, "nodes"), *rt = jsonget(d, "runtime");
     size_t ngpu = 0;
@@ -110,8 +109,8 @@ static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec, json
         /* Nothing of ROCm here: the first thing a newcomer without an AMD GPU reads, in plain words (the
          * mark follows rocm.no-runtime where an AMD GPU wants it: report_marks_agree) */
         size_t namd = 0;
-        for (size_t i = 0; pci_devs && i < json_object_array_length(pci_devs); i++)
-            namd += rocm_is_amd_gpu(json_object_array_get_idx(pci_devs, i));
+        for (size_t i = 0; pci_devs && i < pci_devs->n_devs; i++)
+            namd += rocm_is_amd_gpu(&pci_devs->devs[i]);
         if (pci_devs && namd == 0 && ngpu == 0)
             report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "not installed (no AMD GPU here)");
         else
@@ -138,7 +137,7 @@ static json_object *rocm_captured(json_object *cap, const char *name)
 
 static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
 {
-    json_object *pci_devs = rocm_pci_devices(ctx);
+    const struct result_pci *pci_devs = rocm_pci_devices(ctx);
     json_object *d = sec->data;
     json_object_object_add(d, "kernel", rocm_kernel_read(ctx));
     size_t not_read = 0;

@@ -88,24 +88,23 @@ struct rocm_facts {
     bool kfd;            /* the topology is there */
 };
 
-bool rocm_is_amd_gpu(json_object *d)
+bool rocm_is_amd_gpu(const struct result_pci_dev *d)
 {
-    const char *vid = jsonget_str(d, "vendor_id"), *kind = jsonget_str(d, "kind");
-    return vid && strcmp(vid, "1002") == 0 && kind && (strcmp(kind, "compute-gpu") == 0 || strcmp(kind, "accelerator") == 0);
+    return d->vendor_id && strcmp(d->vendor_id, "1002") == 0 && result_pci_dev_computes(d);
 }
 
-static void rocm_facts_of(json_object *data, json_object *pci_devs, struct rocm_facts *f)
+static void rocm_facts_of(json_object *data, const struct result_pci *pci_devs, struct rocm_facts *f)
 {
     memset(f, 0, sizeof(*f));
     f->amd_gpus = pci_devs ? 0 : -1;
-    for (size_t i = 0; pci_devs && i < json_object_array_length(pci_devs); i++) {
-        json_object *d = json_object_array_get_idx(pci_devs, i);
+    for (size_t i = 0; pci_devs && i < pci_devs->n_devs; i++) {
+        const struct result_pci_dev *d = &pci_devs->devs[i];
         if (!rocm_is_amd_gpu(d))
             continue;
         f->amd_gpus++;
-        const char *drv = jsonget_str(d, "driver");
+        const char *drv = d->driver;
         if (drv && strcmp(drv, "amdgpu") == 0 && f->amd_bound++ == 0)
-            f->first = jsonget_str(d, "address");
+            f->first = d->address;
     }
     json_object *nodes = jsonget(data, "nodes");
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++)
@@ -114,9 +113,10 @@ static void rocm_facts_of(json_object *data, json_object *pci_devs, struct rocm_
 }
 
 /* rocm.kfd-unsupported-chip for the amdgpu GPU D at ADDR, a chip KFD refuses. */
-static void rocm_finding_kfd_chip(struct probe_ctx *ctx, json_object *d, const char *addr, const struct rocm_kfd_chip *c)
+static void rocm_finding_kfd_chip(struct probe_ctx *ctx, const struct result_pci_dev *d, const char *addr,
+                                  const struct rocm_kfd_chip *c)
 {
-    const char *name = jsonget_str(d, "device_name");
+    const char *name = d->device_name;
     struct report_finding *x = report_add_finding(
         ctx->report, "rocm.kfd-unsupported-chip", addr,
         "%s %s is a %s chip, %s (%s): the kernel's KFD %s (it logs \"%s not supported in kfd\"), so no ROCm "
@@ -126,7 +126,7 @@ static void rocm_finding_kfd_chip(struct probe_ctx *ctx, json_object *d, const c
     if (!x)
         return;
     report_finding_add_evidence(x, "/sys/class/kfd/kfd/topology/nodes", "no node for %s", addr);
-    report_finding_add_evidence(x, addr, "PCI device 1002:%s", jsonget_str(d, "device_id"));
+    report_finding_add_evidence(x, addr, "PCI device 1002:%s", d->device_id);
     if (c->experimental)
         report_finding_set_hint(x, "KFD's support for %s is experimental (boot with amdgpu.exp_hw_support=1) and no ROCm "
                                    "release supports it; compute through OpenCL (Mesa's rusticl) or Vulkan instead.",
@@ -134,7 +134,8 @@ static void rocm_finding_kfd_chip(struct probe_ctx *ctx, json_object *d, const c
 }
 
 /* Kernel: amdgpu live, KFD there, each amdgpu GPU in it. */
-static void rocm_findings_kernel(struct probe_ctx *ctx, json_object *data, json_object *pci_devs, const struct rocm_facts *f)
+static void rocm_findings_kernel(struct probe_ctx *ctx, json_object *data, const struct result_pci *pci_devs,
+                                 const struct rocm_facts *f)
 {
     json_object *k = jsonget(data, "kernel");
     const char *init = jsonget_str(k, "amdgpu_initstate");
@@ -149,9 +150,9 @@ static void rocm_findings_kernel(struct probe_ctx *ctx, json_object *data, json_
         return;
     }
     json_object *nodes = jsonget(data, "nodes");
-    for (size_t i = 0; f->kfd && pci_devs && i < json_object_array_length(pci_devs); i++) {
-        json_object *d = json_object_array_get_idx(pci_devs, i);
-        const char *drv = jsonget_str(d, "driver"), *addr = jsonget_str(d, "address");
+    for (size_t i = 0; f->kfd && pci_devs && i < pci_devs->n_devs; i++) {
+        const struct result_pci_dev *d = &pci_devs->devs[i];
+        const char *drv = d->driver, *addr = d->address;
         if (!rocm_is_amd_gpu(d) || !drv || strcmp(drv, "amdgpu") != 0 || !addr)
             continue;
         bool found = false;
@@ -159,13 +160,13 @@ static void rocm_findings_kernel(struct probe_ctx *ctx, json_object *data, json_
             const char *a = jsonget_str(json_object_array_get_idx(nodes, j), "pci_address");
             found = a && strcmp(a, addr) == 0;
         }
-        const char *did = jsonget_str(d, "device_id");
+        const char *did = d->device_id;
         const struct rocm_kfd_chip *chip = did ? rocm_kfd_chip_find((unsigned)strtoul(did, NULL, 16)) : NULL;
         if (!found && chip)
             rocm_finding_kfd_chip(ctx, d, addr, chip);
         else if (!found)
             report_add_finding(ctx->report, "rocm.gpu-not-in-kfd", addr, "%s %s is bound to amdgpu but has no KFD node", addr,
-                               jsonget_str(d, "device_name") ? jsonget_str(d, "device_name") : "");
+                               d->device_name ? d->device_name : "");
     }
 }
 
@@ -413,7 +414,7 @@ static void rocm_findings_runtime(struct probe_ctx *ctx, json_object *data, cons
     }
 }
 
-void rocm_findings(struct probe_ctx *ctx, json_object *data, json_object *pci_devs)
+void rocm_findings(struct probe_ctx *ctx, json_object *data, const struct result_pci *pci_devs)
 {
     struct rocm_facts f;
     rocm_facts_of(data, pci_devs, &f);

@@ -8,6 +8,7 @@
 #include <json-c/json.h>
 
 #include "probe.h"
+#include "results/result_pci.h"
 
 /* ---- the KFD topology (rocm_kfd.c) ---- */
 
@@ -41,7 +42,7 @@ const char *rocm_kfd_pci_address(const struct rocm_kfd_props *p, char *buf, size
  * array (each KFD node tied to the pci section's device and its VRAM; *NOT_READ counts the nodes past the first
  * ROCM_MAX_NODES listed, not read). */
 json_object *rocm_kernel_read(struct probe_ctx *ctx);
-json_object *rocm_nodes_read(struct probe_ctx *ctx, json_object *pci_devs, size_t *not_read);
+json_object *rocm_nodes_read(struct probe_ctx *ctx, const struct result_pci *pci_devs, size_t *not_read);
 /* Open /dev/kfd and the render node of each KFD GPU node in NODES O_RDWR as the runtime does (live host files only): a new array of
  * {path, open, errno, group, user_in_group}, or NULL when the files are not this machine's. */
 json_object *rocm_nodes_open(struct probe_ctx *ctx, json_object *nodes);
@@ -108,9 +109,9 @@ void rocm_smoke_findings(struct probe_ctx *ctx, json_object *data);
 
 extern const struct check rocm_checks[];
 extern const size_t rocm_n_checks;
-void rocm_findings(struct probe_ctx *ctx, json_object *data, json_object *pci_devs);
+void rocm_findings(struct probe_ctx *ctx, json_object *data, const struct result_pci *pci_devs);
 /* Is PCI device D (an entry of the pci section's devices) an AMD compute GPU or accelerator? */
-bool rocm_is_amd_gpu(json_object *d);
+bool rocm_is_amd_gpu(const struct result_pci_dev *d);
 
 /* ---- result, verdict, --require, labels, text (rocm_verdict.c) ---- */
 

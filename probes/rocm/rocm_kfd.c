@@ -153,20 +153,8 @@ static int rocm_cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* The pci section's device at ADDR, or NULL. */
-static json_object *rocm_pci_find(json_object *pci_devs, const char *addr)
-{
-    for (size_t i = 0; addr && pci_devs && i < json_object_array_length(pci_devs); i++) {
-        json_object *d = json_object_array_get_idx(pci_devs, i);
-        const char *a = jsonget_str(d, "address");
-        if (a && strcmp(a, addr) == 0)
-            return d;
-    }
-    return NULL;
-}
-
 /* One node's object; NULL when its properties cannot be read. */
-static json_object *rocm_node_json(struct probe_ctx *ctx, uint64_t id, json_object *pci_devs)
+static json_object *rocm_node_json(struct probe_ctx *ctx, uint64_t id, const struct result_pci *pci_devs)
 {
     char path[96], *text = NULL, gbuf[16], abuf[24];
     size_t len = 0;
@@ -187,9 +175,9 @@ static json_object *rocm_node_json(struct probe_ctx *ctx, uint64_t id, json_obje
     const char *addr = gpu ? rocm_kfd_pci_address(&p, abuf, sizeof(abuf)) : NULL;
     json_object_object_add(o, "pci_address", jsonstr_or_null(addr));
     json_object_object_add(o, "drm_render_minor", gpu && p.drm_render_minor >= 0 ? json_object_new_int64(p.drm_render_minor) : NULL);
-    json_object *pd = rocm_pci_find(pci_devs, addr);
+    const struct result_pci_dev *pd = result_pci_dev_at(pci_devs, addr);
     json_object_object_add(o, "on_pci_bus", gpu && pci_devs ? json_object_new_boolean(pd != NULL) : NULL);
-    const char *dname = jsonget_str(pd, "device_name");
+    const char *dname = pd ? pd->device_name : NULL;
     json_object_object_add(o, "name", jsonstr_or_null(dname));
     uint64_t vram = 0;
     char vpath[96];
@@ -206,7 +194,7 @@ static json_object *rocm_node_json(struct probe_ctx *ctx, uint64_t id, json_obje
     return o;
 }
 
-json_object *rocm_nodes_read(struct probe_ctx *ctx, json_object *pci_devs, size_t *not_read)
+json_object *rocm_nodes_read(struct probe_ctx *ctx, const struct result_pci *pci_devs, size_t *not_read)
 {
     json_object *arr = json_object_new_array();
     *not_read = 0;

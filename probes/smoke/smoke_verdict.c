@@ -4,6 +4,7 @@
 #include "compute_path.h"
 #include "doctor.h"
 #include "doctor_facts.h"
+#include "results/result_opencl.h"
 #include "results/result_smoke.h"
 #include "strutil.h"
 
@@ -15,8 +16,7 @@ extern const struct probe probe_smoke;
 void smoke_verdict(struct report *r, struct doctor_lines *out)
 {
     bool smoke_ran = doctor_data(r, "smoke") != NULL;
-    const struct report_section *ocl = report_find_section(r, "opencl");
-    if (!smoke_ran && !(ocl && ocl->status == REPORT_STATUS_OK))
+    if (!smoke_ran && !result_opencl_get(r))
         return;
     char label[256];
     size_t nocl = 0;

@@ -9,6 +9,7 @@
 #include "jsonstr.h"
 #include "strutil.h"
 #include "topology_internal.h"
+#include "results/result_pci.h"
 
 /* Findings about many GPUs or many nodes: a single GPU computes whatever they say. Their layer is the one
  * above the compute stacks, as NCCL sits above CUDA (CHECK_LAYER_FRAMEWORK: the gpu target and the APIs'
@@ -152,16 +153,14 @@ static char *topo_list_dir(const struct hostfs *fs, const char *dir)
 /* The GPUs the pci section lists (compute GPUs and accelerators), then every network function. */
 static void topo_collect(struct topo_run *t)
 {
-    struct report_section *pci = report_find_section(t->ctx->report, "pci");
-    size_t n = 0;
-    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "devices", &n) : NULL;
-    for (size_t i = 0; devs && i < n; i++) {
-        json_object *g = json_object_array_get_idx(devs, i);
-        const char *kind = jsonget_str(g, "kind"), *addr = jsonget_str(g, "address");
-        if (!addr || !kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0))
+    const struct result_pci *pci = result_pci_get(t->ctx->report);
+    for (size_t i = 0; pci && i < pci->n_devs; i++) {
+        const struct result_pci_dev *g = &pci->devs[i];
+        const char *addr = g->address;
+        if (!addr || !result_pci_dev_computes(g))
             continue;
         struct topo_dev *d = topo_add(t, TOPO_GPU, addr);
-        const char *vid = jsonget_str(g, "vendor_id");
+        const char *vid = g->vendor_id;
         t->nvidia = t->nvidia || (d && vid && strcasecmp(vid, "10de") == 0);
         if (d)
             snprintf(d->label, sizeof(d->label), "GPU%zu", t->n_gpus++);

@@ -6,6 +6,7 @@
 
 #include "compute_options.h"
 #include "jsonget.h"
+#include "results/result_pci.h"
 #include "ldsearch.h"
 #include "strutil.h"
 #include "vulkan_internal.h"
@@ -83,24 +84,16 @@ static void vulkan_load_drivers(struct probe_ctx *ctx, struct vulkan_driver *d, 
 }
 
 /* Is ADDR one of the pci section's devices? */
-static enum gc_tri vulkan_on_bus(json_object *pci, const char *addr)
+static enum gc_tri vulkan_on_bus(const struct result_pci *pci, const char *addr)
 {
-    size_t n = 0;
-    json_object *devs = jsonget_array(pci, "devices", &n);
-    if (!addr || !devs)
+    if (!addr || !pci->have_devices)
         return GC_TRI_UNKNOWN;
-    for (size_t i = 0; i < n; i++) {
-        const char *a = jsonget_str(json_object_array_get_idx(devs, i), "address");
-        if (a && strcmp(a, addr) == 0)
-            return GC_TRI_YES;
-    }
-    return GC_TRI_NO;
+    return gc_tri_from_bool(result_pci_dev_at(pci, addr) != NULL);
 }
 
 static void vulkan_collect_devices(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n, struct result_vulkan *res)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    json_object *pd = pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL;
+    const struct result_pci *pd = result_pci_get(ctx->report);
     for (size_t i = 0; i < n; i++) {
         size_t nd = 0;
         json_object *devs = d[i].status == RESULT_VULKAN_DRV_OK ? jsonget_array(d[i].answer, "devices", &nd) : NULL;
@@ -167,11 +160,10 @@ static void vulkan_smoke_all(struct probe_ctx *ctx, struct vulkan_driver *d, siz
 /* The GPUs the pci section lists, or -1 without PCI facts. */
 static long vulkan_bus_gpus(struct probe_ctx *ctx)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    size_t n = 0;
-    if (!pci || pci->status != REPORT_STATUS_OK || !jsonget_array(pci->data, "devices", &n))
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    if (!pci || !pci->have_devices)
         return -1;
-    return (long)n;
+    return (long)pci->n_devs;
 }
 
 /* The stack as a whole: nothing installed, no loader, no driver, no device. */
@@ -212,10 +204,9 @@ static bool vulkan_has_nvidia_driver(const struct result_vulkan *res)
  * capability (its documentation, "Driver capabilities"; unset is its default "utility,compute"). Information:
  * a CUDA container needs no Vulkan. Returns the finding added (to cause vulkan.gpu-without-device), or NULL. */
 static struct report_finding *vulkan_container_no_graphics(struct probe_ctx *ctx, const struct result_vulkan *res,
-                                                           json_object *pci, const char *addr)
+                                                           const struct result_pci *pci, const char *addr)
 {
-    json_object *plat = jsonget(pci, "platform"), *tk = jsonget(plat, "nvidia_container_toolkit");
-    const char *container = jsonget_str(plat, "container"), *caps = jsonget_str(tk, "driver_capabilities");
+    const char *container = pci->container, *caps = pci->toolkit_caps;
     /* the environment is read only in live runs (and kept in snapshots): without it, nothing is known */
     if (!container || (!caps && !probe_live(ctx)) || vulkan_has_nvidia_driver(res))
         return NULL;
@@ -247,12 +238,10 @@ static void vulkan_gpus_without_device(struct probe_ctx *ctx, const struct resul
     for (size_t i = 0; i < res->n_devs; i++)
         if (res->devs[i].type != RESULT_VULKAN_TYPE_CPU && !res->devs[i].pci_address)
             return;
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    size_t n = 0;
-    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "devices", &n) : NULL;
-    for (size_t i = 0; devs && i < n; i++) {
-        json_object *g = json_object_array_get_idx(devs, i);
-        const char *addr = jsonget_str(g, "address"), *cls = jsonget_str(g, "class");
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    for (size_t i = 0; pci && i < pci->n_devs; i++) {
+        const struct result_pci_dev *g = &pci->devs[i];
+        const char *addr = g->address, *cls = g->class_code;
         if (!addr || !cls || !str_starts_with(cls, "03"))
             continue; /* a display controller: accelerators without graphics rarely have Vulkan at all */
         bool found = false;
@@ -260,9 +249,9 @@ static void vulkan_gpus_without_device(struct probe_ctx *ctx, const struct resul
             found = res->devs[j].pci_address && strcmp(res->devs[j].pci_address, addr) == 0;
         if (found)
             continue;
-        const char *name = jsonget_str(g, "device_name"), *vendor = jsonget_str(g, "vendor_name");
-        const char *vid = jsonget_str(g, "vendor_id");
-        struct report_finding *why = vid && strcmp(vid, "10de") == 0 ? vulkan_container_no_graphics(ctx, res, pci->data, addr)
+        const char *name = g->device_name, *vendor = g->vendor_name;
+        const char *vid = g->vendor_id;
+        struct report_finding *why = vid && strcmp(vid, "10de") == 0 ? vulkan_container_no_graphics(ctx, res, pci, addr)
                                                                      : NULL;
         char *why_id = why ? str_dup(why->id) : NULL, *why_subject = why && why->subject ? str_dup(why->subject) : NULL;
         struct report_finding *f = report_add_finding(ctx->report, "vulkan.gpu-without-device", addr, "GPU %s (%s%s%s) "
@@ -279,14 +268,12 @@ static void vulkan_gpus_without_device(struct probe_ctx *ctx, const struct resul
  * graphics capability is still named: that is why no NVIDIA manifest is there. */
 static void vulkan_container_gpus(struct probe_ctx *ctx, const struct result_vulkan *res)
 {
-    struct report_section *pci = report_find_section(ctx->report, "pci");
-    size_t n = 0;
-    json_object *devs = pci && pci->status == REPORT_STATUS_OK ? jsonget_array(pci->data, "devices", &n) : NULL;
-    for (size_t i = 0; devs && i < n; i++) {
-        json_object *g = json_object_array_get_idx(devs, i);
-        const char *addr = jsonget_str(g, "address"), *cls = jsonget_str(g, "class"), *vid = jsonget_str(g, "vendor_id");
+    const struct result_pci *pci = result_pci_get(ctx->report);
+    for (size_t i = 0; pci && i < pci->n_devs; i++) {
+        const struct result_pci_dev *g = &pci->devs[i];
+        const char *addr = g->address, *cls = g->class_code, *vid = g->vendor_id;
         if (addr && cls && str_starts_with(cls, "03") && vid && strcmp(vid, "10de") == 0 &&
-            vulkan_container_no_graphics(ctx, res, pci->data, addr))
+            vulkan_container_no_graphics(ctx, res, pci, addr))
             return;
     }
 }

@@ -6,6 +6,7 @@
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "strutil.h"
+#include "results/result_pci.h"
 #include "vendor.h"
 #include "vulkan_internal.h"
 
@@ -155,11 +156,8 @@ static void vulkan_no_device(struct probe_ctx *ctx, struct vulkan_driver *d, con
                              const char *output)
 {
     const struct vendor_cl *hw = vulkan_hw_of(d->library ? d->library : d->info.library_path);
-    struct report_section *pci = report_find_section(ctx->report, "pci");
     char why[256] = "";
-    enum vendor_hw h = hw ? vendor_cl_hardware(hw, pci && pci->status == REPORT_STATUS_OK ? pci->data : NULL, NULL, why,
-                                               sizeof(why))
-                          : VENDOR_HW_UNKNOWN;
+    enum vendor_hw h = hw ? vendor_cl_hardware(hw, result_pci_get(ctx->report), NULL, why, sizeof(why)) : VENDOR_HW_UNKNOWN;
     struct report_finding *f;
     if (h == VENDOR_HW_ABSENT) {
         d->status = RESULT_VULKAN_DRV_ABSENT_HARDWARE;

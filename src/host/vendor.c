@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "jsonget.h"
+#include "results/result_pci.h"
 #include "strutil.h"
 
 /* ---- GPU vendors ----
@@ -288,10 +289,9 @@ static bool vendor_env_names(const char *list, const char *word)
  * driver (NEO, ROCm, NVIDIA's) reaches its GPU through /dev/dxg and the Windows driver of that vendor, which the
  * platform's wsl.gpu_vendors lists ("nvidia", "amd", "intel": the vendors' names here); Mesa's GPU drivers need a
  * Linux kernel GPU driver, of which WSL2 has none. UNKNOWN when the facts do not say. */
-static enum vendor_hw vendor_cl_wsl(const struct vendor_cl *d, json_object *platform, char *why, size_t len)
+static enum vendor_hw vendor_cl_wsl(const struct vendor_cl *d, const struct result_pci *pci, char *why, size_t len)
 {
-    json_object *gv = jsonget(jsonget(platform, "wsl"), "gpu_vendors");
-    if (!gv || !json_object_is_type(gv, json_type_array)) {
+    if (!pci->have_wsl_vendors) {
         snprintf(why, len, "WSL2: which Windows GPU drivers the guest sees is unknown");
         return VENDOR_HW_UNKNOWN;
     }
@@ -305,9 +305,8 @@ static enum vendor_hw vendor_cl_wsl(const struct vendor_cl *d, json_object *plat
         if (!v)
             continue;
         display = v->display;
-        for (size_t i = 0; i < json_object_array_length(gv); i++) {
-            const char *name = json_object_get_string(json_object_array_get_idx(gv, i));
-            if (name && strcmp(name, v->name) == 0) {
+        for (size_t i = 0; i < pci->n_wsl_vendors; i++) {
+            if (strcmp(pci->wsl_vendors[i], v->name) == 0) {
                 snprintf(why, len, "WSL2: the Windows host's %s GPU driver is mounted under /usr/lib/wsl", v->display);
                 return VENDOR_HW_PRESENT;
             }
@@ -317,8 +316,8 @@ static enum vendor_hw vendor_cl_wsl(const struct vendor_cl *d, json_object *plat
     return VENDOR_HW_ABSENT;
 }
 
-enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, const char *env_value, char *why,
-                                  size_t len)
+enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, const struct result_pci *pci, const char *env_value,
+                                  char *why, size_t len)
 {
     if (len)
         why[0] = '\0';
@@ -332,33 +331,27 @@ enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, c
         snprintf(why, len, "%s=%s makes it a CPU driver", d->cpu_env, env_value);
         return VENDOR_HW_NOT_NEEDED;
     }
-    const char *kind = jsonget_str(jsonget(pci, "platform"), "kind");
-    if (kind && strcmp(kind, "wsl2") == 0)
-        return vendor_cl_wsl(d, jsonget(pci, "platform"), why, len);
+    if (pci && pci->platform == RESULT_PCI_PLATFORM_WSL2)
+        return vendor_cl_wsl(d, pci, why, len);
     /* Only a full view of the bus can say a GPU is absent: sysfs read, not a dump of another machine. */
-    json_object *devs = jsonget(pci, "devices");
-    json_object *visible = jsonget(pci, "bus_visible");
-    const char *source = jsonget_str(pci, "source");
-    if (!pci || !devs || !json_object_is_type(devs, json_type_array) || !visible ||
-        !json_object_get_boolean(visible) || !source || strcmp(source, "sysfs") != 0) {
+    if (!pci || !pci->have_devices || pci->bus_visible != GC_TRI_YES || !pci->source ||
+        strcmp(pci->source, "sysfs") != 0) {
         snprintf(why, len, "no PCI facts from this machine's sysfs");
         return VENDOR_HW_UNKNOWN;
     }
-    size_t n = json_object_array_length(devs);
+    size_t n = pci->n_devs;
     for (size_t i = 0; i < n; i++) {
-        json_object *g = json_object_array_get_idx(devs, i);
-        const char *vid = jsonget_str(g, "vendor_id");
-        const char *addr = jsonget_str(g, "address");
-        char *end = NULL;
-        long v = vid ? strtol(vid, &end, 16) : -1;
-        if (!vid || !end || *end || v < 0 || v == 0xffff) {
+        const struct result_pci_dev *g = &pci->devs[i];
+        const char *addr = g->address;
+        long v = g->vendor;
+        if (v < 0) {
             /* A device whose vendor cannot be read (or reads all ones) could be anything. */
             snprintf(why, len, "PCI device %s has no readable vendor ID", addr ? addr : "?");
             return VENDOR_HW_UNKNOWN;
         }
         for (size_t k = 0; d->gpu_vendors && d->gpu_vendors[k]; k++) {
             if (d->gpu_vendors[k] == v) {
-                const char *drv = jsonget_str(g, "driver");
+                const char *drv = g->driver;
                 snprintf(why, len, "PCI device %s is vendor %04lx%s%s", addr ? addr : "?", v,
                          drv ? ", driver " : ", no driver bound", drv ? drv : "");
                 return VENDOR_HW_PRESENT;

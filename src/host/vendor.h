@@ -82,10 +82,11 @@ enum vendor_hw {
 /* "not-needed", "present", "absent", "unknown". */
 const char *vendor_hw_name(enum vendor_hw h);
 
-/* Does this machine have the hardware driver D needs? PCI is the pci section's data (NULL when the
+struct result_pci;
+/* Does this machine have the hardware driver D needs? PCI is the pci section's facts (NULL when the
  * probe did not run or failed); ENV_VALUE is the value of D->cpu_env (NULL when unset). Writes
  * what was seen to WHY (LEN bytes), e.g. "no PCI GPU of vendor 8086 (Intel) among 0 GPUs". */
-enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, json_object *pci, const char *env_value, char *why,
+enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, const struct result_pci *pci, const char *env_value, char *why,
                                   size_t len);
 
 /* A driver version token (LEN bytes of S): digits and dots, at least one dot, no empty part. */

@@ -62,6 +62,9 @@ struct result_cuda {
     struct result_cuda_smoke *smoke;
     size_t n_smoke;
     char *smoke_not_run; /* why the CUDA smoke test did not run, NULL when it ran */
+    /* data.driver.library.path and .version (the libcuda loaded), data.driver.kernel_module_version; NULL:
+     * unknown. Read from the section's driver object once it is built (result_cuda_read_driver). */
+    char *library_path, *library_version, *kernel_module_version;
 };
 
 extern const struct report_result_ops result_cuda_ops;
@@ -74,6 +77,10 @@ int result_cuda_add_dev(struct result_cuda *r, json_object *d);
 /* One smoke test's ORDINAL and STATUS (a name from the table, or unknown), and its data.smoke[] ENTRY (may
  * be NULL; a reference is taken): appended. 0 or -1. */
 int result_cuda_add_smoke(struct result_cuda *r, int ordinal, const char *status, json_object *entry);
+
+/* The driver's library and kernel module (data.driver.library, .kernel_module_version) of the section's DATA,
+ * into R. 0, or -1 on allocation failure. */
+int result_cuda_read_driver(struct result_cuda *r, json_object *data);
 
 /* The cuda facts S carries (the probe filling them while it runs), or NULL. */
 struct result_cuda *result_cuda_of(struct report_section *s);

@@ -9,7 +9,10 @@
 #include "doctor_facts.h"
 #include "levelzero_internal.h"
 #include "report.h"
+#include "results/result_cpu.h"
 #include "results/result_cuda.h"
+#include "results/result_opencl.h"
+#include "results/result_pci.h"
 #include "results/result_smoke.h"
 #include "results/result_vulkan.h"
 #include "rocm_internal.h"
@@ -109,7 +112,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size > 65536)
         return 0;
     static const struct report_result_ops *const kinds[] = {&result_smoke_ops, &result_cuda_ops, &result_vulkan_ops,
-                                                            &result_rocm_ops, &result_levelzero_ops};
+                                                            &result_rocm_ops, &result_levelzero_ops, &result_pci_ops,
+                                                            &result_cpu_ops, &result_opencl_ops};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         json_tokener *tok = json_tokener_new();
         if (!tok)

@@ -99,7 +99,11 @@ static const char *run(json_object *ocl, json_object *pci)
         report_free(last);
     last = report_new();
     assert_non_null(last);
-    size_t n = ocl_correlate(ocl, pci, last);
+    /* The pci facts as the pci probe's result reads them from its section's JSON. */
+    struct result_pci *facts = pci ? result_pci_read(pci) : NULL;
+    assert_true(!pci || facts);
+    size_t n = ocl_correlate(ocl, facts, last);
+    result_pci_ops.free(facts);
     assert_int_equal(n, last->n_findings);
     /* sort IDs (insertion sort: a handful of findings) */
     const char *ids[32];

@@ -170,7 +170,13 @@ static void test_findings_name_the_errno(void **state)
     struct report *r = report_new();
     struct hostfs fs = {0};
     struct probe_ctx ctx = {.fs = &fs, .report = r};
-    rocm_findings(&ctx, d, pci);
+    json_object *pci_data = json_object_new_object();
+    json_object_object_add(pci_data, "devices", pci);
+    struct result_pci *facts = result_pci_read(pci_data); /* the pci facts as the pci probe's result reads them */
+    assert_non_null(facts);
+    rocm_findings(&ctx, d, facts);
+    result_pci_ops.free(facts);
+    json_object_put(pci_data);
     const struct report_finding *open = report_find_finding(r, "rocm.node-open-failed", "/dev/kfd");
     assert_non_null(open);
     assert_non_null(strstr(open->message, "EACCES (Permission denied): its group is render, and this process is not in it "
@@ -181,7 +187,6 @@ static void test_findings_name_the_errno(void **state)
     assert_null(report_find_finding(r, "rocm.no-device", NULL));
     report_free(r);
     json_object_put(d);
-    json_object_put(pci);
 }
 
 int main(void)

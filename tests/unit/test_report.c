@@ -4,13 +4,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <cmocka.h>
+#include <dirent.h>
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "report.h"
+#include "strutil.h"
+#include "results/result_cpu.h"
 #include "results/result_cuda.h"
+#include "results/result_opencl.h"
+#include "results/result_pci.h"
 #include "results/result_smoke.h"
 #include "typed.h"
 #include "writer.h"
@@ -356,7 +361,185 @@ static void test_cuda_facts_beside_json(void **state)
     assert_int_equal(result_cuda_smoke_of(c, 1), -2); /* a status this version does not know */
     assert_int_equal(result_cuda_smoke_of(c, 2), -1); /* not tested */
     assert_null(c->smoke_not_run);
+    assert_null(c->library_version); /* no driver.library */
     report_free(r);
+    r = report_new();
+    s = report_add_section(r, "cuda");
+    json_object_put(s->data);
+    s->data = json_tokener_parse("{\"driver\":{\"status\":\"init-failed\",\"library\":{\"path\":\"/l/libcuda.so.1\","
+                                 "\"version\":\"580.1\"},\"kernel_module_version\":\"580.2\"}}");
+    assert_int_equal(report_section_adopt(s, &result_cuda_ops), 0);
+    c = result_cuda_get(r);
+    assert_string_equal(c->library_path, "/l/libcuda.so.1");
+    assert_string_equal(c->library_version, "580.1");
+    assert_string_equal(c->kernel_module_version, "580.2");
+    assert_int_equal(c->driver_status, RESULT_CUDA_DRV_INIT_FAILED);
+    report_free(r);
+}
+
+
+/* The pci facts are read beside the section's JSON, which stays as it is, odd shapes included. */
+static void test_pci_facts_beside_json(void **state)
+{
+    (void)state;
+    static const char *doc =
+        "{\"bus_visible\":true,\"devices\":[{\"address\":\"0000:01:00.0\",\"class\":\"0302\",\"device_id\":\"2330\","
+        "\"driver\":\"nvidia\",\"kind\":\"compute-gpu\",\"link\":{\"max_width\":16},\"vendor_id\":\"10de\"},"
+        "{\"address\":\"0000:02:00.0\",\"kind\":\"melted\",\"vendor_id\":\"ffff\"},7],\"modules\":{\"nvidia\":"
+        "{\"loaded\":true},\"nvidia_uvm\":{\"loaded\":null}},\"nodes\":[{\"path\":\"/dev/nvidia0\",\"present\":true,"
+        "\"compute\":true,\"mode\":\"0666\",\"uid\":0,\"gid\":44,\"group\":\"video\"},{\"path\":\"/dev/x\",\"mode\":"
+        "\"rw\"}],\"nvidia\":{\"kernel_module\":{\"files\":[]},\"kernel_module_version\":\"580.1\"},\"platform\":"
+        "{\"container\":\"docker\",\"kind\":\"wsl2\",\"nvidia_container_toolkit\":{\"driver_capabilities\":\"compute\"},"
+        "\"wsl\":{\"gpu_vendors\":[\"nvidia\",3]}},\"source\":\"sysfs\"}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "pci");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_pci_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE), doc);
+    json_object_put(back);
+    const struct result_pci *p = result_pci_get(r);
+    assert_non_null(p);
+    assert_true(p->have_devices);
+    assert_int_equal(p->n_devs, 3); /* the one that is not an object counts, unknown */
+    assert_int_equal(p->devs[0].vendor, 0x10de);
+    assert_int_equal(p->devs[0].kind, RESULT_PCI_KIND_COMPUTE);
+    assert_true(result_pci_dev_computes(&p->devs[0]));
+    assert_non_null(p->devs[0].link);
+    assert_int_equal(p->devs[1].vendor, -1); /* all ones: unreadable */
+    assert_int_equal(p->devs[1].kind, -1);   /* a kind this version does not know */
+    assert_null(p->devs[2].address);
+    assert_ptr_equal(result_pci_dev_at(p, "0000:02:00.0"), &p->devs[1]);
+    assert_null(result_pci_dev_at(p, "0000:03:00.0"));
+    assert_int_equal(p->n_nodes, 2);
+    assert_true(p->nodes[0].have_mode);
+    assert_int_equal(p->nodes[0].mode, 0666);
+    assert_int_equal(p->nodes[0].gid, 44);
+    assert_false(p->nodes[1].have_mode); /* not octal */
+    assert_int_equal(p->nodes[1].present, GC_TRI_UNKNOWN);
+    assert_ptr_equal(result_pci_node_at(p, "/dev/x"), &p->nodes[1]);
+    assert_int_equal(result_pci_module_loaded(p, "nvidia"), GC_TRI_YES);
+    assert_int_equal(result_pci_module_loaded(p, "nvidia_uvm"), GC_TRI_UNKNOWN);
+    assert_int_equal(result_pci_module_loaded(p, "amdgpu"), GC_TRI_UNKNOWN);
+    assert_true(p->nvidia_kmod_unloadable); /* no module file installed */
+    assert_string_equal(p->nvidia_kmod_version, "580.1");
+    assert_int_equal(p->platform, RESULT_PCI_PLATFORM_WSL2);
+    assert_string_equal(p->container, "docker");
+    assert_string_equal(p->toolkit_caps, "compute");
+    assert_int_equal(p->n_wsl_vendors, 1); /* the entry that is not a string is left out */
+    assert_int_equal(p->bus_visible, GC_TRI_YES);
+    assert_string_equal(p->source, "sysfs");
+    report_section_set_status(s, REPORT_STATUS_FAILED, "x");
+    assert_null(result_pci_get(r)); /* only a section that ran ok gives facts */
+    report_free(r);
+}
+
+/* The cpu facts likewise: the JSON stays as it is; a flag that is not a boolean is unknown. */
+static void test_cpu_facts_beside_json(void **state)
+{
+    (void)state;
+    static const char *doc = "{\"architecture\":\"x86_64\",\"flags\":{\"avx\":false,\"avx2\":null,\"sse2\":true,"
+                             "\"fma\":1},\"x86_64_level\":3}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "cpu");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_cpu_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), doc);
+    json_object_put(back);
+    const struct result_cpu *c = result_cpu_get(r);
+    assert_non_null(c);
+    assert_string_equal(c->architecture, "x86_64");
+    assert_int_equal(c->x86_64_level, 3);
+    assert_int_equal(result_cpu_flag(c, "avx"), GC_TRI_NO);
+    assert_int_equal(result_cpu_flag(c, "sse2"), GC_TRI_YES);
+    assert_int_equal(result_cpu_flag(c, "avx2"), GC_TRI_UNKNOWN);
+    assert_int_equal(result_cpu_flag(c, "fma"), GC_TRI_UNKNOWN); /* not a boolean */
+    assert_int_equal(result_cpu_flag(c, "avx512f"), GC_TRI_UNKNOWN);
+    assert_int_equal(result_cpu_flag(NULL, "avx"), GC_TRI_UNKNOWN);
+    report_free(r);
+}
+
+/* The opencl facts likewise: platforms and their devices' types, the JSON left as it is. */
+static void test_opencl_facts_beside_json(void **state)
+{
+    (void)state;
+    static const char *doc = "{\"platforms\":[{\"name\":\"Intel(R) OpenCL Graphics\",\"devices\":[{\"name\":\"Arc\","
+                             "\"type\":[\"GPU\"],\"opencl_version\":\"3.0\"},{\"type\":[7,\"CPU\"]},3]},5]}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "opencl");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_opencl_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), doc);
+    json_object_put(back);
+    const struct result_opencl *o = result_opencl_get(r);
+    assert_non_null(o);
+    assert_int_equal(o->n_platforms, 2); /* the one that is not an object counts, unknown */
+    assert_string_equal(o->platforms[0].name, "Intel(R) OpenCL Graphics");
+    assert_null(o->platforms[1].name);
+    assert_int_equal(o->platforms[0].n_devs, 3);
+    assert_true(o->platforms[0].devs[0].gpu);
+    assert_string_equal(o->platforms[0].devs[0].version, "3.0");
+    assert_false(o->platforms[0].devs[1].gpu);
+    assert_true(o->platforms[0].devs[1].cpu);
+    assert_false(o->platforms[0].devs[2].cpu);
+    assert_int_equal(json_object_array_length(o->platforms_json), 2); /* the list itself, for cldevices */
+    report_free(r);
+}
+
+/* Every fixture's pci section (tests/fixtures/NAME/EXPECTED-*.json, LIVE-*.json) reads into the facts and prints
+ * back byte for byte: the probe's own section and a snapshot's are read by the same parser, which takes nothing. */
+static void test_pci_fixtures_round_trip(void **state)
+{
+    (void)state;
+    const char *src = getenv("GPUCHECKUP_SOURCE_ROOT");
+    assert_non_null(src);
+    char *dir = str_printf("%s/tests/fixtures", src);
+    DIR *d = opendir(dir);
+    assert_non_null(d);
+    size_t n = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        char *sub = str_printf("%s/%s", dir, e->d_name);
+        DIR *f = e->d_name[0] != '.' ? opendir(sub) : NULL;
+        struct dirent *g;
+        while (f && (g = readdir(f))) {
+            size_t len = strlen(g->d_name);
+            if (len < 5 || strcmp(g->d_name + len - 5, ".json") != 0)
+                continue;
+            char *path = str_printf("%s/%s", sub, g->d_name);
+            json_object *docj = json_object_from_file(path), *pci = NULL;
+            free(path);
+            assert_non_null(docj);
+            if (json_object_object_get_ex(docj, "pci", &pci) && json_object_is_type(pci, json_type_object)) {
+                struct report *r = report_new();
+                struct report_section *s = report_add_section(r, "pci");
+                json_object_put(s->data);
+                s->data = json_object_get(pci);
+                char *before = strdup(json_object_to_json_string_ext(pci, JSON_C_TO_STRING_PLAIN));
+                assert_int_equal(report_section_adopt(s, &result_pci_ops), 0);
+                json_object *back = report_section_json(s);
+                assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), before);
+                json_object_put(back);
+                assert_non_null(result_pci_get(r));
+                assert_true(result_pci_get(r)->have_devices);
+                free(before);
+                report_free(r);
+                n++;
+            }
+            json_object_put(docj);
+        }
+        if (f)
+            closedir(f);
+        free(sub);
+    }
+    closedir(d);
+    free(dir);
+    assert_true(n >= 3); /* two EXPECTED-pci.json, one LIVE-check.json at least */
 }
 
 /* No summary line says more than the findings it summarises (issue 35: "[FAIL] ROCm" above "ready"). */
@@ -402,6 +585,10 @@ int main(void)
         cmocka_unit_test(test_smoke_result_round_trip),
         cmocka_unit_test(test_smoke_result_odd_shapes),
         cmocka_unit_test(test_cuda_facts_beside_json),
+        cmocka_unit_test(test_pci_facts_beside_json),
+        cmocka_unit_test(test_pci_fixtures_round_trip),
+        cmocka_unit_test(test_cpu_facts_beside_json),
+        cmocka_unit_test(test_opencl_facts_beside_json),
         cmocka_unit_test(test_marks_agree_with_findings),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

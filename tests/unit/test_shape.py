@@ -567,5 +567,62 @@ class CycleTests(unittest.TestCase):
         self.assertEqual(sorted(CYCLE_EXCEPTIONS - found), [], "stale entries in CYCLE_EXCEPTIONS")
 
 
+# A probe reads another probe's facts through that probe's typed result (src/results/result_NAME.h,
+# result_NAME_get), never its section's JSON by name: a renamed key then breaks the build, not a run.
+SECTION_READ_RE = re.compile(r'\b(report_find_section|doctor_data|probe_captured)\s*\(([^;]*?),\s*"([a-z0-9_-]+)"\s*\)')
+
+
+def section_reads(texts, names):
+    """(file, reader, section) for each call in TEXTS ({path: source}) under probes/ that reads a section by a
+    string literal naming another probe (NAMES): report_find_section(r, "pci"), doctor_data(r, "cpu"),
+    probe_captured(ctx, "icd"). A file loose in probes/ (the shared OpenCL child) is no probe: any name counts."""
+    found = set()
+    for rel in sorted(texts):
+        if not rel.startswith("probes/"):
+            continue
+        owner = rel.split("/")[1] if rel.count("/") >= 2 else None
+        for m in SECTION_READ_RE.finditer(blank_comments(texts[rel])):
+            section = m.group(3)
+            if section in names and section != owner:
+                found.add((rel, m.group(1), section))
+    return found
+
+
+# Sections still read by name by another probe, and why: none (issue 38). An entry, (file, reader, section), needs
+# its reason beside it, and the list only shrinks.
+SECTION_READ_EXCEPTIONS = set()
+
+
+class SectionReadScannerTests(unittest.TestCase):
+    """The scanner itself: a broken scanner would pass every tree."""
+
+    def test_reads_found(self):
+        tree = {
+            "probes/a/a.c": ('x = report_find_section(ctx->report, "b");\ny = doctor_data(r, "a");\n'
+                             '/* doctor_data(r, "b") */\nz = probe_captured(ctx,\n "b");\nw = doctor_data(r, "zz");\n'),
+            "probes/shared.c": 'x = report_find_section(ctx->report, "a");\n',
+            "src/core.c": 'x = report_find_section(r, "a");\n',
+        }
+        self.assertEqual(sorted(section_reads(tree, {"a", "b"})), [
+            ("probes/a/a.c", "probe_captured", "b"),
+            ("probes/a/a.c", "report_find_section", "b"),
+            ("probes/shared.c", "report_find_section", "a"),
+        ])
+
+
+class SectionReadTests(unittest.TestCase):
+    def test_no_probe_reads_another_section_by_name(self):
+        names, _, _ = probe_facts()
+        texts = {}
+        for rel in sources():
+            with open(os.path.join(ROOT, rel), encoding="utf-8", errors="replace") as f:
+                texts[rel.replace(os.sep, "/")] = f.read()
+        found = section_reads(texts, set(names))
+        self.assertEqual(sorted(found - SECTION_READ_EXCEPTIONS), [],
+                         "a probe reads another probe's section by name: read its typed result "
+                         "(src/results/result_NAME.h) instead, or give that section one")
+        self.assertEqual(sorted(SECTION_READ_EXCEPTIONS - found), [], "stale entries in SECTION_READ_EXCEPTIONS")
+
+
 if __name__ == "__main__":
     unittest.main(argv=sys.argv[:1], verbosity=2)

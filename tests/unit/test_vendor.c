@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "vendor.h"
+#include "results/result_pci.h"
 
 static const char *cl_name(const struct vendor_cl *d)
 {
@@ -195,6 +196,16 @@ static void test_vendor_in_text(void **state)
     assert_null(vendor_in_text(NULL));
 }
 
+/* vendor_cl_hardware on the pci facts read from the section's JSON PCI (NULL: no facts). */
+static enum vendor_hw hw_of(const struct vendor_cl *d, json_object *pci, const char *env, char *why, size_t len)
+{
+    struct result_pci *facts = pci ? result_pci_read(pci) : NULL;
+    assert_true(!pci || facts);
+    enum vendor_hw h = vendor_cl_hardware(d, facts, env, why, len);
+    result_pci_ops.free(facts);
+    return h;
+}
+
 static void test_hardware(void **state)
 {
     (void)state;
@@ -204,47 +215,47 @@ static void test_hardware(void **state)
     const struct vendor_cl *amd = vendor_cl_by_name("amd");
 
     json_object *none = pci_data("sysfs", 1, NULL);
-    assert_int_equal(vendor_cl_hardware(neo, none, NULL, why, sizeof(why)), VENDOR_HW_ABSENT);
+    assert_int_equal(hw_of(neo, none, NULL, why, sizeof(why)), VENDOR_HW_ABSENT);
     assert_non_null(strstr(why, "8086 (Intel)"));
-    assert_int_equal(vendor_cl_hardware(pocl, none, NULL, why, sizeof(why)), VENDOR_HW_NOT_NEEDED);
-    assert_int_equal(vendor_cl_hardware(rusticl, none, NULL, why, sizeof(why)), VENDOR_HW_ABSENT);
+    assert_int_equal(hw_of(pocl, none, NULL, why, sizeof(why)), VENDOR_HW_NOT_NEEDED);
+    assert_int_equal(hw_of(rusticl, none, NULL, why, sizeof(why)), VENDOR_HW_ABSENT);
     /* RUSTICL_ENABLE=llvmpipe makes rusticl a CPU driver; a longer word does not. */
-    assert_int_equal(vendor_cl_hardware(rusticl, none, "radeonsi,llvmpipe", why, sizeof(why)), VENDOR_HW_NOT_NEEDED);
-    assert_int_equal(vendor_cl_hardware(rusticl, none, "llvmpipe:0", why, sizeof(why)), VENDOR_HW_NOT_NEEDED);
-    assert_int_equal(vendor_cl_hardware(rusticl, none, "llvmpipex", why, sizeof(why)), VENDOR_HW_ABSENT);
-    assert_int_equal(vendor_cl_hardware(rusticl, none, "iris", why, sizeof(why)), VENDOR_HW_ABSENT);
+    assert_int_equal(hw_of(rusticl, none, "radeonsi,llvmpipe", why, sizeof(why)), VENDOR_HW_NOT_NEEDED);
+    assert_int_equal(hw_of(rusticl, none, "llvmpipe:0", why, sizeof(why)), VENDOR_HW_NOT_NEEDED);
+    assert_int_equal(hw_of(rusticl, none, "llvmpipex", why, sizeof(why)), VENDOR_HW_ABSENT);
+    assert_int_equal(hw_of(rusticl, none, "iris", why, sizeof(why)), VENDOR_HW_ABSENT);
     json_object_put(none);
 
     static const char *const intel_gpu[] = {"8086", NULL};
     json_object *intel = pci_data("sysfs", 1, intel_gpu);
-    assert_int_equal(vendor_cl_hardware(neo, intel, NULL, why, sizeof(why)), VENDOR_HW_PRESENT);
+    assert_int_equal(hw_of(neo, intel, NULL, why, sizeof(why)), VENDOR_HW_PRESENT);
     assert_non_null(strstr(why, "0000:00:02.0"));
     assert_non_null(strstr(why, "i915"));
-    assert_int_equal(vendor_cl_hardware(rusticl, intel, NULL, why, sizeof(why)), VENDOR_HW_PRESENT);
-    assert_int_equal(vendor_cl_hardware(clover, intel, NULL, why, sizeof(why)), VENDOR_HW_ABSENT);
+    assert_int_equal(hw_of(rusticl, intel, NULL, why, sizeof(why)), VENDOR_HW_PRESENT);
+    assert_int_equal(hw_of(clover, intel, NULL, why, sizeof(why)), VENDOR_HW_ABSENT);
     json_object_put(intel);
 
     static const char *const amd_alt[] = {"1022", NULL};
     json_object *alt = pci_data("sysfs", 1, amd_alt);
-    assert_int_equal(vendor_cl_hardware(amd, alt, NULL, why, sizeof(why)), VENDOR_HW_PRESENT);
+    assert_int_equal(hw_of(amd, alt, NULL, why, sizeof(why)), VENDOR_HW_PRESENT);
     json_object_put(alt);
 
     /* Without a full view of this machine's bus nothing is called absent. */
-    assert_int_equal(vendor_cl_hardware(neo, NULL, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
+    assert_int_equal(hw_of(neo, NULL, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
     json_object *dump = pci_data("dump", 1, NULL);
-    assert_int_equal(vendor_cl_hardware(neo, dump, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
+    assert_int_equal(hw_of(neo, dump, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
     json_object_put(dump);
     json_object *hidden = pci_data("sysfs", 0, NULL);
-    assert_int_equal(vendor_cl_hardware(neo, hidden, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
+    assert_int_equal(hw_of(neo, hidden, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
     json_object_put(hidden);
     json_object *nofield = pci_data("sysfs", -1, NULL);
-    assert_int_equal(vendor_cl_hardware(neo, nofield, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
+    assert_int_equal(hw_of(neo, nofield, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
     json_object_put(nofield);
     static const char *const dead[] = {"ffff", NULL};
     json_object *allones = pci_data("sysfs", 1, dead);
-    assert_int_equal(vendor_cl_hardware(neo, allones, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
+    assert_int_equal(hw_of(neo, allones, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
     json_object_put(allones);
-    assert_int_equal(vendor_cl_hardware(NULL, NULL, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
+    assert_int_equal(hw_of(NULL, NULL, NULL, why, sizeof(why)), VENDOR_HW_UNKNOWN);
 
     assert_string_equal(vendor_hw_name(VENDOR_HW_ABSENT), "absent");
     assert_string_equal(vendor_hw_name(VENDOR_HW_NOT_NEEDED), "not-needed");
