@@ -26,9 +26,20 @@ PASSWD = ("root:x:0:0:root:/root:/bin/bash\n"
 GROUP = ("root:x:0:\nvideo:x:44:alice\nrender:x:992:alice\nollama:x:998:\nbob:x:1001:\nalice:x:1002:\n")
 
 
+def sanitizer_preload(lib):
+    """The environment a plain python3 needs to map LIB when LIB links the sanitizer runtime (tests/run-suite's
+    ASan stage builds the suite's fakes so): that runtime must come first, so it is preloaded."""
+    out = subprocess.run(["ldd", lib], capture_output=True, text=True, timeout=30).stdout
+    for line in out.splitlines():
+        if "libasan.so" in line and "=>" in line:
+            return {"LD_PRELOAD": line.split("=>", 1)[1].split("(")[0].strip(), "ASAN_OPTIONS": "detect_leaks=0"}
+    return {}
+
+
 class ProcessTests(gctest.TestCase):
     def child(self, env=None, lib=None, prefix=()):
         e = dict(os.environ)
+        e.update(sanitizer_preload(lib) if lib else {})
         e.update(env or {})
         p = subprocess.Popen([*prefix, sys.executable, "-c", CHILD, *([lib] if lib else [])], env=e,
                              stdout=subprocess.PIPE, text=True)
