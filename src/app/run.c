@@ -101,10 +101,7 @@ static void run_invoke(struct run_slot *sl, struct report_section *sec)
 /* SL's probe is done: its section, complete, replaces the report's placeholder (under S->mu). */
 static void run_publish(struct run_sched *s, struct run_slot *sl)
 {
-    struct report_section *sec = &s->r->sections[sl->sec];
-    report_section_clear(sec);
-    *sec = sl->own;
-    memset(&sl->own, 0, sizeof(sl->own));
+    report_section_publish(&s->r->sections[sl->sec], &sl->own);
     sl->state = RUN_DONE;
 }
 

@@ -75,9 +75,9 @@ int report_section_init(struct report_section *s, const char *name)
     return -1;
 }
 
-void report_section_clear(struct report_section *s)
+/* Everything S owns but its name, freed. */
+static void report_section_free_members(struct report_section *s)
 {
-    free(s->name);
     free(s->reason);
     json_object_put(s->data);
     if (s->result_ops && s->result)
@@ -90,7 +90,31 @@ void report_section_clear(struct report_section *s)
         free(s->lines[j].fold_name);
     }
     free(s->lines);
+}
+
+void report_section_clear(struct report_section *s)
+{
+    report_section_free_members(s);
+    free(s->name);
     memset(s, 0, sizeof(*s));
+}
+
+void report_section_publish(struct report_section *dst, struct report_section *src)
+{
+    /* DST's name is read meanwhile by other threads looking a section up (report_find_section walks every
+     * name): it is neither freed nor written; every other member is replaced by SRC's, member by member. */
+    report_section_free_members(dst);
+    dst->status = src->status;
+    dst->reason = src->reason;
+    dst->data = src->data;
+    dst->result_ops = src->result_ops;
+    dst->result = src->result;
+    dst->lines = src->lines;
+    dst->n_lines = src->n_lines;
+    dst->duration_ms = src->duration_ms;
+    dst->captured = src->captured;
+    free(src->name);
+    memset(src, 0, sizeof(*src));
 }
 
 void report_free(struct report *r)

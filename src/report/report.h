@@ -141,6 +141,9 @@ struct report_section *report_find_section(const struct report *r, const char *n
 int report_section_init(struct report_section *s, const char *name);
 /* Free what S holds and zero it. */
 void report_section_clear(struct report_section *s);
+/* SRC (a probe's own section, complete) becomes DST (its place in the report) but for DST's name, which
+ * stays as it is, never written: other threads read it meanwhile. SRC is left empty. */
+void report_section_publish(struct report_section *dst, struct report_section *src);
 
 /* Give S the typed result RES of kind OPS (owned from now on; a previous one is freed). */
 void report_section_set_result(struct report_section *s, const struct report_result_ops *ops, void *res);

@@ -569,6 +569,35 @@ static void test_marks_agree_with_findings(void **state)
     report_free(r);
 }
 
+/* A probe's finished section takes its place in the report with the placeholder's name untouched (other
+ * threads read names while it is published: the watchdog's run, TSan's finding); the source is emptied. */
+static void test_section_publish_keeps_the_name(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    assert_non_null(r);
+    struct report_section *dst = report_add_section(r, "pci");
+    assert_non_null(dst);
+    const char *name = dst->name;
+    struct report_section src;
+    memset(&src, 0, sizeof(src));
+    assert_int_equal(report_section_init(&src, "pci"), 0);
+    report_section_set_status(&src, REPORT_STATUS_SKIPPED, "a reason");
+    report_section_add_line(&src, REPORT_MARK_INFO, "GPU", "%s", "no GPU");
+    json_object_object_add(src.data, "k", json_object_new_int(7));
+    report_section_publish(dst, &src);
+    assert_ptr_equal(dst->name, name);
+    assert_string_equal(dst->name, "pci");
+    assert_int_equal(dst->status, REPORT_STATUS_SKIPPED);
+    assert_string_equal(dst->reason, "a reason");
+    assert_int_equal(dst->n_lines, 1);
+    assert_int_equal(json_object_get_int(json_object_object_get(dst->data, "k")), 7);
+    assert_null(src.name);
+    assert_null(src.data);
+    assert_int_equal(src.n_lines, 0);
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -590,6 +619,7 @@ int main(void)
         cmocka_unit_test(test_cpu_facts_beside_json),
         cmocka_unit_test(test_opencl_facts_beside_json),
         cmocka_unit_test(test_marks_agree_with_findings),
+        cmocka_unit_test(test_section_publish_keeps_the_name),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
