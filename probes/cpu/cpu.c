@@ -178,13 +178,6 @@ static json_object *cpu_cpuinfo_flags_json(const struct cpu_run *c)
     return o;
 }
 
-int cpu_kernel_flag(const struct cpu_run *c, size_t i)
-{
-    if (!c->have_ci || !c->ci.has_flags_line || !cpu_flag_table[i].kernel)
-        return CPU_UNKNOWN;
-    return cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel) ? CPU_YES : CPU_NO;
-}
-
 static const char *cpu_os_source_name(const struct cpu_run *c)
 {
     switch (c->view.xcr0_source) {

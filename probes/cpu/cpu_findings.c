@@ -5,6 +5,13 @@
 #include "cpu_internal.h"
 #include "strutil.h"
 
+int cpu_kernel_flag(const struct cpu_run *c, size_t i)
+{
+    if (!c->have_ci || !c->ci.has_flags_line || !cpu_flag_table[i].kernel)
+        return CPU_UNKNOWN;
+    return cpu_cpuinfo_has(&c->ci, cpu_flag_table[i].kernel) ? CPU_YES : CPU_NO;
+}
+
 /* ---- findings ------------------------------------------------------------------------------- */
 
 static const char *cpu_hv_name(const struct cpu_run *c)

@@ -49,29 +49,6 @@ const struct check health_checks[] = {
 };
 const size_t health_n_checks = sizeof(health_checks) / sizeof(health_checks[0]);
 
-void health_thousands(char *buf, size_t size, size_t n)
-{
-    char digits[32];
-    int len = snprintf(digits, sizeof(digits), "%zu", n);
-    size_t at = 0;
-    for (int i = 0; i < len && at + 2 < size; i++) {
-        if (i > 0 && (len - i) % 3 == 0)
-            buf[at++] = ',';
-        buf[at++] = digits[i];
-    }
-    buf[at] = '\0';
-}
-
-json_object *health_array_member(json_object *o, const char *key)
-{
-    json_object *a = jsonget(o, key);
-    if (!a || !json_object_is_type(a, json_type_array)) {
-        a = json_object_new_array();
-        json_object_object_add(o, key, a);
-    }
-    return a;
-}
-
 /* The bridges above ADDR, nearest first, from its sysfs link ("../../../devices/pci0000:00/0000:00:01.0/0000:01:00.0"). */
 static void health_bridges(struct probe_ctx *ctx, struct health_gpu *g)
 {

@@ -8,13 +8,16 @@
 
 #include "probe.h"
 
-/* The options (process.c): NULL / -1 when not given. */
+/* The options (process_options.c): NULL / -1 when not given. */
 struct process_opts {
     char *unit;
     char *user;
     long pid;
 };
 extern struct process_opts process_opts;
+/* The probe's option rows and their reset (process_options.c). */
+extern const struct probe_option process_option_rows[];
+void process_options_reset(void);
 
 /* A growing list of heap strings. */
 struct proc_list {
