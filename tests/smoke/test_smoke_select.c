@@ -14,6 +14,7 @@
 #include "hostfs.h"
 #include "probe.h"
 #include "results/result_smoke.h"
+#include "results/result_opencl.h"
 #include "report.h"
 #include "cldevices.h"
 
@@ -148,6 +149,8 @@ static void test_probe_uses_opencl_section(void **state)
                                               "\"name\": \"Ghost\", \"type\": [\"GPU\"], \"pci_address\": "
                                               "\"0000:03:00.0\"}]}]"));
     report_section_set_status(cl, REPORT_STATUS_OK, NULL);
+    /* read into the opencl probe's typed result, as the probe itself publishes it (issue 38) */
+    assert_int_equal(report_section_adopt(cl, &result_opencl_ops), 0);
     struct report_section *sec = report_add_section(r, "smoke");
     struct probe_ctx ctx = {.opts = &o, .fs = &fs, .report = r, .timeout_ms = 20000};
     const struct probe *p = probe_find("smoke");
