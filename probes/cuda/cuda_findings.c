@@ -418,7 +418,7 @@ static void cuda_findings_cuinit(struct cuda_run *cr, const struct cuda_loaded *
         if (path)
             report_finding_add_evidence(f, "libcuda", "%s", path);
         if (code == CUDA_ERROR_UNKNOWN)
-            cuda_resume_explain(cr->ctx, f, "cuInit failed with CUDA_ERROR_UNKNOWN (999)");
+            f = cuda_resume_explain(cr->ctx, f, "cuInit failed with CUDA_ERROR_UNKNOWN (999)");
     }
 }
 

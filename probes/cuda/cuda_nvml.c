@@ -506,7 +506,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
         } else {
             f = report_add_finding(ctx->report, "cuda.nvml-init-failed", shown, "nvmlInit failed with %s", codebuf);
             if (code == NVML_ERROR_UNKNOWN)
-                cuda_resume_explain(ctx, f, "nvmlInit failed with NVML_ERROR_UNKNOWN (\"Unknown Error\")");
+                f = cuda_resume_explain(ctx, f, "nvmlInit failed with NVML_ERROR_UNKNOWN (\"Unknown Error\")");
         }
         if (f)
             report_finding_add_evidence(f, "nvmlInit_v2", "%s", codebuf);

@@ -32,13 +32,18 @@ static int64_t cuda_resume_count(const struct probe_ctx *ctx)
     return n > INT64_MAX ? INT64_MAX : (int64_t)n;
 }
 
-void cuda_resume_explain(struct probe_ctx *ctx, struct report_finding *f, const char *what)
+struct report_finding *cuda_resume_explain(struct probe_ctx *ctx, struct report_finding *f, const char *what)
 {
     if (!f)
-        return;
+        return NULL;
     int64_t n = cuda_resume_count(ctx);
     if (n <= 0)
-        return;
+        return f;
+    /* F points into the report's findings, which adding one below may move: keep its place, not its address */
+    struct report *r = ctx->report;
+    if (f < r->findings || f >= r->findings + r->n_findings)
+        return f;
+    size_t at = (size_t)(f - r->findings);
     struct report_finding *c = report_find_finding(ctx->report, "cuda.uvm-lost-after-resume", "nvidia_uvm");
     if (!c) {
         c = report_add_finding(ctx->report, "cuda.uvm-lost-after-resume", "nvidia_uvm",
@@ -46,7 +51,7 @@ void cuda_resume_explain(struct probe_ctx *ctx, struct report_finding *f, const 
                                "nvidia_uvm's state across a suspend",
                                what, (long long)n, n == 1 ? "" : "s");
         if (!c)
-            return;
+            return &r->findings[at];
         report_finding_add_evidence(c, "/sys/power/suspend_stats/success", "%lld", (long long)n);
         /* Whether the driver was told to keep video memory across a suspend (/proc/driver/nvidia/params):
          * then NVIDIA's suspend services were meant to be in use, and the evidence says so. */
@@ -64,5 +69,7 @@ void cuda_resume_explain(struct probe_ctx *ctx, struct report_finding *f, const 
     } else {
         report_finding_add_evidence(c, "also", "%s", what);
     }
+    f = &r->findings[at];
     report_finding_set_cause(f, "cuda.uvm-lost-after-resume", "nvidia_uvm");
+    return f;
 }
