@@ -26,7 +26,7 @@ static json_object *child_enumerate_and_test(void *arg)
 {
     struct shared_case *c = arg;
     json_object *cl = ocl_enumerate(NULL);
-    json_object *out = smoke_shared_child(&c->plan, c->page, cl);
+    json_object *out = smoke_clonce_part.smoke_child(&c->plan, c->page, cl);
     return out ? out : json_object_new_string("null");
 }
 
@@ -74,7 +74,7 @@ static void test_both_devices_pass_and_are_marked(void **state)
         assert_int_equal(jsonget_int(jsonget(d, "result"), "n", -1), 16);
     }
     assert_true(jsonget(v, "elapsed_ms") != NULL);
-    json_object *slots = smoke_shared_page_json(pg);
+    json_object *slots = smoke_clonce_part.smoke_page_json(pg);
     assert_non_null(slots);
     assert_int_equal(json_object_array_length(slots), 2);
     for (int i = 0; i < 2; i++) {
@@ -115,8 +115,8 @@ static void test_selection_as_the_smoke_probe(void **state)
     p = plan_all();
     p.dev_platform = 7;
     v = run_case(p, &pg);
-    assert_true(json_object_is_type(v, json_type_string)); /* smoke_shared_child gave NULL */
-    assert_null(smoke_shared_page_json(pg));                /* and never started */
+    assert_true(json_object_is_type(v, json_type_string)); /* the smoke part gave NULL */
+    assert_null(smoke_clonce_part.smoke_page_json(pg));                /* and never started */
     json_object_put(v);
     munmap(pg, sizeof(*pg));
 }
@@ -143,12 +143,12 @@ static void test_page_json_bounds(void **state)
     (void)state;
     struct smoke_shared_page *pg = calloc(1, sizeof(*pg));
     assert_non_null(pg);
-    assert_null(smoke_shared_page_json(pg)); /* never started */
+    assert_null(smoke_clonce_part.smoke_page_json(pg)); /* never started */
     pg->started = 1;
     pg->n = 1000;
     memset(pg->slots[0].stage, 'A', sizeof(pg->slots[0].stage)); /* no NUL */
     strcpy(pg->slots[1].stage, "bad\x01\x1b[31mstage");
-    json_object *a = smoke_shared_page_json(pg);
+    json_object *a = smoke_clonce_part.smoke_page_json(pg);
     assert_int_equal(json_object_array_length(a), SMOKE_SHARED_MAX);
     const char *s0 = jsonget_str(json_object_array_get_idx(a, 0), "stage");
     assert_int_equal(strlen(s0), SMOKE_STAGE_MAX - 1);
@@ -158,7 +158,7 @@ static void test_page_json_bounds(void **state)
     assert_null(jsonget(json_object_array_get_idx(a, 2), "stage")); /* empty: null */
     json_object_put(a);
     pg->n = -3;
-    a = smoke_shared_page_json(pg);
+    a = smoke_clonce_part.smoke_page_json(pg);
     assert_int_equal(json_object_array_length(a), 0);
     json_object_put(a);
     free(pg);
