@@ -13,6 +13,7 @@
 #include "jsonget.h"
 #include "jsonnum.h"
 #include "opencl_internal.h"
+#include "clonce.h"
 #include "smoke_shared.h"
 
 /* What one child gets: the plan, and the page it marks (MAP_SHARED: read here after it ends). */
@@ -164,6 +165,29 @@ static void test_page_json_bounds(void **state)
     free(pg);
 }
 
+/* The shared child finds each part in its probe's registry row, with the callbacks of its kind. */
+static void test_parts_found_in_the_registry(void **state)
+{
+    (void)state;
+    const struct clonce_part *icd = clonce_part_find("icd"), *cl = clonce_part_find("opencl"),
+                             *sm = clonce_part_find("smoke");
+    assert_ptr_equal(cl, &opencl_clonce_part);
+    assert_ptr_equal(sm, &smoke_clonce_part);
+    assert_non_null(icd);
+    assert_string_equal(icd->name, "icd");
+    assert_non_null(icd->icd_combined);
+    assert_non_null(icd->icd_loaded);
+    assert_null(icd->enumerate);
+    assert_ptr_equal(cl->enumerate, ocl_enumerate);
+    assert_null(cl->smoke_child);
+    assert_non_null(sm->smoke_plan);
+    assert_non_null(sm->smoke_child);
+    assert_non_null(sm->smoke_page_json);
+    assert_null(sm->icd_combined);
+    assert_null(clonce_part_find("pci")); /* a probe with no part */
+    assert_null(clonce_part_find("no-such-probe"));
+}
+
 int main(void)
 {
     /* PoCL alone, two CPU devices: the other drivers installed do not change the result. */
@@ -174,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_both_devices_pass_and_are_marked),
         cmocka_unit_test(test_selection_as_the_smoke_probe),
         cmocka_unit_test(test_deadline_passed_answers_null),
+        cmocka_unit_test(test_parts_found_in_the_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
