@@ -86,7 +86,7 @@ static void clonce_smoke_aux(const struct clonce_job *j, const struct isolate_re
 {
     const struct clonce_smoke_page *sp = j->smoke;
     json_object_object_add(a, "smoke_planned", json_object_new_boolean(true));
-    json_object *slots = smoke_shared_page_json(&sp->smoke);
+    json_object *slots = j->smoke_part->smoke_page_json(&sp->smoke);
     if (slots)
         json_object_object_add(a, "smoke_slots", slots);
     if (!__atomic_load_n(&sp->enum_ready, __ATOMIC_ACQUIRE))

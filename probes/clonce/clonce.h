@@ -13,10 +13,12 @@
 /* The shared job's name in the run's run_once set. */
 #define CLONCE_KEY "opencl-through-the-loader"
 
-/* One run of the shared child: the icd probe's combined view (icd_child_combined) when the icd probe
- * runs too, then the opencl probe's enumeration (ocl_enumerate), then, when the smoke probe runs too,
- * its test of the devices it selects (smoke_shared_child), in one process that loads every driver once. */
+/* One run of the shared child: the icd probe's combined view (its part's icd_combined) when the icd
+ * probe runs too, then the opencl probe's enumeration (its part's enumerate), then, when the smoke
+ * probe runs too, its test of the devices it selects (its part's smoke_child), in one process that
+ * loads every driver once. The parts come from the registry (clonce_part_find), in that order. */
 struct clonce_job {
+    const struct clonce_part *icd, *opencl, *smoke_part; /* the parts found (NULL: none) */
     bool icd_part;             /* the icd probe runs (check, icd): the child begins with its part */
     struct icd_child_arg arg;  /* the icd part's; its stage lives in PAGE */
     struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
@@ -28,6 +30,10 @@ struct clonce_job {
     struct clonce_smoke_page *smoke; /* shared with the child when plan.on: the enumeration, kept before
                                         the smoke part starts, and the smoke part's devices */
 };
+
+/* The part of the shared child that the registry's probe NAME lists (struct probe's clonce_part), or
+ * NULL when no probe of that name has one. */
+const struct clonce_part *clonce_part_find(const char *name);
 
 /* True when this run has the shared child: the opencl probe runs, on the live machine (no --root: under
  * it the icd probe's loader reads the tree's vendors, the opencl probe this machine's). The icd probe,
@@ -43,7 +49,7 @@ enum run_once_role clonce_claim(struct probe_ctx *ctx);
 int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx);
 void clonce_job_free(struct clonce_job *j);
 /* The child's work (isolate_fn, ARG a struct clonce_job): {"icd": ..., "opencl": ..., "smoke": ...}
- * ("smoke" only when planned: smoke_shared_child's answer). */
+ * ("smoke" only when planned: the smoke part's smoke_child answer). */
 json_object *clonce_child(void *arg);
 /* J ran with outcome RES: hand it to the run (waiters wake), and fill *EFF and *AUX with the
  * runner's own copies of what the sharers see (free with isolate_result_clear, json_object_put). */
@@ -53,7 +59,7 @@ void clonce_publish(struct probe_ctx *ctx, const struct clonce_job *j, const str
 void clonce_publish_alone(struct probe_ctx *ctx);
 
 /* The icd probe's combined view from the shared child (its own RES when it ran it, else waited for):
- * fills *OUT as if icd_child_combined had run alone (*STAGE its stage) and returns true, or returns
+ * fills *OUT as if the icd part's icd_combined had run alone (*STAGE its stage) and returns true, or returns
  * false when the icd part's answer is lost (the child failed after it): run the combined child alone. */
 bool clonce_icd_view(struct probe_ctx *ctx, const struct isolate_result *res, json_object *aux,
                      struct isolate_result *out, int *stage);
@@ -82,7 +88,7 @@ enum clonce_early {
 };
 /* Wait until UNTIL_MS (jsonnum_now_ms clock) for the icd part of the shared child and its answers for
  * the vendor libraries, whether the child is still running (read from its pages) or published. On
- * CLONCE_EARLY_VIEW, *DRIVERS is the child's answers (icd_child_loaded's array, the caller's) or NULL. */
+ * CLONCE_EARLY_VIEW, *DRIVERS is the child's answers (the icd part's icd_loaded array, the caller's) or NULL. */
 enum clonce_early clonce_icd_early(struct probe_ctx *ctx, double until_ms, struct isolate_result *view, int *stage,
                                    json_object **drivers);
 
@@ -95,7 +101,7 @@ bool clonce_opencl(struct probe_ctx *ctx, struct isolate_result *res);
 /* For the smoke probe, in a run where the shared child ran its smoke part: wait for the child's
  * outcome (and for the thread that ran it to end); *RES a copy of it, *SMOKE its smoke part's answer
  * (NULL unless the child ended well) and *SLOTS the devices that part tested with their stages
- * (smoke_shared_page_json; NULL when it never started). Free them with isolate_result_clear and
+ * (the smoke part's smoke_page_json; NULL when it never started). Free them with isolate_result_clear and
  * json_object_put. Returns false (nothing filled) when no smoke part was planned: the smoke probe
  * tests every device itself. */
 bool clonce_smoke(struct probe_ctx *ctx, struct isolate_result *res, json_object **smoke, json_object **slots);

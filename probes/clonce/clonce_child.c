@@ -15,16 +15,30 @@
 #include "probe.h"
 #include "strutil.h"
 
+const struct clonce_part *clonce_part_find(const char *name)
+{
+    for (size_t i = 0; probe_registry[i]; i++)
+        if (strcmp(probe_registry[i]->name, name) == 0)
+            return probe_registry[i]->clonce_part;
+    return NULL;
+}
+
 int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
 {
     memset(j, 0, sizeof(*j));
     j->out_fd = -1;
+    /* Read in the parent, before the fork: the registry's const rows, nothing a thread changes. */
+    j->icd = clonce_part_find("icd");
+    j->opencl = clonce_part_find("opencl");
+    j->smoke_part = clonce_part_find("smoke");
+    if (!j->opencl || !j->opencl->enumerate)
+        return -1; /* no enumeration to share: each probe works alone */
     void *p = mmap(NULL, CLONCE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED)
         return -1;
     j->page = p;
     const char *cmd = ctx->opts ? ctx->opts->command : NULL;
-    j->icd_part = cmd && probe_selects(cmd, "icd");
+    j->icd_part = cmd && probe_selects(cmd, "icd") && j->icd && j->icd->icd_combined && j->icd->icd_loaded;
     /* Without this page the child answers for no driver: each then has its own child, as before. */
     void *q = j->icd_part ? mmap(NULL, CLONCE_PAGE, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)
                           : MAP_FAILED;
@@ -37,7 +51,8 @@ int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
     j->deadline_ms = probe_deadline_ms(ctx); /* the run's one deadline */
     /* The smoke probe runs in this run too: its test of the devices follows the enumeration here,
      * with the drivers already loaded, rather than in children that load them all again. */
-    smoke_shared_plan(ctx, &j->plan);
+    if (j->smoke_part && j->smoke_part->smoke_plan && j->smoke_part->smoke_child && j->smoke_part->smoke_page_json)
+        j->smoke_part->smoke_plan(ctx, &j->plan);
     if (j->plan.on) {
         void *sp = mmap(NULL, CLONCE_SMOKE_MAP, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE,
                         -1, 0);
@@ -125,12 +140,13 @@ struct clonce_answering {
     struct clonce_answers *an;
     char *loader;
     int fd; /* where what drivers print while answered goes */
+    json_object *(*loaded)(const char *loader, int out_fd); /* the icd part's icd_loaded */
 };
 
 static void *clonce_answer_main(void *arg)
 {
     struct clonce_answering *a = arg;
-    json_object *arr = icd_child_loaded(a->loader, a->fd);
+    json_object *arr = a->loaded(a->loader, a->fd);
     size_t len = 0;
     const char *s = json_object_to_json_string_length(arr, JSON_C_TO_STRING_PLAIN, &len);
     if (s && len <= CLONCE_ANSWERS_MAX) {
@@ -142,7 +158,7 @@ static void *clonce_answer_main(void *arg)
     return NULL;
 }
 
-/* In the child, after the icd part: each vendor library the loader holds answered (icd_child_loaded)
+/* In the child, after the icd part: each vendor library the loader holds answered (the icd part's icd_loaded)
  * into J's answers page, so that the icd probe need not load it again in a child of its own. None
  * when the icd part printed anything, or its output was not kept apart: it could not be told apart
  * per driver. The answers come from a thread of their own, waited for CLONCE_ANSWER_LIMIT_MS at most
@@ -164,6 +180,7 @@ static void clonce_answer(struct clonce_job *j, json_object *icd)
         /* What drivers print while answered goes nowhere: such a driver gets its own child. */
         a->an = an;
         a->fd = fd;
+        a->loaded = j->icd->icd_loaded;
         clonce_redirect(fd);
         pthread_t th;
         if (pthread_create(&th, NULL, clonce_answer_main, a) == 0) {
@@ -223,7 +240,7 @@ static void clonce_smoke_part(struct clonce_job *j, json_object *o, json_object 
         dup2(null_fd, STDERR_FILENO);
         close(null_fd);
     }
-    json_object_object_add(o, "smoke", smoke_shared_child(&j->plan, &sp->smoke, cl));
+    json_object_object_add(o, "smoke", j->smoke_part->smoke_child(&j->plan, &sp->smoke, cl));
 }
 
 json_object *clonce_child(void *arg)
@@ -235,7 +252,7 @@ json_object *clonce_child(void *arg)
         clonce_redirect(j->out_fd);
     /* The icd part first, as the icd probe's combined child does it alone; without the icd probe in
      * the run (the opencl, list and smoke commands) there is none, and it counts as done at once. */
-    json_object *icd = j->icd_part ? icd_child_combined(&j->arg) : NULL;
+    json_object *icd = j->icd_part ? j->icd->icd_combined(&j->arg) : NULL;
     fflush(NULL);
     pg->done_ms = jsonnum_now_ms();
     /* With a smoke part after it, the enumeration's output is kept apart too, until it is done. */
@@ -269,7 +286,7 @@ json_object *clonce_child(void *arg)
         json_object_object_add(o, "icd", icd);
     }
     /* Then the opencl probe's enumeration, with every driver already loaded. */
-    json_object *cl = ocl_enumerate(NULL);
+    json_object *cl = j->opencl->enumerate(NULL);
     json_object_object_add(o, "opencl", cl);
     if (j->smoke)
         clonce_smoke_part(j, o, cl, apart ? pipe_fd : -1, end > 0 ? end : 0);

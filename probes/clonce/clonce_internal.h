@@ -30,7 +30,7 @@ struct clonce_page {
 struct clonce_answers {
     volatile int phase; /* CLONCE_ANSWERS_* */
     size_t len;
-    char json[];        /* icd_child_loaded's array, plain JSON */
+    char json[];        /* the icd part's icd_loaded array, plain JSON */
 };
 enum { CLONCE_ANSWERS_NONE = 0, CLONCE_ANSWERS_RUNNING, CLONCE_ANSWERS_DONE };
 #define CLONCE_ANSWERS_MAX (CLONCE_PAGE - offsetof(struct clonce_answers, json))

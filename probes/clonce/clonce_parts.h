@@ -1,9 +1,13 @@
-/* clonce_parts.h: what each part of the shared cl-once child implements: the icd, opencl and smoke probes' parts. */
+/* clonce_parts.h: the parts table of the shared cl-once child, and the types its icd, opencl and smoke parts share. */
 #ifndef GPUCHECKUP_CLONCE_PARTS_H
 #define GPUCHECKUP_CLONCE_PARTS_H
 
 /* The shared child (clonce*.c) sees its parts through this header only, never through a probe's
- * private header; each probe implements its part and includes this header where it declares it. */
+ * private header, and calls none of them by name: each probe defines its `const struct clonce_part`
+ * (below) in its own folder and lists it in its registry row (struct probe's clonce_part); the child
+ * finds the parts it needs by walking probe_registry (clonce_part_find) and runs them in one fixed
+ * order: icd, opencl, smoke. So the arrows point one way: the probes to this header, the child to the
+ * registry; no probe is called back by name. */
 
 #include <stdbool.h>
 #include <json-c/json.h>
@@ -21,19 +25,7 @@ struct icd_child_arg {
     volatile int *stage;      /* shared page: the stage reached (lib2 adds 0x100); may be NULL */
 };
 
-json_object *icd_child_combined(void *arg); /* clGetPlatformIDs through the real loader (isolate_fn) */
-/* In the child that ran icd_child_combined (issue 17): each vendor library the loader (loaded from
- * LOADER, or NULL) holds open, described as icd_child_vendor describes it, on the loader's handle:
- * [{"loaded": its path, "ms", "output": whether it printed (on OUT_FD, where stdout and stderr go),
- * "answer": what icd_child_vendor returns}]. */
-json_object *icd_child_loaded(const char *loader, int out_fd);
-
-/* ---- the opencl part (probes/opencl/opencl_enum.c) ---- */
-
-/* The isolated child's work: enumerate every platform and device through the system loader and
- * return the opencl section's facts (loader, enumeration, platforms). ARG is unused. The returned
- * object is owned by the caller (the isolation helper). */
-json_object *ocl_enumerate(void *arg);
+/* ---- the opencl part (probes/opencl/opencl_enum.c): no types of its own ---- */
 
 /* ---- the smoke part (probes/smoke/smoke_shared.c) ---- */
 
@@ -66,20 +58,39 @@ struct smoke_shared_plan {
     double deadline_ms; /* the run's deadline (jsonnum_now_ms's clock) */
 };
 
-/* In the parent, before the cl-once child is forked: the smoke part it runs, if any. The caller has
- * checked that the run shares the child (clonce_wanted): live, with the icd and opencl probes. */
-void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *plan);
+/* ---- the parts table ---- */
 
-/* In the cl-once child, once its enumeration OPENCL (ocl_enumerate's object) is safe in the parent's
- * hands: the devices the smoke probe will select, tested as the per-platform child tests them (all
- * at once, each in a thread), PAGE marking each. Returns {"elapsed_ms": number, "devices":
- * [{"platform", "device", "result": object or null (still running at the deadline), "elapsed_ms"}]},
- * or NULL when there is nothing it can select. */
-json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smoke_shared_page *page,
+/* One probe's part of the shared child: its name (the probe's) and the callbacks of its kind; a part
+ * leaves the others' NULL. The child calls them as their comments say, in the order icd, opencl,
+ * smoke; a part it needs and cannot find (a registry without it) is run by its probe alone. */
+struct clonce_part {
+    const char *name; /* "icd", "opencl" or "smoke" */
+
+    /* icd (isolate_fn, ARG a struct icd_child_arg *): clGetPlatformIDs through the real loader. */
+    json_object *(*icd_combined)(void *arg);
+    /* icd, in the child that ran icd_combined (issue 17): each vendor library the loader (loaded from
+     * LOADER, or NULL) holds open, described as the icd probe's vendor child describes it, on the
+     * loader's handle: [{"loaded": its path, "ms", "output": whether it printed (on OUT_FD, where stdout
+     * and stderr go), "answer": what the vendor child returns}]. */
+    json_object *(*icd_loaded)(const char *loader, int out_fd);
+
+    /* opencl (isolate_fn, ARG unused): enumerate every platform and device through the system loader
+     * and return the opencl section's facts (loader, enumeration, platforms), owned by the caller. */
+    json_object *(*enumerate)(void *arg);
+
+    /* smoke, in the parent before the cl-once child is forked: the smoke part it runs, if any. The
+     * caller has checked that the run shares the child (clonce_wanted): live, with the opencl probe. */
+    void (*smoke_plan)(const struct probe_ctx *ctx, struct smoke_shared_plan *plan);
+    /* smoke, in the cl-once child, once its enumeration OPENCL (enumerate's object) is safe in the
+     * parent's hands: the devices the smoke probe will select, tested as the per-platform child tests
+     * them (all at once, each in a thread), PAGE marking each. Returns {"elapsed_ms": number, "devices":
+     * [{"platform", "device", "result": object or null (still running at the deadline), "elapsed_ms"}]},
+     * or NULL when there is nothing it can select. */
+    json_object *(*smoke_child)(const struct smoke_shared_plan *plan, struct smoke_shared_page *page,
                                 json_object *opencl);
-
-/* In the parent, once the child is gone: PAGE as [{"platform", "device", "stage"}], or NULL when the
- * smoke part never started. */
-json_object *smoke_shared_page_json(const struct smoke_shared_page *page);
+    /* smoke, in the parent once the child is gone: PAGE as [{"platform", "device", "stage"}], or NULL
+     * when the smoke part never started. */
+    json_object *(*smoke_page_json)(const struct smoke_shared_page *page);
+};
 
 #endif

@@ -286,6 +286,7 @@ static const char *icd_subject_vendor(const struct report_section *sec, const ch
 
 const struct probe probe_icd = {
     .name = "icd",
+    .clonce_part = &icd_clonce_part,
     .stack = PROBE_STACK_OPENCL,
     .label_today = icd_label_today,
     .compute_api = "opencl",

@@ -122,8 +122,14 @@ const char *icd_stage_name(int stage);
 json_object *icd_child_vendor(void *arg);   /* one vendor library alone */
 json_object *icd_child_pair(void *arg);     /* lib then lib2 in one process: {"first", "second"} */
 json_object *icd_child_loader(void *arg);   /* identify a loader with no vendor loaded */
-/* icd_child_combined and icd_child_loaded, the shared child's icd part, and struct icd_child_arg:
- * clonce_parts.h. */
+/* The combined view (ARG a struct icd_child_arg, clonce_parts.h): clGetPlatformIDs through the real
+ * loader; also the shared child's icd part (icd_clonce_part). */
+json_object *icd_child_combined(void *arg);
+/* In the child that ran icd_child_combined: the vendor libraries the loader holds, each asked
+ * (struct clonce_part's icd_loaded says what it returns). */
+json_object *icd_child_loaded(const char *loader, int out_fd);
+/* The icd probe's part of the shared child (icd_child.c), listed in probe_icd. */
+extern const struct clonce_part icd_clonce_part;
 
 /* ---- the probe's shared state (icd.c, icd_loader.c, icd_collect.c, icd_probe.c, icd_conflict.c,
  * icd_text.c) ---- */

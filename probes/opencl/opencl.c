@@ -349,6 +349,7 @@ static char *opencl_label_today(const char *label)
 
 const struct probe probe_opencl = {
     .name = "opencl",
+    .clonce_part = &opencl_clonce_part,
     .stack = PROBE_STACK_OPENCL,
     .label_today = opencl_label_today,
     .compute_api = "opencl",

@@ -288,3 +288,8 @@ json_object *ocl_enumerate(void *arg)
      * some of them crash. */
     return out;
 }
+
+const struct clonce_part opencl_clonce_part = {
+    .name = "opencl",
+    .enumerate = ocl_enumerate,
+};

@@ -97,7 +97,12 @@ json_object *ocl_error_value(cl_int code);
  * ("cl_khr_pci_bus_info", "amd_topology", "nvidia_attribute_query"); returns 0, or -1 when none applies. */
 int ocl_device_pci_address(json_object *props, char *buf, size_t len, const char **source);
 
-/* ocl_enumerate, the isolated child's work (alone, or as the shared child's opencl part): clonce_parts.h. */
+/* The isolated child's work (alone, or as the shared child's opencl part): enumerate every platform and
+ * device through the system loader and return the opencl section's facts (loader, enumeration,
+ * platforms). ARG is unused. The returned object is owned by the caller (the isolation helper). */
+json_object *ocl_enumerate(void *arg);
+/* The opencl probe's part of the shared child (opencl_enum.c), listed in probe_opencl. */
+extern const struct clonce_part opencl_clonce_part;
 
 /* Cross-checks (pure: reads only its arguments). OCL is the opencl section's data (enumeration,
  * platforms); PCI is the pci section's data (devices[]) or NULL when the pci probe did not run or

@@ -722,6 +722,7 @@ static char *smoke_label_today(const char *label)
 
 const struct probe probe_smoke = {
     .name = "smoke",
+    .clonce_part = &smoke_clonce_part,
     .stack = PROBE_STACK_OPENCL,
     .label_today = smoke_label_today,
     .compute_api = "opencl",

@@ -15,7 +15,8 @@
 
 _Static_assert(SMOKE_SHARED_STAGE_MAX == SMOKE_STAGE_MAX, "a shared slot holds a device's whole stage");
 
-void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *plan)
+/* The part's smoke_plan (struct clonce_part): in the parent, before the fork. */
+static void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *plan)
 {
     memset(plan, 0, sizeof(*plan));
     const struct compute_options *so = compute_options();
@@ -32,8 +33,9 @@ void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_plan *pl
 
 /* ---- In the child ---------------------------------------------------------------------------- */
 
-json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smoke_shared_page *page,
-                                json_object *opencl)
+/* The part's smoke_child (struct clonce_part): in the cl-once child, after the enumeration. */
+static json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smoke_shared_page *page,
+                                       json_object *opencl)
 {
     double t0 = jsonnum_now_ms();
     /* The selection the smoke probe makes from the opencl section (cldev_pick_devices): the section
@@ -94,7 +96,8 @@ json_object *smoke_shared_child(const struct smoke_shared_plan *plan, struct smo
 
 /* ---- In the parent ------------------------------------------------------------------------------ */
 
-json_object *smoke_shared_page_json(const struct smoke_shared_page *page)
+/* The part's smoke_page_json (struct clonce_part): the page read back once the child is gone. */
+static json_object *smoke_shared_page_json(const struct smoke_shared_page *page)
 {
     if (!__atomic_load_n(&page->started, __ATOMIC_ACQUIRE))
         return NULL;
@@ -241,3 +244,10 @@ void smoke_shared_run(struct probe_ctx *ctx, struct smoke_device_args *devs, siz
     free(rdevs);
     free(rres);
 }
+
+const struct clonce_part smoke_clonce_part = {
+    .name = "smoke",
+    .smoke_plan = smoke_shared_plan,
+    .smoke_child = smoke_shared_child,
+    .smoke_page_json = smoke_shared_page_json,
+};

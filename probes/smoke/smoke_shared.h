@@ -12,8 +12,9 @@
 #include "smoke_device.h"
 #include "smoke_platform.h"
 
-/* The smoke part of the shared child (its plan, page and work: smoke_shared_plan, smoke_shared_child,
- * smoke_shared_page_json) is declared in clonce_parts.h. */
+/* The smoke probe's part of the shared child (its plan, its work in the child, its page read back;
+ * the types in clonce_parts.h), listed in probe_smoke. */
+extern const struct clonce_part smoke_clonce_part;
 
 /* For the smoke probe: smoke_platform_run, except that the devices the shared cl-once child tested
  * take its answers (a device still running at its deadline, or in a child that hung, a timeout with

@@ -13,6 +13,7 @@
 
 struct snapshot;
 struct run_once;
+struct clonce_part;
 
 /* Where a run's reads go: computed once per run (probe_mode_of, in main.c) and handed to every probe
  * in its context. Probes ask the predicates below, never --root, --live or the snapshot themselves. */
@@ -226,6 +227,9 @@ struct probe {
     /* The kind of typed result it publishes in its section (struct report_result_ops), or NULL when
      * its section holds JSON data only. A captured section (--root FILE.tar.gz) is read back into it. */
     const struct report_result_ops *result;
+    /* Its part of the shared OpenCL child (probes/clonce/clonce_parts.h), which that child finds here
+     * by walking the registry, or NULL: the icd, opencl and smoke probes have one. */
+    const struct clonce_part *clonce_part;
     /* Fill SEC (status, data or typed result, summary lines) and add findings to ctx->report. Never exits, never
      * calls report_add_section. Returns PROBE_DONE, PROBE_INPUT_ERROR or PROBE_INTERNAL_ERROR. */
     int (*run)(struct probe_ctx *ctx, struct report_section *sec);

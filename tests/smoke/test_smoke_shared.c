@@ -13,6 +13,7 @@
 #include "jsonget.h"
 #include "jsonnum.h"
 #include "opencl_internal.h"
+#include "clonce.h"
 #include "smoke_shared.h"
 
 /* What one child gets: the plan, and the page it marks (MAP_SHARED: read here after it ends). */
@@ -26,7 +27,7 @@ static json_object *child_enumerate_and_test(void *arg)
 {
     struct shared_case *c = arg;
     json_object *cl = ocl_enumerate(NULL);
-    json_object *out = smoke_shared_child(&c->plan, c->page, cl);
+    json_object *out = smoke_clonce_part.smoke_child(&c->plan, c->page, cl);
     return out ? out : json_object_new_string("null");
 }
 
@@ -74,7 +75,7 @@ static void test_both_devices_pass_and_are_marked(void **state)
         assert_int_equal(jsonget_int(jsonget(d, "result"), "n", -1), 16);
     }
     assert_true(jsonget(v, "elapsed_ms") != NULL);
-    json_object *slots = smoke_shared_page_json(pg);
+    json_object *slots = smoke_clonce_part.smoke_page_json(pg);
     assert_non_null(slots);
     assert_int_equal(json_object_array_length(slots), 2);
     for (int i = 0; i < 2; i++) {
@@ -115,8 +116,8 @@ static void test_selection_as_the_smoke_probe(void **state)
     p = plan_all();
     p.dev_platform = 7;
     v = run_case(p, &pg);
-    assert_true(json_object_is_type(v, json_type_string)); /* smoke_shared_child gave NULL */
-    assert_null(smoke_shared_page_json(pg));                /* and never started */
+    assert_true(json_object_is_type(v, json_type_string)); /* the smoke part gave NULL */
+    assert_null(smoke_clonce_part.smoke_page_json(pg));                /* and never started */
     json_object_put(v);
     munmap(pg, sizeof(*pg));
 }
@@ -143,12 +144,12 @@ static void test_page_json_bounds(void **state)
     (void)state;
     struct smoke_shared_page *pg = calloc(1, sizeof(*pg));
     assert_non_null(pg);
-    assert_null(smoke_shared_page_json(pg)); /* never started */
+    assert_null(smoke_clonce_part.smoke_page_json(pg)); /* never started */
     pg->started = 1;
     pg->n = 1000;
     memset(pg->slots[0].stage, 'A', sizeof(pg->slots[0].stage)); /* no NUL */
     strcpy(pg->slots[1].stage, "bad\x01\x1b[31mstage");
-    json_object *a = smoke_shared_page_json(pg);
+    json_object *a = smoke_clonce_part.smoke_page_json(pg);
     assert_int_equal(json_object_array_length(a), SMOKE_SHARED_MAX);
     const char *s0 = jsonget_str(json_object_array_get_idx(a, 0), "stage");
     assert_int_equal(strlen(s0), SMOKE_STAGE_MAX - 1);
@@ -158,10 +159,33 @@ static void test_page_json_bounds(void **state)
     assert_null(jsonget(json_object_array_get_idx(a, 2), "stage")); /* empty: null */
     json_object_put(a);
     pg->n = -3;
-    a = smoke_shared_page_json(pg);
+    a = smoke_clonce_part.smoke_page_json(pg);
     assert_int_equal(json_object_array_length(a), 0);
     json_object_put(a);
     free(pg);
+}
+
+/* The shared child finds each part in its probe's registry row, with the callbacks of its kind. */
+static void test_parts_found_in_the_registry(void **state)
+{
+    (void)state;
+    const struct clonce_part *icd = clonce_part_find("icd"), *cl = clonce_part_find("opencl"),
+                             *sm = clonce_part_find("smoke");
+    assert_ptr_equal(cl, &opencl_clonce_part);
+    assert_ptr_equal(sm, &smoke_clonce_part);
+    assert_non_null(icd);
+    assert_string_equal(icd->name, "icd");
+    assert_non_null(icd->icd_combined);
+    assert_non_null(icd->icd_loaded);
+    assert_null(icd->enumerate);
+    assert_ptr_equal(cl->enumerate, ocl_enumerate);
+    assert_null(cl->smoke_child);
+    assert_non_null(sm->smoke_plan);
+    assert_non_null(sm->smoke_child);
+    assert_non_null(sm->smoke_page_json);
+    assert_null(sm->icd_combined);
+    assert_null(clonce_part_find("pci")); /* a probe with no part */
+    assert_null(clonce_part_find("no-such-probe"));
 }
 
 int main(void)
@@ -174,6 +198,7 @@ int main(void)
         cmocka_unit_test(test_both_devices_pass_and_are_marked),
         cmocka_unit_test(test_selection_as_the_smoke_probe),
         cmocka_unit_test(test_deadline_passed_answers_null),
+        cmocka_unit_test(test_parts_found_in_the_registry),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -523,6 +523,83 @@ def call_cycles(defined, undefined):
     return sorted(comps)
 
 
+def folder_cycles(defined, undefined):
+    """Sets of probes/ folders that call one another round a cycle (the shared OpenCL child in probes/clonce
+    calling a probe that calls it back). A probe's typed result (its result_NAME.c, declared in src/results/)
+    is the interface every probe may read, and a registry row `probe_NAME` lists a probe: neither makes an
+    edge. src/ calls nothing under probes/ (SrcCallTests), so only probe folders count."""
+    owner = {}
+    for sym, objs in defined.items():
+        if len(objs) == 1:
+            owner[sym] = next(iter(objs))
+    graph = {}
+    for obj, syms in undefined.items():
+        if not is_probe_object(obj):
+            continue
+        for sym in syms:
+            t = owner.get(sym)
+            if not t or not is_probe_object(t) or object_folder(t) == object_folder(obj):
+                continue
+            if object_name(t).startswith("result_") or re.fullmatch(r"probe_[a-z0-9]+", sym):
+                continue
+            graph.setdefault(object_folder(obj), set()).add(object_folder(t))
+    comps, seen = set(), set()
+    for v in sorted(graph):
+        if v in seen:
+            continue
+        reach = folder_reach(graph, v)  # every folder V reaches: those that reach V back share its cycle
+        comp = {w for w in reach if w == v or v in folder_reach(graph, w)}
+        if v in reach and len(comp) > 1:
+            comps.add(tuple(sorted(comp)))
+        seen |= comp
+    return sorted(comps)
+
+
+def folder_reach(graph, v):
+    """The folders V's calls reach, directly or through others (V itself only round a cycle)."""
+    reach, todo = set(), [v]
+    while todo:
+        for w in graph.get(todo.pop(), ()):
+            if w not in reach:
+                reach.add(w)
+                todo.append(w)
+    return reach
+
+
+class FolderCycleTests(unittest.TestCase):
+    """Probe folders call one another one way: the shared OpenCL child (probes/clonce) finds its parts in the
+    registry (struct probe's clonce_part) and calls none of the icd, opencl or smoke probes by name."""
+
+    def test_scanner(self):
+        lines = [
+            "a:probes/c/libprobe-c.a.p/c.c.o:0000000000000000 T c_run",
+            "a:probes/c/libprobe-c.a.p/c.c.o:                 U s_part",
+            "a:probes/s/libprobe-s.a.p/s.c.o:0000000000000000 T s_part",
+            "a:probes/s/libprobe-s.a.p/s.c.o:                 U c_run",
+            "a:probes/s/libprobe-s.a.p/s.c.o:                 U result_o_get",
+            "a:probes/s/libprobe-s.a.p/result_s.c.o:0000000000000000 T result_s_get",
+            "a:probes/o/libprobe-o.a.p/result_o.c.o:0000000000000000 T result_o_get",
+            "a:probes/o/libprobe-o.a.p/o.c.o:                 U result_s_get",
+            "a:probes/o/libprobe-o.a.p/o.c.o:                 U probe_c",
+            "a:probes/c/libprobe-c.a.p/c.c.o:0000000000000040 D probe_c",
+            "a:probes/c/libprobe-c.a.p/c.c.o:                 U probe_o",
+            "a:probes/o/libprobe-o.a.p/o.c.o:0000000000000040 D probe_o",
+        ]
+        self.assertEqual(folder_cycles(*archive_symbols(lines)), [("probes/c", "probes/s")])
+
+    def test_no_call_cycle_between_probe_folders(self):
+        build = os.environ.get("GPUCHECKUP_BUILD_ROOT")
+        if not build:
+            self.fail("GPUCHECKUP_BUILD_ROOT is not set: run through meson test (unit-shape reads the core library)")
+        out = subprocess.run(["nm", "-A", os.path.join(build, "libgpucheckup-core.a")], capture_output=True,
+                             text=True, check=True, cwd=build).stdout.splitlines()
+        defined, undefined = archive_symbols(out)
+        self.assertIn("probes/clonce", {object_folder(o) for o in undefined if is_probe_object(o)})
+        self.assertEqual(folder_cycles(defined, undefined), [],
+                         "probe folders call one another round a cycle: hand the callee a table (as the "
+                         "shared OpenCL child's parts are, struct clonce_part) or read its typed result")
+
+
 # Call cycles left, and why (issue 38). The list only shrinks.
 CYCLE_EXCEPTIONS = set()  # none left: each entry needs its reason beside it, and the list only shrinks
 
