@@ -1,7 +1,8 @@
-/* lazysystemd.h: the libsystemd functions of the journal fallback, loaded at run time (gpucheckup never links -lsystemd). */
+/* lazysystemd.h: the libsystemd functions of the journal fallback and the unit manager's view, loaded at run time (gpucheckup never links -lsystemd). */
 #ifndef GPUCHECKUP_LAZYSYSTEMD_H
 #define GPUCHECKUP_LAZYSYSTEMD_H
 
+#include <systemd/sd-bus.h>
 #include <systemd/sd-id128.h>
 #include <systemd/sd-journal.h>
 
@@ -12,8 +13,24 @@
  * its own for these calls: they run on the calling probe's thread. */
 #define LAZYSYSTEMD_SONAME "libsystemd.so.0"
 #define LAZYSYSTEMD_ENV "GPUCHECKUP_LIBSYSTEMD"
+/* sd-bus here only calls methods and reads properties: no sd-event loop, no thread, no fork. */
 
 #define LAZYSYSTEMD_FUNCTIONS(X, T)                 \
+    X(T, sd_bus_call_method)                        \
+    X(T, sd_bus_error_free)                         \
+    X(T, sd_bus_flush_close_unref)                  \
+    X(T, sd_bus_get_property)                       \
+    X(T, sd_bus_get_property_string)                \
+    X(T, sd_bus_get_property_strv)                  \
+    X(T, sd_bus_get_property_trivial)               \
+    X(T, sd_bus_message_enter_container)            \
+    X(T, sd_bus_message_exit_container)             \
+    X(T, sd_bus_message_read)                       \
+    X(T, sd_bus_message_read_strv)                  \
+    X(T, sd_bus_message_skip)                       \
+    X(T, sd_bus_message_unref)                      \
+    X(T, sd_bus_open_system)                        \
+    X(T, sd_bus_set_method_call_timeout)            \
     X(T, sd_id128_get_boot)                         \
     X(T, sd_id128_to_string)                        \
     X(T, sd_journal_add_match)                      \
