@@ -362,6 +362,7 @@ class ProcessTests(gctest.TestCase):
         self.assertIn("unit.env-differs", self.ids(r))
         text = gctest.run("process", "--unit", "ollama", env={"DBUS_SYSTEM_BUS_ADDRESS": addr})
         self.assertIn("as systemd's manager applies it", text.stdout)
+        self.assertIn("systemd's manager (D-Bus)", text.stdout)
         # a bus with no manager on it: the files, and why not the manager
         r = self.run_json("process", "--unit", "ollama.service", env={"DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent"})
         u = r.json["process"]["unit"]
