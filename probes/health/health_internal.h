@@ -114,7 +114,7 @@ struct health_gpu {
 };
 
 struct health_log {
-    const char *source;  /* "kmsg", "tree" or "none" */
+    const char *source;  /* "kmsg", "journal", "tree" or "none" */
     char *reason;        /* why none (heap), or NULL */
     size_t records, bytes, skipped, lost;
     bool capped;
@@ -126,6 +126,9 @@ struct health_log {
     size_t events_dropped;
 };
 
+/* Read the current boot's kernel messages from the systemd journal, calling FN(record, LOG) for each
+ * (at most HEALTH_KMSG_MAX_RECORDS); sets LOG's records and capped. 0, or -1 with *WHY (heap). */
+int health_journal_read(struct health_log *log, void (*fn)(const struct health_record *rec, void *arg), char **why);
 /* Read and count the kernel log into LOG (zeroed by the caller). */
 void health_log_read(struct probe_ctx *ctx, struct health_log *log);
 /* The kernel log's part of the section: its JSON, findings and summary line. */

@@ -1,4 +1,4 @@
-/* health_log.c: the kernel log since boot read once (/dev/kmsg live, the tree's dev/kmsg file), its GPU events counted, timed and judged. */
+/* health_log.c: the kernel log since boot read once (/dev/kmsg live, else the journal; the tree's dev/kmsg file), its GPU events counted, timed and judged. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -71,12 +71,43 @@ static char *health_log_why(struct probe_ctx *ctx, int rc)
     return str_printf("/dev/kmsg: %s%s", strerror(-rc), geteuid() != 0 ? " (not root)" : "");
 }
 
+/* Now, in seconds since boot (/proc/uptime), into LOG. */
+static void health_log_uptime(struct probe_ctx *ctx, struct health_log *log)
+{
+    char *up = NULL;
+    double secs = 0;
+    if (hostfs_read_file(ctx->fs, "/proc/uptime", 4096, &up, NULL) == 0) {
+        char *sp = strchr(up, ' ');
+        if (sp)
+            *sp = '\0';
+        if (str_to_double(str_trim(up), &secs) == 0 && secs >= 0 && secs < 1e10) {
+            log->have_now = true;
+            log->now_usec = (uint64_t)(secs * 1e6);
+        }
+    }
+    free(up);
+}
+
 void health_log_read(struct probe_ctx *ctx, struct health_log *log)
 {
     char *buf = NULL;
     size_t len = 0;
     bool live = probe_host_files(ctx);
     int rc = hostfs_read_stream(ctx->fs, "/dev/kmsg", HEALTH_KMSG_MAX_BYTES, &buf, &len, &log->capped, &log->lost);
+    if (rc < 0 && live) {
+        health_log_uptime(ctx, log);
+        char *journal_why = NULL;
+        if (health_journal_read(log, health_log_record, &journal_why) == 0) {
+            log->source = "journal";
+            return;
+        }
+        char *kmsg_why = health_log_why(ctx, rc);
+        log->source = "none";
+        log->reason = str_printf("%s; %s", kmsg_why, journal_why);
+        free(kmsg_why);
+        free(journal_why);
+        return;
+    }
     if (rc < 0) {
         log->source = "none";
         log->reason = live ? health_log_why(ctx, rc)
@@ -93,18 +124,7 @@ void health_log_read(struct probe_ctx *ctx, struct health_log *log)
     }
     log->source = live ? "kmsg" : "tree";
     log->bytes = len;
-    char *up = NULL;
-    double secs = 0;
-    if (hostfs_read_file(ctx->fs, "/proc/uptime", 4096, &up, NULL) == 0) {
-        char *sp = strchr(up, ' ');
-        if (sp)
-            *sp = '\0';
-        if (str_to_double(str_trim(up), &secs) == 0 && secs >= 0 && secs < 1e10) {
-            log->have_now = true;
-            log->now_usec = (uint64_t)(secs * 1e6);
-        }
-    }
-    free(up);
+    health_log_uptime(ctx, log);
     struct health_kmsg_stats st;
     health_kmsg_parse(buf, len, HEALTH_KMSG_MAX_RECORDS, health_log_record, log, &st);
     free(buf);

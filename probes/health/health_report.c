@@ -254,7 +254,9 @@ void health_log_report(struct probe_ctx *ctx, struct report_section *sec, const 
     /* "..., no GPU errors", "..., no GPU errors (information: Xid 13 x3 on ...)", "...: Xid 79 x1 on ..." */
     bool quiet = mark <= REPORT_MARK_INFO;
     report_section_add_line(sec, mark, "Kernel log", "%s record%s since boot (%s)%s%s%s%s%s%s", recs, log->records == 1 ? "" : "s",
-                            strcmp(log->source, "kmsg") == 0 ? "/dev/kmsg" : "the tree's dev/kmsg",
+                            strcmp(log->source, "kmsg") == 0      ? "/dev/kmsg"
+                            : strcmp(log->source, "journal") == 0 ? "the journal: /dev/kmsg is not readable"
+                                                                  : "the tree's dev/kmsg",
                             quiet ? ", no GPU errors" : ": ", quiet && shown ? " (information: " : "", list,
                             shown > 3 ? ", ..." : "", quiet && shown ? ")" : "",
                             log->capped ? " (capped: only the first part read)" : "");

@@ -133,6 +133,12 @@ static void process_print_text(const struct report_section *sec, const struct re
         text_heading(t, "Unit");
         text_kv(t, "name", "%s", jsonget_str(u, "name"));
         text_kv(t, "file", "%s", jsonget_str(u, "file") ? jsonget_str(u, "file") : "(none)");
+        if (jsonget_str(u, "source"))
+            text_kv(t, "source", "%s", strcmp(jsonget_str(u, "source"), "manager") == 0
+                                           ? "systemd's manager (D-Bus)"
+                                           : "its files");
+        if (jsonget_str(u, "manager_reason"))
+            text_kv(t, "manager", "not used: %s", jsonget_str(u, "manager_reason"));
         static const char *const keys[] = {"user", "group", "device_policy", "exec_start", NULL};
         for (size_t i = 0; keys[i]; i++)
             if (jsonget_str(u, keys[i]))

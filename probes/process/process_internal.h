@@ -126,6 +126,18 @@ const char *proc_lib_version(const char *base);
 /* Is BASE (a file name) a GPU library worth naming? */
 bool proc_gpu_lib(const char *base);
 
+/* ---- process_manager.c: the unit as systemd's manager sees it, over D-Bus (sd-bus) --------------- */
+struct proc_manager {
+    char *why;               /* why the manager was not asked or did not answer (heap), or NULL */
+    char *active_state;      /* ActiveState ("active", "inactive", ...), or NULL */
+    long main_pid;           /* MainPID (0: not running), -1 unknown */
+};
+/* Ask the manager? Live runs only, where systemd runs (/run/systemd/system) or DBUS_SYSTEM_BUS_ADDRESS names a bus. */
+bool proc_manager_wanted(struct probe_ctx *ctx);
+/* Unit NAME's merged settings from the manager into U (zeroed here; free with proc_unit_free) and PM. 0, or
+ * -1 with PM->why (U untouched). */
+int proc_manager_load(struct probe_ctx *ctx, const char *name, struct proc_unit *u, struct proc_manager *pm);
+
 /* ---- process_unitcheck.c ------------------------------------------------------------------------ */
 /* --unit NAME: the section's "unit" object and its findings. Returns the unit's first process from its
  * cgroup (system.slice/NAME/cgroup.procs, v2 or v1's systemd hierarchy) when it runs, else 0. */

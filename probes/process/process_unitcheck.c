@@ -246,8 +246,22 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
     long main_pid = 0;
     struct proc_unit u;
     int rc = proc_unit_load(ctx->fs, process_opts.unit, &u);
+    /* the manager's merged view wins over our parse of the files where it answers */
+    struct proc_manager pm = {.main_pid = -1};
+    struct proc_unit mu;
+    bool manager = proc_manager_wanted(ctx) && u.name && proc_manager_load(ctx, u.name, &mu, &pm) == 0;
+    if (manager) {
+        proc_unit_free(&u);
+        u = mu;
+        rc = 0;
+    }
     json_object *o = json_object_new_object();
     json_object_object_add(sec->data, "unit", o);
+    json_object_object_add(o, "source", json_object_new_string(manager ? "manager" : "files"));
+    json_object_object_add(o, "manager_reason", jsonstr_or_null(pm.why));
+    json_object_object_add(o, "active_state", jsonstr_or_null(pm.active_state));
+    free(pm.why);
+    free(pm.active_state);
     json_object_object_add(o, "name", jsonstr_or_null(u.name));
     json_object_object_add(o, "file", jsonstr_or_null(u.fragment));
     json_object_object_add(o, "masked", json_object_new_boolean(u.masked));
@@ -297,13 +311,14 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
     }
     if (probe_live(ctx)) /* this shell's environment is the one to compare with (no --root, or --live) */
         proc_unit_env_diff(ctx, &u, &env);
-    report_section_add_line(sec, REPORT_MARK_INFO, "unit", "%s (%s%s%zu drop-in%s)", u.name, u.fragment,
-                            ", ", u.dropins.n, u.dropins.n == 1 ? "" : "s");
-    main_pid = proc_unit_main_pid(ctx, u.name);
+    report_section_add_line(sec, REPORT_MARK_INFO, "unit", "%s (%s%s%zu drop-in%s; %s)", u.name,
+                            u.fragment ? u.fragment : "no file", ", ", u.dropins.n, u.dropins.n == 1 ? "" : "s",
+                            manager ? "as systemd's manager applies it" : "from its files");
+    main_pid = manager && pm.main_pid >= 0 ? pm.main_pid : proc_unit_main_pid(ctx, u.name);
     json_object_object_add(o, "main_pid", main_pid > 0 ? json_object_new_int64(main_pid) : NULL);
     if (main_pid > 0 && process_opts.pid <= 0)
-        report_section_add_note(sec, "%s runs: its process %ld (the first of its cgroup's) is judged as --pid %ld would",
-                                u.name, main_pid, main_pid);
+        report_section_add_note(sec, "%s runs: its process %ld (%s) is judged as --pid %ld would", u.name, main_pid,
+                                manager ? "the manager's MainPID" : "the first of its cgroup's", main_pid);
     free(passwd);
     free(group);
     proc_list_clear(&env);

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""test_lazylibs.py: libxml2, libarchive and cairo are never linked; the commands that need one load it,
-and fail with exit 3 and the library's name when it cannot be loaded (issue 17, src/util/lazylib.h)."""
+"""test_lazylibs.py: libxml2, libarchive, cairo and libsystemd are never linked; the commands that need one load it,
+and fail with exit 3 and the library's name when it cannot be loaded (issue 17, src/util/lazylib.h); libsystemd
+only feeds the health probe's journal fallback, whose absence is a reason in the kernel log (test_health.py)."""
 import os
 import re
 import subprocess
@@ -8,7 +9,8 @@ import tempfile
 
 import gctest
 
-LAZY = {"libxml2": "GPUCHECKUP_LIBXML2", "libarchive": "GPUCHECKUP_LIBARCHIVE", "libcairo": "GPUCHECKUP_LIBCAIRO"}
+LAZY = {"libxml2": "GPUCHECKUP_LIBXML2", "libarchive": "GPUCHECKUP_LIBARCHIVE", "libcairo": "GPUCHECKUP_LIBCAIRO",
+        "libsystemd": "GPUCHECKUP_LIBSYSTEMD"}
 # Names no system has: the override makes the command load this instead of the real library.
 MISSING = "libgc-no-such-lazy-library.so.7"
 CLEAN = {v: None for v in LAZY.values()}

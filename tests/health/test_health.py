@@ -334,10 +334,76 @@ class HealthTests(gctest.TestCase):
         with open("/proc/sys/kernel/dmesg_restrict", encoding="ascii") as f:
             restricted = f.read().strip() != "0"
         if restricted:
-            self.assertEqual(log["source"], "none", out.stdout)
-            self.assertIn("not root and kernel.dmesg_restrict=1", log["reason"])
+            # the journal fallback: where this user may read no kernel message of this boot, both reasons
+            self.assertIn(log["source"], ("none", "journal"), out.stdout)
+            if log["source"] == "none":
+                self.assertIn("not root and kernel.dmesg_restrict=1", log["reason"])
+                self.assertIn("journal", log["reason"])
         else:
             self.assertEqual(log["source"], "kmsg", out.stdout)
+
+    def journal_dir(self, messages):
+        """A private journal directory holding MESSAGES (text, _KERNEL_DEVICE or None, seconds since boot) as
+        kernel messages of this boot: export-format text converted by systemd-journal-remote (Debian's
+        systemd-journal-remote; systemd's docs/JOURNAL_EXPORT_FORMATS.md), readable by everyone."""
+        d = self.make_tree()
+        with open("/proc/sys/kernel/random/boot_id", encoding="ascii") as f:
+            boot = f.read().strip().replace("-", "")
+        text = ""
+        for i, (msg, dev, secs) in enumerate(messages):
+            text += (f"__REALTIME_TIMESTAMP={1700000000000000 + i}\n__MONOTONIC_TIMESTAMP={int(secs * 1e6)}\n"
+                     f"_BOOT_ID={boot}\n_TRANSPORT=kernel\nPRIORITY=4\nMESSAGE={msg}\n")
+            text += f"_KERNEL_DEVICE={dev}\n\n" if dev else "\n"
+        # another boot's Xid and a user's message naming an Xid: neither is this boot's kernel log
+        text += (f"__REALTIME_TIMESTAMP=1700000000900000\n__MONOTONIC_TIMESTAMP=5000000\n_BOOT_ID={'0' * 31}1\n"
+                 "_TRANSPORT=kernel\nMESSAGE=NVRM: Xid (PCI:0000:00:07): 48, pid=0, DBE\n\n"
+                 f"__REALTIME_TIMESTAMP=1700000000900001\n__MONOTONIC_TIMESTAMP=6000000\n_BOOT_ID={boot}\n"
+                 "_TRANSPORT=stdout\nMESSAGE=NVRM: Xid (PCI:0000:00:08): 48, pid=0, DBE\n\n")
+        journal = d.path("/kernel.journal")
+        subprocess.run(["/lib/systemd/systemd-journal-remote", f"--output={journal}", "-"], input=text, text=True,
+                       capture_output=True, check=True, timeout=60)
+        os.chmod(d.root, 0o755)
+        os.chmod(journal, 0o644)
+        return d.root
+
+    def test_journal_when_kmsg_is_not_readable(self):
+        """Issue 40: as nobody, where /dev/kmsg is refused, the current boot's kernel messages come from the
+        journal: an Xid 79 there is found on its GPU, with source "journal"."""
+        if os.geteuid() != 0:
+            self.skipTest("needs root to run as nobody (setpriv) and, with dmesg_restrict=0, to hide /dev/kmsg")
+        jdir = self.journal_dir([("NVRM: Xid (PCI:0000:00:06): 79, pid=0, GPU has fallen off the bus.",
+                                  "+pci:0000:00:06.0", 120.5),
+                                 ("nvidia: module license 'NVIDIA' taints kernel.", None, 3.0)])
+        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", gctest.GPUCHECKUP, "health", "--json"]
+        with open("/proc/sys/kernel/dmesg_restrict", encoding="ascii") as f:
+            restricted = f.read().strip() != "0"
+        if not restricted:  # hide /dev/kmsg behind a root-only file in a mount namespace of its own
+            blocker = os.path.join(jdir, "kmsg-blocker")
+            with open(blocker, "w", encoding="ascii"):
+                pass
+            os.chmod(blocker, 0o600)
+            cmd = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                   'mount --bind "$0" /dev/kmsg && exec "$@"', blocker] + cmd
+        env = dict(os.environ, GPUCHECKUP_JOURNAL_DIR=jdir)
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        doc = json.loads(out.stdout)
+        gctest.validate(doc)
+        log = doc["health"]["kernel_log"]
+        self.assertEqual((log["source"], log["reason"], log["records"]), ("journal", None, 2), out.stdout)
+        xid = [f for f in doc["findings"] if f["id"].startswith("health.") and "Xid 79" in f["message"]]
+        self.assertTrue(xid, out.stdout)
+        self.assertIn("0000:00:06.0", xid[0]["message"])
+        self.assertNotIn("Xid 48", out.stdout)
+        # the text says where the log came from
+        text = subprocess.run(cmd[:-1], capture_output=True, text=True, timeout=120, env=env).stdout
+        self.assertIn("(the journal: /dev/kmsg is not readable)", text)
+        # without libsystemd: both reasons, and the run goes on
+        env["GPUCHECKUP_LIBSYSTEMD"] = "libgc-no-such-systemd.so.0"
+        out = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+        log = json.loads(out.stdout)["health"]["kernel_log"]
+        self.assertEqual(log["source"], "none", out.stdout)
+        self.assertRegex(log["reason"], r"(dmesg_restrict|/dev/kmsg).*; reading the journal or asking systemd.s manager needs")
+        self.assertIn("libgc-no-such-systemd.so.0 (GPUCHECKUP_LIBSYSTEMD), which cannot be loaded", log["reason"])
 
 
 if __name__ == "__main__":

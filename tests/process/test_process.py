@@ -297,6 +297,84 @@ class ProcessTests(gctest.TestCase):
         text = gctest.run("process", "--root", t.t.root, "--unit", "ollama")
         self.assertIn("PrivateDevices=yes", text.stdout)
 
+    def mock_manager(self, service_props):
+        """A private bus (dbus-daemon, session config) with a mock systemd manager (Debian's python3-dbusmock)
+        whose LoadUnit("ollama.service") answers an object with SERVICE_PROPS on org.freedesktop.systemd1.Service.
+        Its address, for DBUS_SYSTEM_BUS_ADDRESS."""
+        import dbus  # python3-dbus, with python3-dbusmock
+        d = subprocess.run(["dbus-daemon", "--session", "--fork", "--print-address=1", "--print-pid=1"],
+                           capture_output=True, text=True, check=True, timeout=30).stdout.split()
+        addr, pid = d[0], int(d[1])
+        self.addCleanup(os.kill, pid, 15)
+        mock = subprocess.Popen([sys.executable, "-m", "dbusmock", "--system", "org.freedesktop.systemd1",
+                                 "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager"],
+                                env=dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=addr), stdout=subprocess.DEVNULL)
+        self.addCleanup(mock.wait)
+        self.addCleanup(mock.terminate)
+        bus = dbus.bus.BusConnection(addr)
+        for _ in range(100):
+            if bus.name_has_owner("org.freedesktop.systemd1"):
+                break
+            time.sleep(0.05)
+        path = "/org/freedesktop/systemd1/unit/ollama_2eservice"
+        m = "org.freedesktop.DBus.Mock"
+        mgr = bus.get_object("org.freedesktop.systemd1", "/org/freedesktop/systemd1")
+        mgr.AddMethod("", "LoadUnit", "s", "o",
+                      f"ret = dbus.ObjectPath('{path}') if args[0] == 'ollama.service' else "
+                      "dbus.ObjectPath('/org/freedesktop/systemd1/unit/other')", dbus_interface=m)
+        unit = {"LoadState": "loaded", "ActiveState": "active", "FragmentPath": "/etc/systemd/system/ollama.service",
+                "DropInPaths": dbus.Array(["/etc/systemd/system/ollama.service.d/override.conf"], signature="s")}
+        mgr.AddObject(path, "org.freedesktop.systemd1.Unit", unit, [], dbus_interface=m)
+        bus.get_object("org.freedesktop.systemd1", path).AddProperties("org.freedesktop.systemd1.Service",
+                                                                     service_props, dbus_interface=m)
+        return addr
+
+    def test_unit_from_the_manager(self):
+        """Issue 39: where a system bus answers, the manager's merged settings are used (source "manager"):
+        PrivateDevices=yes and User=ollama from it, though no unit file exists here; MainPID replaces the
+        cgroup lookup."""
+        import dbus
+        service = {"Environment": dbus.Array(["HIP_VISIBLE_DEVICES=0"], signature="s"),
+                   "EnvironmentFiles": dbus.Array([dbus.Struct(("/etc/default/ollama", True), signature="sb")],
+                                                  signature="(sb)"),
+                   "User": "ollama", "Group": "ollama", "SupplementaryGroups": dbus.Array([], signature="s"),
+                   "DynamicUser": False, "PrivateDevices": True, "DevicePolicy": "closed",
+                   "DeviceAllow": dbus.Array([dbus.Struct(("/dev/kfd", "rw"), signature="ss")], signature="(ss)"),
+                   "ExecStart": dbus.Array([dbus.Struct(("/usr/bin/ollama", dbus.Array(["/usr/bin/ollama", "serve"],
+                                                                                      signature="s"),
+                                                         False, dbus.UInt64(0), dbus.UInt64(0), dbus.UInt64(0),
+                                                         dbus.UInt64(0), dbus.UInt32(0), dbus.Int32(0), dbus.Int32(0)),
+                                                        signature="sasbttttuii")], signature="(sasbttttuii)"),
+                   "MainPID": dbus.UInt32(os.getpid())}
+        addr = self.mock_manager(service)
+        r = self.run_json("process", "--unit", "ollama.service",
+                          env={"DBUS_SYSTEM_BUS_ADDRESS": addr, "HIP_VISIBLE_DEVICES": None})
+        u = r.json["process"]["unit"]
+        self.assertEqual((u["source"], u["manager_reason"], u["active_state"]), ("manager", None, "active"), repr(r))
+        self.assertEqual((u["file"], u["user"], u["private_devices"], u["device_policy"]),
+                         ("/etc/systemd/system/ollama.service", "ollama", True, "closed"))
+        self.assertEqual(u["dropins"], ["/etc/systemd/system/ollama.service.d/override.conf"])
+        self.assertEqual(u["environment"], {"HIP_VISIBLE_DEVICES": "0"})
+        self.assertEqual(u["device_allow"], ["/dev/kfd rw"])
+        self.assertEqual(u["exec_start"], "/usr/bin/ollama serve")
+        self.assertEqual(u["main_pid"], os.getpid())
+        # the findings judge the manager's values (unit.private-devices needs GPU nodes, which live runs here lack)
+        self.assertIn("unit.env-differs", self.ids(r))
+        text = gctest.run("process", "--unit", "ollama", env={"DBUS_SYSTEM_BUS_ADDRESS": addr})
+        self.assertIn("as systemd's manager applies it", text.stdout)
+        self.assertIn("systemd's manager (D-Bus)", text.stdout)
+        # a bus with no manager on it: the files, and why not the manager
+        r = self.run_json("process", "--unit", "ollama.service", env={"DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent"})
+        u = r.json["process"]["unit"]
+        self.assertEqual(u["source"], "files", repr(r))
+        self.assertIn("the system bus", u["manager_reason"])
+        # without libsystemd: the files, and the library named
+        r = self.run_json("process", "--unit", "ollama.service",
+                          env={"DBUS_SYSTEM_BUS_ADDRESS": addr, "GPUCHECKUP_LIBSYSTEMD": "libgc-no-such-systemd.so.0"})
+        u = r.json["process"]["unit"]
+        self.assertEqual(u["source"], "files", repr(r))
+        self.assertIn("libgc-no-such-systemd.so.0 (GPUCHECKUP_LIBSYSTEMD)", u["manager_reason"])
+
     def test_unit_that_runs_is_judged_by_its_process(self):
         """Its cgroup names its process (without D-Bus); that process's files as a tree captured them."""
         t = self.amd_tree()
