@@ -54,9 +54,10 @@ class P2PTests(CudaBase):
         r = self.run_p2p(2, "hang", "1,0", "--timeout", "5", expect_rc=1)
         self.assertLess(time.monotonic() - t0, 6.0, repr(r))
         self.assertEqual(self.p2p_ids(r), [("cuda.p2p-hang", PAIR10, "error")], repr(r))
-        # The killed child's results are lost; the shared stage page still names the pair it was on.
+        # The shared page keeps the finished pair (0 -> 1) and names the one in flight.
         pairs = r.json["cuda"]["p2p"]["pairs"]
-        self.assertEqual([(p["from"], p["to"], p["status"]) for p in pairs], [(1, 0, "hang")])
+        self.assertEqual([(p["from"], p["to"], p["status"]) for p in pairs], [(0, 1, "pass"), (1, 0, "hang")])
+        self.assertGreater(pairs[0]["bandwidth_gbps"], 0)
 
     def test_no_access_is_info(self):
         r = self.run_p2p(2, "no-access", expect_rc=0)
