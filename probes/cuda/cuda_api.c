@@ -49,6 +49,7 @@ static const struct dlsym_entry cuda_api_table[] = {
     {"cuEventDestroy_v2", false, fb_event_destroy, CUDA_FN(cuEventDestroy)},
     {"cuDeviceCanAccessPeer", false, NULL, CUDA_FN(cuDeviceCanAccessPeer)},
     {"cuCtxEnablePeerAccess", false, NULL, CUDA_FN(cuCtxEnablePeerAccess)},
+    {"cuCtxDisablePeerAccess", false, NULL, CUDA_FN(cuCtxDisablePeerAccess)},
     {"cuMemcpyPeer", false, NULL, CUDA_FN(cuMemcpyPeer)},
 };
 

@@ -107,6 +107,7 @@ struct cuda_api {
     /* optional: the peer check (cuda_p2p.c) */
     CUresult (*cuDeviceCanAccessPeer)(int *can, CUdevice dev, CUdevice peer);
     CUresult (*cuCtxEnablePeerAccess)(CUcontext peer, unsigned int flags);
+    CUresult (*cuCtxDisablePeerAccess)(CUcontext peer);
     CUresult (*cuMemcpyPeer)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes);
 };
 

@@ -175,6 +175,10 @@ static void cp_run(const struct cuda_api *api, const struct cuda_p2p_args *a, js
                 cp_pair_fail(p, "failed", "cuMemAlloc", CUDA_ERROR_UNKNOWN);
             } else {
                 p = cp_pair(api, &devs[i], &devs[j], a->ordinals[i], a->ordinals[j], host, back);
+                /* One peer mapping at a time: a GPU maps only so many peers (CUDA_ERROR_TOO_MANY_PEERS on
+                 * a 16-GPU node otherwise), and a job enables only the ones it uses. */
+                if (api->cuCtxDisablePeerAccess && api->cuCtxSetCurrent(devs[i].ctx) == CUDA_SUCCESS)
+                    api->cuCtxDisablePeerAccess(devs[j].ctx);
             }
             json_object_array_add(pairs, p);
             if (a->sh && a->sh->n_done < CUDA_P2P_MAX_PAIRS) {

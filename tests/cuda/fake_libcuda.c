@@ -392,6 +392,11 @@ EXPORT CUresult cuCtxEnablePeerAccess(void *peer, unsigned flags)
     return peer ? 0 : 201; /* CUDA_ERROR_INVALID_CONTEXT */
 }
 
+EXPORT CUresult cuCtxDisablePeerAccess(void *peer)
+{
+    return peer ? 0 : 201;
+}
+
 EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, void *dst_ctx, CUdeviceptr src, void *src_ctx, size_t bytes)
 {
     if (!dst_ctx || !src_ctx)
