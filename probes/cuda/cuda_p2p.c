@@ -273,12 +273,8 @@ static void cp_report_pair(struct probe_ctx *ctx, struct report_section *sec, js
         return;
     }
     struct report_finding *f = NULL;
-    if (st && strcmp(st, "unsupported") == 0) {
-        report_add_finding(ctx->report, "cuda.p2p-unsupported", subject,
-                           "The CUDA driver says GPU %s cannot access GPU %s's memory (cuDeviceCanAccessPeer: 0)", sa, sb);
-        report_section_add_line(sec, REPORT_MARK_INFO, label, "no peer access (cuDeviceCanAccessPeer)");
-        return;
-    }
+    if (st && strcmp(st, "unsupported") == 0)
+        return; /* cp_unsupported: one finding for them all */
     if (st && strcmp(st, "corrupt") == 0) {
         f = report_add_finding(ctx->report, "cuda.p2p-corrupt", subject,
                                "A peer-to-peer copy from GPU %s to GPU %s came back wrong: %lld of %lld words differ",
@@ -293,6 +289,38 @@ static void cp_report_pair(struct probe_ctx *ctx, struct report_section *sec, js
                                sa, sb, call ? call : "a call", rn ? rn : "failed");
     }
     report_section_add_line(sec, REPORT_MARK_ERROR, label, "%s", st ? st : "failed");
+}
+
+/* One information finding and line for every pair without peer access (a node of consumer GPUs has
+ * many: one each would bury the rest). The subject is the pair when there is one. */
+static void cp_unsupported(struct probe_ctx *ctx, struct report_section *sec, json_object *smoke, json_object *pairs)
+{
+    size_t n = json_object_array_length(pairs), k = 0;
+    char list[512] = "", first[96] = "";
+    for (size_t i = 0; i < n; i++) {
+        json_object *p = json_object_array_get_idx(pairs, i);
+        const char *st = jsonget_str(p, "status");
+        if (!st || strcmp(st, "unsupported") != 0)
+            continue;
+        char sa[40], sb[40], pair[96];
+        cp_subject(smoke, (int)jsonget_int(p, "from", -1), sa, sizeof(sa));
+        cp_subject(smoke, (int)jsonget_int(p, "to", -1), sb, sizeof(sb));
+        snprintf(pair, sizeof(pair), "%s->%s", sa, sb);
+        if (k++ == 0)
+            snprintf(first, sizeof(first), "%s", pair);
+        size_t used = strlen(list);
+        if (k <= 8)
+            snprintf(list + used, sizeof(list) - used, "%s%s", used ? ", " : "", pair);
+        else if (k == 9)
+            snprintf(list + used, sizeof(list) - used, ", ...");
+    }
+    if (k == 0)
+        return;
+    report_add_finding(ctx->report, "cuda.p2p-unsupported", k == 1 ? first : NULL,
+                       "The CUDA driver says %zu of %zu GPU pair%s cannot access each other's memory "
+                       "(cuDeviceCanAccessPeer: 0): %s", k, n, n == 1 ? "" : "s", list);
+    report_section_add_line(sec, REPORT_MARK_INFO, "CUDA P2P access", "%zu of %zu GPU pairs without peer access: %s",
+                            k, n, list);
 }
 
 /* One line for the pairs that passed: how many, and the slowest and fastest copy. */
@@ -409,6 +437,7 @@ void cuda_p2p_run(struct probe_ctx *ctx, struct report_section *sec)
         report_section_add_line(sec, REPORT_MARK_ERROR, label, "%s", timeout ? "hang" : "crash");
     }
     cp_summary(sec, pairs);
+    cp_unsupported(ctx, sec, smoke, pairs);
     const char *err = jsonget_str(v, "error");
     json_object_object_add(p2p, "pairs", pairs);
     json_object_object_add(p2p, "error", err ? json_object_new_string(err) : NULL);

@@ -60,9 +60,14 @@ class P2PTests(CudaBase):
         self.assertGreater(pairs[0]["bandwidth_gbps"], 0)
 
     def test_no_access_is_info(self):
+        # one finding for every pair without access, the pair its subject when there is one
         r = self.run_p2p(2, "no-access", expect_rc=0)
-        self.assertEqual(self.p2p_ids(r), [("cuda.p2p-unsupported", PAIR01, "info"),
-                                           ("cuda.p2p-unsupported", PAIR10, "info")], repr(r))
+        f = [x for x in r.json["findings"] if x["id"] == "cuda.p2p-unsupported"]
+        self.assertEqual([(x["subject"], x["severity"]) for x in f], [(None, "info")], repr(r))
+        self.assertIn("2 of 2 GPU pairs cannot access each other's memory (cuDeviceCanAccessPeer: 0): %s, %s"
+                      % (PAIR01, PAIR10), f[0]["message"])
+        one = self.run_p2p(2, "no-access", "1,0", expect_rc=0)
+        self.assertEqual(self.p2p_ids(one), [("cuda.p2p-unsupported", PAIR10, "info")], repr(one))
         self.assertTrue(all(p["status"] == "unsupported" and p["can_access_peer"] is False
                             for p in r.json["cuda"]["p2p"]["pairs"]))
 
