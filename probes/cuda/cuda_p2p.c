@@ -288,7 +288,8 @@ static void cp_report_pair(struct probe_ctx *ctx, struct report_section *sec, js
         f = report_add_finding(ctx->report, "cuda.p2p-failed", subject, "The peer check from GPU %s to GPU %s failed: %s %s",
                                sa, sb, call ? call : "a call", rn ? rn : "failed");
     }
-    report_section_add_line(sec, REPORT_MARK_ERROR, label, "%s", st ? st : "failed");
+    report_section_add_line(sec, REPORT_MARK_ERROR, label, "%s",
+                            st && strcmp(st, "corrupt") == 0 ? "the peer copy came back wrong" : "a peer-check call failed");
 }
 
 /* One information finding and line for every pair without peer access (a node of consumer GPUs has
@@ -342,7 +343,9 @@ static void cp_summary(struct report_section *sec, json_object *pairs)
     if (ok == 0)
         return;
     char speed[64] = "";
-    if (isfinite(lo))
+    if (isfinite(lo) && hi - lo < 0.05)
+        snprintf(speed, sizeof(speed), ", %.1f GB/s", lo);
+    else if (isfinite(lo))
         snprintf(speed, sizeof(speed), ", %.1f-%.1f GB/s", lo, hi);
     report_section_add_line(sec, REPORT_MARK_OK, "CUDA P2P", "%zu of %zu GPU pair%s copied 8 MiB peer to peer, verified%s",
                             ok, n, n == 1 ? "" : "s", speed);
