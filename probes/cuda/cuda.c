@@ -25,6 +25,7 @@ static const struct check_set cuda_check_sets[] = {
     {cuda_resume_checks, &cuda_resume_n_checks},
     {cuda_libs_checks, &cuda_libs_n_checks},
     {cuda_smoke_checks, &cuda_smoke_n_checks},
+    {cuda_p2p_checks, &cuda_p2p_n_checks},
     {NULL, NULL},
 };
 
@@ -393,6 +394,7 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
 
     cuda_libs_report(ctx, sec, &cr.facts);
     cuda_smoke_run(&cr);
+    cuda_p2p_run(ctx, sec);
     cuda_summary(&cr);
     if (result_cuda_of(sec))
         result_cuda_read_driver(result_cuda_of(sec), sec->data);

@@ -47,6 +47,10 @@ static const struct dlsym_entry cuda_api_table[] = {
     {"cuEventSynchronize", false, NULL, CUDA_FN(cuEventSynchronize)},
     {"cuEventElapsedTime_v2", false, fb_elapsed, CUDA_FN(cuEventElapsedTime)},
     {"cuEventDestroy_v2", false, fb_event_destroy, CUDA_FN(cuEventDestroy)},
+    {"cuDeviceCanAccessPeer", false, NULL, CUDA_FN(cuDeviceCanAccessPeer)},
+    {"cuCtxEnablePeerAccess", false, NULL, CUDA_FN(cuCtxEnablePeerAccess)},
+    {"cuCtxDisablePeerAccess", false, NULL, CUDA_FN(cuCtxDisablePeerAccess)},
+    {"cuMemcpyPeer", false, NULL, CUDA_FN(cuMemcpyPeer)},
 };
 
 int cuda_api_load(void *handle, struct cuda_api *api, const char **missing)
@@ -85,6 +89,7 @@ static const struct {
     {302, "CUDA_ERROR_SHARED_OBJECT_SYMBOL_NOT_FOUND"}, {303, "CUDA_ERROR_SHARED_OBJECT_INIT_FAILED"},
     {304, "CUDA_ERROR_OPERATING_SYSTEM"}, {400, "CUDA_ERROR_INVALID_HANDLE"}, {401, "CUDA_ERROR_ILLEGAL_STATE"},
     {500, "CUDA_ERROR_NOT_FOUND"}, {600, "CUDA_ERROR_NOT_READY"}, {700, "CUDA_ERROR_ILLEGAL_ADDRESS"},
+    {704, "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED"},
     {701, "CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES"}, {702, "CUDA_ERROR_LAUNCH_TIMEOUT"},
     {708, "CUDA_ERROR_PRIMARY_CONTEXT_ACTIVE"}, {709, "CUDA_ERROR_CONTEXT_IS_DESTROYED"},
     {710, "CUDA_ERROR_ASSERT"}, {714, "CUDA_ERROR_HARDWARE_STACK_ERROR"}, {715, "CUDA_ERROR_ILLEGAL_INSTRUCTION"},

@@ -30,6 +30,7 @@ enum {
     CUDA_ERROR_JIT_COMPILER_NOT_FOUND = 221,
     CUDA_ERROR_UNSUPPORTED_PTX_VERSION = 222,
     CUDA_ERROR_OPERATING_SYSTEM = 304,
+    CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
     CUDA_ERROR_SYSTEM_NOT_READY = 802,
     CUDA_ERROR_SYSTEM_DRIVER_MISMATCH = 803,
     CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE = 804,
@@ -103,6 +104,11 @@ struct cuda_api {
     CUresult (*cuEventSynchronize)(CUevent ev);
     CUresult (*cuEventElapsedTime)(float *ms, CUevent start, CUevent end); /* _v2 (CUDA 12.8), then plain */
     CUresult (*cuEventDestroy)(CUevent ev);                             /* _v2 */
+    /* optional: the peer check (cuda_p2p.c) */
+    CUresult (*cuDeviceCanAccessPeer)(int *can, CUdevice dev, CUdevice peer);
+    CUresult (*cuCtxEnablePeerAccess)(CUcontext peer, unsigned int flags);
+    CUresult (*cuCtxDisablePeerAccess)(CUcontext peer);
+    CUresult (*cuMemcpyPeer)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes);
 };
 
 /* Resolve every function of struct cuda_api from HANDLE (a dlopen handle of libcuda) into API.

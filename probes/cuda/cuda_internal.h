@@ -166,6 +166,14 @@ struct compute_check;
 bool cuda_bench_verify(struct compute_problem *p, const float *out, const uint32_t *prior, struct compute_check *chk,
                        const char **method);
 
+/* The peer check (cuda_p2p.c), after the smoke test: every ordered pair of GPUs whose smoke test passed,
+ * in one isolated child (a shared page names the pair in flight, so a hang names it): cuDeviceCanAccessPeer,
+ * cuCtxEnablePeerAccess, an 8 MiB pattern copied with cuMemcpyPeer and verified exactly, its GB/s.
+ * data["p2p"] = {"pairs": [...], "not_run"?, "error"?}; findings cuda.p2p-*; metrics p2p_bandwidth_gbps. */
+void cuda_p2p_run(struct probe_ctx *ctx, struct report_section *sec);
+extern const struct check cuda_p2p_checks[];
+extern const size_t cuda_p2p_n_checks;
+
 /* The --require names the cuda probe answers (cuda_require.c). */
 extern const struct probe_require cuda_requires[];
 

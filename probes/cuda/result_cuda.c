@@ -64,6 +64,7 @@ static void result_cuda_free(void *res)
         json_object_put(r->smoke[i].entry);
     free(r->smoke);
     free(r->smoke_not_run);
+    free(r->p2p_not_run);
     free(r->library_path);
     free(r->library_version);
     free(r->kernel_module_version);
@@ -138,6 +139,17 @@ static void *result_cuda_from_json(json_object *data)
         if (result_cuda_add_smoke(r, (int)ord, jsonget_str(s, "status"), s) < 0)
             goto fail;
     }
+    json_object *p2p = jsonget(data, "p2p");
+    size_t np = 0;
+    json_object *pairs = jsonget_array(p2p, "pairs", &np);
+    for (size_t i = 0; pairs && i < np; i++) {
+        const char *ps = jsonget_str(json_object_array_get_idx(pairs, i), "status");
+        r->p2p_pairs++;
+        r->p2p_passed += ps && strcmp(ps, "pass") == 0;
+    }
+    const char *pwhy = jsonget_str(p2p, "not_run");
+    if (pwhy && !(r->p2p_not_run = str_dup(pwhy)))
+        goto fail;
     const char *why = jsonget_str(data, "smoke_not_run");
     if ((why && !(r->smoke_not_run = str_dup(why))) || result_cuda_read_driver(r, data) < 0)
         goto fail;

@@ -62,6 +62,10 @@ struct result_cuda {
     struct result_cuda_smoke *smoke;
     size_t n_smoke;
     char *smoke_not_run; /* why the CUDA smoke test did not run, NULL when it ran */
+    /* The peer check (data.p2p): ordered GPU pairs checked and how many copied right both ways (pass);
+     * p2p_not_run: why it did not run (fewer than two GPUs passed the smoke test...), NULL when it ran. */
+    int p2p_pairs, p2p_passed;
+    char *p2p_not_run;
     /* data.driver.library.path and .version (the libcuda loaded), data.driver.kernel_module_version; NULL:
      * unknown. Read from the section's driver object once it is built (result_cuda_read_driver). */
     char *library_path, *library_version, *kernel_module_version;

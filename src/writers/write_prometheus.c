@@ -118,9 +118,11 @@ static int prom_metric_cmp(const void *a, const void *b)
     return c ? c : (x->order > y->order) - (x->order < y->order);
 }
 
+/* [a-z_][a-z0-9_]* (the exposition format's names, lower case, no colon), under 64 bytes. */
 static bool prom_metric_name_ok(const char *n)
 {
-    return n && *n && strlen(n) < 64 && strspn(n, "abcdefghijklmnopqrstuvwxyz_") == strlen(n);
+    return n && *n && strlen(n) < 64 && !(*n >= '0' && *n <= '9') &&
+           strspn(n, "abcdefghijklmnopqrstuvwxyz0123456789_") == strlen(n);
 }
 
 static void prom_section_metrics(FILE *f, const struct report *r)

@@ -16,6 +16,9 @@
  *   GC_FAKE_CUDA_COMPUTE=correct|lazy|jit-fail|hang-load   the smoke kernel: computed on the host,
  *                              accepted and skipped (a device that computes nothing), a JIT failure
  *                              (221 + log), or a cuModuleLoadDataEx that never returns
+ *   GC_FAKE_CUDA_P2P=ok|no-access|corrupt|hang   the peer functions: cuMemcpyPeer copies (default),
+ *                              cuDeviceCanAccessPeer says no, the copy flips one byte, or it never returns
+ *   GC_FAKE_CUDA_P2P_PAIR=A,B  the P2P behaviour only for the ordered pair device A -> device B (others ok)
  * CUDA_VISIBLE_DEVICES is honoured as the real driver does for indices: the list stops at the first
  * entry that is not a device, and an empty result makes cuInit return CUDA_ERROR_NO_DEVICE. */
 
@@ -361,5 +364,49 @@ EXPORT CUresult cuEventElapsedTime_v2(float *ms, void *a, void *b)
 EXPORT CUresult cuEventDestroy_v2(void *ev)
 {
     (void)ev;
+    return 0;
+}
+
+/* ---- peer to peer: GC_FAKE_CUDA_P2P, optionally for one ordered pair only ---- */
+
+static const char *fake_p2p(int from, int to)
+{
+    const char *m = getenv("GC_FAKE_CUDA_P2P"), *pair = getenv("GC_FAKE_CUDA_P2P_PAIR");
+    int a = -1, b = -1;
+    if (pair && sscanf(pair, "%d,%d", &a, &b) == 2 && (a != from || b != to))
+        return "ok";
+    return m ? m : "ok";
+}
+
+EXPORT CUresult cuDeviceCanAccessPeer(int *can, CUdevice dev, CUdevice peer)
+{
+    if (dev < 0 || dev >= 64 || peer < 0 || peer >= 64)
+        return 101;
+    *can = dev != peer && strcmp(fake_p2p(dev, peer), "no-access") != 0;
+    return 0;
+}
+
+EXPORT CUresult cuCtxEnablePeerAccess(void *peer, unsigned flags)
+{
+    (void)flags;
+    return peer ? 0 : 201; /* CUDA_ERROR_INVALID_CONTEXT */
+}
+
+EXPORT CUresult cuCtxDisablePeerAccess(void *peer)
+{
+    return peer ? 0 : 201;
+}
+
+EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, void *dst_ctx, CUdeviceptr src, void *src_ctx, size_t bytes)
+{
+    if (!dst_ctx || !src_ctx)
+        return 201;
+    const char *m = fake_p2p(((struct fake_ctx *)src_ctx)->dev, ((struct fake_ctx *)dst_ctx)->dev);
+    if (strcmp(m, "hang") == 0)
+        for (;;)
+            pause();
+    memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
+    if (strcmp(m, "corrupt") == 0 && bytes > 4096)
+        ((unsigned char *)(uintptr_t)dst)[4096] ^= 0x10;
     return 0;
 }

@@ -61,7 +61,7 @@ class CudaBase(gctest.TestCase):
         e = {"LD_LIBRARY_PATH": libdir, "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_INIT": None,
              "GC_FAKE_CUDA_MODE": None, "GC_FAKE_CUDA_GPUS": None, "GC_FAKE_CUDA_COMPUTE_MODE": None,
              "GC_FAKE_CUDA_CC": None, "GC_FAKE_CUDA_VERSION": None, "NVIDIA_VISIBLE_DEVICES": None,
-             "GC_FAKE_CUDA_BUSIDS": None}
+             "GC_FAKE_CUDA_BUSIDS": None, "GC_FAKE_CUDA_P2P": None, "GC_FAKE_CUDA_P2P_PAIR": None}
         if t is not None and getattr(t, "gc_gpus", None):
             # the fake NVML sees the tree's GPUs, with the driver version of the libcuda beside it
             e.update({"GC_FAKE_NVML_GPUS": str(len(t.gc_gpus)), "GC_FAKE_NVML_BUSIDS": ",".join(t.gc_gpus),
