@@ -331,7 +331,7 @@ static void cuda_summary(struct cuda_run *cr)
         /* cuInit worked, but a driver-level finding (a version mismatch...) still marks the line. */
         enum report_mark mark = nd ? REPORT_MARK_OK : REPORT_MARK_WARN;
         for (size_t i = 0; i < cr->ctx->report->n_findings; i++) {
-            const struct report_finding *f = &cr->ctx->report->findings[i];
+            const struct report_finding *f = cr->ctx->report->findings[i];
             if (str_starts_with(f->id, "cuda.") && f->severity == REPORT_SEV_ERROR &&
                 strcmp(f->id, "cuda.compute-prohibited") != 0)
                 mark = REPORT_MARK_ERROR;

@@ -77,8 +77,7 @@ extern const size_t cuda_nvml_thermal_n_checks;
 /* ---- after suspend/resume (cuda_resume.c) -----------------------------------------------------------
  * cuda_resume_explain: F (a cuInit 999 or an NVML "Unknown Error" finding, WHAT saying which) on a machine
  * that has resumed from suspend (/sys/power/suspend_stats/success > 0) is caused by
- * cuda.uvm-lost-after-resume, added once. Nothing when there was no suspend or F is NULL. Returns F where it
- * is now: adding a finding may move the report's findings, so the caller uses the returned pointer, never F. */
+ * cuda.uvm-lost-after-resume, added once. Nothing when there was no suspend or F is NULL. Returns F. */
 struct report_finding *cuda_resume_explain(struct probe_ctx *ctx, struct report_finding *f, const char *what);
 extern const struct check cuda_resume_checks[];
 extern const size_t cuda_resume_n_checks;

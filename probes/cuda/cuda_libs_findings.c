@@ -532,7 +532,7 @@ void cuda_libs_findings(struct cuda_libs_state *st)
 {
     size_t foreign = cuda_libs_foreign_findings(st);
     struct report *r = st->ctx->report;
-    /* Copied: adding a finding moves the report's findings, so no pointer into them is kept across it. */
+    /* Copied: the ID outlives the lookup whatever the report does with the finding later. */
     const struct report_finding *crash_f = cuda_libs_driver_crash(st);
     char *crash_id = crash_f ? str_dup(crash_f->id) : NULL;
     char *crash_subject = crash_f && crash_f->subject ? str_dup(crash_f->subject) : NULL;

@@ -39,11 +39,6 @@ struct report_finding *cuda_resume_explain(struct probe_ctx *ctx, struct report_
     int64_t n = cuda_resume_count(ctx);
     if (n <= 0)
         return f;
-    /* F points into the report's findings, which adding one below may move: keep its place, not its address */
-    struct report *r = ctx->report;
-    if (f < r->findings || f >= r->findings + r->n_findings)
-        return f;
-    size_t at = (size_t)(f - r->findings);
     struct report_finding *c = report_find_finding(ctx->report, "cuda.uvm-lost-after-resume", "nvidia_uvm");
     if (!c) {
         c = report_add_finding(ctx->report, "cuda.uvm-lost-after-resume", "nvidia_uvm",
@@ -51,7 +46,7 @@ struct report_finding *cuda_resume_explain(struct probe_ctx *ctx, struct report_
                                "nvidia_uvm's state across a suspend",
                                what, (long long)n, n == 1 ? "" : "s");
         if (!c)
-            return &r->findings[at];
+            return f;
         report_finding_add_evidence(c, "/sys/power/suspend_stats/success", "%lld", (long long)n);
         /* Whether the driver was told to keep video memory across a suspend (/proc/driver/nvidia/params):
          * then NVIDIA's suspend services were meant to be in use, and the evidence says so. */
@@ -69,7 +64,6 @@ struct report_finding *cuda_resume_explain(struct probe_ctx *ctx, struct report_
     } else {
         report_finding_add_evidence(c, "also", "%s", what);
     }
-    f = &r->findings[at];
     report_finding_set_cause(f, "cuda.uvm-lost-after-resume", "nvidia_uvm");
     return f;
 }

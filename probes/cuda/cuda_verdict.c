@@ -99,7 +99,7 @@ static const char **cuda_series_reasons(const struct report *r, const char **rea
     for (size_t i = 0; out && i < n; i++) {
         bool keep = false, any = false;
         for (size_t j = 0; j < r->n_findings && !keep; j++) {
-            const struct report_finding *f = &r->findings[j];
+            const struct report_finding *f = r->findings[j];
             if (strcmp(f->id, reasons[i]) != 0)
                 continue;
             any = true;

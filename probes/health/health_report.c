@@ -153,7 +153,7 @@ static void health_event_finding(struct probe_ctx *ctx, const struct health_log 
     char *what = health_event_words(e), *when = health_event_when(log, e);
     struct report_finding *f = NULL;
     for (size_t i = 0; i < ctx->report->n_findings && !f; i++) {
-        struct report_finding *o = &ctx->report->findings[i];
+        struct report_finding *o = ctx->report->findings[i];
         if (strcmp(o->id, id) == 0 && (subject ? o->subject && strcmp(o->subject, subject) == 0 : !o->subject))
             f = o;
     }

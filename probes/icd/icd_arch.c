@@ -100,7 +100,7 @@ void icd_check_loader_arch(struct icd_state *st)
                     strchr(name, '/') ? "dlopen refuses it: no OpenCL program that loads it can start"
                                       : "the dynamic linker skips it, and no libOpenCL.so.1 for this machine is on "
                                         "the library path: no OpenCL program can start");
-    /* icd.no-loader is this file's consequence (found again: adding findings moves them). */
+    /* icd.no-loader is this file's consequence (looked up here, where it is needed). */
     char *first = icd_sanitized(fo[0].path);
     struct report_finding *nl = report_find_finding(r, "icd.no-loader", "libOpenCL.so.1");
     if (nl && first && report_find_finding(r, "icd.loader-wrong-arch", first)) {

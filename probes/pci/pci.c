@@ -193,7 +193,7 @@ static void pci_device_findings(struct pci_state *st, const struct pci_gpu *g)
         snprintf(src, sizeof(src), "%s/driver", base ? base : "");
         if (g->vendor == VENDOR_PCI_NVIDIA && strcmp(g->driver, "nouveau") == 0) {
             char *hint = NULL;
-            const char *cause = pci_binding_nouveau_cause(st, &hint); /* before: adding findings moves them */
+            const char *cause = pci_binding_nouveau_cause(st, &hint); /* before adding the finding it explains */
             f = report_add_finding(r, "pci.nouveau-bound", g->addr, "%s %s is driven by nouveau", g->addr, name);
             report_finding_add_evidence(f, src, "nouveau");
             if (cause)
@@ -497,9 +497,9 @@ static enum report_mark pci_mark_for(const struct report *r, const char *subject
 {
     int worst = -1;
     for (size_t i = 0; i < r->n_findings; i++)
-        if (r->findings[i].subject && strcmp(r->findings[i].subject, subject) == 0 &&
-            (int)r->findings[i].severity > worst)
-            worst = (int)r->findings[i].severity;
+        if (r->findings[i]->subject && strcmp(r->findings[i]->subject, subject) == 0 &&
+            (int)r->findings[i]->severity > worst)
+            worst = (int)r->findings[i]->severity;
     return worst == REPORT_SEV_ERROR ? REPORT_MARK_ERROR
          : worst == REPORT_SEV_WARNING ? REPORT_MARK_WARN
          : worst == REPORT_SEV_INFO ? REPORT_MARK_INFO

@@ -13,7 +13,7 @@ static enum report_mark pci_t_mark(enum report_severity s)
 static void pci_t_findings(const struct report *r, struct text_out *t, const char *subject, const char *indent)
 {
     for (size_t i = 0; i < r->n_findings; i++) {
-        const struct report_finding *f = &r->findings[i];
+        const struct report_finding *f = r->findings[i];
         if (f->subject && strcmp(f->subject, subject) == 0)
             fprintf(t->f, "%s%s %s: %s\n", indent, text_mark(t, pci_t_mark(f->severity)), f->id, f->message);
     }

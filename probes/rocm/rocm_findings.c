@@ -174,7 +174,7 @@ static void rocm_findings_kernel(struct probe_ctx *ctx, json_object *data, const
 static bool rocm_node_reported(const struct report *r, const char *path)
 {
     for (size_t i = 0; i < r->n_findings; i++)
-        if (r->findings[i].subject && strcmp(r->findings[i].subject, path) == 0)
+        if (r->findings[i]->subject && strcmp(r->findings[i]->subject, path) == 0)
             return true;
     return false;
 }

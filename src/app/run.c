@@ -331,8 +331,8 @@ static void run_schedule(struct run_sched *s)
 static bool run_refusal_named(const struct report *r, const char *path)
 {
     for (size_t i = 0; i < r->n_findings; i++)
-        if (strcmp(r->findings[i].id, "core.not-a-regular-file") == 0 && r->findings[i].subject &&
-            strcmp(r->findings[i].subject, path) == 0)
+        if (strcmp(r->findings[i]->id, "core.not-a-regular-file") == 0 && r->findings[i]->subject &&
+            strcmp(r->findings[i]->subject, path) == 0)
             return true;
     return false;
 }
@@ -378,11 +378,11 @@ static int run_merge(struct report *r, struct run_slot *sl)
         return 0;
     }
     size_t own = sl->view.n_findings - sl->n_seen;
-    struct report_finding *f = realloc(r->findings, (r->n_findings + own + 1) * sizeof(*f));
+    struct report_finding **f = realloc(r->findings, (r->n_findings + own + 1) * sizeof(*f));
     if (!f)
         return -1;
     r->findings = f;
-    if (own > 0)
+    if (own > 0) /* the pointers move to R; the findings themselves stay where they are */
         memcpy(r->findings + r->n_findings, sl->view.findings + sl->n_seen, own * sizeof(*f));
     r->n_findings += own;
     free(sl->view.findings);

@@ -33,9 +33,9 @@ static void doctor_relief_marks(struct report *r, const char *owner)
         return;
     enum report_severity worst = REPORT_SEV_INFO;
     for (size_t i = 0; i < r->n_findings; i++) {
-        const char *fo = checks_owner(r->catalogue, r->findings[i].id);
-        if (fo && strcmp(fo, owner) == 0 && r->findings[i].severity > worst)
-            worst = r->findings[i].severity;
+        const char *fo = checks_owner(r->catalogue, r->findings[i]->id);
+        if (fo && strcmp(fo, owner) == 0 && r->findings[i]->severity > worst)
+            worst = r->findings[i]->severity;
     }
     enum report_mark cap = worst == REPORT_SEV_ERROR ? REPORT_MARK_ERROR
                            : worst == REPORT_SEV_WARNING ? REPORT_MARK_WARN : REPORT_MARK_INFO;
@@ -67,7 +67,7 @@ static void doctor_path_relief(struct report *r)
     bool no_gpu = doctor_bus_gpu_count(r) == 0;
     struct relieved_owners later = {.n = 0};
     for (size_t i = 0; (ps.n > 0 || no_gpu) && i < r->n_findings; i++) {
-        struct report_finding *f = &r->findings[i];
+        struct report_finding *f = r->findings[i];
         unsigned fl = checks_flags(r->catalogue, f->id);
         if (!(fl & (CHECK_F_PATH_RELIEF | CHECK_F_PATH_RELIEF_VENDOR)))
             continue;
@@ -118,12 +118,12 @@ static void doctor_path_relief(struct report *r)
 static void doctor_no_device_relief(struct report *r)
 {
     for (size_t i = 0; i < r->n_findings; i++) {
-        const struct report_finding *absent = &r->findings[i];
+        const struct report_finding *absent = r->findings[i];
         if (!(checks_flags(r->catalogue, absent->id) & CHECK_F_NO_DEVICE))
             continue;
         const char *owner = checks_owner(r->catalogue, absent->id);
         for (size_t j = 0; owner && j < r->n_findings; j++) {
-            struct report_finding *f = &r->findings[j];
+            struct report_finding *f = r->findings[j];
             const char *fo = checks_owner(r->catalogue, f->id);
             if (j == i || f->severity == REPORT_SEV_INFO || f->caused_by_id || !fo || strcmp(fo, owner) != 0 ||
                 checks_layer(r->catalogue, f->id) <= CHECK_LAYER_KERNEL ||
@@ -340,7 +340,7 @@ static void doctor_link_chains(struct report *r)
 
     /* The GPU chain: PCI/driver/node problems, then ICDs, then OpenCL, then smoke. */
     for (size_t e = 0; e < r->n_findings; e++) {
-        struct report_finding *eff = &r->findings[e];
+        struct report_finding *eff = r->findings[e];
         int te = doctor_tier(r, eff->id);
         if (te == 0 || eff->caused_by_id)
             continue;
@@ -349,7 +349,7 @@ static void doctor_link_chains(struct report *r)
         struct report_finding *best = NULL;
         int best_tier = 99;
         for (size_t c = 0; c < r->n_findings; c++) {
-            struct report_finding *cause = &r->findings[c];
+            struct report_finding *cause = r->findings[c];
             int tc = doctor_tier(r, cause->id);
             if (c == e || tc == 0 || tc >= te || !doctor_can_cause(r, cause))
                 continue;
@@ -375,7 +375,6 @@ static void doctor_link_chains(struct report *r)
         }
         if (best) {
             struct report_finding *root = doctor_root_of(r, best);
-            /* Re-fetch: report_find_finding returns pointers into r->findings, which do not move here. */
             report_finding_set_cause(eff, root->id, root->subject);
         }
     }
@@ -458,7 +457,7 @@ static const struct report_finding *doctor_first_root(const struct report *r, co
 static void doctor_link_requirements(struct report *r)
 {
     for (size_t i = 0; i < r->n_findings; i++) {
-        struct report_finding *f = &r->findings[i];
+        struct report_finding *f = r->findings[i];
         if (strcmp(f->id, "require.unmet") != 0 || f->caused_by_id || !f->subject)
             continue;
         int arg;
@@ -485,7 +484,7 @@ static const char **doctor_reasons(const struct report *r, const struct doctor_c
     const char **ids = calloc(r->n_findings + 1, sizeof(*ids));
     *n = 0;
     for (size_t i = 0; ids && i < r->n_findings; i++) {
-        const struct report_finding *f = &r->findings[i];
+        const struct report_finding *f = r->findings[i];
         if (f->caused_by_id || f->severity == REPORT_SEV_INFO)
             continue;
         bool want = doctor_in_chain(r, chain, f);

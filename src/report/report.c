@@ -125,8 +125,10 @@ void report_free(struct report *r)
     for (size_t i = 0; i < r->n_sections; i++)
         report_section_clear(&r->sections[i]);
     free(r->sections);
-    for (size_t i = 0; i < r->n_findings; i++)
-        report_finding_clear(&r->findings[i]);
+    for (size_t i = 0; i < r->n_findings; i++) {
+        report_finding_clear(r->findings[i]);
+        free(r->findings[i]);
+    }
     free(r->findings);
     for (size_t i = 0; i < r->n_requirements; i++) {
         free(r->requirements[i].name);
@@ -299,11 +301,16 @@ struct report_finding *report_add_finding(struct report *r, const char *id, cons
     va_start(ap, fmt);
     char *msg = str_sanitize(str_vprintf(fmt, ap));
     va_end(ap);
-    struct report_finding *f = report_grow((void **)&r->findings, &r->n_findings, sizeof(*f));
-    if (!f) {
+    /* Each finding on its own, the array holding only pointers: growing the array moves no finding, so
+     * a pointer a caller holds stays valid across later adds. */
+    struct report_finding *f = calloc(1, sizeof(*f));
+    struct report_finding **slot = f ? report_grow((void **)&r->findings, &r->n_findings, sizeof(*slot)) : NULL;
+    if (!slot) {
+        free(f);
         free(msg);
         return NULL;
     }
+    *slot = f;
     f->id = str_dup(id);
     f->severity = c ? c->severity : REPORT_SEV_ERROR;
     f->subject = str_sanitize(str_dup(subject));
@@ -363,7 +370,7 @@ const char *report_finding_shown_hint(const struct report_finding *f)
 struct report_finding *report_find_finding(const struct report *r, const char *id, const char *subject)
 {
     for (size_t i = 0; i < r->n_findings; i++) {
-        struct report_finding *f = &r->findings[i];
+        struct report_finding *f = r->findings[i];
         if (strcmp(f->id, id) != 0)
             continue;
         if (subject && (!f->subject || strcmp(f->subject, subject) != 0))
@@ -377,7 +384,7 @@ size_t report_count_severity(const struct report *r, enum report_severity sev)
 {
     size_t n = 0;
     for (size_t i = 0; i < r->n_findings; i++)
-        if (r->findings[i].severity == sev)
+        if (r->findings[i]->severity == sev)
             n++;
     return n;
 }
@@ -389,7 +396,7 @@ static enum report_severity report_summarised_worst(const struct report *r, cons
 {
     enum report_severity worst = REPORT_SEV_INFO;
     for (size_t i = 0; i < r->n_findings; i++) {
-        const struct report_finding *f = &r->findings[i];
+        const struct report_finding *f = r->findings[i];
         const char *owner = checks_owner(r->catalogue, f->id);
         bool mine = (owner && strcmp(owner, name) == 0) || (f->id && strncmp(f->id, "core.", 5) == 0);
         if (mine && f->severity > worst)
@@ -470,7 +477,7 @@ const struct report_finding **report_sorted_findings(const struct report *r, siz
     for (int sev = REPORT_SEV_ERROR; sev >= REPORT_SEV_INFO; sev--)
         for (int caused = 0; caused < 2; caused++)
             for (size_t i = 0; i < r->n_findings; i++)
-                if ((int)r->findings[i].severity == sev && (r->findings[i].caused_by_id != NULL) == caused)
-                    out[(*n)++] = &r->findings[i];
+                if ((int)r->findings[i]->severity == sev && (r->findings[i]->caused_by_id != NULL) == caused)
+                    out[(*n)++] = r->findings[i];
     return out;
 }

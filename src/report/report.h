@@ -111,7 +111,7 @@ struct report {
     json_object *host;                /* host identification, owned */
     struct report_section *sections;
     size_t n_sections;
-    struct report_finding *findings;
+    struct report_finding **findings; /* each allocated on its own: a finding's address never changes */
     size_t n_findings;
     struct report_requirement *requirements;
     size_t n_requirements;
@@ -176,8 +176,8 @@ void report_section_add_note(struct report_section *s, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 
 /* Add a finding with ID from the check catalogue; its severity and default hint come from there.
- * SUBJECT may be NULL. Returns the finding (valid until the next report_add_finding) or NULL on
- * allocation failure. An ID missing from the catalogue is a programming error: it is still recorded,
+ * SUBJECT may be NULL. Returns the finding (valid until report_free: adding more never moves it) or
+ * NULL on allocation failure. An ID missing from the catalogue is a programming error: it is still recorded,
  * with severity error, and a message saying so on stderr. */
 struct report_finding *report_add_finding(struct report *r, const char *id, const char *subject,
                                           const char *fmt, ...) __attribute__((format(printf, 4, 5)));

@@ -20,8 +20,8 @@ static const struct report_finding *health_unknown_finding(const struct report *
 {
     for (size_t i = 0; r && i < r->n_findings; i++)
         for (size_t k = 0; health_unknown_ids[k]; k++)
-            if (strcmp(r->findings[i].id, health_unknown_ids[k]) == 0)
-                return &r->findings[i];
+            if (strcmp(r->findings[i]->id, health_unknown_ids[k]) == 0)
+                return r->findings[i];
     return NULL;
 }
 

@@ -86,7 +86,7 @@ static void junit_row(const struct check *c, const char *owner, void *arg)
         return;
     bool any = false;
     for (size_t i = 0; i < ctx->r->n_findings; i++) {
-        const struct report_finding *f = &ctx->r->findings[i];
+        const struct report_finding *f = ctx->r->findings[i];
         if (ctx->placed[i] || strcmp(f->id, c->id) != 0)
             continue;
         ctx->placed[i] = true;
@@ -282,7 +282,7 @@ int write_junit(FILE *f, const struct report *r, const struct cli_options *o, co
         /* findings of a probe this command did not run, or of no catalogue row: never dropped */
         for (size_t i = 0; i < r->n_findings; i++)
             if (!placed[i])
-                junit_add(core, junit_case_name(&r->findings[i]), &r->findings[i], NULL);
+                junit_add(core, junit_case_name(r->findings[i]), r->findings[i], NULL);
         if (core->oom)
             rc = -1;
     }

@@ -191,13 +191,13 @@ int write_prometheus(FILE *f, const struct report *r, const struct cli_options *
                     "Findings of this run, one series per finding ID and subject (see gpucheckup(1)); "
                     "the value counts them.");
     for (size_t i = 0; i < r->n_findings; i++) {
-        const struct report_finding *fi = &r->findings[i];
+        const struct report_finding *fi = r->findings[i];
         const char *subj = fi->subject ? fi->subject : "";
         bool seen = false;
         size_t count = 0;
         for (size_t j = 0; j < r->n_findings; j++) {
-            const char *sj = r->findings[j].subject ? r->findings[j].subject : "";
-            if (strcmp(r->findings[j].id, fi->id) == 0 && strcmp(sj, subj) == 0) {
+            const char *sj = r->findings[j]->subject ? r->findings[j]->subject : "";
+            if (strcmp(r->findings[j]->id, fi->id) == 0 && strcmp(sj, subj) == 0) {
                 if (j < i)
                     seen = true;
                 count++;

@@ -44,7 +44,7 @@ int main(int argc, char **argv)
     json_object_object_get_ex(sec->data, "smoke", &smoke);
     json_object_object_add(out, "smoke", json_object_get(smoke));
     for (size_t i = 0; i < r->n_findings; i++) {
-        const struct report_finding *f = &r->findings[i];
+        const struct report_finding *f = r->findings[i];
         json_object *fo = json_object_new_object();
         json_object_object_add(fo, "id", json_object_new_string(f->id));
         json_object_object_add(fo, "subject", f->subject ? json_object_new_string(f->subject) : NULL);

@@ -100,10 +100,10 @@ static size_t libs_serious(const struct libs_run *x)
 {
     size_t n = 0;
     for (size_t i = 0; i < x->r->n_findings; i++) {
-        const char *id = x->r->findings[i].id;
+        const char *id = x->r->findings[i]->id;
         if (strncmp(id, "cuda.lib-", 9) == 0 && check_severity(id) >= REPORT_SEV_WARNING) {
-            printf("serious: %s %s: %s\n", id, x->r->findings[i].subject ? x->r->findings[i].subject : "",
-                   x->r->findings[i].message);
+            printf("serious: %s %s: %s\n", id, x->r->findings[i]->subject ? x->r->findings[i]->subject : "",
+                   x->r->findings[i]->message);
             n++;
         }
     }
@@ -377,8 +377,8 @@ static void test_needs_missing_libcuda(void **state)
     cuda_libs_report(&ctx, x.sec, NULL);
     const struct report_finding *f = NULL;
     for (size_t i = 0; i < x.r->n_findings && !f; i++)
-        if (strcmp(x.r->findings[i].id, "cuda.lib-load-failed") == 0 && strstr(x.r->findings[i].message, "libcublas"))
-            f = &x.r->findings[i];
+        if (strcmp(x.r->findings[i]->id, "cuda.lib-load-failed") == 0 && strstr(x.r->findings[i]->message, "libcublas"))
+            f = x.r->findings[i];
     assert_non_null(f);
     assert_non_null(strstr(f->message, "libcuda.so.1"));
     assert_non_null(f->caused_by_id);
@@ -698,9 +698,9 @@ static void test_no_gpu_no_driver_no_load(void **state)
     }
     assert_true(seen_cudnn);
     for (size_t i = 0; i < r->n_findings; i++) /* the host's other libraries: nothing that needs a load */
-        assert_int_equal(strncmp(r->findings[i].id, "cuda.lib-", 9) != 0 ||
-                             strcmp(r->findings[i].id, "cuda.lib-ld-path-stubs") == 0 ||
-                             strcmp(r->findings[i].id, "cuda.lib-ld-path-missing") == 0, 1);
+        assert_int_equal(strncmp(r->findings[i]->id, "cuda.lib-", 9) != 0 ||
+                             strcmp(r->findings[i]->id, "cuda.lib-ld-path-stubs") == 0 ||
+                             strcmp(r->findings[i]->id, "cuda.lib-ld-path-missing") == 0, 1);
     assert_string_equal(sec->lines[0].text, "not loaded: no NVIDIA GPU or driver on this host (versions from file names)");
     report_free(r);
     hostfs_close(&fs);

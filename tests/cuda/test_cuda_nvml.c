@@ -162,8 +162,8 @@ static const struct report_finding *expect(const struct run *r, const char *id, 
     const struct report_finding *f = report_find_finding(r->rep, id, subject);
     if (!f) {
         for (size_t i = 0; i < r->rep->n_findings; i++)
-            fprintf(stderr, "  have %s [%s] %s\n", r->rep->findings[i].id,
-                    r->rep->findings[i].subject ? r->rep->findings[i].subject : "-", r->rep->findings[i].message);
+            fprintf(stderr, "  have %s [%s] %s\n", r->rep->findings[i]->id,
+                    r->rep->findings[i]->subject ? r->rep->findings[i]->subject : "-", r->rep->findings[i]->message);
         fail_msg("no finding %s about %s", id, subject ? subject : "(any)");
     }
     if (strncmp(id, "core.", 5) != 0) {
@@ -181,8 +181,8 @@ static void expect_count(const struct run *r, size_t n)
 {
     if (r->rep->n_findings != n)
         for (size_t i = 0; i < r->rep->n_findings; i++)
-            fprintf(stderr, "  have %s [%s] %s\n", r->rep->findings[i].id,
-                    r->rep->findings[i].subject ? r->rep->findings[i].subject : "-", r->rep->findings[i].message);
+            fprintf(stderr, "  have %s [%s] %s\n", r->rep->findings[i]->id,
+                    r->rep->findings[i]->subject ? r->rep->findings[i]->subject : "-", r->rep->findings[i]->message);
     assert_int_equal(r->rep->n_findings, n);
 }
 

@@ -566,9 +566,9 @@ static const struct report_finding *only_finding(const struct report *r, const c
 {
     const struct report_finding *found = NULL;
     for (size_t i = 0; i < r->n_findings; i++)
-        if (strcmp(r->findings[i].id, id) == 0) {
+        if (strcmp(r->findings[i]->id, id) == 0) {
             assert_null(found);
-            found = &r->findings[i];
+            found = r->findings[i];
         }
     assert_non_null(found);
     return found;

@@ -109,7 +109,7 @@ static const char *run(json_object *ocl, json_object *pci)
     const char *ids[32];
     size_t k = 0;
     for (size_t i = 0; i < last->n_findings && k < 32; i++) {
-        const char *id = last->findings[i].id;
+        const char *id = last->findings[i]->id;
         size_t j = k++;
         while (j > 0 && strcmp(ids[j - 1], id) > 0) {
             ids[j] = ids[j - 1];

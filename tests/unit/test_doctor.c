@@ -411,10 +411,10 @@ static void test_no_cause_across_apis(void **state)
     assert_null(report_find_finding(r, "icd.crash", NULL)->caused_by_id);
     report_add_finding(r, "drv.nvidia-version-mismatch", "nvidia", "kernel module 550, libraries 535");
     for (size_t i = 0; i < r->n_findings; i++) {
-        free(r->findings[i].caused_by_id);
-        free(r->findings[i].caused_by_subject);
-        r->findings[i].caused_by_id = NULL;
-        r->findings[i].caused_by_subject = NULL;
+        free(r->findings[i]->caused_by_id);
+        free(r->findings[i]->caused_by_subject);
+        r->findings[i]->caused_by_id = NULL;
+        r->findings[i]->caused_by_subject = NULL;
     }
     doctor_link_causes(r);
     assert_string_equal(report_find_finding(r, "cuda.init-failed", NULL)->caused_by_id, "drv.nvidia-version-mismatch");
@@ -658,12 +658,12 @@ static void test_doctor_reads_flags_from_the_catalogue(void **state)
         assert_non_null(r);
         report_add_finding(r, "fake.no-loader", "amdgpu", "no loader for the Radeon");
         report_add_finding(r, "fake.no-device", "nvidia", "no device on the NVIDIA GPU");
-        assert_int_equal(r->findings[0].severity, REPORT_SEV_ERROR); /* the rows were found */
+        assert_int_equal(r->findings[0]->severity, REPORT_SEV_ERROR); /* the rows were found */
         doctor_link_causes(r);
         if (with_flag)
-            assert_string_equal(r->findings[1].caused_by_id, "fake.no-loader");
+            assert_string_equal(r->findings[1]->caused_by_id, "fake.no-loader");
         else
-            assert_null(r->findings[1].caused_by_id);
+            assert_null(r->findings[1]->caused_by_id);
         report_free(r);
     }
 }

@@ -571,6 +571,35 @@ static void test_marks_agree_with_findings(void **state)
 
 /* A probe's finished section takes its place in the report with the placeholder's name untouched (other
  * threads read names while it is published: the watchdog's run, TSan's finding); the source is emptied. */
+/* A finding's address holds while more are added: a probe keeps a pointer, adds the finding's cause or
+ * more findings, then sets the first one's hint or evidence (under ASan a moved finding is a
+ * use-after-free; without it the checks below read freed memory's contents). */
+static void test_finding_pointer_survives_adds(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    assert_non_null(r);
+    struct report_finding *first = report_add_finding(r, "core.probe-failed", "first", "the first");
+    assert_non_null(first);
+    for (int i = 0; i < 1000; i++) {
+        char subj[32];
+        snprintf(subj, sizeof(subj), "s%d", i);
+        assert_non_null(report_add_finding(r, "require.unmet", subj, "finding %d", i));
+    }
+    assert_int_equal(r->n_findings, 1001);
+    assert_ptr_equal(r->findings[0], first);
+    assert_ptr_equal(report_find_finding(r, "core.probe-failed", "first"), first);
+    assert_string_equal(first->message, "the first");
+    assert_string_equal(first->subject, "first");
+    report_finding_set_hint(first, "hint %d", 1);
+    report_finding_add_evidence(first, "test", "after %d adds", 1000);
+    report_finding_set_cause(first, "require.unmet", "s999");
+    assert_string_equal(r->findings[0]->hint, "hint 1");
+    assert_string_equal(r->findings[0]->caused_by_subject, "s999");
+    assert_string_equal(r->findings[1000]->message, "finding 999");
+    report_free(r);
+}
+
 static void test_section_publish_keeps_the_name(void **state)
 {
     (void)state;
@@ -620,6 +649,7 @@ int main(void)
         cmocka_unit_test(test_opencl_facts_beside_json),
         cmocka_unit_test(test_marks_agree_with_findings),
         cmocka_unit_test(test_section_publish_keeps_the_name),
+        cmocka_unit_test(test_finding_pointer_survives_adds),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
