@@ -253,6 +253,14 @@ int doctor_validate_requires(char *const *names, size_t n, char **error)
     return 0;
 }
 
+const struct probe *doctor_require_owner(const char *name)
+{
+    int arg = 0;
+    const struct probe *owner = NULL;
+    doctor_find_require(name, &owner, &arg);
+    return owner;
+}
+
 bool doctor_eval_require(const struct report *r, const char *name, char **detail)
 {
     int arg = 0;
@@ -621,6 +629,7 @@ void doctor_verdict(struct report *r)
     memset(&out, 0, sizeof(out));
     if (doctor_compute_ran(r))
         doctor_gpu_target(r);
+    doctor_unknown_gpu_target(r);
     /* Each probe's targets and lines, the probes that run last first (they stand for more of the stack). */
     size_t np = 0;
     while (probe_registry[np])
@@ -632,6 +641,7 @@ void doctor_verdict(struct report *r)
         size_t before = r->targets ? (size_t)json_object_object_length(r->targets) : 0;
         out.cur_rank = probe_verdict_rank(pr->stack);
         pr->verdict(r, &out);
+        doctor_unknown_targets(r, pr, before);
         /* the targets it set belong to its compute API (writers group them) */
         size_t k = 0;
         if (!pr->compute_api || !r->targets)
@@ -677,13 +687,19 @@ int doctor_run(const struct cli_options *o, struct report *r, char **error)
         return GC_EXIT_USAGE;
     for (size_t i = 0; i < o->n_requires; i++) {
         char *detail = NULL;
+        const char *unknown = NULL;
         bool met = doctor_eval_require(r, o->requires[i], &detail);
+        doctor_unknown_require(r, doctor_require_owner(o->requires[i]), &met, &detail, &unknown);
         report_add_requirement(r, o->requires[i], met, "%s", detail ? detail : "");
-        if (!met)
-            report_add_finding(r, "require.unmet", o->requires[i], "Requirement '%s' is not met: %s", o->requires[i],
-                               detail ? detail : "");
+        struct report_finding *f = met ? NULL
+                                       : report_add_finding(r, "require.unmet", o->requires[i],
+                                                            "Requirement '%s' is not met: %s", o->requires[i],
+                                                            detail ? detail : "");
+        if (f && unknown)
+            report_finding_set_cause(f, "core.probe-timed-out", unknown);
         free(detail);
     }
+    doctor_unknown_escalate(r);
     doctor_path_relief(r);
     doctor_no_device_relief(r);
     doctor_link_causes(r);

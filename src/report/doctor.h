@@ -73,6 +73,28 @@ void doctor_api_verdict(struct report *r, struct doctor_lines *out, const struct
  * facts; NULL when unknown or not vendor-specific. Static string. */
 const char *doctor_finding_vendor(const struct report *r, const struct report_finding *f);
 
+/* ---- what a probe left behind at the --timeout leaves unknown (doctor_unknown.c) ----
+ * A probe named by core.probe-timed-out, and every probe that depends on it (which never started), has
+ * no answer: not yes. The registry says what each serves (a compute API, the bus's GPUs, --require forms,
+ * verdict targets); "host" and probes that only report serve none. */
+/* The probe whose timeout leaves P unknown (P, or one it depends on), or NULL. */
+const char *doctor_unknown_cause(const struct report *r, const struct probe *p);
+/* "unknown: the WHO probe was still running at the run's --timeout ...", heap. */
+char *doctor_unknown_detail(const char *who);
+/* core.probe-timed-out becomes an error where the probe left behind serves a verdict in this run: the
+ * run is then not ready (exit 1), never ready on an answer it does not have. */
+void doctor_unknown_escalate(struct report *r);
+/* A --require form of OWNER (NULL: the core's gpu forms) whose answer a timed-out probe held: *MET false,
+ * *DETAIL (heap, replaced) says so, *CAUSE the probe left behind; a gpu form already met stays met. */
+void doctor_unknown_require(const struct report *r, const struct probe *owner, bool *met, char **detail,
+                            const char **cause);
+/* The targets P set (those from the FIRST-th on) are not ready when P is unknown. */
+void doctor_unknown_targets(struct report *r, const struct probe *p, size_t first);
+/* The gpu target, unless proven ready, is unknown when a compute API's probe timed out. */
+void doctor_unknown_gpu_target(struct report *r);
+/* The probe that answers --require NAME, or NULL for the core's own forms (gpu, gpus>=N) and unknown ones. */
+const struct probe *doctor_require_owner(const char *name);
+
 /* The verdict step after every probe: correlation, --require, verdict text (src/report/doctor.c).
  * Returns 0, or GC_EXIT_USAGE with *ERROR set for an unknown requirement name. */
 int doctor_run(const struct cli_options *o, struct report *r, char **error);

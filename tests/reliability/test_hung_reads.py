@@ -205,6 +205,70 @@ class HungReadTests(gctest.TestCase):
         self.assertEqual(proc.returncode, 2, proc.stdout + proc.stderr)
         self.assertEqual(proc.stdout.strip(), "UNKNOWN core.probe-timed-out pci")
 
+    # ---- a probe left behind has no answer: what it serves is unknown, never ready ---------------------
+
+    def test_timed_out_pci_leaves_the_gpu_unknown(self):
+        """pci serves the GPUs on the bus and every API's path (they depend on it): left behind, the run
+        cannot say ready; --require gpu fails naming the timeout, and so does the gpu target."""
+        root = unpack("debian12-vm-no-gpu", os.path.join(self.dir, "vm"))
+        dev = os.path.join(root, "sys/bus/pci/devices/0000:00:02.0")
+        proc, elapsed = self.fuse_run([(dev, sorted(os.listdir(dev)))],
+                                      ["--root", root, "--json", "--require", "gpu"])
+        self.assert_in_time(elapsed, "pci under FUSE, --require gpu")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        doc = self.doc_of(proc)
+        timed = [f for f in doc["findings"] if f["id"] == "core.probe-timed-out"]
+        self.assertEqual([(f["subject"], f["severity"]) for f in timed], [("pci", "error")], timed)
+        self.assertFalse(doc["verdict"]["ready"], doc["verdict"])
+        req = {q["name"]: q for q in doc["verdict"]["requirements"]}
+        self.assertFalse(req["gpu"]["met"], req)
+        self.assertIn("unknown: the pci probe", req["gpu"]["detail"])
+        unmet = [f for f in doc["findings"] if f["id"] == "require.unmet"]
+        self.assertEqual([(f.get("caused_by") or {}).get("id") for f in unmet], ["core.probe-timed-out"], unmet)
+        gpu = doc["verdict"]["targets"]["gpu"]
+        self.assertFalse(gpu["ready"], gpu)
+        self.assertEqual(gpu["reasons"], ["core.probe-timed-out"], gpu)
+
+    def test_timed_out_cpu_fails_its_require_forms(self):
+        """The cpu probe answers --require avx2 and the cpu_avx target: left behind at /proc/cpuinfo, the
+        requirement is unmet as unknown (not 'not usable'), and the verdict is not ready."""
+        root = unpack("debian12-vm-no-gpu", os.path.join(self.dir, "vm"))
+        proc, elapsed = self.fuse_run([(os.path.join(root, "proc"), ["cpuinfo"])],
+                                      ["--root", root, "--json", "--require", "avx2"])
+        self.assert_in_time(elapsed, "cpu under FUSE, --require avx2")
+        self.assertEqual(proc.returncode, 1, proc.stderr)
+        doc = self.doc_of(proc)
+        req = {q["name"]: q for q in doc["verdict"]["requirements"]}
+        self.assertFalse(req["avx2"]["met"], req)
+        self.assertIn("unknown: the cpu probe", req["avx2"]["detail"])
+        sev = {f["subject"]: f["severity"] for f in doc["findings"] if f["id"] == "core.probe-timed-out"}
+        self.assertEqual(sev.get("cpu"), "error", sev)
+        for name, t in doc["verdict"]["targets"].items():
+            if name == "cpu_avx":
+                self.assertFalse(t["ready"], t)
+
+    def test_timed_out_host_section_stays_a_warning(self):
+        """The host section (/etc/os-release) serves no verdict: left behind, it is a warning and the run
+        is as ready as the same tree without the hang (no false alarm)."""
+        root = unpack("debian12-vm-no-gpu", os.path.join(self.dir, "vm"))
+        plain = subprocess.run([gctest.GPUCHECKUP, "--root", root, "--json"], capture_output=True, text=True,
+                               timeout=60)
+        proc, elapsed = self.fuse_run([(os.path.join(root, "etc"), ["os-release"])], ["--root", root, "--json"])
+        self.assert_in_time(elapsed, "etc under FUSE")
+        doc = self.doc_of(proc)
+        sev = {f["subject"]: f["severity"] for f in doc["findings"] if f["id"] == "core.probe-timed-out"}
+        self.assertEqual(sev, {"host": "warning"}, doc["findings"])
+        self.assertEqual(proc.returncode, plain.returncode, proc.stderr)
+        self.assertEqual(doc["verdict"]["ready"], json.loads(plain.stdout)["verdict"]["ready"])
+
+    def test_text_verdict_is_not_ready(self):
+        root = unpack("debian12-vm-no-gpu", os.path.join(self.dir, "vm"))
+        dev = os.path.join(root, "sys/bus/pci/devices/0000:00:02.0")
+        proc, elapsed = self.fuse_run([(dev, sorted(os.listdir(dev)))], ["--root", root])
+        self.assert_in_time(elapsed, "text verdict")
+        self.assertEqual(proc.returncode, 1, proc.stdout + proc.stderr)
+        self.assertIn("Verdict: not ready", proc.stdout)
+
     def test_text_output_is_complete(self):
         root = unpack("debian12-vm-no-gpu", os.path.join(self.dir, "vm"))
         dev = os.path.join(root, "sys/bus/pci/devices/0000:00:02.0")
