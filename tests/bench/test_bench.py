@@ -5,7 +5,6 @@ import re
 import shutil
 import subprocess
 import tempfile
-import time
 
 import gctest
 
@@ -122,37 +121,52 @@ class BenchTests(gctest.TestCase):
         self.assertNotIn("bench.device-failed", r.finding_ids())
 
     def test_cold_kernel_cache_stays_within_the_budget(self):
-        """Issue 30: with PoCL's kernel cache empty, kernel builds count in --bench-time: the run ends within it
-        (plus gpucheckup's own start and report), and a CLBlast sweep whose build outlasted the device's share
-        says what a first run costs, in the JSON and the text."""
+        """Issue 30: with PoCL's kernel cache empty, kernel builds count in --bench-time, and a CLBlast sweep whose
+        build outlasted the device's share says what a first run costs, in the JSON and the text.
+
+        Asserted on the budget logic's own figures, not the wall clock (docs/performance.md: speed is measured
+        in perf/, never asserted; this test took 7.5 s for its 4 s budget while six jobs ran): the shares the bench
+        hands out sum within --bench-time (the CPU BLAS baseline and each device one share each, a device's
+        sweeps within its own), our kernel's build is timed inside its sweep (so inside its share), and a CLBlast
+        build still running when the device's share ran out is reported `not-built`, with what a first run costs."""
         budget = 4
-        slack = 3 * (gctest.SANITIZED_SCALE if gctest.SANITIZED else 1)
         for fmt in ("json", "text"):
             cold = tempfile.mkdtemp(prefix="gc-bench-cold-")
             self.addCleanup(shutil.rmtree, cold, True)
             args = ["bench", "--bench-time", str(budget), "--bench-precision", "fp32"]
-            t0 = time.monotonic()
             r = self.run_json(*args, env=self.env(POCL_CACHE_DIR=cold), timeout=280) if fmt == "json" else \
                 gctest.run(*args, env=self.env(POCL_CACHE_DIR=cold), timeout=280)
-            wall = time.monotonic() - t0
-            self.assertLess(wall, budget + slack, "%s: a cold run took %.1f s for a %d s budget" % (fmt, wall, budget))
             if fmt == "text":
                 self.assertIn("Benchmark", r.stdout)
                 if "not measured: CLBlast's first fp32 call" not in r.stdout:
                     self.assertIn("CLBlast built its kernels", r.stdout)  # it fitted: its cost is said
                 continue
-            dev = r.json["bench"]["devices"][0]
+            b = r.json["bench"]
+            self.assertEqual(b["budget_s"], budget)
+            devs = b["devices"]
+            self.assertEqual(len(devs), 1, devs)
+            share = budget * 1000.0 / (len(devs) + 1)  # one share each: the device, the CPU BLAS baseline
+            dev = devs[0]
+            given = sum(sw["budget_ms"] for sw in dev["sweeps"])
+            self.assertLessEqual(given, share + 1, [(sw["implementation"], sw["budget_ms"]) for sw in dev["sweeps"]])
+            cpu_given = sum(sw["budget_ms"] for sw in b["cpu_blas"]["sweeps"])
+            self.assertLessEqual(cpu_given, share + 1, b["cpu_blas"]["sweeps"])
+            self.assertLessEqual(given + cpu_given, budget * 1000 + 1)
             ours, clb = self.sweeps(dev)[("gpucheckup", "fp32")], self.sweeps(dev)[("clblast", "fp32")]
             self.assertEqual(ours["status"], "ok", ours)
             self.assert_good_points(ours)
+            # the cold build of our kernel is part of its sweep's time, so of its share
+            self.assertGreater(ours["build_ms"], 0, ours)
+            self.assertLessEqual(ours["build_ms"], ours["elapsed_ms"], ours)
             if clb["status"] == "not-built":  # this VM: CLBlast's SGEMM takes PoCL about 13 s to build
                 self.assertEqual((clb["stopped"], clb["points"], clb["first_call_ms"]), ("build-time", [], None), clb)
                 self.assertIn("builds its kernels", clb["detail"])
                 self.assertIn("--bench-time", clb["detail"])
                 self.assertNotIn("bench.run-failed", r.finding_ids())
-            else:  # a machine that builds it within the budget
+            else:  # a machine that builds it within the budget: the build is its first call, timed
                 self.assertEqual(clb["status"], "ok", clb)
-                self.assertLess(clb["first_call_ms"], budget * 1000)
+                self.assertGreater(clb["first_call_ms"], 0, clb)
+                self.assertLessEqual(clb["first_call_ms"], clb["elapsed_ms"], clb)
 
     def test_fp64_without_clblast(self):
         r = self.bench("--bench-time", "1", "--bench-precision", "fp64", expect_rc=0, GPUCHECKUP_LIBCLBLAST=NO_CLBLAST)
