@@ -43,6 +43,11 @@ const struct check health_checks[] = {
     {"health.pcie-uncorrected", REPORT_SEV_WARNING, "A GPU or a bridge above it had uncorrectable PCIe errors",
      "Uncorrectable PCIe errors on the GPU or on a bridge between it and the CPU: check the slot, riser, cabling and "
      "firmware of the switch; watch whether they recur.", CHECK_LAYER_HARDWARE},
+    {"health.pcie-uncorrected-past", REPORT_SEV_INFO,
+     "A GPU or a bridge above it had a non-fatal uncorrectable PCIe error earlier this boot, neither recent nor repeated",
+     "A non-fatal error is one failed transaction on a link that stays up (the kernel's PCIe AER HOWTO); once or twice, "
+     "over an hour ago, it is history, not a fault of the machine now. Nothing to do unless it recurs.",
+     CHECK_LAYER_HARDWARE | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"health.pcie-corrected", REPORT_SEV_INFO, "A GPU or a bridge above it corrected many PCIe errors",
      "Many corrected PCIe errors (100 or more this boot) point at a marginal link: compare the link's speed and width "
      "with its maximum, reseat the card if it is degraded.", CHECK_LAYER_HARDWARE | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
@@ -111,8 +116,8 @@ static int health_run(struct probe_ctx *ctx, struct report_section *sec)
         json_object_array_add(arr, g);
     }
     json_object_object_add(sec->data, "gpus", arr);
-    health_aer_report(ctx, sec, gpus, n, arr);
-    health_log_read(ctx, log);
+    health_log_read(ctx, log); /* first: it dates the AER counters' non-fatal errors */
+    health_aer_report(ctx, sec, log, gpus, n, arr);
     health_log_report(ctx, sec, log, gpus, n, arr);
     health_hwmon_report(ctx, sec, gpus, n, arr);
     health_holders_report(ctx, sec);

@@ -84,9 +84,17 @@ static char *health_link_words(json_object *link)
                       cs < ms || cw < mw ? " (degraded)" : "");
 }
 
+/* The ID of ADDR's non-fatal count N: a warning when repeated (three or more, as the kernel log's events) or
+ * logged within the hour, or when no log dates it; information when the log shows it old, or it is older
+ * than the log's oldest record. The counters are since boot: one error of last week is history. */
+static const char *health_aer_nonfatal_id(const struct health_log *log, const char *addr, uint64_t n)
+{
+    return n >= 3 || health_log_nonfatal_hot(log, addr) != 0 ? "health.pcie-uncorrected" : "health.pcie-uncorrected-past";
+}
+
 /* The findings of one device's counters. */
-static void health_aer_findings(struct probe_ctx *ctx, const struct health_gpu *g, const char *addr, bool on_gpu,
-                                const struct health_aer_dev *a)
+static void health_aer_findings(struct probe_ctx *ctx, const struct health_log *log, const struct health_gpu *g,
+                                const char *addr, bool on_gpu, const struct health_aer_dev *a)
 {
     const char *where = on_gpu ? "GPU" : "bridge";
     char *above = on_gpu ? str_dup("") : str_printf(" above GPU %s", g->addr);
@@ -100,7 +108,7 @@ static void health_aer_findings(struct probe_ctx *ctx, const struct health_gpu *
             report_finding_add_evidence(f, "aer_dev_fatal", "%s: TOTAL_ERR_FATAL %llu", addr, (unsigned long long)a->total[HEALTH_AER_FATAL]);
     }
     if (a->total[HEALTH_AER_NONFATAL] > 0) {
-        f = report_add_finding(ctx->report, "health.pcie-uncorrected", g->addr,
+        f = report_add_finding(ctx->report, health_aer_nonfatal_id(log, addr, a->total[HEALTH_AER_NONFATAL]), g->addr,
                                "PCIe: %s %s%s counted %llu non-fatal uncorrectable error%s since boot (TOTAL_ERR_NONFATAL%s%s)", where,
                                addr, above, (unsigned long long)a->total[HEALTH_AER_NONFATAL], a->total[HEALTH_AER_NONFATAL] == 1 ? "" : "s",
                                a->named[HEALTH_AER_NONFATAL][0] ? ": " : "", a->named[HEALTH_AER_NONFATAL]);
@@ -118,8 +126,8 @@ static void health_aer_findings(struct probe_ctx *ctx, const struct health_gpu *
     free(above);
 }
 
-void health_aer_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_gpu *gpus, size_t n_gpus,
-                       json_object *gpus_json)
+void health_aer_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_log *log,
+                       const struct health_gpu *gpus, size_t n_gpus, json_object *gpus_json)
 {
     size_t devs = 0, bridges = 0, with_errors = 0;
     char list[200] = "";
@@ -134,7 +142,7 @@ void health_aer_report(struct probe_ctx *ctx, struct report_section *sec, const 
                 continue;
             devs++;
             bridges += b > 0;
-            health_aer_findings(ctx, &gpus[i], addr, b == 0, &a);
+            health_aer_findings(ctx, log, &gpus[i], addr, b == 0, &a);
             if (a.total[HEALTH_AER_FATAL] + a.total[HEALTH_AER_NONFATAL] > 0 && strlen(list) + 64 < sizeof(list)) {
                 size_t at = strlen(list);
                 snprintf(list + at, sizeof(list) - at, "%s%s fatal %llu, non-fatal %llu", with_errors ? "; " : "", addr,
@@ -152,6 +160,8 @@ void health_aer_report(struct probe_ctx *ctx, struct report_section *sec, const 
         report_section_add_line(sec, REPORT_MARK_OK, "PCIe errors", "none uncorrectable on %zu GPU%s and %zu bridge%s above",
                                 devs - bridges, devs - bridges == 1 ? "" : "s", bridges, bridges == 1 ? "" : "s");
     else
-        report_section_add_line(sec, report_find_finding(ctx->report, "health.pcie-fatal", NULL) ? REPORT_MARK_ERROR : REPORT_MARK_WARN,
+        report_section_add_line(sec, report_find_finding(ctx->report, "health.pcie-fatal", NULL)          ? REPORT_MARK_ERROR
+                                     : report_find_finding(ctx->report, "health.pcie-uncorrected", NULL) ? REPORT_MARK_WARN
+                                                                                                         : REPORT_MARK_INFO,
                                 "PCIe errors", "%s", list);
 }

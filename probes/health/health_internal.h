@@ -135,9 +135,13 @@ void health_log_read(struct probe_ctx *ctx, struct health_log *log);
 void health_log_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_log *log,
                        const struct health_gpu *gpus, size_t n_gpus, json_object *gpus_json);
 /* The PCIe AER counters of each GPU and the bridges above it: JSON into each GPU's object of GPUS_JSON,
- * findings and a summary line. */
-void health_aer_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_gpu *gpus, size_t n_gpus,
-                       json_object *gpus_json);
+ * findings (non-fatal ones dated by LOG) and a summary line. */
+void health_aer_report(struct probe_ctx *ctx, struct report_section *sec, const struct health_log *log,
+                       const struct health_gpu *gpus, size_t n_gpus, json_object *gpus_json);
+/* Non-fatal AER errors of device ADDR in LOG: 1 when hot (recent or repeated), 0 when the log has them and
+ * none is hot, or was read whole and has none (older than its oldest record), -1 when it cannot tell (no log,
+ * or one read in part). */
+int health_log_nonfatal_hot(const struct health_log *log, const char *addr);
 
 /* The temperature of each GPU with a hwmon in sysfs (amdgpu, i915, xe), against its temp1_crit: JSON
  * "temperature" in each GPU's object, health.gpu-hot, a summary line (health_hwmon.c). */

@@ -15,7 +15,8 @@
  * An application's Xid is information whatever it is; the GPU's or the system's (Xid 48, 79, ...;
  * fallen off the bus) are errors when hot, warnings otherwise; the driver's, hangs and resets are warnings
  * when hot, information otherwise. A fatal PCIe error on the GPU itself is an error, an uncorrectable one
- * elsewhere (non-fatal, or on a bridge above it) a warning, many correctable ones information. */
+ * elsewhere (a fatal one on a bridge above it, a hot non-fatal one) a warning, a non-fatal one neither
+ * recent nor repeated information, many correctable ones information. */
 #define HEALTH_RECENT_USEC (3600ull * 1000000ull)
 #define HEALTH_INIT_USEC (60ull * 1000000ull)
 #define HEALTH_REPEATED 3
@@ -60,13 +61,25 @@ static const char *health_event_id(const struct health_log *log, const struct he
         return "health.kfd-unsupported";
     case HEALTH_K_AER_FATAL:
         return on_gpu ? "health.pcie-fatal" : "health.pcie-uncorrected";
-    case HEALTH_K_AER_NONFATAL:
-        return "health.pcie-uncorrected";
+    case HEALTH_K_AER_NONFATAL: /* one failed transaction on a link that stays up: old and single, history */
+        return hot ? "health.pcie-uncorrected" : "health.pcie-uncorrected-past";
     case HEALTH_K_AER_CORRECTED:
         return e->count >= HEALTH_CORRECTED_MANY ? "health.pcie-corrected" : NULL;
     default:
         return NULL;
     }
+}
+
+int health_log_nonfatal_hot(const struct health_log *log, const char *addr)
+{
+    if (strcmp(log->source, "none") == 0 || log->capped || log->lost || log->events_dropped)
+        return -1;
+    for (size_t i = 0; i < log->n_events; i++) {
+        const struct health_event *e = &log->events[i];
+        if (e->m.kind == HEALTH_K_AER_NONFATAL && strcmp(e->m.addr, addr) == 0 && health_hot(log, e))
+            return 1;
+    }
+    return 0;
 }
 
 /* "Xid 79 (GPU has fallen off the bus ...)", "PCIe fatal error" ...: what E is, for people (heap). */

@@ -157,6 +157,43 @@ class HealthTests(gctest.TestCase):
         self.assertEqual([(e["kind"], e["device"], e["count"]) for e in ev], [("pcie-nonfatal", BRIDGE, 1)])
         self.assertEqual(r.json["health"]["kernel_log"]["pcie_events_elsewhere"], 1)
 
+    def test_nonfatal_aer_is_dated_by_the_log(self):
+        """A non-fatal uncorrectable error is one failed transaction on a link that stays up (the kernel's PCIe
+        AER HOWTO): counted once since boot and not in the kernel log read whole (older than its oldest record)
+        it is information; in the log within the hour, or three times, or with no log to date it, a warning."""
+        r = self.health(self.tree("healthy.kmsg", nonfatal={"UnsupReq": 1}), expect_rc=0)
+        self.assertEqual(self.ids(r), ["health.pcie-uncorrected-past"])
+        f = r.findings("health.pcie-uncorrected-past")[0]
+        self.assertEqual((f["severity"], f["subject"]), ("info", GPU))
+        self.assertIn("UnsupReq 1", f["message"])
+        lines = {s["label"]: s["mark"] for s in r.json["health"]["summary"]}
+        self.assertEqual(lines["PCIe errors"], "info")
+        # three of them: repeated, whatever the log says
+        r = self.health(self.tree("healthy.kmsg", nonfatal={"UnsupReq": 3}))
+        self.assertEqual(self.ids(r), ["health.pcie-uncorrected"])
+        # no kernel log to date it: a warning still
+        r = self.health(self.tree(None, nonfatal={"UnsupReq": 1}))
+        self.assertEqual(r.json["health"]["kernel_log"]["source"], "none")
+        self.assertEqual(self.ids(r), ["health.pcie-uncorrected"])
+        # the log has it, 10 minutes ago: recent, a warning (one finding, the counter and the log's event)
+        t = self.tree("healthy.kmsg", nonfatal={"UnsupReq": 1})
+        with open(t.t.path("/dev/kmsg"), "a", encoding="ascii") as fh:
+            fh.write("3,13,3000000000,-;nvidia 0000:65:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), "
+                     "type=Transaction Layer, (Requester ID)\n SUBSYSTEM=pci\n DEVICE=+pci:0000:65:00.0\n")
+        r = self.health(t)
+        self.assertEqual(self.ids(r), ["health.pcie-uncorrected"])
+        self.assertEqual(len(r.findings("health.pcie-uncorrected")), 1)
+
+    def test_old_single_nonfatal_in_the_log_is_information(self):
+        """The kernel log's non-fatal error on the bridge, once, 2.5 hours ago: history, information."""
+        t = self.tree("healthy.kmsg", uptime="10000.00 19000.00\n")
+        with open(t.t.path("/dev/kmsg"), "a", encoding="ascii") as f:
+            f.write("3,13,1000000000,-;pcieport 0000:64:00.0: PCIe Bus Error: severity=Uncorrectable (Non-Fatal), "
+                    "type=Transaction Layer, (Requester ID)\n SUBSYSTEM=pci\n DEVICE=+pci:0000:64:00.0\n")
+        r = self.health(t, expect_rc=0)
+        self.assertEqual(self.ids(r), ["health.pcie-uncorrected-past"])
+        self.assertIn("on bridge 0000:64:00.0 above GPU 0000:65:00.0", r.findings("health.pcie-uncorrected-past")[0]["message"])
+
     def test_sysfs_aer_counters_are_named(self):
         t = self.tree("healthy.kmsg", fatal={"DLP": 1, "SDES": 2}, bridge_nonfatal={"CmpltTO": 4}, cor={"RxErr": 250},
                       link=("8.0 GT/s PCIe", 8, "16.0 GT/s PCIe", 16))
