@@ -1,6 +1,7 @@
 /* cuda_libs_libcuda.c: the unversioned libcuda.so some programs dlopen: the toolkit's stub ahead of the driver, or none. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
@@ -57,6 +58,27 @@ static void cuda_libcuda_stub_first(struct cuda_libs_state *st, const char *path
     free(dir);
 }
 
+/* What present here needs the unversioned name (heap), or NULL: a CUDA toolkit (building with -lcuda), or
+ * Triton in a pip site the search found, which links its launcher with -lcuda at run time (torch.compile's
+ * "libcuda.so cannot found" / "ld: cannot find -lcuda" with only libcuda.so.1 installed: triton-lang/triton
+ * pull 1981, pytorch/pytorch issue 107960). A driver alone, and programs that load libcuda.so.1, never do. */
+static char *cuda_libcuda_consumer(const struct cuda_libs_state *st)
+{
+    if (st->n_tk > 0)
+        return str_printf("the CUDA toolkit %s (%s): building with -lcuda", st->tk[0].dir, st->tk[0].why);
+    for (size_t i = 0; i < st->n; i++) {
+        if (!st->e[i].site || (i > 0 && st->e[i - 1].site && strcmp(st->e[i - 1].site, st->e[i].site) == 0))
+            continue;
+        char *p = ldsearch_join(st->e[i].site, "triton");
+        struct stat sb;
+        bool has = p && hostfs_stat(st->fs, p, &sb, true) == 0 && S_ISDIR(sb.st_mode);
+        free(p);
+        if (has)
+            return str_printf("Triton in %s: torch.compile and Triton kernels link with -lcuda", st->e[i].site);
+    }
+    return NULL;
+}
+
 void cuda_libs_libcuda_findings(struct cuda_libs_state *st)
 {
     struct ldsearch_hit h1 = {0}, h0 = {0};
@@ -67,15 +89,17 @@ void cuda_libs_libcuda_findings(struct cuda_libs_state *st)
     if (!so1 || cuda_libcuda_is_stub(so1, real1))
         goto out1;
     const char *drv = real1 ? real1 : so1;
+    char *consumer = NULL;
     char *so = ldsearch_find_hit(&st->search, "libcuda.so", &h0);
     if (so) {
         char *real = ldsearch_realpath(st->fs, so);
         if (cuda_libcuda_is_stub(so, real))
             cuda_libcuda_stub_first(st, so, real, &h0, drv);
         free(real);
-    } else {
+    } else if ((consumer = cuda_libcuda_consumer(st)) != NULL) {
         /* Information only: a healthy driver needs no libcuda.so (Debian ships that link apart from libcuda1,
-         * WSL's /usr/lib/wsl/lib may hold only libcuda.so.1); only programs that ask for that name miss it. */
+         * WSL's /usr/lib/wsl/lib may hold only libcuda.so.1); only programs that ask for that name miss it,
+         * so it is said only where one of those is installed (cuda_libcuda_consumer). */
         const char *slash = strrchr(so1, '/');
         char *dir = slash ? strndup(so1, (size_t)(slash - so1)) : NULL;
         struct report_finding *fd = report_add_finding(
@@ -87,11 +111,13 @@ void cuda_libs_libcuda_findings(struct cuda_libs_state *st)
         if (fd) {
             report_finding_add_evidence(fd, "dlopen(libcuda.so.1)", "-> %s (%s)", so1, h1.via ? h1.via : "?");
             report_finding_add_evidence(fd, "dlopen(libcuda.so)", "not found");
+            report_finding_add_evidence(fd, "needed by", "%s", consumer);
             report_finding_set_hint(fd, "Nothing to do unless a program fails to find libcuda.so: then link it to the "
                                         "driver's (`sudo ln -s %s /usr/local/lib/libcuda.so && sudo ldconfig`).", drv);
         }
         free(dir);
     }
+    free(consumer);
     free(so);
     free(h0.entry);
 out1:

@@ -1015,15 +1015,30 @@ static void test_unversioned_libcuda(void **state)
     assert_null(report_find_finding(x.r, "cuda.lib-unversioned-stub", NULL));
     assert_null(report_find_finding(x.r, "cuda.lib-unversioned-missing", NULL));
     libs_done(&x);
-    /* 3: WSL's layout: only libcuda.so.1 (and the versioned file), no libcuda.so anywhere: information */
+    /* 3: WSL's layout: only libcuda.so.1 (and the versioned file), no libcuda.so anywhere, and nothing that
+     * needs that name (no toolkit, no Triton): nothing, as on a driver-only host */
     char wsl[PATH_MAX + 24];
     snprintf(wsl, sizeof(wsl), "%s/usr/lib/wsl/lib", root);
     copy_in(wsl, "libcuda.so.1.1", need_env("GC_FAKE_CUDART_13_0"));
     link_in(wsl, "libcuda.so.1", "libcuda.so.1.1");
     setenv("LD_LIBRARY_PATH", "/usr/lib/wsl/lib", 1);
     libs_run(&x, root, NULL, 10000);
+    assert_null(report_find_finding(x.r, "cuda.lib-unversioned-missing", NULL));
+    libs_done(&x);
+    /* 3b: a CUDA toolkit (its version.json) builds with -lcuda: now information, naming it */
+    char tkv[PATH_MAX + 40];
+    snprintf(tkv, sizeof(tkv), "%s/usr/local/cuda/version.json", root);
+    FILE *vj = fopen(tkv, "w");
+    assert_non_null(vj);
+    fputs("{\"cuda\": {\"name\": \"CUDA SDK\", \"version\": \"13.0.2\"}}\n", vj);
+    fclose(vj);
+    libs_run(&x, root, NULL, 10000);
     f = report_find_finding(x.r, "cuda.lib-unversioned-missing", "/usr/lib/wsl/lib");
     assert_non_null(f);
+    bool named = false;
+    for (size_t i = 0; i < f->n_evidence; i++)
+        named |= strcmp(f->evidence[i].source, "needed by") == 0 && strstr(f->evidence[i].value, "CUDA toolkit");
+    assert_true(named);
     assert_int_equal(check_severity("cuda.lib-unversioned-missing"), REPORT_SEV_INFO);
     assert_null(report_find_finding(x.r, "cuda.lib-unversioned-stub", NULL));
     libs_done(&x);
