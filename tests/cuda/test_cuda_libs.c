@@ -1042,6 +1042,28 @@ static void test_unversioned_libcuda(void **state)
     assert_int_equal(check_severity("cuda.lib-unversioned-missing"), REPORT_SEV_INFO);
     assert_null(report_find_finding(x.r, "cuda.lib-unversioned-stub", NULL));
     libs_done(&x);
+    /* 3c: no toolkit; a venv with an NVIDIA wheel: nothing; Triton beside it (links -lcuda when it compiles):
+     * information, naming Triton */
+    assert_int_equal(unlink(tkv), 0);
+    char site[PATH_MAX + 64], cu13[PATH_MAX + 96], triton[PATH_MAX + 96];
+    snprintf(site, sizeof(site), "%s/venv/lib/python3.12/site-packages", root);
+    snprintf(cu13, sizeof(cu13), "%s/nvidia/cu13/lib", site);
+    copy_in(cu13, "libcudart.so.13", need_env("GC_FAKE_CUDART_13_0"));
+    setenv("VIRTUAL_ENV", "/venv", 1);
+    libs_run(&x, root, NULL, 10000);
+    assert_null(report_find_finding(x.r, "cuda.lib-unversioned-missing", NULL));
+    libs_done(&x);
+    snprintf(triton, sizeof(triton), "%s/triton", site);
+    mkdirs(triton);
+    libs_run(&x, root, NULL, 10000);
+    f = report_find_finding(x.r, "cuda.lib-unversioned-missing", "/usr/lib/wsl/lib");
+    assert_non_null(f);
+    named = false;
+    for (size_t i = 0; i < f->n_evidence; i++)
+        named |= strcmp(f->evidence[i].source, "needed by") == 0 && strstr(f->evidence[i].value, "Triton in /venv/");
+    assert_true(named);
+    libs_done(&x);
+    unsetenv("VIRTUAL_ENV");
     /* 4: the stub is libcuda.so.1 itself (cuda.stub-library's case) or there is no driver: nothing here */
     link_in(stubs, "libcuda.so.1", "libcuda.so");
     setenv("LD_LIBRARY_PATH", "/usr/local/cuda/lib64/stubs", 1);
