@@ -328,32 +328,44 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
 
 void proc_user_run(struct probe_ctx *ctx, struct report_section *sec)
 {
-    char *passwd = NULL, *group = NULL;
+    char *passwd = NULL, *group = NULL, *why = NULL;
     if (hostfs_read_file(ctx->fs, "/etc/passwd", 0, &passwd, NULL) != 0)
         passwd = NULL;
     if (hostfs_read_file(ctx->fs, "/etc/group", 0, &group, NULL) != 0)
         group = NULL;
-    json_object *o = json_object_new_object();
+    json_object *o = json_object_new_object(), *g = json_object_new_array();
     json_object_object_add(sec->data, "user", o);
     json_object_object_add(o, "name", json_object_new_string(process_opts.user));
     struct proc_cred c = {0};
     long gid = -1;
-    if (proc_passwd_find(passwd, process_opts.user, &c.uid, &gid) != 0) {
-        json_object_object_add(o, "uid", NULL);
-        report_add_finding(ctx->report, "user.unknown", process_opts.user,
-                           "/etc/passwd has no user %s (users only NSS knows, LDAP or sssd, are not looked up)",
-                           process_opts.user);
-    } else {
+    /* live, the system's databases (NSS) answer, LDAP and sssd users included; a tree, its files */
+    bool nss = probe_host_files(ctx);
+    int rc = nss ? proc_nss_user(ctx, process_opts.user, &c, &gid, g, &why) : -1;
+    if (rc == -EIO) {
+        report_section_add_note(sec, "the user database (NSS) could not be asked (%s): /etc/passwd and /etc/group "
+                                     "are read instead", why);
+        nss = false;
+    }
+    if (!nss && proc_passwd_find(passwd, process_opts.user, &c.uid, &gid) == 0) {
+        rc = 0;
         proc_cred_add(&c, gid);
         proc_group_members(group, process_opts.user, &c);
-        json_object_object_add(o, "uid", json_object_new_int64(c.uid));
-        json_object_object_add(o, "gid", json_object_new_int64(gid));
-        json_object *g = json_object_new_array();
         for (size_t i = 0; i < c.n; i++) {
             char *name = proc_group_name(group, (long)c.gids[i]);
             json_object_array_add(g, name ? json_object_new_string(name) : json_object_new_int64(c.gids[i]));
             free(name);
         }
+    }
+    json_object_object_add(o, "source", json_object_new_string(nss ? "nss" : "files"));
+    if (rc != 0) {
+        json_object_put(g);
+        json_object_object_add(o, "uid", NULL);
+        report_add_finding(ctx->report, "user.unknown", process_opts.user, "%s has no user %s",
+                           nss ? "The user database (getent passwd: files, LDAP, sssd)" : "/etc/passwd",
+                           process_opts.user);
+    } else {
+        json_object_object_add(o, "uid", json_object_new_int64(c.uid));
+        json_object_object_add(o, "gid", json_object_new_int64(gid));
         json_object_object_add(o, "groups", g);
         size_t denied = proc_judge_nodes(ctx, o, &c, process_opts.user, "user.denied", group);
         size_t n = json_object_array_length(json_object_object_get(o, "nodes"));
@@ -362,6 +374,7 @@ void proc_user_run(struct probe_ctx *ctx, struct report_section *sec)
                                 n == 0 ? "no GPU device node to judge" : denied ? "cannot open some GPU device nodes"
                                                                                 : "can open every GPU device node");
     }
+    free(why);
     free(passwd);
     free(group);
 }
