@@ -7,6 +7,7 @@
 #include "process_internal.h"
 #include "strutil.h"
 #include "results/result_pci.h"
+#include "results/result_process.h"
 
 
 static const struct check process_checks[] = {
@@ -112,10 +113,12 @@ static int process_run(struct probe_ctx *ctx, struct report_section *sec)
     }
     report_section_add_note(sec, "--user is looked up in the system's user database (NSS) live, in the tree's "
                                  "/etc/passwd and /etc/group under --root; a unit's User= and a process's group "
-                                 "names in /etc/passwd and /etc/group only; a unit "
-                                 "is read from its files (not systemd's D-Bus view); of a process, only its /dev "
-                                 "nodes and OpenCL vendors directory are read in its own view, and only libcuda is "
-                                 "loaded as it");
+                                 "names in /etc/passwd and /etc/group only; of a process, only its /dev nodes and "
+                                 "OpenCL vendors directory are read in its own view, only libcuda is loaded as it, "
+                                 "and a cgroup v2 device program is counted, not read");
+    struct result_process *facts = result_process_read(sec->data);
+    if (facts)
+        report_section_set_result(sec, &result_process_ops, facts);
     return PROBE_DONE;
 }
 
@@ -233,6 +236,7 @@ const struct probe probe_process = {
     .options = process_option_rows,
     .options_title = "Another program's view (process)",
     .options_reset = process_options_reset,
+    .result = &result_process_ops,
     .in_check = process_asked,
     .run = process_run,
     .print_text = process_print_text,
