@@ -114,8 +114,9 @@ static int process_run(struct probe_ctx *ctx, struct report_section *sec)
     report_section_add_note(sec, "--user is looked up in the system's user database (NSS) live, in the tree's "
                                  "/etc/passwd and /etc/group under --root; a unit's User= and a process's group "
                                  "names in /etc/passwd and /etc/group only; of a process, only its /dev nodes and "
-                                 "OpenCL vendors directory are read in its own view, only libcuda is loaded as it, "
-                                 "and a cgroup v2 device program is counted, not read");
+                                 "OpenCL vendors directory are read in its own view, its LD_LIBRARY_PATH acts only "
+                                 "in programs the children start, and a cgroup v2 device program is counted, not "
+                                 "read");
     struct result_process *facts = result_process_read(sec->data);
     if (facts)
         report_section_set_result(sec, &result_process_ops, facts);
@@ -220,6 +221,11 @@ static void process_print_text(const struct report_section *sec, const struct re
         json_object *open = jsonget_array(p, "open_nodes", &n);
         for (size_t i = 0; open && i < n; i++)
             text_kv(t, "open node", "%s", json_object_get_string(json_object_array_get_idx(open, i)));
+        json_object *ras = jsonget(p, "run_as_it");
+        if (ras)
+            text_kv(t, "run as it", "%s", jsonget_tri(ras, "credentials") == GC_TRI_YES ? "its environment and credentials"
+                                          : jsonget_tri(ras, "environment") == GC_TRI_YES ? "its environment"
+                                          : jsonget_str(ras, "why") ? jsonget_str(ras, "why") : "no");
         process_print_cgroup(t, jsonget(p, "cgroup"));
         process_print_nodes(t, jsonget(p, "access"));
     }
@@ -238,6 +244,7 @@ const struct probe probe_process = {
     .options_reset = process_options_reset,
     .result = &result_process_ops,
     .in_check = process_asked,
+    .prepare = proc_target_prepare,
     .run = process_run,
     .print_text = process_print_text,
 };

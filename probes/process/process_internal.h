@@ -135,6 +135,16 @@ const char *proc_lib_version(const char *base);
 /* Is BASE (a file name) a GPU library worth naming? */
 bool proc_gpu_lib(const char *base);
 
+/* ---- process_target.c: --pid, live: the run as the process (isolate_target.c) ---------------------- */
+/* The probe's prepare: before the run starts, the process's environment becomes the run's (every probe's
+ * getenv and every child), and where gpucheckup is root and it is not, every child takes its uid, gid and
+ * groups. Live runs only; nothing when /proc/PID cannot be read (the section says why). */
+void proc_target_prepare(struct probe_ctx *ctx);
+/* O's "run_as_it" for PID when the run was prepared for it. */
+void proc_target_describe(long pid, json_object *o);
+/* Did the run take PID's environment or credentials? */
+bool proc_target_is(long pid);
+
 /* ---- process_manager.c: the unit as systemd's manager sees it, over D-Bus (sd-bus) --------------- */
 struct proc_manager {
     char *why;               /* why the manager was not asked or did not answer (heap), or NULL */

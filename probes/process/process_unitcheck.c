@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isolate.h"
 #include "jsonstr.h"
 #include "process_internal.h"
 #include "strutil.h"
@@ -71,7 +72,8 @@ static bool proc_diff_var(const char *name)
 /* Live: each such variable set differently in the unit than in this shell. */
 static void proc_unit_env_diff(struct probe_ctx *ctx, const struct proc_unit *u, const struct proc_list *env)
 {
-    extern char **environ;
+    /* this shell's: gpucheckup's own environment, not a --pid's the run may have taken (isolate_target.c) */
+    char *const *own = isolate_target_own_environ();
     struct proc_list names = {0};
     for (size_t i = 0; i < env->n; i++) {
         char *k = str_copy_n(env->v[i], strcspn(env->v[i], "="));
@@ -79,14 +81,14 @@ static void proc_unit_env_diff(struct probe_ctx *ctx, const struct proc_unit *u,
             proc_list_add(&names, k);
         free(k);
     }
-    for (char **e = environ; e && *e; e++) {
+    for (char *const *e = own; e && *e; e++) {
         char *k = str_copy_n(*e, strcspn(*e, "="));
         if (k && proc_diff_var(k) && !proc_list_has(&names, k))
             proc_list_add(&names, k);
         free(k);
     }
     for (size_t i = 0; i < names.n; i++) {
-        const char *in_unit = proc_env_get(env, names.v[i]), *in_shell = getenv(names.v[i]);
+        const char *in_unit = proc_env_get(env, names.v[i]), *in_shell = isolate_target_own_getenv(names.v[i]);
         if (in_unit && in_shell && strcmp(in_unit, in_shell) == 0)
             continue;
         struct report_finding *f = report_add_finding(

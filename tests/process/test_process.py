@@ -167,7 +167,11 @@ class ProcessTests(gctest.TestCase):
         pid = r.json["process"]["pid"]
         self.assertEqual(pid["predicted"]["libcuda.so.1"], {"its": its_lib, "ours": my_lib})
         self.assertEqual([f["subject"] for f in r.findings("process.other-library")], ["libcuda.so.1"], repr(r))
-        self.assertEqual(r.json["cuda"]["driver"]["library"]["path"], my_lib)  # gpucheckup's own, its GPU visible
+        # the cuda section's child found gpucheckup's library (the dynamic linker's path is read at start) and ran
+        # with the process's environment: CUDA_VISIBLE_DEVICES=1 hides the one GPU from it too
+        self.assertEqual(r.json["cuda"]["driver"]["library"]["path"], my_lib)
+        self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["name"], "CUDA_ERROR_NO_DEVICE", repr(r))
+        self.assertEqual(pid["run_as_it"], {"environment": True, "credentials": False, "why": None})
         a = pid["cuda_as_it"]
         self.assertEqual((a["library"], a["status"], a["cuinit"]), (its_lib, "ok", 100), a)
         self.assertNotIn("devices", a)
@@ -189,6 +193,32 @@ class ProcessTests(gctest.TestCase):
             self.assertEqual(a["credentials"], "its")
             self.assertIn("Permission denied", a["dlopen_error"])
             self.assertIn("and credentials", r.findings("process.cuda-fails")[0]["message"])
+            # every child of the run was nobody: the cuda section's own cannot search root's 0700 dir either, so
+            # its libcuda.so.1 (found as root above) is not found
+            self.assertEqual(r.json["process"]["pid"]["run_as_it"]["credentials"], True)
+            self.assertIn("libcuda.so.1: cannot open shared object file", r.json["cuda"]["driver"]["dlopen_error"],
+                          repr(r))
+
+    def test_pid_every_child_runs_with_its_environment(self):
+        """An OpenCL driver (PoCL) only the process's OCL_ICD_VENDORS names: `check --pid` finds it through the
+        opencl section's own child; gpucheckup's own environment names an empty directory."""
+        vendors, empty, cache = self.tmpdir(), self.tmpdir(), self.tmpdir()
+        shutil.copy("/etc/OpenCL/vendors/pocl.icd", vendors)
+        ours = {"OCL_ICD_VENDORS": empty, "OCL_ICD_FILENAMES": None, "OPENCL_VENDOR_PATH": None,
+                "GPUCHECKUP_LIBOPENCL": None, "POCL_DEVICES": None, "POCL_CACHE_DIR": cache}
+        p = self.child(env={"OCL_ICD_VENDORS": vendors, "POCL_DEVICES": "pthread", "POCL_CACHE_DIR": cache})
+        r = self.run_json("check", "--pid", str(p.pid), env=ours, timeout=300)
+        self.assertEqual([x["name"] for x in r.json["opencl"]["platforms"]], ["Portable Computing Language"],
+                         repr(r))
+        self.assertEqual(r.json["opencl"]["environment"]["OCL_ICD_VENDORS"], vendors)
+        self.assertEqual(r.json["process"]["pid"]["run_as_it"]["environment"], True)
+        self.assertIn("run as it", gctest.run("process", "--pid", str(p.pid), env=ours).stdout)
+        # its OCL_ICD_VENDORS is compared with gpucheckup's own, not with itself
+        self.assertEqual(r.json["process"]["pid"]["environment"]["OCL_ICD_VENDORS"], vendors)
+        # without --pid, gpucheckup's own: no platform
+        r = self.run_json("check", env=ours, timeout=300)
+        self.assertEqual(r.json["opencl"]["platforms"], [], repr(r))
+        self.assertNotIn("process", r.json)
 
     def test_pid_in_a_tree_hides_every_gpu_and_holds_a_node(self):
         """The files of a real process started with CUDA_VISIBLE_DEVICES=1, captured into an NVIDIA tree."""
