@@ -205,8 +205,10 @@ static void proc_cg_v2(struct probe_ctx *ctx, json_object *o, const char *who, c
     else if (!(dir = proc_cg_dir(mount, mroot, path)))
         why = strerror(ENOMEM);
     else if ((n = proc_cg_programs(ctx->fs, dir)) < 0)
-        why = n == -EPERM || n == -EACCES ? "needs root (bpf BPF_PROG_QUERY is refused to other users)"
-                                          : strerror(-n);
+        why = (n == -EPERM || n == -EACCES) && geteuid() != 0
+                  ? "needs root (bpf BPF_PROG_QUERY is refused to other users)"
+              : n == -EPERM ? "the kernel refused bpf BPF_PROG_QUERY (a container's seccomp profile, or no CAP_NET_ADMIN)"
+                            : strerror(-n);
     json_object_object_add(v2, "dir", jsonstr_or_null(dir));
     json_object_object_add(v2, "device_programs", n >= 0 ? json_object_new_int(n) : NULL);
     json_object_object_add(v2, "why", jsonstr_or_null(why));
