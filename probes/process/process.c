@@ -26,7 +26,7 @@ static const struct check process_checks[] = {
     {"unit.user-denied", REPORT_SEV_ERROR, "The unit's user cannot open a GPU device node",
      "Add SupplementaryGroups= with the node's group (render, video) in a drop-in, or the user to that group.",
      CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
-    {"unit.unknown-user", REPORT_SEV_WARNING, "The unit's User= is not in /etc/passwd",
+    {"unit.unknown-user", REPORT_SEV_WARNING, "The unit's User= is not a known user",
      "Create the user (useradd --system NAME), or use DynamicUser=yes with SupplementaryGroups=render.",
      CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"unit.env-file-missing", REPORT_SEV_WARNING, "An EnvironmentFile= without a '-' cannot be read",

@@ -108,13 +108,18 @@ static void proc_unit_env_diff(struct probe_ctx *ctx, const struct proc_unit *u,
 }
 
 /* The unit's credentials: 0 with C and WHO set, 1 when it runs as root, -1 when its User= is unknown. */
-static int proc_unit_cred(const struct proc_unit *u, const char *passwd, const char *group, struct proc_cred *c,
-                          char *who, size_t wlen)
+static int proc_unit_cred(const struct proc_unit *u, const char *passwd, const char *group, const struct proc_cred *nss,
+                          struct proc_cred *c, char *who, size_t wlen)
 {
     memset(c, 0, sizeof(*c));
     if (u->dynamic_user == 1) {
         c->uid = -1; /* a uid of its own, which owns no device node, and no groups but those named */
         snprintf(who, wlen, "%s's dynamic user", u->name);
+    } else if (u->user && nss) {
+        *c = *nss; /* the user database's answer: uid, primary group, initgroups' groups */
+        if (c->uid == 0)
+            return 1;
+        snprintf(who, wlen, "User=%s", u->user);
     } else if (u->user) {
         uint64_t num;
         long gid = -1;
@@ -132,14 +137,34 @@ static int proc_unit_cred(const struct proc_unit *u, const char *passwd, const c
         return 1;
     }
     if (u->group) {
+        struct proc_cred had = *c;
         c->n = 0;
         proc_cred_add(c, proc_group_gid(group, u->group));
-        if (u->dynamic_user != 1 && u->user)
+        if (u->dynamic_user != 1 && u->user && nss)
+            for (size_t i = 1; i < had.n; i++) /* initgroups' groups, without the passwd primary group */
+                proc_cred_add(c, (long)had.gids[i]);
+        else if (u->dynamic_user != 1 && u->user)
             proc_group_members(group, u->user, c);
     }
     for (size_t i = 0; i < u->supp.n; i++)
         proc_cred_add(c, proc_group_gid(group, u->supp.v[i]));
     return 0;
+}
+
+/* Live: User= from the system's user database (NSS), so an LDAP or sssd service user is no unknown user.
+ * 0 with *C; -ENOENT when it does not know the user; -EIO when it could not be asked (or not live). */
+static int proc_unit_nss(struct probe_ctx *ctx, const struct proc_unit *u, struct proc_cred *c)
+{
+    if (!probe_host_files(ctx) || !u->user || u->dynamic_user == 1)
+        return -EIO;
+    long gid;
+    char *why = NULL;
+    json_object *names = json_object_new_array();
+    memset(c, 0, sizeof(*c));
+    int rc = proc_nss_user(ctx, u->user, c, &gid, names, &why);
+    json_object_put(names);
+    free(why);
+    return rc;
 }
 
 /* The unit's device sandboxing against the GPU's nodes. */
@@ -294,8 +319,13 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
         group = NULL;
     struct proc_cred c;
     char who[160];
-    int cr = proc_unit_cred(&u, passwd, group, &c, who, sizeof(who));
-    if (cr < 0)
+    struct proc_cred nc;
+    int nss = proc_unit_nss(ctx, &u, &nc);
+    int cr = proc_unit_cred(&u, passwd, group, nss == 0 ? &nc : NULL, &c, who, sizeof(who));
+    if (cr < 0 && nss == -ENOENT)
+        report_add_finding(ctx->report, "unit.unknown-user", u.user, "%s runs as User=%s, which the user database "
+                           "(getent passwd: files, LDAP, sssd) does not know: systemd cannot start it", u.name, u.user);
+    else if (cr < 0)
         report_add_finding(ctx->report, "unit.unknown-user", u.user, "%s runs as User=%s, which /etc/passwd does not "
                            "name: systemd cannot start it (unless NSS knows the user)", u.name, u.user);
     if (cr == 0) { /* judged also under PrivateDevices=yes: both are in the way */

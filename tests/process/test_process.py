@@ -687,16 +687,37 @@ class ProcessTests(gctest.TestCase):
             f.write("passwd: files gcfake\ngroup: files gcfake\n" + conf)
         env = dict(os.environ)
         env["LD_LIBRARY_PATH"] = os.path.dirname(os.environ["GC_FAKE_NSS"]) + ":" + env.get("LD_LIBRARY_PATH", "")
-        script = "mount --bind \"$0\" /etc/nsswitch.conf && exec \"$@\""
-        proc = subprocess.run(["unshare", "-m" if os.geteuid() == 0 else "-rm", "sh", "-c", script,
-                               os.path.join(d, "nsswitch.conf"), gctest.GPUCHECKUP, "process", "--json", "--user",
-                               "gcldap"], capture_output=True, text=True, timeout=120, env=env)
-        doc = __import__("json").loads(proc.stdout)
-        gctest.validate(doc)
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=/nonexistent/gc-no-bus"  # the unit from its files, always
+        # and, where the directory exists, its own /etc/systemd/system with a service run by that user
+        units = os.path.join(d, "units")
+        os.mkdir(units)
+        for name, user in (("gcldap", "gcldap"), ("gcnone", "gc-no-such-user")):
+            with open(os.path.join(units, name + ".service"), "w") as f:
+                f.write("[Service]\nUser=%s\nExecStart=/bin/true\n" % user)
+        have_units = os.path.isdir("/etc/systemd/system")
+        script = ("mount --bind \"$0\" /etc/nsswitch.conf && { [ ! -d /etc/systemd/system ] || "
+                  "mount --bind \"$1\" /etc/systemd/system; } && shift && exec \"$@\"")
+
+        def inside(*args):
+            proc = subprocess.run(["unshare", "-m" if os.geteuid() == 0 else "-rm", "sh", "-c", script,
+                                   os.path.join(d, "nsswitch.conf"), units, gctest.GPUCHECKUP, "process", "--json",
+                                   *args], capture_output=True, text=True, timeout=120, env=env)
+            doc = __import__("json").loads(proc.stdout)
+            gctest.validate(doc)
+            return doc
+        doc = inside("--user", "gcldap")
         u = doc["process"]["user"]
         self.assertEqual((u["source"], u["uid"], u["gid"], u["groups"]), ("nss", 4711, 4711, ["gcldap", "gcgpu"]),
-                         proc.stdout)
+                         repr(doc))
         self.assertNotIn("user.unknown", [f["id"] for f in doc["findings"]])
+        if have_units:  # a service's User= only the user database knows is no unknown user
+            doc = inside("--unit", "gcldap")
+            self.assertEqual(doc["process"]["unit"]["user"], "gcldap", repr(doc))
+            self.assertNotIn("unit.unknown-user", [f["id"] for f in doc["findings"]])
+            doc = inside("--unit", "gcnone")
+            f = [f for f in doc["findings"] if f["id"] == "unit.unknown-user"]
+            self.assertEqual(len(f), 1, repr(doc))
+            self.assertIn("which the user database (getent passwd", f[0]["message"])
         # the same user under --root: the tree's files only
         t = self.amd_tree()
         r = self.run_json("process", "--root", t.t.root, "--user", "gcldap")
