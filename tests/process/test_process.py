@@ -204,12 +204,20 @@ class ProcessTests(gctest.TestCase):
         opencl section's own child; gpucheckup's own environment names an empty directory."""
         vendors, empty, cache = self.tmpdir(), self.tmpdir(), self.tmpdir()
         shutil.copy("/etc/OpenCL/vendors/pocl.icd", vendors)
+        # and the suite's fake Vulkan driver, which only its VK_DRIVER_FILES names
+        vk = os.path.join(self.tmpdir(), "gc_fake_vk.json")
+        with open(vk, "w") as f:
+            f.write('{"file_format_version": "1.0.0", "ICD": {"library_path": "%s", "api_version": "1.0.0"}}'
+                    % os.environ["GC_FAKE_VK_ICD"])
         ours = {"OCL_ICD_VENDORS": empty, "OCL_ICD_FILENAMES": None, "OPENCL_VENDOR_PATH": None,
-                "GPUCHECKUP_LIBOPENCL": None, "POCL_DEVICES": None, "POCL_CACHE_DIR": cache}
-        p = self.child(env={"OCL_ICD_VENDORS": vendors, "POCL_DEVICES": "pthread", "POCL_CACHE_DIR": cache})
+                "GPUCHECKUP_LIBOPENCL": None, "POCL_DEVICES": None, "POCL_CACHE_DIR": cache, "VK_DRIVER_FILES": None,
+                "VK_ICD_FILENAMES": None, "VK_ADD_DRIVER_FILES": None, "GC_FAKE_VK": None}
+        p = self.child(env={"OCL_ICD_VENDORS": vendors, "POCL_DEVICES": "pthread", "POCL_CACHE_DIR": cache,
+                            "VK_DRIVER_FILES": vk})
         r = self.run_json("check", "--pid", str(p.pid), env=ours, timeout=300)
         self.assertEqual([x["name"] for x in r.json["opencl"]["platforms"]], ["Portable Computing Language"],
                          repr(r))
+        self.assertIn(vk, __import__("json").dumps(r.json["vulkan"]["drivers"]), repr(r))
         self.assertEqual(r.json["opencl"]["environment"]["OCL_ICD_VENDORS"], vendors)
         self.assertEqual(r.json["process"]["pid"]["run_as_it"]["environment"], True)
         self.assertIn("run as it", gctest.run("process", "--pid", str(p.pid), env=ours).stdout)
@@ -218,6 +226,7 @@ class ProcessTests(gctest.TestCase):
         # without --pid, gpucheckup's own: no platform
         r = self.run_json("check", env=ours, timeout=300)
         self.assertEqual(r.json["opencl"]["platforms"], [], repr(r))
+        self.assertNotIn(vk, __import__("json").dumps(r.json["vulkan"]["drivers"]), repr(r))
         self.assertNotIn("process", r.json)
 
     def test_pid_in_a_tree_hides_every_gpu_and_holds_a_node(self):
