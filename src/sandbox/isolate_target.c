@@ -18,6 +18,9 @@ static struct {
     size_t n;
     bool env;                 /* the environment was replaced */
     char **own;               /* gpucheckup's own environment as it was (NULL-terminated, heap) */
+    char **taken;             /* the strings put into the environment for the run (heap; kept reachable, for
+                                 the environment may drop them: leak checkers must not see them lost) */
+    size_t n_taken;
 } isolate_target;
 
 extern char **environ;
@@ -45,22 +48,34 @@ int isolate_target_set_env(const char *env, size_t len)
             free(own);
             return -ENOMEM;
         }
+    size_t items = 0;
+    for (size_t i = 0; i < len; i++)
+        items += env[i] == '\0';
+    char **taken = calloc(items + 1, sizeof(char *));
+    if (!taken) {
+        for (size_t k = 0; k < n; k++)
+            free(own[k]);
+        free(own);
+        return -ENOMEM;
+    }
+    size_t nt = 0;
     clearenv();
-    for (size_t i = 0; i < len;) {
+    for (size_t i = 0; i < len && nt <= items;) {
         const char *item = env + i;
         size_t k = strnlen(item, len - i);
         i += k + 1;
         const char *eq = memchr(item, '=', k);
         char *copy = eq && eq != item && !isolate_target_own_var(item) ? str_copy_n(item, k) : NULL;
-        if (copy)
-            putenv(copy); /* the environment keeps it for the rest of the run */
+        if (copy && putenv(copy) == 0) /* the environment keeps it for the rest of the run */
+            taken[nt++] = copy;
+        else
+            free(copy);
     }
     for (size_t i = 0; i < n; i++)
-        if (isolate_target_own_var(own[i])) {
-            char *copy = str_dup(own[i]);
-            if (copy)
-                putenv(copy);
-        }
+        if (isolate_target_own_var(own[i]))
+            putenv(own[i]); /* our own knob, the saved string itself */
+    isolate_target.taken = taken;
+    isolate_target.n_taken = nt;
     isolate_target.own = own;
     isolate_target.env = true;
     return 0;
