@@ -117,6 +117,62 @@ static void proc_cg_allowed(const char *rules, long maj, long min, char out[4])
     snprintf(out, 4, "%s%s%s", r ? "r" : "", w ? "w" : "", m ? "m" : "");
 }
 
+/* Which GPU stack's node P is and whether every GPU of it needs it: 'N' NVIDIA's nvidiactl and nvidia-uvm
+ * (shared), 'n' an NVIDIA GPU's nvidiaN; 'K' /dev/kfd (shared, AMD); 'd' a DRM or accel node of one GPU. */
+static char proc_cg_role(const char *p)
+{
+    if (strcmp(p, "/dev/nvidiactl") == 0 || str_starts_with(p, "/dev/nvidia-uvm"))
+        return 'N';
+    if (str_starts_with(p, "/dev/nvidia"))
+        return 'n';
+    return strcmp(p, "/dev/kfd") == 0 ? 'K' : 'd';
+}
+
+/* Judge the N compute nodes NODES by RULES into ARR; a finding for each denied node the process needs: a
+ * shared node of a stack it was given a GPU of (or given none at all), a GPU's own node when it was given
+ * no GPU at all. A container given some GPUs (docker --gpus device=0) is denied the others' nodes on
+ * purpose, and an NVIDIA container needs no DRM node: those stay facts of the JSON, not findings. */
+static void proc_cg_judge(struct probe_ctx *ctx, json_object *arr, const char *who, const char *path,
+                          const char *rules, const char *devices, const struct proc_node *nodes, size_t k)
+{
+    long maj[32], min[32];
+    bool known[32], ok[32], nv_gpu = false, drm_gpu = false;
+    char acc[32][4];
+    for (size_t i = 0; i < k; i++) {
+        known[i] = proc_cg_devno(ctx->fs, nodes[i].path, devices, &maj[i], &min[i]);
+        if (!known[i])
+            continue;
+        proc_cg_allowed(rules, maj[i], min[i], acc[i]);
+        ok[i] = strchr(acc[i], 'r') && strchr(acc[i], 'w');
+        char role = proc_cg_role(nodes[i].path);
+        nv_gpu |= ok[i] && role == 'n';
+        drm_gpu |= ok[i] && role == 'd';
+        json_object *e = json_object_new_object();
+        json_object_object_add(e, "path", json_object_new_string(nodes[i].path));
+        char dev[48];
+        snprintf(dev, sizeof(dev), "c %ld:%ld", maj[i], min[i]);
+        json_object_object_add(e, "device", json_object_new_string(dev));
+        json_object_object_add(e, "allowed", json_object_new_string(acc[i]));
+        json_object_object_add(e, "can_open", json_object_new_boolean(ok[i]));
+        json_object_array_add(arr, e);
+    }
+    bool none = !nv_gpu && !drm_gpu;
+    for (size_t i = 0; i < k; i++) {
+        char role = proc_cg_role(nodes[i].path);
+        bool needed = none || (role == 'N' && nv_gpu) || (role == 'K' && drm_gpu);
+        if (!known[i] || ok[i] || !needed)
+            continue;
+        char verb[40] = "denies";
+        if (*acc[i])
+            snprintf(verb, sizeof(verb), "allows only '%s' on", acc[i]);
+        report_add_finding(ctx->report, "process.cgroup-denied", nodes[i].path,
+                           "The devices cgroup of %s (%s) %s %s (c %ld:%ld)%s: opening it fails with EPERM "
+                           "whatever its mode (NVML: \"Failed to initialize NVML: Unknown Error\")",
+                           who, path, verb, nodes[i].path, maj[i], min[i],
+                           none ? ", and allows no GPU's node" : ", which every GPU of its stack needs");
+    }
+}
+
 /* v1: the devices controller's devices.list for PATH, each compute node judged. */
 static void proc_cg_v1(struct probe_ctx *ctx, json_object *o, const char *who, const char *path)
 {
@@ -130,39 +186,15 @@ static void proc_cg_v1(struct probe_ctx *ctx, json_object *o, const char *who, c
     int rc = file ? hostfs_read_file(ctx->fs, file, 0, &rules, NULL) : -ENOMEM;
     if (rc != 0) {
         json_object_object_add(v1, "error", json_object_new_string(strerror(-rc)));
-        goto out;
+    } else {
+        if (hostfs_read_file(ctx->fs, "/proc/devices", 0, &devices, NULL) != 0)
+            devices = NULL;
+        json_object *nodes = json_object_new_array();
+        json_object_object_add(v1, "nodes", nodes);
+        struct proc_node n[32];
+        size_t k = proc_nodes(ctx, n, 32);
+        proc_cg_judge(ctx, nodes, who, path, rules, devices, n, k);
     }
-    if (hostfs_read_file(ctx->fs, "/proc/devices", 0, &devices, NULL) != 0)
-        devices = NULL;
-    json_object *nodes = json_object_new_array();
-    json_object_object_add(v1, "nodes", nodes);
-    struct proc_node n[32];
-    size_t k = proc_nodes(ctx, n, 32);
-    for (size_t i = 0; i < k; i++) {
-        long maj, min;
-        if (!proc_cg_devno(ctx->fs, n[i].path, devices, &maj, &min))
-            continue;
-        char acc[4];
-        proc_cg_allowed(rules, maj, min, acc);
-        bool ok = strchr(acc, 'r') && strchr(acc, 'w');
-        json_object *e = json_object_new_object();
-        json_object_object_add(e, "path", json_object_new_string(n[i].path));
-        char dev[48];
-        snprintf(dev, sizeof(dev), "c %ld:%ld", maj, min);
-        json_object_object_add(e, "device", json_object_new_string(dev));
-        json_object_object_add(e, "allowed", json_object_new_string(acc));
-        json_object_object_add(e, "can_open", json_object_new_boolean(ok));
-        json_object_array_add(nodes, e);
-        char verb[40] = "denies";
-        if (*acc)
-            snprintf(verb, sizeof(verb), "allows only '%s' on", acc);
-        if (!ok)
-            report_add_finding(ctx->report, "process.cgroup-denied", n[i].path,
-                               "The devices cgroup of %s (%s) %s %s (c %ld:%ld): opening it fails with EPERM "
-                               "whatever its mode (NVML: \"Failed to initialize NVML: Unknown Error\")",
-                               who, path, verb, n[i].path, maj, min);
-    }
-out:
     free(rules);
     free(devices);
     free(file);

@@ -365,11 +365,35 @@ class ProcessTests(gctest.TestCase):
         self.assertEqual(r.findings("process.cgroup-unchecked"), [])
         text = gctest.run("process", "--root", t.t.root, "--pid", "4242")
         self.assertIn("/dev/nvidia0 (c 195:0): m", text.stdout)
-        # docker run --gpus all adds the NVIDIA nodes; render stays denied, read-only is still denied
+        self.assertIn("and allows no GPU's node", f["/dev/nvidia0"])
+        # docker run --gpus all adds the NVIDIA nodes; CUDA needs no DRM node: its render node (read-only here)
+        # is a fact of the JSON, no finding
         t.t.write("/sys/fs/cgroup/devices/docker/abc/devices.list", docker + "c 195:* rwm\nc 508:* rw\nc 226:128 r\n")
         r = self.run_json("process", "--root", t.t.root, "--pid", "4242")
-        self.assertEqual([x["subject"] for x in r.findings("process.cgroup-denied")], ["/dev/dri/renderD128"], repr(r))
-        self.assertIn("allows only 'rm' on /dev/dri/renderD128", r.findings("process.cgroup-denied")[0]["message"])
+        self.assertEqual(r.findings("process.cgroup-denied"), [], repr(r))
+        nodes = {n["path"]: n for n in r.json["process"]["pid"]["cgroup"]["v1"]["nodes"]}
+        self.assertEqual((nodes["/dev/dri/renderD128"]["allowed"], nodes["/dev/dri/renderD128"]["can_open"]),
+                         ("rm", False))
+        self.assertEqual(nodes["/dev/nvidia0"]["allowed"], "rwm")
+        # its GPU given but not nvidia-uvm (a hand-written rule set): every CUDA GPU needs it
+        t.t.write("/sys/fs/cgroup/devices/docker/abc/devices.list", docker + "c 195:* rwm\n")
+        r = self.run_json("process", "--root", t.t.root, "--pid", "4242")
+        f = r.findings("process.cgroup-denied")
+        self.assertEqual([x["subject"] for x in f], ["/dev/nvidia-uvm"], repr(r))
+        self.assertIn("allows only 'm' on /dev/nvidia-uvm (c 508:0), which every GPU of its stack needs",
+                      f[0]["message"])
+        # an AMD container given its render node but not /dev/kfd: ROCm needs both
+        a = self.amd_tree()
+        a.t.write("/proc/devices", "Character devices:\n226 drm\n509 kfd\n")
+        a.t.write("/proc/77/status", "Name:\tollama\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t0\n")
+        a.t.write("/proc/77/cgroup", "5:devices:/docker/amd\n")
+        a.t.write("/sys/fs/cgroup/devices/docker/amd/devices.list", docker + "c 226:128 rwm\n")
+        r = self.run_json("process", "--root", a.t.root, "--pid", "77")
+        self.assertEqual([x["subject"] for x in r.findings("process.cgroup-denied")], ["/dev/kfd"], repr(r))
+        self.assertIn("(c 509:0), which every GPU of its stack needs", r.findings("process.cgroup-denied")[0]["message"])
+        a.t.write("/sys/fs/cgroup/devices/docker/amd/devices.list", docker + "c 226:128 rwm\nc 509:0 rw\n")
+        r = self.run_json("process", "--root", a.t.root, "--pid", "77")
+        self.assertEqual(r.findings("process.cgroup-denied"), [], repr(r))
         # a privileged container, and a cgroup file that cannot be found
         t.t.write("/sys/fs/cgroup/devices/docker/abc/devices.list", "a *:* rwm\n")
         r = self.run_json("process", "--root", t.t.root, "--pid", "4242")
