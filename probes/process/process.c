@@ -7,6 +7,7 @@
 #include "process_internal.h"
 #include "strutil.h"
 #include "results/result_pci.h"
+#include "results/result_process.h"
 
 
 static const struct check process_checks[] = {
@@ -25,7 +26,7 @@ static const struct check process_checks[] = {
     {"unit.user-denied", REPORT_SEV_ERROR, "The unit's user cannot open a GPU device node",
      "Add SupplementaryGroups= with the node's group (render, video) in a drop-in, or the user to that group.",
      CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
-    {"unit.unknown-user", REPORT_SEV_WARNING, "The unit's User= is not in /etc/passwd",
+    {"unit.unknown-user", REPORT_SEV_WARNING, "The unit's User= is not a known user",
      "Create the user (useradd --system NAME), or use DynamicUser=yes with SupplementaryGroups=render.",
      CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"unit.env-file-missing", REPORT_SEV_WARNING, "An EnvironmentFile= without a '-' cannot be read",
@@ -34,8 +35,8 @@ static const struct check process_checks[] = {
      "A variable that chooses the GPU or its libraries differs between the unit and this shell",
      "Set the same value in both (Environment= in a drop-in, or your shell's profile), or unset it where it is wrong.",
      CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
-    {"user.unknown", REPORT_SEV_WARNING, "No such user in /etc/passwd",
-     "Check the name; users only NSS knows (LDAP, sssd) are not looked up.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
+    {"user.unknown", REPORT_SEV_WARNING, "No such user in the user database",
+     "Check the name (getent passwd NAME); under --root only the tree's /etc/passwd is read.", CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
     {"user.denied", REPORT_SEV_ERROR, "The user cannot open a GPU device node",
      "Add the user to the node's group (usermod -aG render NAME), then log in again.",
      CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
@@ -68,6 +69,17 @@ static const struct check process_checks[] = {
     {"process.other-mount-namespace", REPORT_SEV_INFO, "The process runs in another mount namespace (a container)",
      "This report read gpucheckup's own view of the files; the process's /dev and libraries may differ.",
      CHECK_LAYER_RUNTIME | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
+    {"process.cgroup-denied", REPORT_SEV_ERROR, "The process's devices cgroup (v1) does not allow a GPU device node",
+     "A container: run it with the GPU passed in (docker run --gpus all with the NVIDIA Container Toolkit, or "
+     "--device for each node); after a systemd daemon-reload reset its rules, restart it. A service: DeviceAllow=.",
+     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
+    {"process.cgroup-device-program", REPORT_SEV_INFO, "A device program (eBPF, cgroup v2) acts on the process's cgroup",
+     "Containers and services with DevicePolicy= have one; if it opens no GPU node (EPERM, NVML's \"Unknown Error\"), "
+     "pass the nodes in (--gpus all, --device, DeviceAllow=) and restart it.",
+     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
+    {"process.cgroup-unchecked", REPORT_SEV_INFO, "Whether a device program limits the process's cgroup was not checked",
+     "Run gpucheckup as root: the kernel names a cgroup's device programs (bpf BPF_PROG_QUERY) to root only.",
+     CHECK_LAYER_KERNEL | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT},
 };
 
 static const char *const process_deps[] = {"pci", "cuda", NULL};
@@ -99,10 +111,15 @@ static int process_run(struct probe_ctx *ctx, struct report_section *sec)
         free(ctx->error); /* it ended between the two reads: nothing to say of it */
         ctx->error = NULL;
     }
-    report_section_add_note(sec, "users and groups are read from /etc/passwd and /etc/group only (not NSS); a unit "
-                                 "is read from its files (not systemd's D-Bus view); of a process, only its /dev "
-                                 "nodes and OpenCL vendors directory are read in its own view, and only libcuda is "
-                                 "loaded as it");
+    report_section_add_note(sec, "--user is looked up in the system's user database (NSS) live, in the tree's "
+                                 "/etc/passwd and /etc/group under --root; a unit's User= and a process's group "
+                                 "names in /etc/passwd and /etc/group only; of a process, only its /dev nodes and "
+                                 "OpenCL vendors directory are read in its own view, its LD_LIBRARY_PATH acts only "
+                                 "in programs the children start, and a cgroup v2 device program is counted, not "
+                                 "read");
+    struct result_process *facts = result_process_read(sec->data);
+    if (facts)
+        report_section_set_result(sec, &result_process_ops, facts);
     return PROBE_DONE;
 }
 
@@ -123,6 +140,27 @@ static void process_print_env(struct text_out *t, json_object *env)
     if (!json_object_is_type(env, json_type_object))
         return;
     json_object_object_foreach(env, k, v) text_kv(t, k, "%s", json_object_get_string(v));
+}
+
+/* Its cgroup's device rules: v1 each node's allowed access, v2 the device programs (or why not asked). */
+static void process_print_cgroup(struct text_out *t, json_object *cg)
+{
+    json_object *v1 = jsonget(cg, "v1"), *v2 = jsonget(cg, "v2");
+    size_t n = 0;
+    json_object *nodes = jsonget_array(v1, "nodes", &n);
+    if (v1 && jsonget_str(v1, "error"))
+        text_kv(t, "devices cgroup", "%s: %s", jsonget_str(v1, "file"), jsonget_str(v1, "error"));
+    for (size_t i = 0; nodes && i < n; i++) {
+        json_object *o = json_object_array_get_idx(nodes, i);
+        const char *acc = jsonget_str(o, "allowed");
+        text_kv(t, "devices cgroup", "%s (%s): %s", jsonget_str(o, "path"), jsonget_str(o, "device"),
+                acc && *acc ? acc : "denied");
+    }
+    if (v2 && jsonget(v2, "device_programs"))
+        text_kv(t, "device programs", "%lld (cgroup %s)", (long long)jsonget_int(v2, "device_programs", 0),
+                jsonget_str(v2, "path"));
+    else if (v2)
+        text_kv(t, "device programs", "%s", jsonget_str(v2, "why") ? jsonget_str(v2, "why") : "?");
 }
 
 static void process_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
@@ -183,6 +221,12 @@ static void process_print_text(const struct report_section *sec, const struct re
         json_object *open = jsonget_array(p, "open_nodes", &n);
         for (size_t i = 0; open && i < n; i++)
             text_kv(t, "open node", "%s", json_object_get_string(json_object_array_get_idx(open, i)));
+        json_object *ras = jsonget(p, "run_as_it");
+        if (ras)
+            text_kv(t, "run as it", "%s", jsonget_tri(ras, "credentials") == GC_TRI_YES ? "its environment and credentials"
+                                          : jsonget_tri(ras, "environment") == GC_TRI_YES ? "its environment"
+                                          : jsonget_str(ras, "why") ? jsonget_str(ras, "why") : "no");
+        process_print_cgroup(t, jsonget(p, "cgroup"));
         process_print_nodes(t, jsonget(p, "access"));
     }
 }
@@ -198,7 +242,9 @@ const struct probe probe_process = {
     .options = process_option_rows,
     .options_title = "Another program's view (process)",
     .options_reset = process_options_reset,
+    .result = &result_process_ops,
     .in_check = process_asked,
+    .prepare = proc_target_prepare,
     .run = process_run,
     .print_text = process_print_text,
 };

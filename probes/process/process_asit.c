@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "ldsearch.h"
@@ -35,7 +36,8 @@ char *proc_predicted(struct probe_ctx *ctx, json_object *o, const char *who, con
 {
     static const char *const sonames[] = {"libcuda.so.1", "libOpenCL.so.1", "libhsa-runtime64.so.1", "libze_loader.so.1",
                                           "libvulkan.so.1", NULL};
-    const char *ours_ldpath = probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL;
+    /* gpucheckup's own, not the target's the run may have taken (isolate_target.c) */
+    const char *ours_ldpath = probe_live(ctx) ? isolate_target_own_getenv("LD_LIBRARY_PATH") : NULL;
     json_object *pred = json_object_new_object();
     char *libcuda = NULL;
     for (size_t i = 0; sonames[i]; i++) {
@@ -125,15 +127,17 @@ static json_object *proc_asit_child(void *arg)
 void proc_cuda_as_it(struct probe_ctx *ctx, json_object *o, const char *who, const char *lib, const char *env,
                      size_t env_len, const struct proc_cred *c)
 {
-    struct proc_asit a = {lib, env, env_len, c, geteuid() == 0 && c->uid != 0 && c->uid >= 0};
+    /* where the run's children already take its credentials (--pid as root), the child is it already */
+    bool taken = isolate_target_creds_active();
+    struct proc_asit a = {lib, env, env_len, c, !taken && geteuid() == 0 && c->uid != 0 && c->uid >= 0};
     struct isolate_result res;
     memset(&res, 0, sizeof(res));
     probe_isolate_run(ctx, proc_asit_child, &a, &res);
     json_object *r = json_object_new_object();
     json_object_object_add(o, "cuda_as_it", r);
     json_object_object_add(r, "library", json_object_new_string(lib));
-    json_object_object_add(r, "credentials", json_object_new_string(a.drop || c->uid == (long)geteuid() ? "its"
-                                                                                                       : "gpucheckup's"));
+    json_object_object_add(r, "credentials", json_object_new_string(a.drop || taken || c->uid == (long)geteuid()
+                                                                         ? "its" : "gpucheckup's"));
     const char *st = res.status == ISOLATE_OK ? "ok" : res.status == ISOLATE_SIGNAL ? "crash"
                    : res.status == ISOLATE_TIMEOUT ? "timeout" : "failed";
     json_object_object_add(r, "status", json_object_new_string(st));
@@ -155,11 +159,11 @@ void proc_cuda_as_it(struct probe_ctx *ctx, json_object *o, const char *who, con
     int64_t rc = jsonget_int(r, "cuinit", 0);
     if (why)
         report_add_finding(ctx->report, "process.cuda-fails", lib, "As %s (its environment%s), %s: %s", who,
-                           a.drop ? " and credentials" : "", lib, why);
+                           a.drop || taken ? " and credentials" : "", lib, why);
     else if (rc != 0)
         report_add_finding(ctx->report, "process.cuda-fails", lib,
                            "As %s (its environment%s), %s: cuInit(0) returns %lld%s%s%s", who,
-                           a.drop ? " and credentials" : "", lib, (long long)rc, jsonget_str(r, "error_name") ? " (" : "",
+                           a.drop || taken ? " and credentials" : "", lib, (long long)rc, jsonget_str(r, "error_name") ? " (" : "",
                            jsonget_str(r, "error_name") ? jsonget_str(r, "error_name") : "",
                            jsonget_str(r, "error_name") ? ")" : "");
     isolate_result_clear(&res);

@@ -104,6 +104,11 @@ bool proc_gpu_var(const char *name);
  * subject (TAG "pid 123", "x.service"). */
 void proc_judge_visibility(struct probe_ctx *ctx, const char *who, const char *tag, const char *name,
                            const char *value);
+/* process_nss.c: user NAME (or a uid) from the system's databases (NSS), asked in an isolated child: 0 with C
+ * (uid, primary group first, then getgrouplist's), *GID, each group's name (or number) appended to NAMES;
+ * -ENOENT when no database knows the user; -EIO with *WHY (heap) when they could not be asked. */
+int proc_nss_user(struct probe_ctx *ctx, const char *name, struct proc_cred *c, long *gid, json_object *names,
+                  char **why);
 /* --user NAME: the section's "user" object and its findings. */
 void proc_user_run(struct probe_ctx *ctx, struct report_section *sec);
 
@@ -113,6 +118,10 @@ int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec, long pid);
 /* process_view.c: its own view of the files through /proc/PID/root: the GPU's nodes in its /dev, the OpenCL
  * vendors directory; O's "own_view" and findings. *ERR: 0, or -errno when /proc/PID/root cannot be opened. */
 void proc_view(struct probe_ctx *ctx, long pid, json_object *o, const char *who, int *err);
+/* process_cgroup.c: the device rules of its cgroup into O's "cgroup": v1 devices.list judged for each compute
+ * node (process.cgroup-denied); v2, live, the device programs attached (process.cgroup-device-program, or
+ * process.cgroup-unchecked when the kernel would not say). */
+void proc_cgroup(struct probe_ctx *ctx, long pid, json_object *o, const char *who);
 /* process_asit.c: the libraries LD_LIBRARY_PATH=ITS_LDPATH makes the dynamic linker pick, against
  * gpucheckup's own (O's "predicted", process.other-library); returns its libcuda.so.1 (heap) or NULL. */
 char *proc_predicted(struct probe_ctx *ctx, json_object *o, const char *who, const char *its_ldpath);
@@ -125,6 +134,16 @@ void proc_cuda_as_it(struct probe_ctx *ctx, json_object *o, const char *who, con
 const char *proc_lib_version(const char *base);
 /* Is BASE (a file name) a GPU library worth naming? */
 bool proc_gpu_lib(const char *base);
+
+/* ---- process_target.c: --pid, live: the run as the process (isolate_target.c) ---------------------- */
+/* The probe's prepare: before the run starts, the process's environment becomes the run's (every probe's
+ * getenv and every child), and where gpucheckup is root and it is not, every child takes its uid, gid and
+ * groups. Live runs only; nothing when /proc/PID cannot be read (the section says why). */
+void proc_target_prepare(struct probe_ctx *ctx);
+/* O's "run_as_it" for PID when the run was prepared for it. */
+void proc_target_describe(long pid, json_object *o);
+/* Did the run take PID's environment or credentials? */
+bool proc_target_is(long pid);
 
 /* ---- process_manager.c: the unit as systemd's manager sees it, over D-Bus (sd-bus) --------------- */
 struct proc_manager {

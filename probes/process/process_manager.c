@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "isolate.h"
 #include "lazysystemd.h"
 #include "process_internal.h"
 #include "strutil.h"
@@ -122,7 +123,7 @@ bool proc_manager_wanted(struct probe_ctx *ctx)
     if (!probe_live(ctx))
         return false;
     /* systemd runs (sd_booted(3)'s test), or a system bus was named explicitly */
-    const char *addr = getenv("DBUS_SYSTEM_BUS_ADDRESS");
+    const char *addr = isolate_target_own_getenv("DBUS_SYSTEM_BUS_ADDRESS"); /* gpucheckup's own, not --pid's */
     return hostfs_stat(ctx->fs, "/run/systemd/system", &st, false) == 0 || (addr && *addr);
 }
 

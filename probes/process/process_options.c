@@ -57,10 +57,10 @@ const struct probe_option process_option_rows[] = {
              "file and drop-ins (also under --root), PrivateDevices=, DevicePolicy=,\n"
              "User=, its GPU variables against this shell's"},
     {.name = "user", .arg = "NAME", .parse = process_opt_user,
-     .help = "which GPU device nodes user NAME can open (/etc/passwd, /etc/group,\n"
-             "the nodes' modes and ACLs)"},
+     .help = "which GPU device nodes user NAME can open (the user database, NSS;\n"
+             "the tree's /etc/passwd and /etc/group under --root; modes and ACLs)"},
     {.name = "pid", .arg = "PID", .parse = process_opt_pid,
      .help = "what running process PID sees: its GPU variables, credentials, loaded\n"
-             "GPU libraries, open GPU nodes, mount namespace"},
+             "GPU libraries, open GPU nodes, mount namespace, cgroup device rules"},
     {.name = NULL},
 };

@@ -272,6 +272,8 @@ int proc_pid_run(struct probe_ctx *ctx, struct report_section *sec, long pid)
         if (rc != 0)
             proc_not_readable(unread, "root", rc);
     }
+    proc_cgroup(ctx, pid, o, who);
+    proc_target_describe(pid, o);
     if (c.uid != -2) {
         char *group = NULL;
         if (hostfs_read_file(ctx->fs, "/etc/group", 0, &group, NULL) != 0)

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "isolate.h"
 #include "jsonstr.h"
 #include "process_internal.h"
 #include "strutil.h"
@@ -71,7 +72,8 @@ static bool proc_diff_var(const char *name)
 /* Live: each such variable set differently in the unit than in this shell. */
 static void proc_unit_env_diff(struct probe_ctx *ctx, const struct proc_unit *u, const struct proc_list *env)
 {
-    extern char **environ;
+    /* this shell's: gpucheckup's own environment, not a --pid's the run may have taken (isolate_target.c) */
+    char *const *own = isolate_target_own_environ();
     struct proc_list names = {0};
     for (size_t i = 0; i < env->n; i++) {
         char *k = str_copy_n(env->v[i], strcspn(env->v[i], "="));
@@ -79,14 +81,14 @@ static void proc_unit_env_diff(struct probe_ctx *ctx, const struct proc_unit *u,
             proc_list_add(&names, k);
         free(k);
     }
-    for (char **e = environ; e && *e; e++) {
+    for (char *const *e = own; e && *e; e++) {
         char *k = str_copy_n(*e, strcspn(*e, "="));
         if (k && proc_diff_var(k) && !proc_list_has(&names, k))
             proc_list_add(&names, k);
         free(k);
     }
     for (size_t i = 0; i < names.n; i++) {
-        const char *in_unit = proc_env_get(env, names.v[i]), *in_shell = getenv(names.v[i]);
+        const char *in_unit = proc_env_get(env, names.v[i]), *in_shell = isolate_target_own_getenv(names.v[i]);
         if (in_unit && in_shell && strcmp(in_unit, in_shell) == 0)
             continue;
         struct report_finding *f = report_add_finding(
@@ -106,13 +108,18 @@ static void proc_unit_env_diff(struct probe_ctx *ctx, const struct proc_unit *u,
 }
 
 /* The unit's credentials: 0 with C and WHO set, 1 when it runs as root, -1 when its User= is unknown. */
-static int proc_unit_cred(const struct proc_unit *u, const char *passwd, const char *group, struct proc_cred *c,
-                          char *who, size_t wlen)
+static int proc_unit_cred(const struct proc_unit *u, const char *passwd, const char *group, const struct proc_cred *nss,
+                          struct proc_cred *c, char *who, size_t wlen)
 {
     memset(c, 0, sizeof(*c));
     if (u->dynamic_user == 1) {
         c->uid = -1; /* a uid of its own, which owns no device node, and no groups but those named */
         snprintf(who, wlen, "%s's dynamic user", u->name);
+    } else if (u->user && nss) {
+        *c = *nss; /* the user database's answer: uid, primary group, initgroups' groups */
+        if (c->uid == 0)
+            return 1;
+        snprintf(who, wlen, "User=%s", u->user);
     } else if (u->user) {
         uint64_t num;
         long gid = -1;
@@ -130,14 +137,34 @@ static int proc_unit_cred(const struct proc_unit *u, const char *passwd, const c
         return 1;
     }
     if (u->group) {
+        struct proc_cred had = *c;
         c->n = 0;
         proc_cred_add(c, proc_group_gid(group, u->group));
-        if (u->dynamic_user != 1 && u->user)
+        if (u->dynamic_user != 1 && u->user && nss)
+            for (size_t i = 1; i < had.n; i++) /* initgroups' groups, without the passwd primary group */
+                proc_cred_add(c, (long)had.gids[i]);
+        else if (u->dynamic_user != 1 && u->user)
             proc_group_members(group, u->user, c);
     }
     for (size_t i = 0; i < u->supp.n; i++)
         proc_cred_add(c, proc_group_gid(group, u->supp.v[i]));
     return 0;
+}
+
+/* Live: User= from the system's user database (NSS), so an LDAP or sssd service user is no unknown user.
+ * 0 with *C; -ENOENT when it does not know the user; -EIO when it could not be asked (or not live). */
+static int proc_unit_nss(struct probe_ctx *ctx, const struct proc_unit *u, struct proc_cred *c)
+{
+    if (!probe_host_files(ctx) || !u->user || u->dynamic_user == 1)
+        return -EIO;
+    long gid;
+    char *why = NULL;
+    json_object *names = json_object_new_array();
+    memset(c, 0, sizeof(*c));
+    int rc = proc_nss_user(ctx, u->user, c, &gid, names, &why);
+    json_object_put(names);
+    free(why);
+    return rc;
 }
 
 /* The unit's device sandboxing against the GPU's nodes. */
@@ -292,8 +319,13 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
         group = NULL;
     struct proc_cred c;
     char who[160];
-    int cr = proc_unit_cred(&u, passwd, group, &c, who, sizeof(who));
-    if (cr < 0)
+    struct proc_cred nc;
+    int nss = proc_unit_nss(ctx, &u, &nc);
+    int cr = proc_unit_cred(&u, passwd, group, nss == 0 ? &nc : NULL, &c, who, sizeof(who));
+    if (cr < 0 && nss == -ENOENT)
+        report_add_finding(ctx->report, "unit.unknown-user", u.user, "%s runs as User=%s, which the user database "
+                           "(getent passwd: files, LDAP, sssd) does not know: systemd cannot start it", u.name, u.user);
+    else if (cr < 0)
         report_add_finding(ctx->report, "unit.unknown-user", u.user, "%s runs as User=%s, which /etc/passwd does not "
                            "name: systemd cannot start it (unless NSS knows the user)", u.name, u.user);
     if (cr == 0) { /* judged also under PrivateDevices=yes: both are in the way */
@@ -328,32 +360,44 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
 
 void proc_user_run(struct probe_ctx *ctx, struct report_section *sec)
 {
-    char *passwd = NULL, *group = NULL;
+    char *passwd = NULL, *group = NULL, *why = NULL;
     if (hostfs_read_file(ctx->fs, "/etc/passwd", 0, &passwd, NULL) != 0)
         passwd = NULL;
     if (hostfs_read_file(ctx->fs, "/etc/group", 0, &group, NULL) != 0)
         group = NULL;
-    json_object *o = json_object_new_object();
+    json_object *o = json_object_new_object(), *g = json_object_new_array();
     json_object_object_add(sec->data, "user", o);
     json_object_object_add(o, "name", json_object_new_string(process_opts.user));
     struct proc_cred c = {0};
     long gid = -1;
-    if (proc_passwd_find(passwd, process_opts.user, &c.uid, &gid) != 0) {
-        json_object_object_add(o, "uid", NULL);
-        report_add_finding(ctx->report, "user.unknown", process_opts.user,
-                           "/etc/passwd has no user %s (users only NSS knows, LDAP or sssd, are not looked up)",
-                           process_opts.user);
-    } else {
+    /* live, the system's databases (NSS) answer, LDAP and sssd users included; a tree, its files */
+    bool nss = probe_host_files(ctx);
+    int rc = nss ? proc_nss_user(ctx, process_opts.user, &c, &gid, g, &why) : -1;
+    if (rc == -EIO) {
+        report_section_add_note(sec, "the user database (NSS) could not be asked (%s): /etc/passwd and /etc/group "
+                                     "are read instead", why);
+        nss = false;
+    }
+    if (!nss && proc_passwd_find(passwd, process_opts.user, &c.uid, &gid) == 0) {
+        rc = 0;
         proc_cred_add(&c, gid);
         proc_group_members(group, process_opts.user, &c);
-        json_object_object_add(o, "uid", json_object_new_int64(c.uid));
-        json_object_object_add(o, "gid", json_object_new_int64(gid));
-        json_object *g = json_object_new_array();
         for (size_t i = 0; i < c.n; i++) {
             char *name = proc_group_name(group, (long)c.gids[i]);
             json_object_array_add(g, name ? json_object_new_string(name) : json_object_new_int64(c.gids[i]));
             free(name);
         }
+    }
+    json_object_object_add(o, "source", json_object_new_string(nss ? "nss" : "files"));
+    if (rc != 0) {
+        json_object_put(g);
+        json_object_object_add(o, "uid", NULL);
+        report_add_finding(ctx->report, "user.unknown", process_opts.user, "%s has no user %s",
+                           nss ? "The user database (getent passwd: files, LDAP, sssd)" : "/etc/passwd",
+                           process_opts.user);
+    } else {
+        json_object_object_add(o, "uid", json_object_new_int64(c.uid));
+        json_object_object_add(o, "gid", json_object_new_int64(gid));
         json_object_object_add(o, "groups", g);
         size_t denied = proc_judge_nodes(ctx, o, &c, process_opts.user, "user.denied", group);
         size_t n = json_object_array_length(json_object_object_get(o, "nodes"));
@@ -362,6 +406,7 @@ void proc_user_run(struct probe_ctx *ctx, struct report_section *sec)
                                 n == 0 ? "no GPU device node to judge" : denied ? "cannot open some GPU device nodes"
                                                                                 : "can open every GPU device node");
     }
+    free(why);
     free(passwd);
     free(group);
 }

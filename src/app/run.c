@@ -577,6 +577,9 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, enum pro
         hostfs_track_init(&sl->track);
     }
     for (size_t i = 0; i < s->n; i++)
+        if (s->slots[i].p->prepare)
+            s->slots[i].p->prepare(&s->slots[i].ctx);
+    for (size_t i = 0; i < s->n; i++)
         if (s->slots[i].p->prestart)
             s->slots[i].p->prestart(&s->slots[i].ctx);
     /* The host section while the probes run (no probe reads it). */
@@ -585,7 +588,9 @@ int run_diagnosis(const struct cli_options *o, const struct hostfs *fs, enum pro
     run_host_finish(s, timeout_ms);
     if (mode == PROBE_MODE_SNAPSHOT || mode == PROBE_MODE_SNAPSHOT_LIVE)
         run_note_snapshot(o->snapshot, r->host);
-    if (!run_left_threads())
+    if (!run_left_threads()) {
         run_once_free(once); /* else a thread left behind may still use it */
+        isolate_target_restore_env(); /* --pid's environment was the run's, not the output's */
+    }
     return run_finish(o, r, s, out, error);
 }

@@ -238,6 +238,10 @@ struct probe {
      * the run's run_once (run_once_set_reaper), which finishes it whether or not run is called. May be
      * NULL; the run may skip it (an ASan build does), so run must not count on it. */
     void (*prestart)(struct probe_ctx *ctx);
+    /* Called once for each probe of the run, in registry order, before any prestart, thread or child, in
+     * the main thread, never skipped: what the whole run must see from its start (the process probe's --pid
+     * sets the run's target, isolate_target.c). May be NULL. */
+    void (*prepare)(struct probe_ctx *ctx);
     /* The vendor ("nvidia", vendor.h's names) of SUBJECT, a finding's subject, when SUBJECT is something of
      * this probe's (a PCI address, an .icd file) as its section SEC says; NULL otherwise. Where it knows
      * the subject but not its vendor, it may leave a text naming it in *TEXT (a library's path) for the

@@ -261,6 +261,12 @@ static void isolate_child(isolate_fn fn, void *arg, int out_fd, int err_fd, pid_
      * missing (mknodat 195:255) and may run the setuid nvidia-modprobe. A failure (not root) is no
      * failure of the child: such a user has nothing to give up. */
     (void)isolate_drop_host_privileges();
+    /* --pid's credentials (isolate_target.c): a child that cannot take them runs nothing */
+    if (isolate_target_apply() != 0) {
+        static const char msg[] = "gpucheckup: the child could not take the target process's credentials\n";
+        (void)!write(err_fd, msg, sizeof(msg) - 1);
+        _exit(72);
+    }
     /* Default dispositions: a crash must be reported as a crash. */
     for (size_t i = 0; i < sizeof(isolate_signals) / sizeof(isolate_signals[0]); i++)
         signal(isolate_signals[i].sig, SIG_DFL);

@@ -3,6 +3,7 @@
 #define GPUCHECKUP_ISOLATE_H
 
 #include <pthread.h>
+#include <sys/types.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <json-c/json.h>
@@ -124,6 +125,30 @@ const char *isolate_signal_name(int sig);
  * Returns 0, or the first -errno (-EPERM without CAP_SETPCAP, as for every user but root: such a user
  * has none of these capabilities to give up); whatever it returns, everything that could be done is done. */
 int isolate_drop_host_privileges(void);
+
+/* ---- isolate_target.c: the run's target (--pid): the GPU as that process sees it -------------------- */
+/* Replace this process's environment with ENV (NUL-separated "KEY=value" items, as /proc/PID/environ), keeping
+ * gpucheckup's own GPUCHECKUP_* knobs, so the whole run (the probes' own getenv and every child, which inherit
+ * it) sees the target's variables. Only before the run's threads start. The dynamic linker read
+ * LD_LIBRARY_PATH and LD_PRELOAD at gpucheckup's start: they take effect in programs children exec only.
+ * 0, -EALREADY, -ENOMEM (nothing changed). */
+int isolate_target_set_env(const char *env, size_t len);
+/* Put gpucheckup's own environment back (after the run: its output reads NO_COLOR, COLUMNS...); the
+ * children's credentials stay. Only when none of the run's threads is left. */
+void isolate_target_restore_env(void);
+/* gpucheckup's own value of NAME as it was before isolate_target_set_env (getenv's when it was not called). */
+const char *isolate_target_own_getenv(const char *name);
+/* gpucheckup's own environment as it was (NULL-terminated; environ when not replaced). */
+char *const *isolate_target_own_environ(void);
+bool isolate_target_env_active(void);
+/* Where gpucheckup runs as root and the target does not: every child started from now on takes UID and
+ * GIDS (primary first, N of them, at most 64) before its job runs, never more privilege than either side
+ * has (isolate_drop_host_privileges' no_new_privs stays). -EPERM when not root or UID is root (nothing set). */
+int isolate_target_set_creds(long uid, const gid_t *gids, size_t n);
+bool isolate_target_creds_active(void);
+/* In the child (isolate.c calls it before the job's function): take the target's credentials, if set.
+ * 0, or -errno: the child must then not run the job. */
+int isolate_target_apply(void);
 
 /* Maximum bytes of JSON a child may return (larger output is cut and reported as bad output). */
 #define ISOLATE_MAX_OUTPUT (64u * 1024u * 1024u)

@@ -13,6 +13,7 @@
 #include "results/result_cuda.h"
 #include "results/result_opencl.h"
 #include "results/result_pci.h"
+#include "results/result_process.h"
 #include "results/result_smoke.h"
 #include "results/result_vulkan.h"
 #include "rocm_internal.h"
@@ -113,7 +114,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     static const struct report_result_ops *const kinds[] = {&result_smoke_ops, &result_cuda_ops, &result_vulkan_ops,
                                                             &result_rocm_ops, &result_levelzero_ops, &result_pci_ops,
-                                                            &result_cpu_ops, &result_opencl_ops};
+                                                            &result_cpu_ops, &result_opencl_ops, &result_process_ops};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         json_tokener *tok = json_tokener_new();
         if (!tok)

@@ -36,6 +36,42 @@ def sanitizer_preload(lib):
     return {}
 
 
+def cgroup2_mount():
+    """Where the cgroup2 hierarchy is mounted, or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            if " - " in line and line.split(" - ", 1)[1].split()[0] == "cgroup2":
+                return line.split()[4]
+    return None
+
+
+def bpf_allow_all_devices(cgroup_dir):
+    """Attach a device program that allows everything (r0 = 1; exit) to CGROUP_DIR with the bpf syscall."""
+    import ctypes
+    import platform
+    import struct
+    libc = ctypes.CDLL(None, use_errno=True)
+    nr = {"x86_64": 321, "aarch64": 280}[platform.machine()]
+
+    def bpf(cmd, attr):
+        buf = ctypes.create_string_buffer(attr, 128)
+        r = libc.syscall(nr, cmd, buf, 128)
+        if r < 0:
+            raise OSError(ctypes.get_errno(), "bpf %d: %s" % (cmd, os.strerror(ctypes.get_errno())))
+        return r
+    insns = struct.pack("<BBhi", 0xb7, 0, 0, 1) + struct.pack("<BBhi", 0x95, 0, 0, 0)
+    ib, lic = ctypes.create_string_buffer(insns, len(insns)), ctypes.create_string_buffer(b"GPL")
+    # BPF_PROG_LOAD of a BPF_PROG_TYPE_CGROUP_DEVICE (15) program, expected attach type BPF_CGROUP_DEVICE (6)
+    prog = bpf(5, struct.pack("<IIQQIIQII16sII", 15, 2, ctypes.addressof(ib), ctypes.addressof(lic), 0, 0, 0, 0, 0,
+                              b"gc_allow_all", 0, 6))
+    cg = os.open(cgroup_dir, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        bpf(8, struct.pack("<IIII", cg, prog, 6, 0))  # BPF_PROG_ATTACH
+    finally:
+        os.close(cg)
+        os.close(prog)
+
+
 class ProcessTests(gctest.TestCase):
     def child(self, env=None, lib=None, prefix=()):
         e = dict(os.environ)
@@ -131,7 +167,11 @@ class ProcessTests(gctest.TestCase):
         pid = r.json["process"]["pid"]
         self.assertEqual(pid["predicted"]["libcuda.so.1"], {"its": its_lib, "ours": my_lib})
         self.assertEqual([f["subject"] for f in r.findings("process.other-library")], ["libcuda.so.1"], repr(r))
-        self.assertEqual(r.json["cuda"]["driver"]["library"]["path"], my_lib)  # gpucheckup's own, its GPU visible
+        # the cuda section's child found gpucheckup's library (the dynamic linker's path is read at start) and ran
+        # with the process's environment: CUDA_VISIBLE_DEVICES=1 hides the one GPU from it too
+        self.assertEqual(r.json["cuda"]["driver"]["library"]["path"], my_lib)
+        self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["name"], "CUDA_ERROR_NO_DEVICE", repr(r))
+        self.assertEqual(pid["run_as_it"], {"environment": True, "credentials": False, "why": None})
         a = pid["cuda_as_it"]
         self.assertEqual((a["library"], a["status"], a["cuinit"]), (its_lib, "ok", 100), a)
         self.assertNotIn("devices", a)
@@ -153,6 +193,41 @@ class ProcessTests(gctest.TestCase):
             self.assertEqual(a["credentials"], "its")
             self.assertIn("Permission denied", a["dlopen_error"])
             self.assertIn("and credentials", r.findings("process.cuda-fails")[0]["message"])
+            # every child of the run was nobody: the cuda section's own cannot search root's 0700 dir either, so
+            # its libcuda.so.1 (found as root above) is not found
+            self.assertEqual(r.json["process"]["pid"]["run_as_it"]["credentials"], True)
+            self.assertIn("libcuda.so.1: cannot open shared object file", r.json["cuda"]["driver"]["dlopen_error"],
+                          repr(r))
+
+    def test_pid_every_child_runs_with_its_environment(self):
+        """An OpenCL driver (PoCL) only the process's OCL_ICD_VENDORS names: `check --pid` finds it through the
+        opencl section's own child; gpucheckup's own environment names an empty directory."""
+        vendors, empty, cache = self.tmpdir(), self.tmpdir(), self.tmpdir()
+        shutil.copy("/etc/OpenCL/vendors/pocl.icd", vendors)
+        # and the suite's fake Vulkan driver, which only its VK_DRIVER_FILES names
+        vk = os.path.join(self.tmpdir(), "gc_fake_vk.json")
+        with open(vk, "w") as f:
+            f.write('{"file_format_version": "1.0.0", "ICD": {"library_path": "%s", "api_version": "1.0.0"}}'
+                    % os.environ["GC_FAKE_VK_ICD"])
+        ours = {"OCL_ICD_VENDORS": empty, "OCL_ICD_FILENAMES": None, "OPENCL_VENDOR_PATH": None,
+                "GPUCHECKUP_LIBOPENCL": None, "POCL_DEVICES": None, "POCL_CACHE_DIR": cache, "VK_DRIVER_FILES": None,
+                "VK_ICD_FILENAMES": None, "VK_ADD_DRIVER_FILES": None, "GC_FAKE_VK": None}
+        p = self.child(env={"OCL_ICD_VENDORS": vendors, "POCL_DEVICES": "pthread", "POCL_CACHE_DIR": cache,
+                            "VK_DRIVER_FILES": vk})
+        r = self.run_json("check", "--pid", str(p.pid), env=ours, timeout=300)
+        self.assertEqual([x["name"] for x in r.json["opencl"]["platforms"]], ["Portable Computing Language"],
+                         repr(r))
+        self.assertIn(vk, __import__("json").dumps(r.json["vulkan"]["drivers"]), repr(r))
+        self.assertEqual(r.json["opencl"]["environment"]["OCL_ICD_VENDORS"], vendors)
+        self.assertEqual(r.json["process"]["pid"]["run_as_it"]["environment"], True)
+        self.assertIn("run as it", gctest.run("process", "--pid", str(p.pid), env=ours).stdout)
+        # its OCL_ICD_VENDORS is compared with gpucheckup's own, not with itself
+        self.assertEqual(r.json["process"]["pid"]["environment"]["OCL_ICD_VENDORS"], vendors)
+        # without --pid, gpucheckup's own: no platform
+        r = self.run_json("check", env=ours, timeout=300)
+        self.assertEqual(r.json["opencl"]["platforms"], [], repr(r))
+        self.assertNotIn(vk, __import__("json").dumps(r.json["vulkan"]["drivers"]), repr(r))
+        self.assertNotIn("process", r.json)
 
     def test_pid_in_a_tree_hides_every_gpu_and_holds_a_node(self):
         """The files of a real process started with CUDA_VISIBLE_DEVICES=1, captured into an NVIDIA tree."""
@@ -259,6 +334,124 @@ class ProcessTests(gctest.TestCase):
         self.assertIn("has 1 of the GPU's 4 compute nodes", r.findings("process.node-missing")[0]["message"])
         self.assertEqual(r.json["process"]["pid"]["own_view"]["opencl_vendors"]["icds"], ["nvidia.icd"])
         self.assertEqual(len(r.findings("process.other-icds")), 1, repr(r))
+
+    # ---- its cgroup's device rules -----------------------------------------------------------------
+
+    def test_pid_devices_cgroup_v1_in_a_tree(self):
+        """Docker's default device rules (no 195:*): every NVIDIA node denied; --gpus' rules allow them."""
+        t = PciTree(self.make_tree())
+        t.healthy_nvidia()
+        t.t.write("/proc/devices", "Character devices:\n195 nvidia\n226 drm\n508 nvidia-uvm\n\nBlock devices:\n"
+                  "508 nvidia-uvm\n")
+        t.t.write("/proc/4242/status", "Name:\tpython3\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t0\n")
+        t.t.write("/proc/4242/cgroup", "12:devices:/docker/abc\n1:name=systemd:/docker/abc\n0::/docker/abc\n")
+        docker = ("c *:* m\nb *:* m\nc 1:3 rwm\nc 1:5 rwm\nc 1:7 rwm\nc 5:0 rwm\nc 5:1 rwm\nc 5:2 rwm\n"
+                  "c 1:8 rwm\nc 1:9 rwm\nc 136:* rwm\nc 10:200 rwm\n")
+        t.t.write("/sys/fs/cgroup/devices/docker/abc/devices.list", docker)
+        r = self.run_json("process", "--root", t.t.root, "--pid", "4242")
+        f = {x["subject"]: x["message"] for x in r.findings("process.cgroup-denied")}
+        self.assertEqual(sorted(f), ["/dev/dri/renderD128", "/dev/nvidia-uvm", "/dev/nvidia0", "/dev/nvidiactl"],
+                         repr(r))
+        self.assertIn("The devices cgroup of process 4242 (python3) (/docker/abc) allows only 'm' on /dev/nvidia0 "
+                      "(c 195:0)", f["/dev/nvidia0"])
+        self.assertIn("(c 508:0)", f["/dev/nvidia-uvm"])
+        self.assertEqual(r.findings("process.cgroup-denied")[0]["severity"], "error")
+        cg = r.json["process"]["pid"]["cgroup"]
+        self.assertEqual(cg["v1"]["file"], "/sys/fs/cgroup/devices/docker/abc/devices.list")
+        self.assertEqual({n["path"]: n["allowed"] for n in cg["v1"]["nodes"]}["/dev/nvidiactl"], "m")
+        # a tree is never asked for device programs, and says so without a finding
+        self.assertIsNone(cg["v2"]["device_programs"])
+        self.assertIn("a tree is read", cg["v2"]["why"])
+        self.assertEqual(r.findings("process.cgroup-unchecked"), [])
+        text = gctest.run("process", "--root", t.t.root, "--pid", "4242")
+        self.assertIn("/dev/nvidia0 (c 195:0): m", text.stdout)
+        self.assertIn("and allows no GPU's node", f["/dev/nvidia0"])
+        # docker run --gpus all adds the NVIDIA nodes; CUDA needs no DRM node: its render node (read-only here)
+        # is a fact of the JSON, no finding
+        t.t.write("/sys/fs/cgroup/devices/docker/abc/devices.list", docker + "c 195:* rwm\nc 508:* rw\nc 226:128 r\n")
+        r = self.run_json("process", "--root", t.t.root, "--pid", "4242")
+        self.assertEqual(r.findings("process.cgroup-denied"), [], repr(r))
+        nodes = {n["path"]: n for n in r.json["process"]["pid"]["cgroup"]["v1"]["nodes"]}
+        self.assertEqual((nodes["/dev/dri/renderD128"]["allowed"], nodes["/dev/dri/renderD128"]["can_open"]),
+                         ("rm", False))
+        self.assertEqual(nodes["/dev/nvidia0"]["allowed"], "rwm")
+        # its GPU given but not nvidia-uvm (a hand-written rule set): every CUDA GPU needs it
+        t.t.write("/sys/fs/cgroup/devices/docker/abc/devices.list", docker + "c 195:* rwm\n")
+        r = self.run_json("process", "--root", t.t.root, "--pid", "4242")
+        f = r.findings("process.cgroup-denied")
+        self.assertEqual([x["subject"] for x in f], ["/dev/nvidia-uvm"], repr(r))
+        self.assertIn("allows only 'm' on /dev/nvidia-uvm (c 508:0), which every GPU of its stack needs",
+                      f[0]["message"])
+        # an AMD container given its render node but not /dev/kfd: ROCm needs both
+        a = self.amd_tree()
+        a.t.write("/proc/devices", "Character devices:\n226 drm\n509 kfd\n")
+        a.t.write("/proc/77/status", "Name:\tollama\nUid:\t0\t0\t0\t0\nGid:\t0\t0\t0\t0\nGroups:\t0\n")
+        a.t.write("/proc/77/cgroup", "5:devices:/docker/amd\n")
+        a.t.write("/sys/fs/cgroup/devices/docker/amd/devices.list", docker + "c 226:128 rwm\n")
+        r = self.run_json("process", "--root", a.t.root, "--pid", "77")
+        self.assertEqual([x["subject"] for x in r.findings("process.cgroup-denied")], ["/dev/kfd"], repr(r))
+        self.assertIn("(c 509:0), which every GPU of its stack needs", r.findings("process.cgroup-denied")[0]["message"])
+        a.t.write("/sys/fs/cgroup/devices/docker/amd/devices.list", docker + "c 226:128 rwm\nc 509:0 rw\n")
+        r = self.run_json("process", "--root", a.t.root, "--pid", "77")
+        self.assertEqual(r.findings("process.cgroup-denied"), [], repr(r))
+        # a privileged container, and a cgroup file that cannot be found
+        t.t.write("/sys/fs/cgroup/devices/docker/abc/devices.list", "a *:* rwm\n")
+        r = self.run_json("process", "--root", t.t.root, "--pid", "4242")
+        self.assertEqual([i for i in self.ids(r) if ".cgroup-" in i], [], repr(r))
+        t.t.write("/proc/4242/cgroup", "12:devices:/docker/other\n")
+        r = self.run_json("process", "--root", t.t.root, "--pid", "4242")
+        self.assertEqual(r.json["process"]["pid"]["cgroup"]["v1"]["error"], "No such file or directory")
+        self.assertNotIn("v2", r.json["process"]["pid"]["cgroup"])
+        self.assertEqual([i for i in self.ids(r) if ".cgroup-" in i], [], repr(r))
+
+    def test_pid_cgroup_v2_device_program_for_real(self):
+        """A cgroup the test makes on the live cgroup2 hierarchy, the child moved into it, then a device program
+        (one that allows everything) attached with the bpf syscall. As another user, the query is refused."""
+        mount = cgroup2_mount()
+        p = self.child()
+        r = self.run_json("process", "--pid", str(p.pid))
+        v2 = r.json["process"]["pid"]["cgroup"]["v2"]
+        if mount is None or v2["device_programs"] is None:
+            # no cgroup2, not root, or (in a container) the kernel refuses bpf: said, never guessed
+            self.assertIsNone(v2["device_programs"], repr(r))
+            self.assertIn("no cgroup2 hierarchy" if mount is None else "needs root" if os.geteuid() else
+                          "the kernel refused bpf", v2["why"])
+            self.assertEqual(len(r.findings("process.cgroup-unchecked")), 0 if mount is None else 1, repr(r))
+            return
+        self.assertEqual(os.geteuid(), 0)
+        self.assertIsInstance(v2["device_programs"], int)
+        d = os.path.join(mount, "gc-test-%d" % os.getpid())
+        try:
+            os.mkdir(d)
+        except OSError as e:  # a read-only cgroupfs (a container): the count above is what can be checked
+            self.assertIn(e.errno, (13, 1, 30), e)
+            return
+        self.addCleanup(os.rmdir, d)
+        with open(os.path.join(d, "cgroup.procs"), "w") as f:
+            f.write(str(p.pid))
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        r = self.run_json("process", "--pid", str(p.pid))
+        v2 = r.json["process"]["pid"]["cgroup"]["v2"]
+        self.assertEqual(v2["path"], "/gc-test-%d" % os.getpid(), repr(r))
+        self.assertEqual(v2["dir"], d)
+        self.assertEqual(v2["device_programs"], 0, repr(r))
+        self.assertEqual(self.ids(r), [], repr(r))
+        bpf_allow_all_devices(d)
+        r = self.run_json("process", "--pid", str(p.pid))
+        self.assertEqual(r.json["process"]["pid"]["cgroup"]["v2"]["device_programs"], 1, repr(r))
+        f = r.findings("process.cgroup-device-program")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertEqual(f[0]["severity"], "info")
+        self.assertIn("1 device program acts on the cgroup of process %d" % p.pid, f[0]["message"])
+        # nobody may not ask the kernel
+        proc = subprocess.run(["setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", gctest.GPUCHECKUP,
+                               "process", "--json", "--pid", str(p.pid)], capture_output=True, text=True, timeout=120)
+        doc = __import__("json").loads(proc.stdout)
+        gctest.validate(doc)
+        self.assertIn("needs root", doc["process"]["pid"]["cgroup"]["v2"]["why"])
+        self.assertEqual([x["id"] for x in doc["findings"] if x["id"] == "process.cgroup-unchecked"],
+                         ["process.cgroup-unchecked"])
 
     def test_pid_that_does_not_exist_is_an_input_error(self):
         r = gctest.run("process", "--json", "--pid", "4194304")
@@ -502,6 +695,66 @@ class ProcessTests(gctest.TestCase):
         self.assertEqual(self.ids(r), [], repr(r))
         self.assertEqual(r.json["process"]["user"]["groups"], ["alice", "video", "render"])
         r = self.run_json("process", "--root", t.t.root, "--user", "carol")
+        self.assertEqual(self.ids(r), ["user.unknown"], repr(r))
+
+    def test_user_live_from_the_user_database(self):
+        """Live, --user asks NSS: existing system users as `id` sees them, and one only an NSS module knows."""
+        for name in ("daemon", "nobody", "root"):
+            if subprocess.run(["id", name], capture_output=True).returncode != 0:
+                continue
+            r = self.run_json("process", "--user", name)
+            u = r.json["process"]["user"]
+            self.assertEqual(u["source"], "nss")
+            self.assertEqual(u["uid"], int(subprocess.check_output(["id", "-u", name])), repr(r))
+            self.assertEqual(u["gid"], int(subprocess.check_output(["id", "-g", name])))
+            names = subprocess.check_output(["id", "-Gn", name], text=True).split()
+            self.assertEqual(sorted(str(g) for g in u["groups"]), sorted(names), repr(r))
+        r = self.run_json("process", "--user", "gc-no-such-user")
+        self.assertEqual(self.ids(r), ["user.unknown"], repr(r))
+        self.assertIn("The user database (getent passwd", r.findings("user.unknown")[0]["message"])
+        # an LDAP-like user: /etc/nsswitch.conf, in a mount namespace of its own, adds the suite's module
+        d = self.tmpdir()
+        with open("/etc/nsswitch.conf") as f:
+            conf = "".join(l for l in f if not l.startswith(("passwd:", "group:")))
+        with open(os.path.join(d, "nsswitch.conf"), "w") as f:
+            f.write("passwd: files gcfake\ngroup: files gcfake\n" + conf)
+        env = dict(os.environ)
+        env["LD_LIBRARY_PATH"] = os.path.dirname(os.environ["GC_FAKE_NSS"]) + ":" + env.get("LD_LIBRARY_PATH", "")
+        env["DBUS_SYSTEM_BUS_ADDRESS"] = "unix:path=/nonexistent/gc-no-bus"  # the unit from its files, always
+        # and, where the directory exists, its own /etc/systemd/system with a service run by that user
+        units = os.path.join(d, "units")
+        os.mkdir(units)
+        for name, user in (("gcldap", "gcldap"), ("gcnone", "gc-no-such-user")):
+            with open(os.path.join(units, name + ".service"), "w") as f:
+                f.write("[Service]\nUser=%s\nExecStart=/bin/true\n" % user)
+        have_units = os.path.isdir("/etc/systemd/system")
+        script = ("mount --bind \"$0\" /etc/nsswitch.conf && { [ ! -d /etc/systemd/system ] || "
+                  "mount --bind \"$1\" /etc/systemd/system; } && shift && exec \"$@\"")
+
+        def inside(*args):
+            proc = subprocess.run(["unshare", "-m" if os.geteuid() == 0 else "-rm", "sh", "-c", script,
+                                   os.path.join(d, "nsswitch.conf"), units, gctest.GPUCHECKUP, "process", "--json",
+                                   *args], capture_output=True, text=True, timeout=120, env=env)
+            doc = __import__("json").loads(proc.stdout)
+            gctest.validate(doc)
+            return doc
+        doc = inside("--user", "gcldap")
+        u = doc["process"]["user"]
+        self.assertEqual((u["source"], u["uid"], u["gid"], u["groups"]), ("nss", 4711, 4711, ["gcldap", "gcgpu"]),
+                         repr(doc))
+        self.assertNotIn("user.unknown", [f["id"] for f in doc["findings"]])
+        if have_units:  # a service's User= only the user database knows is no unknown user
+            doc = inside("--unit", "gcldap")
+            self.assertEqual(doc["process"]["unit"]["user"], "gcldap", repr(doc))
+            self.assertNotIn("unit.unknown-user", [f["id"] for f in doc["findings"]])
+            doc = inside("--unit", "gcnone")
+            f = [f for f in doc["findings"] if f["id"] == "unit.unknown-user"]
+            self.assertEqual(len(f), 1, repr(doc))
+            self.assertIn("which the user database (getent passwd", f[0]["message"])
+        # the same user under --root: the tree's files only
+        t = self.amd_tree()
+        r = self.run_json("process", "--root", t.t.root, "--user", "gcldap")
+        self.assertEqual(r.json["process"]["user"]["source"], "files")
         self.assertEqual(self.ids(r), ["user.unknown"], repr(r))
 
     def test_user_acl_grants_access(self):

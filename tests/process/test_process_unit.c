@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "process_internal.h"
+#include "results/result_process.h"
 
 static void unit_init(struct proc_unit *u)
 {
@@ -144,6 +145,64 @@ static void test_libraries(void **state)
     assert_false(proc_gpu_var("HOME"));
 }
 
+/* The typed facts, read from a section as the probe builds it and leniently from one of odd shapes. */
+static void test_result(void **state)
+{
+    (void)state;
+    static const char *doc =
+        "{\"unit\":{\"name\":\"ollama.service\",\"file\":\"/usr/lib/systemd/system/ollama.service\",\"masked\":false,"
+        "\"source\":\"files\",\"user\":\"ollama\",\"private_devices\":true,\"main_pid\":4242,"
+        "\"access\":{\"nodes\":[{\"path\":\"/dev/kfd\",\"can_open\":false},{\"path\":\"/dev/dri/renderD128\","
+        "\"can_open\":true}],\"acls_checked\":true}},"
+        "\"user\":{\"name\":\"bob\",\"source\":\"nss\",\"uid\":1001,\"nodes\":[{\"can_open\":false}]},"
+        "\"pid\":{\"pid\":4242,\"name\":\"ollama\",\"uid\":998,\"other_mount_namespace\":true,"
+        "\"libraries\":[{\"path\":\"/usr/lib/libamdhip64.so.6\"},7],\"open_nodes\":[\"/dev/kfd\"],"
+        "\"not_readable\":[],\"cgroup\":{\"v1\":{\"path\":\"/\",\"nodes\":[{\"can_open\":false},{\"can_open\":false}]},"
+        "\"v2\":{\"device_programs\":1}}}}";
+    json_object *data = json_tokener_parse(doc);
+    assert_non_null(data);
+    struct result_process *r = result_process_read(data);
+    assert_non_null(r);
+    assert_string_equal(r->unit->name, "ollama.service");
+    assert_true(r->unit->found);
+    assert_false(r->unit->from_manager);
+    assert_int_equal(r->unit->private_devices, GC_TRI_YES);
+    assert_string_equal(r->unit->user, "ollama");
+    assert_int_equal(r->unit->main_pid, 4242);
+    assert_int_equal(r->unit->nodes, 2);
+    assert_int_equal(r->unit->denied, 1);
+    assert_true(r->user->from_nss);
+    assert_int_equal(r->user->uid, 1001);
+    assert_int_equal(r->user->denied, 1);
+    assert_int_equal(r->pid->uid, 998);
+    assert_int_equal(r->pid->other_mount_namespace, GC_TRI_YES);
+    assert_int_equal(r->pid->n_libraries, 1); /* the entry that is no object is left out */
+    assert_string_equal(r->pid->libraries[0], "/usr/lib/libamdhip64.so.6");
+    assert_int_equal(r->pid->n_open_nodes, 1);
+    assert_int_equal(r->pid->not_readable, 0);
+    assert_int_equal(r->pid->nodes, -1); /* no access object */
+    assert_int_equal(r->pid->cgroup_denied, 2);
+    assert_int_equal(r->pid->device_programs, 1);
+    json_object *again = json_tokener_parse(doc); /* DATA is left as it was */
+    assert_string_equal(json_object_to_json_string_ext(data, JSON_C_TO_STRING_PLAIN),
+                        json_object_to_json_string_ext(again, JSON_C_TO_STRING_PLAIN));
+    json_object_put(again);
+    result_process_ops.free(r);
+    json_object_put(data);
+    /* odd shapes: nothing of them is typed, nothing fails */
+    data = json_tokener_parse("{\"unit\":3,\"user\":{\"uid\":null},\"pid\":{\"cgroup\":{\"v2\":{\"device_programs\":null}}}}");
+    r = result_process_read(data);
+    assert_non_null(r);
+    assert_null(r->unit);
+    assert_int_equal(r->user->uid, -1);
+    assert_false(r->user->from_nss);
+    assert_int_equal(r->pid->cgroup_denied, -1);
+    assert_int_equal(r->pid->device_programs, -1);
+    assert_int_equal(r->pid->not_readable, -1);
+    result_process_ops.free(r);
+    json_object_put(data);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -151,6 +210,7 @@ int main(void)
         cmocka_unit_test(test_access),
         cmocka_unit_test(test_passwd_group),
         cmocka_unit_test(test_libraries),
+        cmocka_unit_test(test_result),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
