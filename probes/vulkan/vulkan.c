@@ -142,7 +142,8 @@ static void vulkan_smoke_all(struct probe_ctx *ctx, struct vulkan_driver *d, siz
             vulkan_smoke_outcome(ctx, x, drv->smoke_fail.status == ISOLATE_OK ? &ok : &drv->smoke_fail);
             continue;
         }
-        sj[k] = (struct vulkan_smoke_job){.driver = drv, .index = x->index, .n = co->size};
+        unsigned size = compute_options_size_for(x->type == RESULT_VULKAN_TYPE_CPU); /* smaller on a CPU device */
+        sj[k] = (struct vulkan_smoke_job){.driver = drv, .index = x->index, .n = size};
         jobs[k] = (struct isolate_job){.fn = vulkan_child_smoke, .arg = &sj[k]};
         idx[k++] = i;
     }

@@ -164,12 +164,16 @@ static json_object *vulkan_child_device(struct vulkan_loader *l, VkPhysicalDevic
 
 /* Does the run want a smoke test on device DEV (the parent's rule in vulkan_smoke_all: not with --no-smoke,
  * not on a CPU device with --smoke gpu)? */
+static bool vulkan_child_is_cpu(json_object *dev)
+{
+    json_object *t = NULL;
+    return json_object_object_get_ex(dev, "type", &t) && t && strcmp(json_object_get_string(t), "cpu") == 0;
+}
+
 static bool vulkan_child_wants_smoke(json_object *dev)
 {
     const struct compute_options *co = compute_options();
-    json_object *t = NULL;
-    bool cpu = json_object_object_get_ex(dev, "type", &t) && t && strcmp(json_object_get_string(t), "cpu") == 0;
-    return co->which != COMPUTE_WHICH_NONE && !(co->which == COMPUTE_WHICH_GPU && cpu);
+    return co->which != COMPUTE_WHICH_NONE && !(co->which == COMPUTE_WHICH_GPU && vulkan_child_is_cpu(dev));
 }
 
 /* The answer so far into the shared progress region, then the mark that the smoke test begins: from
@@ -207,7 +211,8 @@ json_object *vulkan_child_enumerate(void *arg)
      * own child after this one, all at once. */
     if (n == 1 && d->progress && vulkan_child_wants_smoke(json_object_array_get_idx(arr, 0)) &&
         vulkan_child_say_progress(d->progress, out)) {
-        json_object_object_add(out, "smoke", vulkan_child_smoke_on(&l, 0, compute_options()->size));
+        unsigned size = compute_options_size_for(vulkan_child_is_cpu(json_object_array_get_idx(arr, 0)));
+        json_object_object_add(out, "smoke", vulkan_child_smoke_on(&l, 0, size));
         return out; /* the instance and the device are left to _exit, as the smoke test's objects */
     }
     vulkan_child_close(&l);

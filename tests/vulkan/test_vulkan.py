@@ -77,11 +77,18 @@ class VulkanTests(gctest.TestCase):
         self.assertEqual(dev["smoke"]["status"], "pass")
         self.assertEqual([p["kind"] for p in dev["smoke"]["passes"]], ["exact", "random"])
         self.assertTrue(all(p["wrong_elements"] == 0 for p in dev["smoke"]["passes"]))
+        self.assertEqual(dev["smoke"]["n"], 64)  # a CPU device's size (COMPUTE_CPU_SIZE)
         self.assertGreater(dev["smoke"]["gflops"], 0)
         self.assertTrue(any(q["compute"] for q in dev["queue_families"]))
         self.assertTrue(r.json["verdict"]["targets"]["vulkan"]["ready"])
         self.assertIn("Vulkan: ready on llvmpipe", r.json["verdict"]["text"])
         self.assertEqual(r.json["verdict"]["requirements"][0]["met"], True)
+
+    def test_smoke_size_given_is_every_devices(self):
+        # --smoke-size applies to CPU devices too: only the default is smaller on them
+        r = self.vk(lvp_manifest(), "--smoke-size", "96", expect_rc=0)
+        self.assertEqual(r.json["vulkan"]["devices"][0]["smoke"]["n"], 96)
+        self.assertEqual(r.json["vulkan"]["devices"][0]["smoke"]["status"], "pass")
 
     def test_no_smoke_leaves_devices_untested(self):
         r = self.vk(lvp_manifest(), "--no-smoke", "--require", "vulkan", expect_rc=1)
@@ -214,6 +221,17 @@ class VulkanTests(gctest.TestCase):
         self.assertIn("left the output buffer as it was", f["message"])
         self.assertFalse(r.json["verdict"]["targets"]["vulkan"]["ready"])
         self.assertIn("Vulkan: not ready", r.json["verdict"]["text"])
+        self.assertFalse(r.json["verdict"]["requirements"][0]["met"])
+
+    def test_fake_cpu_device_that_computes_nothing_fails(self):
+        # A CPU device's smaller default size must still fail a device that computes nothing (policy rule 3).
+        r = self.vk(self.manifest("fake.json"), "--require", "vulkan", mode="cpu-nothing", expect_rc=1)
+        dev = r.json["vulkan"]["devices"][0]
+        self.assertEqual(dev["type"], "cpu")
+        self.assertEqual(dev["smoke"]["n"], 64)
+        self.assertEqual(dev["smoke"]["status"], "wrong-result")
+        self.assertTrue(all(p["wrong_elements"] == 64 * 64 for p in dev["smoke"]["passes"]), dev)
+        self.finding(r, "vulkan.smoke-wrong-result")
         self.assertFalse(r.json["verdict"]["requirements"][0]["met"])
 
     def test_malformed_manifests(self):
