@@ -8,6 +8,7 @@
 #include "jsonget.h"
 #include "results/result_pci.h"
 #include "ldsearch.h"
+#include "options.h"
 #include "strutil.h"
 #include "vulkan_internal.h"
 
@@ -314,6 +315,11 @@ static int vulkan_run(struct probe_ctx *ctx, struct report_section *sec)
             d[i].status = RESULT_VULKAN_DRV_NOT_LOADED;
             d[i].detail = str_printf("not loaded: no libvulkan.so.1");
         }
+    /* --health answers for the hardware present: a driver for absent hardware is not loaded (every
+     * Vulkan program's loader would load it; the full check does, as vulkaninfo does). */
+    for (size_t i = 0; ctx->opts && ctx->opts->health && i < n; i++)
+        if (d[i].status < 0 && d[i].real_path)
+            vulkan_driver_skip_absent(ctx, &d[i]);
     vulkan_load_drivers(ctx, d, n);
     vulkan_collect_devices(ctx, d, n, res);
     vulkan_smoke_all(ctx, d, n, res);

@@ -80,6 +80,10 @@ json_object *vulkan_child_smoke(void *arg);
 
 /* The findings (vulkan_findings.c): each driver's outcome, and the stack as a whole. */
 void vulkan_driver_outcome(struct probe_ctx *ctx, struct vulkan_driver *d, const struct isolate_result *res);
+/* Under --health (the speed policy's rule 2): when the PCI facts say D's hardware is absent, D is not
+ * loaded; its status, detail and vulkan.absent-hardware say so. Returns true then, false (nothing
+ * recorded) when its hardware may be here. */
+bool vulkan_driver_skip_absent(struct probe_ctx *ctx, struct vulkan_driver *d);
 void vulkan_smoke_outcome(struct probe_ctx *ctx, struct result_vulkan_dev *dev, const struct isolate_result *res);
 /* The GPU vendor (vendor.h's name: "intel", "amd", "nvidia") a driver LIBRARY is for, by its file name;
  * NULL for a CPU driver or one not known. */
