@@ -192,6 +192,12 @@ bool vulkan_child_say_progress(struct vulkan_progress *p, json_object *out)
 
 bool vulkan_child_list(const struct vulkan_driver *d, struct vulkan_loader *l, json_object *out)
 {
+    /* The driver's library held open as the loader opens it (dlopen with RTLD_LAZY | RTLD_LOCAL): the
+     * loader loads and unloads it for each query before the instance (its version, its extensions),
+     * and a driver that is not kept loaded (RADV) was mapped and relocated three times over. When this
+     * fails, the loader's own dlopen fails too, and says why. */
+    if (d->library)
+        dlopen(d->library, RTLD_LAZY | RTLD_LOCAL);
     if (vulkan_child_open(l, d->real_path, out) < 0)
         return false;
     VkPhysicalDevice devs[VULKAN_CHILD_MAX_DEVS];
