@@ -82,7 +82,9 @@ json_object *vulkan_child_smoke(void *arg);
  * one child first, as a program's loader has them in one process (each with its own instance, so that
  * each is still judged alone), with 1/VULKAN_SHARED_PART of the time left. For each driver it finished,
  * DONE[j] is set and RES[j] is what its own child would have answered (status OK, its own output);
- * the others (the child crashed or hung there, or never got to them) are left to their own children.
+ * the others (the child crashed or hung there, or never got to them) and those that failed there (an
+ * error, a smoke test that did not pass: another driver in the process may have caused it) are left
+ * to their own children.
  * Each region is reset for those. When it hung, *BUSY is the j it hung in and *WAITED its milliseconds
  * (else (size_t)-1 and 0). Returns how many it finished. */
 #define VULKAN_SHARED_PART 4

@@ -114,15 +114,22 @@ static json_object *vulkan_shared_child(void *arg)
     return json_object_new_object(); /* instances, devices and memory files are left to _exit */
 }
 
-/* Driver D's answer from its region, when the shared child finished it: into *RES (status OK, its output
- * as stderr_tail). False when it did not. */
+/* Driver D's answer from its region, when the shared child finished it and it neither failed nor failed
+ * its smoke test: into *RES (status OK, its output as stderr_tail). False otherwise (its own child then). */
 static bool vulkan_shared_take(const struct vulkan_driver *d, struct isolate_result *res)
 {
     const struct vulkan_progress *p = d->progress;
     if (__atomic_load_n(&p->stage, __ATOMIC_ACQUIRE) != VULKAN_STAGE_DONE || p->len == 0 || p->len >= VULKAN_PROGRESS_MAX)
         return false;
     json_object *v = isolate_json_parse(p->json, p->len, JSON_TOKENER_DEFAULT_DEPTH, true, NULL);
-    if (!v || !json_object_is_type(v, json_type_object)) {
+    /* A failure there is confirmed alone: another driver in the same process may have caused it. */
+    json_object *smoke = NULL, *st = NULL;
+    bool failed = v && json_object_is_type(v, json_type_object) &&
+                  (json_object_object_get_ex(v, "error", NULL) ||
+                   (json_object_object_get_ex(v, "smoke", &smoke) &&
+                    (!json_object_object_get_ex(smoke, "status", &st) || !json_object_is_type(st, json_type_string) ||
+                     strcmp(json_object_get_string(st), "pass") != 0)));
+    if (!v || !json_object_is_type(v, json_type_object) || failed) {
         json_object_put(v);
         return false;
     }
