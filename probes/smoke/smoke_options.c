@@ -51,6 +51,7 @@ static int smoke_opt_size(const char *v, char *err, size_t errlen)
     }
     struct compute_options o = *compute_options();
     o.size = (unsigned)u;
+    o.size_set = true;
     compute_options_set(&o);
     return 0;
 }
@@ -61,6 +62,7 @@ const struct probe_option smoke_option_rows[] = {
              "(none also skips the CUDA smoke test)"},
     {.name = "no-smoke", .parse = smoke_opt_none, .help = "same as --smoke=none"},
     {.name = "smoke-size", .arg = "N", .parse = smoke_opt_size,
-     .help = "matrix size for the smoke test (default 256, 1..4096)"},
+     .help = "matrix size for the smoke test (default 256, 64 on a CPU\n"
+             "Vulkan device; 1..4096)"},
     {.name = NULL},
 };

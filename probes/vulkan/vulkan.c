@@ -8,6 +8,7 @@
 #include "jsonget.h"
 #include "results/result_pci.h"
 #include "ldsearch.h"
+#include "options.h"
 #include "strutil.h"
 #include "vulkan_internal.h"
 
@@ -53,32 +54,57 @@ static void vulkan_driver_done(struct probe_ctx *ctx, struct vulkan_driver *d, s
     memset(res, 0, sizeof(*res));
 }
 
-/* Each loadable driver alone in its own child, all at once, each child with its progress region in memory
- * shared with it. A driver with one device runs its smoke test in that child (vulkan_child_enumerate), so
+/* Each loadable driver alone: with several, all in one shared child first (vulkan_shared_run, a quarter of
+ * the time left), then each one it did not finish in its own child, all at once, each child with its
+ * progress region in memory shared with it. A driver with one device runs its smoke test in that child
+ * (vulkan_child_enumerate), so
  * the children have all that is left, as every smoke test had before: with half, a slow device's smoke
  * test would have timed out at half its time. The price: when a driver hangs, the smoke children of a
  * driver with several devices (vulkan_smoke_all) find no time left and say so ("skipped"). */
 static void vulkan_load_drivers(struct probe_ctx *ctx, struct vulkan_driver *d, size_t n)
 {
     struct isolate_job jobs[VULKAN_MAX_MANIFESTS];
-    size_t idx[VULKAN_MAX_MANIFESTS], k = 0;
+    struct isolate_result shared[VULKAN_MAX_MANIFESTS];
+    bool done[VULKAN_MAX_MANIFESTS] = {false};
+    size_t idx[VULKAN_MAX_MANIFESTS], own[VULKAN_MAX_MANIFESTS], k = 0, m = 0;
     for (size_t i = 0; i < n; i++)
-        if (d[i].status < 0 && d[i].real_path) {
-            jobs[k] = (struct isolate_job){.fn = vulkan_child_enumerate, .arg = &d[i]};
+        if (d[i].status < 0 && d[i].real_path)
             idx[k++] = i;
-        }
     if (k == 0)
         return;
     size_t bytes = k * sizeof(struct vulkan_progress);
     struct vulkan_progress *pg = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
     for (size_t j = 0; pg != MAP_FAILED && j < k; j++)
         d[idx[j]].progress = &pg[j];
-    probe_isolate_many(ctx, jobs, k);
+    /* Several drivers: one child for them all first (libvulkan and LLVM loaded once, as vulkaninfo does). */
+    size_t busy = (size_t)-1;
+    double waited = 0;
+    if (k > 1 && pg != MAP_FAILED)
+        vulkan_shared_run(ctx, d, idx, k, done, shared, &busy, &waited);
     for (size_t j = 0; j < k; j++) {
-        vulkan_driver_done(ctx, &d[idx[j]], &jobs[j].result);
-        d[idx[j]].progress = NULL;
+        if (done[j]) {
+            vulkan_driver_done(ctx, &d[idx[j]], &shared[j]);
+            isolate_result_clear(&shared[j]);
+            continue;
+        }
+        jobs[m] = (struct isolate_job){.fn = vulkan_child_enumerate, .arg = &d[idx[j]]};
+        own[m++] = idx[j];
+    }
+    if (m > 0)
+        probe_isolate_many(ctx, jobs, m);
+    for (size_t j = 0; j < m; j++) {
+        struct isolate_result *r = &jobs[j].result;
+        if (busy < k && own[j] == idx[busy] && r->status == ISOLATE_TIMEOUT) {
+            /* it hung the shared child too: its time without an answer counts that wait */
+            r->elapsed_ms += waited;
+            free(r->detail);
+            r->detail = str_printf("timed out after %.1f s", r->elapsed_ms / 1000.0);
+        }
+        vulkan_driver_done(ctx, &d[own[j]], r);
         isolate_result_clear(&jobs[j].result);
     }
+    for (size_t j = 0; j < k; j++)
+        d[idx[j]].progress = NULL;
     if (pg != MAP_FAILED)
         munmap(pg, bytes);
 }
@@ -142,7 +168,8 @@ static void vulkan_smoke_all(struct probe_ctx *ctx, struct vulkan_driver *d, siz
             vulkan_smoke_outcome(ctx, x, drv->smoke_fail.status == ISOLATE_OK ? &ok : &drv->smoke_fail);
             continue;
         }
-        sj[k] = (struct vulkan_smoke_job){.driver = drv, .index = x->index, .n = co->size};
+        unsigned size = compute_options_size_for(x->type == RESULT_VULKAN_TYPE_CPU); /* smaller on a CPU device */
+        sj[k] = (struct vulkan_smoke_job){.driver = drv, .index = x->index, .n = size};
         jobs[k] = (struct isolate_job){.fn = vulkan_child_smoke, .arg = &sj[k]};
         idx[k++] = i;
     }
@@ -313,6 +340,11 @@ static int vulkan_run(struct probe_ctx *ctx, struct report_section *sec)
             d[i].status = RESULT_VULKAN_DRV_NOT_LOADED;
             d[i].detail = str_printf("not loaded: no libvulkan.so.1");
         }
+    /* --health answers for the hardware present: a driver for absent hardware is not loaded (every
+     * Vulkan program's loader would load it; the full check does, as vulkaninfo does). */
+    for (size_t i = 0; ctx->opts && ctx->opts->health && i < n; i++)
+        if (d[i].status < 0 && d[i].real_path)
+            vulkan_driver_skip_absent(ctx, &d[i]);
     vulkan_load_drivers(ctx, d, n);
     vulkan_collect_devices(ctx, d, n, res);
     vulkan_smoke_all(ctx, d, n, res);

@@ -164,17 +164,21 @@ static json_object *vulkan_child_device(struct vulkan_loader *l, VkPhysicalDevic
 
 /* Does the run want a smoke test on device DEV (the parent's rule in vulkan_smoke_all: not with --no-smoke,
  * not on a CPU device with --smoke gpu)? */
+static bool vulkan_child_is_cpu(json_object *dev)
+{
+    json_object *t = NULL;
+    return json_object_object_get_ex(dev, "type", &t) && t && strcmp(json_object_get_string(t), "cpu") == 0;
+}
+
 static bool vulkan_child_wants_smoke(json_object *dev)
 {
     const struct compute_options *co = compute_options();
-    json_object *t = NULL;
-    bool cpu = json_object_object_get_ex(dev, "type", &t) && t && strcmp(json_object_get_string(t), "cpu") == 0;
-    return co->which != COMPUTE_WHICH_NONE && !(co->which == COMPUTE_WHICH_GPU && cpu);
+    return co->which != COMPUTE_WHICH_NONE && !(co->which == COMPUTE_WHICH_GPU && vulkan_child_is_cpu(dev));
 }
 
 /* The answer so far into the shared progress region, then the mark that the smoke test begins: from
  * here on, a crash or hang is the smoke test's. False when it does not fit (no smoke test here then). */
-static bool vulkan_child_say_progress(struct vulkan_progress *p, json_object *out)
+bool vulkan_child_say_progress(struct vulkan_progress *p, json_object *out)
 {
     size_t len = 0;
     const char *s = json_object_to_json_string_length(out, JSON_C_TO_STRING_PLAIN, &len);
@@ -186,30 +190,53 @@ static bool vulkan_child_say_progress(struct vulkan_progress *p, json_object *ou
     return true;
 }
 
+bool vulkan_child_list(const struct vulkan_driver *d, struct vulkan_loader *l, json_object *out)
+{
+    /* The driver's library held open as the loader opens it (dlopen with RTLD_LAZY | RTLD_LOCAL): the
+     * loader loads and unloads it for each query before the instance (its version, its extensions),
+     * and a driver that is not kept loaded (RADV) was mapped and relocated three times over. When this
+     * fails, the loader's own dlopen fails too, and says why. */
+    if (d->library)
+        dlopen(d->library, RTLD_LAZY | RTLD_LOCAL);
+    if (vulkan_child_open(l, d->real_path, out) < 0)
+        return false;
+    VkPhysicalDevice devs[VULKAN_CHILD_MAX_DEVS];
+    int n = vulkan_child_devices(l, devs, out);
+    json_object *arr = NULL;
+    if (n >= 0) {
+        arr = json_object_new_array();
+        for (int i = 0; i < n; i++)
+            json_object_array_add(arr, vulkan_child_device(l, devs[i], i));
+        json_object_object_add(out, "devices", arr);
+    }
+    if (n == 1 && vulkan_child_wants_smoke(json_object_array_get_idx(arr, 0)))
+        return true;
+    vulkan_child_close(l);
+    return false;
+}
+
+json_object *vulkan_child_smoke_here(struct vulkan_loader *l, json_object *out)
+{
+    json_object *devs = NULL;
+    json_object_object_get_ex(out, "devices", &devs);
+    unsigned size = compute_options_size_for(vulkan_child_is_cpu(json_object_array_get_idx(devs, 0)));
+    return vulkan_child_smoke_on(l, 0, size);
+}
+
 json_object *vulkan_child_enumerate(void *arg)
 {
     const struct vulkan_driver *d = arg;
     json_object *out = json_object_new_object();
     struct vulkan_loader l;
-    if (vulkan_child_open(&l, d->real_path, out) < 0)
-        return out;
-    VkPhysicalDevice devs[VULKAN_CHILD_MAX_DEVS];
-    int n = vulkan_child_devices(&l, devs, out);
-    json_object *arr = NULL;
-    if (n >= 0) {
-        arr = json_object_new_array();
-        for (int i = 0; i < n; i++)
-            json_object_array_add(arr, vulkan_child_device(&l, devs[i], i));
-        json_object_object_add(out, "devices", arr);
-    }
     /* One device: its smoke test here, with this instance and this load of the driver (a second child
      * would load the driver, and LLVM with lavapipe or RADV, all over again). With several, each gets its
      * own child after this one, all at once. */
-    if (n == 1 && d->progress && vulkan_child_wants_smoke(json_object_array_get_idx(arr, 0)) &&
-        vulkan_child_say_progress(d->progress, out)) {
-        json_object_object_add(out, "smoke", vulkan_child_smoke_on(&l, 0, compute_options()->size));
-        return out; /* the instance and the device are left to _exit, as the smoke test's objects */
+    if (vulkan_child_list(d, &l, out)) {
+        if (d->progress && vulkan_child_say_progress(d->progress, out)) {
+            json_object_object_add(out, "smoke", vulkan_child_smoke_here(&l, out));
+            return out; /* the instance and the device are left to _exit, as the smoke test's objects */
+        }
+        vulkan_child_close(&l);
     }
-    vulkan_child_close(&l);
     return out;
 }

@@ -36,6 +36,15 @@ int vulkan_child_devices(struct vulkan_loader *l, VkPhysicalDevice *devs, json_o
 /* The smoke test (vulkan_smoke.c) on device INDEX of L's open instance, with N x N matrices: its JSON
  * {status, passes, ...}. Leaves every object it makes to the child's _exit. */
 json_object *vulkan_child_smoke_on(struct vulkan_loader *l, int index, unsigned n);
+/* Driver D alone through the loader (vulkan_child_open, then each device's facts): its answer into OUT,
+ * without a smoke test. True when L is left open on D's only device, which the run wants smoke-tested
+ * (vulkan_child_smoke_here then); false when L is closed (or never opened). */
+bool vulkan_child_list(const struct vulkan_driver *d, struct vulkan_loader *l, json_object *out);
+/* The smoke test on the one device of L's open instance, whose listing is OUT (vulkan_child_list's). */
+json_object *vulkan_child_smoke_here(struct vulkan_loader *l, json_object *out);
+/* OUT, the answer so far, into progress region P, then P's stage VULKAN_STAGE_SMOKE: from here on a crash
+ * or hang is the smoke test's. False when it does not fit. */
+bool vulkan_child_say_progress(struct vulkan_progress *p, json_object *out);
 /* "VK_ERROR_INITIALIZATION_FAILED" for R ("VkResult" for one not named here). */
 const char *vulkan_child_result_name(VkResult r);
 

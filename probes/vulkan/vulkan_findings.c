@@ -149,6 +149,34 @@ static char *vulkan_loader_lines(const char *output)
     return out;
 }
 
+/* D is a driver for absent hardware HW (WHY: what the PCI facts showed), and WHAT it did ("lists no
+ * device", or "not loaded (--health)"): its status, detail and vulkan.absent-hardware (info). */
+static void vulkan_absent(struct probe_ctx *ctx, struct vulkan_driver *d, const struct vendor_cl *hw, const char *what,
+                          const char *why)
+{
+    d->status = RESULT_VULKAN_DRV_ABSENT_HARDWARE;
+    d->detail = str_printf("%s: a driver for absent hardware, it needs %s", what, hw->needs_text);
+    struct report_finding *f = report_add_finding(ctx->report, "vulkan.absent-hardware", d->path, "%s (%s) %s: a driver "
+                                                  "for absent hardware, it needs %s", d->path, hw->display, what,
+                                                  hw->needs_text);
+    if (f) {
+        report_finding_add_evidence(f, "/sys/bus/pci/devices", "%s", why);
+        struct report_finding *cause = report_find_finding(ctx->report, "pci.no-gpu", NULL);
+        if (cause)
+            report_finding_set_cause(f, cause->id, cause->subject);
+    }
+}
+
+bool vulkan_driver_skip_absent(struct probe_ctx *ctx, struct vulkan_driver *d)
+{
+    const struct vendor_cl *hw = vulkan_hw_of(d->library ? d->library : d->info.library_path);
+    char why[256] = "";
+    if (!hw || vendor_cl_hardware(hw, result_pci_get(ctx->report), NULL, why, sizeof(why)) != VENDOR_HW_ABSENT)
+        return false;
+    vulkan_absent(ctx, d, hw, "not loaded (--health)", why);
+    return true;
+}
+
 /* D lists no device (WHAT says how; FAILED: it failed rather than listed none): absent hardware (info),
  * else a failure (error), idle (unknown hardware, info) or a GPU that is there and not listed (warning).
  * OUTPUT: what the child printed (the loader's own messages), or NULL. */
@@ -160,16 +188,7 @@ static void vulkan_no_device(struct probe_ctx *ctx, struct vulkan_driver *d, con
     enum vendor_hw h = hw ? vendor_cl_hardware(hw, result_pci_get(ctx->report), NULL, why, sizeof(why)) : VENDOR_HW_UNKNOWN;
     struct report_finding *f;
     if (h == VENDOR_HW_ABSENT) {
-        d->status = RESULT_VULKAN_DRV_ABSENT_HARDWARE;
-        d->detail = str_printf("%s: a driver for absent hardware, it needs %s", what, hw->needs_text);
-        f = report_add_finding(ctx->report, "vulkan.absent-hardware", d->path, "%s (%s) %s: a driver for absent hardware, "
-                               "it needs %s", d->path, hw->display, what, hw->needs_text);
-        if (f) {
-            report_finding_add_evidence(f, "/sys/bus/pci/devices", "%s", why);
-            struct report_finding *cause = report_find_finding(ctx->report, "pci.no-gpu", NULL);
-            if (cause)
-                report_finding_set_cause(f, cause->id, cause->subject);
-        }
+        vulkan_absent(ctx, d, hw, what, why);
         return;
     }
     d->status = failed ? RESULT_VULKAN_DRV_INIT_FAILED : RESULT_VULKAN_DRV_NO_DEVICE;

@@ -78,8 +78,25 @@ struct vulkan_smoke_job {
 };
 json_object *vulkan_child_smoke(void *arg);
 
+/* The shared child (vulkan_shared.c): the K drivers D[IDX[0..K-1]], each with its progress region, all in
+ * one child first, as a program's loader has them in one process (each with its own instance, so that
+ * each is still judged alone), with 1/VULKAN_SHARED_PART of the time left. For each driver it finished,
+ * DONE[j] is set and RES[j] is what its own child would have answered (status OK, its own output);
+ * the others (the child crashed or hung there, or never got to them) and those that failed there (an
+ * error, a smoke test that did not pass: another driver in the process may have caused it) are left
+ * to their own children.
+ * Each region is reset for those. When it hung, *BUSY is the j it hung in and *WAITED its milliseconds
+ * (else (size_t)-1 and 0). Returns how many it finished. */
+#define VULKAN_SHARED_PART 4
+size_t vulkan_shared_run(struct probe_ctx *ctx, struct vulkan_driver *d, const size_t *idx, size_t k, bool *done,
+                         struct isolate_result *res, size_t *busy, double *waited);
+
 /* The findings (vulkan_findings.c): each driver's outcome, and the stack as a whole. */
 void vulkan_driver_outcome(struct probe_ctx *ctx, struct vulkan_driver *d, const struct isolate_result *res);
+/* Under --health (the speed policy's rule 2): when the PCI facts say D's hardware is absent, D is not
+ * loaded; its status, detail and vulkan.absent-hardware say so. Returns true then, false (nothing
+ * recorded) when its hardware may be here. */
+bool vulkan_driver_skip_absent(struct probe_ctx *ctx, struct vulkan_driver *d);
 void vulkan_smoke_outcome(struct probe_ctx *ctx, struct result_vulkan_dev *dev, const struct isolate_result *res);
 /* The GPU vendor (vendor.h's name: "intel", "amd", "nvidia") a driver LIBRARY is for, by its file name;
  * NULL for a CPU driver or one not known. */

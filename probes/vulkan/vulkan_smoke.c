@@ -1,4 +1,5 @@
 /* vulkan_smoke.c: in a child: the Vulkan smoke test: the GEMM compute shader on one device, checked on the CPU. */
+#include <dlfcn.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -317,6 +318,8 @@ json_object *vulkan_child_smoke(void *arg)
     const struct vulkan_smoke_job *job = arg;
     struct vulkan_loader l;
     json_object *out = json_object_new_object();
+    if (job->driver->library) /* held open across the loader's queries, as in vulkan_child_list */
+        dlopen(job->driver->library, RTLD_LAZY | RTLD_LOCAL);
     if (vulkan_child_open(&l, job->driver->real_path, out) < 0) {
         json_object_object_add(out, "status", json_object_new_string("run-failed"));
         return out;

@@ -124,7 +124,11 @@ void vulkan_summary(struct report_section *sec, const struct result_vulkan *res)
         report_section_add_line(sec, m, "Vulkan driver", "%s: %s", d->manifest ? d->manifest : "?", d->detail ? d->detail : "?");
         if (d->status == RESULT_VULKAN_DRV_ABSENT_HARDWARE && d->manifest) {
             const char *slash = strrchr(d->manifest, '/');
-            report_section_fold_line(sec, "Vulkan driver", "drivers for absent hardware", slash ? slash + 1 : d->manifest);
+            /* --health did not load it (vulkan_driver_skip_absent's detail): the folded line says so too */
+            bool skipped = d->detail && strncmp(d->detail, "not loaded", 10) == 0;
+            report_section_fold_line(sec, "Vulkan driver", skipped ? "drivers for absent hardware, not loaded"
+                                                                   : "drivers for absent hardware",
+                                     slash ? slash + 1 : d->manifest);
         }
     }
     for (size_t i = 0; i < res->n_devs; i++) {

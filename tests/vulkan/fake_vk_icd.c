@@ -17,6 +17,7 @@
  *   crash-smoke the device of "nothing", whose vkQueueSubmit raises SIGSEGV (the smoke test crashes)
  *   hang-smoke  the device of "nothing", whose vkWaitForFences never returns (the smoke test hangs)
  *   nothing     one discrete GPU that accepts every call and dispatch, and computes nothing (the default)
+ *   cpu-nothing as nothing, but a CPU device (its smoke test runs at the CPU size, and must still fail)
  * The loader's interface (Vulkan-Loader docs/LoaderDriverInterface.md): the driver exports
  * vk_icdNegotiateLoaderICDInterfaceVersion and vk_icdGetInstanceProcAddr, and every dispatchable object
  * it makes begins with a pointer-sized slot holding ICD_LOADER_MAGIC, which the loader then overwrites
@@ -109,8 +110,9 @@ static VKAPI_ATTR void VKAPI_CALL fake_GetPhysicalDeviceProperties(VkPhysicalDev
     p->driverVersion = VK_MAKE_API_VERSION(0, 1, 2, 3);
     p->vendorID = 0x1234;
     p->deviceID = 0x5678;
-    p->deviceType = VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
-    strcpy(p->deviceName, "gpucheckup fake Vulkan GPU");
+    bool cpu = fake_is("cpu-nothing");
+    p->deviceType = cpu ? VK_PHYSICAL_DEVICE_TYPE_CPU : VK_PHYSICAL_DEVICE_TYPE_DISCRETE_GPU;
+    strcpy(p->deviceName, cpu ? "gpucheckup fake Vulkan CPU" : "gpucheckup fake Vulkan GPU");
     p->limits.maxComputeWorkGroupCount[0] = p->limits.maxComputeWorkGroupCount[1] = 65535;
     p->limits.maxComputeWorkGroupCount[2] = 65535;
     p->limits.maxComputeWorkGroupInvocations = 1024;

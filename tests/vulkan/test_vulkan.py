@@ -77,11 +77,18 @@ class VulkanTests(gctest.TestCase):
         self.assertEqual(dev["smoke"]["status"], "pass")
         self.assertEqual([p["kind"] for p in dev["smoke"]["passes"]], ["exact", "random"])
         self.assertTrue(all(p["wrong_elements"] == 0 for p in dev["smoke"]["passes"]))
+        self.assertEqual(dev["smoke"]["n"], 64)  # a CPU device's size (COMPUTE_CPU_SIZE)
         self.assertGreater(dev["smoke"]["gflops"], 0)
         self.assertTrue(any(q["compute"] for q in dev["queue_families"]))
         self.assertTrue(r.json["verdict"]["targets"]["vulkan"]["ready"])
         self.assertIn("Vulkan: ready on llvmpipe", r.json["verdict"]["text"])
         self.assertEqual(r.json["verdict"]["requirements"][0]["met"], True)
+
+    def test_smoke_size_given_is_every_devices(self):
+        # --smoke-size applies to CPU devices too: only the default is smaller on them
+        r = self.vk(lvp_manifest(), "--smoke-size", "96", expect_rc=0)
+        self.assertEqual(r.json["vulkan"]["devices"][0]["smoke"]["n"], 96)
+        self.assertEqual(r.json["vulkan"]["devices"][0]["smoke"]["status"], "pass")
 
     def test_no_smoke_leaves_devices_untested(self):
         r = self.vk(lvp_manifest(), "--no-smoke", "--require", "vulkan", expect_rc=1)
@@ -103,6 +110,38 @@ class VulkanTests(gctest.TestCase):
             self.assertTrue([f for f in r.findings("vulkan.absent-hardware") if f["subject"] == path], r)
         self.assertEqual(r.json["verdict"]["counts"]["warning"], 0, r)
         self.assertEqual(r.json["verdict"]["counts"]["error"], 0, r)
+
+    def test_health_does_not_load_drivers_for_absent_hardware(self):
+        # The fake driver under RADV's library name, crashing in vkCreateInstance: --health must not load it
+        # when the bus has no AMD GPU (the speed policy's rule 2), and the full check still does.
+        lib = os.path.join(self.tmp, "libvulkan_radeon.so")
+        os.symlink(FAKE, lib)
+        files = self.manifest("radeon_icd.x86_64.json", library=lib) + ":" + lvp_manifest()
+        env = {"VK_DRIVER_FILES": files, "VK_ICD_FILENAMES": None, "VK_ADD_DRIVER_FILES": None, "GC_FAKE_VK": "crash-init"}
+        out = os.path.join(self.tmp, "health.json")
+        h = gctest.run("vulkan", "--health", "--no-smoke", "--json", "-o", out, env=env)
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
+        drv = {d["manifest"]: d for d in doc["vulkan"]["drivers"]}[files.split(":")[0]]
+        full = self.vk(files, "--no-smoke", mode="crash-init")
+        if {0x1002, 0x1022} & bus_gpu_vendors():  # its hardware is here: loaded as before, and it crashes
+            self.assertEqual(drv["status"], "crash", doc)
+            self.assertTrue(h.stdout.startswith("NOT-READY"), h)
+        else:
+            self.assertEqual(drv["status"], "absent-hardware", doc)
+            self.assertTrue(drv["detail"].startswith("not loaded (--health): a driver for absent hardware"), drv)
+            fs = [f for f in doc["findings"] if f["id"] == "vulkan.absent-hardware"]
+            self.assertEqual(len(fs), 1, doc)
+            self.assertIn("not loaded (--health)", fs[0]["message"])
+            self.assertFalse([f for f in doc["findings"] if f["id"] == "vulkan.crash"], doc)
+            self.assertTrue(h.stdout.startswith("READY"), h)
+            txt = os.path.join(self.tmp, "health.txt")
+            gctest.run("vulkan", "--health", "--no-smoke", "-o", txt, env=env)
+            with open(txt, encoding="utf-8") as f:
+                self.assertIn("radeon_icd.x86_64.json: not loaded (--health)", f.read())
+        self.assertEqual([d["status"] for d in doc["vulkan"]["drivers"]][1], "ok")
+        # the full check loads it, as every Vulkan program's loader does: the crash is named
+        self.assertEqual(full.json["vulkan"]["drivers"][0]["status"], "crash", full)
 
     def test_default_check_is_clean_here(self):
         r = self.run_json(expect_rc=0)
@@ -214,6 +253,17 @@ class VulkanTests(gctest.TestCase):
         self.assertIn("left the output buffer as it was", f["message"])
         self.assertFalse(r.json["verdict"]["targets"]["vulkan"]["ready"])
         self.assertIn("Vulkan: not ready", r.json["verdict"]["text"])
+        self.assertFalse(r.json["verdict"]["requirements"][0]["met"])
+
+    def test_fake_cpu_device_that_computes_nothing_fails(self):
+        # A CPU device's smaller default size must still fail a device that computes nothing (policy rule 3).
+        r = self.vk(self.manifest("fake.json"), "--require", "vulkan", mode="cpu-nothing", expect_rc=1)
+        dev = r.json["vulkan"]["devices"][0]
+        self.assertEqual(dev["type"], "cpu")
+        self.assertEqual(dev["smoke"]["n"], 64)
+        self.assertEqual(dev["smoke"]["status"], "wrong-result")
+        self.assertTrue(all(p["wrong_elements"] == 64 * 64 for p in dev["smoke"]["passes"]), dev)
+        self.finding(r, "vulkan.smoke-wrong-result")
         self.assertFalse(r.json["verdict"]["requirements"][0]["met"])
 
     def test_malformed_manifests(self):
