@@ -1,9 +1,11 @@
 /* health_holders.c: which processes hold a GPU's device nodes open (/proc/PID/fd), with DRM fdinfo's memory (issue 40). */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "health_internal.h"
@@ -331,8 +333,46 @@ static void health_holders_scan(struct probe_ctx *ctx, struct probe_ctx *out, st
     free(holds);
 }
 
-void health_holders_report(struct probe_ctx *ctx, struct report_section *sec)
+/* Does a GPU device node a process could hold exist (/dev/kfd, /dev/nvidiaN, /dev/dri/renderDN: hold_gpu_node)? */
+static bool hold_nodes_exist(struct probe_ctx *ctx)
 {
+    struct stat st;
+    if (hostfs_stat(ctx->fs, "/dev/kfd", &st, true) != -ENOENT)
+        return true;
+    static const char *const dirs[] = {"/dev/dri", "/dev"};
+    bool found = false;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !found; i++) {
+        DIR *d = hostfs_opendir(ctx->fs, dirs[i]);
+        if (!d) {
+            found = i == 1; /* no /dev to list: nothing known, look */
+            continue;
+        }
+        char path[300];
+        struct dirent *e;
+        while (!found && (e = readdir(d))) {
+            snprintf(path, sizeof(path), "%s/%s", dirs[i], e->d_name);
+            found = hold_gpu_node(path);
+        }
+        closedir(d);
+    }
+    return found;
+}
+
+void health_holders_report(struct probe_ctx *ctx, struct report_section *sec, size_t n_gpus)
+{
+    /* No GPU on the bus and no GPU device node: nothing can be held, and the scan of every process's fds (the
+     * probe's largest cost on a busy host) is skipped, said in the section. */
+    if (n_gpus == 0 && !hold_nodes_exist(ctx)) {
+        json_object *h = json_object_new_object();
+        json_object_object_add(h, "pids_examined", json_object_new_int64(0));
+        json_object_object_add(h, "capped", json_object_new_boolean(false));
+        json_object_object_add(h, "processes", json_object_new_array());
+        json_object_object_add(h, "skipped", json_object_new_string("no GPU on the PCI bus and no GPU device node "
+                                                                    "(/dev/nvidiaN, /dev/kfd, /dev/dri/renderDN)"));
+        json_object_object_add(sec->data, "holders", h);
+        report_section_add_note(sec, "GPU device holders: not looked for (no GPU on the PCI bus and no GPU device node)");
+        return;
+    }
     /* The per-process paths stay out of GPUCHECKUP_FS_TRACE: they differ from run to run (other PIDs) and are
      * no fixture material (another user's processes); the same root, untraced, reads them. */
     struct hostfs quiet = *ctx->fs;
