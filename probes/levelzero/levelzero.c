@@ -26,19 +26,16 @@ static const struct {
     {"intel_gpu_legacy", "libze_intel_gpu_legacy1.so.1"},
 };
 
-static json_object *levelzero_libraries(struct probe_ctx *ctx)
+/* Where the dynamic linker's search S (NULL when it could not be set up) finds each of levelzero_libs. */
+static json_object *levelzero_libraries(const struct ldsearch *s)
 {
     json_object *o = json_object_new_object();
-    struct ldsearch s;
-    bool ok = ldsearch_init(&s, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0;
     for (size_t i = 0; i < sizeof(levelzero_libs) / sizeof(levelzero_libs[0]); i++) {
         const char *via = NULL;
-        char *p = ok ? ldsearch_find(&s, levelzero_libs[i].file, &via) : NULL;
+        char *p = s ? ldsearch_find(s, levelzero_libs[i].file, &via) : NULL;
         json_object_object_add(o, levelzero_libs[i].key, jsonstr_or_null(p));
         free(p);
     }
-    if (ok)
-        ldsearch_free(&s);
     return o;
 }
 
@@ -93,18 +90,13 @@ static bool levelzero_hardware_absent(struct probe_ctx *ctx, json_object *gpus, 
 }
 
 /* The "runtime" object of a loader not loaded (its hardware absent): the dependencies dlopen would miss,
- * from the files (ldsearch_missing_needed). */
-static json_object *levelzero_not_loaded(struct probe_ctx *ctx, json_object *libs, const char *why)
+ * from the files (ldsearch_missing_needed on S, the probe's search). */
+static json_object *levelzero_not_loaded(struct probe_ctx *ctx, const struct ldsearch *s, json_object *libs, const char *why)
 {
     json_object *o = json_object_new_object();
     const char *loader = jsonget_str(libs, "loader");
-    char *missing = NULL;
-    struct ldsearch s;
     /* the loader's answer is this host's: a tree (--root DIR --live) says nothing of it */
-    if (loader && ctx->fs->live && ldsearch_init(&s, ctx->fs, getenv("LD_LIBRARY_PATH")) == 0) {
-        missing = ldsearch_missing_needed(&s, loader, NULL);
-        ldsearch_free(&s);
-    }
+    char *missing = loader && s && ctx->fs->live ? ldsearch_missing_needed(s, loader, NULL) : NULL;
     json_object_object_add(o, "status", json_object_new_string(loader ? "not-loaded" : "no-loader"));
     char *detail = str_printf("no Intel GPU: %s", why);
     json_object_object_add(o, "detail", jsonstr_or_null(detail));
@@ -180,12 +172,14 @@ static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object *cnodes = jsonget(cap, "device_nodes"), *crt = jsonget(cap, "runtime");
     json_object_object_add(d, "device_nodes", cap ? (cnodes ? jsonstr_clean_copy(cnodes, &levelzero_child_limits) : NULL)
                                                   : levelzero_nodes(ctx, gpus));
-    json_object *libs = levelzero_libraries(ctx);
+    struct ldsearch search;
+    bool searched = ldsearch_init(&search, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0;
+    json_object *libs = levelzero_libraries(searched ? &search : NULL);
     json_object_object_add(d, "libraries", libs);
     json_object *rt = NULL;
     char why[160];
     if (probe_live(ctx) && !crt && levelzero_hardware_absent(ctx, gpus, why, sizeof(why))) {
-        rt = levelzero_not_loaded(ctx, libs, why);
+        rt = levelzero_not_loaded(ctx, searched ? &search : NULL, libs, why);
     } else if (probe_live(ctx)) {
         struct isolate_result res;
         memset(&res, 0, sizeof(res));
@@ -193,6 +187,8 @@ static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
         rt = levelzero_runtime_json(&res);
         isolate_result_clear(&res);
     }
+    if (searched)
+        ldsearch_free(&search);
     if (crt)
         rt = jsonstr_clean_copy(crt, &levelzero_child_limits);
     json_object_object_add(d, "runtime", rt);

@@ -28,19 +28,18 @@ static const struct result_pci *rocm_pci_devices(struct probe_ctx *ctx)
     return pci && pci->have_devices ? pci : NULL;
 }
 
-/* Where the tree's dynamic linker finds the runtime libraries: {hsa, hip}, each a path or null. */
-static json_object *rocm_libraries(struct probe_ctx *ctx)
+/* Where the tree's dynamic linker finds the runtime libraries (search S, NULL when it could not be set up):
+ * {hsa, hip}, each a path or null. */
+static json_object *rocm_libraries(const struct ldsearch *s)
 {
     static const char *const hip_names[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", NULL};
     json_object *o = json_object_new_object();
-    struct ldsearch s;
     char *hsa = NULL, *hip = NULL;
     const char *via = NULL;
-    if (ldsearch_init(&s, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0) {
-        hsa = ldsearch_find(&s, "libhsa-runtime64.so.1", &via);
+    if (s) {
+        hsa = ldsearch_find(s, "libhsa-runtime64.so.1", &via);
         for (size_t i = 0; !hip && hip_names[i]; i++)
-            hip = ldsearch_find(&s, hip_names[i], &via);
-        ldsearch_free(&s);
+            hip = ldsearch_find(s, hip_names[i], &via);
     }
     json_object_object_add(o, "hsa", jsonstr_or_null(hsa));
     json_object_object_add(o, "hip", jsonstr_or_null(hip));
@@ -64,18 +63,13 @@ static bool rocm_hardware_absent(struct probe_ctx *ctx, json_object *nodes, char
 }
 
 /* The "runtime" object of a runtime not loaded (its hardware absent): what the files say instead, the
- * dependencies dlopen would miss (ldsearch_missing_needed) among it. */
-static json_object *rocm_runtime_not_loaded(struct probe_ctx *ctx, json_object *libs, const char *why)
+ * dependencies dlopen would miss (ldsearch_missing_needed on S, the probe's search) among it. */
+static json_object *rocm_runtime_not_loaded(struct probe_ctx *ctx, const struct ldsearch *s, json_object *libs, const char *why)
 {
     json_object *o = json_object_new_object();
     const char *hsa = jsonget_str(libs, "hsa");
-    char *missing = NULL;
-    struct ldsearch s;
     /* the loader's answer is this host's: a tree (--root DIR --live) says nothing of it */
-    if (hsa && ctx->fs->live && ldsearch_init(&s, ctx->fs, getenv("LD_LIBRARY_PATH")) == 0) {
-        missing = ldsearch_missing_needed(&s, hsa, NULL);
-        ldsearch_free(&s);
-    }
+    char *missing = hsa && s && ctx->fs->live ? ldsearch_missing_needed(s, hsa, NULL) : NULL;
     json_object_object_add(o, "status", json_object_new_string("not-loaded"));
     char *detail = str_printf("no AMD GPU: %s", why);
     json_object_object_add(o, "detail", jsonstr_or_null(detail));
@@ -213,13 +207,15 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
     if (cap)
         json_object_put(env);
     json_object_object_add(d, "rocblas", rocm_rocblas_read(ctx));
-    json_object *libs = rocm_libraries(ctx);
+    struct ldsearch search;
+    bool searched = ldsearch_init(&search, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0;
+    json_object *libs = rocm_libraries(searched ? &search : NULL);
     json_object_object_add(d, "libraries", libs);
     json_object *rt = NULL;
     /* Live modes load this machine's runtime as a program would, whatever the tree's search found. */
     char why[160];
     if (probe_live(ctx) && !cap && rocm_hardware_absent(ctx, nodes, why, sizeof(why))) {
-        rt = rocm_runtime_not_loaded(ctx, libs, why);
+        rt = rocm_runtime_not_loaded(ctx, searched ? &search : NULL, libs, why);
     } else if (probe_live(ctx)) {
         struct isolate_result res;
         memset(&res, 0, sizeof(res));
@@ -227,6 +223,8 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
         rt = rocm_runtime_json(&res);
         isolate_result_clear(&res);
     }
+    if (searched)
+        ldsearch_free(&search);
     json_object_object_add(d, "runtime", cap ? rocm_captured(cap, "runtime") : rt);
     if (cap) {
         json_object_put(rt);
