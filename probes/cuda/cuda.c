@@ -381,7 +381,7 @@ static void cuda_not_loadable(struct probe_ctx *ctx, bool *drv, bool *nvml)
     bool node = false;
     struct dirent *e;
     while (!node && (e = readdir(d)))
-        node = str_starts_with(e->d_name, "nvidia");
+        node = str_starts_with(e->d_name, "nvidia") || strcmp(e->d_name, "dxg") == 0; /* WSL2's GPU: load as before */
     closedir(d);
     struct ldsearch s;
     if (node || ldsearch_init(&s, ctx->fs, getenv("LD_LIBRARY_PATH")) != 0)

@@ -85,8 +85,9 @@ static bool levelzero_hardware_absent(struct probe_ctx *ctx, json_object *gpus, 
     if (json_object_array_length(gpus) > 0 ||
         vendor_cl_hardware(vendor_cl_by_name("intel-neo"), result_pci_get(ctx->report), NULL, why, len) != VENDOR_HW_ABSENT)
         return false;
+    /* WSL2's GPU is /dev/dxg, whatever its PCI facts say: load as before there */
     struct stat st;
-    return hostfs_stat(ctx->fs, "/dev/accel", &st, true) == -ENOENT;
+    return hostfs_stat(ctx->fs, "/dev/accel", &st, true) == -ENOENT && hostfs_stat(ctx->fs, "/dev/dxg", &st, true) == -ENOENT;
 }
 
 /* The "runtime" object of a loader not loaded (its hardware absent): the dependencies dlopen would miss,

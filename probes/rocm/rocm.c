@@ -49,7 +49,7 @@ static json_object *rocm_libraries(const struct ldsearch *s)
 }
 
 /* Is AMD's hardware ABSENT (docs/performance.md, "drivers of absent hardware")? The PCI facts list every GPU
- * and none is AMD's (vendor_cl_hardware), KFD lists no GPU node and there is no /dev/kfd: then the runtime,
+ * and none is AMD's (vendor_cl_hardware), KFD lists no GPU node and there is no /dev/kfd (nor WSL2's /dev/dxg): then the runtime,
  * which drives nothing but AMD's GPUs, is not loaded. WHY (LEN bytes) says what was seen. */
 static bool rocm_hardware_absent(struct probe_ctx *ctx, json_object *nodes, char *why, size_t len)
 {
@@ -58,8 +58,9 @@ static bool rocm_hardware_absent(struct probe_ctx *ctx, json_object *nodes, char
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++)
         if (jsonget_tri(json_object_array_get_idx(nodes, i), "gpu") == GC_TRI_YES)
             return false;
+    /* WSL2's GPU is /dev/dxg, whatever its PCI facts say: load as before there */
     struct stat st;
-    return hostfs_stat(ctx->fs, "/dev/kfd", &st, true) == -ENOENT;
+    return hostfs_stat(ctx->fs, "/dev/kfd", &st, true) == -ENOENT && hostfs_stat(ctx->fs, "/dev/dxg", &st, true) == -ENOENT;
 }
 
 /* The "runtime" object of a runtime not loaded (its hardware absent): what the files say instead, the

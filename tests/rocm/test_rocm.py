@@ -189,6 +189,10 @@ class RocmTests(gctest.TestCase):
         rt = r.json["rocm"]["runtime"]
         self.assertEqual((rt["status"], rt["missing_needed"]), ("not-loaded", None), repr(rt))
         self.assertNotIn("rocm.runtime-crashed", self.ids(r))
+        # WSL2's /dev/dxg: the PCI facts say nothing of the GPU behind it, so the runtime is loaded as before
+        t.node("/dev/dxg", 0o666)
+        r = self.rocm(t, live=True, env={"GC_FAKE_HSA_INIT": "crash"})
+        self.assertEqual(r.json["rocm"]["runtime"]["status"], "crash", repr(r))
 
     # ---- files only (--root) ---------------------------------------------------------------------
 
