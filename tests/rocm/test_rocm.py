@@ -136,6 +136,8 @@ class RocmTests(gctest.TestCase):
         self.assertEqual(r.json["rocm"]["smoke"], {"not_run": "no AMD GPU here (the runtime was not loaded)"})
         lines = [(x["mark"], x["text"]) for x in r.json["rocm"]["summary"] if x["label"] == "ROCm"]
         self.assertEqual(lines, [("info", "no AMD GPU here; runtime not loaded")])
+        text = gctest.run("rocm", "-v", env={"LD_LIBRARY_PATH": None}).stdout
+        self.assertRegex(text, r"\n  runtime +not loaded: no AMD GPU: no PCI GPU of vendor 1002 \(AMD\)[^\n]*\n")
 
     def test_tree_with_an_amd_gpu_still_loads_this_machines_runtime(self):
         """Debian's real ROCm 5.2, loaded because the tree (--root --live) has an AMD GPU: ROCr's hsa_init fails
