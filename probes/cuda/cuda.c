@@ -1,4 +1,5 @@
 /* cuda.c: the cuda probe: the NVIDIA CUDA stack end to end (driver API, NVML, libraries, smoke), orchestrated. */
+#include <dirent.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
+#include "ldsearch.h"
 #include "results/result_cuda.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -360,6 +362,59 @@ static void cuda_summary(struct cuda_run *cr)
     }
 }
 
+/* The speed policy's rule 1 (docs/performance.md): on this host's files (no --root), where NVIDIA's hardware is
+ * absent (vendor_cl_hardware: the PCI facts list every GPU and none is NVIDIA's; no /dev/nvidia* node), is each
+ * of libcuda.so.1 (*DRV) and libnvidia-ml.so.1 (*NVML) found nowhere by the dynamic linker's search? Then
+ * dlopen's answer is known without a child: the result a child would give (its dlopen failing) is made here.
+ * Both false (load as before) otherwise: a libcuda.so.1 that is there is still loaded, its findings (a stub, a
+ * broken driver) drawn from what it answers. */
+static void cuda_not_loadable(struct probe_ctx *ctx, bool *drv, bool *nvml)
+{
+    char why[160];
+    *drv = *nvml = false;
+    if (!ctx->fs->live ||
+        vendor_cl_hardware(vendor_cl_by_name("nvidia"), result_pci_get(ctx->report), NULL, why, sizeof(why)) != VENDOR_HW_ABSENT)
+        return;
+    DIR *d = hostfs_opendir(ctx->fs, "/dev");
+    if (!d)
+        return;
+    bool node = false;
+    struct dirent *e;
+    while (!node && (e = readdir(d)))
+        node = str_starts_with(e->d_name, "nvidia") || strcmp(e->d_name, "dxg") == 0; /* WSL2's GPU: load as before */
+    closedir(d);
+    struct ldsearch s;
+    if (node || ldsearch_init(&s, ctx->fs, getenv("LD_LIBRARY_PATH")) != 0)
+        return;
+    const char *via = NULL;
+    char *p = ldsearch_find(&s, "libcuda.so.1", &via), *q = p ? NULL : ldsearch_find(&s, "libnvidia-ml.so.1", &via);
+    ldsearch_free(&s);
+    *drv = !p;
+    *nvml = !p && !q;
+    free(p);
+    free(q);
+}
+
+/* JOB's result as its child would have answered where FILE cannot be opened (cuda_not_loadable): the
+ * driver child's {"dlopen_error"} or the NVML child's {"status": "no-library"}. */
+static void cuda_not_loaded_result(struct isolate_job *job, const char *file, bool nvml)
+{
+    json_object *o = json_object_new_object();
+    char *err = str_printf("%s: cannot open shared object file: not found by the dynamic linker's search (read from "
+                           "the files; not loaded: no NVIDIA GPU on this host)", file);
+    if (nvml) {
+        json_object_object_add(o, "library", json_object_new_string(file));
+        json_object_object_add(o, "status", json_object_new_string("no-library"));
+        json_object_object_add(o, "error", jsonstr_or_null(err));
+    } else {
+        json_object_object_add(o, "dlopen_error", jsonstr_or_null(err));
+    }
+    free(err);
+    memset(&job->result, 0, sizeof(job->result));
+    job->result.status = ISOLATE_OK;
+    job->result.value = o;
+}
+
 static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
 {
     struct cuda_run cr = {.ctx = ctx, .sec = sec};
@@ -383,7 +438,14 @@ static int cuda_run(struct probe_ctx *ctx, struct report_section *sec)
         {.fn = cuda_driver_child, .arg = NULL},
         {.fn = cuda_nvml_child, .arg = NULL},
     };
-    probe_isolate_many(ctx, jobs, 2);
+    bool skip_drv, skip_nvml;
+    cuda_not_loadable(ctx, &skip_drv, &skip_nvml);
+    if (skip_drv)
+        cuda_not_loaded_result(&jobs[0], "libcuda.so.1", false);
+    if (skip_nvml)
+        cuda_not_loaded_result(&jobs[1], "libnvidia-ml.so.1", true);
+    if (!skip_nvml) /* (skip_nvml only with skip_drv: a libcuda that is there brings its NVML child too) */
+        probe_isolate_many(ctx, jobs + (skip_drv ? 1 : 0), skip_drv ? 1 : 2);
     cuda_driver_report(&cr, &jobs[0].result);
     cr.facts.nvidia_module_loaded |= cr.facts.kernel_driver_version[0] != '\0';
     cr.facts.pci_known = cr.pci_known;

@@ -9,11 +9,13 @@
 
 #include "cuda_internal.h"
 #include "cuda_libs.h"
+#include "results/result_pci.h"
 #include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "ldsearch.h"
 #include "strutil.h"
+#include "vendor.h"
 
 /* Library files looked at, at most: each costs a load (and a child of its own when its group's child
  * fails), and a real machine has about 40 (the system's and one pip site's); more is a tree built to
@@ -546,17 +548,35 @@ const char *cuda_libs_no_load_reason(const struct probe_ctx *ctx, const struct c
     if (!facts || !facts->pci_known || facts->nvidia_gpu_present || facts->nvidia_module_loaded ||
         facts->kernel_driver_version[0] || !facts->libcuda_missing)
         return NULL;
-    return "no NVIDIA GPU or driver on this host";
+    return CUDA_LIBS_NO_GPU;
 }
 
 static void cuda_libs_run(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts,
                           const struct hostfs *fs, const char *not_loaded, const char *ld_library_path);
+
+/* --health on a host where NVIDIA's hardware is absent (no NVIDIA GPU on a bus the PCI facts list whole, no
+ * module, no libcuda.so.1): the libraries are not even looked for (the search reads about a thousand files),
+ * as none can be used and the health question is about the hardware present. Says so in the section. */
+static bool cuda_libs_skip_for_health(struct probe_ctx *ctx, struct report_section *sec, const char *why)
+{
+    char hw[160];
+    if (!ctx->opts || !ctx->opts->health || !why || strcmp(why, CUDA_LIBS_NO_GPU) != 0 ||
+        vendor_cl_hardware(vendor_cl_by_name("nvidia"), result_pci_get(ctx->report), NULL, hw, sizeof(hw)) != VENDOR_HW_ABSENT)
+        return false;
+    json_object_object_add(sec->data, "libraries", json_object_new_array());
+    json_object_object_add(sec->data, "libraries_not_loaded", json_object_new_string("not looked for under --health: " CUDA_LIBS_NO_GPU));
+    json_object_object_add(sec->data, "toolkits", json_object_new_array());
+    report_section_add_note(sec, "CUDA libraries: not looked for under --health (%s)", CUDA_LIBS_NO_GPU);
+    return true;
+}
 
 void cuda_libs_report(struct probe_ctx *ctx, struct report_section *sec, const struct cuda_facts *facts)
 {
     /* Under --root the libraries are looked up in the tree and never loaded; this host's LD_LIBRARY_PATH
      * says nothing about that tree. */
     const char *why = cuda_libs_no_load_reason(ctx, facts);
+    if (cuda_libs_skip_for_health(ctx, sec, why))
+        return;
     cuda_libs_run(ctx, sec, facts, ctx->fs, why, probe_host_files(ctx) ? getenv("LD_LIBRARY_PATH") : NULL);
 }
 

@@ -141,6 +141,9 @@ struct cuda_libs_state {
     int err;
 };
 
+/* cuda_libs_no_load_reason's answer on a host without an NVIDIA GPU, module or libcuda.so.1. */
+#define CUDA_LIBS_NO_GPU "no NVIDIA GPU or driver on this host"
+
 /* cuda_libs_report with the library search on FS (tests pass a fake tree, whose libraries they load):
  * NOT_LOADED NULL loads each library in a child for its version; else the libraries are only listed,
  * with NOT_LOADED as the reason (cuda_libs_no_load_reason). */

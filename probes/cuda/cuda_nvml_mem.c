@@ -2,18 +2,16 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "cuda_internal.h"
 #include "cuda_nvml.h"
 #include "doctor_facts.h"
 #include "jsonget.h"
+#include "procinfo.h"
 #include "strutil.h"
 
 #define MEM_MIB (1024.0 * 1024.0)
 #define MEM_GIB (1024.0 * 1024.0 * 1024.0)
-#define MEM_PPID_DEPTH 16 /* parents walked up looking for gpucheckup itself */
 
 /* ---- the catalogue -------------------------------------------------------------------------------
  * NVML's nvmlDeviceGetMemoryInfo and nvmlDeviceGet{Compute,Graphics}RunningProcesses_v3 (nvml.h): the
@@ -59,98 +57,6 @@ const struct probe_option cuda_option_rows[] = {
     {NULL, NULL, NULL, NULL},
 };
 
-/* ---- who a process is ---------------------------------------------------------------------------- */
-
-/* The parent PID of PID from /proc/PID/stat (field 4, after the parenthesised command), or -1. With
- * *START set to field 22 (start time, clock ticks after boot) when START is not NULL. */
-static long mem_proc_stat(const struct hostfs *fs, long pid, unsigned long long *start)
-{
-    char path[64], *text = NULL;
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    if (hostfs_read_file(fs, path, 4096, &text, NULL) != 0)
-        return -1;
-    const char *p = strrchr(text, ')');
-    long ppid = -1;
-    unsigned long long st = 0;
-    /* ") S ppid pgrp session tty tpgid flags minflt cminflt majflt cmajflt utime stime cutime cstime
-     * priority nice threads itrealvalue starttime" (proc(5)) */
-    if (p && sscanf(p + 1, " %*c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu",
-                    &ppid, &st) == 2 && start)
-        *start = st;
-    free(text);
-    return ppid;
-}
-
-/* PID is gpucheckup or one of its children (or theirs). */
-static bool mem_pid_ours(const struct hostfs *fs, long pid)
-{
-    long self = (long)getpid();
-    for (int i = 0; i < MEM_PPID_DEPTH && pid > 1; i++) {
-        if (pid == self)
-            return true;
-        pid = mem_proc_stat(fs, pid, NULL);
-    }
-    return false;
-}
-
-/* "alice" for a process's real UID (/proc/PID/status, /etc/passwd); "uid 1000" when not in passwd; NULL
- * when the process is not visible here (another PID namespace: a container's NVML sees the host's). */
-static char *mem_proc_user(const struct hostfs *fs, long pid)
-{
-    char path[64], *text = NULL, *pw = NULL;
-    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-    if (hostfs_read_file(fs, path, 65536, &text, NULL) != 0)
-        return NULL;
-    const char *u = strstr(text, "\nUid:");
-    long uid = -1;
-    if (!u || sscanf(u + 5, "%ld", &uid) != 1 || uid < 0) {
-        free(text);
-        return NULL;
-    }
-    free(text);
-    char *name = NULL;
-    if (hostfs_read_file(fs, "/etc/passwd", 0, &pw, NULL) == 0) {
-        char *save = NULL;
-        for (char *line = strtok_r(pw, "\n", &save); line && !name; line = strtok_r(NULL, "\n", &save)) {
-            char *c1 = strchr(line, ':'), *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-            if (c2 && strtol(c2 + 1, NULL, 10) == uid && c2[1] >= '0' && c2[1] <= '9' && c1 > line)
-                name = str_printf("%.*s", (int)(c1 - line), line);
-        }
-        free(pw);
-    }
-    return name ? name : str_printf("uid %ld", uid);
-}
-
-/* "python3" (/proc/PID/comm), or NULL. */
-static char *mem_proc_comm(const struct hostfs *fs, long pid)
-{
-    char path[64], *text = NULL;
-    snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-    if (hostfs_read_attr(fs, path, &text) != 0)
-        return NULL;
-    return text;
-}
-
-/* When PID started, "2026-11-29 01:02 UTC" (/proc/PID/stat's start time after /proc/stat's btime), or "". */
-static void mem_proc_started(const struct hostfs *fs, long pid, char *out, size_t size)
-{
-    out[0] = '\0';
-    unsigned long long ticks = 0;
-    char *stat = NULL;
-    long hz = sysconf(_SC_CLK_TCK);
-    if (hz <= 0 || mem_proc_stat(fs, pid, &ticks) < 0 || hostfs_read_file(fs, "/proc/stat", 0, &stat, NULL) != 0)
-        return;
-    const char *b = strstr(stat, "\nbtime ");
-    long long btime = 0;
-    if (b && sscanf(b + 7, "%lld", &btime) == 1 && btime > 0) {
-        time_t t = (time_t)(btime + (long long)(ticks / (unsigned long long)hz));
-        struct tm tm;
-        if (gmtime_r(&t, &tm))
-            strftime(out, size, "%Y-%m-%d %H:%M UTC", &tm);
-    }
-    free(stat);
-}
-
 /* ---- the findings ------------------------------------------------------------------------------- */
 
 /* Fill P (one of data.nvml.devices[].processes) with "ours" and, for another program's, "user", "command"
@@ -160,12 +66,12 @@ static bool mem_describe(const struct hostfs *fs, json_object *p)
     long pid = (long)nvml_num(p, "pid");
     if (pid <= 0)
         return false;
-    bool ours = mem_pid_ours(fs, pid);
+    bool ours = procinfo_is_ours(fs, pid);
     json_object_object_add(p, "ours", json_object_new_boolean(ours));
     if (ours)
         return false;
-    char *user = mem_proc_user(fs, pid), *comm = mem_proc_comm(fs, pid), started[40];
-    mem_proc_started(fs, pid, started, sizeof(started));
+    char *user = procinfo_user(fs, pid, NULL), *comm = procinfo_comm(fs, pid), started[40];
+    procinfo_started(fs, pid, started, sizeof(started));
     json_object_object_add(p, "user", user ? json_object_new_string(user) : NULL);
     json_object_object_add(p, "command", comm ? json_object_new_string(comm) : NULL);
     json_object_object_add(p, "started", started[0] ? json_object_new_string(started) : NULL);

@@ -120,7 +120,7 @@ static int health_run(struct probe_ctx *ctx, struct report_section *sec)
     health_aer_report(ctx, sec, log, gpus, n, arr);
     health_log_report(ctx, sec, log, gpus, n, arr);
     health_hwmon_report(ctx, sec, gpus, n, arr);
-    health_holders_report(ctx, sec);
+    health_holders_report(ctx, sec, n);
     health_metrics_report(sec);
     free(log->reason);
     free(log);

@@ -1,13 +1,14 @@
 /* health_holders.c: which processes hold a GPU's device nodes open (/proc/PID/fd), with DRM fdinfo's memory (issue 40). */
 #include <dirent.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-#include <unistd.h>
+#include <sys/stat.h>
 
 #include "health_internal.h"
 #include "jsonget.h"
+#include "procinfo.h"
 #include "strutil.h"
 
 /* Bounds: a node has thousands of processes and a process thousands of fds; what is past them is counted. */
@@ -154,77 +155,21 @@ static size_t hold_scan_pid(struct probe_ctx *ctx, long pid, struct hold *holds,
     return n;
 }
 
-/* Field 4 (ppid) and, into *START, field 22 (start time in clock ticks after boot) of /proc/PID/stat; -1. */
-static long hold_stat(struct probe_ctx *ctx, long pid, unsigned long long *start)
-{
-    char path[64], *text = NULL;
-    snprintf(path, sizeof(path), "/proc/%ld/stat", pid);
-    if (hostfs_read_file(ctx->fs, path, 4096, &text, NULL) != 0)
-        return -1;
-    const char *p = strrchr(text, ')');
-    long ppid = -1;
-    unsigned long long st = 0;
-    if (p && sscanf(p + 1, " %*c %ld %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %llu", &ppid,
-                    &st) == 2 && start)
-        *start = st;
-    free(text);
-    return ppid;
-}
-
 /* gpucheckup itself or one of its children (live only: a tree's PIDs are another machine's). */
 static bool hold_ours(struct probe_ctx *ctx, long pid)
 {
-    if (!ctx->fs->live)
-        return false;
-    for (int i = 0; i < 16 && pid > 1; i++) {
-        if (pid == (long)getpid())
-            return true;
-        pid = hold_stat(ctx, pid, NULL);
-    }
-    return false;
+    return ctx->fs->live && procinfo_is_ours(ctx->fs, pid);
 }
 
-/* "user", "command", "started" of PID into O (null when unknown). */
+/* "user", "command", "started" of PID into O (null when unknown); PASSWD is /etc/passwd's text or NULL. */
 static void hold_describe(struct probe_ctx *ctx, long pid, json_object *o, const char *passwd)
 {
-    char path[64], *comm = NULL, *status = NULL, *stat = NULL, *user = NULL, started[40] = "";
-    snprintf(path, sizeof(path), "/proc/%ld/comm", pid);
-    if (hostfs_read_attr(ctx->fs, path, &comm) != 0)
-        comm = NULL;
-    snprintf(path, sizeof(path), "/proc/%ld/status", pid);
-    long uid = -1;
-    if (hostfs_read_file(ctx->fs, path, 65536, &status, NULL) == 0) {
-        const char *u = strstr(status, "\nUid:");
-        if (!u || sscanf(u + 5, "%ld", &uid) != 1)
-            uid = -1;
-    }
-    char key[32];
-    snprintf(key, sizeof(key), ":%ld:", uid);
-    for (const char *l = passwd; uid >= 0 && l && *l && !user; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
-        const char *c1 = strchr(l, ':'), *eol = strchr(l, '\n');
-        const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-        if (c1 && c2 && (!eol || c2 < eol) && strncmp(c2, key, strlen(key)) == 0)
-            user = str_printf("%.*s", (int)(c1 - l), l);
-    }
-    if (!user && uid >= 0)
-        user = str_printf("uid %ld", uid);
-    unsigned long long ticks = 0;
-    long hz = sysconf(_SC_CLK_TCK);
-    if (hz > 0 && hold_stat(ctx, pid, &ticks) >= 0 && hostfs_read_file(ctx->fs, "/proc/stat", 0, &stat, NULL) == 0) {
-        const char *b = strstr(stat, "\nbtime ");
-        long long bt = 0;
-        struct tm tm;
-        time_t t;
-        if (b && sscanf(b + 7, "%lld", &bt) == 1 && bt > 0 &&
-            (t = (time_t)(bt + (long long)(ticks / (unsigned long long)hz)), gmtime_r(&t, &tm)))
-            strftime(started, sizeof(started), "%Y-%m-%d %H:%M UTC", &tm);
-    }
+    char *comm = procinfo_comm(ctx->fs, pid), *user = procinfo_user(ctx->fs, pid, passwd ? passwd : ""), started[40];
+    procinfo_started(ctx->fs, pid, started, sizeof(started));
     json_object_object_add(o, "user", user ? json_object_new_string(user) : NULL);
-    json_object_object_add(o, "command", comm ? json_object_new_string(str_sanitize(comm)) : NULL);
+    json_object_object_add(o, "command", comm ? json_object_new_string(comm) : NULL);
     json_object_object_add(o, "started", started[0] ? json_object_new_string(started) : NULL);
     free(comm);
-    free(status);
-    free(stat);
     free(user);
 }
 
@@ -331,8 +276,46 @@ static void health_holders_scan(struct probe_ctx *ctx, struct probe_ctx *out, st
     free(holds);
 }
 
-void health_holders_report(struct probe_ctx *ctx, struct report_section *sec)
+/* Does a GPU device node a process could hold exist (/dev/kfd, /dev/nvidiaN, /dev/dri/renderDN: hold_gpu_node)? */
+static bool hold_nodes_exist(struct probe_ctx *ctx)
 {
+    struct stat st;
+    if (hostfs_stat(ctx->fs, "/dev/kfd", &st, true) != -ENOENT)
+        return true;
+    static const char *const dirs[] = {"/dev/dri", "/dev"};
+    bool found = false;
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]) && !found; i++) {
+        DIR *d = hostfs_opendir(ctx->fs, dirs[i]);
+        if (!d) {
+            found = i == 1; /* no /dev to list: nothing known, look */
+            continue;
+        }
+        char path[300];
+        struct dirent *e;
+        while (!found && (e = readdir(d))) {
+            snprintf(path, sizeof(path), "%s/%s", dirs[i], e->d_name);
+            found = hold_gpu_node(path);
+        }
+        closedir(d);
+    }
+    return found;
+}
+
+void health_holders_report(struct probe_ctx *ctx, struct report_section *sec, size_t n_gpus)
+{
+    /* No GPU on the bus and no GPU device node: nothing can be held, and the scan of every process's fds (the
+     * probe's largest cost on a busy host) is skipped, said in the section. */
+    if (n_gpus == 0 && !hold_nodes_exist(ctx)) {
+        json_object *h = json_object_new_object();
+        json_object_object_add(h, "pids_examined", json_object_new_int64(0));
+        json_object_object_add(h, "capped", json_object_new_boolean(false));
+        json_object_object_add(h, "processes", json_object_new_array());
+        json_object_object_add(h, "skipped", json_object_new_string("no GPU on the PCI bus and no GPU device node "
+                                                                    "(/dev/nvidiaN, /dev/kfd, /dev/dri/renderDN)"));
+        json_object_object_add(sec->data, "holders", h);
+        report_section_add_note(sec, "GPU device holders: not looked for (no GPU on the PCI bus and no GPU device node)");
+        return;
+    }
     /* The per-process paths stay out of GPUCHECKUP_FS_TRACE: they differ from run to run (other PIDs) and are
      * no fixture material (another user's processes); the same root, untraced, reads them. */
     struct hostfs quiet = *ctx->fs;

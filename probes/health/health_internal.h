@@ -151,8 +151,9 @@ extern const struct check health_hwmon_checks[];
 extern const size_t health_hwmon_n_checks;
 
 /* The processes that hold a GPU device node open (/proc/PID/fd, bounded), with DRM fdinfo's memory: JSON
- * "holders", health.gpu-held or health.gpu-memory-held-most per GPU (health_holders.c). */
-void health_holders_report(struct probe_ctx *ctx, struct report_section *sec);
+ * "holders", health.gpu-held or health.gpu-memory-held-most per GPU (health_holders.c). Skipped (holders.skipped
+ * and a note) where N_GPUS is 0 and no GPU device node exists: nothing to hold. */
+void health_holders_report(struct probe_ctx *ctx, struct report_section *sec, size_t n_gpus);
 extern const struct check health_holders_checks[];
 extern const size_t health_holders_n_checks;
 

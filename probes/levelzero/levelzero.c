@@ -1,6 +1,8 @@
 /* levelzero.c: the levelzero probe: Intel's Level Zero stack (files first: GPUs, i915/xe, render nodes, loader and backends; then zeInit in a child). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "devnode.h"
 #include "isolate.h"
@@ -9,6 +11,7 @@
 #include "ldsearch.h"
 #include "levelzero_internal.h"
 #include "strutil.h"
+#include "vendor.h"
 
 static const struct jsonstr_limits levelzero_child_limits = {.depth = 6, .string = 1024, .items = 256, .key = SIZE_MAX};
 
@@ -23,19 +26,16 @@ static const struct {
     {"intel_gpu_legacy", "libze_intel_gpu_legacy1.so.1"},
 };
 
-static json_object *levelzero_libraries(struct probe_ctx *ctx)
+/* Where the dynamic linker's search S (NULL when it could not be set up) finds each of levelzero_libs. */
+static json_object *levelzero_libraries(const struct ldsearch *s)
 {
     json_object *o = json_object_new_object();
-    struct ldsearch s;
-    bool ok = ldsearch_init(&s, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0;
     for (size_t i = 0; i < sizeof(levelzero_libs) / sizeof(levelzero_libs[0]); i++) {
         const char *via = NULL;
-        char *p = ok ? ldsearch_find(&s, levelzero_libs[i].file, &via) : NULL;
+        char *p = s ? ldsearch_find(s, levelzero_libs[i].file, &via) : NULL;
         json_object_object_add(o, levelzero_libs[i].key, jsonstr_or_null(p));
         free(p);
     }
-    if (ok)
-        ldsearch_free(&s);
     return o;
 }
 
@@ -77,6 +77,37 @@ static json_object *levelzero_nodes(struct probe_ctx *ctx, json_object *gpus)
     return arr;
 }
 
+/* Is Intel's hardware ABSENT (docs/performance.md, "drivers of absent hardware")? The PCI facts list every GPU
+ * and accelerator and none is Intel's (vendor_cl_hardware), and there is no /dev/accel (an NPU's nodes, which
+ * Level Zero also drives): then the loader and its backends are not loaded. WHY (LEN bytes) says what was seen. */
+static bool levelzero_hardware_absent(struct probe_ctx *ctx, json_object *gpus, char *why, size_t len)
+{
+    if (json_object_array_length(gpus) > 0 ||
+        vendor_cl_hardware(vendor_cl_by_name("intel-neo"), result_pci_get(ctx->report), NULL, why, len) != VENDOR_HW_ABSENT)
+        return false;
+    /* WSL2's GPU is /dev/dxg, whatever its PCI facts say: load as before there */
+    struct stat st;
+    return hostfs_stat(ctx->fs, "/dev/accel", &st, true) == -ENOENT && hostfs_stat(ctx->fs, "/dev/dxg", &st, true) == -ENOENT;
+}
+
+/* The "runtime" object of a loader not loaded (its hardware absent): the dependencies dlopen would miss,
+ * from the files (ldsearch_missing_needed on S, the probe's search). */
+static json_object *levelzero_not_loaded(struct probe_ctx *ctx, const struct ldsearch *s, json_object *libs, const char *why)
+{
+    json_object *o = json_object_new_object();
+    const char *loader = jsonget_str(libs, "loader");
+    /* the loader's answer is this host's: a tree (--root DIR --live) says nothing of it */
+    char *missing = loader && s && ctx->fs->live ? ldsearch_missing_needed(s, loader, NULL) : NULL;
+    json_object_object_add(o, "status", json_object_new_string(loader ? "not-loaded" : "no-loader"));
+    char *detail = str_printf("no Intel GPU: %s", why);
+    json_object_object_add(o, "detail", jsonstr_or_null(detail));
+    free(detail);
+    json_object_object_add(o, "where", NULL);
+    json_object_object_add(o, "missing_needed", jsonstr_or_null(missing));
+    free(missing);
+    return o;
+}
+
 static json_object *levelzero_runtime_json(const struct isolate_result *res)
 {
     json_object *o = res->status == ISOLATE_OK && json_object_is_type(res->value, json_type_object)
@@ -105,6 +136,11 @@ static void levelzero_summary(struct report_section *sec, struct probe_ctx *ctx)
     if (!rt)
         report_section_add_line(sec, REPORT_MARK_INFO, "Level Zero", "%zu Intel GPU%s; loader %s", ng, ng == 1 ? "" : "s",
                                 loader ? "not loaded (not the live machine)" : "not installed");
+    else if (st && strcmp(st, "not-loaded") == 0)
+        report_section_add_line(sec, REPORT_MARK_INFO, "Level Zero", "no Intel GPU here; loader not loaded%s%s%s",
+                                jsonget_str(rt, "missing_needed") ? " (it could not be: " : "",
+                                jsonget_str(rt, "missing_needed") ? jsonget_str(rt, "missing_needed") : "",
+                                jsonget_str(rt, "missing_needed") ? " not found)" : "");
     else if (st && strcmp(st, "ok") == 0)
         report_section_add_line(sec, ndev ? REPORT_MARK_OK : (info ? REPORT_MARK_INFO : REPORT_MARK_ERROR), "Level Zero",
                                 "%zu driver%s, %zu device%s", json_object_array_length(drvs),
@@ -137,15 +173,23 @@ static int levelzero_run(struct probe_ctx *ctx, struct report_section *sec)
     json_object *cnodes = jsonget(cap, "device_nodes"), *crt = jsonget(cap, "runtime");
     json_object_object_add(d, "device_nodes", cap ? (cnodes ? jsonstr_clean_copy(cnodes, &levelzero_child_limits) : NULL)
                                                   : levelzero_nodes(ctx, gpus));
-    json_object_object_add(d, "libraries", levelzero_libraries(ctx));
+    struct ldsearch search;
+    bool searched = ldsearch_init(&search, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0;
+    json_object *libs = levelzero_libraries(searched ? &search : NULL);
+    json_object_object_add(d, "libraries", libs);
     json_object *rt = NULL;
-    if (probe_live(ctx)) {
+    char why[160];
+    if (probe_live(ctx) && !crt && levelzero_hardware_absent(ctx, gpus, why, sizeof(why))) {
+        rt = levelzero_not_loaded(ctx, searched ? &search : NULL, libs, why);
+    } else if (probe_live(ctx)) {
         struct isolate_result res;
         memset(&res, 0, sizeof(res));
         probe_isolate_run(ctx, levelzero_child, NULL, &res);
         rt = levelzero_runtime_json(&res);
         isolate_result_clear(&res);
     }
+    if (searched)
+        ldsearch_free(&search);
     if (crt)
         rt = jsonstr_clean_copy(crt, &levelzero_child_limits);
     json_object_object_add(d, "runtime", rt);

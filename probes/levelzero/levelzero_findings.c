@@ -153,11 +153,17 @@ void levelzero_findings(struct probe_ctx *ctx, json_object *data, const struct r
         loader = jsonget_str(rt, "loader");
     size_t ng = json_object_array_length(gpus);
     if (ng == 0) {
+        /* Not loaded where Intel's hardware is absent (levelzero.c): what dlopen would miss is named from the files. */
+        bool not_loaded = st && strcmp(st, "not-loaded") == 0;
+        const char *miss = not_loaded ? jsonget_str(rt, "missing_needed") : NULL;
+        char *nl = !not_loaded ? str_dup("") : miss ? str_printf(" (not loaded; it could not be, not found: %s)", miss)
+                                                    : str_dup(" (not loaded)");
         if (pci_devs && (loader || (st && strcmp(st, "no-loader") != 0)))
             report_add_finding(ctx->report, "levelzero.no-device", loader ? loader : "libze_loader.so.1",
-                               "A Level Zero loader without its hardware: %s is installed, but there is no Intel GPU on the PCI bus%s",
+                               "A Level Zero loader without its hardware: %s is installed, but there is no Intel GPU on the PCI bus%s%s",
                                loader ? loader : "libze_loader.so.1",
-                               st && strcmp(st, "init-failed") == 0 ? " (so zeInit fails, as it must)" : "");
+                               st && strcmp(st, "init-failed") == 0 ? " (so zeInit fails, as it must)" : "", nl ? nl : "");
+        free(nl);
         return;
     }
     bool no_loader = st ? strcmp(st, "no-loader") == 0 : !loader;

@@ -148,7 +148,12 @@ void levelzero_print_text(const struct report_section *sec, const struct report 
         text_kv(t, "Intel GPU", "%s %s, driver %s", jsonget_str(g, "pci_address") ? jsonget_str(g, "pci_address") : "?",
                 jsonget_str(g, "name") ? jsonget_str(g, "name") : "", jsonget_str(g, "driver") ? jsonget_str(g, "driver") : "none");
     }
-    if (rt)
+    const char *rst = jsonget_str(rt, "status");
+    if (rst && strcmp(rst, "not-loaded") == 0)
+        text_kv(t, "zeInit", "not loaded: %s%s%s", jsonget_str(rt, "detail") ? jsonget_str(rt, "detail") : "?",
+                jsonget_str(rt, "missing_needed") ? "; not found: " : "",
+                jsonget_str(rt, "missing_needed") ? jsonget_str(rt, "missing_needed") : "");
+    else if (rt)
         text_kv(t, "zeInit", "%s", jsonget_str(jsonget(rt, "init"), "name") ? jsonget_str(jsonget(rt, "init"), "name")
                                                                           : jsonget_str(rt, "status") ? jsonget_str(rt, "status") : "?");
 }

@@ -1,6 +1,8 @@
 /* rocm.c: the rocm probe: AMD's ROCm stack (amdgpu and KFD from files, the HSA and HIP runtimes in a child), orchestrated. */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "isolate.h"
 #include "jsonget.h"
@@ -8,6 +10,7 @@
 #include "ldsearch.h"
 #include "rocm_internal.h"
 #include "strutil.h"
+#include "vendor.h"
 
 /* Environment variables that change what ROCm sees (recorded as facts; read in live modes only). */
 static const char *const rocm_env_vars[] = {
@@ -25,24 +28,56 @@ static const struct result_pci *rocm_pci_devices(struct probe_ctx *ctx)
     return pci && pci->have_devices ? pci : NULL;
 }
 
-/* Where the tree's dynamic linker finds the runtime libraries: {hsa, hip}, each a path or null. */
-static json_object *rocm_libraries(struct probe_ctx *ctx)
+/* Where the tree's dynamic linker finds the runtime libraries (search S, NULL when it could not be set up):
+ * {hsa, hip}, each a path or null. */
+static json_object *rocm_libraries(const struct ldsearch *s)
 {
     static const char *const hip_names[] = {"libamdhip64.so.7", "libamdhip64.so.6", "libamdhip64.so.5", NULL};
     json_object *o = json_object_new_object();
-    struct ldsearch s;
     char *hsa = NULL, *hip = NULL;
     const char *via = NULL;
-    if (ldsearch_init(&s, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0) {
-        hsa = ldsearch_find(&s, "libhsa-runtime64.so.1", &via);
+    if (s) {
+        hsa = ldsearch_find(s, "libhsa-runtime64.so.1", &via);
         for (size_t i = 0; !hip && hip_names[i]; i++)
-            hip = ldsearch_find(&s, hip_names[i], &via);
-        ldsearch_free(&s);
+            hip = ldsearch_find(s, hip_names[i], &via);
     }
     json_object_object_add(o, "hsa", jsonstr_or_null(hsa));
     json_object_object_add(o, "hip", jsonstr_or_null(hip));
     free(hsa);
     free(hip);
+    return o;
+}
+
+/* Is AMD's hardware ABSENT (docs/performance.md, "drivers of absent hardware")? The PCI facts list every GPU
+ * and none is AMD's (vendor_cl_hardware), KFD lists no GPU node and there is no /dev/kfd (nor WSL2's /dev/dxg): then the runtime,
+ * which drives nothing but AMD's GPUs, is not loaded. WHY (LEN bytes) says what was seen. */
+static bool rocm_hardware_absent(struct probe_ctx *ctx, json_object *nodes, char *why, size_t len)
+{
+    if (vendor_cl_hardware(vendor_cl_by_name("amd"), result_pci_get(ctx->report), NULL, why, len) != VENDOR_HW_ABSENT)
+        return false;
+    for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++)
+        if (jsonget_tri(json_object_array_get_idx(nodes, i), "gpu") == GC_TRI_YES)
+            return false;
+    /* WSL2's GPU is /dev/dxg, whatever its PCI facts say: load as before there */
+    struct stat st;
+    return hostfs_stat(ctx->fs, "/dev/kfd", &st, true) == -ENOENT && hostfs_stat(ctx->fs, "/dev/dxg", &st, true) == -ENOENT;
+}
+
+/* The "runtime" object of a runtime not loaded (its hardware absent): what the files say instead, the
+ * dependencies dlopen would miss (ldsearch_missing_needed on S, the probe's search) among it. */
+static json_object *rocm_runtime_not_loaded(struct probe_ctx *ctx, const struct ldsearch *s, json_object *libs, const char *why)
+{
+    json_object *o = json_object_new_object();
+    const char *hsa = jsonget_str(libs, "hsa");
+    /* the loader's answer is this host's: a tree (--root DIR --live) says nothing of it */
+    char *missing = hsa && s && ctx->fs->live ? ldsearch_missing_needed(s, hsa, NULL) : NULL;
+    json_object_object_add(o, "status", json_object_new_string("not-loaded"));
+    char *detail = str_printf("no AMD GPU: %s", why);
+    json_object_object_add(o, "detail", jsonstr_or_null(detail));
+    free(detail);
+    json_object_object_add(o, "where", NULL);
+    json_object_object_add(o, "missing_needed", jsonstr_or_null(missing));
+    free(missing);
     return o;
 }
 
@@ -89,6 +124,15 @@ static void rocm_summary(struct probe_ctx *ctx, struct report_section *sec, cons
     if (!rt) {
         report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "%zu KFD GPU node%s; runtime %s", ngpu, ngpu == 1 ? "" : "s",
                                 lib ? "not loaded (not the live machine)" : "not installed");
+        return;
+    }
+    if (st && strcmp(st, "not-loaded") == 0) {
+        const char *miss = jsonget_str(rt, "missing_needed");
+        if (!lib)
+            report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "not installed (no AMD GPU here)");
+        else
+            report_section_add_line(sec, REPORT_MARK_INFO, "ROCm", "no AMD GPU here; runtime not loaded%s%s%s",
+                                    miss ? " (it could not be: " : "", miss ? miss : "", miss ? " not found)" : "");
         return;
     }
     if (!st || strcmp(st, "ok") != 0) {
@@ -164,17 +208,24 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
     if (cap)
         json_object_put(env);
     json_object_object_add(d, "rocblas", rocm_rocblas_read(ctx));
-    json_object *libs = rocm_libraries(ctx);
+    struct ldsearch search;
+    bool searched = ldsearch_init(&search, ctx->fs, probe_live(ctx) ? getenv("LD_LIBRARY_PATH") : NULL) == 0;
+    json_object *libs = rocm_libraries(searched ? &search : NULL);
     json_object_object_add(d, "libraries", libs);
     json_object *rt = NULL;
     /* Live modes load this machine's runtime as a program would, whatever the tree's search found. */
-    if (probe_live(ctx)) {
+    char why[160];
+    if (probe_live(ctx) && !cap && rocm_hardware_absent(ctx, nodes, why, sizeof(why))) {
+        rt = rocm_runtime_not_loaded(ctx, searched ? &search : NULL, libs, why);
+    } else if (probe_live(ctx)) {
         struct isolate_result res;
         memset(&res, 0, sizeof(res));
         probe_isolate_run(ctx, rocm_runtime_child, NULL, &res);
         rt = rocm_runtime_json(&res);
         isolate_result_clear(&res);
     }
+    if (searched)
+        ldsearch_free(&search);
     json_object_object_add(d, "runtime", cap ? rocm_captured(cap, "runtime") : rt);
     if (cap) {
         json_object_put(rt);

@@ -363,12 +363,18 @@ static void rocm_findings_runtime(struct probe_ctx *ctx, json_object *data, cons
     bool gpu_here = f->amd_gpus > 0 || (f->amd_gpus < 0 && f->kfd_gpus > 0);
     const char *st = jsonget_str(rt, "status"), *hst = jsonget_str(hsa, "status");
     if (!gpu_here) {
+        /* Not loaded where AMD's hardware is absent (rocm.c): a dependency dlopen would miss is named from the files. */
+        bool not_loaded = st && strcmp(st, "not-loaded") == 0;
+        const char *miss = not_loaded ? jsonget_str(rt, "missing_needed") : NULL;
+        char *nl = !not_loaded ? str_dup("") : miss ? str_printf(" (not loaded; it could not be, not found: %s)", miss)
+                                                    : str_dup(" (not loaded)");
         if (lib || (hst && strcmp(hst, "no-library") != 0))
             report_add_finding(ctx->report, "rocm.no-device", lib ? lib : "libhsa-runtime64.so.1",
-                               "A ROCm runtime without its hardware: %s is installed, but %s%s",
+                               "A ROCm runtime without its hardware: %s is installed, but %s%s%s",
                                lib ? lib : "libhsa-runtime64.so.1",
                                f->amd_gpus == 0 ? "there is no AMD GPU on the PCI bus" : "there is no KFD GPU node",
-                               hst && strcmp(hst, "init-failed") == 0 ? " (so hsa_init fails, as it must)" : "");
+                               hst && strcmp(hst, "init-failed") == 0 ? " (so hsa_init fails, as it must)" : "", nl ? nl : "");
+        free(nl);
         return;
     }
     if (f->amd_bound == 0 && f->kfd_gpus == 0)
@@ -430,8 +436,11 @@ void rocm_findings(struct probe_ctx *ctx, json_object *data, const struct result
         runtime_ok &= !report_find_finding(ctx->report, blockers[i], NULL);
     const char *hst = jsonget_str(jsonget(jsonget(data, "runtime"), "hsa"), "status");
     runtime_ok &= hst && strcmp(hst, "ok") == 0;
+    const char *rst = jsonget_str(jsonget(data, "runtime"), "status");
+    bool not_loaded = rst && strcmp(rst, "not-loaded") == 0;
     if (!jsonget(data, "smoke")) /* a snapshot's replay brings the captured one */
         json_object_object_add(data, "smoke", rocm_smoke_run(ctx, data, hidden ? "every GPU is hidden"
+                                                                      : not_loaded ? "no AMD GPU here (the runtime was not loaded)"
                                                                       : !runtime_ok ? "the HIP runtime failed" : NULL));
     rocm_smoke_findings(ctx, data);
 }

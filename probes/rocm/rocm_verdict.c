@@ -219,7 +219,12 @@ void rocm_print_text(const struct report_section *sec, const struct report *r, s
     json_object *lib = jsonget(d, "libraries");
     text_kv(t, "libhsa-runtime64", "%s", jsonget_str(lib, "hsa") ? jsonget_str(lib, "hsa") : "not found");
     text_kv(t, "libamdhip64", "%s", jsonget_str(lib, "hip") ? jsonget_str(lib, "hip") : "not found");
-    if (rt) {
+    const char *rst = jsonget_str(rt, "status");
+    if (rst && strcmp(rst, "not-loaded") == 0) {
+        text_kv(t, "runtime", "not loaded: %s%s%s", jsonget_str(rt, "detail") ? jsonget_str(rt, "detail") : "?",
+                jsonget_str(rt, "missing_needed") ? "; not found: " : "",
+                jsonget_str(rt, "missing_needed") ? jsonget_str(rt, "missing_needed") : "");
+    } else if (rt) {
         json_object *hsa = jsonget(rt, "hsa"), *hip = jsonget(rt, "hip");
         text_kv(t, "hsa_init", "%s", jsonget_str(jsonget(hsa, "init"), "text") ? jsonget_str(jsonget(hsa, "init"), "text")
                                                                                  : jsonget_str(rt, "status"));

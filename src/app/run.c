@@ -228,8 +228,10 @@ static void run_start(struct run_sched *s, struct run_slot *sl)
     run_publish(s, sl);
 }
 
-/* Join every worker whose probe is done: its thread ends while no child is forked (isolate_thread_join).
- * Called with S->mu held; lets go of it meanwhile. Returns true when it joined one. */
+/* Join a worker whose probe is done: its thread ends while no child is forked (isolate_thread_join), which
+ * can wait for other threads' forks (3 to 15 ms each under load); one per call, so that run_schedule starts
+ * what became ready meanwhile before the next. Called with S->mu held; lets go of it meanwhile. Returns true
+ * when it joined one. */
 static bool run_join_done(struct run_sched *s)
 {
     bool any = false;
@@ -244,6 +246,7 @@ static bool run_join_done(struct run_sched *s)
             isolate_thread_join_by(&sl->thread, until < s->abandon_ms ? until : s->abandon_ms);
             pthread_mutex_lock(&s->mu);
             any = true;
+            break; /* one at a time: a probe that became ready meanwhile starts before the next join */
         }
     }
     return any;

@@ -77,6 +77,15 @@ char *ldsearch_find_hit(const struct ldsearch *s, const char *name, struct ldsea
 char *ldsearch_find_needed(const struct ldsearch *s, const char *name, const char *obj_path, const char *rpath,
                            const char *runpath, struct ldsearch_hit *hit, bool *unsure);
 
+/* The most objects ldsearch_missing_needed reads (a ROCm or Level Zero runtime's closure has about 20). */
+#define LDSEARCH_CLOSURE_MAX 96
+/* What dlopen(PATH) would miss, judged from the files without loading anything: the DT_NEEDED names of PATH
+ * and of every dependency found (transitively, each object read once, at most LDSEARCH_CLOSURE_MAX) that
+ * ldsearch_find_needed finds nowhere, as "libfoo.so.1, libbar.so.2" (heap), or NULL when every one is found,
+ * PATH's dynamic section cannot be read, or a miss would be unsure ($LIB, $PLATFORM): nothing is claimed then.
+ * *READ (may be NULL) is set to the number of objects read. */
+char *ldsearch_missing_needed(const struct ldsearch *s, const char *path, size_t *read);
+
 /* One candidate file seen by ldsearch_candidates. */
 struct ldsearch_file {
     char *name;        /* file name: "libcudart.so.13" */

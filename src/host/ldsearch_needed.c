@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "elfdyn.h"
 #include "ldsearch_internal.h"
 #include "strutil.h"
 
@@ -108,4 +109,83 @@ char *ldsearch_find_needed(const struct ldsearch *s, const char *name, const cha
     struct ldsearch cut = *s;
     cut.n_ld = 0;
     return ldsearch_find_hit(&cut, name, hit);
+}
+
+/* One object of the closure still to read: the path it was found at (heap). */
+struct ldsearch_closure {
+    char *paths[LDSEARCH_CLOSURE_MAX];
+    size_t n;
+    char *missing; /* "a, b" (heap) */
+    bool unsure, oom;
+};
+
+/* Queue P (taken) unless already queued or the closure is full. */
+static void ldsearch_closure_add(struct ldsearch_closure *c, char *p)
+{
+    for (size_t i = 0; i < c->n; i++)
+        if (strcmp(c->paths[i], p) == 0) {
+            free(p);
+            return;
+        }
+    if (c->n < LDSEARCH_CLOSURE_MAX)
+        c->paths[c->n++] = p;
+    else
+        free(p);
+}
+
+/* NAME found nowhere: add it to the list once. */
+static void ldsearch_closure_miss(struct ldsearch_closure *c, const char *name)
+{
+    size_t nl = strlen(name);
+    for (const char *m = c->missing; m && (m = strstr(m, name)) != NULL; m += nl)
+        if ((m == c->missing || m[-1] == ' ') && (m[nl] == ',' || m[nl] == '\0'))
+            return;
+    char *grown = c->missing ? str_printf("%s, %s", c->missing, name) : strdup(name);
+    if (!grown) {
+        c->oom = true;
+        return;
+    }
+    free(c->missing);
+    c->missing = grown;
+}
+
+char *ldsearch_missing_needed(const struct ldsearch *s, const char *path, size_t *read)
+{
+    struct ldsearch_closure c = {.n = 0};
+    char *first = path ? strdup(path) : NULL;
+    if (read)
+        *read = 0;
+    if (!first)
+        return NULL;
+    c.paths[c.n++] = first;
+    bool readable = true;
+    for (size_t i = 0; i < c.n && !c.oom; i++) {
+        struct elfdyn d;
+        int rc = elfdyn_read_file(s->fs, c.paths[i], &d);
+        if (read && rc == 0)
+            (*read)++;
+        if (rc != 0 && i == 0)
+            readable = false;
+        for (size_t k = 0; rc == 0 && k < d.n_needed; k++) {
+            struct ldsearch_hit hit;
+            bool unsure = false;
+            char *p = ldsearch_find_needed(s, d.needed[k], c.paths[i], d.rpath, d.runpath, &hit, &unsure);
+            free(hit.entry);
+            c.unsure |= unsure;
+            if (p && strcmp(hit.via ? hit.via : "", "the loader") == 0)
+                free(p);
+            else if (p)
+                ldsearch_closure_add(&c, p);
+            else if (!unsure)
+                ldsearch_closure_miss(&c, d.needed[k]);
+        }
+        elfdyn_free(&d);
+    }
+    for (size_t i = 0; i < c.n; i++)
+        free(c.paths[i]);
+    if (!readable || c.oom) {
+        free(c.missing);
+        return NULL;
+    }
+    return c.missing;
 }

@@ -1,4 +1,5 @@
 """End-to-end tests of the cuda probe: the fake libcuda.so.1 on fake sysfs trees, and the toolkit's real stub."""
+import json
 import os
 import shutil
 import sys
@@ -172,6 +173,50 @@ class CudaTests(CudaBase):
         self.assertEqual(r.findings("cuda.no-driver")[0]["severity"], "info")
         self.assertEqual(r.json["cuda"]["driver"]["status"], "no-library")
         self.assertEqual(r.json["cuda"]["summary"][0]["mark"], "info")
+
+    def test_absent_hardware_without_libcuda_starts_no_child(self):
+        """This machine (no NVIDIA GPU, no /dev/nvidia* node): with no libcuda.so.1 or libnvidia-ml.so.1 on the
+        dynamic linker's search, dlopen's answer is known from the files and no child is started for it (the speed
+        policy); cuda.no-driver keeps its meaning."""
+        self.assertFalse([n for n in os.listdir("/dev") if n.startswith("nvidia")])
+        empty = tempfile.mkdtemp(prefix="gc-empty-")
+        self.addCleanup(shutil.rmtree, empty, True)
+        r = self.cuda(None, empty, "--no-smoke", expect_rc=0)
+        drv, nvml = r.json["cuda"]["driver"], r.json["cuda"]["nvml"]
+        if any(d.get("vendor_id") == "10de" for d in r.json["pci"].get("devices") or []):
+            self.fail("this machine has an NVIDIA GPU: the test needs one without")
+        self.assertEqual(drv["status"], "no-library")
+        self.assertIn("libcuda.so.1: cannot open shared object file: not found by the dynamic linker's search (read from "
+                      "the files; not loaded: no NVIDIA GPU on this host)", drv["dlopen_error"])
+        self.assertEqual(drv["elapsed_ms"], 0)
+        self.assertEqual(nvml["status"], "no-library")
+        self.assertIn("not loaded: no NVIDIA GPU on this host", nvml["error"])
+        self.assertEqual(self.cuda_ids(r), ["cuda.no-driver"])
+        # a libcuda.so.1 the search finds is loaded as before, even here (its answer names a stub, a broken driver)
+        r = self.cuda(None, self.libdir(), "--no-smoke", env={"GC_FAKE_CUDA_INIT": "100"}, expect_rc=0)
+        self.assertIn("cuda.no-gpu", self.cuda_ids(r), repr(r))
+        self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["code"], 100, repr(r))
+        self.assertGreater(r.json["cuda"]["driver"]["elapsed_ms"], 0)
+
+    def test_health_does_not_look_for_libraries_of_absent_hardware(self):
+        """--health on this machine without an NVIDIA GPU, module or libcuda: the CUDA libraries are not looked
+        for (a check lists them, unloaded), and the section says so."""
+        d = tempfile.mkdtemp(prefix="gc-cudart-")
+        self.addCleanup(shutil.rmtree, d, True)
+        shutil.copy(FAKE, os.path.join(d, "libcudart.so.12"))
+        env = {"LD_LIBRARY_PATH": d, "CUDA_VISIBLE_DEVICES": None}
+        r = self.run_json("check", "--no-smoke", env=env)
+        self.assertIn(os.path.join(d, "libcudart.so.12"), [x["path"] for x in r.json["cuda"]["libraries"]], repr(r))
+        self.assertEqual(r.json["cuda"]["libraries_not_loaded"], "no NVIDIA GPU or driver on this host")
+        out = os.path.join(d, "health.json")
+        h = gctest.run("--health", "--no-smoke", "--format=json", "-o", out, env=env)
+        self.assertIn(h.rc, (0, 1, 2), repr(h))
+        with open(out) as f:
+            doc = json.load(f)
+        gctest.validate(doc)
+        self.assertEqual(doc["cuda"]["libraries"], [])
+        self.assertEqual(doc["cuda"]["libraries_not_loaded"], "not looked for under --health: no NVIDIA GPU or driver on this host")
+        self.assertIn("CUDA libraries: not looked for under --health (no NVIDIA GPU or driver on this host)", doc["cuda"]["notes"])
 
     def test_no_libcuda_with_bound_gpu_is_error(self):
         t = self.tree()

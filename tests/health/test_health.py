@@ -293,6 +293,30 @@ class HealthTests(gctest.TestCase):
                 self.assertIn("1 process holds %s open with 12.0 GiB of GPU memory, e.g. pid 4321 (python3)" % AMD,
                               f[0]["message"])
 
+    def test_holders_not_looked_for_without_gpu_or_node(self):
+        """No GPU on the bus and no GPU device node: the /proc/PID/fd scan is skipped (a process's link to a
+        render node that does not exist is not looked at), and the section says so; a render node alone (no GPU
+        the pci section lists) is enough to look."""
+        def fake_holder(t):
+            t.t.write("/proc/4321/comm", "python3\n")
+            t.t.symlink("/dev/dri/renderD128", "/proc/4321/fd/5")
+        t = PciTree(self.make_tree())
+        t.device("0000:00:1f.0", 0x8086, 0x7a06, 0x060100)  # an ISA bridge: no GPU
+        t.t.write("/proc/uptime", "3600.00 7100.00\n")
+        t.t.mkdir("/dev")  # (a tree without /dev says nothing of its nodes: looked)
+        fake_holder(t)
+        r = self.health(t, expect_rc=0)
+        h = r.json["health"]["holders"]
+        self.assertEqual((h["pids_examined"], h["processes"]), (0, []))
+        self.assertIn("no GPU device node", h["skipped"])
+        self.assertIn("GPU device holders: not looked for (no GPU on the PCI bus and no GPU device node)",
+                      r.json["health"]["notes"])
+        t.node("/dev/dri/renderD128", 0o666)
+        r = self.health(t, expect_rc=0)
+        h = r.json["health"]["holders"]
+        self.assertNotIn("skipped", h)
+        self.assertEqual((h["pids_examined"], [p["node"] for p in h["processes"]]), (1, ["/dev/dri/renderD128"]))
+
     def test_no_kmsg_in_the_tree_is_said(self):
         r = self.health(self.tree(None), expect_rc=0)
         log = r.json["health"]["kernel_log"]

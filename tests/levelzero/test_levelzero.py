@@ -68,19 +68,56 @@ class LevelZeroTests(gctest.TestCase):
         self.assertTrue(os.path.exists(LIBDIR + "/libze_loader.so.1"), "libze1 (.ci/packages) is not installed")
         r = self.run_json("check", env={"LD_LIBRARY_PATH": None})
         rt = r.json["levelzero"]["runtime"]
-        # Debian's loader finds Intel's backend (intel-opencl-icd ships libze_intel_gpu.so.1), which takes no
-        # device here: zeInit reports ZE_RESULT_ERROR_UNINITIALIZED.
-        self.assertEqual((rt["status"], rt["init"]["name"]), ("init-failed", "ZE_RESULT_ERROR_UNINITIALIZED"))
-        self.assertEqual(rt["init_call"], "zeInitDrivers" if self.exports(LIBDIR + "/libze_loader.so.1", "zeInitDrivers")
-                         else "zeInit")
+        # No Intel GPU or NPU here: the loader, which loads only Intel's backends, is not loaded (the speed
+        # policy, docs/performance.md); Debian's libze1 has every dependency it needs.
+        self.assertFalse(os.path.exists("/dev/accel"))
+        self.assertEqual((rt["status"], rt["missing_needed"]), ("not-loaded", None), repr(rt))
+        self.assertIn("no Intel GPU: no PCI GPU of vendor 8086 (Intel)", rt["detail"])
         self.assertEqual(self.ids(r), ["levelzero.no-device"])
-        self.assertEqual(r.findings("levelzero.no-device")[0]["severity"], "info")
+        f = r.findings("levelzero.no-device")[0]
+        self.assertEqual(f["severity"], "info")
+        self.assertTrue(f["message"].endswith("there is no Intel GPU on the PCI bus (not loaded)"), f["message"])
         self.assertEqual(r.json["verdict"]["counts"]["warning"], 0, repr(r))
         self.assertEqual(r.rc, 0, repr(r))
         self.assertIn("Level Zero: not available", r.json["verdict"]["text"])
         text = gctest.run("levelzero", "-v", env={"LD_LIBRARY_PATH": None}).stdout
-        self.assertRegex(text, r"\n  zeInit +ZE_RESULT_ERROR_UNINITIALIZED\n")
+        self.assertRegex(text, r"\n  zeInit +not loaded: no Intel GPU: no PCI GPU of vendor 8086 \(Intel\)[^\n]*\n")
         self.assertRegex(text, r"\n  loader +/\S*libze_loader.so.1\n")
+
+    def test_tree_with_an_intel_gpu_still_loads_this_machines_loader(self):
+        """Debian's real loader, loaded because the tree (--root --live) has an Intel GPU: Intel's backend takes
+        no device on this machine, so zeInit reports ZE_RESULT_ERROR_UNINITIALIZED."""
+        r = self.run_json("levelzero", "--root", self.tree().root, "--live", env={"LD_LIBRARY_PATH": None})
+        rt = r.json["levelzero"]["runtime"]
+        self.assertEqual((rt["status"], rt["init"]["name"]), ("init-failed", "ZE_RESULT_ERROR_UNINITIALIZED"), repr(rt))
+        self.assertEqual(rt["init_call"], "zeInitDrivers" if self.exports(LIBDIR + "/libze_loader.so.1", "zeInitDrivers")
+                         else "zeInit")
+
+    def test_loader_of_absent_hardware_is_not_loaded(self):
+        """A loader that would log its zeInit and crash, on this machine without an Intel GPU: never loaded."""
+        log = os.path.join(tempfile.mkdtemp(prefix="gc-ze-log-"), "calls")
+        self.addCleanup(shutil.rmtree, os.path.dirname(log), True)
+        d = self.libdir(FAKE_DRIVERS)
+        r = self.lz(None, env={"LD_LIBRARY_PATH": d, "GC_FAKE_ZE_INIT": "crash", "GC_FAKE_ZE_LOG": log}, expect_rc=0)
+        rt = r.json["levelzero"]["runtime"]
+        self.assertEqual((rt["status"], rt["missing_needed"]), ("not-loaded", None), repr(rt))
+        self.assertFalse(os.path.exists(log), "the loader was loaded")
+        self.assertEqual(self.ids(r), ["levelzero.no-device"])
+        self.assertEqual(r.findings("levelzero.no-device")[0]["subject"], os.path.join(d, "libze_loader.so.1"))
+
+    def test_broken_loader_of_absent_hardware_is_named_from_its_files(self):
+        """The fake loader with its DT_NEEDED libc.so.6 renamed libq.so.6 (found nowhere): named, not loaded."""
+        d = self.libdir()
+        path = os.path.join(d, "libze_loader.so.1")
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertIn(b"\0libc.so.6\0", data)
+        with open(path, "wb") as f:
+            f.write(data.replace(b"\0libc.so.6\0", b"\0libq.so.6\0"))
+        r = self.lz(None, env={"LD_LIBRARY_PATH": d}, expect_rc=0)
+        rt = r.json["levelzero"]["runtime"]
+        self.assertEqual((rt["status"], rt["missing_needed"]), ("not-loaded", "libq.so.6"), repr(rt))
+        self.assertIn("(not loaded; it could not be, not found: libq.so.6)", r.findings("levelzero.no-device")[0]["message"])
 
     def test_tree_files_only(self):
         r = self.lz(self.tree())

@@ -117,27 +117,84 @@ class RocmTests(gctest.TestCase):
     def test_debian_rocm_without_hardware_is_info(self):
         r = self.rocm(None, command="check", env={"LD_LIBRARY_PATH": None})
         rt = r.json["rocm"]["runtime"]
-        self.assertEqual(rt["status"], "ok", repr(r))
         hsa_installed = any(os.path.exists(os.path.join(d, "libhsa-runtime64.so.1"))
                             for d in ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu"))
         self.assertTrue(hsa_installed, "Debian's libhsa-runtime64-1 (.ci/packages) is not installed")
-        # No /dev/kfd here: ROCr's hsa_init fails with HSA_STATUS_ERROR_OUT_OF_RESOURCES.
+        # No AMD GPU and no /dev/kfd here: the runtime, which drives only AMD's GPUs, is not loaded (the speed
+        # policy, docs/performance.md); Debian's package has every dependency it needs.
         self.assertFalse(os.path.exists("/dev/kfd"))
-        self.assertEqual(rt["hsa"]["status"], "init-failed")
-        self.assertEqual(rt["hsa"]["init"]["code"], 0x1008)
-        self.assertIn("OUT_OF_RESOURCES", rt["hsa"]["init"]["text"])
+        self.assertEqual((rt["status"], rt["where"], rt["missing_needed"]), ("not-loaded", None, None), repr(rt))
+        self.assertIn("no AMD GPU: no PCI GPU of vendor 1002 (AMD)", rt["detail"])
+        self.assertNotIn("hsa", rt)
         self.assertEqual(self.ids(r), ["rocm.no-device"])
-        self.assertEqual(r.findings("rocm.no-device")[0]["severity"], "info")
+        f = r.findings("rocm.no-device")[0]
+        self.assertEqual(f["severity"], "info")
+        self.assertTrue(f["message"].endswith("there is no AMD GPU on the PCI bus (not loaded)"), f["message"])
         self.assertEqual(r.json["verdict"]["counts"]["warning"], 0, repr(r))
         self.assertEqual(r.rc, 0, repr(r))
         self.assertIn("HIP (ROCm): not available", r.json["verdict"]["text"])
+        self.assertEqual(r.json["rocm"]["smoke"], {"not_run": "no AMD GPU here (the runtime was not loaded)"})
+        lines = [(x["mark"], x["text"]) for x in r.json["rocm"]["summary"] if x["label"] == "ROCm"]
+        self.assertEqual(lines, [("info", "no AMD GPU here; runtime not loaded")])
+        text = gctest.run("rocm", "-v", env={"LD_LIBRARY_PATH": None}).stdout
+        self.assertRegex(text, r"\n  runtime +not loaded: no AMD GPU: no PCI GPU of vendor 1002 \(AMD\)[^\n]*\n")
+
+    def test_tree_with_an_amd_gpu_still_loads_this_machines_runtime(self):
+        """Debian's real ROCm 5.2, loaded because the tree (--root --live) has an AMD GPU: ROCr's hsa_init fails
+        with HSA_STATUS_ERROR_OUT_OF_RESOURCES, this machine having no /dev/kfd."""
+        self.assertFalse(os.path.exists("/dev/kfd"))
+        r = self.rocm(self.tree(), "--no-smoke", live=True, env={"LD_LIBRARY_PATH": None})
+        rt = r.json["rocm"]["runtime"]
+        self.assertEqual(rt["status"], "ok", repr(rt))
+        self.assertEqual((rt["hsa"]["status"], rt["hsa"]["init"]["code"]), ("init-failed", 0x1008))
+        self.assertIn("OUT_OF_RESOURCES", rt["hsa"]["init"]["text"])
         # rocm-smi's library (librocm-smi64-1): rsmi_init fails without an amdgpu device (RSMI_STATUS_INIT_ERROR, 8)
-        self.assertTrue(any(os.path.exists(os.path.join(d, "librocm_smi64.so.1"))
-                            for d in ("/usr/lib/x86_64-linux-gnu", "/lib/x86_64-linux-gnu", "/usr/lib", "/lib")))
         self.assertEqual((rt["smi"]["status"], rt["smi"]["init"]["code"]), ("init-failed", 8))
         if rt["hip"]["status"] != "no-library":  # libamdhip64-5: hipErrorNoDevice, its version 5.x
             self.assertEqual(rt["hip"]["device_count_result"]["name"], "hipErrorNoDevice")
             self.assertTrue(rt["hip"]["runtime_version"].startswith("5."), rt["hip"])
+        self.assertEqual(self.ids(r), ["rocm.hsa-init-failed"])
+
+    def test_runtime_of_absent_hardware_is_not_loaded(self):
+        """A runtime that would crash in hsa_init, on this machine without an AMD GPU: never loaded, so never
+        crashes (before, the child loaded it on every host and reported "crash")."""
+        self.assertFalse(os.path.exists("/dev/kfd"))
+        d = self.libdir()
+        r = self.rocm(None, env={"LD_LIBRARY_PATH": d, "GC_FAKE_HSA_INIT": "crash"}, expect_rc=0)
+        rt = r.json["rocm"]["runtime"]
+        self.assertEqual((rt["status"], rt["missing_needed"]), ("not-loaded", None), repr(rt))
+        self.assertEqual(self.ids(r), ["rocm.no-device"])
+        self.assertEqual(r.findings("rocm.no-device")[0]["subject"], os.path.join(d, "libhsa-runtime64.so.1"))
+
+    def test_broken_runtime_of_absent_hardware_is_named_from_its_files(self):
+        """The fake runtime with its DT_NEEDED libm.so.6 renamed libq.so.6 (found nowhere): not loaded, the
+        dependency dlopen would miss is named from the dynamic section."""
+        d = self.libdir()
+        path = os.path.join(d, "libhsa-runtime64.so.1")
+        with open(path, "rb") as f:
+            data = f.read()
+        self.assertIn(b"\0libm.so.6\0", data)
+        with open(path, "wb") as f:
+            f.write(data.replace(b"\0libm.so.6\0", b"\0libq.so.6\0"))
+        r = self.rocm(None, env={"LD_LIBRARY_PATH": d}, expect_rc=0)
+        rt = r.json["rocm"]["runtime"]
+        self.assertEqual((rt["status"], rt["missing_needed"]), ("not-loaded", "libq.so.6"), repr(rt))
+        f = r.findings("rocm.no-device")[0]
+        self.assertEqual(f["severity"], "info")
+        self.assertIn("(not loaded; it could not be, not found: libq.so.6)", f["message"])
+
+    def test_tree_without_amd_gpu_is_not_loaded(self):
+        """--root --live on a tree with an NVIDIA GPU only: the fake (which would crash) is not loaded."""
+        t = PciTree(self.make_tree())
+        t.device(ADDR, 0x10de, 0x2330, 0x030200, driver="nvidia")
+        r = self.rocm(t, live=True, env={"GC_FAKE_HSA_INIT": "crash"})
+        rt = r.json["rocm"]["runtime"]
+        self.assertEqual((rt["status"], rt["missing_needed"]), ("not-loaded", None), repr(rt))
+        self.assertNotIn("rocm.runtime-crashed", self.ids(r))
+        # WSL2's /dev/dxg: the PCI facts say nothing of the GPU behind it, so the runtime is loaded as before
+        t.node("/dev/dxg", 0o666)
+        r = self.rocm(t, live=True, env={"GC_FAKE_HSA_INIT": "crash"})
+        self.assertEqual(r.json["rocm"]["runtime"]["status"], "crash", repr(r))
 
     # ---- files only (--root) ---------------------------------------------------------------------
 

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "elfdyn.h"
 #include "ldsearch.h"
 #include "../icd/cache_builder.h"
 
@@ -513,6 +514,49 @@ static void test_foreign_libraries(void **state)
     hostfs_close(&fs);
 }
 
+/* ldsearch_missing_needed: this test's own executable as a library whose DT_NEEDED names the tree lacks;
+ * each copied in as a library (the same ELF, needing the same names) leaves fewer missing, each object read once. */
+static void test_missing_needed(void **state)
+{
+    (void)state;
+    put_elf("opt/rt/librt.so.1");
+    struct hostfs fs;
+    assert_int_equal(hostfs_open(&fs, tree), 0);
+    struct elfdyn d;
+    assert_int_equal(elfdyn_read_file(&fs, "/opt/rt/librt.so.1", &d), 0);
+    const char *names[32];
+    size_t n = 0;
+    for (size_t i = 0; i < d.n_needed && n < 32; i++)
+        if (strncmp(d.needed[i], "ld-linux", 8) != 0)
+            names[n++] = d.needed[i];
+    assert_true(n >= 1);
+    for (size_t have = 0; have <= n; have++) {
+        if (have > 0) {
+            char rel[PATH_MAX];
+            snprintf(rel, sizeof(rel), "usr/lib/%s", names[have - 1]);
+            put_elf(rel);
+        }
+        struct ldsearch s;
+        assert_int_equal(ldsearch_init(&s, &fs, NULL), 0);
+        size_t read = 0;
+        char *missing = ldsearch_missing_needed(&s, "/opt/rt/librt.so.1", &read);
+        assert_int_equal(read, 1 + have);
+        if (have == n) {
+            assert_null(missing);
+        } else {
+            assert_non_null(missing);
+            for (size_t i = 0; i < n; i++)
+                assert_true((strstr(missing, names[i]) != NULL) == (i >= have));
+        }
+        free(missing);
+        assert_null(ldsearch_missing_needed(&s, "/opt/rt/absent.so.1", &read)); /* unreadable: nothing claimed */
+        assert_int_equal(read, 0);
+        ldsearch_free(&s);
+    }
+    elfdyn_free(&d);
+    hostfs_close(&fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -525,6 +569,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_list_reads_each_directory_once, setup, teardown),
         cmocka_unit_test(test_elf_parse),
         cmocka_unit_test_setup_teardown(test_foreign_libraries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_missing_needed, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
