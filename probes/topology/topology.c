@@ -65,6 +65,11 @@ static const struct check topo_checks[] = {
      "An NCCL variable that limits peer-to-peer or shared-memory transport is set",
      "These are workarounds: unset them once the cause (ACS, IOMMU, a driver bug) is fixed.",
      TOPO_LAYER},
+    {"topology.nccl-wheels-mixed", REPORT_SEV_WARNING,
+     "Two NCCL pip wheels (nvidia-nccl-cu12 and -cu13, or two versions) are installed in one Python environment: "
+     "a framework may load the other one's libnccl (undefined symbol nccl... at import)",
+     "Keep the one NCCL wheel your framework requires (pip show torch lists it) and pip uninstall the other.",
+     TOPO_LAYER | CHECK_F_KIND_FILE},
 };
 
 /* Is this a virtual machine? The CPU's hypervisor flag, else DMI's system vendor or product. */

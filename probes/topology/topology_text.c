@@ -76,6 +76,20 @@ static void topo_text_acs(json_object *acs, struct text_out *t)
     }
 }
 
+/* "NCCL 2.28.3: /usr/lib/.../libnccl.so.2.28.3 (ld.so.cache, loaded first)", one line per library file. */
+static void topo_text_libs(json_object *libs, struct text_out *t)
+{
+    for (size_t i = 0; libs && i < json_object_array_length(libs); i++) {
+        json_object *l = json_object_array_get_idx(libs, i);
+        const char *fam = topo_s(l, "library", "?");
+        char key[32];
+        snprintf(key, sizeof(key), "%s %s", strcmp(fam, "rccl") == 0 ? "RCCL" : "NCCL", topo_s(l, "version", "?"));
+        text_kv(t, key, "%s (%s%s%s%s)", topo_s(l, "real_path", "?"), topo_s(l, "found_via", "?"),
+                jsonget_str(l, "dist_info") ? ", " : "", topo_s(l, "dist_info", ""),
+                jsonget_tri(l, "loaded_first") == GC_TRI_YES ? ", loaded first" : "");
+    }
+}
+
 void topo_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
 {
     (void)r;
@@ -123,4 +137,5 @@ void topo_print_text(const struct report_section *sec, const struct report *r, s
         if (v)
             text_kv(t, k, "%s", json_object_get_string(v));
     }
+    topo_text_libs(jsonget(jsonget(d, "nccl"), "libraries"), t);
 }

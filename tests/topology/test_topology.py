@@ -6,6 +6,7 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 
 import gctest
 
@@ -386,6 +387,58 @@ class TopologyTests(gctest.TestCase):
         t.ib_port("mlx5_1", 1, "1: DOWN", "2: Polling", link_layer="Ethernet")
         r = self.topo(t, "--live", env=self.nccl_env(NCCL_IB_HCA="mlx5_1"))
         self.assertEqual(self.ids(r), ["topology.ib-port-down"])
+
+    # ---- the NCCL and RCCL libraries, from their files -------------------------------------------
+
+    def elf_lib(self, t, path):
+        """A file the linker would take as a library of this machine: the first 64 bytes of this Python's
+        own ELF header (its class, byte order and machine), which is all the search reads."""
+        with open(os.path.realpath(sys.executable), "rb") as fh:
+            t.t.write(path, fh.read(64))
+
+    def libs(self, r):
+        return {(x["library"], x["real_path"]): x for x in r.json["topology"]["nccl"]["libraries"]}
+
+    def test_nccl_and_rccl_versions_come_from_file_names_and_dist_info(self):
+        t = self.tree()
+        t.switch_with_gpus()
+        self.elf_lib(t, "/usr/lib/libnccl.so.2.21.5")
+        t.t.symlink("libnccl.so.2.21.5", "/usr/lib/libnccl.so.2")
+        site = "/opt/venv/lib/python3.12/site-packages"
+        self.elf_lib(t, site + "/nvidia/nccl/lib/libnccl.so.2")
+        t.t.write(site + "/nvidia_nccl_cu12-2.28.9.dist-info/METADATA", "Name: nvidia-nccl-cu12\n")
+        self.elf_lib(t, "/opt/rocm-6.2.0/lib/librccl.so.1.0.60200")
+        t.t.symlink("librccl.so.1.0.60200", "/opt/rocm-6.2.0/lib/librccl.so.1")
+        t.t.write("/usr/lib/libnccl.so.2.99.0", "not ELF")  # not a library the linker takes: not listed
+        r = self.topo(t, env={"VIRTUAL_ENV": "/opt/venv", "LD_LIBRARY_PATH": None})
+        libs = self.libs(r)
+        self.assertEqual(len(libs), 3, libs)
+        sysl = libs[("nccl", "/usr/lib/libnccl.so.2.21.5")]
+        self.assertEqual((sysl["version"], sysl["version_from"], sysl["found_via"], sysl["loaded_first"]),
+                         ("2.21.5", "file name", "default", True))
+        wheel = libs[("nccl", site + "/nvidia/nccl/lib/libnccl.so.2")]
+        self.assertEqual((wheel["version"], wheel["version_from"], wheel["dist_info"], wheel["found_via"],
+                          wheel["loaded_first"]),
+                         ("2.28.9", "dist-info", "nvidia_nccl_cu12-2.28.9.dist-info", "pip", False))
+        rccl = libs[("rccl", "/opt/rocm-6.2.0/lib/librccl.so.1.0.60200")]
+        self.assertEqual((rccl["version"], rccl["found_via"]), ("1.0.60200", "ROCm"))
+        self.assertEqual(self.ids(r), ["topology.acs-redirect", "topology.acs-redirect"])  # versions alone: no finding
+        text = gctest.run("topology", "--root", t.root, env={"VIRTUAL_ENV": "/opt/venv"}).stdout
+        self.assertRegex(text, r"NCCL 2\.21\.5 +/usr/lib/libnccl\.so\.2\.21\.5 \(default, loaded first\)")
+        self.assertRegex(text, r"NCCL 2\.28\.9 +%s/nvidia/nccl/lib/libnccl\.so\.2 \(pip, nvidia_nccl_cu12" % site)
+        self.assertRegex(text, r"RCCL 1\.0\.60200 ")
+        # two NCCL wheels in one environment (pytorch/pytorch#186591): the version is not known, a warning
+        t.t.write(site + "/nvidia_nccl_cu13-2.29.7.dist-info/METADATA", "Name: nvidia-nccl-cu13\n")
+        r = self.topo(t, env={"VIRTUAL_ENV": "/opt/venv", "LD_LIBRARY_PATH": None})
+        wheel = self.libs(r)[("nccl", site + "/nvidia/nccl/lib/libnccl.so.2")]
+        self.assertEqual((wheel["version"], wheel["dist_info"]), (None, None))
+        f = r.findings("topology.nccl-wheels-mixed")
+        self.assertEqual(len(f), 1, r.json["findings"])
+        self.assertEqual((f[0]["severity"], f[0]["subject"]), ("warning", site))
+        self.assertIn("nvidia_nccl_cu13-2.29.7.dist-info", f[0]["message"])
+        # a machine without NCCL: an empty list, nothing said
+        r = self.topo(self.tree(), env={"VIRTUAL_ENV": None, "LD_LIBRARY_PATH": None})
+        self.assertEqual(r.json["topology"]["nccl"]["libraries"], [])
 
     # ---- one GPU, no GPU ------------------------------------------------------------------------
 
