@@ -6,7 +6,7 @@ import time
 import gctest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from test_cuda import CudaBase, gpu_addr  # noqa: E402
+from test_cuda import KVER, CudaBase, gpu_addr  # noqa: E402
 
 PAIR01 = "%s->%s" % (gpu_addr(0), gpu_addr(1))
 PAIR10 = "%s->%s" % (gpu_addr(1), gpu_addr(0))
@@ -92,6 +92,78 @@ class P2PTests(CudaBase):
         q = self.requirement(self.run_p2p(1, None, None, "--require", "p2p", expect_rc=1))
         self.assertFalse(q["met"], repr(q))
         self.assertIn("CUDA sees 1 GPU: peer to peer needs at least two", q["detail"])
+
+    # ---- ACS on the path named as the cause (the doctor's CHECK_F_PEER_PATH rule) ------------------
+
+    def switch_tree(self, acs_ctl):
+        """Two H100s behind one PCIe switch (root port 00:01.0, upstream 01:00.0, downstream 02:00.0 and 02:01.0)
+        whose downstream ports have ACS Control ACS_CTL (0x001d: SrcValid ReqRedir CmpltRedir UpstreamFwd),
+        as the topology probe's tests lay them out, with the driver bound, its module and its nodes."""
+        sys.path.insert(0, os.path.join(gctest.SOURCE_ROOT, "tests", "topology"))
+        from test_topology import PORT_DOWN, PORT_ROOT, PORT_UP, bridge_config  # noqa: E402
+        t = self.tree(gpus=0)
+        t.device("0000:00:01.0", 0x10b5, 0xc010, 0x060400, config=bridge_config(PORT_ROOT, (0x005f, 0x0001)))
+        t.device("0000:01:00.0", 0x10b5, 0xc010, 0x060400, bridge="0000:00:01.0", config=bridge_config(PORT_UP))
+        t.gc_gpus = []
+        for i, dp in enumerate(("0000:02:00.0", "0000:02:01.0")):
+            up = "0000:00:01.0/0000:01:00.0"
+            t.device(dp, 0x10b5, 0xc010, 0x060400, bridge=up, config=bridge_config(PORT_DOWN, (0x005f, acs_ctl)))
+            addr = "0000:0%d:00.0" % (3 + i)
+            t.device(addr, 0x10de, 0x2330, 0x030200, driver="nvidia", bridge=up + "/" + dp,
+                     link=("32.0 GT/s PCIe", 16, "32.0 GT/s PCIe", 16))
+            t.node("/dev/nvidia%d" % i)
+            t.gc_gpus.append(addr)
+        t.module("nvidia", 2)
+        t.nvidia_version(KVER, open_module=True)
+        t.module("nvidia_uvm")
+        t.node("/dev/nvidiactl")
+        t.node("/dev/nvidia-uvm")
+        return t
+
+    def check_p2p(self, t, mode, pair=None, text=False):
+        """`check` on T with the fake libcuda's two GPUs at T's addresses (CUDA's own 8-digit domain form)."""
+        env = {"GC_FAKE_CUDA_GPUS": "2", "GC_FAKE_CUDA_P2P": mode, "GC_FAKE_CUDA_P2P_PAIR": pair,
+               "GC_FAKE_CUDA_BUSIDS": "00000000:03:00.0,00000000:04:00.0"}
+        if not text:
+            return self.cuda(t, self.libdir(), env=env, command="check")
+        env.update({"LD_LIBRARY_PATH": self.libdir(), "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_NVML_GPUS": "2",
+                    "GC_FAKE_NVML_BUSIDS": ",".join(t.gc_gpus), "GC_FAKE_NVML_DRIVER": KVER})
+        return gctest.run("check", "--root", t.root, "--live", "--color=never", env=env).stdout
+
+    def test_acs_redirection_is_named_as_the_cause_of_no_peer_access(self):
+        t = self.switch_tree(0x001d)
+        r = self.check_p2p(t, "no-access")
+        acs = sorted(f["subject"] for f in r.findings("topology.acs-redirect"))
+        self.assertEqual(acs, ["0000:02:00.0", "0000:02:01.0"], repr(r))
+        for f in r.findings("topology.acs-redirect"):
+            self.assertIn({"source": "peer GPUs", "value": "0000:03:00.0 0000:04:00.0"}, f["evidence"])
+        f = r.findings("cuda.p2p-unsupported")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIsNone(f[0]["subject"])  # both ordered pairs: matched by the "pair" evidence
+        self.assertEqual(sorted(e["value"] for e in f[0]["evidence"] if e["source"] == "pair"),
+                         ["0000:03:00.0->0000:04:00.0", "0000:04:00.0->0000:03:00.0"])
+        self.assertEqual(f[0]["caused_by"], {"id": "topology.acs-redirect", "subject": "0000:02:00.0"}, repr(r))
+        # one ordered pair: its subject is the pair
+        r = self.check_p2p(t, "no-access", "1,0")
+        f = r.findings("cuda.p2p-unsupported")
+        self.assertEqual((f[0]["subject"], f[0]["caused_by"]["id"]),
+                         ("0000:04:00.0->0000:03:00.0", "topology.acs-redirect"), repr(r))
+        text = self.check_p2p(t, "no-access", text=True)
+        self.assertRegex(text, r"cuda\.p2p-unsupported[^\n]*\n(?:[^\n]*\n){0,3}[^\n]*topology\.acs-redirect", text)
+
+    def test_a_peer_error_stays_its_own_reason_and_no_acs_no_cause(self):
+        t = self.switch_tree(0x001d)
+        r = self.check_p2p(t, "corrupt", "0,1")
+        f = r.findings("cuda.p2p-corrupt")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIsNone(f[0].get("caused_by"), repr(r))  # a warning does not explain an error away
+        # the same switch without redirection (SrcValid UpstreamFwd): no ACS finding, no cause
+        t = self.switch_tree(0x0011)
+        r = self.check_p2p(t, "no-access")
+        self.assertEqual(r.findings("topology.acs-redirect"), [], repr(r))
+        f = r.findings("cuda.p2p-unsupported")
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIsNone(f[0].get("caused_by"), repr(r))
 
     def test_nfd_label_and_prometheus_series(self):
         t, d = self.tree(gpus=2), self.libdir()
