@@ -528,6 +528,7 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
             if (d && json_object_is_type(d, json_type_object))
                 nvml_check_device(ctx, d);
         }
+        cuda_nvml_nvlink_check(ctx, devs);
         int64_t count = nvml_num(nvml, "device_count");
         /* WSL2 has no /dev/nvidiaN: NVML reaches the GPU through /dev/dxg and the Windows driver. */
         if (count > 0 && !facts->wsl2)

@@ -165,6 +165,53 @@ class P2PTests(CudaBase):
         self.assertEqual(len(f), 1, repr(r))
         self.assertIsNone(f[0].get("caused_by"), repr(r))
 
+    # ---- NVLink from NVML (the fake NVML's GC_FAKE_NVML_NVLINK) ------------------------------------
+
+    def nvlink(self, gpus=2, **env):
+        e = {"GC_FAKE_CUDA_GPUS": str(gpus), "GC_FAKE_NVML_NVLINK": None, "GC_FAKE_NVML_NVLINK_DOWN": None,
+             "GC_FAKE_NVML_NVLINK_GROW": None}
+        e.update(env)
+        r = self.cuda(self.tree(gpus=gpus), self.libdir(), env=e)
+        return r, {d["pci_bus_id"]: d["nvlink"] for d in r.json["cuda"]["nvml"]["devices"]}
+
+    def nvlink_ids(self, r):
+        return sorted((f["id"], f["subject"]) for f in r.json["findings"] if f["id"].startswith("cuda.nvlink-"))
+
+    def test_nvlink_links_their_far_ends_and_counters(self):
+        r, links = self.nvlink(GC_FAKE_NVML_NVLINK="4")
+        self.assertEqual(self.nvlink_ids(r), [], repr(r))
+        a, b = gpu_addr(0), gpu_addr(1)
+        self.assertEqual([(x["link"], x["active"], x["remote_pci_bus_id"]) for x in links[a]],
+                         [(i, True, b) for i in range(4)])
+        self.assertEqual({x["remote_pci_bus_id"] for x in links[b]}, {a})
+        for x in links[a]:
+            # errors since the driver loaded, not growing: facts, no finding
+            self.assertEqual((x["replay_errors"], x["crc_flit_errors"], x["grown"]["crc_flit_errors"]), (5, 5, 0))
+        # no NVLink: null, nothing said
+        r, links = self.nvlink()
+        self.assertEqual(links, {gpu_addr(0): None, gpu_addr(1): None})
+        self.assertEqual(self.nvlink_ids(r), [])
+
+    def test_nvlink_down_beside_a_same_model_gpu_and_growing_errors(self):
+        r, links = self.nvlink(GC_FAKE_NVML_NVLINK="4", GC_FAKE_NVML_NVLINK_DOWN="1:2", GC_FAKE_NVML_NVLINK_GROW="0:3")
+        self.assertEqual(self.nvlink_ids(r), [("cuda.nvlink-errors", gpu_addr(0)), ("cuda.nvlink-inactive", gpu_addr(1))],
+                         repr(r))
+        down = r.findings("cuda.nvlink-inactive")[0]
+        self.assertEqual(down["severity"], "warning")
+        self.assertIn("has 3 active NVLinks where %s of the same model has 4: inactive link 2" % gpu_addr(0),
+                      down["message"])
+        self.assertEqual([x["active"] for x in links[gpu_addr(1)]], [True, True, False, True])
+        self.assertIsNone(links[gpu_addr(1)][2]["remote_pci_bus_id"])
+        grew = r.findings("cuda.nvlink-errors")[0]
+        # the fake adds 3 per read: the child's second read is the growth measured, not a made-up figure
+        self.assertIn("link 3 crc_flit_errors +3 (now 11)", grew["message"])
+        self.assertEqual(links[gpu_addr(0)][3]["grown"], {"replay_errors": 0, "recovery_errors": 0,
+                                                           "crc_flit_errors": 3, "crc_data_errors": 0})
+        # one GPU alone is compared with nothing: a down link there is a fact only
+        r, links = self.nvlink(gpus=1, GC_FAKE_NVML_NVLINK="4", GC_FAKE_NVML_NVLINK_DOWN="0:1")
+        self.assertEqual(self.nvlink_ids(r), [], repr(r))
+        self.assertEqual([x["active"] for x in links[gpu_addr(0)]], [True, False, True, True])
+
     def test_nfd_label_and_prometheus_series(self):
         t, d = self.tree(gpus=2), self.libdir()
         env = {"LD_LIBRARY_PATH": d, "GC_FAKE_CUDA_GPUS": "2", "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_CUDA_P2P": None,
