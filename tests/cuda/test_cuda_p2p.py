@@ -120,15 +120,16 @@ class P2PTests(CudaBase):
         t.node("/dev/nvidia-uvm")
         return t
 
-    def check_p2p(self, t, mode, pair=None, text=False):
+    def check_p2p(self, t, mode, pair=None, text=False, nvlink=None):
         """`check` on T with the fake libcuda's two GPUs at T's addresses (CUDA's own 8-digit domain form)."""
         env = {"GC_FAKE_CUDA_GPUS": "2", "GC_FAKE_CUDA_P2P": mode, "GC_FAKE_CUDA_P2P_PAIR": pair,
-               "GC_FAKE_CUDA_BUSIDS": "00000000:03:00.0,00000000:04:00.0"}
+               "GC_FAKE_CUDA_BUSIDS": "00000000:03:00.0,00000000:04:00.0", "GC_FAKE_NVML_NVLINK": nvlink,
+               "GC_FAKE_NVML_NVLINK_DOWN": None, "GC_FAKE_NVML_NVLINK_GROW": None}
         if not text:
             return self.cuda(t, self.libdir(), env=env, command="check")
         env.update({"LD_LIBRARY_PATH": self.libdir(), "CUDA_VISIBLE_DEVICES": None, "GC_FAKE_NVML_GPUS": "2",
                     "GC_FAKE_NVML_BUSIDS": ",".join(t.gc_gpus), "GC_FAKE_NVML_DRIVER": KVER})
-        return gctest.run("check", "--root", t.root, "--live", "--color=never", env=env).stdout
+        return gctest.run("check", "-v", "--root", t.root, "--live", "--color=never", env=env).stdout
 
     def test_acs_redirection_is_named_as_the_cause_of_no_peer_access(self):
         t = self.switch_tree(0x001d)
@@ -211,6 +212,16 @@ class P2PTests(CudaBase):
         r, links = self.nvlink(gpus=1, GC_FAKE_NVML_NVLINK="4", GC_FAKE_NVML_NVLINK_DOWN="0:1")
         self.assertEqual(self.nvlink_ids(r), [], repr(r))
         self.assertEqual([x["active"] for x in links[gpu_addr(0)]], [True, False, True, True])
+
+    def test_topology_matrix_says_nv_for_gpus_joined_by_nvlink(self):
+        t = self.switch_tree(0x0011)
+        text = self.check_p2p(t, None, text=True, nvlink="4")
+        self.assertRegex(text, r"\n  GPU0 +X +NV4 ", text)
+        self.assertRegex(text, r"\n  GPU1 +NV4 +X ", text)
+        self.assertIn("NVLink: 4 of 4 links active", text)
+        # without NVLink the PCIe path stays
+        text = self.check_p2p(t, None, text=True)
+        self.assertRegex(text, r"\n  GPU0 +X +PIX ", text)
 
     def test_nfd_label_and_prometheus_series(self):
         t, d = self.tree(gpus=2), self.libdir()
