@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "jsonget.h"
 #include "jsonstr.h"
 #include "ldsearch.h"
 #include "strutil.h"
@@ -155,6 +156,13 @@ static void topo_libs_family(struct topo_libs *L, const struct topo_libfam *fam,
  * file, with its version from its file name or its wheel's dist-info. */
 void topo_nccl_libraries(struct topo_run *t, json_object *o)
 {
+    /* NCCL connects GPUs and nodes: on a machine of one GPU and no RDMA device the search (the linker's cache,
+     * its directories, every Python environment: tens of milliseconds) is not made. */
+    json_object *rdma = jsonget(jsonget(t->d, "rdma"), "devices");
+    if (t->n_gpus < 2 && (!rdma || json_object_array_length(rdma) == 0)) {
+        json_object_object_add(o, "libraries", NULL);
+        return;
+    }
     struct topo_libs L = {.t = t, .arr = json_object_new_array()};
     if (ldsearch_init(&L.s, t->ctx->fs, probe_host_files(t->ctx) ? getenv("LD_LIBRARY_PATH") : NULL) != 0) {
         json_object_object_add(o, "libraries", NULL);

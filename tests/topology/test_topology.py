@@ -436,9 +436,18 @@ class TopologyTests(gctest.TestCase):
         self.assertEqual(len(f), 1, r.json["findings"])
         self.assertEqual((f[0]["severity"], f[0]["subject"]), ("warning", site))
         self.assertIn("nvidia_nccl_cu13-2.29.7.dist-info", f[0]["message"])
-        # a machine without NCCL: an empty list, nothing said
-        r = self.topo(self.tree(), env={"VIRTUAL_ENV": None, "LD_LIBRARY_PATH": None})
+        # two GPUs without NCCL: an empty list, nothing said
+        t = self.tree()
+        t.switch_with_gpus()
+        r = self.topo(t, env={"VIRTUAL_ENV": None, "LD_LIBRARY_PATH": None})
         self.assertEqual(r.json["topology"]["nccl"]["libraries"], [])
+        # one GPU and no RDMA device: NCCL connects nothing here, and is not looked for (null)
+        t = self.tree()
+        t.bridge(["pci0000:00", "0000:00:01.0"], PORT_ROOT)
+        t.gpu(["pci0000:00", "0000:00:01.0", "0000:01:00.0"])
+        self.elf_lib(t, "/usr/lib/libnccl.so.2.21.5")
+        r = self.topo(t, env={"VIRTUAL_ENV": None, "LD_LIBRARY_PATH": None})
+        self.assertIsNone(r.json["topology"]["nccl"]["libraries"])
 
     # ---- one GPU, no GPU ------------------------------------------------------------------------
 
