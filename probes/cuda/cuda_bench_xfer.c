@@ -33,8 +33,10 @@ struct xf {
 
 static void xf_stage(struct xf *x, const char *what, int a, int b)
 {
-    if (x->stage)
-        snprintf(x->stage, BENCH_PARTS_STAGE_MAX, "%s %d%s%.0d", what, a, b >= 0 ? " -> " : "", b >= 0 ? b : 0);
+    if (x->stage && b >= 0)
+        snprintf(x->stage, BENCH_PARTS_STAGE_MAX, "%s %d -> %d", what, a, b);
+    else if (x->stage)
+        snprintf(x->stage, BENCH_PARTS_STAGE_MAX, "%s %d", what, a);
 }
 
 static char *xf_failed(const char *call, CUresult r)
