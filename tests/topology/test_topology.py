@@ -311,9 +311,26 @@ class TopologyTests(gctest.TestCase):
         self.assertIs(r.json["topology"]["rdma"]["active"], True)
         self.assertEqual(self.ids(r), ["topology.ib-port-down-unused", "topology.no-peermem"])
         self.assertIs(r.json["topology"]["rdma"]["nvidia_peermem"], False)
+        self.assertIsNone(r.json["topology"]["rdma"]["dma_buf"]["possible"])  # no driver version, no kernel
+        # dma-buf stands in for nvidia_peermem with the open kernel module on Linux 5.12 or later
+        t.t.write("/proc/sys/kernel/osrelease", "6.8.0-45-generic\n")
+        t.t.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05\n")
+        r = self.topo(t)
+        self.assertEqual(self.ids(r), ["topology.ib-port-down-unused"])
+        self.assertEqual(r.json["topology"]["rdma"]["dma_buf"],
+                         {"open_kernel_module": True, "kernel": "6.8.0-45-generic", "possible": True})
+        for osrel, flavour in (("5.4.0-150-generic", "Open Kernel Module"), ("6.8.0", "Kernel Module")):
+            t.t.write("/proc/sys/kernel/osrelease", osrel + "\n")
+            t.t.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 %s  580.95.05\n" % flavour)
+            r = self.topo(t)
+            self.assertEqual(self.ids(r), ["topology.ib-port-down-unused", "topology.no-peermem"], osrel)
+            self.assertIs(r.json["topology"]["rdma"]["dma_buf"]["possible"], False)
+            ev = r.findings("topology.no-peermem")[0]["evidence"]
+            self.assertIn("older than 5.12" if osrel.startswith("5.4") else "proprietary", ev[0]["value"])
         t.t.write("/proc/modules", "nvidia 1234 3 - Live 0x0\nnvidia_peermem 16384 0 - Live 0x0\n")
         r = self.topo(t)
         self.assertEqual(self.ids(r), ["topology.ib-port-down-unused"])
+        self.assertIsNone(r.json["topology"]["rdma"]["dma_buf"])
         nfd = gctest.run("topology", "--root", t.root, "--format=nfd")
         self.assertIn("topology.rdma=true", nfd.stdout)
 
