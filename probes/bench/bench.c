@@ -55,6 +55,11 @@ static const struct check bench_checks[] = {
 
     {"bench.no-devices", REPORT_SEV_WARNING, "There is no OpenCL device to benchmark",
      "`gpucheckup opencl` and `gpucheckup icd` say why no device is there.", CHECK_LAYER_RUNTIME},
+
+    {"bench.transfer-wrong", REPORT_SEV_ERROR,
+     "A host-to-device or device-to-device copy of the benchmark read back different from what was sent",
+     "Do not trust this GPU or pair with real work: check `dmesg` for Xid and PCIe AER errors, reseat the card or "
+     "bridge, and run `gpucheckup check` (the CUDA peer check) again.", CHECK_LAYER_COMPUTE},
 };
 
 /* Progress on a terminal (stderr), one line rewritten. */

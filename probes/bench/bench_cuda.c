@@ -58,6 +58,24 @@ size_t bench_cuda_count(json_object *cuda)
                : 0;
 }
 
+/* The copy bandwidths (bench_cuda_transfer_child) into CUDA's "transfers", in one child. Its copies are a fixed
+ * set (milliseconds each on PCIe), not a sweep that fills a share: it may take a device's share and a --timeout. */
+static void bench_cuda_transfers(struct probe_ctx *ctx, json_object *cuda, double share_ms, char *stage)
+{
+    struct bench_cuda_xfer_args a = {.budget_ms = share_ms + (double)ctx->timeout_ms, .stage = stage};
+    struct isolate_result res;
+    bench_cuda_child(ctx, bench_cuda_transfer_child, &a, share_ms, stage, &res);
+    json_object *o = res.status == ISOLATE_OK && jsonget_str(res.value, "status") ? json_object_get(res.value)
+                                                                                  : bench_cuda_failed(&res, stage);
+    if (!jsonget(o, "h2d"))
+        json_object_object_add(o, "h2d", json_object_new_array());
+    if (!jsonget(o, "p2p"))
+        json_object_object_add(o, "p2p", json_object_new_array());
+    json_object_object_add(o, "elapsed_ms", jsonnum_ms(res.elapsed_ms));
+    json_object_object_add(cuda, "transfers", o);
+    isolate_result_clear(&res);
+}
+
 void bench_cuda_run(struct probe_ctx *ctx, json_object *cuda, double share_ms, char *stage)
 {
     json_object *devs = jsonget(cuda, "devices");
@@ -75,6 +93,68 @@ void bench_cuda_run(struct probe_ctx *ctx, json_object *cuda, double share_ms, c
         json_object_object_add(o, "elapsed_ms", jsonnum_ms(res.elapsed_ms));
         json_object_array_put_idx(devs, i, o);
         isolate_result_clear(&res);
+    }
+    if (bench_cuda_count(cuda) > 0)
+        bench_cuda_transfers(ctx, cuda, share_ms, stage);
+}
+
+/* "25.1 GB/s" or "n/a" into BUF. */
+static const char *bench_gbps(json_object *o, const char *key, char *buf, size_t len)
+{
+    double v = bench_get_num(o, key);
+    if (isfinite(v))
+        snprintf(buf, len, "%.1f GB/s", v);
+    else
+        snprintf(buf, len, "n/a");
+    return buf;
+}
+
+/* A line per host-to-device and per peer measurement; bench.transfer-wrong where a copy read back wrong. */
+static void bench_cuda_transfer_report(struct probe_ctx *ctx, struct report_section *sec, json_object *x)
+{
+    const char *st = jsonget_str(x, "status");
+    if (!x || !st)
+        return;
+    if (strcmp(st, "ok") != 0) {
+        report_section_add_line(sec, REPORT_MARK_WARN, "Bench", "CUDA copy bandwidth not measured: %s: %s", st,
+                                jsonget_str(x, "detail") ? jsonget_str(x, "detail") : "no detail");
+        return;
+    }
+    double mib = bench_get_num(x, "bytes") / 1048576.0, runs = bench_get_num(x, "runs");
+    json_object *h2d = jsonget(x, "h2d"), *p2p = jsonget(x, "p2p");
+    for (size_t i = 0; json_object_is_type(h2d, json_type_array) && i < json_object_array_length(h2d); i++) {
+        json_object *o = json_object_array_get_idx(h2d, i), *v = jsonget(o, "verified");
+        char a[32], b[32], subject[32];
+        int ord = (int)bench_get_num(o, "ordinal");
+        snprintf(subject, sizeof(subject), "cuda:%d", ord);
+        bool wrong = v && !json_object_get_boolean(v);
+        if (wrong)
+            report_add_finding(ctx->report, "bench.transfer-wrong", subject, "A host-to-device copy to CUDA device %d "
+                               "read back wrong", ord);
+        report_section_add_line(sec, wrong ? REPORT_MARK_ERROR : jsonget_str(o, "detail") ? REPORT_MARK_WARN
+                                                                                          : REPORT_MARK_OK,
+                                "Bench", "CUDA %d host-to-device: pinned %s, pageable %s (%.0f MiB, median of %.0f)%s%s%s",
+                                ord, bench_gbps(o, "pinned_gbps", a, sizeof(a)), bench_gbps(o, "pageable_gbps", b, sizeof(b)),
+                                mib, runs, wrong ? ", READ BACK WRONG" : v ? ", verified" : "",
+                                jsonget_str(o, "detail") ? ": " : "", jsonget_str(o, "detail") ? jsonget_str(o, "detail") : "");
+    }
+    for (size_t i = 0; json_object_is_type(p2p, json_type_array) && i < json_object_array_length(p2p); i++) {
+        json_object *o = json_object_array_get_idx(p2p, i), *v = jsonget(o, "verified");
+        char a[32], subject[48];
+        int from = (int)bench_get_num(o, "from"), to = (int)bench_get_num(o, "to");
+        snprintf(subject, sizeof(subject), "cuda:%d->cuda:%d", from, to);
+        bool wrong = v && !json_object_get_boolean(v);
+        if (wrong)
+            report_add_finding(ctx->report, "bench.transfer-wrong", subject, "A copy from CUDA device %d to %d read "
+                               "back wrong", from, to);
+        enum gc_tri peer = jsonget_tri(o, "peer_access");
+        report_section_add_line(sec, wrong ? REPORT_MARK_ERROR : jsonget_str(o, "detail") ? REPORT_MARK_WARN
+                                                                                          : REPORT_MARK_OK,
+                                "Bench", "CUDA %d -> %d: %s %s%s%s%s", from, to, bench_gbps(o, "gbps", a, sizeof(a)),
+                                peer == GC_TRI_YES ? "peer to peer" : peer == GC_TRI_NO ? "through host memory (no peer access)"
+                                                                                       : "(peer access unknown)",
+                                wrong ? ", READ BACK WRONG" : v ? ", verified" : "", jsonget_str(o, "detail") ? ": " : "",
+                                jsonget_str(o, "detail") ? jsonget_str(o, "detail") : "");
     }
 }
 
@@ -150,4 +230,5 @@ void bench_cuda_report(struct probe_ctx *ctx, struct report_section *sec, json_o
     if (blas_missing)
         report_add_finding(ctx->report, "bench.cublas-missing", "cublas", "cuBLAS is not installed: on the CUDA devices "
                            "only gpucheckup's own kernel was measured");
+    bench_cuda_transfer_report(ctx, sec, jsonget(cuda, "transfers"));
 }

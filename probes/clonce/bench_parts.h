@@ -31,4 +31,16 @@ struct bench_cuda_args {
  * there) and gpucheckup's own PTX GEMM, every size verified. Returns the schema's $defs/bench_cuda_device. */
 json_object *bench_cuda_device_child(void *arg);
 
+/* What the transfer child gets: the budget for every copy, the shared stage text (or NULL). */
+struct bench_cuda_xfer_args {
+    double budget_ms;
+    char *stage;
+};
+
+/* isolate_fn: host-to-device bandwidth per CUDA device (pageable and pinned host memory) and peer-to-peer
+ * bandwidth per ordered pair of devices (ARG: struct bench_cuda_xfer_args *), cuMemcpyHtoD and cuMemcpyPeer
+ * of one buffer, each copy synchronised and timed on the host clock, every destination read back and
+ * compared. Returns the schema's $defs/bench_cuda_transfers. */
+json_object *bench_cuda_transfer_child(void *arg);
+
 #endif

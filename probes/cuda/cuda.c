@@ -28,6 +28,7 @@ static const struct check_set cuda_check_sets[] = {
     {cuda_libs_checks, &cuda_libs_n_checks},
     {cuda_smoke_checks, &cuda_smoke_n_checks},
     {cuda_p2p_checks, &cuda_p2p_n_checks},
+    {cuda_nvlink_checks, &cuda_nvlink_n_checks},
     {NULL, NULL},
 };
 

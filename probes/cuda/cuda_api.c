@@ -51,6 +51,8 @@ static const struct dlsym_entry cuda_api_table[] = {
     {"cuCtxEnablePeerAccess", false, NULL, CUDA_FN(cuCtxEnablePeerAccess)},
     {"cuCtxDisablePeerAccess", false, NULL, CUDA_FN(cuCtxDisablePeerAccess)},
     {"cuMemcpyPeer", false, NULL, CUDA_FN(cuMemcpyPeer)},
+    {"cuMemAllocHost_v2", false, NULL, CUDA_FN(cuMemAllocHost)},
+    {"cuMemFreeHost", false, NULL, CUDA_FN(cuMemFreeHost)},
 };
 
 int cuda_api_load(void *handle, struct cuda_api *api, const char **missing)

@@ -109,6 +109,9 @@ struct cuda_api {
     CUresult (*cuCtxEnablePeerAccess)(CUcontext peer, unsigned int flags);
     CUresult (*cuCtxDisablePeerAccess)(CUcontext peer);
     CUresult (*cuMemcpyPeer)(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx, size_t bytes);
+    /* optional: pinned host memory (bench's host-to-device copies) */
+    CUresult (*cuMemAllocHost)(void **p, size_t bytes);                 /* _v2 */
+    CUresult (*cuMemFreeHost)(void *p);
 };
 
 /* Resolve every function of struct cuda_api from HANDLE (a dlopen handle of libcuda) into API.

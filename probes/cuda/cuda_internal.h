@@ -3,6 +3,7 @@
 #define GPUCHECKUP_CUDA_INTERNAL_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <json-c/json.h>
 
@@ -73,6 +74,20 @@ bool cuda_mem_req_eval(const struct report *r, const char *name, int arg, char *
 void cuda_nvml_thermal_check(struct probe_ctx *ctx, json_object *d, const char *subj, const char *gpu);
 extern const struct check cuda_nvml_thermal_checks[];
 extern const size_t cuda_nvml_thermal_n_checks;
+
+/* ---- NVLink (cuda_nvml_nvlink.c) ----------------------------------------------------------------------
+ * In the NVML child: nvml_query_nvlink adds D's "nvlink" (each link's state, far end and error counters;
+ * null without NVLink); nvml_nvlink_recount reads the counters of DEVS' links again ("grown"). In the parent:
+ * cuda_nvml_nvlink_check adds cuda.nvlink-errors and cuda.nvlink-inactive from the NVML devices DEVS. */
+struct nvml_api;
+struct nvmlDevice_st;
+void nvml_query_nvlink(const struct nvml_api *api, struct nvmlDevice_st *dev, json_object *d);
+void nvml_nvlink_recount(const struct nvml_api *api, json_object *devs);
+void cuda_nvml_nvlink_check(struct probe_ctx *ctx, json_object *devs);
+/* "      NVLink: 4 of 4 links active" for NVML GPU D when it has NVLinks (the text output). */
+void cuda_nvml_nvlink_text(json_object *d, FILE *f);
+extern const struct check cuda_nvlink_checks[];
+extern const size_t cuda_nvlink_n_checks;
 
 /* ---- after suspend/resume (cuda_resume.c) -----------------------------------------------------------
  * cuda_resume_explain: F (a cuInit 999 or an NVML "Unknown Error" finding, WHAT saying which) on a machine

@@ -9,6 +9,7 @@
 #include "cuda_internal.h"
 #include "cuda_nvml.h"
 #include "jsonget.h"
+#include "results/result_cuda.h"
 #include "libarch.h"
 #include "jsonstr.h"
 #include "nvml_api.h"
@@ -528,6 +529,10 @@ void cuda_nvml_report(struct probe_ctx *ctx, struct report_section *sec, const s
             if (d && json_object_is_type(d, json_type_object))
                 nvml_check_device(ctx, d);
         }
+        cuda_nvml_nvlink_check(ctx, devs);
+        struct result_cuda *rc = result_cuda_of(sec);
+        if (rc && devs && !rc->nvml_devices)
+            rc->nvml_devices = json_object_get(devs); /* the topology matrix's NV# (result_cuda_nvlinks) */
         int64_t count = nvml_num(nvml, "device_count");
         /* WSL2 has no /dev/nvidiaN: NVML reaches the GPU through /dev/dxg and the Windows driver. */
         if (count > 0 && !facts->wsl2)

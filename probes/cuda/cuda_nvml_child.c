@@ -344,6 +344,7 @@ static json_object *nvml_query_device(const struct nvml_api *api, unsigned int i
     nvml_query_recovery(api, dev, d);
     nvml_query_procs(api, dev, d);
     nvml_query_thermal(api, dev, d);
+    nvml_query_nvlink(api, dev, d);
     return d;
 }
 
@@ -402,6 +403,7 @@ json_object *cuda_nvml_child(void *arg)
     json_object *devs = json_object_new_array();
     for (unsigned int i = 0; r == NVML_SUCCESS && i < count && i < NVML_MAX_DEVICES; i++)
         json_object_array_add(devs, nvml_query_device(&api, i));
+    nvml_nvlink_recount(&api, devs); /* the NVLink error counters again: did they grow meanwhile? */
     json_object_object_add(o, "devices", devs);
     api.nvmlShutdown();
     return o;

@@ -19,20 +19,24 @@
 #define CUDA_P2P_STAGE_MAX 128
 #define CUDA_P2P_MAX_GPUS 16
 
+/* About ordered GPU pairs (the subject "A->B", or "pair" evidence): ACS on a bridge between them is their
+ * cause where the topology probe found it (doctor_peers.c). */
+#define CUDA_P2P_LAYER (CHECK_LAYER_RUNTIME | CHECK_F_PEER_PAIR)
+
 const struct check cuda_p2p_checks[] = {
     {"cuda.p2p-corrupt", REPORT_SEV_ERROR, "Two GPUs claim peer access but a peer-to-peer copy between them came back wrong",
      "Do not run multi-GPU jobs (NCCL) across this pair. Check `dmesg` for Xid and AER errors, the PCIe switch and "
-     "the IOMMU/ACS settings (gpucheckup topology), and set NCCL_P2P_DISABLE=1 as a stopgap.", CHECK_LAYER_RUNTIME},
+     "the IOMMU/ACS settings (gpucheckup topology), and set NCCL_P2P_DISABLE=1 as a stopgap.", CUDA_P2P_LAYER},
     {"cuda.p2p-hang", REPORT_SEV_ERROR, "A peer-to-peer copy between two GPUs did not finish in time",
      "This is how ncclAllReduce hangs: ACS redirection or an IOMMU in translated mode on the path between the GPUs "
      "(see gpucheckup topology), or a broken NVLink. Check `dmesg` for Xid/AER errors; NCCL_P2P_DISABLE=1 is a "
-     "stopgap.", CHECK_LAYER_RUNTIME},
+     "stopgap.", CUDA_P2P_LAYER},
     {"cuda.p2p-failed", REPORT_SEV_ERROR, "A CUDA driver call of the peer check failed between two GPUs",
-     "The evidence names the call and its CUresult; check `dmesg` for Xid errors.", CHECK_LAYER_RUNTIME},
+     "The evidence names the call and its CUresult; check `dmesg` for Xid errors.", CUDA_P2P_LAYER},
     {"cuda.p2p-unsupported", REPORT_SEV_INFO, "The CUDA driver says two GPUs cannot access each other's memory",
      "Their traffic goes through host memory (NCCL falls back to SHM or sockets): slower, not broken. Common on "
      "consumer GPUs, across CPU sockets, and where ACS or the IOMMU redirects peer traffic (gpucheckup topology).",
-     CHECK_LAYER_RUNTIME},
+     CUDA_P2P_LAYER},
 };
 const size_t cuda_p2p_n_checks = sizeof(cuda_p2p_checks) / sizeof(cuda_p2p_checks[0]);
 
@@ -317,9 +321,21 @@ static void cp_unsupported(struct probe_ctx *ctx, struct report_section *sec, js
     }
     if (k == 0)
         return;
-    report_add_finding(ctx->report, "cuda.p2p-unsupported", k == 1 ? first : NULL,
-                       "The CUDA driver says %zu of %zu GPU pair%s cannot access each other's memory "
-                       "(cuDeviceCanAccessPeer: 0): %s", k, n, n == 1 ? "" : "s", list);
+    struct report_finding *f = report_add_finding(ctx->report, "cuda.p2p-unsupported", k == 1 ? first : NULL,
+                                                  "The CUDA driver says %zu of %zu GPU pair%s cannot access each "
+                                                  "other's memory (cuDeviceCanAccessPeer: 0): %s",
+                                                  k, n, n == 1 ? "" : "s", list);
+    /* each pair, for the doctor to match against what stands between them (CHECK_F_PEER_PAIR) */
+    for (size_t i = 0; f && k > 1 && i < n; i++) {
+        json_object *p = json_object_array_get_idx(pairs, i);
+        const char *st = jsonget_str(p, "status");
+        char sa[40], sb[40];
+        if (!st || strcmp(st, "unsupported") != 0)
+            continue;
+        cp_subject(smoke, (int)jsonget_int(p, "from", -1), sa, sizeof(sa));
+        cp_subject(smoke, (int)jsonget_int(p, "to", -1), sb, sizeof(sb));
+        report_finding_add_evidence(f, "pair", "%s->%s", sa, sb);
+    }
     report_section_add_line(sec, REPORT_MARK_INFO, "CUDA P2P access", "%zu of %zu GPU pairs without peer access: %s",
                             k, n, list);
 }

@@ -150,6 +150,7 @@ void cuda_nvml_print_text(json_object *nvml, struct text_out *t)
                 name ? name : "", nvml_onoff(d, "persistence_mode", "on", "off"),
                 nvml_onoff(jsonget(d, "ecc_mode"), "current", "on", "off"), nvml_onoff(mig, "current", "on", "off"),
                 nvml_onoff(rows, "pending", "yes", "no"), nvml_onoff(d, "inforom_valid", "ok", "corrupted"));
+        cuda_nvml_nvlink_text(d, t->f);
         if (t->verbose) {
             json_object *names = jsonget(d, "clocks_event_names");
             size_t k = names && json_object_is_type(names, json_type_array) ? json_object_array_length(names) : 0;

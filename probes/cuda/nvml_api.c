@@ -19,6 +19,9 @@ static const char *const fb_cuda_version[] = {"nvmlSystemGetCudaDriverVersion_v2
 static const char *const fb_clocks[] = {"nvmlDeviceGetCurrentClocksThrottleReasons", NULL};
 static const char *const fb_compute_procs[] = {"nvmlDeviceGetComputeRunningProcesses_v2", NULL};
 static const char *const fb_graphics_procs[] = {"nvmlDeviceGetGraphicsRunningProcesses_v2", NULL};
+/* nvml.h maps nvmlDeviceGetNvLinkRemotePciInfo to _v2 (the current nvmlPciInfo_t); the plain name fills the
+ * older layout, whose first 36 bytes (the legacy bus id, domain, bus) are the same. */
+static const char *const fb_nvlink_remote[] = {"nvmlDeviceGetNvLinkRemotePciInfo", NULL};
 
 static const struct dlsym_entry nvml_api_table[] = {
     {"nvmlInit_v2", true, fb_init, NVML_FN(nvmlInit)},
@@ -50,6 +53,9 @@ static const struct dlsym_entry nvml_api_table[] = {
     {"nvmlDeviceGetViolationStatus", false, NULL, NVML_FN(nvmlDeviceGetViolationStatus)},
     {"nvmlDeviceGetTemperature", false, NULL, NVML_FN(nvmlDeviceGetTemperature)},
     {"nvmlDeviceGetTemperatureThreshold", false, NULL, NVML_FN(nvmlDeviceGetTemperatureThreshold)},
+    {"nvmlDeviceGetNvLinkState", false, NULL, NVML_FN(nvmlDeviceGetNvLinkState)},
+    {"nvmlDeviceGetNvLinkErrorCounter", false, NULL, NVML_FN(nvmlDeviceGetNvLinkErrorCounter)},
+    {"nvmlDeviceGetNvLinkRemotePciInfo_v2", false, fb_nvlink_remote, NVML_FN(nvmlDeviceGetNvLinkRemotePciInfo)},
 };
 
 int nvml_api_load(void *handle, struct nvml_api *api, const char **missing)

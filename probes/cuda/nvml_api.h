@@ -131,6 +131,15 @@ enum {
     NVML_TEMPERATURE_THRESHOLD_SLOWDOWN = 1,
 };
 
+/* nvml.h: NVML_NVLINK_MAX_LINKS (18 since the Hopper generation), nvmlNvLinkErrorCounter_t. */
+#define NVML_NVLINK_MAX_LINKS 18u
+enum {
+    NVML_NVLINK_ERROR_DL_REPLAY = 0,
+    NVML_NVLINK_ERROR_DL_RECOVERY = 1,
+    NVML_NVLINK_ERROR_DL_CRC_FLIT = 2,
+    NVML_NVLINK_ERROR_DL_CRC_DATA = 3,
+};
+
 /* The functions, resolved by nvml_api_load. nvml.h #defines nvmlInit as nvmlInit_v2,
  * nvmlDeviceGetCount as nvmlDeviceGetCount_v2, nvmlDeviceGetHandleByIndex as ..._v2 and
  * nvmlDeviceGetPciInfo as nvmlDeviceGetPciInfo_v3: those names are asked for first (see the table in
@@ -175,6 +184,12 @@ struct nvml_api {
     nvmlReturn_t (*nvmlDeviceGetViolationStatus)(nvmlDevice_t dev, int policy, struct nvml_violation_time *t);
     nvmlReturn_t (*nvmlDeviceGetTemperature)(nvmlDevice_t dev, int sensor, unsigned int *celsius);
     nvmlReturn_t (*nvmlDeviceGetTemperatureThreshold)(nvmlDevice_t dev, int threshold, unsigned int *celsius);
+    /* NVLink, per link 0..NVML_NVLINK_MAX_LINKS-1 */
+    nvmlReturn_t (*nvmlDeviceGetNvLinkState)(nvmlDevice_t dev, unsigned int link, nvmlEnableState_t *active);
+    nvmlReturn_t (*nvmlDeviceGetNvLinkErrorCounter)(nvmlDevice_t dev, unsigned int link, int counter,
+                                                    unsigned long long *value);
+    nvmlReturn_t (*nvmlDeviceGetNvLinkRemotePciInfo)(nvmlDevice_t dev, unsigned int link,
+                                                     struct nvml_pci_info *pci); /* _v2, then plain */
 };
 
 /* Resolve every function of struct nvml_api from HANDLE (a dlopen handle of libnvidia-ml) into API.

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "jsonget.h"
 #include "strutil.h"
@@ -68,6 +69,7 @@ static void result_cuda_free(void *res)
     free(r->library_path);
     free(r->library_version);
     free(r->kernel_module_version);
+    json_object_put(r->nvml_devices);
     free(r);
 }
 
@@ -150,6 +152,8 @@ static void *result_cuda_from_json(json_object *data)
     const char *pwhy = jsonget_str(p2p, "not_run");
     if (pwhy && !(r->p2p_not_run = str_dup(pwhy)))
         goto fail;
+    json_object *nd = jsonget(jsonget(data, "nvml"), "devices");
+    r->nvml_devices = nd ? json_object_get(nd) : NULL;
     const char *why = jsonget_str(data, "smoke_not_run");
     if ((why && !(r->smoke_not_run = str_dup(why))) || result_cuda_read_driver(r, data) < 0)
         goto fail;
@@ -203,6 +207,46 @@ struct result_cuda *result_cuda_of(struct report_section *s)
 const struct result_cuda *result_cuda_get(const struct report *r)
 {
     return report_result(r, &result_cuda_ops);
+}
+
+/* The NVML device at ADDR in C's list, or NULL. */
+static json_object *result_cuda_nvml_dev(const struct result_cuda *c, const char *addr)
+{
+    size_t n = c && c->nvml_devices && json_object_is_type(c->nvml_devices, json_type_array)
+                   ? json_object_array_length(c->nvml_devices)
+                   : 0;
+    for (size_t i = 0; addr && i < n; i++) {
+        json_object *d = json_object_array_get_idx(c->nvml_devices, i);
+        const char *bus = jsonget_str(d, "pci_bus_id");
+        if (bus && strcasecmp(bus, addr) == 0)
+            return d;
+    }
+    return NULL;
+}
+
+/* D's active links to FAR (to a far end that is no GPU of C's list when FAR is NULL). */
+static int result_cuda_links_to(const struct result_cuda *c, json_object *d, const char *far)
+{
+    json_object *links = jsonget(d, "nvlink");
+    int n = 0;
+    for (size_t j = 0; links && json_object_is_type(links, json_type_array) && j < json_object_array_length(links); j++) {
+        json_object *l = json_object_array_get_idx(links, j);
+        const char *rem = jsonget_str(l, "remote_pci_bus_id");
+        if (jsonget_tri(l, "active") != GC_TRI_YES || !rem)
+            continue;
+        n += far ? strcasecmp(rem, far) == 0 : !result_cuda_nvml_dev(c, rem);
+    }
+    return n;
+}
+
+int result_cuda_nvlinks(const struct result_cuda *c, const char *a, const char *b)
+{
+    json_object *da = result_cuda_nvml_dev(c, a), *db = result_cuda_nvml_dev(c, b);
+    if (!da || !db)
+        return -1;
+    int direct = result_cuda_links_to(c, da, b);
+    int sa = result_cuda_links_to(c, da, NULL), sb = result_cuda_links_to(c, db, NULL);
+    return direct + (sa < sb ? sa : sb);
 }
 
 int result_cuda_smoke_of(const struct result_cuda *c, int ordinal)

@@ -15,18 +15,21 @@
  * above the compute stacks, as NCCL sits above CUDA (CHECK_LAYER_FRAMEWORK: the gpu target and the APIs'
  * paths never take them as reasons), and none explains another finding or is a verdict's root cause. */
 #define TOPO_LAYER (CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_CAUSE | CHECK_F_NEVER_ROOT)
+/* ACS redirection on a bridge explains a peer check's finding about two GPUs behind it (doctor_peers.c);
+ * nothing else: no finding sits above this layer for the doctor's other rules. */
+#define TOPO_ACS_LAYER (CHECK_LAYER_FRAMEWORK | CHECK_F_NEVER_ROOT | CHECK_F_PEER_PATH)
 static const struct check topo_checks[] = {
     {"topology.acs-redirect", REPORT_SEV_WARNING,
      "PCIe ACS redirection is on at a bridge between two GPUs: their peer-to-peer traffic goes up through the root "
      "complex and the IOMMU (NCCL hangs or slow P2P)",
      "Turn ACS redirection off on each bridge named, as NCCL's troubleshooting guide says: as root, "
      "setpci -s BRIDGE ECAP_ACS+0x6.w=0000 (lost at reboot), or disable ACS in the firmware setup.",
-     TOPO_LAYER},
+     TOPO_ACS_LAYER},
     {"topology.acs-redirect-vm", REPORT_SEV_INFO,
      "PCIe ACS redirection is on at a bridge between two GPUs inside a virtual machine, where the hypervisor needs it "
      "for passthrough: peer-to-peer traffic goes through the IOMMU",
      "Nothing to fix inside the VM; for fast P2P give the VM GPUs the host can pass through as one group, or use "
-     "NVLink.", TOPO_LAYER},
+     "NVLink.", TOPO_ACS_LAYER},
     {"topology.acs-unchecked", REPORT_SEV_INFO,
      "The ACS settings of the bridges between the GPUs were not checked: reading PCIe extended configuration space "
      "needs root",
@@ -65,6 +68,11 @@ static const struct check topo_checks[] = {
      "An NCCL variable that limits peer-to-peer or shared-memory transport is set",
      "These are workarounds: unset them once the cause (ACS, IOMMU, a driver bug) is fixed.",
      TOPO_LAYER},
+    {"topology.nccl-wheels-mixed", REPORT_SEV_WARNING,
+     "Two NCCL pip wheels (nvidia-nccl-cu12 and -cu13, or two versions) are installed in one Python environment: "
+     "a framework may load the other one's libnccl (undefined symbol nccl... at import)",
+     "Keep the one NCCL wheel your framework requires (pip show torch lists it) and pip uninstall the other.",
+     TOPO_LAYER | CHECK_F_KIND_FILE},
 };
 
 /* Is this a virtual machine? The CPU's hypervisor flag, else DMI's system vendor or product. */

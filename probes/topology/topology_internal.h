@@ -80,6 +80,9 @@ void topo_pairs(struct topo_run *t);
 /* RDMA devices and ports ("rdma"), GPUDirect RDMA, NCCL's variables ("nccl"). */
 void topo_rdma(struct topo_run *t);
 void topo_nccl(struct topo_run *t);
+/* The NCCL and RCCL library files found and their versions, from files only, into O ("libraries"; null on a
+ * machine of fewer than two GPUs and no RDMA device, where it is not looked for). After topo_rdma. */
+void topo_nccl_libraries(struct topo_run *t, json_object *o);
 /* The variables of an nccl.conf text (KEY=VALUE lines, '#' comments) as a JSON object. */
 json_object *topo_nccl_conf_parse(const char *text);
 /* The value of NCCL variable NAME for this run (heap), or NULL: see topo_nccl. */

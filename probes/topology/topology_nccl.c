@@ -131,6 +131,7 @@ void topo_nccl(struct topo_run *t)
         free(v);
     }
     json_object_object_add(o, "variables", vars);
+    topo_nccl_libraries(t, o);
     json_object_object_add(t->d, "nccl", o);
 }
 

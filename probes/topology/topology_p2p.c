@@ -18,7 +18,19 @@ struct topo_acs {
     size_t len;       /* bytes of config read */
     uint16_t cap, ctl, off;
     bool in_switch;   /* on the path of a GPU pair that stays below the root complex (PIX, PXB) */
+    char gpus[TOPO_MAX_DEV * TOPO_ADDR_LEN]; /* the GPUs of those pairs, blank-separated (the doctor's "peer GPUs") */
 };
+
+/* Add GPU address ADDR to A's list once. */
+static void topo_acs_gpu(struct topo_acs *a, const char *addr)
+{
+    size_t l = strlen(a->gpus), n = strlen(addr);
+    for (const char *p = a->gpus; (p = strstr(p, addr)) != NULL; p += n)
+        if ((p == a->gpus || p[-1] == ' ') && (p[n] == ' ' || !p[n]))
+            return;
+    if (l + n + 2 <= sizeof(a->gpus))
+        snprintf(a->gpus + l, sizeof(a->gpus) - l, "%s%s", l ? " " : "", addr);
+}
 
 #define TOPO_MAX_ACS 128
 
@@ -110,6 +122,9 @@ static void topo_acs_findings(struct topo_run *t, struct topo_acs *acs, size_t n
             continue;
         report_finding_add_evidence(f, "config", "ACS capability at 0x%03x: capability 0x%04x, control 0x%04x", a->off,
                                     a->cap, a->ctl);
+        /* the GPUs whose peer paths cross it: the doctor names this finding as the cause of a peer check's
+         * finding about a pair of them (CHECK_F_PEER_PATH) */
+        report_finding_add_evidence(f, "peer GPUs", "%s", a->gpus);
         if (t->vm)
             report_finding_add_evidence(f, "virtual machine", "%s", t->vm_why);
         else
@@ -156,6 +171,10 @@ void topo_pairs(struct topo_run *t)
                     x->in_switch = true;
                     snprintf(first[x - acs][0], 12, "%s", a->label);
                     snprintf(first[x - acs][1], 12, "%s", b->label);
+                }
+                if (x && (p == TOPO_PATH_PIX || p == TOPO_PATH_PXB)) {
+                    topo_acs_gpu(x, a->addr);
+                    topo_acs_gpu(x, b->addr);
                 }
             }
             json_object_object_add(o, "bridges", p == TOPO_PATH_UNKNOWN ? NULL : bl);

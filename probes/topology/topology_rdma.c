@@ -1,5 +1,6 @@
 /* topology_rdma.c: the topology probe's multi-node facts: RDMA ports, GPUDirect RDMA, NCCL's variables; --require rdma. */
 #include <dirent.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -89,6 +90,37 @@ static bool topo_module_loaded(struct topo_run *t, const char *name)
     return found;
 }
 
+/* Can GPUDirect RDMA register GPU memory through dma-buf instead of nvidia_peermem? NVIDIA's GPU Operator
+ * documentation ("GPUDirect RDMA"): with the open GPU kernel modules on Linux 5.12 or later; NCCL then uses
+ * it by itself. Adds O's "dma_buf" ({open_kernel_module, kernel, possible}: each null when unknown) and
+ * returns 1 (possible), 0 (not) or -1 (unknown); WHY says which part fails. */
+static int topo_dma_buf(struct topo_run *t, json_object *o, char *why, size_t len)
+{
+    char *ver = NULL, *rel = NULL;
+    int open = -1, kernel = -1;
+    if (hostfs_read_file(t->ctx->fs, "/proc/driver/nvidia/version", 65536, &ver, NULL) == 0)
+        open = strstr(ver, "Open Kernel Module") != NULL;
+    if (hostfs_read_attr(t->ctx->fs, "/proc/sys/kernel/osrelease", &rel) == 0) {
+        int major = 0, minor = 0;
+        if (sscanf(rel, "%d.%d", &major, &minor) == 2)
+            kernel = major > 5 || (major == 5 && minor >= 12);
+    } else {
+        rel = NULL;
+    }
+    int possible = open == 0 || kernel == 0 ? 0 : open == 1 && kernel == 1 ? 1 : -1;
+    snprintf(why, len, "%s", open == 0      ? "the NVIDIA kernel module is the proprietary one, not the open one"
+                             : kernel == 0 ? "the kernel is older than 5.12"
+                                           : "the kernel module's flavour or the kernel's version is unknown");
+    json_object *d = json_object_new_object();
+    json_object_object_add(d, "open_kernel_module", open < 0 ? NULL : json_object_new_boolean(open));
+    json_object_object_add(d, "kernel", jsonstr_or_null(rel ? str_trim(rel) : NULL));
+    json_object_object_add(d, "possible", possible < 0 ? NULL : json_object_new_boolean(possible));
+    json_object_object_add(o, "dma_buf", d);
+    free(ver);
+    free(rel);
+    return possible;
+}
+
 #define TOPO_MAX_DOWN 32
 
 void topo_rdma(struct topo_run *t)
@@ -136,10 +168,19 @@ void topo_rdma(struct topo_run *t)
     bool peer_q = t->nvidia && t->ib_active;
     bool peermem = peer_q && topo_module_loaded(t, "nvidia_peermem");
     json_object_object_add(o, "nvidia_peermem", peer_q ? json_object_new_boolean(peermem) : NULL);
+    char why[96] = "";
+    int dmabuf = peer_q && !peermem ? topo_dma_buf(t, o, why, sizeof(why)) : -1;
+    if (!(peer_q && !peermem))
+        json_object_object_add(o, "dma_buf", NULL);
     json_object_object_add(t->d, "rdma", o);
-    if (peer_q && !peermem)
-        report_add_finding(t->ctx->report, "topology.no-peermem", NULL,
-                           "NVIDIA GPUs and an active RDMA port, but nvidia_peermem is not in /proc/modules");
+    if (peer_q && !peermem && dmabuf != 1) { /* with dma-buf at hand, nvidia_peermem is not needed */
+        struct report_finding *f = report_add_finding(
+            t->ctx->report, "topology.no-peermem", NULL,
+            "NVIDIA GPUs and an active RDMA port, but nvidia_peermem is not in /proc/modules and dma-buf %s",
+            dmabuf == 0 ? "cannot stand in for it" : "may not stand in for it");
+        if (f)
+            report_finding_add_evidence(f, "dma-buf", "%s", why);
+    }
     char *hca = topo_nccl_var(t, "NCCL_IB_HCA");
     for (size_t i = 0; i < ndown && i < TOPO_MAX_DOWN; i++) {
         /* A warning for an InfiniBand port when none is active, or for a port NCCL_IB_HCA names; an

@@ -1,8 +1,10 @@
 /* topology_text.c: the topology section for people: a matrix as nvidia-smi topo -m prints it, then ACS, IOMMU, RDMA, NCCL. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "jsonget.h"
+#include "results/result_cuda.h"
 #include "strutil.h"
 #include "topology_internal.h"
 
@@ -12,11 +14,21 @@ static const char *topo_s(json_object *o, const char *key, const char *dflt)
     return s ? s : dflt;
 }
 
-/* The path type between labels A and B in PAIRS ("X" for a device with itself). */
-static const char *topo_cell(json_object *pairs, const char *a, const char *b)
+/* The path type between devices DA and DB (labels A and B) in PAIRS ("X" for a device with itself), or
+ * "NV#" for two GPUs NVML reports joined by # active NVLinks (the cuda section's, when it ran: BUF). */
+static const char *topo_cell(json_object *pairs, json_object *da, json_object *db, const struct result_cuda *cuda,
+                             char *buf, size_t len)
 {
+    const char *a = topo_s(da, "label", "?"), *b = topo_s(db, "label", "?");
     if (strcmp(a, b) == 0)
         return "X";
+    int nv = strcmp(topo_s(da, "kind", ""), "gpu") == 0 && strcmp(topo_s(db, "kind", ""), "gpu") == 0
+                 ? result_cuda_nvlinks(cuda, jsonget_str(da, "address"), jsonget_str(db, "address"))
+                 : -1;
+    if (nv > 0) {
+        snprintf(buf, len, "NV%d", nv);
+        return buf;
+    }
     for (size_t i = 0; pairs && i < json_object_array_length(pairs); i++) {
         json_object *p = json_object_array_get_idx(pairs, i);
         const char *pa = topo_s(p, "a", ""), *pb = topo_s(p, "b", "");
@@ -26,8 +38,9 @@ static const char *topo_cell(json_object *pairs, const char *a, const char *b)
     return "-";
 }
 
-static void topo_matrix(json_object *devs, json_object *pairs, struct text_out *t)
+static void topo_matrix(json_object *devs, json_object *pairs, const struct result_cuda *cuda, struct text_out *t)
 {
+    char nv[16];
     size_t n = json_object_array_length(devs);
     fprintf(t->f, "  %-6s", "");
     for (size_t j = 0; j < n; j++)
@@ -38,7 +51,7 @@ static void topo_matrix(json_object *devs, json_object *pairs, struct text_out *
         const char *a = topo_s(d, "label", "?");
         fprintf(t->f, "  %-6s", a);
         for (size_t j = 0; j < n; j++)
-            fprintf(t->f, " %-5s", topo_cell(pairs, a, topo_s(json_object_array_get_idx(devs, j), "label", "?")));
+            fprintf(t->f, " %-5s", topo_cell(pairs, d, json_object_array_get_idx(devs, j), cuda, nv, sizeof(nv)));
         json_object *numa = jsonget(d, "numa_node");
         fprintf(t->f, " %-14s %s\n", topo_s(d, "local_cpulist", "?"),
                 numa ? json_object_get_string(numa) : "?");
@@ -51,7 +64,7 @@ static void topo_matrix(json_object *devs, json_object *pairs, struct text_out *
                     jsonget_str(d, "netdevs") ? " " : "", topo_s(d, "netdevs", ""));
     }
     fprintf(t->f, "  Legend: PIX at most one PCIe switch, PXB several, PHB through a host bridge, NODE across host "
-                  "bridges of one NUMA node, SYS across NUMA nodes\n");
+                  "bridges of one NUMA node, SYS across NUMA nodes, NV# # active NVLinks (NVML)\n");
 }
 
 static void topo_text_acs(json_object *acs, struct text_out *t)
@@ -76,13 +89,26 @@ static void topo_text_acs(json_object *acs, struct text_out *t)
     }
 }
 
+/* "NCCL 2.28.3: /usr/lib/.../libnccl.so.2.28.3 (ld.so.cache, loaded first)", one line per library file. */
+static void topo_text_libs(json_object *libs, struct text_out *t)
+{
+    for (size_t i = 0; libs && i < json_object_array_length(libs); i++) {
+        json_object *l = json_object_array_get_idx(libs, i);
+        const char *fam = topo_s(l, "library", "?");
+        char key[32];
+        snprintf(key, sizeof(key), "%s %s", strcmp(fam, "rccl") == 0 ? "RCCL" : "NCCL", topo_s(l, "version", "?"));
+        text_kv(t, key, "%s (%s%s%s%s)", topo_s(l, "real_path", "?"), topo_s(l, "found_via", "?"),
+                jsonget_str(l, "dist_info") ? ", " : "", topo_s(l, "dist_info", ""),
+                jsonget_tri(l, "loaded_first") == GC_TRI_YES ? ", loaded first" : "");
+    }
+}
+
 void topo_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
 {
-    (void)r;
     json_object *d = sec->data, *devs = jsonget(d, "devices");
     text_heading(t, "Topology");
     if (devs && json_object_array_length(devs) > 0)
-        topo_matrix(devs, jsonget(d, "pairs"), t);
+        topo_matrix(devs, jsonget(d, "pairs"), r ? result_cuda_get(r) : NULL, t);
     else
         text_kv(t, "devices", "no GPU or NIC on the PCI bus");
     topo_text_acs(jsonget(d, "acs"), t);
@@ -123,4 +149,5 @@ void topo_print_text(const struct report_section *sec, const struct report *r, s
         if (v)
             text_kv(t, k, "%s", json_object_get_string(v));
     }
+    topo_text_libs(jsonget(jsonget(d, "nccl"), "libraries"), t);
 }

@@ -57,6 +57,13 @@ enum {
                                        container not given the driver's files): a packaging fact. Such a
                                        finding is caused only by another of this kind, never by a device node,
                                        a kernel module or a GPU's state */
+    CHECK_F_PEER_PAIR = 1u << 20,   /* about ordered pairs of GPUs by PCI address: its subject "A->B", or its
+                                       evidence entries whose source is "pair" (a peer check's finding) */
+    CHECK_F_PEER_PATH = 1u << 21,   /* stands on the path between GPUs: its evidence "peer GPUs" lists, by PCI
+                                       address, the GPUs whose peer traffic crosses it. It explains a
+                                       CHECK_F_PEER_PAIR finding every pair of which joins two of those GPUs,
+                                       when it is at least as severe (an error stays a reason of its own):
+                                       doctor_peers.c, whatever the two rows' layers */
 };
 
 /* One row of the catalogue. Probes declare their own rows (struct probe.checks); the core adds its own. */

@@ -480,6 +480,7 @@ static void doctor_link_requirements(struct report *r)
 
 void doctor_link_causes(struct report *r)
 {
+    doctor_link_peers(r);
     doctor_link_chains(r);
     doctor_link_requirements(r);
 }

@@ -20,6 +20,9 @@ char *doctor_require_forms(bool brief);
 
 /* Mark consequences with caused_by, following the root-cause rules. */
 void doctor_link_causes(struct report *r);
+/* The first of those rules: a finding about GPU pairs explained by one on their path (CHECK_F_PEER_PAIR,
+ * CHECK_F_PEER_PATH), matched by the pairs' PCI addresses. */
+void doctor_link_peers(struct report *r);
 
 /* Evaluate one requirement against the report's sections; returns met, with *DETAIL (heap) saying
  * why. NAME must have passed doctor_validate_requires. */

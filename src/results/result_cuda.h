@@ -69,6 +69,8 @@ struct result_cuda {
     /* data.driver.library.path and .version (the libcuda loaded), data.driver.kernel_module_version; NULL:
      * unknown. Read from the section's driver object once it is built (result_cuda_read_driver). */
     char *library_path, *library_version, *kernel_module_version;
+    /* data.nvml.devices (a reference held, or NULL): each GPU's NVLinks, for result_cuda_nvlinks */
+    json_object *nvml_devices;
 };
 
 extern const struct report_result_ops result_cuda_ops;
@@ -102,6 +104,12 @@ size_t result_cuda_passed(const struct report *r, int min_cc, const struct resul
 int result_cuda_driver_version(const struct report *r);
 /* Why the CUDA smoke test did not run, or NULL when it ran (or the cuda section did not). */
 const char *result_cuda_smoke_missing(const struct report *r);
+/* The active NVLinks joining the GPUs at PCI addresses A and B ("0000:03:00.0") as NVML reports them: the
+ * links of A whose far end is B, or, where both reach NVSwitches, the fewer of their links to switches
+ * (every GPU of an NVSwitch fabric reaches every other over all of them). 0: none; -1: NVML did not say
+ * (no cuda section, no NVML, a GPU it did not list). */
+int result_cuda_nvlinks(const struct result_cuda *c, const char *a, const char *b);
+
 /* "0000:01:00.0 NVIDIA H100" for a CUDA device (D may be NULL), in BUF. */
 const char *result_cuda_label(const struct result_cuda_dev *d, char *buf, size_t len);
 

@@ -165,6 +165,59 @@ class BenchCudaTests(gctest.TestCase):
         self.assertIn("CUDA devices not measured: the driver's listing failed: cuInit failed: CUDA_ERROR_UNKNOWN",
                       t.stdout)
 
+    # ---- copy bandwidth: host to device, peer to peer (issue 41) -----------------------------------
+
+    def transfers(self, expect_rc=0, **extra):
+        log = os.path.join(tempfile.mkdtemp(prefix="gc-bench-copies-"), "copies")
+        self.addCleanup(shutil.rmtree, os.path.dirname(log), True)
+        # 2000 us per MiB: no copy can beat 1 MiB / 2 ms (0.524 GB/s), however fast the host's memcpy
+        env = {"GC_FAKE_CUDA_GPUS": "2", "GC_FAKE_CUDA_COPY_LOG": log, "GC_FAKE_CUDA_COPY_US_PER_MIB": "2000",
+               "GC_FAKE_CUDA_P2P": None, "GC_FAKE_CUDA_P2P_PAIR": None}
+        env.update(extra)
+        r = self.bench(self.driver_dir(cublas=False), expect_rc, **env)
+        with open(log) as f:
+            copies = [tuple(line.split()) for line in f]
+        return r, r.json["bench"]["cuda"]["transfers"], copies
+
+    BOUND = 1048576 / 2e-3 / 1e9  # GB/s the fake's sleep allows
+
+    def test_host_to_device_and_peer_bandwidth_measured_and_verified(self):
+        r, x, copies = self.transfers()
+        self.assertEqual((x["status"], x["bytes"], x["runs"], x["pinned"]), ("ok", 32 << 20, 5, True), x)
+        self.assertEqual([h["ordinal"] for h in x["h2d"]], [0, 1])
+        for h in x["h2d"]:
+            self.assertTrue(h["verified"], h)
+            for k in ("pageable_gbps", "pinned_gbps"):
+                self.assertGreater(h[k], 0, h)
+                self.assertLessEqual(h[k], self.BOUND * 1.001, h)  # computed from the real copy time
+        self.assertEqual([(p["from"], p["to"], p["peer_access"]) for p in x["p2p"]], [(0, 1, True), (1, 0, True)])
+        for p in x["p2p"]:
+            self.assertTrue(p["verified"], p)
+            self.assertGreater(p["gbps"], 0)
+            self.assertLessEqual(p["gbps"], self.BOUND * 1.001, p)
+        # what the fake really copied: per device 1 untimed + 5 timed copies, pageable and pinned, and a refill of
+        # each pair's source; per ordered pair 1 + 5 peer copies (the GEMMs' copies are other sizes)
+        big = [k for k, n in copies if int(n) == 32 << 20]
+        self.assertEqual((big.count("htod"), big.count("peer")), (2 * 2 * 6 + 2, 2 * 6), copies[:40])
+        lines = [s["text"] for s in r.json["bench"]["summary"] if "host-to-device" in s["text"] or "->" in s["text"]]
+        self.assertEqual(len(lines), 4, lines)
+        self.assertRegex(lines[0], r"^CUDA 0 host-to-device: pinned [0-9.]+ GB/s, pageable [0-9.]+ GB/s "
+                                   r"\(32 MiB, median of 5\), verified$")
+        self.assertRegex(lines[2], r"^CUDA 0 -> 1: [0-9.]+ GB/s peer to peer, verified$")
+        self.assertEqual(r.findings("bench.transfer-wrong"), [])
+
+    def test_a_peer_copy_read_back_wrong_and_one_without_peer_access(self):
+        r, x, _ = self.transfers(1, GC_FAKE_CUDA_P2P="corrupt", GC_FAKE_CUDA_P2P_PAIR="1,0")
+        st = {(p["from"], p["to"]): p for p in x["p2p"]}
+        self.assertTrue(st[(0, 1)]["verified"])
+        self.assertFalse(st[(1, 0)]["verified"])
+        f = r.findings("bench.transfer-wrong")
+        self.assertEqual([(x["subject"], x["severity"]) for x in f], [("cuda:1->cuda:0", "error")], f)
+        r, x, _ = self.transfers(0, GC_FAKE_CUDA_P2P="no-access")
+        self.assertEqual([p["peer_access"] for p in x["p2p"]], [False, False])
+        self.assertTrue(all(p["verified"] and p["gbps"] > 0 for p in x["p2p"]), x)
+        self.assertTrue(any("through host memory (no peer access)" in s["text"] for s in r.json["bench"]["summary"]))
+
     def test_no_libcuda_no_cuda_devices(self):
         empty = tempfile.mkdtemp(prefix="gc-bench-nocuda-")
         self.addCleanup(shutil.rmtree, empty, True)

@@ -19,6 +19,10 @@
  *   GC_FAKE_CUDA_P2P=ok|no-access|corrupt|hang   the peer functions: cuMemcpyPeer copies (default),
  *                              cuDeviceCanAccessPeer says no, the copy flips one byte, or it never returns
  *   GC_FAKE_CUDA_P2P_PAIR=A,B  the P2P behaviour only for the ordered pair device A -> device B (others ok)
+ *   GC_FAKE_CUDA_COPY_LOG=PATH  every cuMemcpyHtoD and cuMemcpyPeer appends "htod BYTES" or "peer BYTES"
+ *                              to PATH: what was really copied, for a test to hold bench's figures against
+ *   GC_FAKE_CUDA_COPY_US_PER_MIB=N  those copies sleep N microseconds per MiB first: a bandwidth the
+ *                              measurement cannot exceed (1 MiB per N us), whatever the host's memcpy does
  * CUDA_VISIBLE_DEVICES is honoured as the real driver does for indices: the list stops at the first
  * entry that is not a device, and an empty result makes cuInit return CUDA_ERROR_NO_DEVICE. */
 
@@ -241,9 +245,35 @@ EXPORT CUresult cuMemFree_v2(CUdeviceptr p)
     return 0;
 }
 
+/* GC_FAKE_CUDA_COPY_LOG and GC_FAKE_CUDA_COPY_US_PER_MIB for one copy of KIND. */
+static void fake_copy_note(const char *kind, size_t bytes)
+{
+    const char *us = getenv("GC_FAKE_CUDA_COPY_US_PER_MIB"), *log = getenv("GC_FAKE_CUDA_COPY_LOG");
+    if (us && atoi(us) > 0)
+        usleep((useconds_t)((double)atoi(us) * (double)bytes / 1048576.0));
+    FILE *f = log ? fopen(log, "a") : NULL;
+    if (f) {
+        fprintf(f, "%s %zu\n", kind, bytes);
+        fclose(f);
+    }
+}
+
 EXPORT CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t bytes)
 {
+    fake_copy_note("htod", bytes);
     memcpy((void *)(uintptr_t)dst, src, bytes);
+    return 0;
+}
+
+EXPORT CUresult cuMemAllocHost_v2(void **p, size_t bytes)
+{
+    *p = malloc(bytes ? bytes : 1);
+    return *p ? 0 : 2; /* CUDA_ERROR_OUT_OF_MEMORY */
+}
+
+EXPORT CUresult cuMemFreeHost(void *p)
+{
+    free(p);
     return 0;
 }
 
@@ -405,6 +435,7 @@ EXPORT CUresult cuMemcpyPeer(CUdeviceptr dst, void *dst_ctx, CUdeviceptr src, vo
     if (strcmp(m, "hang") == 0)
         for (;;)
             pause();
+    fake_copy_note("peer", bytes);
     memcpy((void *)(uintptr_t)dst, (const void *)(uintptr_t)src, bytes);
     if (strcmp(m, "corrupt") == 0 && bytes > 4096)
         ((unsigned char *)(uintptr_t)dst)[4096] ^= 0x10;

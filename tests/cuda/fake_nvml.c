@@ -10,6 +10,11 @@
  * GC_FAKE_NVML_BUSIDS comma-separated PCI addresses ("0000:00:06.0,0000:01:00.0"), matching a fake sysfs;
  *                     default 0000:00:06.0 for GPU 0 and 0000:NN:00.0 after it
  * GC_FAKE_NVML_DRIVER driver version (default 580.159.04)
+ * GC_FAKE_NVML_NVLINK  links per GPU (unset: no NVLink, every link call NVML_ERROR_NOT_SUPPORTED); link L
+ *                     of GPU G joins GPU (G + 1 + L % (N - 1)) % N; every counter starts at 5 (errors since
+ *                     the driver loaded, not growing). GC_FAKE_NVML_NVLINK_DOWN=G:L makes that link inactive,
+ *                     GC_FAKE_NVML_NVLINK_GROW=G:L makes its CRC flit counter grow by 3 on every read.
+ *                     Only in the new-ABI build (an old driver's library has no _v2 remote PCI info).
  * GC_FAKE_NVML_MEM_TOTAL_MIB, GC_FAKE_NVML_PROCS: memory and processes; GC_FAKE_NVML_TEMP,
  *                     GC_FAKE_NVML_VIOLATION_S: temperature and throttling history (at the end of this file)
  * Built twice: the default exports the versioned names of NVML 13 (nvmlInit_v2, ..._v3 PCI info,
@@ -176,6 +181,66 @@ EXPORT ret_t nvmlDeviceGetPciInfo_v3(struct fake_gpu *d, struct pci_v3 *p)
     p->pci_device_id = 0x233010de;
     p->pci_subsystem_id = 0x16c110de;
     return OK;
+}
+
+/* ---- NVLink: GC_FAKE_NVML_NVLINK, _DOWN, _GROW ---- */
+
+static int nvlink_links(void)
+{
+    const char *e = getenv("GC_FAKE_NVML_NVLINK");
+    return e ? atoi(e) : 0;
+}
+
+/* Does "G:L" in variable NAME name link L of GPU D? */
+static int nvlink_named(const char *name, const struct fake_gpu *d, unsigned int link)
+{
+    const char *e = getenv(name);
+    unsigned int g, l;
+    return e && sscanf(e, "%u:%u", &g, &l) == 2 && g == d->index && l == link;
+}
+
+static ret_t nvlink_guard(const struct fake_gpu *d, unsigned int link)
+{
+    if (!initialised)
+        return E_UNINIT;
+    if (!d)
+        return E_ARG;
+    if (nvlink_links() <= 0)
+        return E_NOTSUP;
+    return link < (unsigned int)nvlink_links() ? OK : E_ARG;
+}
+
+EXPORT ret_t nvmlDeviceGetNvLinkState(struct fake_gpu *d, unsigned int link, int *active)
+{
+    ret_t r = nvlink_guard(d, link);
+    if (r != OK || !active)
+        return r != OK ? r : E_ARG;
+    *active = !nvlink_named("GC_FAKE_NVML_NVLINK_DOWN", d, link);
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetNvLinkErrorCounter(struct fake_gpu *d, unsigned int link, int counter,
+                                             unsigned long long *value)
+{
+    static unsigned long long grown;
+    ret_t r = nvlink_guard(d, link);
+    if (r != OK || !value || counter < 0 || counter > 4)
+        return r != OK ? r : E_ARG;
+    *value = 5;
+    if (counter == 2 && nvlink_named("GC_FAKE_NVML_NVLINK_GROW", d, link))
+        *value += (grown += 3);
+    return OK;
+}
+
+EXPORT ret_t nvmlDeviceGetNvLinkRemotePciInfo_v2(struct fake_gpu *d, unsigned int link, struct pci_v3 *p)
+{
+    ret_t r = nvlink_guard(d, link);
+    if (r != OK || !p)
+        return r != OK ? r : E_ARG;
+    if (n_gpus < 2)
+        return E_NOTSUP;
+    const struct fake_gpu *far = &gpus[(d->index + 1 + link % (n_gpus - 1)) % n_gpus];
+    return nvmlDeviceGetPciInfo_v3((struct fake_gpu *)far, p);
 }
 #else
 EXPORT ret_t nvmlInit(void) { return do_init(); }

@@ -6,6 +6,7 @@ import re
 import shutil
 import struct
 import subprocess
+import sys
 
 import gctest
 
@@ -310,9 +311,26 @@ class TopologyTests(gctest.TestCase):
         self.assertIs(r.json["topology"]["rdma"]["active"], True)
         self.assertEqual(self.ids(r), ["topology.ib-port-down-unused", "topology.no-peermem"])
         self.assertIs(r.json["topology"]["rdma"]["nvidia_peermem"], False)
+        self.assertIsNone(r.json["topology"]["rdma"]["dma_buf"]["possible"])  # no driver version, no kernel
+        # dma-buf stands in for nvidia_peermem with the open kernel module on Linux 5.12 or later
+        t.t.write("/proc/sys/kernel/osrelease", "6.8.0-45-generic\n")
+        t.t.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX Open Kernel Module for x86_64  580.95.05\n")
+        r = self.topo(t)
+        self.assertEqual(self.ids(r), ["topology.ib-port-down-unused"])
+        self.assertEqual(r.json["topology"]["rdma"]["dma_buf"],
+                         {"open_kernel_module": True, "kernel": "6.8.0-45-generic", "possible": True})
+        for osrel, flavour in (("5.4.0-150-generic", "Open Kernel Module"), ("6.8.0", "Kernel Module")):
+            t.t.write("/proc/sys/kernel/osrelease", osrel + "\n")
+            t.t.write("/proc/driver/nvidia/version", "NVRM version: NVIDIA UNIX x86_64 %s  580.95.05\n" % flavour)
+            r = self.topo(t)
+            self.assertEqual(self.ids(r), ["topology.ib-port-down-unused", "topology.no-peermem"], osrel)
+            self.assertIs(r.json["topology"]["rdma"]["dma_buf"]["possible"], False)
+            ev = r.findings("topology.no-peermem")[0]["evidence"]
+            self.assertIn("older than 5.12" if osrel.startswith("5.4") else "proprietary", ev[0]["value"])
         t.t.write("/proc/modules", "nvidia 1234 3 - Live 0x0\nnvidia_peermem 16384 0 - Live 0x0\n")
         r = self.topo(t)
         self.assertEqual(self.ids(r), ["topology.ib-port-down-unused"])
+        self.assertIsNone(r.json["topology"]["rdma"]["dma_buf"])
         nfd = gctest.run("topology", "--root", t.root, "--format=nfd")
         self.assertIn("topology.rdma=true", nfd.stdout)
 
@@ -386,6 +404,67 @@ class TopologyTests(gctest.TestCase):
         t.ib_port("mlx5_1", 1, "1: DOWN", "2: Polling", link_layer="Ethernet")
         r = self.topo(t, "--live", env=self.nccl_env(NCCL_IB_HCA="mlx5_1"))
         self.assertEqual(self.ids(r), ["topology.ib-port-down"])
+
+    # ---- the NCCL and RCCL libraries, from their files -------------------------------------------
+
+    def elf_lib(self, t, path):
+        """A file the linker would take as a library of this machine: the first 64 bytes of this Python's
+        own ELF header (its class, byte order and machine), which is all the search reads."""
+        with open(os.path.realpath(sys.executable), "rb") as fh:
+            t.t.write(path, fh.read(64))
+
+    def libs(self, r):
+        return {(x["library"], x["real_path"]): x for x in r.json["topology"]["nccl"]["libraries"]}
+
+    def test_nccl_and_rccl_versions_come_from_file_names_and_dist_info(self):
+        t = self.tree()
+        t.switch_with_gpus()
+        self.elf_lib(t, "/usr/lib/libnccl.so.2.21.5")
+        t.t.symlink("libnccl.so.2.21.5", "/usr/lib/libnccl.so.2")
+        site = "/opt/venv/lib/python3.12/site-packages"
+        self.elf_lib(t, site + "/nvidia/nccl/lib/libnccl.so.2")
+        t.t.write(site + "/nvidia_nccl_cu12-2.28.9.dist-info/METADATA", "Name: nvidia-nccl-cu12\n")
+        self.elf_lib(t, "/opt/rocm-6.2.0/lib/librccl.so.1.0.60200")
+        t.t.symlink("librccl.so.1.0.60200", "/opt/rocm-6.2.0/lib/librccl.so.1")
+        t.t.write("/usr/lib/libnccl.so.2.99.0", "not ELF")  # not a library the linker takes: not listed
+        r = self.topo(t, env={"VIRTUAL_ENV": "/opt/venv", "LD_LIBRARY_PATH": None})
+        libs = self.libs(r)
+        self.assertEqual(len(libs), 3, libs)
+        sysl = libs[("nccl", "/usr/lib/libnccl.so.2.21.5")]
+        self.assertEqual((sysl["version"], sysl["version_from"], sysl["found_via"], sysl["loaded_first"]),
+                         ("2.21.5", "file name", "default", True))
+        wheel = libs[("nccl", site + "/nvidia/nccl/lib/libnccl.so.2")]
+        self.assertEqual((wheel["version"], wheel["version_from"], wheel["dist_info"], wheel["found_via"],
+                          wheel["loaded_first"]),
+                         ("2.28.9", "dist-info", "nvidia_nccl_cu12-2.28.9.dist-info", "pip", False))
+        rccl = libs[("rccl", "/opt/rocm-6.2.0/lib/librccl.so.1.0.60200")]
+        self.assertEqual((rccl["version"], rccl["found_via"]), ("1.0.60200", "ROCm"))
+        self.assertEqual(self.ids(r), ["topology.acs-redirect", "topology.acs-redirect"])  # versions alone: no finding
+        text = gctest.run("topology", "--root", t.root, env={"VIRTUAL_ENV": "/opt/venv"}).stdout
+        self.assertRegex(text, r"NCCL 2\.21\.5 +/usr/lib/libnccl\.so\.2\.21\.5 \(default, loaded first\)")
+        self.assertRegex(text, r"NCCL 2\.28\.9 +%s/nvidia/nccl/lib/libnccl\.so\.2 \(pip, nvidia_nccl_cu12" % site)
+        self.assertRegex(text, r"RCCL 1\.0\.60200 ")
+        # two NCCL wheels in one environment (pytorch/pytorch#186591): the version is not known, a warning
+        t.t.write(site + "/nvidia_nccl_cu13-2.29.7.dist-info/METADATA", "Name: nvidia-nccl-cu13\n")
+        r = self.topo(t, env={"VIRTUAL_ENV": "/opt/venv", "LD_LIBRARY_PATH": None})
+        wheel = self.libs(r)[("nccl", site + "/nvidia/nccl/lib/libnccl.so.2")]
+        self.assertEqual((wheel["version"], wheel["dist_info"]), (None, None))
+        f = r.findings("topology.nccl-wheels-mixed")
+        self.assertEqual(len(f), 1, r.json["findings"])
+        self.assertEqual((f[0]["severity"], f[0]["subject"]), ("warning", site))
+        self.assertIn("nvidia_nccl_cu13-2.29.7.dist-info", f[0]["message"])
+        # two GPUs without NCCL: an empty list, nothing said
+        t = self.tree()
+        t.switch_with_gpus()
+        r = self.topo(t, env={"VIRTUAL_ENV": None, "LD_LIBRARY_PATH": None})
+        self.assertEqual(r.json["topology"]["nccl"]["libraries"], [])
+        # one GPU and no RDMA device: NCCL connects nothing here, and is not looked for (null)
+        t = self.tree()
+        t.bridge(["pci0000:00", "0000:00:01.0"], PORT_ROOT)
+        t.gpu(["pci0000:00", "0000:00:01.0", "0000:01:00.0"])
+        self.elf_lib(t, "/usr/lib/libnccl.so.2.21.5")
+        r = self.topo(t, env={"VIRTUAL_ENV": None, "LD_LIBRARY_PATH": None})
+        self.assertIsNone(r.json["topology"]["nccl"]["libraries"])
 
     # ---- one GPU, no GPU ------------------------------------------------------------------------
 

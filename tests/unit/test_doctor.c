@@ -808,6 +808,35 @@ static void test_cause_kinds(void **state)
     }
 }
 
+/* A peer check's finding about GPU pairs is explained by ACS on a bridge whose peer GPUs hold both ends of
+ * every pair, by PCI address in either of CUDA's and sysfs's forms; an error stays its own reason. */
+static void test_peer_path_cause(void **state)
+{
+    (void)state;
+    struct report *r = report_new();
+    /* report_add_finding's pointer is good until the next finding is added: evidence goes on at once */
+    report_finding_add_evidence(report_add_finding(r, "topology.acs-redirect", "0000:02:00.0", "ACS redirection"),
+                                "peer GPUs", "0000:03:00.0 0000:04:00.0");
+    report_add_finding(r, "topology.acs-redirect", "0000:82:00.0", "ACS redirection without its GPUs");
+    struct report_finding *f = report_add_finding(r, "cuda.p2p-unsupported", NULL, "two pairs");
+    report_finding_add_evidence(f, "pair", "00000000:03:00.0->00000000:04:00.0");
+    report_finding_add_evidence(f, "pair", "0000:04:00.0->0000:03:00.0");
+    report_add_finding(r, "cuda.p2p-unsupported", "0000:03:00.0->10000:04:00.0", "a VMD domain is another GPU");
+    f = report_add_finding(r, "cuda.p2p-unsupported", "one pair elsewhere", "one pair elsewhere");
+    report_finding_add_evidence(f, "pair", "0000:03:00.0->0000:04:00.0");
+    report_finding_add_evidence(f, "pair", "0000:03:00.0->0000:05:00.0");
+    report_add_finding(r, "cuda.p2p-hang", "0000:03:00.0->0000:04:00.0", "hang");
+    doctor_link_causes(r);
+    f = report_find_finding(r, "cuda.p2p-unsupported", NULL);
+    assert_string_equal(f->message, "two pairs");
+    assert_string_equal(f->caused_by_id, "topology.acs-redirect");
+    assert_string_equal(f->caused_by_subject, "0000:02:00.0");
+    assert_null(report_find_finding(r, "cuda.p2p-unsupported", "0000:03:00.0->10000:04:00.0")->caused_by_id);
+    assert_null(report_find_finding(r, "cuda.p2p-unsupported", "one pair elsewhere")->caused_by_id);
+    assert_null(report_find_finding(r, "cuda.p2p-hang", "0000:03:00.0->0000:04:00.0")->caused_by_id);
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -834,6 +863,7 @@ int main(void)
         cmocka_unit_test(test_requirement_chains),
         cmocka_unit_test(test_reasons_scoped_to_the_api_vendor),
         cmocka_unit_test(test_cause_kinds),
+        cmocka_unit_test(test_peer_path_cause),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
