@@ -87,11 +87,11 @@ static const char *doctor_peer_gpus(const struct report_finding *f)
 void doctor_link_peers(struct report *r)
 {
     for (size_t e = 0; e < r->n_findings; e++) {
-        struct report_finding *eff = &r->findings[e];
+        struct report_finding *eff = r->findings[e];
         if (eff->caused_by_id || !(checks_flags(r->catalogue, eff->id) & CHECK_F_PEER_PAIR))
             continue;
         for (size_t c = 0; c < r->n_findings; c++) {
-            const struct report_finding *cause = &r->findings[c];
+            const struct report_finding *cause = r->findings[c];
             const char *gpus = doctor_peer_gpus(cause);
             if (c == e || !gpus || cause->severity < eff->severity ||
                 !(checks_flags(r->catalogue, cause->id) & CHECK_F_PEER_PATH) || !doctor_pairs_within(eff, gpus))
