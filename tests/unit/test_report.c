@@ -532,6 +532,11 @@ static void test_opencl_facts_beside_json(void **state)
     assert_true(o->platforms[0].devs[1].cpu);
     assert_false(o->platforms[0].devs[2].cpu);
     assert_int_equal(json_object_array_length(o->platforms_json), 2); /* the list itself, for cldevices */
+    free(o->platforms[0].devs[0].name); /* the typed members print from the result, in their places */
+    ((struct result_opencl *)o)->platforms[0].devs[0].name = strdup("B580");
+    back = report_section_json(s);
+    assert_non_null(strstr(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), "[{\"name\":\"B580\",\"type\""));
+    json_object_put(back);
     report_free(r);
 }
 
