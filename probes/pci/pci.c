@@ -731,7 +731,8 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
     pci_json(&st);
     pci_summary(&st, n_compute);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
-    struct result_pci *res = result_pci_read(sec->data);
+    /* devices, nodes, bus_visible and source leave the data for the result, which prints them in place */
+    struct result_pci *res = result_pci_ops.from_json(sec->data);
     if (res)
         report_section_set_result(sec, &result_pci_ops, res);
     pci_state_free(&st);
