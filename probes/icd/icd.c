@@ -260,7 +260,7 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
         json_object_put(own_env);
     }
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
-    struct result_icd *res = result_icd_read(sec->data);
+    struct result_icd *res = result_icd_ops.from_json(sec->data); /* it prints its members in their places */
     if (res)
         report_section_set_result(sec, &result_icd_ops, res);
     icd_state_free(&st);

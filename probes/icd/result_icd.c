@@ -149,6 +149,12 @@ struct result_icd *result_icd_read(json_object *data)
     json_object *l = jsonget_object(data, "loader"), *comb = jsonget_object(data, "combined");
     r->has_loader = l != NULL;
     r->has_combined = comb != NULL;
+    size_t n = 0;
+    json_object *held[] = {l, jsonget_array(data, "loaders", &n), jsonget_array(data, "icds", &n),
+                           jsonget_array(data, "ignored_files", &n), comb};
+    json_object **to[] = {&r->loader_json, &r->loaders_json, &r->icds_json, &r->ignored_json, &r->combined_json};
+    for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+        *to[i] = held[i] ? json_object_get(held[i]) : NULL;
     if (result_icd_str(l, "path", &r->loader_path) < 0 || result_icd_str(l, "name", &r->loader_name) < 0 ||
         result_icd_str(l, "vendor", &r->loader_vendor) < 0 || result_icd_str(l, "version", &r->loader_version) < 0 ||
         result_icd_str(l, "ocl_version", &r->loader_ocl_version) < 0 || result_icd_str(l, "kind", &r->loader_kind) < 0 ||
@@ -165,6 +171,9 @@ void result_icd_free(struct result_icd *r)
 {
     if (!r)
         return;
+    json_object *held[] = {r->loader_json, r->loaders_json, r->icds_json, r->ignored_json, r->combined_json};
+    for (size_t i = 0; i < sizeof(held) / sizeof(held[0]); i++)
+        json_object_put(held[i]);
     char **strs[] = {&r->loader_path,        &r->loader_name, &r->loader_vendor, &r->loader_version,
                      &r->loader_ocl_version, &r->loader_kind, &r->vendors_dir,   &r->vendors_from};
     for (size_t i = 0; i < sizeof(strs) / sizeof(strs[0]); i++)
@@ -192,9 +201,229 @@ void result_icd_free(struct result_icd *r)
     free(r);
 }
 
+/* Is member KEY of DATA there, as null or of type T (which the result prints back the same)? */
+static bool result_icd_takes(json_object *data, const char *key, enum json_type t)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(data, key, &v) && (!v || json_object_is_type(v, t));
+}
+
+/* The facts of DATA; the members the result prints leave it, a null keeping each place (keeps_places). */
 static void *result_icd_from_json(json_object *data)
 {
-    return result_icd_read(data);
+    struct result_icd *r = result_icd_read(data);
+    if (!r)
+        return NULL;
+    static const struct {
+        const char *key;
+        enum json_type type;
+    } taken[] = {
+        {"loader", json_type_object},      {"loaders", json_type_array}, {"vendors_dir", json_type_string},
+        {"vendors_from", json_type_string}, {"icds", json_type_array},    {"ignored_files", json_type_array},
+        {"combined", json_type_object},
+    };
+    /* a list or an object of the right type is held (result_icd_read), so what is not typed prints from it */
+    for (unsigned i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+        if (result_icd_takes(data, taken[i].key, taken[i].type)) {
+            r->have |= 1u << i;
+            json_object_object_add(data, taken[i].key, NULL); /* in place: the member keeps its position */
+        }
+    }
+    return r;
+}
+
+/* One typed member of a captured object: KEY, its kind, and where its value is. */
+enum result_icd_kind { RESULT_ICD_STR, RESULT_ICD_BOOL, RESULT_ICD_TRI, RESULT_ICD_COUNT };
+struct result_icd_field {
+    const char *key;
+    enum result_icd_kind kind;
+    const void *val; /* char *const *, bool *, enum gc_tri *, int64_t * */
+};
+
+/* VAL (captured) printed from FIELD's typed value when VAL has the shape the value was read from, else VAL. */
+static json_object *result_icd_field_json(const struct result_icd_field *f, json_object *val)
+{
+    switch (f->kind) {
+    case RESULT_ICD_STR: {
+        const char *s = *(char *const *)f->val;
+        if (val && !json_object_is_type(val, json_type_string))
+            break;
+        return s ? json_object_new_string(s) : NULL;
+    }
+    case RESULT_ICD_BOOL:
+        if (!json_object_is_type(val, json_type_boolean))
+            break;
+        return json_object_new_boolean(*(const bool *)f->val);
+    case RESULT_ICD_TRI:
+        if (val && !json_object_is_type(val, json_type_boolean))
+            break;
+        return gc_tri_json(*(const enum gc_tri *)f->val);
+    case RESULT_ICD_COUNT: {
+        int64_t n = *(const int64_t *)f->val;
+        if (!val)
+            return NULL;
+        if (!json_object_is_type(val, json_type_int) || n < 0)
+            break;
+        return json_object_new_int64(n);
+    }
+    }
+    return json_object_get(val);
+}
+
+/* CAP printed over: each member in CAP's order, a typed one (FIELDS) from the struct, NEST's keys by NEST, the
+ * others as captured. */
+static json_object *result_icd_over(json_object *cap, const struct result_icd_field *fields, size_t n,
+                                    json_object *(*nest)(const char *key, json_object *val, const void *ctx),
+                                    const void *ctx)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_foreach(cap, key, val)
+    {
+        size_t k = 0;
+        while (k < n && strcmp(fields[k].key, key) != 0)
+            k++;
+        json_object *v = k < n ? result_icd_field_json(&fields[k], val) : nest ? nest(key, val, ctx) : NULL;
+        if (k == n && !nest)
+            v = json_object_get(val);
+        json_object_object_add(o, key, v);
+    }
+    return o;
+}
+
+/* ARR printed over, entry by entry: the I-th entry of type T by ONE (the I-th typed one: the reader skipped
+ * entries of another type, so they line up), another entry as captured. */
+static json_object *result_icd_list(json_object *arr, enum json_type t, size_t n,
+                                    json_object *(*one)(size_t i, json_object *cap, const void *ctx), const void *ctx)
+{
+    json_object *a = json_object_new_array();
+    size_t typed = 0;
+    for (size_t i = 0; a && i < json_object_array_length(arr); i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        bool mine = json_object_is_type(e, t) && typed < n;
+        json_object_array_add(a, mine ? one(typed++, e, ctx) : json_object_get(e));
+    }
+    return a;
+}
+
+static json_object *result_icd_platform_json(size_t i, json_object *cap, const void *ctx)
+{
+    const struct result_icd_platform *p = &((const struct result_icd_listing *)ctx)->platforms[i];
+    const struct result_icd_field f[] = {
+        {"name", RESULT_ICD_STR, &p->name},         {"vendor", RESULT_ICD_STR, &p->vendor},
+        {"version", RESULT_ICD_STR, &p->version},   {"icd_suffix", RESULT_ICD_STR, &p->icd_suffix},
+        {"devices", RESULT_ICD_COUNT, &p->devices}, {"gpu_devices", RESULT_ICD_COUNT, &p->gpu_devices},
+        {"accepted", RESULT_ICD_TRI, &p->accepted}, {"has_khr_icd", RESULT_ICD_TRI, &p->has_khr_icd},
+    };
+    return result_icd_over(cap, f, sizeof(f) / sizeof(f[0]), NULL, NULL);
+}
+
+/* A listing's nested member: its platforms. */
+static json_object *result_icd_listing_nest(const char *key, json_object *val, const void *ctx)
+{
+    const struct result_icd_listing *l = ctx;
+    if (strcmp(key, "platforms") == 0 && json_object_is_type(val, json_type_array))
+        return result_icd_list(val, json_type_object, l->n_platforms, result_icd_platform_json, l);
+    return json_object_get(val);
+}
+
+static json_object *result_icd_driver_json(const struct result_icd_file *f, json_object *cap)
+{
+    const struct result_icd_field fields[] = {
+        {"name", RESULT_ICD_STR, &f->driver_name},
+        {"title", RESULT_ICD_STR, &f->driver_title},
+        {"needs", RESULT_ICD_STR, &f->driver_needs},
+        {"hardware_detail", RESULT_ICD_STR, &f->hardware_detail},
+        {"absent_hardware", RESULT_ICD_BOOL, &f->absent_hardware},
+    };
+    json_object *o = result_icd_over(cap, fields, sizeof(fields) / sizeof(fields[0]), NULL, NULL);
+    json_object *hw = NULL; /* the verdict from the struct when the capture names one of its values */
+    const char *name = vendor_hw_name(f->hardware);
+    if (json_object_object_get_ex(cap, "hardware", &hw) && json_object_is_type(hw, json_type_string) &&
+        strcmp(json_object_get_string(hw), name) == 0)
+        json_object_object_add(o, "hardware", json_object_new_string(name));
+    return o;
+}
+
+/* An ICD's nested members: its driver and its platforms. */
+static json_object *result_icd_file_nest(const char *key, json_object *val, const void *ctx)
+{
+    const struct result_icd_file *f = ctx;
+    if (strcmp(key, "driver") == 0 && f->has_driver && json_object_is_type(val, json_type_object))
+        return result_icd_driver_json(f, val);
+    return result_icd_listing_nest(key, val, &f->run);
+}
+
+static json_object *result_icd_file_json(size_t i, json_object *cap, const void *ctx)
+{
+    const struct result_icd_file *f = &((const struct result_icd *)ctx)->icds[i];
+    const struct result_icd_field fields[] = {
+        {"file", RESULT_ICD_STR, &f->file},           {"source", RESULT_ICD_STR, &f->source},
+        {"library", RESULT_ICD_STR, &f->library},     {"resolved", RESULT_ICD_STR, &f->resolved},
+        {"found_via", RESULT_ICD_STR, &f->found_via}, {"vendor", RESULT_ICD_STR, &f->vendor},
+        {"status", RESULT_ICD_STR, &f->run.status},   {"detail", RESULT_ICD_STR, &f->run.detail},
+    };
+    return result_icd_over(cap, fields, sizeof(fields) / sizeof(fields[0]), result_icd_file_nest, f);
+}
+
+static json_object *result_icd_loader_file_json(size_t i, json_object *cap, const void *ctx)
+{
+    const struct result_icd_loader_file *l = &((const struct result_icd *)ctx)->loaders[i];
+    const struct result_icd_field f[] = {
+        {"path", RESULT_ICD_STR, &l->path},         {"resolved", RESULT_ICD_STR, &l->resolved},
+        {"source", RESULT_ICD_STR, &l->source},     {"name", RESULT_ICD_STR, &l->name},
+        {"version", RESULT_ICD_STR, &l->version},   {"kind", RESULT_ICD_STR, &l->kind},
+        {"searched", RESULT_ICD_BOOL, &l->searched}, {"wins", RESULT_ICD_BOOL, &l->wins},
+        {"loadable", RESULT_ICD_BOOL, &l->loadable},
+    };
+    return result_icd_over(cap, f, sizeof(f) / sizeof(f[0]), NULL, NULL);
+}
+
+static json_object *result_icd_ignored_json(size_t i, json_object *cap, const void *ctx)
+{
+    (void)cap;
+    return json_object_new_string(((const struct result_icd *)ctx)->ignored_files[i]);
+}
+
+static json_object *result_icd_to_json(const void *res)
+{
+    const struct result_icd *r = res;
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    if (r->have & RESULT_ICD_HAVE_LOADER) {
+        const struct result_icd_field f[] = {
+            {"path", RESULT_ICD_STR, &r->loader_path},       {"name", RESULT_ICD_STR, &r->loader_name},
+            {"vendor", RESULT_ICD_STR, &r->loader_vendor},   {"version", RESULT_ICD_STR, &r->loader_version},
+            {"ocl_version", RESULT_ICD_STR, &r->loader_ocl_version}, {"kind", RESULT_ICD_STR, &r->loader_kind},
+        };
+        json_object_object_add(o, "loader", r->loader_json ? result_icd_over(r->loader_json, f, sizeof(f) / sizeof(f[0]), NULL, NULL) : NULL);
+    }
+    if (r->have & RESULT_ICD_HAVE_LOADERS)
+        json_object_object_add(o, "loaders", r->loaders_json ? result_icd_list(r->loaders_json, json_type_object,
+                                                                               r->n_loaders, result_icd_loader_file_json, r)
+                                                             : NULL);
+    if (r->have & RESULT_ICD_HAVE_VENDORS_DIR)
+        json_object_object_add(o, "vendors_dir", r->vendors_dir ? json_object_new_string(r->vendors_dir) : NULL);
+    if (r->have & RESULT_ICD_HAVE_VENDORS_FROM)
+        json_object_object_add(o, "vendors_from", r->vendors_from ? json_object_new_string(r->vendors_from) : NULL);
+    if (r->have & RESULT_ICD_HAVE_ICDS)
+        json_object_object_add(o, "icds", r->icds_json ? result_icd_list(r->icds_json, json_type_object, r->n_icds,
+                                                                         result_icd_file_json, r)
+                                                       : NULL);
+    if (r->have & RESULT_ICD_HAVE_IGNORED)
+        json_object_object_add(o, "ignored_files", r->ignored_json ? result_icd_list(r->ignored_json, json_type_string,
+                                                                                     r->n_ignored, result_icd_ignored_json, r)
+                                                                   : NULL);
+    if (r->have & RESULT_ICD_HAVE_COMBINED) {
+        const struct result_icd_field f[] = {
+            {"status", RESULT_ICD_STR, &r->combined.status},
+            {"detail", RESULT_ICD_STR, &r->combined.detail},
+        };
+        json_object_object_add(o, "combined", r->combined_json ? result_icd_over(r->combined_json, f, sizeof(f) / sizeof(f[0]),
+                                                                                 result_icd_listing_nest, &r->combined)
+                                                               : NULL);
+    }
+    return o;
 }
 
 static void result_icd_free_any(void *res)
@@ -204,9 +433,10 @@ static void result_icd_free_any(void *res)
 
 const struct report_result_ops result_icd_ops = {
     .section = "icd",
-    .to_json = NULL,
+    .to_json = result_icd_to_json,
     .from_json = result_icd_from_json,
     .free = result_icd_free_any,
+    .keeps_places = true,
 };
 
 const struct result_icd *result_icd_get(const struct report *r)

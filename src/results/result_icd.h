@@ -11,9 +11,22 @@
 #include "typed.h"
 #include "vendor.h"
 
-/* Issue 38, as result_cpu: the facts readers need, typed, beside the section's JSON, which the probe still
- * builds as data. result_icd_ops has no to_json: the JSON printed is the data, byte for byte; the probe's
- * own section and a captured one are read into these facts by one parser, which takes nothing out. */
+/* Issue 38, as result_pci: the probe builds the section as data, then reads it with FROM_JSON, which takes
+ * loader, loaders, vendors_dir, vendors_from, icds, ignored_files and combined into the result, a null
+ * keeping each place (KEEPS_PLACES). TO_JSON prints their typed members from the struct and the others
+ * (times, outputs, malformed lists) from the captured objects the result holds (the *_json members), in
+ * the captured order, so the JSON stays byte for byte; env stays in the data. */
+
+/* Bits of struct result_icd.have: the top-level members the result prints (to_json). */
+enum {
+    RESULT_ICD_HAVE_LOADER = 1u << 0,
+    RESULT_ICD_HAVE_LOADERS = 1u << 1,
+    RESULT_ICD_HAVE_VENDORS_DIR = 1u << 2,
+    RESULT_ICD_HAVE_VENDORS_FROM = 1u << 3,
+    RESULT_ICD_HAVE_ICDS = 1u << 4,
+    RESULT_ICD_HAVE_IGNORED = 1u << 5,
+    RESULT_ICD_HAVE_COMBINED = 1u << 6,
+};
 
 /* One OpenCL platform a driver (or the loader, all drivers at once) listed: icds[].platforms[] and
  * combined.platforms[]. */
@@ -54,6 +67,9 @@ struct result_icd_loader_file {
 };
 
 struct result_icd {
+    unsigned have; /* RESULT_ICD_HAVE_*: 0 for a result read by result_icd_read */
+    /* the captured members (references held; NULL when of another shape): what is not typed prints from them */
+    json_object *loader_json, *loaders_json, *icds_json, *ignored_json, *combined_json;
     bool has_loader; /* data.loader is an object: the loader that was used */
     char *loader_path, *loader_name, *loader_vendor, *loader_version, *loader_ocl_version, *loader_kind;
     struct result_icd_loader_file *loaders;
@@ -70,7 +86,8 @@ struct result_icd {
 
 extern const struct report_result_ops result_icd_ops;
 
-/* The facts of the icd section's DATA, or NULL on allocation failure. DATA is left as it is. */
+/* The facts of the icd section's DATA, or NULL on allocation failure. DATA is left as it is, and the result
+ * prints nothing (HAVE is 0): for a reader of a section that has no result. */
 struct result_icd *result_icd_read(json_object *data);
 /* Free a result of result_icd_read (NULL is fine). */
 void result_icd_free(struct result_icd *r);

@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "probe.h"
 #include "report.h"
 #include "strutil.h"
 #include "results/result_cpu.h"
@@ -605,107 +604,6 @@ static void test_pci_fixtures_round_trip(void **state)
     assert_true(n_cpu >= 1); /* LIVE-check.json */
 }
 
-/* The icd facts (issue 38): the captured live section of a fixture reads into the loader, each ICD with its
- * library, driver and hardware verdict, and what programs see; the JSON prints back byte for byte. */
-static void test_icd_facts_from_fixture(void **state)
-{
-    (void)state;
-    const char *src = getenv("GPUCHECKUP_SOURCE_ROOT");
-    assert_non_null(src);
-    char *path = str_printf("%s/tests/fixtures/h100-nvidia-cuda-container/LIVE-check.json", src);
-    json_object *doc = json_object_from_file(path), *icd = NULL;
-    free(path);
-    assert_true(json_object_object_get_ex(doc, "icd", &icd));
-    struct report *r = report_new();
-    struct report_section *s = report_add_section(r, "icd");
-    json_object_put(s->data);
-    s->data = json_object_get(icd);
-    char *before = strdup(json_object_to_json_string_ext(icd, JSON_C_TO_STRING_PLAIN));
-    assert_int_equal(report_section_adopt(s, &result_icd_ops), 0);
-    json_object *back = report_section_json(s);
-    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), before);
-    json_object_put(back);
-    free(before);
-    const struct result_icd *c = result_icd_get(r);
-    assert_non_null(c);
-    assert_true(c->has_loader);
-    assert_string_equal(c->loader_path, "/usr/local/cuda-13.0/targets/x86_64-linux/lib/libOpenCL.so.1.0.0");
-    assert_string_equal(c->loader_kind, "unknown");
-    assert_null(c->loader_name);
-    assert_true(c->n_loaders >= 5);
-    assert_true(c->loaders[0].wins && c->loaders[0].loadable && c->loaders[0].searched);
-    assert_false(c->loaders[1].wins);
-    assert_string_equal(c->loaders[1].kind, "ocl-icd");
-    assert_int_equal(c->n_icds, 3);
-    const struct result_icd_file *nv = &c->icds[1];
-    assert_null(nv->file);
-    assert_string_equal(nv->source, "OCL_ICD_FILENAMES");
-    assert_string_equal(nv->library, "libnvidia-opencl.so.1");
-    assert_string_equal(nv->resolved, "/usr/local/nvidia/lib64/libnvidia-opencl.so.580.159.04");
-    assert_string_equal(nv->found_via, "LD_LIBRARY_PATH");
-    assert_string_equal(nv->vendor, "nvidia");
-    assert_true(nv->has_driver);
-    assert_int_equal(nv->hardware, VENDOR_HW_PRESENT);
-    assert_false(nv->absent_hardware);
-    assert_string_equal(nv->run.status, "ok");
-    assert_int_equal(nv->run.n_platforms, 1);
-    assert_int_equal(nv->run.platforms[0].gpu_devices, 1);
-    assert_int_equal(nv->run.platforms[0].has_khr_icd, GC_TRI_YES);
-    assert_true(nv->run.elapsed_ms > 0);
-    assert_int_equal(c->icds[0].hardware, VENDOR_HW_NOT_NEEDED);
-    assert_string_equal(c->icds[2].file, "/etc/OpenCL/vendors/pocl.icd");
-    assert_string_equal(c->icds[2].run.status, "duplicate");
-    assert_string_equal(c->icds[2].run.detail, "same library as libpocl.so.2");
-    assert_true(c->icds[2].run.elapsed_ms < 0); /* not probed */
-    assert_true(c->has_combined);
-    char *seen = result_icd_platforms_text(&c->combined);
-    assert_string_equal(seen, "Portable Computing Language (1 device); NVIDIA CUDA (1 device)");
-    free(seen);
-    assert_int_equal(c->combined.platforms[1].accepted, GC_TRI_UNKNOWN); /* not listed for the combined run */
-    /* the doctor's words for an .icd file come from the typed facts */
-    const char *text = NULL;
-    assert_null(probe_find("icd")->subject_vendor(s, "/etc/OpenCL/vendors/pocl.icd", &text));
-    assert_string_equal(text, "libpocl.so.2.12.0");
-    report_section_set_status(s, REPORT_STATUS_FAILED, "x");
-    assert_null(result_icd_get(r)); /* only a section that ran ok gives facts */
-    report_free(r);
-    json_object_put(doc);
-}
-
-/* Odd shapes in a captured icd section are unknown facts, not a crash, and the JSON stays as it is. */
-static void test_icd_facts_odd_shapes(void **state)
-{
-    (void)state;
-    static const char *doc = "{\"loader\":null,\"loaders\":[3,{\"path\":7,\"wins\":\"yes\"}],\"icds\":[{\"file\":"
-                             "\"x.icd\",\"vendor\":\"nvidia\",\"driver\":{\"hardware\":\"maybe\"},\"platforms\":"
-                             "[{\"devices\":-2},\"p\"]},\"e\"],\"ignored_files\":[\"a.txt\",1],\"combined\":[]}";
-    struct report *r = report_new();
-    struct report_section *s = report_add_section(r, "icd");
-    json_object_put(s->data);
-    s->data = json_tokener_parse(doc);
-    assert_int_equal(report_section_adopt(s, &result_icd_ops), 0);
-    json_object *back = report_section_json(s);
-    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), doc);
-    json_object_put(back);
-    const struct result_icd *c = result_icd_get(r);
-    assert_non_null(c);
-    assert_false(c->has_loader);
-    assert_false(c->has_combined);
-    assert_int_equal(c->n_loaders, 1);
-    assert_null(c->loaders[0].path);
-    assert_false(c->loaders[0].wins);
-    assert_int_equal(c->n_icds, 1);
-    assert_int_equal(c->icds[0].hardware, VENDOR_HW_UNKNOWN);
-    assert_int_equal(c->icds[0].run.n_platforms, 1);
-    assert_int_equal(c->icds[0].run.platforms[0].devices, -1);
-    char *t = result_icd_platforms_text(&c->icds[0].run);
-    assert_string_equal(t, "unnamed (devices unknown)");
-    free(t);
-    assert_int_equal(c->n_ignored, 1);
-    assert_string_equal(c->ignored_files[0], "a.txt");
-    report_free(r);
-}
-
 /* No summary line says more than the findings it summarises (issue 35: "[FAIL] ROCm" above "ready"). */
 static void test_marks_agree_with_findings(void **state)
 {
@@ -783,8 +681,6 @@ int main(void)
         cmocka_unit_test(test_cpu_facts_beside_json),
         cmocka_unit_test(test_cpu_members_keep_their_places),
         cmocka_unit_test(test_opencl_facts_beside_json),
-        cmocka_unit_test(test_icd_facts_from_fixture),
-        cmocka_unit_test(test_icd_facts_odd_shapes),
         cmocka_unit_test(test_marks_agree_with_findings),
         cmocka_unit_test(test_section_publish_keeps_the_name),
     };
