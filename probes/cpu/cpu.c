@@ -596,7 +596,8 @@ static int cpu_run(struct probe_ctx *ctx, struct report_section *sec)
         cpu_summary_other(&c);
     }
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
-    struct result_cpu *res = result_cpu_read(sec->data);
+    /* the typed members leave the data for the result, which prints them in their places */
+    struct result_cpu *res = result_cpu_ops.from_json(sec->data);
     if (res)
         report_section_set_result(sec, &result_cpu_ops, res);
     cpu_run_free(&c);

@@ -5,6 +5,7 @@
 
 #include "cpu_internal.h"
 #include "jsonget.h"
+#include "results/result_cpu.h"
 
 /* ---- text ----------------------------------------------------------------------------------- */
 
@@ -75,11 +76,11 @@ static void cpu_text_source(struct text_out *t, json_object *d, const char *src)
 }
 
 /* Architecture, vendor, brand, family/model/stepping, microarchitecture, core counts and types. */
-static void cpu_text_ident(struct text_out *t, json_object *d)
+static void cpu_text_ident(struct text_out *t, json_object *d, const struct result_cpu *c)
 {
     const char *s;
-    if ((s = jsonget_str(d, "architecture")))
-        text_kv(t, "architecture", "%s", s);
+    if (c->architecture)
+        text_kv(t, "architecture", "%s", c->architecture);
     if ((s = jsonget_str(d, "vendor")))
         text_kv(t, "vendor", "%s", s);
     if ((s = jsonget_str(d, "brand")))
@@ -142,7 +143,7 @@ static void cpu_text_avx10(struct text_out *t, json_object *d)
 }
 
 /* Hypervisor, the OS-enabled register state, the x86-64 level. */
-static void cpu_text_state(struct text_out *t, json_object *d, const char *src)
+static void cpu_text_state(struct text_out *t, json_object *d, const char *src, const struct result_cpu *c)
 {
     json_object *os = NULL;
     json_object_object_get_ex(d, "os_enabled", &os);
@@ -170,11 +171,10 @@ static void cpu_text_state(struct text_out *t, json_object *d, const char *src)
                 osrc && strcmp(osrc, "osxsave") == 0 ? "OSXSAVE is 0" : xcr0,
                 osrc && strcmp(osrc, "assumed") == 0 ? ": the dump has none, assumed as Linux sets it" : "");
     }
-    json_object *lvl = NULL, *missing = NULL;
-    json_object_object_get_ex(d, "x86_64_level", &lvl);
+    json_object *missing = NULL;
     json_object_object_get_ex(d, "x86_64_missing", &missing);
-    if (lvl) {
-        int level = json_object_get_int(lvl);
+    if (c->x86_64_level >= 0) {
+        int level = c->x86_64_level;
         char next[16];
         snprintf(next, sizeof(next), "v%d", level + 1);
         json_object *nm = NULL;
@@ -193,23 +193,22 @@ static void cpu_text_state(struct text_out *t, json_object *d, const char *src)
 }
 
 /* The flag table rows by state, and the kernel's feature list. */
-static void cpu_text_flags(struct text_out *t, json_object *d)
+static void cpu_text_flags(struct text_out *t, json_object *d, const struct result_cpu *c)
 {
-    json_object *flags = NULL, *cflags = NULL;
-    json_object_object_get_ex(d, "flags", &flags);
+    json_object *cflags = NULL;
     json_object_object_get_ex(d, "cpuid_flags", &cflags);
-    if (flags) {
+    if (c->flags_known) {
         const char *use[CPU_FLAG_MAX], *nrep[CPU_FLAG_MAX], *dis[CPU_FLAG_MAX], *unk[CPU_FLAG_MAX];
         size_t nu = 0, nn = 0, nd = 0, nk = 0;
         for (size_t i = 0; i < cpu_flag_count; i++) {
             const char *name = cpu_flag_table[i].name;
-            json_object *u = NULL, *cr = NULL;
-            json_object_object_get_ex(flags, name, &u);
+            enum gc_tri u = result_cpu_flag(c, name);
+            json_object *cr = NULL;
             if (cflags)
                 json_object_object_get_ex(cflags, name, &cr);
-            if (!u)
+            if (u == GC_TRI_UNKNOWN)
                 unk[nk++] = name;
-            else if (json_object_get_boolean(u))
+            else if (u == GC_TRI_YES)
                 use[nu++] = name;
             else if (cr && json_object_get_boolean(cr))
                 dis[nd++] = name;
@@ -240,16 +239,21 @@ void cpu_print_text(const struct report_section *sec, const struct report *r, st
 {
     (void)r;
     json_object *d = sec->data, *x;
+    const struct result_cpu *c = sec->result_ops == &result_cpu_ops ? sec->result : NULL;
+    struct result_cpu *own = c ? NULL : result_cpu_read(d); /* a section without its result */
+    if (!c && !(c = own))
+        return;
     text_heading(t, "CPU");
     const char *src = jsonget_str(d, "source");
     cpu_text_source(t, d, src);
-    cpu_text_ident(t, d);
-    cpu_text_state(t, d, src);
-    cpu_text_flags(t, d);
+    cpu_text_ident(t, d, c);
+    cpu_text_state(t, d, src, c);
+    cpu_text_flags(t, d, c);
     json_object *notes = NULL;
     if (json_object_object_get_ex(d, "notes", &notes) && json_object_is_type(notes, json_type_array))
         for (size_t i = 0; i < json_object_array_length(notes); i++)
             cpu_text_wrap(t, i == 0 ? "notes" : "", json_object_get_string(json_object_array_get_idx(notes, i)));
     if (json_object_object_get_ex(d, "saved_dump", &x) && x)
         text_kv(t, "saved dump", "%s", json_object_get_string(x));
+    result_cpu_free(own);
 }

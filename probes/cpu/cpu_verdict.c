@@ -14,18 +14,18 @@ extern const struct probe probe_cpu;
 void cpu_node_labels(const struct report_section *sec,
                      void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg)
 {
-    json_object *lv = jsonget(sec->data, "x86_64_level");
-    if (lv && json_object_is_type(lv, json_type_int) && json_object_get_int(lv) >= 1 && json_object_get_int(lv) <= 4) {
+    const struct result_cpu *c = sec->result_ops == &result_cpu_ops ? sec->result : NULL;
+    struct result_cpu *own = c ? NULL : result_cpu_read(sec->data); /* a section without its result */
+    if (!c && !(c = own))
+        return;
+    if (c->x86_64_level >= 1 && c->x86_64_level <= 4) {
         char b[8];
-        snprintf(b, sizeof(b), "%d", json_object_get_int(lv));
+        snprintf(b, sizeof(b), "%d", c->x86_64_level);
         emit(arg, "cpu", "x86-64-level", b);
     }
-    json_object *flags = jsonget(sec->data, "flags");
-    if (flags && json_object_is_type(flags, json_type_object)) {
-        json_object *a = jsonget(flags, "avx512f");
-        emit(arg, "cpu", "avx512",
-             a && json_object_is_type(a, json_type_boolean) && json_object_get_boolean(a) ? "true" : "false");
-    }
+    if (c->flags_known)
+        emit(arg, "cpu", "avx512", result_cpu_flag(c, "avx512f") == GC_TRI_YES ? "true" : "false");
+    result_cpu_free(own);
 }
 
 /* Prebuilt TensorFlow needs AVX (since 1.6: "Illegal instruction" without it): the cpu_avx target, with

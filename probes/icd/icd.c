@@ -8,6 +8,7 @@
 #include "isolate.h"
 #include "jsonget.h"
 #include "probe.h"
+#include "results/result_icd.h"
 #include "strutil.h"
 #include "vendor.h"
 
@@ -259,6 +260,9 @@ static int icd_run(struct probe_ctx *ctx, struct report_section *sec)
         json_object_put(own_env);
     }
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
+    struct result_icd *res = result_icd_ops.from_json(sec->data); /* it prints its members in their places */
+    if (res)
+        report_section_set_result(sec, &result_icd_ops, res);
     icd_state_free(&st);
     return PROBE_DONE;
 }
@@ -269,15 +273,14 @@ static const char *const icd_deps[] = {"pci", NULL};
 /* An .icd file of the section: the vendor it recognised, or its library's path for the doctor's words. */
 static const char *icd_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
 {
-    json_object *icds = jsonget(sec->data, "icds");
-    for (size_t i = 0; icds && json_object_is_type(icds, json_type_array) && i < json_object_array_length(icds); i++) {
-        json_object *d = json_object_array_get_idx(icds, i);
-        const char *file = jsonget_str(d, "file");
-        if (file && strcmp(file, subject) == 0) {
-            const struct vendor *v = vendor_by_name(jsonget_str(d, "vendor"));
+    const struct result_icd *res = sec->result_ops == &result_icd_ops ? sec->result : NULL;
+    for (size_t i = 0; res && i < res->n_icds; i++) {
+        const struct result_icd_file *f = &res->icds[i];
+        if (f->file && strcmp(f->file, subject) == 0) {
+            const struct vendor *v = vendor_by_name(f->vendor);
             if (v)
                 return v->name;
-            *text = jsonget_str(d, "library");
+            *text = f->library;
             return NULL;
         }
     }
@@ -298,6 +301,7 @@ const struct probe probe_icd = {
     .checks = icd_checks,
     .n_checks = sizeof(icd_checks) / sizeof(icd_checks[0]),
     .run = icd_run,
+    .result = &result_icd_ops,
     .subject_vendor = icd_subject_vendor,
     .print_text = icd_print_text,
 };

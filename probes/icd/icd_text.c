@@ -4,6 +4,7 @@
 
 #include "icd_impl.h"
 #include "probe.h"
+#include "results/result_icd.h"
 #include "strutil.h"
 #include "vendor.h"
 
@@ -233,90 +234,82 @@ static const char *icd_cell(const char *s)
     return s && *s ? s : "-";
 }
 
-void icd_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
+/* The loader part of the text: which libOpenCL, which files, what programs see, ignored files. */
+static void icd_print_loader(const struct result_icd *res, struct text_out *t)
 {
-    (void)r;
-    json_object *d = sec->data, *loader = NULL, *loaders = NULL, *icds = NULL, *comb = NULL, *ign = NULL;
-    json_object_object_get_ex(d, "loader", &loader);
-    json_object_object_get_ex(d, "loaders", &loaders);
-    json_object_object_get_ex(d, "icds", &icds);
-    json_object_object_get_ex(d, "combined", &comb);
-    json_object_object_get_ex(d, "ignored_files", &ign);
-
     text_heading(t, "OpenCL ICD loader");
-    if (!loader) {
+    if (!res->has_loader) {
         text_kv(t, "loader", "none could be loaded");
     } else {
-        text_kv(t, "loader", "%s", icd_cell(icd_jstr(loader, "path")));
-        const char *name = icd_jstr(loader, "name");
-        if (name)
-            text_kv(t, "identity", "%s %s (%s), %s", name, icd_cell(icd_jstr(loader, "version")),
-                    icd_cell(icd_jstr(loader, "vendor")), icd_cell(icd_jstr(loader, "kind")));
+        text_kv(t, "loader", "%s", icd_cell(res->loader_path));
+        if (res->loader_name)
+            text_kv(t, "identity", "%s %s (%s), %s", res->loader_name, icd_cell(res->loader_version),
+                    icd_cell(res->loader_vendor), icd_cell(res->loader_kind));
         else
             text_kv(t, "identity", "unknown (no clGetICDLoaderInfoOCLICD)");
     }
-    const char *vd = icd_jstr(d, "vendors_dir");
-    text_kv(t, "vendors", "%s (from %s)", vd ? vd : "no directory: one file or library", icd_cell(icd_jstr(d, "vendors_from")));
-    size_t nl = loaders ? json_object_array_length(loaders) : 0;
-    for (size_t i = 0; i < nl; i++) {
-        json_object *l = json_object_array_get_idx(loaders, i);
-        const char *res = icd_jstr(l, "resolved");
-        const char *path = icd_jstr(l, "path");
-        const char *kind = icd_jstr(l, "kind");
-        text_kv(t, i == 0 ? "libOpenCL files" : "", "%s%s%s (%s%s%s)%s", icd_cell(path),
-                res && path && strcmp(res, path) != 0 ? " -> " : "", res && path && strcmp(res, path) != 0 ? res : "",
-                icd_cell(icd_jstr(l, "source")), kind ? ", " : "", kind ? kind : "",
-                icd_jbool(l, "wins", false) ? " <- programs load this one" : "");
+    const char *vd = res->vendors_dir;
+    text_kv(t, "vendors", "%s (from %s)", vd ? vd : "no directory: one file or library", icd_cell(res->vendors_from));
+    for (size_t i = 0; i < res->n_loaders; i++) {
+        const struct result_icd_loader_file *l = &res->loaders[i];
+        bool moved = l->resolved && l->path && strcmp(l->resolved, l->path) != 0;
+        text_kv(t, i == 0 ? "libOpenCL files" : "", "%s%s%s (%s%s%s)%s", icd_cell(l->path), moved ? " -> " : "",
+                moved ? l->resolved : "", icd_cell(l->source), l->kind ? ", " : "", l->kind ? l->kind : "",
+                l->wins ? " <- programs load this one" : "");
     }
-    if (comb) {
-        const char *cs = icd_jstr(comb, "status");
-        json_object *cp = NULL;
-        json_object_object_get_ex(comb, "platforms", &cp);
-        char *pt = icd_platforms_text(cp);
-        if (cs && strcmp(cs, "ok") == 0)
+    if (res->has_combined) {
+        const struct result_icd_listing *c = &res->combined;
+        char *pt = result_icd_platforms_text(c);
+        if (c->status && strcmp(c->status, "ok") == 0)
             text_kv(t, "programs see", "%s", pt ? pt : "no platform");
         else
-            text_kv(t, "programs see", "%s: %s", icd_cell(cs), icd_cell(icd_jstr(comb, "detail")));
+            text_kv(t, "programs see", "%s: %s", icd_cell(c->status), icd_cell(c->detail));
         free(pt);
     }
-    size_t ni = ign ? json_object_array_length(ign) : 0;
-    for (size_t i = 0; i < ni; i++)
-        text_kv(t, i == 0 ? "ignored (not *.icd)" : "", "%s", json_object_get_string(json_object_array_get_idx(ign, i)));
+    for (size_t i = 0; i < res->n_ignored; i++)
+        text_kv(t, i == 0 ? "ignored (not *.icd)" : "", "%s", res->ignored_files[i]);
+}
 
-    size_t n = icds ? json_object_array_length(icds) : 0;
+/* The table of ICDs: file, library, status, platforms (or why not). */
+static void icd_print_icds(const struct result_icd *res, struct text_out *t)
+{
     text_heading(t, "OpenCL ICDs");
-    if (n == 0) {
+    if (res->n_icds == 0) {
         fprintf(t->f, "  none\n");
         return;
     }
     int wf = 4, wl = 7, ws = 6;
-    for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(icds, i);
-        const char *file = icd_jstr(e, "file");
-        int lf = (int)strlen(file ? file : icd_cell(icd_jstr(e, "source"))) + (file ? 0 : 2);
-        int ll = (int)strlen(icd_cell(icd_jstr(e, "library")));
-        int ls = (int)strlen(icd_cell(icd_jstr(e, "status")));
+    for (size_t i = 0; i < res->n_icds; i++) {
+        const struct result_icd_file *e = &res->icds[i];
+        int lf = (int)strlen(e->file ? e->file : icd_cell(e->source)) + (e->file ? 0 : 2);
+        int ll = (int)strlen(icd_cell(e->library));
+        int ls = (int)strlen(icd_cell(e->run.status));
         wf = lf > wf ? (lf > 64 ? 64 : lf) : wf;
         wl = ll > wl ? (ll > 64 ? 64 : ll) : wl;
         ws = ls > ws ? ls : ws;
     }
     fprintf(t->f, "  %-*s  %-*s  %-*s  %s\n", wf, "FILE", wl, "LIBRARY", ws, "STATUS", "PLATFORMS");
-    for (size_t i = 0; i < n; i++) {
-        json_object *e = json_object_array_get_idx(icds, i);
-        const char *file = icd_jstr(e, "file");
-        char *src = file ? NULL : str_printf("(%s)", icd_cell(icd_jstr(e, "source")));
-        const char *status = icd_cell(icd_jstr(e, "status"));
-        json_object *ps = NULL;
-        json_object_object_get_ex(e, "platforms", &ps);
-        char *pt = strcmp(status, "ok") == 0 ? icd_platforms_text(ps) : NULL;
-        enum report_mark m = icd_status_mark(status);
-        json_object *drv = NULL;
-        if (json_object_object_get_ex(e, "driver", &drv) && icd_jbool(drv, "absent_hardware", false))
-            m = REPORT_MARK_INFO;
-        fprintf(t->f, "  %-*s  %-*s  %s%-*s%s  %s\n", wf, file ? file : src ? src : "", wl,
-                icd_cell(icd_jstr(e, "library")), text_color_on(t, m), ws, status, text_color_off(t),
-                pt ? pt : icd_cell(icd_jstr(e, "detail")));
+    for (size_t i = 0; i < res->n_icds; i++) {
+        const struct result_icd_file *e = &res->icds[i];
+        char *src = e->file ? NULL : str_printf("(%s)", icd_cell(e->source));
+        const char *status = icd_cell(e->run.status);
+        char *pt = strcmp(status, "ok") == 0 ? result_icd_platforms_text(&e->run) : NULL;
+        enum report_mark m = e->has_driver && e->absent_hardware ? REPORT_MARK_INFO : icd_status_mark(status);
+        fprintf(t->f, "  %-*s  %-*s  %s%-*s%s  %s\n", wf, e->file ? e->file : src ? src : "", wl, icd_cell(e->library),
+                text_color_on(t, m), ws, status, text_color_off(t), pt ? pt : icd_cell(e->run.detail));
         free(pt);
         free(src);
     }
+}
+
+void icd_print_text(const struct report_section *sec, const struct report *r, struct text_out *t)
+{
+    (void)r;
+    const struct result_icd *res = sec->result_ops == &result_icd_ops ? sec->result : NULL;
+    struct result_icd *own = res ? NULL : result_icd_read(sec->data); /* a section without its result */
+    if (!res && !(res = own))
+        return;
+    icd_print_loader(res, t);
+    icd_print_icds(res, t);
+    result_icd_free(own);
 }

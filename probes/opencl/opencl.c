@@ -330,7 +330,8 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
         return PROBE_INPUT_ERROR;
     ocl_summary(sec, data, ctx->report);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
-    struct result_opencl *facts = result_opencl_read(data);
+    /* data.platforms leaves the data for the result, which prints it in its place */
+    struct result_opencl *facts = result_opencl_ops.from_json(data);
     if (facts)
         report_section_set_result(sec, &result_opencl_ops, facts);
     return PROBE_DONE;

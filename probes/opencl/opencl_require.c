@@ -64,18 +64,17 @@ static bool ocl_req_eval_device(const struct report *r, const char *name, int ar
 /* Highest OpenCL version (major*100+minor) of any device, or -1 if none known. */
 static int ocl_best_version(const struct report *r, const char **name)
 {
-    json_object *plats = jsonget(doctor_data(r, "opencl"), "platforms");
+    const struct result_opencl *cl = result_opencl_get(r);
     int best = -1;
-    for (size_t i = 0; plats && json_object_is_type(plats, json_type_array) && i < json_object_array_length(plats); i++) {
-        json_object *devs = jsonget(json_object_array_get_idx(plats, i), "devices");
-        for (size_t j = 0; devs && json_object_is_type(devs, json_type_array) && j < json_object_array_length(devs); j++) {
-            json_object *d = json_object_array_get_idx(devs, j);
-            const char *v = jsonget_str(d, "opencl_version");
+    for (size_t i = 0; cl && i < cl->n_platforms; i++) {
+        for (size_t j = 0; j < cl->platforms[i].n_devs; j++) {
+            const struct result_opencl_dev *d = &cl->platforms[i].devs[j];
+            const char *v = d->version;
             unsigned maj = 0, min = 0;
             if (v && sscanf(v, "%u.%u", &maj, &min) == 2 && maj < 100 && min < 100 && (int)(maj * 100 + min) > best) {
                 best = (int)(maj * 100 + min);
                 if (name)
-                    *name = jsonget_str(d, "name");
+                    *name = d->name;
             }
         }
     }

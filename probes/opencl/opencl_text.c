@@ -133,9 +133,8 @@ static void ocl_types(json_object *d, char *buf, size_t len)
     }
 }
 
-static void ocl_print_list(struct text_out *t, json_object *data)
+static void ocl_print_list(struct text_out *t, json_object *data, json_object *plats)
 {
-    json_object *plats = ocl_jarr(data, "platforms");
     text_heading(t, "OpenCL platforms and devices");
     if (!plats || json_object_array_length(plats) == 0) {
         const char *detail = ocl_jstr(ocl_jobj(data, "enumeration"), "detail");
@@ -168,11 +167,13 @@ void ocl_print_text(const struct report_section *sec, const struct report *r, st
 {
     (void)r;
     json_object *data = sec->data;
+    /* the platforms as captured: the typed result holds them (data.platforms is its placeholder) */
+    const struct result_opencl *res = sec->result_ops == &result_opencl_ops ? sec->result : NULL;
+    json_object *plats = res ? res->platforms_json : ocl_jarr(data, "platforms");
     if (t->command && strcmp(t->command, "list") == 0) {
-        ocl_print_list(t, data);
+        ocl_print_list(t, data, plats);
         return;
     }
-    json_object *plats = ocl_jarr(data, "platforms");
     json_object *en = ocl_jobj(data, "enumeration");
     text_heading(t, "OpenCL platforms and devices");
     ocl_kv(t, 0, "Loader", ocl_jstr(data, "loader"));

@@ -575,23 +575,31 @@ static void pci_state_free(struct pci_state *st)
     pci_container_free(&st->platform);
 }
 
+/* The section's typed facts: its result, or (a section without one) *OWN read from its data, to free. */
+static const struct result_pci *pci_facts(const struct report_section *sec, struct result_pci **own)
+{
+    *own = NULL;
+    if (sec->result_ops == &result_pci_ops && sec->result)
+        return sec->result;
+    return *own = result_pci_read(sec->data);
+}
+
 /* Node labels: the GPUs and accelerators on the bus (display-only adapters, a server's BMC VGA, do not
  * count), and their vendor ("mixed" for more than one). */
 static void pci_node_labels(const struct report_section *sec,
                             void (*emit)(void *arg, const char *group, const char *name, const char *value), void *arg)
 {
-    json_object *devs = jsonget(sec->data, "devices");
+    struct result_pci *own;
+    const struct result_pci *pci = pci_facts(sec, &own);
     size_t n = 0;
     const char *vendor = NULL;
     bool mixed = false;
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *kind = jsonget_str(d, "kind"), *id = jsonget_str(d, "vendor_id");
-        if (!kind || (strcmp(kind, "compute-gpu") != 0 && strcmp(kind, "accelerator") != 0 &&
-                      strcmp(kind, "paravirtual-gpu") != 0))
+    for (size_t i = 0; pci && i < pci->n_devs; i++) {
+        const struct result_pci_dev *d = &pci->devs[i];
+        if (d->kind != RESULT_PCI_KIND_COMPUTE && d->kind != RESULT_PCI_KIND_ACCEL && d->kind != RESULT_PCI_KIND_PARAVIRT)
             continue;
-        const struct vendor *v = vendor_by_pci_text(id);
-        const char *name = v ? v->name : id;
+        const struct vendor *v = vendor_by_pci_text(d->vendor_id);
+        const char *name = v ? v->name : d->vendor_id;
         if (vendor && name && strcmp(vendor, name) != 0)
             mixed = true;
         if (!vendor)
@@ -604,48 +612,54 @@ static void pci_node_labels(const struct report_section *sec,
     emit(arg, "gpu", "count", count);
     if (n > 0)
         emit(arg, "gpu", "vendor", mixed ? "mixed" : vendor);
+    result_pci_ops.free(own);
 }
 
-/* The compute GPUs among the section's devices (display-only adapters and accelerators are not). */
+/* The compute GPUs among the section's devices (display-only adapters and accelerators are not). The
+ * doctor asks an ok section only, which has its result (the addresses point into it). */
 static size_t pci_bus_gpus(const struct report_section *sec, struct bus_gpu *out, size_t max)
 {
-    json_object *devs = jsonget(sec->data, "devices");
+    const struct result_pci *pci = sec->result_ops == &result_pci_ops ? sec->result : NULL;
     size_t n = 0;
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *kind = jsonget_str(d, "kind");
-        if (!kind || strcmp(kind, "compute-gpu") != 0)
+    for (size_t i = 0; pci && i < pci->n_devs; i++) {
+        const struct result_pci_dev *d = &pci->devs[i];
+        if (d->kind != RESULT_PCI_KIND_COMPUTE)
             continue;
-        const struct vendor *v = vendor_by_pci_text(jsonget_str(d, "vendor_id"));
+        const struct vendor *v = vendor_by_pci_text(d->vendor_id);
         if (n < max)
-            out[n] = (struct bus_gpu){.pci_address = jsonget_str(d, "address"), .vendor = v ? v->name : NULL};
+            out[n] = (struct bus_gpu){.pci_address = d->address, .vendor = v ? v->name : NULL};
         n++;
     }
     return n;
+}
+
+/* The vendor of SUBJECT in PCI's devices, through its GPU for a device node (DEPTH: one hop at most). */
+static const char *pci_vendor_of(const struct result_pci *pci, const char *subject, int depth)
+{
+    /* a device node (/dev/dri/renderD128) is its GPU's vendor's */
+    for (size_t i = 0; pci && depth < 2 && i < pci->n_nodes; i++) {
+        const struct result_pci_node *n = &pci->nodes[i];
+        if (n->path && n->device && strcmp(n->path, subject) == 0 && strcmp(n->device, subject) != 0)
+            return pci_vendor_of(pci, n->device, depth + 1);
+    }
+    for (size_t i = 0; pci && i < pci->n_devs; i++) {
+        const struct result_pci_dev *d = &pci->devs[i];
+        if (d->address && strcmp(d->address, subject) == 0) {
+            const struct vendor *v = vendor_by_pci_text(d->vendor_id);
+            return v ? v->name : NULL;
+        }
+    }
+    return NULL;
 }
 
 /* A PCI address of the section's devices: its vendor (the doctor's question for causes and relief). */
 static const char *pci_subject_vendor(const struct report_section *sec, const char *subject, const char **text)
 {
     (void)text;
-    /* a device node (/dev/dri/renderD128) is its GPU's vendor's */
-    json_object *nodes = jsonget(sec->data, "nodes");
-    for (size_t i = 0; nodes && json_object_is_type(nodes, json_type_array) && i < json_object_array_length(nodes); i++) {
-        json_object *n = json_object_array_get_idx(nodes, i);
-        const char *path = jsonget_str(n, "path"), *dev = jsonget_str(n, "device");
-        if (path && dev && strcmp(path, subject) == 0 && strcmp(dev, subject) != 0)
-            return pci_subject_vendor(sec, dev, text);
-    }
-    json_object *devs = jsonget(sec->data, "devices");
-    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-        json_object *d = json_object_array_get_idx(devs, i);
-        const char *a = jsonget_str(d, "address");
-        if (a && strcmp(a, subject) == 0) {
-            const struct vendor *v = vendor_by_pci_text(jsonget_str(d, "vendor_id"));
-            return v ? v->name : NULL;
-        }
-    }
-    return NULL;
+    struct result_pci *own;
+    const char *v = pci_vendor_of(pci_facts(sec, &own), subject, 0);
+    result_pci_ops.free(own);
+    return v;
 }
 
 static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
@@ -717,7 +731,8 @@ static int pci_run(struct probe_ctx *ctx, struct report_section *sec)
     pci_json(&st);
     pci_summary(&st, n_compute);
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
-    struct result_pci *res = result_pci_read(sec->data);
+    /* devices, nodes, bus_visible and source leave the data for the result, which prints them in place */
+    struct result_pci *res = result_pci_ops.from_json(sec->data);
     if (res)
         report_section_set_result(sec, &result_pci_ops, res);
     pci_state_free(&st);

@@ -3,6 +3,7 @@
 
 #include "jsonget.h"
 #include "pci_internal.h"
+#include "results/result_pci.h"
 
 static enum report_mark pci_t_mark(enum report_severity s)
 {
@@ -90,12 +91,17 @@ void pci_print_text(const struct report_section *sec, const struct report *r, st
 {
     json_object *data = sec->data, *devs = NULL, *mods = NULL, *nv = NULL, *nodes = NULL, *notes = NULL;
     FILE *f = t->f;
-    const char *src = jsonget_str(data, "source");
+    /* the typed result holds devices, nodes and source (the data keeps their places) */
+    const struct result_pci *res = sec->result_ops == &result_pci_ops ? sec->result : NULL;
+    const char *src = res && (res->have & RESULT_PCI_HAVE_SOURCE) ? res->source : jsonget_str(data, "source");
     char title[128];
     snprintf(title, sizeof(title), "PCI GPUs and accelerators (%s)",
              src && strcmp(src, "dump") == 0 ? "from a dump" : "from sysfs");
     text_heading(t, title);
-    json_object_object_get_ex(data, "devices", &devs);
+    if (res && res->devices_json)
+        devs = res->devices_json;
+    else
+        json_object_object_get_ex(data, "devices", &devs);
     size_t nd = devs ? json_object_array_length(devs) : 0;
     for (size_t i = 0; i < nd; i++)
         pci_t_device(r, t, json_object_array_get_idx(devs, i));
@@ -134,7 +140,11 @@ void pci_print_text(const struct report_section *sec, const struct report *r, st
         }
     }
 
-    if (json_object_object_get_ex(data, "nodes", &nodes) && nodes) {
+    if (res && res->nodes_json)
+        nodes = res->nodes_json;
+    else
+        json_object_object_get_ex(data, "nodes", &nodes);
+    if (nodes) {
         text_heading(t, "Device nodes");
         size_t nn = json_object_array_length(nodes);
         if (nn == 0)

@@ -27,6 +27,8 @@ static void result_pci_free(void *res)
     struct result_pci *r = res;
     if (!r)
         return;
+    json_object_put(r->devices_json);
+    json_object_put(r->nodes_json);
     for (size_t i = 0; i < r->n_devs; i++) {
         struct result_pci_dev *d = &r->devs[i];
         free(d->address);
@@ -173,6 +175,7 @@ struct result_pci *result_pci_read(json_object *data)
     size_t n = 0;
     json_object *devs = jsonget_array(data, "devices", &n);
     r->have_devices = devs != NULL;
+    r->devices_json = devs ? json_object_get(devs) : NULL;
     if (devs && n && !(r->devs = calloc(n, sizeof(*r->devs))))
         goto fail;
     for (size_t i = 0; devs && i < n; i++) {
@@ -182,6 +185,7 @@ struct result_pci *result_pci_read(json_object *data)
     }
     json_object *nodes = jsonget_array(data, "nodes", &n);
     r->have_nodes = nodes != NULL;
+    r->nodes_json = nodes ? json_object_get(nodes) : NULL;
     if (nodes && n && !(r->nodes = calloc(n, sizeof(*r->nodes))))
         goto fail;
     for (size_t i = 0; nodes && i < n; i++) {
@@ -202,16 +206,167 @@ fail:
     return NULL;
 }
 
+/* Is member KEY of DATA there, as null or of type T (which the result prints back the same)? */
+static bool result_pci_takes(json_object *data, const char *key, enum json_type t)
+{
+    json_object *v = NULL;
+    return json_object_object_get_ex(data, key, &v) && (!v || json_object_is_type(v, t));
+}
+
+/* The facts of DATA; the members the result prints leave it, a null keeping each place (keeps_places). */
 static void *result_pci_from_json(json_object *data)
 {
-    return result_pci_read(data);
+    struct result_pci *r = result_pci_read(data);
+    if (!r)
+        return NULL;
+    r->have |= (r->devices_json ? RESULT_PCI_HAVE_DEVICES : 0) | (r->nodes_json ? RESULT_PCI_HAVE_NODES : 0) |
+               (result_pci_takes(data, "bus_visible", json_type_boolean) ? RESULT_PCI_HAVE_BUS_VISIBLE : 0) |
+               (result_pci_takes(data, "source", json_type_string) ? RESULT_PCI_HAVE_SOURCE : 0);
+    static const char *const keys[] = {"devices", "nodes", "bus_visible", "source"};
+    for (unsigned i = 0; i < sizeof(keys) / sizeof(keys[0]); i++)
+        if (r->have & (1u << i))
+            json_object_object_add(data, keys[i], NULL); /* in place: the member keeps its position */
+    return r;
+}
+
+/* A string member printed from the struct (TYPED, read from VAL) when VAL is a string or null, else VAL. */
+static json_object *result_pci_jstr(json_object *val, const char *typed)
+{
+    if (val && !json_object_is_type(val, json_type_string))
+        return json_object_get(val);
+    return typed ? json_object_new_string(typed) : NULL;
+}
+
+/* A boolean member from the struct when VAL is a boolean or null, else VAL. */
+static json_object *result_pci_jtri(json_object *val, enum gc_tri typed)
+{
+    return val && !json_object_is_type(val, json_type_boolean) ? json_object_get(val) : gc_tri_json(typed);
+}
+
+/* An id member (uid, gid) from the struct when VAL is null or an integer it holds (>= 0), else VAL. */
+static json_object *result_pci_jid(json_object *val, long typed)
+{
+    if (!val)
+        return NULL;
+    return json_object_is_type(val, json_type_int) && typed >= 0 ? json_object_new_int64(typed) : json_object_get(val);
+}
+
+/* Device D printed over its captured object CAP: the typed members from D, the others from CAP, in CAP's order. */
+static json_object *result_pci_dev_json(const struct result_pci_dev *d, json_object *cap)
+{
+    const struct {
+        const char *key;
+        const char *val;
+    } strs[] = {{"address", d->address},   {"vendor_id", d->vendor_id},     {"device_id", d->device_id},
+                {"class", d->class_code},  {"driver", d->driver},           {"vendor_name", d->vendor_name},
+                {"device_name", d->device_name}};
+    json_object *o = json_object_new_object();
+    json_object_object_foreach(cap, key, val)
+    {
+        size_t k = 0;
+        while (k < sizeof(strs) / sizeof(strs[0]) && strcmp(key, strs[k].key) != 0)
+            k++;
+        json_object *v;
+        if (k < sizeof(strs) / sizeof(strs[0])) {
+            v = result_pci_jstr(val, strs[k].val);
+        } else if (strcmp(key, "kind") == 0 && (!val || d->kind >= 0)) {
+            v = val ? gc_name_json(&result_pci_kind_names, d->kind) : NULL;
+        } else if (strcmp(key, "link") == 0) {
+            v = json_object_get(d->link); /* held as captured */
+        } else if (strcmp(key, "drm") == 0 && (!val || (json_object_is_type(val, json_type_array) &&
+                                                        json_object_array_length(val) == d->n_drm))) {
+            v = val ? json_object_new_array() : NULL; /* every entry a string: all typed */
+            for (size_t j = 0; v && j < d->n_drm; j++)
+                json_object_array_add(v, json_object_new_string(d->drm[j]));
+        } else {
+            v = json_object_get(val);
+        }
+        json_object_object_add(o, key, v);
+    }
+    return o;
+}
+
+/* Node N printed over its captured object CAP, likewise. */
+static json_object *result_pci_node_json(const struct result_pci_node *n, json_object *cap)
+{
+    json_object *o = json_object_new_object();
+    json_object_object_foreach(cap, key, val)
+    {
+        json_object *v;
+        if (strcmp(key, "path") == 0)
+            v = result_pci_jstr(val, n->path);
+        else if (strcmp(key, "group") == 0)
+            v = result_pci_jstr(val, n->group);
+        else if (strcmp(key, "device") == 0)
+            v = result_pci_jstr(val, n->device);
+        else if (strcmp(key, "mode") == 0)
+            v = result_pci_jstr(val, n->mode_text);
+        else if (strcmp(key, "present") == 0)
+            v = result_pci_jtri(val, n->present);
+        else if (strcmp(key, "compute") == 0)
+            v = result_pci_jtri(val, n->compute);
+        else if (strcmp(key, "accessible") == 0)
+            v = result_pci_jtri(val, n->accessible);
+        else if (strcmp(key, "uid") == 0)
+            v = result_pci_jid(val, n->uid);
+        else if (strcmp(key, "gid") == 0)
+            v = result_pci_jid(val, n->gid);
+        else
+            v = json_object_get(val);
+        json_object_object_add(o, key, v);
+    }
+    return o;
+}
+
+/* The list ARR printed over: each object entry by ONE (entry I of the typed list), another entry as it is. */
+static json_object *result_pci_list_json(json_object *arr, size_t n, const void *typed, size_t size,
+                                         json_object *(*one)(const void *x, json_object *cap))
+{
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; a && i < json_object_array_length(arr); i++) {
+        json_object *e = json_object_array_get_idx(arr, i);
+        json_object_array_add(a, i < n && json_object_is_type(e, json_type_object)
+                                     ? one((const char *)typed + i * size, e)
+                                     : json_object_get(e));
+    }
+    return a;
+}
+
+static json_object *result_pci_dev_any(const void *x, json_object *cap)
+{
+    return result_pci_dev_json(x, cap);
+}
+
+static json_object *result_pci_node_any(const void *x, json_object *cap)
+{
+    return result_pci_node_json(x, cap);
+}
+
+static json_object *result_pci_to_json(const void *res)
+{
+    const struct result_pci *r = res;
+    json_object *o = json_object_new_object();
+    if (!o)
+        return NULL;
+    if (r->have & RESULT_PCI_HAVE_DEVICES)
+        json_object_object_add(o, "devices", result_pci_list_json(r->devices_json, r->n_devs, r->devs,
+                                                                  sizeof(*r->devs), result_pci_dev_any));
+    if (r->have & RESULT_PCI_HAVE_NODES)
+        json_object_object_add(o, "nodes", result_pci_list_json(r->nodes_json, r->n_nodes, r->nodes,
+                                                                sizeof(*r->nodes), result_pci_node_any));
+    if (r->have & RESULT_PCI_HAVE_BUS_VISIBLE)
+        json_object_object_add(o, "bus_visible", gc_tri_json(r->bus_visible));
+    if (r->have & RESULT_PCI_HAVE_SOURCE)
+        json_object_object_add(o, "source", r->source ? json_object_new_string(r->source) : NULL);
+    return o;
 }
 
 const struct report_result_ops result_pci_ops = {
     .section = "pci",
-    .to_json = NULL,
+    .to_json = result_pci_to_json,
     .from_json = result_pci_from_json,
     .free = result_pci_free,
+    .keeps_places = true,
 };
 
 const struct result_pci *result_pci_get(const struct report *r)

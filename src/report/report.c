@@ -200,6 +200,13 @@ json_object *report_section_json(const struct report_section *s)
         json_object_put(typed);
         return NULL;
     }
+    if (s->result_ops->keeps_places) { /* DATA's order; a placeholder's value from the result */
+        json_object_object_foreach(s->data, key, val)
+        {
+            json_object *v = NULL;
+            json_object_object_add(o, key, json_object_get(json_object_object_get_ex(typed, key, &v) ? v : val));
+        }
+    }
     for (const char *const *k = s->result_ops->members; k && *k; k++) {
         json_object *v = NULL;
         if (json_object_object_get_ex(typed, *k, &v) || json_object_object_get_ex(s->data, *k, &v))

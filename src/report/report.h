@@ -79,6 +79,10 @@ struct report_result_ops {
      * captured member of a shape the result does not read): so a document reads back and prints
      * the same, the second time as the first. */
     const char *const *members;
+    /* FROM_JSON leaves each member it types in DATA as a null that keeps its place (MEMBERS unused): the
+     * section prints DATA's members in their order, a typed one's value from TO_JSON, then TO_JSON's
+     * others. For a section whose paths write its members in more than one order (cpu: notes). */
+    bool keeps_places;
     /* The compute paths the result proves or disproves (compute_path.h): one per device reached through
      * the probe's compute API, appended to OUT; OWNER is the publishing probe (its compute_api). NULL
      * for a result that proves no device. */

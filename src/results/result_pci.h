@@ -9,11 +9,13 @@
 #include "report.h"
 #include "typed.h"
 
-/* Issue 38's first step for this section, the way result_cuda began: the facts other probes read,
- * typed, beside the section's JSON, which the probe still builds as data (its many parts add their
- * members in place). result_pci_ops has no to_json: the JSON printed is the data, byte for byte; the
- * probe's own section and a captured one are read into these facts by the same parser, which takes
- * nothing out of the data. */
+/* Issue 38, as result_cpu and result_opencl: the probe builds the section as data (its many parts add
+ * their members in place), then reads it with FROM_JSON: the facts other probes read, typed. data.devices,
+ * data.nodes, data.bus_visible and data.source leave the data for the result, a null keeping each place
+ * (KEEPS_PLACES); TO_JSON prints them, each device's and node's typed members from the struct and their
+ * other members from the captured objects the result holds (DEVICES_JSON, NODES_JSON), in the captured
+ * order, so the JSON stays byte for byte. A member of another shape prints as it was. The platform,
+ * modules and nvidia members are typed for readers but still print from the data. */
 
 /* data.devices[].kind */
 enum result_pci_kind {
@@ -65,7 +67,19 @@ struct result_pci_node {
     char *group;
 };
 
+/* Bits of struct result_pci.have: the top-level members the result prints (to_json). */
+enum {
+    RESULT_PCI_HAVE_DEVICES = 1u << 0,
+    RESULT_PCI_HAVE_NODES = 1u << 1,
+    RESULT_PCI_HAVE_BUS_VISIBLE = 1u << 2,
+    RESULT_PCI_HAVE_SOURCE = 1u << 3,
+};
+
 struct result_pci {
+    unsigned have;       /* RESULT_PCI_HAVE_*: 0 for a result read by result_pci_read */
+    /* data.devices and data.nodes as captured (references held; NULL when not arrays): their members not
+     * typed yet (numa node, BARs, a node's type...), printed in their places and read by the text */
+    json_object *devices_json, *nodes_json;
     bool have_devices;   /* data.devices is an array (the bus was read) */
     struct result_pci_dev *devs;
     size_t n_devs;
@@ -91,7 +105,7 @@ struct result_pci {
 extern const struct report_result_ops result_pci_ops;
 
 /* The facts of the pci section's DATA (the probe's own when done, a captured one), or NULL on
- * allocation failure. DATA is left as it is. */
+ * allocation failure. DATA is left as it is, and the result prints nothing (HAVE is 0). */
 struct result_pci *result_pci_read(json_object *data);
 /* The pci facts of R when the pci section ran ok, else NULL. */
 const struct result_pci *result_pci_get(const struct report *r);

@@ -84,6 +84,15 @@ class ListsFollowTheRegistryTests(gctest.TestCase):
         named = set(re.findall(r"`([a-z0-9]+)`", layout))
         self.assertEqual([d for d in folders if d not in named], [], "probe folders the guide's source layout omits")
 
+    def test_source_layout_names_every_typed_result(self):
+        headers = sorted(h for h in os.listdir(os.path.join(gctest.SOURCE_ROOT, "src", "results"))
+                         if h.startswith("result_") and h.endswith(".h"))
+        self.assertIn("result_cpu.h", headers)
+        with open(os.path.join(gctest.SOURCE_ROOT, "docs", "guide.md"), encoding="utf-8") as f:
+            layout = f.read().split("## Source layout", 1)[1].split("\n## ", 1)[0]
+        named = set(re.findall(r"`(result_[a-z0-9_]+\.h)`", layout))
+        self.assertEqual([h for h in headers if h not in named], [], "typed result headers the guide's source layout omits")
+
 
 class SummaryMarkPropertyTests(gctest.TestCase):
     """The property every report the suite reads is checked for (gctest.check_summary_marks) finds what it must."""

@@ -11,6 +11,7 @@
 #include "report.h"
 #include "results/result_cpu.h"
 #include "results/result_cuda.h"
+#include "results/result_icd.h"
 #include "results/result_opencl.h"
 #include "results/result_pci.h"
 #include "results/result_process.h"
@@ -67,6 +68,16 @@ static char *fuzz_results_round(const struct report_result_ops *ops, json_object
         for (size_t i = 0; v && i < v->n_drivers; i++)
             if (v->drivers[i].status != -1 && !gc_name(&result_vulkan_driver_status_names, v->drivers[i].status))
                 abort();
+        const struct result_icd *icd = result_icd_get(r);
+        for (size_t i = 0; icd && i < icd->n_icds; i++) {
+            const struct result_icd_file *f = &icd->icds[i];
+            if ((unsigned)f->hardware > VENDOR_HW_UNKNOWN || (f->absent_hardware && !f->has_driver))
+                abort();
+            for (size_t p = 0; p < f->run.n_platforms; p++)
+                if (f->run.platforms[p].devices < -1 || f->run.platforms[p].gpu_devices < -1)
+                    abort();
+            free(result_icd_platforms_text(&f->run));
+        }
         /* The doctor's reads must not trip on anything a capture can hold. */
         const struct result_smoke_dev *first = NULL;
         if (result_smoke_passed_devices(r, true, result_smoke_fp64_passed, &first) > 0 && !first)
@@ -114,7 +125,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         return 0;
     static const struct report_result_ops *const kinds[] = {&result_smoke_ops, &result_cuda_ops, &result_vulkan_ops,
                                                             &result_rocm_ops, &result_levelzero_ops, &result_pci_ops,
-                                                            &result_cpu_ops, &result_opencl_ops, &result_process_ops};
+                                                            &result_cpu_ops, &result_opencl_ops, &result_process_ops,
+                                                            &result_icd_ops};
     for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
         json_tokener *tok = json_tokener_new();
         if (!tok)

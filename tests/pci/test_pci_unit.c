@@ -9,6 +9,10 @@
 #include <string.h>
 
 #include "pci_internal.h"
+#include "compute_path.h"
+#include "probe.h"
+#include "report.h"
+#include "results/result_pci.h"
 #include "vendor.h"
 
 static void test_mode_allows(void **state)
@@ -268,6 +272,91 @@ static void test_module_and_wsl_text(void **state)
     assert_false(pci_wsl_conf_false("", "gpu", "enabled"));
 }
 
+static void test_labels_emit(void *arg, const char *group, const char *name, const char *value)
+{
+    char *out = arg;
+    size_t used = strlen(out);
+    snprintf(out + used, 512 - used, "%s.%s=%s;", group, name, value);
+}
+
+/* Issue 38: the probe's own readers of its section (node labels, the doctor's bus GPUs and subject vendor)
+ * read the typed result: a compute GPU and an accelerator count, a display-only adapter does not; a device
+ * node is its GPU's vendor's; a node pointing at a node pointing back ends. */
+static void test_readers_use_the_typed_result(void **state)
+{
+    (void)state;
+    static const char *doc =
+        "{\"devices\":[{\"address\":\"0000:01:00.0\",\"vendor_id\":\"10de\",\"kind\":\"compute-gpu\"},"
+        "{\"address\":\"0000:02:00.0\",\"vendor_id\":\"102b\",\"kind\":\"display-only\"},"
+        "{\"address\":\"0000:03:00.0\",\"vendor_id\":\"8086\",\"kind\":\"accelerator\"}],"
+        "\"nodes\":[{\"path\":\"/dev/dri/renderD128\",\"device\":\"0000:01:00.0\"},"
+        "{\"path\":\"/dev/a\",\"device\":\"/dev/b\"},{\"path\":\"/dev/b\",\"device\":\"/dev/a\"}]}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "pci");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_pci_ops), 0);
+    report_section_set_status(s, REPORT_STATUS_OK, NULL);
+    const struct probe *p = probe_find("pci");
+    char labels[512] = "";
+    p->node_labels(s, test_labels_emit, labels);
+    assert_string_equal(labels, "gpu.present=true;gpu.count=2;gpu.vendor=mixed;");
+    struct bus_gpu bus[4];
+    assert_int_equal(p->bus_gpus(s, bus, 4), 1);
+    assert_string_equal(bus[0].pci_address, "0000:01:00.0");
+    assert_string_equal(bus[0].vendor, "nvidia");
+    const char *text = NULL;
+    assert_string_equal(p->subject_vendor(s, "/dev/dri/renderD128", &text), "nvidia");
+    assert_string_equal(p->subject_vendor(s, "0000:03:00.0", &text), "intel");
+    assert_null(p->subject_vendor(s, "/dev/a", &text));
+    report_free(r);
+    /* a section without its result (a test's, an allocation failure) still gives labels, from its data */
+    r = report_new();
+    s = report_add_section(r, "pci");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    labels[0] = '\0';
+    p->node_labels(s, test_labels_emit, labels);
+    assert_string_equal(labels, "gpu.present=true;gpu.count=2;gpu.vendor=mixed;");
+    assert_string_equal(p->subject_vendor(s, "/dev/dri/renderD128", &text), "nvidia");
+    report_free(r);
+}
+
+/* result_pci prints devices, nodes, bus_visible and source (to_json) where the data had them, typed members
+ * from the struct; members of other shapes print as they were (issue 38: byte for byte). */
+static void test_typed_members_print_in_place(void **state)
+{
+    (void)state;
+    static const char *doc =
+        "{\"source\":\"sysfs\",\"notes\":[\"n\"],\"devices\":[{\"address\":\"0000:01:00.0\",\"kind\":\"Compute-GPU\","
+        "\"driver\":\"nvidia\",\"drm\":[1,\"card0\"],\"numa_node\":0,\"link\":{\"speed\":\"16\"}},7,"
+        "{\"address\":null,\"kind\":\"display-only\",\"drm\":[\"card1\"],\"class\":3}],\"modules\":{},"
+        "\"nodes\":[{\"path\":\"nvidia0\",\"present\":\"yes\",\"uid\":-1,\"gid\":44,\"mode\":\"0660\"}],"
+        "\"bus_visible\":true}";
+    struct report *r = report_new();
+    struct report_section *s = report_add_section(r, "pci");
+    json_object_put(s->data);
+    s->data = json_tokener_parse(doc);
+    assert_int_equal(report_section_adopt(s, &result_pci_ops), 0);
+    json_object *back = report_section_json(s);
+    assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), doc);
+    json_object_put(back);
+    report_section_set_status(s, REPORT_STATUS_OK, NULL);
+    struct result_pci *p = (struct result_pci *)result_pci_get(r);
+    assert_int_equal(p->have, RESULT_PCI_HAVE_DEVICES | RESULT_PCI_HAVE_NODES | RESULT_PCI_HAVE_BUS_VISIBLE |
+                                  RESULT_PCI_HAVE_SOURCE);
+    assert_null(json_object_object_get(s->data, "devices")); /* its place only */
+    free(p->devs[0].driver);
+    p->devs[0].driver = strdup("vfio-pci");
+    p->nodes[0].gid = 45;
+    back = report_section_json(s);
+    const char *j = json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN);
+    assert_non_null(strstr(j, "\"driver\":\"vfio-pci\",\"drm\":[1,\"card0\"]"));
+    assert_non_null(strstr(j, "\"uid\":-1,\"gid\":45,"));
+    json_object_put(back);
+    report_free(r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -275,7 +364,8 @@ int main(void)
         cmocka_unit_test(test_link_speed),      cmocka_unit_test(test_address),
         cmocka_unit_test(test_classify),        cmocka_unit_test(test_nvidia_versions),
         cmocka_unit_test(test_proc_modules),    cmocka_unit_test(test_module_and_wsl_text),
-        cmocka_unit_test(test_bar_parsers),
+        cmocka_unit_test(test_bar_parsers),     cmocka_unit_test(test_readers_use_the_typed_result),
+        cmocka_unit_test(test_typed_members_print_in_place),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

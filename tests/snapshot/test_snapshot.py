@@ -129,6 +129,24 @@ class LiveSnapshot(Base):
             if line.strip().startswith("[") and " CPU " in line:
                 self.assertNotIn("[captured]", line)
 
+    def test_replayed_sections_print_as_captured(self):
+        """Issue 38: a replayed section is read into its typed result (opencl, cuda, ...) and printed from it:
+        the same members in the same order with the same values as the capture, only the replay's mark added."""
+        path, _ = self.snapshot("--no-smoke")
+        with tarfile.open(path) as t:
+            captured = json.load(t.extractfile(TOP + "report.json"))
+        r = self.run_json("--root", path, env=self.env)
+        replayed = [n for n, v in r.json.items() if isinstance(v, dict) and v.get("captured")]
+        self.assertIn("opencl", replayed)
+        self.assertIn("cuda", replayed)
+        for name in replayed:
+            got = {k: v for k, v in r.json[name].items() if k not in ("captured", "duration_ms")}
+            want = {k: v for k, v in captured[name].items() if k != "duration_ms"}
+            self.assertEqual(json.dumps(got), json.dumps(want), name)  # order too: dumps keeps it
+        # cpu runs again on the captured CPUID dump, through its typed result: the same facts as the capture
+        for k in ("architecture", "x86_64_level", "flags"):
+            self.assertEqual(json.dumps(r.json["cpu"][k]), json.dumps(captured["cpu"][k]), k)
+
     def test_icd_file_checks_replay_where_the_run_looked(self):
         """.icd files in OCL_ICD_VENDORS: the replay reads them from the tree, under the captured environment."""
         vend = self.out("vendors")

@@ -14,6 +14,7 @@
 #include "strutil.h"
 #include "results/result_cpu.h"
 #include "results/result_cuda.h"
+#include "results/result_icd.h"
 #include "results/result_opencl.h"
 #include "results/result_pci.h"
 #include "results/result_smoke.h"
@@ -435,7 +436,8 @@ static void test_pci_facts_beside_json(void **state)
     report_free(r);
 }
 
-/* The cpu facts likewise: the JSON stays as it is; a flag that is not a boolean is unknown. */
+/* The cpu facts likewise: the JSON prints back as it was; a flag that is not a boolean is unknown (and the flags
+ * stay in the data then). */
 static void test_cpu_facts_beside_json(void **state)
 {
     (void)state;
@@ -459,7 +461,48 @@ static void test_cpu_facts_beside_json(void **state)
     assert_int_equal(result_cpu_flag(c, "fma"), GC_TRI_UNKNOWN); /* not a boolean */
     assert_int_equal(result_cpu_flag(c, "avx512f"), GC_TRI_UNKNOWN);
     assert_int_equal(result_cpu_flag(NULL, "avx"), GC_TRI_UNKNOWN);
+    assert_int_equal(c->have, RESULT_CPU_HAVE_ARCHITECTURE | RESULT_CPU_HAVE_X86_64_LEVEL); /* flags: "fma":1 stays */
     report_free(r);
+}
+
+/* cpu's to_json prints its members where the data had them, whichever order a path (or a capture) wrote:
+ * a note before the flags, the not-x86 path's nulls; the typed values come from the result. */
+static void test_cpu_members_keep_their_places(void **state)
+{
+    (void)state;
+    static const char *const docs[] = {
+        "{\"source\":\"cpuid\",\"notes\":[\"n\"],\"architecture\":\"x86_64\",\"flags\":{\"avx\":true,\"sse2\":null},"
+        "\"libcpuid\":null,\"x86_64_level\":1}",
+        "{\"flags\":null,\"x86_64_level\":null,\"libcpuid\":null,\"features\":[\"fp\"],\"architecture\":null}",
+        "{\"x86_64_level\":200,\"architecture\":7,\"flags\":{}}",
+    };
+    for (size_t i = 0; i < sizeof(docs) / sizeof(docs[0]); i++) {
+        struct report *r = report_new();
+        struct report_section *s = report_add_section(r, "cpu");
+        json_object_put(s->data);
+        s->data = json_tokener_parse(docs[i]);
+        assert_int_equal(report_section_adopt(s, &result_cpu_ops), 0);
+        json_object *back = report_section_json(s);
+        assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), docs[i]);
+        json_object_put(back);
+        const struct result_cpu *c = result_cpu_get(r);
+        if (i == 0) { /* the values print from the result: a change to it shows in the JSON */
+            assert_int_equal(result_cpu_flag(c, "avx"), GC_TRI_YES);
+            ((struct result_cpu *)c)->x86_64_level = 2;
+            back = report_section_json(s);
+            assert_non_null(strstr(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), "\"libcpuid\":null,\"x86_64_level\":2}"));
+            json_object_put(back);
+        } else if (i == 1) {
+            assert_false(c->flags_known);
+            assert_null(c->architecture);
+            assert_int_equal(c->x86_64_level, -1);
+        } else { /* a level out of range, an architecture not a string: left in the data; the empty table typed */
+            assert_int_equal(c->have, RESULT_CPU_HAVE_FLAGS);
+            assert_true(c->flags_known);
+            assert_int_equal(c->x86_64_level, -1);
+        }
+        report_free(r);
+    }
 }
 
 /* The opencl facts likewise: platforms and their devices' types, the JSON left as it is. */
@@ -488,11 +531,17 @@ static void test_opencl_facts_beside_json(void **state)
     assert_true(o->platforms[0].devs[1].cpu);
     assert_false(o->platforms[0].devs[2].cpu);
     assert_int_equal(json_object_array_length(o->platforms_json), 2); /* the list itself, for cldevices */
+    free(o->platforms[0].devs[0].name); /* the typed members print from the result, in their places */
+    ((struct result_opencl *)o)->platforms[0].devs[0].name = strdup("B580");
+    back = report_section_json(s);
+    assert_non_null(strstr(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), "[{\"name\":\"B580\",\"type\""));
+    json_object_put(back);
     report_free(r);
 }
 
-/* Every fixture's pci section (tests/fixtures/NAME/EXPECTED-*.json, LIVE-*.json) reads into the facts and prints
- * back byte for byte: the probe's own section and a snapshot's are read by the same parser, which takes nothing. */
+/* Every fixture's pci, cpu, icd and opencl section (tests/fixtures/NAME/EXPECTED-*.json, LIVE-*.json) reads into
+ * the typed result and prints back byte for byte (cpu's through its to_json, its members in their places): the
+ * probe's own section and a snapshot's are read by the same parser. */
 static void test_pci_fixtures_round_trip(void **state)
 {
     (void)state;
@@ -501,7 +550,7 @@ static void test_pci_fixtures_round_trip(void **state)
     char *dir = str_printf("%s/tests/fixtures", src);
     DIR *d = opendir(dir);
     assert_non_null(d);
-    size_t n = 0;
+    size_t n = 0, n_cpu = 0;
     struct dirent *e;
     while ((e = readdir(d))) {
         char *sub = str_printf("%s/%s", dir, e->d_name);
@@ -512,24 +561,36 @@ static void test_pci_fixtures_round_trip(void **state)
             if (len < 5 || strcmp(g->d_name + len - 5, ".json") != 0)
                 continue;
             char *path = str_printf("%s/%s", sub, g->d_name);
-            json_object *docj = json_object_from_file(path), *pci = NULL;
+            json_object *docj = json_object_from_file(path), *sec = NULL;
             free(path);
             assert_non_null(docj);
-            if (json_object_object_get_ex(docj, "pci", &pci) && json_object_is_type(pci, json_type_object)) {
+            static const struct report_result_ops *const kinds[] = {&result_pci_ops, &result_cpu_ops, &result_icd_ops,
+                                                                    &result_opencl_ops};
+            for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+                if (!json_object_object_get_ex(docj, kinds[k]->section, &sec) || !json_object_is_type(sec, json_type_object))
+                    continue;
                 struct report *r = report_new();
-                struct report_section *s = report_add_section(r, "pci");
+                struct report_section *s = report_add_section(r, kinds[k]->section);
                 json_object_put(s->data);
-                s->data = json_object_get(pci);
-                char *before = strdup(json_object_to_json_string_ext(pci, JSON_C_TO_STRING_PLAIN));
-                assert_int_equal(report_section_adopt(s, &result_pci_ops), 0);
+                s->data = json_object_get(sec);
+                char *before = strdup(json_object_to_json_string_ext(sec, JSON_C_TO_STRING_PLAIN));
+                assert_int_equal(report_section_adopt(s, kinds[k]), 0);
                 json_object *back = report_section_json(s);
                 assert_string_equal(json_object_to_json_string_ext(back, JSON_C_TO_STRING_PLAIN), before);
                 json_object_put(back);
-                assert_non_null(result_pci_get(r));
-                assert_true(result_pci_get(r)->have_devices);
+                assert_non_null(report_result(r, kinds[k]));
+                if (kinds[k] == &result_pci_ops) {
+                    assert_true(result_pci_get(r)->have_devices);
+                    n++;
+                }
+                if (kinds[k] == &result_cpu_ops) { /* the live probe's members: all typed, none left in the data */
+                    assert_int_equal(result_cpu_get(r)->have, RESULT_CPU_HAVE_ARCHITECTURE | RESULT_CPU_HAVE_X86_64_LEVEL |
+                                                                  RESULT_CPU_HAVE_FLAGS);
+                    assert_null(json_object_object_get(s->data, "flags"));
+                    n_cpu++;
+                }
                 free(before);
                 report_free(r);
-                n++;
             }
             json_object_put(docj);
         }
@@ -540,6 +601,7 @@ static void test_pci_fixtures_round_trip(void **state)
     closedir(d);
     free(dir);
     assert_true(n >= 3); /* two EXPECTED-pci.json, one LIVE-check.json at least */
+    assert_true(n_cpu >= 1); /* LIVE-check.json */
 }
 
 /* No summary line says more than the findings it summarises (issue 35: "[FAIL] ROCm" above "ready"). */
@@ -646,6 +708,7 @@ int main(void)
         cmocka_unit_test(test_pci_facts_beside_json),
         cmocka_unit_test(test_pci_fixtures_round_trip),
         cmocka_unit_test(test_cpu_facts_beside_json),
+        cmocka_unit_test(test_cpu_members_keep_their_places),
         cmocka_unit_test(test_opencl_facts_beside_json),
         cmocka_unit_test(test_marks_agree_with_findings),
         cmocka_unit_test(test_section_publish_keeps_the_name),
