@@ -384,8 +384,10 @@ static void cuda_not_loadable(struct probe_ctx *ctx, bool *drv, bool *nvml)
     while (!node && (e = readdir(d)))
         node = str_starts_with(e->d_name, "nvidia") || strcmp(e->d_name, "dxg") == 0; /* WSL2's GPU: load as before */
     closedir(d);
+    /* The child's dlopen("libcuda.so.1") searches the path the dynamic linker read when gpucheckup started:
+     * gpucheckup's own LD_LIBRARY_PATH, also under --pid, whose environment the run takes afterwards. */
     struct ldsearch s;
-    if (node || ldsearch_init(&s, ctx->fs, getenv("LD_LIBRARY_PATH")) != 0)
+    if (node || ldsearch_init(&s, ctx->fs, isolate_target_own_getenv("LD_LIBRARY_PATH")) != 0)
         return;
     const char *via = NULL;
     char *p = ldsearch_find(&s, "libcuda.so.1", &via), *q = p ? NULL : ldsearch_find(&s, "libnvidia-ml.so.1", &via);
