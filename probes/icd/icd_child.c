@@ -404,4 +404,6 @@ const struct clonce_part icd_clonce_part = {
     .name = "icd",
     .icd_combined = icd_child_combined,
     .icd_loaded = icd_child_loaded,
+    .icd_health_vendors = icd_health_vendors,
+    .icd_health_done = icd_health_done,
 };

@@ -239,6 +239,27 @@ const char *icd_loader_kind_of(json_object *info);
 void icd_crosscheck_winner(struct icd_state *st);
 void icd_check_loaders(struct icd_state *st);
 
+/* ---- --health (icd_health.c): drivers for absent hardware are not loaded (the speed policy's rule 2) ---- */
+
+struct icd_health_plan {
+    char *src;    /* the vendors directory both loaders read in this run (heap) */
+    char **skip;  /* its .icd files whose drivers are for absent hardware, not loaded (heap paths) */
+    size_t n_skip;
+    char *dir;    /* a temporary vendors directory holding copies of the others, or NULL */
+};
+/* Under --health, live or --root --live, with the PCI facts: which .icd files of the one vendors directory
+ * both loaders read name a driver for absent hardware (vendor_cl_hardware ABSENT, the library's name
+ * saying whose it is). Returns true and fills P (with MAKE_DIR, P->dir too) when some are and some others
+ * are not; false (P empty, every driver loaded as before) otherwise, or when the environment adds drivers
+ * the plan cannot stand in for. Free with icd_health_plan_free, which removes P->dir. */
+bool icd_health_plan(const struct probe_ctx *ctx, bool make_dir, struct icd_health_plan *p);
+void icd_health_plan_free(struct icd_health_plan *p);
+/* Is .icd FILE one P leaves unloaded? */
+bool icd_health_skips(const struct icd_health_plan *p, const char *file);
+/* The icd part's --health callbacks (struct clonce_part). */
+char *icd_health_vendors(const struct probe_ctx *ctx);
+void icd_health_done(char *dir);
+
 /* libraries built for another machine or ELF class (icd_arch.c) */
 /* After E's library search (E->found, E->resolved set): when the file the loader would dlopen for E is
  * an ELF file for another machine, class or byte order, and no copy for this machine comes first, add
