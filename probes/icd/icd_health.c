@@ -12,17 +12,43 @@
 #include "options.h"
 #include "strutil.h"
 
+/* Without OCL_ICD_VENDORS: does the loader programs get read /etc/OpenCL/vendors, as far as its file says? Not
+ * one built with another directory (icd.loader-vendors-dir): the plan would hand it /etc's drivers instead of
+ * its own. Under --root --live the combined child is given the tree's directory anyway. */
+static bool icd_health_loader_reads_etc(const struct probe_ctx *ctx)
+{
+    if (ctx->mode != PROBE_MODE_LIVE)
+        return true;
+    const char *own = getenv("GPUCHECKUP_LIBOPENCL");
+    struct ldsearch s;
+    if (own || ldsearch_init(&s, ctx->fs, getenv("LD_LIBRARY_PATH")) != 0)
+        return false;
+    const char *via = NULL;
+    char *lib = ldsearch_find(&s, "libOpenCL.so.1", &via), *buf = NULL;
+    ldsearch_free(&s);
+    size_t len = 0;
+    bool def = false, ok = lib && hostfs_read_file(ctx->fs, lib, 16u * 1024 * 1024, &buf, &len) == 0;
+    char *dir = ok ? icd_vendors_dir_in(buf, len, &def) : NULL;
+    ok = ok && (def || !dir);
+    free(dir);
+    free(buf);
+    free(lib);
+    return ok;
+}
+
 /* The vendors directory both loaders read in this run when the plan can stand in for it (heap), or NULL:
  * live or --root --live, OCL_ICD_FILENAMES unset (the Khronos loader adds its libraries to any directory),
- * OCL_ICD_VENDORS unset (then OPENCL_VENDOR_PATH too: ocl-icd alone reads it) or, live, naming a directory
+ * OCL_ICD_VENDORS unset (then OPENCL_VENDOR_PATH too: ocl-icd alone reads it; and the loader reads
+ * /etc/OpenCL/vendors) or, live, naming a directory
  * by its absolute path (both loaders then read that directory, ocl-icd ignoring OPENCL_VENDOR_PATH). */
 static char *icd_health_source(const struct probe_ctx *ctx)
 {
-    const char *fn = icd_env("OCL_ICD_FILENAMES"), *ov = icd_env("OCL_ICD_VENDORS"), *vp = icd_env("OPENCL_VENDOR_PATH");
+    /* getenv, not icd_env: no snapshot is replayed in the modes the plan runs in (live, --root --live) */
+    const char *fn = getenv("OCL_ICD_FILENAMES"), *ov = getenv("OCL_ICD_VENDORS"), *vp = getenv("OPENCL_VENDOR_PATH");
     if (fn && *fn)
         return NULL;
     if (!ov)
-        return vp && *vp ? NULL : str_dup(ICD_VENDORS_DIR);
+        return vp && *vp ? NULL : icd_health_loader_reads_etc(ctx) ? str_dup(ICD_VENDORS_DIR) : NULL;
     struct stat sb;
     if (ctx->mode != PROBE_MODE_LIVE || ov[0] != '/' || hostfs_stat(ctx->fs, ov, &sb, true) != 0 || !S_ISDIR(sb.st_mode))
         return NULL;
@@ -66,7 +92,7 @@ static bool icd_health_file(const struct probe_ctx *ctx, struct icd_health_plan 
         icd_parsed_clear(&parsed);
     }
     char why[192];
-    if (drv && vendor_cl_hardware(drv, result_pci_get(ctx->report), drv->cpu_env ? icd_env(drv->cpu_env) : NULL, why,
+    if (drv && vendor_cl_hardware(drv, result_pci_get(ctx->report), drv->cpu_env ? getenv(drv->cpu_env) : NULL, why,
                                   sizeof(why)) == VENDOR_HW_ABSENT) {
         free(buf);
         return icd_health_push(&p->skip, &p->n_skip, path);

@@ -128,7 +128,7 @@ json_object *icd_child_combined(void *arg);
 /* In the child that ran icd_child_combined: the vendor libraries the loader holds, each asked
  * (struct clonce_part's icd_loaded says what it returns). */
 json_object *icd_child_loaded(const char *loader, int out_fd);
-/* The icd probe's part of the shared child (icd_child.c), listed in probe_icd. */
+/* The icd probe's part of the shared child (icd_part.c), listed in probe_icd. */
 extern const struct clonce_part icd_clonce_part;
 
 /* ---- the probe's shared state (icd.c, icd_loader.c, icd_collect.c, icd_probe.c, icd_conflict.c,

@@ -548,12 +548,15 @@ static void icd_judge_combined(struct icd_state *st, struct isolate_result *res,
 static void icd_combined_alone(struct icd_state *st)
 {
     volatile int *stage = icd_stages_new(1);
-    struct icd_child_arg arg = {.stage = stage};
+    struct icd_health_plan plan; /* --health: the drivers icd_probe_all left unloaded stay so */
+    bool health = icd_health_plan(st->ctx, true, &plan);
+    struct icd_child_arg arg = {.stage = stage, .vendors_env = health ? plan.dir : NULL};
     struct isolate_result res;
     probe_isolate_run(st->ctx, icd_child_combined, &arg, &res);
     icd_judge_combined(st, &res, stage ? *stage : 0);
     isolate_result_clear(&res);
     icd_stages_free(stage, 1);
+    icd_health_plan_free(&plan);
 }
 
 /* How long the icd probe waits for the shared child to answer for the vendor libraries before it
