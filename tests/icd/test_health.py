@@ -125,6 +125,15 @@ class LiveTests(HealthIcdCase):
         self.assertGreater(self.loads(), 0)
         self.assertFalse(h.stdout.startswith("READY"), h)
 
+    def test_nothing_left_to_load_loads_every_driver(self):
+        # Only drivers for absent hardware: the loader would list no platform where the full check lists theirs,
+        # so --health loads them as before (and this one's crash is named).
+        del self.icds["pocl.icd"]
+        h, doc = self.health("icd", env=self.env(OCL_ICD_VENDORS=self.vendors()))
+        (e,) = doc["icd"]["icds"]
+        self.assertEqual(e["status"], "crash", e)
+        self.assertGreater(self.loads(), 0)
+
 
 class TreeTests(HealthIcdCase):
     """A fake root (--root --live): its vendors directory, and a bus with no GPU or an Intel one."""
