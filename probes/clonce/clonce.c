@@ -410,6 +410,10 @@ void clonce_prestart(struct probe_ctx *ctx)
      * and opencl probes start; a child started ahead would keep that answer waiting for it. */
     if (ctx->opts && (ctx->opts->pci_dump || ctx->opts->cpuid_dump))
         return;
+    /* Under --health the drivers it loads depend on the PCI facts (drivers for absent hardware are not
+     * loaded): the icd or opencl probe starts it once the pci probe is done. */
+    if (ctx->opts && ctx->opts->health)
+        return;
     if (clonce_claim(ctx) != RUN_ONCE_MINE)
         return;
     if (clonce_start(ctx) != 0)

@@ -21,6 +21,8 @@ struct clonce_job {
     const struct clonce_part *icd, *opencl, *smoke_part; /* the parts found (NULL: none) */
     bool icd_part;             /* the icd probe runs (check, icd): the child begins with its part */
     struct icd_child_arg arg;  /* the icd part's; its stage lives in PAGE */
+    char *health_dir;          /* --health: the vendors directory the icd part's loader reads (the icd
+                                  part's icd_health_vendors), or NULL */
     struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
     int out_fd;                /* memfd taking the icd part's output, or -1 */
     double start_ms;
@@ -79,6 +81,7 @@ int clonce_start(struct probe_ctx *ctx);
  * probe the icd and opencl probes wait for is done; they then share it as waiters, and the run's
  * run_once reaps its thread. Nothing is started when the run does not share it (clonce_wanted). */
 void clonce_prestart(struct probe_ctx *ctx);
+/* (Under --health nothing is started ahead: which drivers the child loads waits for the PCI facts.) */
 
 /* What clonce_icd_early found. */
 enum clonce_early {

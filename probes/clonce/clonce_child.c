@@ -47,6 +47,10 @@ int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
      * part reads their properties is not taken for what they printed while being listed. */
     j->out_fd = memfd_create("gpucheckup-icd-output", MFD_CLOEXEC);
     j->arg = (struct icd_child_arg){.stage = &j->page->stage};
+    /* --health: the loader reads only the .icd files of drivers whose hardware may be here; the icd
+     * probe leaves the others unloaded too (the speed policy's rule 2). */
+    if (j->icd_part && j->icd->icd_health_vendors && j->icd->icd_health_done)
+        j->arg.vendors_env = j->health_dir = j->icd->icd_health_vendors(ctx);
     j->start_ms = jsonnum_now_ms();
     j->deadline_ms = probe_deadline_ms(ctx); /* the run's one deadline */
     /* The smoke probe runs in this run too: its test of the devices follows the enumeration here,
@@ -74,6 +78,9 @@ void clonce_job_free(struct clonce_job *j)
     if (j->smoke)
         munmap(j->smoke, CLONCE_SMOKE_MAP);
     j->smoke = NULL;
+    if (j->health_dir)
+        j->icd->icd_health_done(j->health_dir);
+    j->health_dir = NULL;
     j->page = NULL;
     j->out_fd = -1;
 }
@@ -252,7 +259,15 @@ json_object *clonce_child(void *arg)
         clonce_redirect(j->out_fd);
     /* The icd part first, as the icd probe's combined child does it alone; without the icd probe in
      * the run (the opencl, list and smoke commands) there is none, and it counts as done at once. */
+    char *vendors = j->health_dir ? str_dup(getenv("OCL_ICD_VENDORS")) : NULL;
     json_object *icd = j->icd_part ? j->icd->icd_combined(&j->arg) : NULL;
+    if (j->health_dir) { /* the loader has read its vendors: the enumeration records the run's variable */
+        if (vendors)
+            setenv("OCL_ICD_VENDORS", vendors, 1);
+        else
+            unsetenv("OCL_ICD_VENDORS");
+        free(vendors);
+    }
     fflush(NULL);
     pg->done_ms = jsonnum_now_ms();
     /* With a smoke part after it, the enumeration's output is kept apart too, until it is done. */

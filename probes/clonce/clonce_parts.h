@@ -73,6 +73,12 @@ struct clonce_part {
      * loader's handle: [{"loaded": its path, "ms", "output": whether it printed (on OUT_FD, where stdout
      * and stderr go), "answer": what the vendor child returns}]. */
     json_object *(*icd_loaded)(const char *loader, int out_fd);
+    /* icd, in the parent before the child is forked (under --health, the speed policy's rule 2): a
+     * temporary vendors directory holding the .icd files whose drivers' hardware may be here, for the
+     * child's loader to read instead (heap; icd_health_done removes and frees it), or NULL: load every
+     * driver. The icd probe leaves the same drivers unloaded (icd_health_plan). */
+    char *(*icd_health_vendors)(const struct probe_ctx *ctx);
+    void (*icd_health_done)(char *dir);
 
     /* opencl (isolate_fn, ARG unused): enumerate every platform and device through the system loader
      * and return the opencl section's facts (loader, enumeration, platforms), owned by the caller. */

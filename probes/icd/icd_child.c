@@ -399,9 +399,3 @@ json_object *icd_child_loaded(const char *loader, int out_fd)
     json_object_put(names);
     return out;
 }
-
-const struct clonce_part icd_clonce_part = {
-    .name = "icd",
-    .icd_combined = icd_child_combined,
-    .icd_loaded = icd_child_loaded,
-};

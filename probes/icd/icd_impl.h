@@ -128,7 +128,7 @@ json_object *icd_child_combined(void *arg);
 /* In the child that ran icd_child_combined: the vendor libraries the loader holds, each asked
  * (struct clonce_part's icd_loaded says what it returns). */
 json_object *icd_child_loaded(const char *loader, int out_fd);
-/* The icd probe's part of the shared child (icd_child.c), listed in probe_icd. */
+/* The icd probe's part of the shared child (icd_part.c), listed in probe_icd. */
 extern const struct clonce_part icd_clonce_part;
 
 /* ---- the probe's shared state (icd.c, icd_loader.c, icd_collect.c, icd_probe.c, icd_conflict.c,
@@ -238,6 +238,27 @@ json_object *icd_loader_file_info(const struct icd_state *st, size_t i);
 const char *icd_loader_kind_of(json_object *info);
 void icd_crosscheck_winner(struct icd_state *st);
 void icd_check_loaders(struct icd_state *st);
+
+/* ---- --health (icd_health.c): drivers for absent hardware are not loaded (the speed policy's rule 2) ---- */
+
+struct icd_health_plan {
+    char *src;    /* the vendors directory both loaders read in this run (heap) */
+    char **skip;  /* its .icd files whose drivers are for absent hardware, not loaded (heap paths) */
+    size_t n_skip;
+    char *dir;    /* a temporary vendors directory holding copies of the others, or NULL */
+};
+/* Under --health, live or --root --live, with the PCI facts: which .icd files of the one vendors directory
+ * both loaders read name a driver for absent hardware (vendor_cl_hardware ABSENT, the library's name
+ * saying whose it is). Returns true and fills P (with MAKE_DIR, P->dir too) when some are and some others
+ * are not; false (P empty, every driver loaded as before) otherwise, or when the environment adds drivers
+ * the plan cannot stand in for. Free with icd_health_plan_free, which removes P->dir. */
+bool icd_health_plan(const struct probe_ctx *ctx, bool make_dir, struct icd_health_plan *p);
+void icd_health_plan_free(struct icd_health_plan *p);
+/* Is .icd FILE one P leaves unloaded? */
+bool icd_health_skips(const struct icd_health_plan *p, const char *file);
+/* The icd part's --health callbacks (struct clonce_part). */
+char *icd_health_vendors(const struct probe_ctx *ctx);
+void icd_health_done(char *dir);
 
 /* libraries built for another machine or ELF class (icd_arch.c) */
 /* After E's library search (E->found, E->resolved set): when the file the loader would dlopen for E is

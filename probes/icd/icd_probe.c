@@ -146,6 +146,18 @@ static bool icd_absent_hardware(struct icd_state *st, struct icd_entry *e, const
     return true;
 }
 
+/* Under --health, E is an .icd file the plan leaves unloaded (icd_health_plan): when its driver's hardware is
+ * absent by the probe's own reading too, it is not loaded: its status, detail and icd.absent-hardware say so,
+ * and true is returned. False (nothing recorded): it is loaded as before. */
+static bool icd_health_skip(struct icd_state *st, struct icd_entry *e)
+{
+    icd_classify(st, e);
+    if (e->hw != VENDOR_HW_ABSENT || !icd_absent_hardware(st, e, "not loaded (--health)"))
+        return false;
+    icd_set(e, "not-probed", "not loaded (--health): a driver for absent hardware, it needs %s", e->drv->needs_text);
+    return true;
+}
+
 /* The first GPU of the pci section whose vendor ID is ID, or NULL. */
 static const struct result_pci_dev *icd_pci_gpu(const struct icd_state *st, int id)
 {
@@ -536,12 +548,15 @@ static void icd_judge_combined(struct icd_state *st, struct isolate_result *res,
 static void icd_combined_alone(struct icd_state *st)
 {
     volatile int *stage = icd_stages_new(1);
-    struct icd_child_arg arg = {.stage = stage};
+    struct icd_health_plan plan; /* --health: the drivers icd_probe_all left unloaded stay so */
+    bool health = icd_health_plan(st->ctx, true, &plan);
+    struct icd_child_arg arg = {.stage = stage, .vendors_env = health ? plan.dir : NULL};
     struct isolate_result res;
     probe_isolate_run(st->ctx, icd_child_combined, &arg, &res);
     icd_judge_combined(st, &res, stage ? *stage : 0);
     isolate_result_clear(&res);
     icd_stages_free(stage, 1);
+    icd_health_plan_free(&plan);
 }
 
 /* How long the icd probe waits for the shared child to answer for the vendor libraries before it
@@ -691,6 +706,9 @@ void icd_probe_all(struct icd_state *st)
     /* With the opencl probe in the run, the combined view comes from the one child both share. */
     enum run_once_role shared = st->loader ? clonce_claim(st->ctx) : RUN_ONCE_ALONE;
     size_t combined = (size_t)-1;
+    struct icd_health_plan plan;
+    bool health = false;
+    memset(&plan, 0, sizeof(plan));
     if (!jobs || !args || !which) {
         if (shared == RUN_ONCE_MINE)
             clonce_publish_alone(st->ctx);
@@ -700,9 +718,14 @@ void icd_probe_all(struct icd_state *st)
         goto out;
     }
     int flags = (icd_is_ocl_semantics(st->kind) ? RTLD_LAZY : RTLD_NOW) | RTLD_LOCAL;
+    /* --health: drivers for absent hardware are not loaded, here nor by the loader's child (the speed
+     * policy's rule 2); the combined child run here reads a vendors directory without them. */
+    health = icd_health_plan(st->ctx, shared == RUN_ONCE_ALONE && st->loader, &plan);
     size_t k = 0;
     for (size_t i = 0; i < st->n; i++) {
         if (st->e[i].status || !st->e[i].library)
+            continue;
+        if (health && icd_health_skips(&plan, st->e[i].file) && icd_health_skip(st, &st->e[i]))
             continue;
         which[k] = i;
         args[k] = (struct icd_child_arg){.lib = st->e[i].library, .dlflags = flags, .stage = stages ? &stages[k] : NULL};
@@ -715,7 +738,9 @@ void icd_probe_all(struct icd_state *st)
     }
     if (st->loader) {
         /* Under --root the loader must read the root's vendors, as the rest of the report does. */
-        if (!probe_host_files(st->ctx) && st->vendors_dir)
+        if (health && plan.dir)
+            vendors_env = str_dup(plan.dir);
+        else if (!probe_host_files(st->ctx) && st->vendors_dir)
             vendors_env = hostfs_real_path(st->ctx->fs, st->vendors_dir);
         combined = k;
         args[k] = (struct icd_child_arg){.vendors_env = vendors_env, .stage = stages ? &stages[k] : NULL};
@@ -733,6 +758,7 @@ void icd_probe_all(struct icd_state *st)
         isolate_result_clear(&jobs[j].result);
     }
 out:
+    icd_health_plan_free(&plan);
     free(vendors_env);
     free(jobs);
     free(args);

@@ -145,6 +145,12 @@ char *icd_label_today(const char *label)
     return report_label_renamed(renamed, sizeof(renamed) / sizeof(renamed[0]), label);
 }
 
+/* Did --health leave E unloaded (icd_health_skip's detail)? */
+static bool icd_health_skipped(const struct icd_entry *e)
+{
+    return e->absent && !e->probed && e->detail && str_starts_with(e->detail, "not loaded (--health)");
+}
+
 void icd_summary(struct icd_state *st)
 {
     struct report_section *sec = st->sec;
@@ -170,7 +176,13 @@ void icd_summary(struct icd_state *st)
         else if (multi || !icd_status_is(cstatus, "ok", NULL, NULL, NULL))
             m = REPORT_MARK_WARN;
         char *seen = NULL;
-        if (icd_status_is(cstatus, "ok", NULL, NULL, NULL))
+        size_t skipped = 0;
+        for (size_t i = 0; i < st->n; i++)
+            skipped += icd_health_skipped(&st->e[i]);
+        if (icd_status_is(cstatus, "ok", NULL, NULL, NULL) && skipped)
+            seen = str_printf("programs see %zu platform%s; %zu driver%s for absent hardware not loaded (--health)", ncp,
+                              ncp == 1 ? "" : "s", skipped, skipped == 1 ? "" : "s");
+        else if (icd_status_is(cstatus, "ok", NULL, NULL, NULL))
             seen = str_printf("programs see %zu platform%s", ncp, ncp == 1 ? "" : "s");
         else
             seen = str_printf("programs see no platform (%s: %s)", cstatus ? cstatus : "?",
@@ -195,6 +207,9 @@ void icd_summary(struct icd_state *st)
             if (e->absent)
                 report_section_fold_line(sec, "OpenCL ICD", "drivers for absent hardware", name);
             free(pt);
+        } else if (icd_health_skipped(e)) { /* --health did not load it (icd_health_skip) */
+            report_section_add_line(sec, REPORT_MARK_INFO, "OpenCL ICD", "%s: %s", name, e->detail);
+            report_section_fold_line(sec, "OpenCL ICD", "drivers for absent hardware, not loaded", name);
         } else if (e->absent) {
             report_section_add_line(sec, REPORT_MARK_INFO, "OpenCL ICD", "%s: driver for absent hardware (%s: %s)", name,
                                     e->status ? e->status : "?", e->detail ? e->detail : "?");
