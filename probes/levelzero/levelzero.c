@@ -82,12 +82,9 @@ static json_object *levelzero_nodes(struct probe_ctx *ctx, json_object *gpus)
  * Level Zero also drives): then the loader and its backends are not loaded. WHY (LEN bytes) says what was seen. */
 static bool levelzero_hardware_absent(struct probe_ctx *ctx, json_object *gpus, char *why, size_t len)
 {
-    if (json_object_array_length(gpus) > 0 ||
-        vendor_cl_hardware(vendor_cl_by_name("intel-neo"), result_pci_get(ctx->report), NULL, why, len) != VENDOR_HW_ABSENT)
-        return false;
-    /* WSL2's GPU is /dev/dxg, whatever its PCI facts say: load as before there */
-    struct stat st;
-    return hostfs_stat(ctx->fs, "/dev/accel", &st, true) == -ENOENT && hostfs_stat(ctx->fs, "/dev/dxg", &st, true) == -ENOENT;
+    static const char *const nodes[] = {"/dev/accel", NULL};
+    return json_object_array_length(gpus) == 0 &&
+           vendor_runtime_absent(ctx->fs, vendor_cl_by_name("intel-neo"), result_pci_get(ctx->report), nodes, why, len);
 }
 
 /* The "runtime" object of a loader not loaded (its hardware absent): the dependencies dlopen would miss,

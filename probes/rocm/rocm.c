@@ -53,14 +53,11 @@ static json_object *rocm_libraries(const struct ldsearch *s)
  * which drives nothing but AMD's GPUs, is not loaded. WHY (LEN bytes) says what was seen. */
 static bool rocm_hardware_absent(struct probe_ctx *ctx, json_object *nodes, char *why, size_t len)
 {
-    if (vendor_cl_hardware(vendor_cl_by_name("amd"), result_pci_get(ctx->report), NULL, why, len) != VENDOR_HW_ABSENT)
-        return false;
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++)
         if (jsonget_tri(json_object_array_get_idx(nodes, i), "gpu") == GC_TRI_YES)
             return false;
-    /* WSL2's GPU is /dev/dxg, whatever its PCI facts say: load as before there */
-    struct stat st;
-    return hostfs_stat(ctx->fs, "/dev/kfd", &st, true) == -ENOENT && hostfs_stat(ctx->fs, "/dev/dxg", &st, true) == -ENOENT;
+    static const char *const devs[] = {"/dev/kfd", NULL};
+    return vendor_runtime_absent(ctx->fs, vendor_cl_by_name("amd"), result_pci_get(ctx->report), devs, why, len);
 }
 
 /* The "runtime" object of a runtime not loaded (its hardware absent): what the files say instead, the

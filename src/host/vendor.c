@@ -7,6 +7,10 @@
 #include <string.h>
 #include <strings.h>
 
+#include <errno.h>
+#include <sys/stat.h>
+
+#include "hostfs.h"
 #include "jsonget.h"
 #include "results/result_pci.h"
 #include "strutil.h"
@@ -418,4 +422,16 @@ char *vendor_nvidia_parse_version(const char *text, int *open)
         }
     free(copy);
     return result;
+}
+
+bool vendor_runtime_absent(const struct hostfs *fs, const struct vendor_cl *d, const struct result_pci *pci,
+                           const char *const *nodes, char *why, size_t len)
+{
+    if (!d || vendor_cl_hardware(d, pci, NULL, why, len) != VENDOR_HW_ABSENT)
+        return false;
+    struct stat st;
+    for (size_t i = 0; nodes && nodes[i]; i++)
+        if (hostfs_stat(fs, nodes[i], &st, true) != -ENOENT)
+            return false;
+    return hostfs_stat(fs, "/dev/dxg", &st, true) == -ENOENT;
 }

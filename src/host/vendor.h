@@ -89,6 +89,14 @@ struct result_pci;
 enum vendor_hw vendor_cl_hardware(const struct vendor_cl *d, const struct result_pci *pci, const char *env_value, char *why,
                                   size_t len);
 
+struct hostfs;
+/* The speed policy's rule 1 (docs/performance.md, "drivers of absent hardware"): is the hardware driver D
+ * needs ABSENT (vendor_cl_hardware on PCI) while none of NODES (NULL-terminated device paths: "/dev/kfd")
+ * exists, nor WSL2's /dev/dxg (its GPU, whatever the PCI facts say)? Then a runtime that drives only that
+ * hardware need not be loaded. WHY (LEN bytes) says what was seen. */
+bool vendor_runtime_absent(const struct hostfs *fs, const struct vendor_cl *d, const struct result_pci *pci,
+                           const char *const *nodes, char *why, size_t len);
+
 /* A driver version token (LEN bytes of S): digits and dots, at least one dot, no empty part. */
 bool vendor_is_version(const char *s, size_t len);
 /* The version in /proc/driver/nvidia/version content TEXT, heap, or NULL; *OPEN = 1 for the open
