@@ -194,6 +194,27 @@ class TreeTests(HealthIcdCase):
         self.assertGreater(self.loads(), 0)
         self.assertFalse(h.stdout.startswith("READY"), h)
 
+    def test_nvidia_gpu_with_only_pocl_is_not_worse_than_the_full_check(self):
+        # An NVIDIA GPU without its driver's userspace, PoCL the only .icd: --health loads no driver (PoCL is a
+        # CPU driver) and adds no finding the full check lacks ('no platform' above all), nor a worse severity.
+        del self.icds["intel.icd"]
+        t = self.tree(intel_gpu=False)
+        t.device("0000:3b:00.0", 0x10de, 0x2330, 0x030200, driver="nvidia")
+        t.module("nvidia")
+        args = ("check", "--root", t.root, "--live")
+        h, doc = self.health(*args, env=self.env())
+        (pocl,) = doc["icd"]["icds"]
+        self.assertTrue(pocl["detail"].startswith("CPU driver, not loaded (--health)"), pocl)
+        full = self.run_json(*args, "--no-smoke", env=self.env(), expect_rc=1)
+        worst = {}
+        rank = {"info": 0, "warning": 1, "error": 2}
+        for f in full.json["findings"]:
+            worst[f["id"]] = max(worst.get(f["id"], 0), rank[f["severity"]])
+        for f in doc["findings"]:
+            self.assertIn(f["id"], worst, f)
+            self.assertLessEqual(rank[f["severity"]], worst[f["id"]], f)
+        self.assertTrue(h.stdout.startswith("NOT-READY"), h)  # the GPU's own faults stay named
+
 
 if __name__ == "__main__":
     gctest.main()
