@@ -23,6 +23,7 @@ struct clonce_job {
     struct icd_child_arg arg;  /* the icd part's; its stage lives in PAGE */
     char *health_dir;          /* --health: the vendors directory the icd part's loader reads (the icd
                                   part's icd_health_vendors), or NULL */
+    size_t health_kept;        /* the .icd files it holds (0: the loader loads no driver) */
     struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
     int out_fd;                /* memfd taking the icd part's output, or -1 */
     double start_ms;

@@ -50,7 +50,7 @@ int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
     /* --health: the loader reads only the .icd files of drivers whose hardware may be here; the icd
      * probe leaves the others unloaded too (the speed policy's rule 2). */
     if (j->icd_part && j->icd->icd_health_vendors && j->icd->icd_health_done)
-        j->arg.vendors_env = j->health_dir = j->icd->icd_health_vendors(ctx);
+        j->arg.vendors_env = j->health_dir = j->icd->icd_health_vendors(ctx, &j->health_kept);
     j->start_ms = jsonnum_now_ms();
     j->deadline_ms = probe_deadline_ms(ctx); /* the run's one deadline */
     /* The smoke probe runs in this run too: its test of the devices follows the enumeration here,
@@ -302,6 +302,14 @@ json_object *clonce_child(void *arg)
     }
     /* Then the opencl probe's enumeration, with every driver already loaded. */
     json_object *cl = j->opencl->enumerate(NULL);
+    json_object *en = NULL;
+    /* --health left the loader no driver (only CPU drivers and drivers for absent hardware): its empty
+     * answer is no fault, and the opencl probe says what was not loaded instead (schema: not_loaded). */
+    if (j->health_dir && j->health_kept == 0 && json_object_object_get_ex(cl, "enumeration", &en) &&
+        json_object_is_type(en, json_type_object))
+        json_object_object_add(en, "not_loaded", json_object_new_string(
+                                                       "only CPU drivers and drivers for absent hardware are registered: "
+                                                       "none loaded (--health)"));
     json_object_object_add(o, "opencl", cl);
     if (j->smoke)
         clonce_smoke_part(j, o, cl, apart ? pipe_fd : -1, end > 0 ? end : 0);

@@ -76,8 +76,9 @@ struct clonce_part {
     /* icd, in the parent before the child is forked (under --health, the speed policy's rule 2): a
      * temporary vendors directory holding the .icd files whose drivers' hardware may be here, for the
      * child's loader to read instead (heap; icd_health_done removes and frees it), or NULL: load every
-     * driver. The icd probe leaves the same drivers unloaded (icd_health_plan). */
-    char *(*icd_health_vendors)(const struct probe_ctx *ctx);
+     * driver. The icd probe leaves the same drivers unloaded (icd_health_plan). *KEPT: how many .icd files
+     * the directory holds (0: the loader loads no driver, and the enumeration says so: not_loaded). */
+    char *(*icd_health_vendors)(const struct probe_ctx *ctx, size_t *kept);
     void (*icd_health_done)(char *dir);
 
     /* opencl (isolate_fn, ARG unused): enumerate every platform and device through the system loader

@@ -1,4 +1,4 @@
-/* icd_health.c: under --health, which .icd files name drivers for absent hardware, and a vendors directory of the rest. */
+/* icd_health.c: under --health, which .icd files name drivers for absent hardware or CPU drivers, and a vendors directory of the rest. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -92,8 +92,10 @@ static bool icd_health_file(const struct probe_ctx *ctx, struct icd_health_plan 
         icd_parsed_clear(&parsed);
     }
     char why[192];
-    if (drv && vendor_cl_hardware(drv, result_pci_get(ctx->report), drv->cpu_env ? getenv(drv->cpu_env) : NULL, why,
-                                  sizeof(why)) == VENDOR_HW_ABSENT) {
+    enum vendor_hw hw = drv ? vendor_cl_hardware(drv, result_pci_get(ctx->report), drv->cpu_env ? getenv(drv->cpu_env) : NULL,
+                                                 why, sizeof(why))
+                            : VENDOR_HW_UNKNOWN;
+    if (hw == VENDOR_HW_ABSENT || (hw == VENDOR_HW_NOT_NEEDED && icd_health_skips_cpu(ctx))) {
         free(buf);
         return icd_health_push(&p->skip, &p->n_skip, path);
     }
@@ -171,13 +173,19 @@ bool icd_health_plan(const struct probe_ctx *ctx, bool make_dir, struct icd_heal
         free(keep);
     }
     closedir(d);
-    /* Nothing skipped, or nothing left to load (the loader would see no platform where the full check sees
-     * the absent hardware's empty ones): every driver is loaded as before. */
-    if (!ok || p->n_skip == 0 || kept == 0) {
+    /* Nothing skipped: every driver is loaded as before. Nothing left (only CPU drivers and drivers for absent
+     * hardware): the loader loads none, and what it then lists (no platform) is not judged as a fault. */
+    if (!ok || p->n_skip == 0) {
         icd_health_plan_free(p);
         return false;
     }
+    p->kept = kept;
     return true;
+}
+
+bool icd_health_skips_cpu(const struct probe_ctx *ctx)
+{
+    return ctx->opts && ctx->opts->health && ctx->opts->n_requires == 0;
 }
 
 bool icd_health_skips(const struct icd_health_plan *p, const char *file)
@@ -189,11 +197,13 @@ bool icd_health_skips(const struct icd_health_plan *p, const char *file)
 }
 
 /* The icd part's callbacks for the shared child (clonce_parts.h). */
-char *icd_health_vendors(const struct probe_ctx *ctx)
+char *icd_health_vendors(const struct probe_ctx *ctx, size_t *kept)
 {
     struct icd_health_plan p;
+    *kept = 0;
     if (!icd_health_plan(ctx, true, &p))
         return NULL;
+    *kept = p.kept;
     char *dir = p.dir;
     p.dir = NULL; /* kept: icd_health_done removes it */
     icd_health_plan_free(&p);

@@ -239,25 +239,33 @@ const char *icd_loader_kind_of(json_object *info);
 void icd_crosscheck_winner(struct icd_state *st);
 void icd_check_loaders(struct icd_state *st);
 
-/* ---- --health (icd_health.c): drivers for absent hardware are not loaded (the speed policy's rule 2) ---- */
+/* ---- --health (icd_health.c): drivers for absent hardware are not loaded (the speed policy's rule 2), nor
+ * CPU drivers unless a --require form is given (rule 3: --health answers for the GPUs) ---- */
 
 struct icd_health_plan {
     char *src;    /* the vendors directory both loaders read in this run (heap) */
-    char **skip;  /* its .icd files whose drivers are for absent hardware, not loaded (heap paths) */
+    char **skip;  /* its .icd files not loaded: drivers for absent hardware, and CPU drivers (heap paths) */
     size_t n_skip;
+    size_t kept;  /* its .icd files the loader reads (0: it loads no driver at all) */
     char *dir;    /* a temporary vendors directory holding copies of the others, or NULL */
 };
 /* Under --health, live or --root --live, with the PCI facts: which .icd files of the one vendors directory
  * both loaders read name a driver for absent hardware (vendor_cl_hardware ABSENT, the library's name
- * saying whose it is). Returns true and fills P (with MAKE_DIR, P->dir too) when some are and some others
- * are not; false (P empty, every driver loaded as before) otherwise, or when the environment adds drivers
- * the plan cannot stand in for. Free with icd_health_plan_free, which removes P->dir. */
+ * saying whose it is) or, without a --require form, a CPU driver (NOT_NEEDED: PoCL, Intel's CPU runtime, a
+ * Mesa driver its environment makes a CPU driver). Returns true and fills P (with MAKE_DIR, P->dir too) when
+ * some are, even when none is left (P->kept 0: the loader loads nothing, and the icd and opencl probes say
+ * so instead of "no platform"); false (P empty, every driver loaded as before) otherwise, or when the
+ * environment adds drivers the plan cannot stand in for. Free with icd_health_plan_free, which removes P->dir. */
 bool icd_health_plan(const struct probe_ctx *ctx, bool make_dir, struct icd_health_plan *p);
 void icd_health_plan_free(struct icd_health_plan *p);
+/* The combined view's detail when --health left the loader no driver (status not-run). */
+#define ICD_HEALTH_NONE_LOADED "not loaded (--health): only CPU drivers and drivers for absent hardware are registered"
 /* Is .icd FILE one P leaves unloaded? */
 bool icd_health_skips(const struct icd_health_plan *p, const char *file);
+/* Does --health leave CPU drivers unloaded in this run (no --require form given)? */
+bool icd_health_skips_cpu(const struct probe_ctx *ctx);
 /* The icd part's --health callbacks (struct clonce_part). */
-char *icd_health_vendors(const struct probe_ctx *ctx);
+char *icd_health_vendors(const struct probe_ctx *ctx, size_t *kept);
 void icd_health_done(char *dir);
 
 /* libraries built for another machine or ELF class (icd_arch.c) */

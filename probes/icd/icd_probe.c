@@ -152,10 +152,30 @@ static bool icd_absent_hardware(struct icd_state *st, struct icd_entry *e, const
 static bool icd_health_skip(struct icd_state *st, struct icd_entry *e)
 {
     icd_classify(st, e);
+    /* A CPU driver (no --require form given): not the GPU --health answers for; no finding, its line says so. */
+    if (e->hw == VENDOR_HW_NOT_NEEDED && icd_health_skips_cpu(st->ctx)) {
+        bool plain = strcmp(e->hw_why, "a CPU driver") == 0;
+        icd_set(e, "not-probed", "CPU driver, not loaded (--health): %s%s", plain ? e->drv->display : e->hw_why,
+                plain ? " needs no GPU" : "");
+        return true;
+    }
     if (e->hw != VENDOR_HW_ABSENT || !icd_absent_hardware(st, e, "not loaded (--health)"))
         return false;
     icd_set(e, "not-probed", "not loaded (--health): a driver for absent hardware, it needs %s", e->drv->needs_text);
     return true;
+}
+
+/* --health left the loader no driver to load (icd_health_plan's kept 0): the combined view was not run, or
+ * its empty answer is not what programs see; it says so instead of "no platform". */
+static void icd_health_combined_none(struct icd_state *st)
+{
+    json_object_put(st->combined);
+    json_object *c = st->combined = json_object_new_object();
+    json_object_object_add(c, "status", json_object_new_string("not-run"));
+    json_object_object_add(c, "detail", json_object_new_string(ICD_HEALTH_NONE_LOADED));
+    json_object_object_add(c, "platforms", json_object_new_array());
+    json_object_object_add(c, "elapsed_ms", NULL);
+    json_object_object_add(c, "output", NULL);
 }
 
 /* The first GPU of the pci section whose vendor ID is ID, or NULL. */
@@ -736,7 +756,7 @@ void icd_probe_all(struct icd_state *st)
         icd_probe_shared(st, shared, which, k, flags);
         goto out;
     }
-    if (st->loader) {
+    if (st->loader && !(health && plan.kept == 0)) {
         /* Under --root the loader must read the root's vendors, as the rest of the report does. */
         if (health && plan.dir)
             vendors_env = str_dup(plan.dir);
@@ -758,6 +778,8 @@ void icd_probe_all(struct icd_state *st)
         isolate_result_clear(&jobs[j].result);
     }
 out:
+    if (health && plan.kept == 0 && st->loader)
+        icd_health_combined_none(st);
     icd_health_plan_free(&plan);
     free(vendors_env);
     free(jobs);

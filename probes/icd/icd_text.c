@@ -151,6 +151,31 @@ static bool icd_health_skipped(const struct icd_entry *e)
     return e->absent && !e->probed && e->detail && str_starts_with(e->detail, "not loaded (--health)");
 }
 
+/* Did --health leave E, a CPU driver, unloaded (icd_health_skip's detail)? */
+static bool icd_health_cpu_skipped(const struct icd_entry *e)
+{
+    return !e->probed && e->detail && str_starts_with(e->detail, "CPU driver, not loaded (--health)");
+}
+
+/* What --health left unloaded, for the loader's line ("1 CPU driver and 3 drivers for absent hardware"), heap;
+ * NULL when nothing. */
+static char *icd_health_skipped_text(const struct icd_state *st)
+{
+    size_t abs = 0, cpu = 0;
+    for (size_t i = 0; i < st->n; i++) {
+        abs += icd_health_skipped(&st->e[i]);
+        cpu += icd_health_cpu_skipped(&st->e[i]);
+    }
+    if (!abs && !cpu)
+        return NULL;
+    char c[48] = "", a[64] = "";
+    if (cpu)
+        snprintf(c, sizeof(c), "%zu CPU driver%s", cpu, cpu == 1 ? "" : "s");
+    if (abs)
+        snprintf(a, sizeof(a), "%zu driver%s for absent hardware", abs, abs == 1 ? "" : "s");
+    return str_printf("%s%s%s not loaded (--health)", c, cpu && abs ? " and " : "", a);
+}
+
 void icd_summary(struct icd_state *st)
 {
     struct report_section *sec = st->sec;
@@ -176,12 +201,17 @@ void icd_summary(struct icd_state *st)
         else if (multi || !icd_status_is(cstatus, "ok", NULL, NULL, NULL))
             m = REPORT_MARK_WARN;
         char *seen = NULL;
-        size_t skipped = 0;
-        for (size_t i = 0; i < st->n; i++)
-            skipped += icd_health_skipped(&st->e[i]);
-        if (icd_status_is(cstatus, "ok", NULL, NULL, NULL) && skipped)
-            seen = str_printf("programs see %zu platform%s; %zu driver%s for absent hardware not loaded (--health)", ncp,
-                              ncp == 1 ? "" : "s", skipped, skipped == 1 ? "" : "s");
+        char *skipped = icd_health_skipped_text(st);
+        const char *cdetail = icd_jstr(st->combined, "detail");
+        /* --health loaded no driver at all (icd_health_combined_none): information, not a missing platform */
+        bool none = skipped && icd_status_is(cstatus, "not-run", NULL, NULL, NULL) && cdetail &&
+                    strcmp(cdetail, ICD_HEALTH_NONE_LOADED) == 0;
+        if (none)
+            m = multi ? REPORT_MARK_WARN : REPORT_MARK_INFO;
+        if (none)
+            seen = str_printf("no driver loaded: %s", skipped);
+        else if (icd_status_is(cstatus, "ok", NULL, NULL, NULL) && skipped)
+            seen = str_printf("programs see %zu platform%s; %s", ncp, ncp == 1 ? "" : "s", skipped);
         else if (icd_status_is(cstatus, "ok", NULL, NULL, NULL))
             seen = str_printf("programs see %zu platform%s", ncp, ncp == 1 ? "" : "s");
         else
@@ -191,6 +221,7 @@ void icd_summary(struct icd_state *st)
                                 ver ? ver : "", path ? path : "?", seen ? seen : "",
                                 multi ? "; other loaders shadow it" : "");
         free(seen);
+        free(skipped);
     }
     if (st->n == 0) {
         report_section_add_line(sec, REPORT_MARK_ERROR, "OpenCL ICD", "no OpenCL driver registered%s%s",
@@ -207,6 +238,8 @@ void icd_summary(struct icd_state *st)
             if (e->absent)
                 report_section_fold_line(sec, "OpenCL ICD", "drivers for absent hardware", name);
             free(pt);
+        } else if (icd_health_cpu_skipped(e)) { /* --health did not load it (icd_health_skip) */
+            report_section_add_line(sec, REPORT_MARK_INFO, "OpenCL ICD", "%s: %s", name, e->detail);
         } else if (icd_health_skipped(e)) { /* --health did not load it (icd_health_skip) */
             report_section_add_line(sec, REPORT_MARK_INFO, "OpenCL ICD", "%s: %s", name, e->detail);
             report_section_fold_line(sec, "OpenCL ICD", "drivers for absent hardware, not loaded", name);

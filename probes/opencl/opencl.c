@@ -211,6 +211,11 @@ static void ocl_summary(struct report_section *sec, json_object *data, const str
                                 detail ? detail : "no detail");
         return;
     }
+    const char *not_loaded = ocl_jstr(en, "not_loaded");
+    if (np == 0 && not_loaded) { /* --health loaded no driver (the shared child's not_loaded) */
+        report_section_add_line(sec, REPORT_MARK_INFO, "OpenCL", "not checked: %s", not_loaded);
+        return;
+    }
     if (np == 0) {
         report_section_add_line(sec, REPORT_MARK_ERROR, "OpenCL", "no platform%s%s", detail ? ": " : "",
                                 detail ? detail : "");

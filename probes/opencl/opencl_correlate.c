@@ -164,7 +164,8 @@ static void ocl_check_enumeration(json_object *ocl, struct report *r, const char
     } else if (strcmp(status, "ok") != 0) {
         f = report_add_finding(r, "cl.enumeration-failed", loader,
                                "Listing OpenCL platforms and devices failed: %s", detail ? detail : status);
-    } else if (n_platforms == 0) {
+    } else if (n_platforms == 0 && !ocl_jstr(ocl_jobj(ocl, "enumeration"), "not_loaded")) {
+        /* (with not_loaded, --health loaded no driver: the empty answer is not a fault) */
         f = report_add_finding(r, "cl.no-platforms", loader, "The OpenCL loader%s%s found no platform%s%s",
                                loader ? " " : "", loader ? loader : "", detail ? ": " : "", detail ? detail : "");
     }

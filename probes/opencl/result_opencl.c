@@ -103,6 +103,8 @@ struct result_opencl *result_opencl_read(json_object *data)
     size_t n = 0;
     json_object *plats = jsonget_array(data, "platforms", &n);
     r->platforms_json = plats ? json_object_get(plats) : NULL;
+    json_object *en = NULL;
+    r->none_loaded = json_object_object_get_ex(data, "enumeration", &en) && jsonget_str(en, "not_loaded") != NULL;
     if (plats && n && !(r->platforms = calloc(n, sizeof(*r->platforms))))
         goto fail;
     for (size_t i = 0; plats && i < n; i++)

@@ -10,6 +10,9 @@
 
 extern const struct probe probe_smoke;
 
+/* What the OpenCL lines say when --health loaded no OpenCL driver (result_opencl's none_loaded). */
+#define SMOKE_NOT_CHECKED "not checked: only CPU drivers and drivers for absent hardware are installed (--health)"
+
 /* "GPU compute (OpenCL): ..." and "OpenCL: ...", and the opencl target, where OpenCL was looked at (the
  * smoke test ran, or the opencl probe it builds on did). Reasons come from OpenCL's path and the layers
  * below every API (doctor_target_reasons): never another API's findings. */
@@ -33,7 +36,15 @@ void smoke_verdict(struct report *r, struct doctor_lines *out)
     }
     char *why = root ? str_printf("%s (%s)", root->message, root->id) : str_printf("no GPU passed the smoke test");
     bool nothing = smoke_ran && nany == 0 && any_gpu == 0 && (!root || root->severity == REPORT_SEV_INFO);
-    if (nothing) {
+    /* --health loaded no OpenCL driver (only CPU drivers and drivers for absent hardware): nothing was checked,
+     * which is information, never a reason for not ready */
+    const struct result_opencl *ocl = result_opencl_get(r);
+    bool unchecked = ocl && ocl->none_loaded && nany == 0 && any_gpu == 0 && (!root || root->severity == REPORT_SEV_INFO);
+    if (unchecked) {
+        doctor_lines_add(out, str_printf("OpenCL: " SMOKE_NOT_CHECKED));
+        out->gpu_missing = smoke_ran; /* as before: a compute test ran and no GPU passed one */
+        nothing = true;                /* the one line */
+    } else if (nothing) {
         /* No OpenCL device at all and nothing wrong: one line says so, not a GPU line and an OpenCL line
          * that say nearly the same */
         doctor_lines_add(out, str_printf("OpenCL: not available: %s", why));
@@ -55,9 +66,10 @@ void smoke_verdict(struct report *r, struct doctor_lines *out)
     }
     free(why);
     if (smoke_ran) {
-        char *detail = nany > 0 ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
-                                             result_smoke_label(any, label, sizeof(label)))
-                                : str_printf("no OpenCL device passed the smoke test");
+        char *detail = nany > 0  ? str_printf("ready on %zu device%s, e.g. %s", nany, nany == 1 ? "" : "s",
+                                              result_smoke_label(any, label, sizeof(label)))
+                       : unchecked ? str_printf(SMOKE_NOT_CHECKED)
+                                   : str_printf("no OpenCL device passed the smoke test");
         report_set_target(r, "opencl", nany > 0, detail, reasons);
         if (!nothing)
             doctor_lines_add(out, str_printf("OpenCL: %s", detail));

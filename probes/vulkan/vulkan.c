@@ -194,7 +194,8 @@ static long vulkan_bus_gpus(struct probe_ctx *ctx)
 }
 
 /* The stack as a whole: nothing installed, no loader, no driver, no device. */
-static void vulkan_stack_findings(struct probe_ctx *ctx, const struct result_vulkan *res, size_t n_manifests)
+static void vulkan_stack_findings(struct probe_ctx *ctx, const struct result_vulkan *res, size_t n_manifests,
+                                  size_t cpu_skipped)
 {
     struct report *r = ctx->report;
     if (!res->loader && n_manifests == 0) {
@@ -207,7 +208,8 @@ static void vulkan_stack_findings(struct probe_ctx *ctx, const struct result_vul
     } else if (n_manifests == 0) {
         report_add_finding(r, "vulkan.no-drivers", NULL, "%s is installed, but no Vulkan driver manifest is in the "
                            "loader's search path", res->loader);
-    } else if (res->n_devs == 0 && vulkan_bus_gpus(ctx) <= 0) {
+    } else if (res->n_devs == 0 && cpu_skipped == 0 && vulkan_bus_gpus(ctx) <= 0) {
+        /* (with a CPU driver --health did not load, no device listed is what was asked: not this finding) */
         /* Only without a GPU on the bus: with one, what keeps Vulkan from it (a driver's missing library, a
          * driver that lists no device) must stay a fault, not be made information by this row. */
         report_add_finding(r, "vulkan.no-device", NULL, "Vulkan is installed (%zu driver manifest%s), but no driver "
@@ -342,13 +344,14 @@ static int vulkan_run(struct probe_ctx *ctx, struct report_section *sec)
         }
     /* --health answers for the hardware present: a driver for absent hardware is not loaded (every
      * Vulkan program's loader would load it; the full check does, as vulkaninfo does). */
+    size_t cpu_skipped = 0; /* nor, without a --require form, a CPU driver (rule 3: a CPU is not the GPU asked about) */
     for (size_t i = 0; ctx->opts && ctx->opts->health && i < n; i++)
-        if (d[i].status < 0 && d[i].real_path)
-            vulkan_driver_skip_absent(ctx, &d[i]);
+        if (d[i].status < 0 && d[i].real_path && !vulkan_driver_skip_absent(ctx, &d[i]))
+            cpu_skipped += vulkan_driver_skip_cpu(ctx, &d[i]);
     vulkan_load_drivers(ctx, d, n);
     vulkan_collect_devices(ctx, d, n, res);
     vulkan_smoke_all(ctx, d, n, res);
-    vulkan_stack_findings(ctx, res, n);
+    vulkan_stack_findings(ctx, res, n, cpu_skipped);
     if (res->loader && n > 0)
         vulkan_gpus_without_device(ctx, res);
     else

@@ -177,6 +177,21 @@ bool vulkan_driver_skip_absent(struct probe_ctx *ctx, struct vulkan_driver *d)
     return true;
 }
 
+bool vulkan_driver_skip_cpu(struct probe_ctx *ctx, struct vulkan_driver *d)
+{
+    const struct vendor_cl *hw = vulkan_hw_of(d->library ? d->library : d->info.library_path);
+    if (!hw || hw->needs != VENDOR_NEEDS_NOTHING || !ctx->opts || !ctx->opts->health || ctx->opts->n_requires > 0)
+        return false;
+    d->status = RESULT_VULKAN_DRV_NOT_LOADED;
+    d->detail = str_printf(VULKAN_CPU_SKIPPED ": its device is the CPU");
+    return true;
+}
+
+bool vulkan_cpu_skipped(const char *detail)
+{
+    return detail && strncmp(detail, VULKAN_CPU_SKIPPED, strlen(VULKAN_CPU_SKIPPED)) == 0;
+}
+
 /* D lists no device (WHAT says how; FAILED: it failed rather than listed none): absent hardware (info),
  * else a failure (error), idle (unknown hardware, info) or a GPU that is there and not listed (warning).
  * OUTPUT: what the child printed (the loader's own messages), or NULL. */

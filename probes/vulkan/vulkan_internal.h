@@ -97,6 +97,13 @@ void vulkan_driver_outcome(struct probe_ctx *ctx, struct vulkan_driver *d, const
  * loaded; its status, detail and vulkan.absent-hardware say so. Returns true then, false (nothing
  * recorded) when its hardware may be here. */
 bool vulkan_driver_skip_absent(struct probe_ctx *ctx, struct vulkan_driver *d);
+/* Under --health without a --require form (rule 3: --health answers for the GPUs): when D is a CPU driver
+ * (lavapipe, SwiftShader), it is not loaded: its status is not-loaded and its detail begins with
+ * VULKAN_CPU_SKIPPED; no finding. Returns true then. */
+#define VULKAN_CPU_SKIPPED "CPU driver, not loaded (--health)"
+bool vulkan_driver_skip_cpu(struct probe_ctx *ctx, struct vulkan_driver *d);
+/* Is DETAIL (a driver's) that of one vulkan_driver_skip_cpu left unloaded? */
+bool vulkan_cpu_skipped(const char *detail);
 void vulkan_smoke_outcome(struct probe_ctx *ctx, struct result_vulkan_dev *dev, const struct isolate_result *res);
 /* The GPU vendor (vendor.h's name: "intel", "amd", "nvidia") a driver LIBRARY is for, by its file name;
  * NULL for a CPU driver or one not known. */

@@ -66,6 +66,26 @@ const struct probe_require vulkan_requires[] = {
 
 /* ---- the verdict ---- */
 
+/* No device listed and --health left a CPU driver unloaded (vulkan_driver_skip_cpu), with nothing worse than
+ * information behind it: "Vulkan: not checked: ..." and the target say so (information, never a reason for
+ * not ready), and true. False: the usual verdict applies. */
+static bool vulkan_verdict_unchecked(struct report *r, const struct result_vulkan *res, struct doctor_lines *out)
+{
+    bool skipped = false;
+    for (size_t i = 0; i < res->n_drivers && !skipped; i++)
+        skipped = vulkan_cpu_skipped(res->drivers[i].detail);
+    const struct report_finding *root = skipped ? doctor_target_root(r, &probe_vulkan) : NULL;
+    if (!skipped || (root && root->severity != REPORT_SEV_INFO))
+        return false;
+    size_t nreasons = 0;
+    const char **reasons = doctor_target_reasons(r, &probe_vulkan, &nreasons);
+    const char *detail = "not checked: no GPU device listed, and CPU drivers are not loaded (--health)";
+    report_set_target(r, probe_vulkan.name, false, detail, reasons);
+    doctor_lines_add(out, str_printf("Vulkan: %s", detail));
+    free(reasons);
+    return true;
+}
+
 /* "Vulkan: ready on ..." or why not, and the vulkan target, where the probe ran. */
 void vulkan_verdict(struct report *r, struct doctor_lines *out)
 {
@@ -76,6 +96,8 @@ void vulkan_verdict(struct report *r, struct doctor_lines *out)
     size_t ngpu = vulkan_passed(res, true, &gpu), nany = vulkan_passed(res, false, &any);
     char label[320];
     char *ready = NULL;
+    if (nany == 0 && res->n_devs == 0 && vulkan_verdict_unchecked(r, res, out))
+        return;
     if (nany > 0)
         ready = str_printf("ready on %s%s", vulkan_label(ngpu ? gpu : any, label, sizeof(label)),
                            (ngpu ? ngpu : nany) > 1 ? " and more" : "");
@@ -118,7 +140,7 @@ void vulkan_summary(struct report_section *sec, const struct result_vulkan *res)
         const struct result_vulkan_driver *d = &res->drivers[i];
         enum report_mark m = d->status == RESULT_VULKAN_DRV_OK ? REPORT_MARK_OK
                              : d->status == RESULT_VULKAN_DRV_ABSENT_HARDWARE || d->status == RESULT_VULKAN_DRV_NO_DEVICE ||
-                                       d->status == RESULT_VULKAN_DRV_WRONG_ARCH
+                                       d->status == RESULT_VULKAN_DRV_WRONG_ARCH || vulkan_cpu_skipped(d->detail)
                                  ? REPORT_MARK_INFO
                                  : REPORT_MARK_ERROR;
         report_section_add_line(sec, m, "Vulkan driver", "%s: %s", d->manifest ? d->manifest : "?", d->detail ? d->detail : "?");

@@ -52,6 +52,9 @@ struct result_opencl {
      * (each device's properties and identity), printed at their places and read by the shared OpenCL
      * child's device list (cldevices.c) and the text */
     json_object *platforms_json;
+    /* data.enumeration.not_loaded: --health loaded no OpenCL driver (only CPU drivers and drivers for absent
+     * hardware are registered), so no platform is no fault */
+    bool none_loaded;
 };
 
 extern const struct report_result_ops result_opencl_ops;

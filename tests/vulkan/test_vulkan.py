@@ -139,6 +139,20 @@ class VulkanTests(gctest.TestCase):
             gctest.run("vulkan", "--health", "--no-smoke", "-o", txt, env=env)
             with open(txt, encoding="utf-8") as f:
                 self.assertIn("radeon_icd.x86_64.json: not loaded (--health)", f.read())
+        # lavapipe, a CPU driver, is not loaded by --health either (the lead's decision: --health answers for
+        # the GPUs), and no 'no device' finding stands for it ...
+        lvp = doc["vulkan"]["drivers"][1]
+        self.assertEqual(lvp["status"], "not-loaded", lvp)
+        self.assertTrue(lvp["detail"].startswith("CPU driver, not loaded (--health)"), lvp)
+        self.assertFalse({f["id"] for f in doc["findings"]} & {"vulkan.no-device", "vulkan.no-drivers"}, doc)
+        if not {0x1002, 0x1022} & bus_gpu_vendors():  # nothing worse than information: the verdict says why
+            self.assertIn("Vulkan: not checked: no GPU device listed, and CPU drivers are not loaded (--health)",
+                          doc["verdict"]["text"])
+            self.assertFalse(doc["verdict"]["targets"]["vulkan"]["ready"])
+        # ... unless a --require form is given (a CPU device may meet it): then it loads as before
+        gctest.run("vulkan", "--health", "--no-smoke", "--require", "sse2", "--json", "-o", out, env=env)
+        with open(out, encoding="utf-8") as f:
+            doc = json.load(f)
         self.assertEqual([d["status"] for d in doc["vulkan"]["drivers"]][1], "ok")
         # the full check loads it, as every Vulkan program's loader does: the crash is named
         self.assertEqual(full.json["vulkan"]["drivers"][0]["status"], "crash", full)
