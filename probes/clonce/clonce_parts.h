@@ -53,6 +53,7 @@ struct smoke_shared_page {
 struct smoke_shared_plan {
     bool on;            /* the smoke probe runs in this run, and would test devices (not --smoke=none) */
     unsigned n;         /* --smoke-size */
+    unsigned cpu_n;     /* a CPU device's size (compute_options_size_for(true)) */
     int dev_platform, dev_index; /* --device, as cli_options has it */
     bool gpu_only;      /* --smoke=gpu */
     double deadline_ms; /* the run's deadline (jsonnum_now_ms's clock) */

@@ -534,7 +534,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
             continue;
         args[j] = (struct smoke_device_args){.platform = inv.targets[i].platform,
                                              .device = inv.targets[i].device,
-                                             .n = so->size,
+                                             .n = smoke_size_for(&inv.targets[i]),
                                              .stage = stages + j * SMOKE_STAGE_MAX};
         job_target[j] = &inv.targets[i];
         target_job[i] = j;
@@ -577,7 +577,7 @@ static int smoke_run(struct probe_ctx *ctx, struct report_section *sec)
             result = NULL;
             break;
         }
-        smoke_device_fill(dev, t, res, stage, so->size);
+        smoke_device_fill(dev, t, res, stage, smoke_size_for(t));
         smoke_findings(ctx, t, dev, res);
         smoke_summary_line(sec, dev);
     }

@@ -7,7 +7,13 @@
 
 #include "options.h"
 #include "compute_options.h"
+#include "smoke_hint.h"
 #include "strutil.h"
+
+unsigned smoke_size_for(const struct cldev_target *t)
+{
+    return compute_options_size_for(smoke_target_is_cpu(t));
+}
 
 void smoke_options_reset(void)
 {
@@ -63,6 +69,6 @@ const struct probe_option smoke_option_rows[] = {
     {.name = "no-smoke", .parse = smoke_opt_none, .help = "same as --smoke=none"},
     {.name = "smoke-size", .arg = "N", .parse = smoke_opt_size,
      .help = "matrix size for the smoke test (default 256, 64 on a CPU\n"
-             "Vulkan device; 1..4096)"},
+             "device; 1..4096)"},
     {.name = NULL},
 };

@@ -1,5 +1,6 @@
 /* smoke_shared.c: the smoke test inside the shared cl-once child, after its enumeration (issue 17). */
 #include "smoke_shared.h"
+#include "smoke_hint.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -25,6 +26,7 @@ static void smoke_shared_plan(const struct probe_ctx *ctx, struct smoke_shared_p
         return;
     plan->on = true;
     plan->n = so->size;
+    plan->cpu_n = compute_options_size_for(true);
     plan->dev_platform = ctx->opts->device_platform;
     plan->dev_index = ctx->opts->device_index;
     plan->gpu_only = so->which == COMPUTE_WHICH_GPU;
@@ -66,7 +68,8 @@ static json_object *smoke_shared_child(const struct smoke_shared_plan *plan, str
         struct smoke_shared_slot *sl = &page->slots[k];
         sl->platform = inv.targets[i].platform;
         sl->device = inv.targets[i].device;
-        devs[k] = (struct smoke_device_args){.platform = sl->platform, .device = sl->device, .n = plan->n,
+        devs[k] = (struct smoke_device_args){.platform = sl->platform, .device = sl->device,
+                                             .n = smoke_target_is_cpu(&inv.targets[i]) ? plan->cpu_n : plan->n,
                                              .stage = sl->stage};
         idx[k] = k;
         k++;

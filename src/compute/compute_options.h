@@ -9,7 +9,7 @@ enum compute_which { COMPUTE_WHICH_ALL = 0, COMPUTE_WHICH_GPU, COMPUTE_WHICH_NON
 
 #define COMPUTE_DEFAULT_SIZE 256u
 #define COMPUTE_MAX_SIZE 4096u
-/* A CPU device's default (lavapipe): not the GPU the question is about, and a size that still fails a
+/* A CPU device's default (lavapipe, PoCL): not the GPU the question is about, and a size that still fails a
  * device that computes nothing or wrong (both passes run), at 1/64 of the default's work. */
 #define COMPUTE_CPU_SIZE 64u
 

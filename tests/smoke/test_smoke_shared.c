@@ -54,7 +54,7 @@ static json_object *run_case(struct smoke_shared_plan plan, struct smoke_shared_
 
 static struct smoke_shared_plan plan_all(void)
 {
-    return (struct smoke_shared_plan){.on = true, .n = 16, .dev_platform = -1, .dev_index = -1,
+    return (struct smoke_shared_plan){.on = true, .n = 16, .cpu_n = 16, .dev_platform = -1, .dev_index = -1,
                                       .deadline_ms = jsonnum_now_ms() + 120000};
 }
 
@@ -84,6 +84,26 @@ static void test_both_devices_pass_and_are_marked(void **state)
         assert_string_equal(jsonget_str(s, "stage"), "done");
     }
     json_object_put(slots);
+    json_object_put(v);
+    munmap(pg, sizeof(*pg));
+}
+
+/* PoCL's devices are CPU devices: they take the plan's CPU size (64 without --smoke-size), not its N. */
+static void test_cpu_devices_take_the_cpu_size(void **state)
+{
+    (void)state;
+    struct smoke_shared_page *pg;
+    struct smoke_shared_plan p = plan_all();
+    p.n = 24;
+    p.cpu_n = 8;
+    json_object *v = run_case(p, &pg);
+    json_object *devs = jsonget(v, "devices");
+    assert_int_equal(json_object_array_length(devs), 2);
+    for (int i = 0; i < 2; i++) {
+        json_object *r = jsonget(json_object_array_get_idx(devs, (size_t)i), "result");
+        assert_string_equal(jsonget_str(r, "status"), "pass");
+        assert_int_equal(jsonget_int(r, "n", -1), 8);
+    }
     json_object_put(v);
     munmap(pg, sizeof(*pg));
 }
@@ -196,6 +216,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_page_json_bounds),
         cmocka_unit_test(test_both_devices_pass_and_are_marked),
+        cmocka_unit_test(test_cpu_devices_take_the_cpu_size),
         cmocka_unit_test(test_selection_as_the_smoke_probe),
         cmocka_unit_test(test_deadline_passed_answers_null),
         cmocka_unit_test(test_parts_found_in_the_registry),
