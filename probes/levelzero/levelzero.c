@@ -72,7 +72,7 @@ static json_object *levelzero_nodes(struct probe_ctx *ctx, json_object *gpus)
     for (size_t i = 0; i < json_object_array_length(gpus); i++) {
         const char *p = jsonget_str(json_object_array_get_idx(gpus, i), "render_node");
         if (p)
-            json_object_array_add(arr, devnode_open_json(ctx->fs, p, getenv("USER")));
+            json_object_array_add(arr, devnode_open_json(ctx->fs, p, isolate_target_own_getenv("USER")));
     }
     return arr;
 }

@@ -7,6 +7,7 @@
 #include <sys/utsname.h>
 
 #include "devnode.h"
+#include "isolate.h"
 #include "jsonget.h"
 #include "jsonstr.h"
 #include "rocm_internal.h"
@@ -228,7 +229,8 @@ json_object *rocm_nodes_open(struct probe_ctx *ctx, json_object *nodes)
 {
     if (!probe_host_files(ctx))
         return NULL;
-    const char *user = getenv("USER");
+    /* the nodes are opened with gpucheckup's credentials: its own user name, also under --pid */
+    const char *user = isolate_target_own_getenv("USER");
     json_object *arr = json_object_new_array();
     json_object_array_add(arr, devnode_open_json(ctx->fs, "/dev/kfd", user));
     for (size_t i = 0; nodes && i < json_object_array_length(nodes); i++) {
