@@ -24,6 +24,7 @@ struct clonce_job {
     char *health_dir;          /* --health: the vendors directory the icd part's loader reads (the icd
                                   part's icd_health_vendors), or NULL */
     size_t health_kept;        /* the .icd files it holds (0: the loader loads no driver) */
+    json_object *health_skipped; /* the .icd files it leaves out (array of paths), or NULL */
     struct clonce_page *page;  /* shared with the child: the stage and the icd part's answer */
     int out_fd;                /* memfd taking the icd part's output, or -1 */
     double start_ms;

@@ -48,9 +48,10 @@ int clonce_job_init(struct clonce_job *j, const struct probe_ctx *ctx)
     j->out_fd = memfd_create("gpucheckup-icd-output", MFD_CLOEXEC);
     j->arg = (struct icd_child_arg){.stage = &j->page->stage};
     /* --health: the loader reads only the .icd files of drivers whose hardware may be here; the icd
-     * probe leaves the others unloaded too (the speed policy's rule 2). */
-    if (j->icd_part && j->icd->icd_health_vendors && j->icd->icd_health_done)
-        j->arg.vendors_env = j->health_dir = j->icd->icd_health_vendors(ctx, &j->health_kept);
+     * probe leaves the others unloaded too (the speed policy's rule 2). Without the icd probe in the run
+     * (the opencl command) the enumeration's loader reads the same directory, and says what it left out. */
+    if (j->icd && j->icd->icd_health_vendors && j->icd->icd_health_done)
+        j->arg.vendors_env = j->health_dir = j->icd->icd_health_vendors(ctx, &j->health_kept, &j->health_skipped);
     j->start_ms = jsonnum_now_ms();
     j->deadline_ms = probe_deadline_ms(ctx); /* the run's one deadline */
     /* The smoke probe runs in this run too: its test of the devices follows the enumeration here,
@@ -81,6 +82,8 @@ void clonce_job_free(struct clonce_job *j)
     if (j->health_dir)
         j->icd->icd_health_done(j->health_dir);
     j->health_dir = NULL;
+    json_object_put(j->health_skipped);
+    j->health_skipped = NULL;
     j->page = NULL;
     j->out_fd = -1;
 }
@@ -250,6 +253,18 @@ static void clonce_smoke_part(struct clonce_job *j, json_object *o, json_object 
     json_object_object_add(o, "smoke", j->smoke_part->smoke_child(&j->plan, &sp->smoke, cl));
 }
 
+/* In the child, under --health once the loader has read its vendors directory: OCL_ICD_VENDORS back to
+ * the run's own VENDORS (NULL: unset), which the smoke part's children and any later reader see. */
+static void clonce_vendors_back(const struct clonce_job *j, const char *vendors)
+{
+    if (!j->health_dir)
+        return;
+    if (vendors)
+        setenv("OCL_ICD_VENDORS", vendors, 1);
+    else
+        unsetenv("OCL_ICD_VENDORS");
+}
+
 json_object *clonce_child(void *arg)
 {
     struct clonce_job *j = arg;
@@ -261,13 +276,8 @@ json_object *clonce_child(void *arg)
      * the run (the opencl, list and smoke commands) there is none, and it counts as done at once. */
     char *vendors = j->health_dir ? str_dup(getenv("OCL_ICD_VENDORS")) : NULL;
     json_object *icd = j->icd_part ? j->icd->icd_combined(&j->arg) : NULL;
-    if (j->health_dir) { /* the loader has read its vendors: the enumeration records the run's variable */
-        if (vendors)
-            setenv("OCL_ICD_VENDORS", vendors, 1);
-        else
-            unsetenv("OCL_ICD_VENDORS");
-        free(vendors);
-    }
+    if (j->icd_part) /* the loader has read its vendors: the enumeration records the run's variable */
+        clonce_vendors_back(j, vendors);
     fflush(NULL);
     pg->done_ms = jsonnum_now_ms();
     /* With a smoke part after it, the enumeration's output is kept apart too, until it is done. */
@@ -300,9 +310,19 @@ json_object *clonce_child(void *arg)
         clonce_answer(j, icd);
         json_object_object_add(o, "icd", icd);
     }
-    /* Then the opencl probe's enumeration, with every driver already loaded. */
+    /* Then the opencl probe's enumeration, with every driver already loaded; without the icd part, its
+     * loader reads --health's vendors directory here (the icd part's icd_child_combined does the same). */
+    if (!j->icd_part && j->health_dir)
+        setenv("OCL_ICD_VENDORS", j->health_dir, 1);
     json_object *cl = j->opencl->enumerate(NULL);
+    if (!j->icd_part)
+        clonce_vendors_back(j, vendors);
+    free(vendors);
     json_object *en = NULL;
+    /* --health, no icd probe in the run to say it: the .icd files the loader was not given (schema). */
+    if (!j->icd_part && j->health_skipped && json_object_object_get_ex(cl, "enumeration", &en) &&
+        json_object_is_type(en, json_type_object))
+        json_object_object_add(en, "health_skipped", json_object_get(j->health_skipped));
     /* --health left the loader no driver (only CPU drivers and drivers for absent hardware): its empty
      * answer is no fault, and the opencl probe says what was not loaded instead (schema: not_loaded). */
     if (j->health_dir && j->health_kept == 0 && json_object_object_get_ex(cl, "enumeration", &en) &&

@@ -78,8 +78,10 @@ struct clonce_part {
      * temporary vendors directory holding the .icd files whose drivers' hardware may be here, for the
      * child's loader to read instead (heap; icd_health_done removes and frees it), or NULL: load every
      * driver. The icd probe leaves the same drivers unloaded (icd_health_plan). *KEPT: how many .icd files
-     * the directory holds (0: the loader loads no driver, and the enumeration says so: not_loaded). */
-    char *(*icd_health_vendors)(const struct probe_ctx *ctx, size_t *kept);
+     * the directory holds (0: the loader loads no driver, and the enumeration says so: not_loaded).
+     * *SKIPPED: the .icd files left out (a JSON array of paths, the caller's), or NULL. Called also when
+     * the icd probe is not in the run (the opencl command): the loader loads the same drivers. */
+    char *(*icd_health_vendors)(const struct probe_ctx *ctx, size_t *kept, json_object **skipped);
     void (*icd_health_done)(char *dir);
 
     /* opencl (isolate_fn, ARG unused): enumerate every platform and device through the system loader

@@ -140,8 +140,10 @@ void icd_health_plan_free(struct icd_health_plan *p)
 bool icd_health_plan(const struct probe_ctx *ctx, bool make_dir, struct icd_health_plan *p)
 {
     memset(p, 0, sizeof(*p));
+    /* No PCI facts (a dump, a hidden bus, WSL, a container without /sys/bus/pci) leave every GPU driver's
+     * hardware UNKNOWN, loaded as before; a CPU driver is known as one without them (NOT_NEEDED). */
     if (!ctx->opts || !ctx->opts->health || (ctx->mode != PROBE_MODE_LIVE && ctx->mode != PROBE_MODE_TREE_LIVE) ||
-        !result_pci_get(ctx->report) || !(p->src = icd_health_source(ctx)))
+        !(p->src = icd_health_source(ctx)))
         return false;
     DIR *d = hostfs_opendir(ctx->fs, p->src);
     if (!d) {
@@ -197,13 +199,18 @@ bool icd_health_skips(const struct icd_health_plan *p, const char *file)
 }
 
 /* The icd part's callbacks for the shared child (clonce_parts.h). */
-char *icd_health_vendors(const struct probe_ctx *ctx, size_t *kept)
+char *icd_health_vendors(const struct probe_ctx *ctx, size_t *kept, json_object **skipped)
 {
     struct icd_health_plan p;
     *kept = 0;
+    *skipped = NULL;
     if (!icd_health_plan(ctx, true, &p))
         return NULL;
     *kept = p.kept;
+    json_object *a = json_object_new_array();
+    for (size_t i = 0; a && i < p.n_skip; i++)
+        json_object_array_add(a, json_object_new_string(p.skip[i]));
+    *skipped = a;
     char *dir = p.dir;
     p.dir = NULL; /* kept: icd_health_done removes it */
     icd_health_plan_free(&p);

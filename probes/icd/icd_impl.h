@@ -249,7 +249,7 @@ struct icd_health_plan {
     size_t kept;  /* its .icd files the loader reads (0: it loads no driver at all) */
     char *dir;    /* a temporary vendors directory holding copies of the others, or NULL */
 };
-/* Under --health, live or --root --live, with the PCI facts: which .icd files of the one vendors directory
+/* Under --health, live or --root --live (with or without PCI facts): which .icd files of the one vendors directory
  * both loaders read name a driver for absent hardware (vendor_cl_hardware ABSENT, the library's name
  * saying whose it is) or, without a --require form, a CPU driver (NOT_NEEDED: PoCL, Intel's CPU runtime, a
  * Mesa driver its environment makes a CPU driver). Returns true and fills P (with MAKE_DIR, P->dir too) when
@@ -265,7 +265,7 @@ bool icd_health_skips(const struct icd_health_plan *p, const char *file);
 /* Does --health leave CPU drivers unloaded in this run (no --require form given)? */
 bool icd_health_skips_cpu(const struct probe_ctx *ctx);
 /* The icd part's --health callbacks (struct clonce_part). */
-char *icd_health_vendors(const struct probe_ctx *ctx, size_t *kept);
+char *icd_health_vendors(const struct probe_ctx *ctx, size_t *kept, json_object **skipped);
 void icd_health_done(char *dir);
 
 /* libraries built for another machine or ELF class (icd_arch.c) */

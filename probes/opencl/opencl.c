@@ -195,6 +195,26 @@ static int ocl_apply_filters(const struct cli_options *o, json_object *data, boo
     return 0;
 }
 
+/* --health without the icd probe in the run (the opencl command): the .icd files SKIPPED (the enumeration's
+ * health_skipped) its loader was not given, named in a note, as the icd probe's folded line names them. */
+static void ocl_health_skipped_note(struct report_section *sec, json_object *skipped)
+{
+    size_t n = skipped ? json_object_array_length(skipped) : 0;
+    if (n == 0)
+        return;
+    char *list = str_dup("");
+    for (size_t i = 0; list && i < n; i++) {
+        const char *f = json_object_get_string(json_object_array_get_idx(skipped, i));
+        char *next = str_printf("%s%s%s", list, i ? ", " : "", f ? f : "?");
+        free(list);
+        list = next;
+    }
+    report_section_add_note(sec, "not loaded (--health): %zu OpenCL driver%s, CPU drivers and drivers for absent "
+                                 "hardware (`gpucheckup icd --health -v` says why each): %s",
+                            n, n == 1 ? "" : "s", list ? list : "");
+    free(list);
+}
+
 static void ocl_summary(struct report_section *sec, json_object *data, const struct report *r)
 {
     json_object *en = ocl_jobj(data, "enumeration");
@@ -334,6 +354,7 @@ static int ocl_run(struct probe_ctx *ctx, struct report_section *sec)
     if (ocl_apply_filters(ctx->opts, data, enumerated, &ctx->error) != 0)
         return PROBE_INPUT_ERROR;
     ocl_summary(sec, data, ctx->report);
+    ocl_health_skipped_note(sec, ocl_jarr(en, "health_skipped"));
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     /* data.platforms leaves the data for the result, which prints it in its place */
     struct result_opencl *facts = result_opencl_ops.from_json(data);
