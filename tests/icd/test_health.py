@@ -13,6 +13,10 @@ sys.path.insert(0, os.path.join(os.environ["GPUCHECKUP_SOURCE_ROOT"], "tests", "
 from test_pci import PciTree  # noqa: E402  (the fake sysfs trees of the pci tests)
 
 SEGV = os.environ["GC_FAKE_ICD_SEGV"]
+# A PCI dump (not this machine's bus: no GPU can be called absent from it): a host bridge alone.
+PCI_DUMP = ("00:00.0 Host bridge: Intel Corporation 440FX - 82441FX PMC [Natoma] (rev 02)\n"
+            "00: 86 80 37 12 00 00 00 00 00 00 00 06 00 00 00 00\n" + "".join(
+                "%d0: 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00 00\n" % i for i in (1, 2, 3)))
 POCL_ICD = "/etc/OpenCL/vendors/pocl.icd"
 CLEAN = {"OCL_ICD_VENDORS": None, "OPENCL_VENDOR_PATH": None, "OCL_ICD_FILENAMES": None,
          "GPUCHECKUP_LIBOPENCL": None, "LD_LIBRARY_PATH": None, "OPENCL_LAYERS": None, "POCL_DEVICES": "pthread",
@@ -167,6 +171,84 @@ class LiveTests(HealthIcdCase):
         self.assertGreater(self.loads(), 0)
 
 
+    def test_opencl_command_alone_loads_what_the_full_health_loads(self):
+        # `gpucheckup opencl --health`, no icd probe in the run: the opencl probe's loader child reads the same
+        # vendors directory the full --health gives it, and the opencl section names what it left out.
+        d = self.vendors()
+        env = self.env(OCL_ICD_VENDORS=d)
+        _, doc = self.health("icd", env=env)
+        hw = {os.path.basename(e["file"]): e for e in doc["icd"]["icds"]}["intel.icd"]["driver"]["hardware"]
+        self.loads()
+        h, doc = self.health("opencl", env=env)
+        self.assertNotIn("icd", doc)
+        en = doc["opencl"]["enumeration"]
+        ids = {f["id"] for f in doc["findings"]}
+        if hw != "absent":  # an Intel GPU here (or a bus not listed in full): NEO is loaded, as the check does
+            self.assertGreater(self.loads(), 0)
+            self.assertEqual(en.get("health_skipped"), [os.path.join(d, "pocl.icd")], en)
+            return
+        self.assertEqual(self.loads(), 0, "opencl --health loaded the driver for absent hardware")
+        self.assertEqual(sorted(en["health_skipped"]), [os.path.join(d, "intel.icd"), os.path.join(d, "pocl.icd")])
+        self.assertIn("none loaded (--health)", en["not_loaded"])
+        self.assertEqual(doc["opencl"]["platforms"], [])
+        self.assertFalse(ids & {"cl.no-platforms", "cl.enumeration-crash", "cl.cpu-only"}, doc["findings"])
+        self.assertTrue(h.stdout.startswith("READY"), h)
+        notes = " ".join(doc["opencl"]["notes"])
+        self.assertIn("not loaded (--health): 2 OpenCL drivers", notes)
+        self.assertEqual(doc["opencl"]["environment"]["OCL_ICD_VENDORS"], d)
+        # With a --require form PoCL loads (a CPU device may meet it), NEO still not; the note names NEO alone.
+        h, doc = self.health("opencl", "--require", "sse2", env=env)
+        self.assertEqual(self.loads(), 0)
+        en = doc["opencl"]["enumeration"]
+        self.assertEqual(en["health_skipped"], [os.path.join(d, "intel.icd")])
+        self.assertNotIn("not_loaded", en)
+        self.assertEqual([p["name"] for p in doc["opencl"]["platforms"]], ["Portable Computing Language"])
+        self.assertIn("not loaded (--health): 1 OpenCL driver,", " ".join(doc["opencl"]["notes"]))
+        self.assertFalse({f["id"] for f in doc["findings"]} & {"cl.enumeration-crash", "cl.no-platforms"})
+        # The check (the icd probe in the run) says it in the icd section instead: no health_skipped there.
+        _, doc = self.health("check", "--require", "sse2", env=env)
+        self.assertNotIn("health_skipped", doc["opencl"]["enumeration"])
+        # Without --health the opencl command loads every driver: NEO's crash.
+        full = os.path.join(self.tmp, "full.json")
+        gctest.run("opencl", "--json", "-o", full, env=env)
+        with open(full, encoding="utf-8") as f:
+            self.assertNotIn("health_skipped", json.load(f)["opencl"]["enumeration"])
+        self.assertGreater(self.loads(), 0)
+
+    def test_without_pci_facts_cpu_drivers_are_not_loaded_gpu_drivers_are(self):
+        # A PCI dump is not this machine's bus: NEO's hardware is unknown, so it loads (and crashes) as before;
+        # PoCL is a CPU driver whatever the bus says, so --health leaves it out (as lavapipe on the Vulkan side).
+        dump = os.path.join(self.tmp, "dump.txt")
+        with open(dump, "w") as f:
+            f.write(PCI_DUMP)
+        d = self.vendors()
+        env = self.env(OCL_ICD_VENDORS=d)
+        h, doc = self.health("icd", "--pci-dump", dump, env=env)
+        icds = {os.path.basename(e["file"]): e for e in doc["icd"]["icds"]}
+        self.assertEqual((icds["intel.icd"]["status"], icds["intel.icd"]["driver"]["hardware"]), ("crash", "unknown"))
+        self.assertIn("icd.crash", {f["id"] for f in doc["findings"]})
+        self.assertGreater(self.loads(), 0)
+        pocl = icds["pocl.icd"]
+        self.assertEqual((pocl["status"], pocl["driver"]["hardware"]), ("not-probed", "not-needed"), pocl)
+        self.assertTrue(pocl["detail"].startswith("CPU driver, not loaded (--health)"), pocl)
+        # Only PoCL: nothing is loaded, and that stays information (no 'no platform'), READY, in the check and
+        # in the opencl command alone.
+        os.unlink(os.path.join(d, "intel.icd"))
+        for cmd in ("check", "opencl"):
+            h, doc = self.health(cmd, "--pci-dump", dump, env=env)
+            self.assertTrue(h.stdout.startswith("READY"), (cmd, h))
+            self.assertEqual(doc["opencl"]["platforms"], [])
+            self.assertIn("none loaded (--health)", doc["opencl"]["enumeration"]["not_loaded"])
+            bad = [f for f in doc["findings"] if f["id"].startswith(("cl.", "icd.")) and f["severity"] != "info"]
+            self.assertEqual(bad, [], cmd)
+            self.assertNotIn("cl.no-platforms", {f["id"] for f in doc["findings"]})
+        self.assertEqual(doc["opencl"]["enumeration"]["health_skipped"], [os.path.join(d, "pocl.icd")])
+        # With a --require form PoCL loads as before.
+        _, doc = self.health("opencl", "--pci-dump", dump, "--require", "sse2", env=env)
+        self.assertEqual([p["name"] for p in doc["opencl"]["platforms"]], ["Portable Computing Language"])
+        self.assertNotIn("health_skipped", doc["opencl"]["enumeration"])
+
+
 class TreeTests(HealthIcdCase):
     """A fake root (--root --live): its vendors directory, and a bus with no GPU or an Intel one."""
 
@@ -183,6 +265,21 @@ class TreeTests(HealthIcdCase):
         t = self.tree(intel_gpu=False)
         h, doc = self.health("icd", "--root", t.root, "--live", env=self.env())
         self.assert_not_loaded(h, doc)
+
+    def test_without_a_pci_bus_pocl_is_not_loaded_neo_is(self):
+        # A tree without /sys/bus/pci (a container): no GPU can be called absent, NEO loads and crashes as before;
+        # PoCL, a CPU driver without PCI facts too, is not loaded.
+        t = self.make_tree()
+        for name, content in self.icds.items():
+            t.write("/etc/OpenCL/vendors/" + name, content)
+        h, doc = self.health("icd", "--root", t.root, "--live", env=self.env())
+        self.assertFalse(doc["pci"]["bus_visible"])
+        icds = {os.path.basename(e["file"]): e for e in doc["icd"]["icds"]}
+        self.assertEqual((icds["intel.icd"]["status"], icds["intel.icd"]["driver"]["hardware"]), ("crash", "unknown"))
+        self.assertGreater(self.loads(), 0)
+        pocl = icds["pocl.icd"]
+        self.assertEqual((pocl["status"], pocl["driver"]["hardware"]), ("not-probed", "not-needed"), pocl)
+        self.assertFalse(h.stdout.startswith("READY"), h)
 
     def test_with_an_intel_gpu_it_is_loaded_under_health_too(self):
         t = self.tree(intel_gpu=True)
