@@ -485,8 +485,9 @@ const struct probe probe_cuda = {
     .vendor = "nvidia",
     .title = "the NVIDIA CUDA stack: libcuda and cuInit, each GPU, NVML, the CUDA\n"
              "libraries frameworks load, a CUDA smoke test (`check` only lists those\n"
-             "libraries, unloaded, on a host with no NVIDIA GPU and no driver; under\n"
-             "--root they are the tree's and never loaded)",
+             "libraries, unloaded, on a host with no NVIDIA GPU and no driver, and\n"
+             "--health does not look for them there; under --root they are the\n"
+             "tree's and never loaded)",
     .needs_live = true,
     .deps = cuda_deps,
     .check_sets = cuda_check_sets,

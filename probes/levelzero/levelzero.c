@@ -207,7 +207,8 @@ const struct probe probe_levelzero = {
     .vendor = "intel",
     .title = "Intel's Level Zero stack (oneAPI, SYCL, PyTorch XPU): Intel GPUs and their\n"
              "i915/xe binding, render nodes, the loader and its GPU backends, then zeInit,\n"
-             "drivers and devices in a child (under --root: the tree's files only)",
+             "drivers and devices in a child, not loaded where the PCI bus shows no\n"
+             "Intel GPU (under --root: the tree's files only)",
     .deps = levelzero_deps,
     .check_sets = (const struct check_set[]){{levelzero_checks, &levelzero_n_checks}, {NULL, NULL}},
     .requires = levelzero_requires,

@@ -55,12 +55,14 @@ const struct probe_option process_option_rows[] = {
     {.name = "unit", .arg = "NAME", .parse = process_opt_unit,
      .help = "judge systemd service NAME (.service added when missing): its unit\n"
              "file and drop-ins (also under --root), PrivateDevices=, DevicePolicy=,\n"
-             "User=, its GPU variables against this shell's"},
+             "User=, its GPU variables against this shell's; live, systemd's manager\n"
+             "over D-Bus, and its running process judged as --pid would"},
     {.name = "user", .arg = "NAME", .parse = process_opt_user,
      .help = "which GPU device nodes user NAME can open (the user database, NSS;\n"
              "the tree's /etc/passwd and /etc/group under --root; modes and ACLs)"},
     {.name = "pid", .arg = "PID", .parse = process_opt_pid,
      .help = "what running process PID sees: its GPU variables, credentials, loaded\n"
-             "GPU libraries, open GPU nodes, mount namespace, cgroup device rules"},
+             "GPU libraries, open GPU nodes, mount namespace, cgroup device rules;\n"
+             "live, the whole run takes its environment (as root, its credentials)"},
     {.name = NULL},
 };

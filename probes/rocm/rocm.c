@@ -255,7 +255,8 @@ const struct probe probe_rocm = {
     .vendor = "amd",
     .title = "AMD's ROCm stack: amdgpu and its KFD topology (each GPU's gfx target\n"
              "against ROCm's support list), /dev/kfd and render nodes, the HSA and HIP\n"
-             "runtimes in a child (under --root: the tree's files only)",
+             "runtimes in a child, not loaded where the PCI bus shows no AMD GPU\n"
+             "(under --root: the tree's files only)",
     .deps = rocm_deps,
     .check_sets = (const struct check_set[]){{rocm_checks, &rocm_n_checks}, {NULL, NULL}},
     .requires = rocm_requires,

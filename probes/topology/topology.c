@@ -288,7 +288,8 @@ static const char *const topo_deps[] = {"pci", NULL};
 const struct probe probe_topology = {
     .name = "topology",
     .stack = PROBE_STACK_TOPOLOGY,
-    .title = "How the GPUs and NICs connect: PCIe paths, ACS, IOMMU, RDMA ports, NCCL's variables",
+    .title = "how the GPUs and NICs connect: PCIe paths, ACS, IOMMU, RDMA ports,\n"
+             "NCCL's variables and libraries",
     .deps = topo_deps,
     .checks = topo_checks,
     .n_checks = sizeof(topo_checks) / sizeof(topo_checks[0]),

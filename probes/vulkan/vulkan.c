@@ -399,7 +399,8 @@ const struct probe probe_vulkan = {
     .name = "vulkan",
     .stack = PROBE_STACK_VULKAN,
     .label_today = vulkan_label_today,
-    .title = "the Vulkan loader, each driver manifest loaded alone, and a compute smoke test on each device",
+    .title = "the Vulkan loader, each driver manifest judged alone (its own instance),\n"
+             "and a compute smoke test on each device",
     .compute_api = "vulkan",
     .compute_api_label = "Vulkan",
     .needs_live = true,
