@@ -1,4 +1,4 @@
-/* vulkan.c: the vulkan probe: the Vulkan loader, each driver manifest loaded alone, each device and its compute smoke test. */
+/* vulkan.c: the vulkan probe: the Vulkan loader, each driver manifest judged alone (one shared child first), each device and its smoke test. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
