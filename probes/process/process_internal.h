@@ -136,9 +136,10 @@ const char *proc_lib_version(const char *base);
 bool proc_gpu_lib(const char *base);
 
 /* ---- process_target.c: --pid, live: the run as the process (isolate_target.c) ---------------------- */
-/* The probe's prepare: before the run starts, the process's environment becomes the run's (every probe's
- * getenv and every child), and where gpucheckup is root and it is not, every child takes its uid, gid and
- * groups. Live runs only; nothing when /proc/PID cannot be read (the section says why). */
+/* The probe's prepare: before the run starts, the process's (--pid's, else a running --unit's MainPID or its
+ * cgroup's first) environment becomes the run's (every probe's getenv and every child), and where gpucheckup
+ * is root and it is not, every child takes its uid, gid and groups. Live runs only; nothing when /proc/PID
+ * cannot be read (the section says why). */
 void proc_target_prepare(struct probe_ctx *ctx);
 /* O's "run_as_it" for PID when the run was prepared for it. */
 void proc_target_describe(long pid, json_object *o);
@@ -156,6 +157,23 @@ bool proc_manager_wanted(struct probe_ctx *ctx);
 /* Unit NAME's merged settings from the manager into U (zeroed here; free with proc_unit_free) and PM. 0, or
  * -1 with PM->why (U untouched). */
 int proc_manager_load(struct probe_ctx *ctx, const char *name, struct proc_unit *u, struct proc_manager *pm);
+
+/* ---- process_unitfind.c: --unit, found once a run ------------------------------------------------ */
+struct proc_unit_found {
+    struct proc_unit u;      /* the manager's settings where it answered, else the files' */
+    int rc;                  /* 0, or proc_unit_load's -ENOENT (no unit file) */
+    bool manager;            /* U is the manager's */
+    struct proc_manager pm;  /* why not, its ActiveState, MainPID */
+    long main_pid;           /* its running process (> 0), or 0: not running (or not found) */
+    const char *pid_source;  /* "the manager's MainPID" or "the first of its cgroup's" */
+};
+/* The target's prepare (live, --unit without --pid): find the unit now, before the run takes any process's
+ * environment, and keep it for the run. Its running process, or 0. */
+long proc_unit_prepare(struct probe_ctx *ctx);
+/* The unit into F (free with proc_unit_found_free): what prepare kept, else found now. The manager's MainPID
+ * when it answers, else the first process of its cgroup. */
+void proc_unit_find(struct probe_ctx *ctx, struct proc_unit_found *f);
+void proc_unit_found_free(struct proc_unit_found *f);
 
 /* ---- process_unitcheck.c ------------------------------------------------------------------------ */
 /* --unit NAME: the section's "unit" object and its findings. Returns the unit's first process from its

@@ -1,4 +1,4 @@
-/* process_target.c: --pid, live: the run's target, set before it starts: the process's environment for the whole run, its credentials for every child. */
+/* process_target.c: --pid (or a running --unit's process), live: the run's target, set before it starts: its environment for the whole run, its credentials for every child. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -49,24 +49,28 @@ static bool proc_target_status(const char *text, long *uid, gid_t *gids, size_t 
 
 void proc_target_prepare(struct probe_ctx *ctx)
 {
-    if (process_opts.pid <= 0 || proc_target.pid)
+    long pid = process_opts.pid;
+    /* --unit of a running service, live, without --pid: the run is its process's (process_unitfind.c) */
+    if (pid <= 0 && process_opts.unit && probe_host_files(ctx))
+        pid = proc_unit_prepare(ctx);
+    if (pid <= 0 || proc_target.pid)
         return;
-    proc_target.pid = process_opts.pid;
+    proc_target.pid = pid;
     if (!probe_host_files(ctx)) {
         proc_target.why = str_dup("a tree is read: the run is gpucheckup's own");
         return;
     }
     char p[64], *status = NULL, *env = NULL;
     size_t len = 0;
-    snprintf(p, sizeof(p), "/proc/%ld/status", process_opts.pid);
+    snprintf(p, sizeof(p), "/proc/%ld/status", pid);
     int rc = hostfs_read_file(ctx->fs, p, 0, &status, NULL);
-    snprintf(p, sizeof(p), "/proc/%ld/environ", process_opts.pid);
+    snprintf(p, sizeof(p), "/proc/%ld/environ", pid);
     int rc2 = rc == 0 ? hostfs_read_file(ctx->fs, p, 0, &env, &len) : rc;
     long uid;
     gid_t gids[64];
     size_t n;
     if (rc2 != 0 || !proc_target_status(status, &uid, gids, &n, 64)) {
-        proc_target.why = str_printf("/proc/%ld/%s could not be read (%s)", process_opts.pid,
+        proc_target.why = str_printf("/proc/%ld/%s could not be read (%s)", pid,
                                      rc != 0 ? "status" : "environ", strerror(rc2 ? -rc2 : EINVAL));
     } else {
         proc_target.env = isolate_target_set_env(env, len) == 0;

@@ -246,49 +246,20 @@ static json_object *proc_unit_env_files(struct probe_ctx *ctx, const struct proc
     return files;
 }
 
-/* The unit's first process, from its cgroup (without D-Bus: systemd puts a service of the default slice in
- * system.slice/NAME), or 0 when it does not run (or lives in another slice). */
-static long proc_unit_main_pid(struct probe_ctx *ctx, const char *unit)
-{
-    static const char *const roots[] = {"/sys/fs/cgroup/system.slice", "/sys/fs/cgroup/systemd/system.slice", NULL};
-    for (size_t i = 0; roots[i]; i++) {
-        char *p = str_printf("%s/%s/cgroup.procs", roots[i], unit), *text = NULL;
-        int rc = p ? hostfs_read_file(ctx->fs, p, 0, &text, NULL) : -ENOMEM;
-        free(p);
-        uint64_t pid = 0;
-        if (rc == 0) {
-            text[strcspn(text, "\n")] = '\0';
-            if (str_to_u64(str_trim(text), 10, &pid) != 0 || pid > 4194304)
-                pid = 0;
-        }
-        free(text);
-        if (rc == 0)
-            return (long)pid;
-    }
-    return 0;
-}
-
 long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
 {
-    long main_pid = 0;
-    struct proc_unit u;
-    int rc = proc_unit_load(ctx->fs, process_opts.unit, &u);
-    /* the manager's merged view wins over our parse of the files where it answers */
-    struct proc_manager pm = {.main_pid = -1};
-    struct proc_unit mu;
-    bool manager = proc_manager_wanted(ctx) && u.name && proc_manager_load(ctx, u.name, &mu, &pm) == 0;
-    if (manager) {
-        proc_unit_free(&u);
-        u = mu;
-        rc = 0;
-    }
+    /* the manager's merged view wins over our parse of the files where it answers (process_unitfind.c) */
+    struct proc_unit_found found;
+    proc_unit_find(ctx, &found);
+    struct proc_unit u = found.u;
+    int rc = found.rc;
+    bool manager = found.manager;
+    long main_pid = found.main_pid;
     json_object *o = json_object_new_object();
     json_object_object_add(sec->data, "unit", o);
     json_object_object_add(o, "source", json_object_new_string(manager ? "manager" : "files"));
-    json_object_object_add(o, "manager_reason", jsonstr_or_null(pm.why));
-    json_object_object_add(o, "active_state", jsonstr_or_null(pm.active_state));
-    free(pm.why);
-    free(pm.active_state);
+    json_object_object_add(o, "manager_reason", jsonstr_or_null(found.pm.why));
+    json_object_object_add(o, "active_state", jsonstr_or_null(found.pm.active_state));
     json_object_object_add(o, "name", jsonstr_or_null(u.name));
     json_object_object_add(o, "file", jsonstr_or_null(u.fragment));
     json_object_object_add(o, "masked", json_object_new_boolean(u.masked));
@@ -301,7 +272,7 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
         else if (u.masked)
             report_add_finding(ctx->report, "unit.masked", u.name, "%s is masked (a link to /dev/null): it never starts",
                                u.name);
-        proc_unit_free(&u);
+        proc_unit_found_free(&found);
         return 0;
     }
     struct proc_list env = {0};
@@ -346,15 +317,21 @@ long proc_unit_run(struct probe_ctx *ctx, struct report_section *sec)
     report_section_add_line(sec, REPORT_MARK_INFO, "unit", "%s (%s%s%zu drop-in%s; %s)", u.name,
                             u.fragment ? u.fragment : "no file", ", ", u.dropins.n, u.dropins.n == 1 ? "" : "s",
                             manager ? "as systemd's manager applies it" : "from its files");
-    main_pid = manager && pm.main_pid >= 0 ? pm.main_pid : proc_unit_main_pid(ctx, u.name);
     json_object_object_add(o, "main_pid", main_pid > 0 ? json_object_new_int64(main_pid) : NULL);
     if (main_pid > 0 && process_opts.pid <= 0)
-        report_section_add_note(sec, "%s runs: its process %ld (%s) is judged as --pid %ld would", u.name, main_pid,
-                                manager ? "the manager's MainPID" : "the first of its cgroup's", main_pid);
+        report_section_add_note(sec, "%s runs: its process %ld (%s) is judged as --pid %ld would%s", u.name,
+                                main_pid, found.pid_source, main_pid,
+                                proc_target_is(main_pid) ? ", and the run is its (pid.run_as_it)" : "");
+    else if (main_pid <= 0)
+        report_section_add_line(sec, REPORT_MARK_INFO, "unit", "%s is not running (%s): the environment and user "
+                                "its program would get are predicted from its settings (Environment=, "
+                                "EnvironmentFile=, User=)%s", u.name,
+                                manager ? "the manager gives no MainPID" : "no process in its system.slice cgroup",
+                                process_opts.pid > 0 ? "" : "; the run is gpucheckup's own");
     free(passwd);
     free(group);
     proc_list_clear(&env);
-    proc_unit_free(&u);
+    proc_unit_found_free(&found);
     return main_pid;
 }
 

@@ -490,7 +490,7 @@ class ProcessTests(gctest.TestCase):
         text = gctest.run("process", "--root", t.t.root, "--unit", "ollama")
         self.assertIn("PrivateDevices=yes", text.stdout)
 
-    def mock_manager(self, service_props):
+    def mock_manager(self, service_props, active="active"):
         """A private bus (dbus-daemon, session config) with a mock systemd manager (Debian's python3-dbusmock)
         whose LoadUnit("ollama.service") answers an object with SERVICE_PROPS on org.freedesktop.systemd1.Service.
         Its address, for DBUS_SYSTEM_BUS_ADDRESS."""
@@ -515,7 +515,7 @@ class ProcessTests(gctest.TestCase):
         mgr.AddMethod("", "LoadUnit", "s", "o",
                       f"ret = dbus.ObjectPath('{path}') if args[0] == 'ollama.service' else "
                       "dbus.ObjectPath('/org/freedesktop/systemd1/unit/other')", dbus_interface=m)
-        unit = {"LoadState": "loaded", "ActiveState": "active", "FragmentPath": "/etc/systemd/system/ollama.service",
+        unit = {"LoadState": "loaded", "ActiveState": active, "FragmentPath": "/etc/systemd/system/ollama.service",
                 "DropInPaths": dbus.Array(["/etc/systemd/system/ollama.service.d/override.conf"], signature="s")}
         mgr.AddObject(path, "org.freedesktop.systemd1.Unit", unit, [], dbus_interface=m)
         bus.get_object("org.freedesktop.systemd1", path).AddProperties("org.freedesktop.systemd1.Service",
@@ -583,6 +583,50 @@ class ProcessTests(gctest.TestCase):
         self.assertEqual(sorted(f["subject"] for f in r.findings("process.denied")),
                          ["/dev/dri/renderD128", "/dev/kfd"], repr(r))
         self.assertEqual(len(r.findings("unit.user-denied")), 2, repr(r))
+
+    def test_unit_that_runs_makes_the_run_its_process(self):
+        """Issue 39: --unit of a running service makes the whole run its process's (the manager's MainPID), as
+        --pid does: the cuda section's child runs with its CUDA_VISIBLE_DEVICES=1 and sees no GPU, the opencl
+        section finds the driver (PoCL) only its OCL_ICD_VENDORS names. The unit's settings are still compared
+        with gpucheckup's own environment. When it does not run, the run stays gpucheckup's and the text says
+        that its environment is predicted from its settings."""
+        import dbus
+        mine, vendors, empty, cache = self.tmpdir(), self.tmpdir(), self.tmpdir(), self.tmpdir()
+        shutil.copy(FAKE_LIBCUDA, os.path.join(mine, "libcuda.so.1"))
+        shutil.copy("/etc/OpenCL/vendors/pocl.icd", vendors)
+        p = self.child(env={"CUDA_VISIBLE_DEVICES": "1", "GC_FAKE_CUDA_GPUS": "1", "OCL_ICD_VENDORS": vendors,
+                            "POCL_DEVICES": "pthread", "POCL_CACHE_DIR": cache})
+        service = {"Environment": dbus.Array(["CUDA_VISIBLE_DEVICES=1"], signature="s"), "MainPID": dbus.UInt32(p.pid)}
+        addr = self.mock_manager(service)
+        ours = {"DBUS_SYSTEM_BUS_ADDRESS": addr, "LD_LIBRARY_PATH": mine, "CUDA_VISIBLE_DEVICES": None,
+                "GC_FAKE_CUDA_GPUS": "1", "OCL_ICD_VENDORS": empty, "OCL_ICD_FILENAMES": None,
+                "OPENCL_VENDOR_PATH": None, "GPUCHECKUP_LIBOPENCL": None, "POCL_DEVICES": None,
+                "POCL_CACHE_DIR": cache}
+        r = self.run_json("check", "--unit", "ollama.service", env=ours, timeout=300)
+        u, pid = r.json["process"]["unit"], r.json["process"]["pid"]
+        self.assertEqual((u["source"], u["main_pid"], pid["pid"]), ("manager", p.pid, p.pid), repr(r))
+        self.assertEqual(pid["run_as_it"], {"environment": True, "credentials": False, "why": None})
+        self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["name"], "CUDA_ERROR_NO_DEVICE", repr(r))
+        self.assertEqual([x["name"] for x in r.json["opencl"]["platforms"]], ["Portable Computing Language"],
+                         repr(r))
+        # the unit's CUDA_VISIBLE_DEVICES=1 against gpucheckup's own (unset), not against the one the run took
+        f = [f for f in r.findings("unit.env-differs") if f["subject"] == "CUDA_VISIBLE_DEVICES"]
+        self.assertEqual(len(f), 1, repr(r))
+        self.assertIn("this shell has none", f[0]["message"])
+        text = gctest.run("process", "--unit", "ollama.service", env=ours)
+        self.assertIn("run as it", text.stdout)
+        self.assertNotIn("is not running", text.stdout)
+        # not running: gpucheckup's own environment (its one GPU visible), said in the text
+        service["MainPID"] = dbus.UInt32(0)
+        addr = self.mock_manager(service, active="inactive")
+        ours["DBUS_SYSTEM_BUS_ADDRESS"] = addr
+        r = self.run_json("process", "--unit", "ollama.service", env=ours)
+        self.assertEqual((r.json["process"]["unit"]["main_pid"], r.json["process"].get("pid")), (None, None), repr(r))
+        self.assertEqual(r.json["cuda"]["driver"]["cuinit"]["name"], "CUDA_SUCCESS", repr(r))
+        self.assertIn("CUDA_VISIBLE_DEVICES", [f["subject"] for f in r.findings("unit.env-differs")], repr(r))
+        text = gctest.run("process", "--unit", "ollama.service", env=ours)
+        self.assertIn("ollama.service is not running (the manager gives no MainPID): the environment and user its "
+                      "program would get are predicted from its settings", " ".join(text.stdout.split()))
 
     def test_unit_dropins_override_in_order(self):
         t = self.amd_tree()
