@@ -56,7 +56,7 @@ const struct probe_option process_option_rows[] = {
      .help = "judge systemd service NAME (.service added when missing): its unit\n"
              "file and drop-ins (also under --root), PrivateDevices=, DevicePolicy=,\n"
              "User=, its GPU variables against this shell's; live, systemd's manager\n"
-             "over D-Bus, and its running process judged as --pid would"},
+             "over D-Bus, and when it runs the run is its process's as with --pid"},
     {.name = "user", .arg = "NAME", .parse = process_opt_user,
      .help = "which GPU device nodes user NAME can open (the user database, NSS;\n"
              "the tree's /etc/passwd and /etc/group under --root; modes and ACLs)"},
