@@ -133,6 +133,25 @@ class RocmP2PTests(gctest.TestCase):
         self.assertEqual(r.findings("topology.acs-redirect"), [], repr(r))
         self.assertIsNone(r.findings("rocm.p2p-unsupported")[0].get("caused_by"), repr(r))
 
+        # the text: the cause under the finding
+        env = {"LD_LIBRARY_PATH": self.libdir(), "GC_FAKE_HSA_GPUS": GPUS, "GC_FAKE_HIP_P2P": "no-access",
+               "GC_FAKE_HIP_P2P_PAIR": None, "GC_FAKE_HSA_INIT": None, "GC_FAKE_HIP_COUNT": None}
+        text = gctest.run("check", "-v", "--root", t.root, "--live", "--color=never", env=env).stdout
+        self.assertRegex(text, r"rocm\.p2p-unsupported[^\n]*\n(?:[^\n]*\n){0,3}[^\n]*topology\.acs-redirect", text)
+
+    def test_snapshot_replays_the_pairs(self):
+        """A snapshot keeps the peer check's pairs: its replay (not live) names the same pair from them."""
+        t = self.switch_tree()
+        path = os.path.join(self.make_tree().root, "p2p.tar.gz")
+        env = {"LD_LIBRARY_PATH": self.libdir(), "GC_FAKE_HSA_GPUS": GPUS, "GC_FAKE_HIP_P2P": "corrupt",
+               "GC_FAKE_HIP_P2P_PAIR": "0,1", "GC_FAKE_HSA_INIT": None, "GC_FAKE_HIP_COUNT": None}
+        live = gctest.run("snapshot", "-o", path, "--root", t.root, "--live", "--json", env=env, timeout=300)
+        self.assertEqual(live.rc, 1, repr(live))
+        r = self.run_json("rocm", "--root", path, env={"LD_LIBRARY_PATH": None}, expect_rc=1)
+        self.assertEqual(self.p2p_ids(r), [("rocm.p2p-corrupt", AB, "error")], repr(r))
+        self.assertEqual([(p["from"], p["to"], p["status"]) for p in r.json["rocm"]["p2p"]["pairs"]],
+                         [(0, 1, "corrupt"), (1, 0, "pass")])
+
 
 if __name__ == "__main__":
     gctest.main()
