@@ -144,7 +144,9 @@ static json_object *rp_copy(const struct rp_api *api, void *const *buf, int oa, 
         double t0 = jsonnum_now_ms();
         if ((rc = api->memcpyPeer(buf[ib], ob, buf[ia], oa, ROCM_P2P_BYTES)) != 0)
             return rp_fail(api, p, "hipMemcpyPeer", rc);
-        if ((rc = api->deviceSynchronize()) != 0)
+        /* to its completion on both GPUs (the copy may run on either's engines) */
+        if ((rc = api->deviceSynchronize()) != 0 || (rc = api->setDevice(ob)) != 0 || (rc = api->deviceSynchronize()) != 0 ||
+            (rc = api->setDevice(oa)) != 0)
             return rp_fail(api, p, "hipDeviceSynchronize", rc);
         ms[k] = jsonnum_now_ms() - t0;
     }
