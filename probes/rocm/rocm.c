@@ -232,6 +232,14 @@ static int rocm_run(struct probe_ctx *ctx, struct report_section *sec)
     }
     rocm_findings(ctx, d, pci_devs);
     rocm_summary(ctx, sec, pci_devs);
+    /* The peer check after the smoke test (on the GPUs it passed); a snapshot's replay brings the captured one. */
+    json_object *p2p = cap ? rocm_captured(cap, "p2p") : NULL;
+    if (!p2p && probe_live(ctx) && !cap)
+        p2p = rocm_p2p_run(ctx, d);
+    if (p2p) {
+        json_object_object_add(d, "p2p", p2p);
+        rocm_p2p_report(ctx, sec, p2p);
+    }
     report_section_set_result(sec, &result_rocm_ops, result_rocm_ops.from_json(d));
     report_section_set_status(sec, REPORT_STATUS_OK, NULL);
     return PROBE_DONE;
@@ -258,7 +266,7 @@ const struct probe probe_rocm = {
              "runtimes in a child, not loaded where the PCI bus shows no AMD GPU\n"
              "(under --root: the tree's files only)",
     .deps = rocm_deps,
-    .check_sets = (const struct check_set[]){{rocm_checks, &rocm_n_checks}, {NULL, NULL}},
+    .check_sets = (const struct check_set[]){{rocm_checks, &rocm_n_checks}, {rocm_p2p_checks, &rocm_p2p_n_checks}, {NULL, NULL}},
     .requires = rocm_requires,
     .result = &result_rocm_ops,
     .run = rocm_run,

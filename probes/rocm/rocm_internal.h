@@ -105,6 +105,18 @@ json_object *rocm_smoke_run(struct probe_ctx *ctx, json_object *data, const char
 /* Its findings, from DATA's "smoke" member. */
 void rocm_smoke_findings(struct probe_ctx *ctx, json_object *data);
 
+/* ---- the HIP peer check (rocm_p2p.c) ---- */
+
+extern const struct check rocm_p2p_checks[];
+extern const size_t rocm_p2p_n_checks;
+/* Every ordered pair of the HIP devices that passed DATA's smoke test, in a child: a new object {pairs: [{from,
+ * to, status: pass|unsupported|corrupt|failed|hang|crash, can_access_peer, bytes, wrong_words, first_wrong_offset,
+ * ms, bandwidth_gbps, failed_call, error_code, error_name}], devices: [{ordinal, pci_bus_id}], error, detail},
+ * or {pairs: [], not_run: WHY}. */
+json_object *rocm_p2p_run(struct probe_ctx *ctx, json_object *data);
+/* Its findings and summary lines in SEC, from P2P (rocm_p2p_run's, or a snapshot's). */
+void rocm_p2p_report(struct probe_ctx *ctx, struct report_section *sec, json_object *p2p);
+
 /* ---- findings (rocm_findings.c) ---- */
 
 extern const struct check rocm_checks[];

@@ -1,5 +1,6 @@
 /* fake_hsa.c: a fake libhsa-runtime64.so.1 and libamdhip64.so.6 in one library, behaviours chosen by GC_FAKE_HSA_* variables. */
 #include <signal.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -161,9 +162,11 @@ static const char *smoke_mode(void)
     return m ? m : "compute";
 }
 
+static int current_device;
+
 EXPORT int hipSetDevice(int d)
 {
-    (void)d;
+    current_device = d;
     return 0;
 }
 
@@ -290,5 +293,80 @@ EXPORT int hipModuleLaunchKernel(void *fn, unsigned gx, unsigned gy, unsigned gz
 
 EXPORT int hipDeviceSynchronize(void)
 {
+    return 0;
+}
+
+/* ---- peer to peer, for the HIP peer check ----
+ * GC_FAKE_HIP_P2P: ok (default: hipMemcpyPeer copies), no-access (hipDeviceCanAccessPeer says 0), corrupt (the
+ * copy lands with the word at byte 4096 flipped), hang (in hipMemcpyPeer), enable-error
+ * (hipDeviceEnablePeerAccess fails with hipErrorPeerAccessUnsupported, 217). GC_FAKE_HIP_P2P_PAIR=A,B: that
+ * behaviour for the ordered pair device A -> device B only (the others copy). hipDeviceGetPCIBusId answers
+ * each device's GC_FAKE_HSA_GPUS address. */
+
+EXPORT int hipGetDevice(int *d)
+{
+    *d = current_device;
+    return 0;
+}
+
+/* The P2P behaviour for FROM -> TO, "ok" when none. */
+static const char *p2p_mode(int from, int to)
+{
+    const char *m = getenv("GC_FAKE_HIP_P2P"), *pair = getenv("GC_FAKE_HIP_P2P_PAIR");
+    int a, b;
+    if (!m || !*m)
+        return "ok";
+    if (pair && *pair && (sscanf(pair, "%d,%d", &a, &b) != 2 || a != from || b != to))
+        return "ok";
+    return m;
+}
+
+EXPORT int hipMemset(void *p, int v, size_t n)
+{
+    memset(p, v, n);
+    return 0;
+}
+
+EXPORT int hipDeviceCanAccessPeer(int *can, int dev, int peer)
+{
+    int n = 0;
+    hipGetDeviceCount(&n);
+    if (dev < 0 || peer < 0 || dev >= n || peer >= n)
+        return 101; /* hipErrorInvalidDevice */
+    *can = dev != peer && strcmp(p2p_mode(dev, peer), "no-access") != 0;
+    return 0;
+}
+
+EXPORT int hipDeviceEnablePeerAccess(int peer, unsigned flags)
+{
+    (void)flags;
+    return strcmp(p2p_mode(current_device, peer), "enable-error") == 0 ? 217 : 0;
+}
+
+EXPORT int hipDeviceDisablePeerAccess(int peer)
+{
+    (void)peer;
+    return 0;
+}
+
+EXPORT int hipMemcpyPeer(void *dst, int dst_dev, const void *src, int src_dev, size_t n)
+{
+    const char *m = p2p_mode(src_dev, dst_dev);
+    if (strcmp(m, "hang") == 0)
+        for (;;)
+            pause();
+    memcpy(dst, src, n);
+    if (strcmp(m, "corrupt") == 0 && n >= 4100)
+        ((unsigned char *)dst)[4096] ^= 0x10;
+    return 0;
+}
+
+EXPORT int hipDeviceGetPCIBusId(char *buf, int len, int dev)
+{
+    char name[64];
+    unsigned bdf;
+    if (gpu_entry((size_t)dev, name, sizeof(name), &bdf) < 0)
+        return 101;
+    snprintf(buf, (size_t)len, "0000:%02x:%02x.%x", bdf >> 8, (bdf >> 3) & 0x1f, bdf & 7);
     return 0;
 }
