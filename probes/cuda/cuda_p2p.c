@@ -10,6 +10,7 @@
 #include "cuda_api.h"
 #include "cuda_internal.h"
 #include "jsonget.h"
+#include "peer_check.h"
 #include "jsonnum.h"
 #include "results/result_cuda.h"
 #include "strutil.h"
@@ -260,6 +261,12 @@ static void cp_report_pair(struct probe_ctx *ctx, struct report_section *sec, js
     if (rc) {
         rc->p2p_pairs++;
         rc->p2p_passed += st && strcmp(st, "pass") == 0;
+        if (!st || strcmp(st, "pass") != 0) {
+            char fa[16], fb[16];
+            snprintf(fa, sizeof(fa), "%d", from);
+            snprintf(fb, sizeof(fb), "%d", to);
+            peer_check_add_failing(rc->p2p_failing, sizeof(rc->p2p_failing), fa, fb);
+        }
     }
     if (st && strcmp(st, "pass") == 0) {
         json_object *bw = jsonget(p, "bandwidth_gbps");

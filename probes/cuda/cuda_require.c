@@ -1,4 +1,4 @@
-/* cuda_require.c: the cuda probe's --require names: cuda, cuda>=X.Y, compute-capability>=X.Y, p2p. */
+/* cuda_require.c: the cuda probe's --require names: cuda, cuda>=X.Y, compute-capability>=X.Y. */
 #include <ctype.h>
 #include <stdio.h>
 #include <string.h>
@@ -138,44 +138,11 @@ static bool cuda_req_eval_cc(const struct report *r, const char *name, int arg, 
                               "no CUDA device with a known compute capability", detail);
 }
 
-static int cuda_req_parse_p2p(const char *name, int *arg)
-{
-    *arg = 0;
-    return strcmp(name, "p2p") == 0 ? 0 : -1;
-}
-
-/* p2p: every ordered pair of the GPUs CUDA sees copied peer to peer and verified. Fewer than two GPUs
- * leave it unmet: there is no pair to prove, and a job that asks for p2p wants several GPUs. */
-static bool cuda_req_eval_p2p(const struct report *r, const char *name, int arg, char **detail)
-{
-    (void)name;
-    (void)arg;
-    const struct result_cuda *cuda = result_cuda_get(r);
-    size_t n = cuda ? cuda->n_devs : 0;
-    long want = (long)n * ((long)n - 1);
-    if (n < 2) {
-        *detail = str_printf("CUDA sees %zu GPU%s: peer to peer needs at least two", n, n == 1 ? "" : "s");
-        return false;
-    }
-    if (cuda->p2p_not_run && cuda->p2p_pairs == 0) {
-        *detail = str_printf("the CUDA peer check did not run: %s", cuda->p2p_not_run);
-        return false;
-    }
-    if (cuda->p2p_passed < want) {
-        *detail = str_printf("%d of the %ld ordered pairs of %zu GPUs passed the CUDA peer check", cuda->p2p_passed,
-                             want, n);
-        return false;
-    }
-    *detail = str_printf("every ordered pair of %zu GPUs (%ld) copied peer to peer and verified", n, want);
-    return true;
-}
-
 /* Unmet, they are explained by the CUDA stack's findings and those of the hardware and kernel below it. */
 const struct probe_require cuda_requires[] = {
     {"cuda", NULL, cuda_req_parse_cuda, cuda_req_eval_cuda, PROBE_CHAIN_STACK},
     {"cuda>=X.Y", NULL, cuda_req_parse_cudaver, cuda_req_eval_cudaver, PROBE_CHAIN_STACK},
     {"compute-capability>=X.Y", NULL, cuda_req_parse_cc, cuda_req_eval_cc, PROBE_CHAIN_STACK},
     {"free-memory>=NGiB", NULL, cuda_mem_req_parse, cuda_mem_req_eval, PROBE_CHAIN_OWN},
-    {"p2p", NULL, cuda_req_parse_p2p, cuda_req_eval_p2p, PROBE_CHAIN_STACK},
     {NULL, NULL, NULL, NULL, PROBE_CHAIN_STACK},
 };

@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "jsonget.h"
+#include "peer_check.h"
 #include "strutil.h"
 
 static const char *const result_cuda_driver_status_tab[] = {
@@ -145,9 +146,16 @@ static void *result_cuda_from_json(json_object *data)
     size_t np = 0;
     json_object *pairs = jsonget_array(p2p, "pairs", &np);
     for (size_t i = 0; pairs && i < np; i++) {
-        const char *ps = jsonget_str(json_object_array_get_idx(pairs, i), "status");
+        json_object *pe = json_object_array_get_idx(pairs, i);
+        const char *ps = jsonget_str(pe, "status");
         r->p2p_pairs++;
         r->p2p_passed += ps && strcmp(ps, "pass") == 0;
+        if (!ps || strcmp(ps, "pass") != 0) {
+            char fa[24], fb[24];
+            snprintf(fa, sizeof(fa), "%d", (int)jsonget_int(pe, "from", -1));
+            snprintf(fb, sizeof(fb), "%d", (int)jsonget_int(pe, "to", -1));
+            peer_check_add_failing(r->p2p_failing, sizeof(r->p2p_failing), fa, fb);
+        }
     }
     const char *pwhy = jsonget_str(p2p, "not_run");
     if (pwhy && !(r->p2p_not_run = str_dup(pwhy)))
@@ -191,12 +199,21 @@ static void result_cuda_paths(const void *res, const struct probe *owner, struct
     }
 }
 
+/* The CUDA peer check, for --require p2p (peer_check.h). */
+static void result_cuda_peers(const void *res, struct peer_check *out)
+{
+    const struct result_cuda *r = res;
+    *out = (struct peer_check){.has = true, .gpus = r->n_devs, .pairs = r->p2p_pairs, .passed = r->p2p_passed,
+                               .not_run = r->p2p_not_run, .failing = r->p2p_failing};
+}
+
 const struct report_result_ops result_cuda_ops = {
     .section = "cuda",
     .to_json = NULL,
     .from_json = result_cuda_from_json,
     .free = result_cuda_free,
     .paths = result_cuda_paths,
+    .peers = result_cuda_peers,
 };
 
 struct result_cuda *result_cuda_of(struct report_section *s)

@@ -6,6 +6,7 @@
 #include "compute_path.h"
 #include "doctor.h"
 #include "jsonget.h"
+#include "peer_check.h"
 #include "rocm_internal.h"
 #include "strutil.h"
 
@@ -25,6 +26,10 @@ struct result_rocm {
     int hip_devices;       /* hipGetDeviceCount, -1: unknown (not run, failed) */
     char *smoke_not_run;   /* why the HIP smoke test did not run, NULL when it did (or nothing says) */
     char *hip_version;     /* "6.2.41133", NULL: unknown */
+    /* The HIP peer check (data.p2p): ordered pairs checked, passed, why it did not run, the failing ones. */
+    int p2p_pairs, p2p_passed;
+    char *p2p_not_run;
+    char p2p_failing[192];
 };
 
 static void result_rocm_free(void *p)
@@ -39,6 +44,7 @@ static void result_rocm_free(void *p)
         free(r->gpus);
         free(r->hip_version);
         free(r->smoke_not_run);
+        free(r->p2p_not_run);
     }
     free(r);
 }
@@ -62,6 +68,28 @@ static void result_rocm_smoke(struct result_rocm *r, json_object *sm)
         if (o >= 0 && (size_t)o < r->n && s)
             r->gpus[o].smoke = strcmp(s, "pass") == 0 ? 0 : 1;
     }
+}
+
+/* The peer check's pairs from the section's "p2p" object P2P (HIP ordinals). */
+static void result_rocm_p2p(struct result_rocm *r, json_object *p2p)
+{
+    json_object *pairs = jsonget(p2p, "pairs");
+    size_t n = pairs && json_object_is_type(pairs, json_type_array) ? json_object_array_length(pairs) : 0;
+    for (size_t i = 0; i < n; i++) {
+        json_object *pe = json_object_array_get_idx(pairs, i);
+        const char *st = jsonget_str(pe, "status");
+        r->p2p_pairs++;
+        if (st && strcmp(st, "pass") == 0) {
+            r->p2p_passed++;
+            continue;
+        }
+        char fa[24], fb[24];
+        snprintf(fa, sizeof(fa), "%d", (int)jsonget_int(pe, "from", -1));
+        snprintf(fb, sizeof(fb), "%d", (int)jsonget_int(pe, "to", -1));
+        peer_check_add_failing(r->p2p_failing, sizeof(r->p2p_failing), fa, fb);
+    }
+    const char *why = jsonget_str(p2p, "not_run");
+    r->p2p_not_run = why ? str_dup(why) : NULL;
 }
 
 static void *result_rocm_from_json(json_object *data)
@@ -88,7 +116,17 @@ static void *result_rocm_from_json(json_object *data)
         g->smoke = -1;
     }
     result_rocm_smoke(r, jsonget(data, "smoke"));
+    result_rocm_p2p(r, jsonget(data, "p2p"));
     return r;
+}
+
+/* The HIP peer check, for --require p2p (peer_check.h). */
+static void result_rocm_peers(const void *res, struct peer_check *out)
+{
+    const struct result_rocm *r = res;
+    *out = (struct peer_check){.has = true, .gpus = r->hip_devices > 0 ? (size_t)r->hip_devices : 0,
+                               .pairs = r->p2p_pairs, .passed = r->p2p_passed, .not_run = r->p2p_not_run,
+                               .failing = r->p2p_failing};
 }
 
 /* One path per GPU agent HIP reaches, proven by the HIP smoke test (or untested). */
@@ -114,6 +152,7 @@ const struct report_result_ops result_rocm_ops = {
     .from_json = result_rocm_from_json,
     .free = result_rocm_free,
     .paths = result_rocm_paths,
+    .peers = result_rocm_peers,
 };
 
 static const struct result_rocm *res_of(const struct report *r)

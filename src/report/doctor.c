@@ -11,6 +11,7 @@
 #include "compute_path.h"
 #include "doctor_facts.h"
 #include "jsonget.h"
+#include "peer_check.h"
 #include "probe.h"
 #include "strutil.h"
 #include "vendor.h"
@@ -185,6 +186,7 @@ static bool doctor_req_eval_gpus(const struct report *r, const char *name, int a
 static const struct probe_require doctor_requires[] = {
     {"gpu", NULL, doctor_req_parse_gpu, doctor_req_eval_gpus, PROBE_CHAIN_GPU},
     {"gpus>=N", NULL, doctor_req_parse_gpus, doctor_req_eval_gpus, PROBE_CHAIN_GPU},
+    {"p2p", NULL, peer_req_parse, peer_req_eval, PROBE_CHAIN_GPU},
     {NULL, NULL, NULL, NULL, PROBE_CHAIN_GPU},
 };
 

@@ -62,6 +62,7 @@ struct report_line {
  * One const table per kind of result, next to its struct (probes/NAME/result_NAME.c). */
 struct probe;
 struct compute_paths;
+struct peer_check;
 
 struct report_result_ops {
     const char *section; /* the section it belongs to: "smoke" */
@@ -87,6 +88,9 @@ struct report_result_ops {
      * the probe's compute API, appended to OUT; OWNER is the publishing probe (its compute_api). NULL
      * for a result that proves no device. */
     void (*paths)(const void *res, const struct probe *owner, struct compute_paths *out);
+    /* The result's peer check (peer_check.h): the GPUs its compute API sees, the ordered pairs it checked
+     * and how they went, written into OUT (zeroed by the caller). NULL for a result with no peer check. */
+    void (*peers)(const void *res, struct peer_check *out);
 };
 
 struct report_section {

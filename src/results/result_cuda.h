@@ -66,6 +66,7 @@ struct result_cuda {
      * p2p_not_run: why it did not run (fewer than two GPUs passed the smoke test...), NULL when it ran. */
     int p2p_pairs, p2p_passed;
     char *p2p_not_run;
+    char p2p_failing[192]; /* the pairs that did not pass, "0->1, 1->0" (peer_check_add_failing), "" when none */
     /* data.driver.library.path and .version (the libcuda loaded), data.driver.kernel_module_version; NULL:
      * unknown. Read from the section's driver object once it is built (result_cuda_read_driver). */
     char *library_path, *library_version, *kernel_module_version;

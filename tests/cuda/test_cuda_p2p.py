@@ -87,6 +87,7 @@ class P2PTests(CudaBase):
         q = self.requirement(self.run_p2p(2, "corrupt", "1,0", "--require", "p2p", expect_rc=1))
         self.assertFalse(q["met"], repr(q))
         self.assertIn("1 of the 2 ordered pairs", q["detail"])
+        self.assertIn("(not passed: 1->0)", q["detail"])
         q = self.requirement(self.run_p2p(2, "no-access", None, "--require", "p2p", expect_rc=1))
         self.assertFalse(q["met"], repr(q))
         q = self.requirement(self.run_p2p(1, None, None, "--require", "p2p", expect_rc=1))

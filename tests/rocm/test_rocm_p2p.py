@@ -139,6 +139,30 @@ class RocmP2PTests(gctest.TestCase):
         text = gctest.run("check", "-v", "--root", t.root, "--live", "--color=never", env=env).stdout
         self.assertRegex(text, r"rocm\.p2p-unsupported[^\n]*\n(?:[^\n]*\n){0,3}[^\n]*topology\.acs-redirect", text)
 
+    def requirement(self, r):
+        return {x["name"]: x for x in r.json["verdict"]["requirements"]}["p2p"]
+
+    def test_require_p2p_counts_the_hip_pairs(self):
+        """--require p2p is the doctor's, from every API's peer check: AMD pairs alone meet or fail it."""
+        q = self.requirement(self.p2p(None, None, "--require", "p2p", expect_rc=0))
+        self.assertTrue(q["met"], repr(q))
+        self.assertIn("every ordered pair of 2 GPUs (2) copied peer to peer and verified (the HIP (ROCm) peer check)",
+                      q["detail"])
+        q = self.requirement(self.p2p("corrupt", "0,1", "--require", "p2p", expect_rc=1))
+        self.assertFalse(q["met"], repr(q))
+        self.assertIn("1 of the 2 ordered pairs of 2 GPUs passed the HIP (ROCm) peer check (not passed: 0->1)",
+                      q["detail"])
+        q = self.requirement(self.p2p("no-access", None, "--require", "p2p", expect_rc=1))
+        self.assertFalse(q["met"], repr(q))
+        self.assertIn("0 of the 2 ordered pairs", q["detail"])
+        self.assertIn("(not passed: 0->1, 1->0)", q["detail"])
+        q = self.requirement(self.p2p(None, None, "--require", "p2p", gpus=1, expect_rc=1))
+        self.assertFalse(q["met"], repr(q))
+        self.assertIn("HIP (ROCm) sees 1 GPU: peer to peer needs at least two", q["detail"])
+        q = self.requirement(self.p2p(None, None, "--no-smoke", "--require", "p2p", expect_rc=1))
+        self.assertFalse(q["met"], repr(q))
+        self.assertIn("the HIP (ROCm) peer check did not run: the HIP smoke test did not run: --no-smoke", q["detail"])
+
     def test_snapshot_replays_the_pairs(self):
         """A snapshot keeps the peer check's pairs: its replay (not live) names the same pair from them."""
         t = self.switch_tree()
@@ -151,6 +175,12 @@ class RocmP2PTests(gctest.TestCase):
         self.assertEqual(self.p2p_ids(r), [("rocm.p2p-corrupt", AB, "error")], repr(r))
         self.assertEqual([(p["from"], p["to"], p["status"]) for p in r.json["rocm"]["p2p"]["pairs"]],
                          [(0, 1, "corrupt"), (1, 0, "pass")])
+        # --require p2p answered from the replayed pairs
+        r = self.run_json("rocm", "--root", path, "--require", "p2p", env={"LD_LIBRARY_PATH": None}, expect_rc=1)
+        q = self.requirement(r)
+        self.assertFalse(q["met"], repr(q))
+        self.assertIn("1 of the 2 ordered pairs of 2 GPUs passed the HIP (ROCm) peer check (not passed: 0->1)",
+                      q["detail"])
 
 
 if __name__ == "__main__":

@@ -254,8 +254,8 @@ static void test_help_names_every_require_form(void **state)
     char *help = help_flat();
     char *err = NULL;
     size_t nforms = 0;
-    const char *core[] = {"gpu", "gpus>=N"};
-    for (size_t i = 0; i < 2; i++)
+    const char *core[] = {"gpu", "gpus>=N", "p2p"};
+    for (size_t i = 0; i < 3; i++)
         assert_non_null(strstr(help, core[i]));
     for (size_t i = 0; probe_registry[i]; i++)
         for (const struct probe_require *q = probe_registry[i]->requires; q && q->parse; q++) {

@@ -686,8 +686,8 @@ static void test_requirements_declared_by_probes(void **state)
     char *err = NULL;
     char *bad[] = {"nope"};
     assert_int_equal(doctor_validate_requires(bad, 1, &err), -1);
-    static const char *const forms[] = {"gpu, gpus>=N, vulkan, torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu, paddle-gpu, levelzero, opencl, fp64, opencl-version>=X.Y, rocm, cuda, cuda>=X.Y, "
-                                        "compute-capability>=X.Y, free-memory>=NGiB, p2p, rdma, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, "
+    static const char *const forms[] = {"gpu, gpus>=N, p2p, vulkan, torch-gpu, tensorflow-gpu, jax-gpu, cupy-gpu, onnxruntime-gpu, paddle-gpu, levelzero, opencl, fp64, opencl-version>=X.Y, rocm, cuda, cuda>=X.Y, "
+                                        "compute-capability>=X.Y, free-memory>=NGiB, rdma, x86-64-v1, x86-64-v2, x86-64-v3, x86-64-v4, "
                                         "or a CPU flag (fpu, ",
                                         "sha_ni)"};
     for (size_t i = 0; i < 2; i++)
