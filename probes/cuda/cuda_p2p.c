@@ -273,8 +273,7 @@ static void cp_report_pair(struct probe_ctx *ctx, struct report_section *sec, js
         if (bw && json_object_is_type(bw, json_type_double)) {
             json_object *m = json_object_new_object(), *lab = json_object_new_object();
             json_object_object_add(m, "name", json_object_new_string("p2p_bandwidth_gbps"));
-            json_object_object_add(m, "help", json_object_new_string("GB/s of an 8 MiB verified cuMemcpyPeer, per "
-                                                                     "ordered GPU pair (the CUDA peer check)."));
+            json_object_object_add(m, "help", json_object_new_string(PEER_CHECK_METRIC_HELP));
             json_object_object_add(lab, "from", json_object_new_string(sa));
             json_object_object_add(lab, "to", json_object_new_string(sb));
             json_object_object_add(m, "labels", lab);

@@ -64,16 +64,7 @@ void cuda_node_labels(const struct report_section *sec,
         snprintf(buf, sizeof(buf), "%d", best_major);
         emit(arg, "cuda", "compute-capability-major", buf);
     }
-    /* p2p: where the peer check checked pairs, whether every one copied and verified. */
-    json_object *pairs = jsonget(jsonget(sec->data, "p2p"), "pairs");
-    size_t np = pairs && json_object_is_type(pairs, json_type_array) ? json_object_array_length(pairs) : 0;
-    bool all = np > 0;
-    for (size_t i = 0; i < np; i++) {
-        const char *st = jsonget_str(json_object_array_get_idx(pairs, i), "status");
-        all = all && st && strcmp(st, "pass") == 0;
-    }
-    if (np > 0)
-        emit(arg, "cuda", "p2p", all ? "true" : "false");
+    /* cuda.p2p: the NFD writer's, from the typed result's peer check (peer_check.h), for every API alike. */
 }
 
 /* The CUDA major of the library at PATH as the cuda section lists it (data.libraries[].cuda_major), or -1. */

@@ -11,6 +11,7 @@
 #include "jsonget.h"
 #include "jsonnum.h"
 #include "jsonstr.h"
+#include "peer_check.h"
 #include "rocm_internal.h"
 
 /* 8 MiB per buffer, as the CUDA peer check copies: a bandwidth figure on PCIe and xGMI, small for any GPU. */
@@ -368,29 +369,60 @@ json_object *rocm_p2p_run(struct probe_ctx *ctx, json_object *data)
 
 /* ---- the parent: findings and summary lines ------------------------------------------------------- */
 
+/* One side (KEY "from" or "to") of pair P of P2P in SIDE: its PCI address from the devices, else "hip:N". */
+static void rp_side(json_object *p2p, json_object *p, const char *key, char side[40])
+{
+    int ord = (int)jsonget_int(p, key, -1);
+    const char *addr = NULL;
+    json_object *devs = jsonget(p2p, "devices");
+    for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
+        json_object *d = json_object_array_get_idx(devs, i);
+        if (jsonget_int(d, "ordinal", -2) == ord)
+            addr = jsonget_str(d, "pci_bus_id");
+    }
+    if (addr)
+        snprintf(side, 40, "%s", addr);
+    else if (ord >= 0)
+        snprintf(side, 40, "hip:%d", ord);
+    else
+        snprintf(side, 40, "?");
+}
+
 /* "A->B" for pair P of P2P (PCI addresses from its devices, else "hip:N") in BUF. */
 static const char *rp_subject(json_object *p2p, json_object *p, char *buf, size_t len)
 {
     char side[2][40];
-    const char *keys[2] = {"from", "to"};
-    for (int s = 0; s < 2; s++) {
-        int ord = (int)jsonget_int(p, keys[s], -1);
-        const char *addr = NULL;
-        json_object *devs = jsonget(p2p, "devices");
-        for (size_t i = 0; devs && json_object_is_type(devs, json_type_array) && i < json_object_array_length(devs); i++) {
-            json_object *d = json_object_array_get_idx(devs, i);
-            if (jsonget_int(d, "ordinal", -2) == ord)
-                addr = jsonget_str(d, "pci_bus_id");
-        }
-        if (addr)
-            snprintf(side[s], sizeof(side[s]), "%s", addr);
-        else if (ord >= 0)
-            snprintf(side[s], sizeof(side[s]), "hip:%d", ord);
-        else
-            snprintf(side[s], sizeof(side[s]), "?");
-    }
+    rp_side(p2p, p, "from", side[0]);
+    rp_side(p2p, p, "to", side[1]);
     snprintf(buf, len, "%s->%s", side[0], side[1]);
     return buf;
+}
+
+/* The Prometheus series of a pair P that passed with bandwidth BW, appended to the section's generic
+ * "metrics" list (the CUDA peer check's family: one name, from/to by PCI address). */
+static void rp_metric(struct report_section *sec, json_object *p2p, json_object *p, double bw)
+{
+    json_object *metrics = jsonget(sec->data, "metrics");
+    if (!metrics) {
+        metrics = json_object_new_array();
+        if (!metrics || json_object_object_add(sec->data, "metrics", metrics) != 0) {
+            json_object_put(metrics);
+            return;
+        }
+    }
+    if (!json_object_is_type(metrics, json_type_array))
+        return;
+    char a[40], b[40];
+    rp_side(p2p, p, "from", a);
+    rp_side(p2p, p, "to", b);
+    json_object *m = json_object_new_object(), *lab = json_object_new_object();
+    json_object_object_add(m, "name", json_object_new_string("p2p_bandwidth_gbps"));
+    json_object_object_add(m, "help", json_object_new_string(PEER_CHECK_METRIC_HELP));
+    json_object_object_add(lab, "from", json_object_new_string(a));
+    json_object_object_add(lab, "to", json_object_new_string(b));
+    json_object_object_add(m, "labels", lab);
+    json_object_object_add(m, "value", json_object_new_double(bw));
+    json_object_array_add(metrics, m);
 }
 
 static bool rp_is(json_object *p, const char *status)
@@ -480,6 +512,7 @@ void rocm_p2p_report(struct probe_ctx *ctx, struct report_section *sec, json_obj
         if (bw && (json_object_is_type(bw, json_type_double) || json_object_is_type(bw, json_type_int))) {
             lo = fmin(lo, json_object_get_double(bw));
             hi = fmax(hi, json_object_get_double(bw));
+            rp_metric(sec, p2p, p, json_object_get_double(bw));
         }
     }
     const char *err = jsonget_str(p2p, "error");

@@ -17,6 +17,12 @@ struct peer_check {
     const char *failing; /* the pairs that did not pass, "" or NULL when none */
 };
 
+/* The help of the Prometheus family p2p_bandwidth_gbps{from,to} that every peer check's passed pairs
+ * append to their section's "metrics" (one family whichever API wrote the first series). */
+#define PEER_CHECK_METRIC_HELP                                                                                 \
+    "GB/s of an 8 MiB verified peer-to-peer copy, per ordered GPU pair (the CUDA peer check's cuMemcpyPeer, " \
+    "the HIP peer check's hipMemcpyPeer)."
+
 /* Append "FROM->TO" to the failing-pair list BUF (SIZE bytes), ", " between, "..." once it is full. */
 void peer_check_add_failing(char *buf, size_t size, const char *from, const char *to);
 

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "peer_check.h"
 #include "probe.h"
 #include "strutil.h"
 #include "jsonget.h"
@@ -103,6 +104,18 @@ static void nfd_targets(FILE *f, const struct report *r)
     }
 }
 
+/* PROBE.p2p (true/false) where the probe's peer check (peer_check.h) checked pairs: whether every one
+ * copied and verified. From the typed result, so any compute API's peer check has it. */
+static void nfd_peers(FILE *f, const struct report *r, const struct probe *p)
+{
+    const void *res = p->result && p->result->peers ? report_result(r, p->result) : NULL;
+    struct peer_check pc = {0};
+    if (res)
+        p->result->peers(res, &pc);
+    if (pc.has && pc.pairs > 0)
+        nfd_bool(f, p->name, "p2p", pc.passed == pc.pairs);
+}
+
 int write_nfd(FILE *f, const struct report *r, const struct cli_options *o, const struct writer_run *run)
 {
     (void)o;
@@ -115,6 +128,7 @@ int write_nfd(FILE *f, const struct report *r, const struct cli_options *o, cons
         const struct report_section *s = p->node_labels ? report_find_section(r, p->name) : NULL;
         if (s && s->status == REPORT_STATUS_OK)
             p->node_labels(s, nfd_emit, f);
+        nfd_peers(f, r, p);
     }
     return ferror(f) ? -1 : 0;
 }

@@ -163,6 +163,26 @@ class RocmP2PTests(gctest.TestCase):
         self.assertFalse(q["met"], repr(q))
         self.assertIn("the HIP (ROCm) peer check did not run: the HIP smoke test did not run: --no-smoke", q["detail"])
 
+    def test_nfd_label_and_prometheus_series(self):
+        """The HIP pairs have the CUDA pairs' NFD label (rocm.p2p) and Prometheus series (from/to by PCI address)."""
+        t = self.switch_tree()
+        env = {"LD_LIBRARY_PATH": self.libdir(), "GC_FAKE_HSA_GPUS": GPUS, "GC_FAKE_HIP_P2P": None,
+               "GC_FAKE_HIP_P2P_PAIR": None, "GC_FAKE_HSA_INIT": None, "GC_FAKE_HIP_COUNT": None,
+               "GC_FAKE_HIP_SMOKE": None}
+        nfd = gctest.run("--format=nfd", "rocm", "--root", t.root, "--live", env=env).stdout
+        self.assertIn("rocm.p2p=true", nfd)
+        self.assertNotIn("cuda.p2p", nfd)
+        prom = gctest.run("--format=prometheus", "rocm", "--root", t.root, "--live", env=env).stdout
+        for a, b in ((A, B), (B, A)):
+            self.assertRegex(prom, r'gpucheckup_p2p_bandwidth_gbps\{from="%s",to="%s"\} [0-9.e+]+' % (a, b), prom)
+        self.assertEqual(prom.count("# HELP gpucheckup_p2p_bandwidth_gbps "), 1, prom)
+        env["GC_FAKE_HIP_P2P"], env["GC_FAKE_HIP_P2P_PAIR"] = "corrupt", "0,1"
+        nfd = gctest.run("--format=nfd", "rocm", "--root", t.root, "--live", env=env).stdout
+        self.assertIn("rocm.p2p=false", nfd)
+        prom = gctest.run("--format=prometheus", "rocm", "--root", t.root, "--live", env=env).stdout
+        self.assertNotIn('from="%s",to="%s"' % (A, B), prom)  # the corrupt pair has no bandwidth series
+        self.assertIn('from="%s",to="%s"' % (B, A), prom)
+
     def test_snapshot_replays_the_pairs(self):
         """A snapshot keeps the peer check's pairs: its replay (not live) names the same pair from them."""
         t = self.switch_tree()
