@@ -33,13 +33,16 @@ static void peer_req_join(char **text, char *part)
 {
     if (!part)
         return;
-    char *j = *text ? str_printf("%s; %s", *text, part) : part;
-    if (*text) {
-        free(*text);
-        free(part);
+    if (!*text) {
+        *text = part;
+        return;
     }
-    if (j)
+    char *j = str_printf("%s; %s", *text, part);
+    free(part);
+    if (j) { /* out of memory: *TEXT stays as it was */
+        free(*text);
         *text = j;
+    }
 }
 
 /* Each API with a peer check says why it proves nothing (IDLE), or what its pairs did (MET or UNMET). */
