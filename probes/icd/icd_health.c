@@ -9,6 +9,7 @@
 
 #include "fdio.h"
 #include "icd_impl.h"
+#include "isolate.h"
 #include "options.h"
 #include "strutil.h"
 
@@ -154,6 +155,13 @@ bool icd_health_plan(const struct probe_ctx *ctx, bool make_dir, struct icd_heal
         const char *tmp = getenv("TMPDIR");
         p->dir = str_printf("%s/gpucheckup-icd-XXXXXX", tmp && *tmp == '/' ? tmp : "/tmp");
         if (p->dir && !mkdtemp(p->dir)) {
+            free(p->dir);
+            p->dir = NULL;
+        }
+        /* --pid as root: the loader's child takes the process's credentials (isolate_target.c), and mkdtemp's
+         * 0700 directory of root's would leave it no driver to read (its .icd files are the system's, 0644) */
+        if (p->dir && isolate_target_creds_active() && chmod(p->dir, 0755) != 0) {
+            rmdir(p->dir);
             free(p->dir);
             p->dir = NULL;
         }

@@ -4,6 +4,7 @@ still loads and names it, and with the GPU there (a fake tree's bus) --health lo
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
@@ -214,6 +215,30 @@ class LiveTests(HealthIcdCase):
         with open(full, encoding="utf-8") as f:
             self.assertNotIn("health_skipped", json.load(f)["opencl"]["enumeration"])
         self.assertGreater(self.loads(), 0)
+
+    def test_health_as_another_users_process_its_loader_reads_the_vendors_directory(self):
+        # --pid of nobody's process, as root: every child takes nobody's credentials, so the temporary vendors
+        # directory (made by root) must be one nobody can list, else its loader finds no driver at all.
+        os.chmod(self.tmp, 0o755)
+        d = self.vendors()
+        env = self.env(OCL_ICD_VENDORS=d)
+        _, doc = self.health("icd", env=env)
+        hw = {os.path.basename(e["file"]): e for e in doc["icd"]["icds"]}["intel.icd"]["driver"]["hardware"]
+        self.loads()
+        prefix = ("setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups") if os.geteuid() == 0 else ()
+        p = subprocess.Popen([*prefix, "sleep", "120"], env={k: v for k, v in env.items() if v is not None})
+        self.addCleanup(p.wait)
+        self.addCleanup(p.kill)
+        h, doc = self.health("check", "--require", "sse2", "--pid", str(p.pid), env=env)
+        self.assertEqual(doc["process"]["pid"]["run_as_it"]["credentials"], os.geteuid() == 0)
+        self.assertEqual(doc["opencl"]["environment"]["OCL_ICD_VENDORS"], d)
+        if hw != "absent":  # an Intel GPU here: NEO is loaded too, and crashes
+            return
+        self.assertEqual(self.loads(), 0)
+        self.assertEqual(doc["opencl"]["enumeration"]["status"], "ok", doc["opencl"]["enumeration"])
+        self.assertEqual([p["name"] for p in doc["opencl"]["platforms"]], ["Portable Computing Language"])
+        self.assertFalse({f["id"] for f in doc["findings"]} & {"cl.no-platforms", "cl.enumeration-crash"})
+        self.assertEqual(sorted(os.listdir(d)), ["intel.icd", "pocl.icd"])
 
     def test_without_pci_facts_cpu_drivers_are_not_loaded_gpu_drivers_are(self):
         # A PCI dump is not this machine's bus: NEO's hardware is unknown, so it loads (and crashes) as before;
