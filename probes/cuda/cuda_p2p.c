@@ -270,7 +270,8 @@ static void cp_report_pair(struct probe_ctx *ctx, struct report_section *sec, js
     }
     if (st && strcmp(st, "pass") == 0) {
         json_object *bw = jsonget(p, "bandwidth_gbps");
-        if (bw && json_object_is_type(bw, json_type_double)) {
+        /* a figure the child printed without a decimal point ("21") comes back as an int */
+        if (bw && (json_object_is_type(bw, json_type_double) || json_object_is_type(bw, json_type_int))) {
             json_object *m = json_object_new_object(), *lab = json_object_new_object();
             json_object_object_add(m, "name", json_object_new_string("p2p_bandwidth_gbps"));
             json_object_object_add(m, "help", json_object_new_string(PEER_CHECK_METRIC_HELP));
@@ -357,7 +358,8 @@ static void cp_summary(struct report_section *sec, json_object *pairs)
         if (!st || strcmp(st, "pass") != 0)
             continue;
         ok++;
-        if (bw && json_object_is_type(bw, json_type_double)) {
+        /* a figure the child printed without a decimal point ("21") comes back as an int */
+        if (bw && (json_object_is_type(bw, json_type_double) || json_object_is_type(bw, json_type_int))) {
             lo = fmin(lo, json_object_get_double(bw));
             hi = fmax(hi, json_object_get_double(bw));
         }
